@@ -1,0 +1,31 @@
+#include "apps/multifit/backend_choice.h"
+
+#include <ostream>
+
+#include "nn/cpu_backend.h"
+#include "runtime/device.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
+  return std::make_unique<CpuBackend>();
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log) {
+  if (options.name == "cpu") return make_cpu(options);
+  const DeviceQuery query = query_devices();
+  if (query.devices.empty()) {
+    if (options.name == "cuda")
+      throw UserError("--backend cuda: no usable CUDA device (" + query.why_none +
+                      "); use --backend cpu or --backend auto");
+    log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
+    return make_cpu(options);
+  }
+  throw UserError("--backend " + options.name + ": the CUDA backend is not built yet; use --backend cpu");
+}
+
+}  // namespace mf

@@ -1,0 +1,20 @@
+#pragma once
+// --backend auto|cpu|cuda and --gemm tiled|cublas: builds the backend a run asks for.
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "nn/backend.h"
+
+namespace mf {
+
+struct BackendOptions {
+  std::string name = "auto";   // auto, cpu, cuda
+  std::string gemm = "tiled";  // the CUDA products: tiled (our kernels) or cublas (the reference path)
+};
+
+// auto picks cuda when a usable device exists, else cpu, and says which in one
+// line on `log`. cuda without a device, or cublas on the cpu, is a UserError.
+std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log);
+
+}  // namespace mf

@@ -1,0 +1,79 @@
+#include "apps/multifit/report.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+// NaN and absent values are null in JSON.
+nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+nlohmann::json number(const std::optional<double>& v) { return v ? number(*v) : nlohmann::json(); }
+
+nlohmann::json to_json(const ModelReport& m) {
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const EpochMetrics& e : m.fit.epochs)
+    epochs.push_back({{"loss", number(e.loss)},
+                      {"accuracy", number(e.accuracy)},
+                      {"val_loss", number(e.val_loss)},
+                      {"val_accuracy", number(e.val_accuracy)},
+                      {"seconds", e.seconds},
+                      {"samples_per_s", e.samples_per_s}});
+  return {{"name", m.name},
+          {"status", to_string(m.status)},
+          {"error", m.error.empty() ? nlohmann::json() : nlohmann::json(m.error)},
+          {"epochs", epochs},
+          {"train_s", m.fit.train_s},
+          {"solo_s", number(m.solo_s)},
+          {"slowdown", number(m.slowdown)},
+          {"test_loss", number(m.test.loss)},
+          {"test_accuracy", number(m.test.accuracy)},
+          {"params", m.params},
+          {"memory",
+           {{"cap_bytes", m.memory.cap_bytes},
+            {"reserved_bytes", m.memory.reserved_bytes},
+            {"peak_bytes", m.memory.peak_bytes}}}};
+}
+
+}  // namespace
+
+const char* to_string(ModelStatus s) {
+  switch (s) {
+    case ModelStatus::ok: return "ok";
+    case ModelStatus::diverged: return "diverged";
+    case ModelStatus::oom: return "oom";
+    default: return "failed";
+  }
+}
+
+nlohmann::json to_json(const RunReport& run) {
+  nlohmann::json models = nlohmann::json::array();
+  for (const ModelReport& m : run.models) models.push_back(to_json(m));
+  return {{"backend", run.backend},
+          {"device", run.device},
+          {"mode", run.mode},
+          {"data", {{"source", run.data}, {"bytes", run.data_bytes}}},
+          {"startup_s", run.startup_s},
+          {"wall_s", run.wall_s},
+          {"samples_per_s", run.samples_per_s},
+          {"speedup_vs_serial", number(run.speedup_vs_serial)},
+          {"gpu", nullptr},
+          {"models", models}};
+}
+
+void write_json(const RunReport& run, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << to_json(run).dump(2) << '\n';
+    if (!out.flush()) throw UserError(path + ": cannot write the result file");
+  }
+  std::error_code error;
+  std::filesystem::rename(tmp, path, error);
+  if (error) throw UserError(path + ": cannot write the result file (" + error.message() + ")");
+}
+
+}  // namespace mf

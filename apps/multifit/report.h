@@ -1,0 +1,39 @@
+#pragma once
+// The result document of a run (DESIGN.md "Results"): written to a temporary
+// file, then renamed, so a reader never sees half of it.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nn/fit.h"
+
+namespace mf {
+
+enum class ModelStatus { ok, diverged, oom, failed };
+
+struct ModelReport {
+  std::string name;
+  ModelStatus status = ModelStatus::ok;
+  std::string error;
+  FitResult fit;
+  std::optional<double> solo_s, slowdown;
+  Evaluation test;
+  int64_t params = 0;
+  PoolStats memory;
+};
+
+struct RunReport {
+  std::string backend, device, mode = "serial", data;
+  size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
+  double startup_s = 0, wall_s = 0, samples_per_s = 0;
+  std::optional<double> speedup_vs_serial;
+  std::vector<ModelReport> models;
+};
+
+const char* to_string(ModelStatus s);
+nlohmann::json to_json(const RunReport& run);
+void write_json(const RunReport& run, const std::string& path);
+
+}  // namespace mf

@@ -1,0 +1,135 @@
+// multifit train SPEC.json: one model, fitted and evaluated, with its result document.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "apps/multifit/backend_choice.h"
+#include "apps/multifit/commands.h"
+#include "apps/multifit/report.h"
+#include "nn/dataset.h"
+#include "nn/weights.h"
+#include "runtime/bytes.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct TrainArgs {
+  std::string spec, data, json, save, load;
+  BackendOptions backend;
+  bool quiet = false;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Builds, fits and evaluates the model; a user error is recorded in the report
+// (status failed or oom) so that the result document is still written.
+void train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, const DataSplit& data,
+                 const std::string& source, RunReport& run, ModelReport& report) {
+  report.memory.cap_bytes = spec.memory.limit_bytes;
+  try {
+    const Clock::time_point startup = Clock::now();
+    DeviceData train(backend, data.train);
+    std::optional<DeviceData> test;
+    if (data.test) test.emplace(backend, *data.test);
+    run.data_bytes = train.bytes() + (test ? test->bytes() : 0);
+    check_data(spec, train, data.train.classes, "training data '" + source + "'");
+    if (test) check_data(spec, *test, data.test->classes, "test data '" + source + "'");
+    Model model(spec, backend, training_rows(spec, train.rows()));
+    if (!args.load.empty()) load_weights(model, args.load);
+    backend.synchronize();
+    run.startup_s = seconds_since(startup);
+
+    report.fit = fit(model, train, {args.quiet ? nullptr : &std::cerr, ""});
+    if (report.fit.status == FitStatus::diverged) {
+      report.status = ModelStatus::diverged;
+      report.error = "the training loss is not finite; lower optimizer.learning_rate";
+    }
+    if (test && report.status == ModelStatus::ok) report.test = evaluate(model, *test, 0, test->rows());
+    report.memory = model.memory();
+    if (!args.save.empty()) save_weights(model, args.save);
+    const int64_t samples = training_rows(spec, train.rows()) * int64_t(report.fit.epochs.size());
+    run.samples_per_s = report.fit.train_s > 0 ? double(samples) / report.fit.train_s : 0;
+  } catch (const OutOfMemory& e) {
+    report.status = ModelStatus::oom;
+    report.error = e.what();
+  } catch (const UserError& e) {
+    report.status = ModelStatus::failed;
+    report.error = e.what();
+  }
+}
+
+void print_summary(const ModelReport& m) {
+  if (m.status != ModelStatus::ok) {
+    std::printf("%s: %s\n", m.name.c_str(), to_string(m.status));
+    return;
+  }
+  std::string test = "no test set";
+  if (!std::isnan(m.test.loss)) {
+    char text[96];
+    std::snprintf(text, sizeof text, "test_loss %.4f", m.test.loss);
+    test = text;
+    if (!std::isnan(m.test.accuracy)) {
+      std::snprintf(text, sizeof text, " - test_accuracy %.4f", m.test.accuracy);
+      test += text;
+    }
+  }
+  std::printf("%s: %s - %zu epochs in %.2fs - peak memory %s\n", m.name.c_str(), test.c_str(),
+              m.fit.epochs.size(), m.fit.train_s, format_bytes(m.memory.peak_bytes).c_str());
+}
+
+int run_train(const TrainArgs& args) {
+  const Clock::time_point wall = Clock::now();
+  const ModelSpec spec = load_model_spec(args.spec);
+  std::unique_ptr<Backend> backend = make_backend(args.backend, std::cerr);
+  const std::string source = args.data.empty() ? spec.data : args.data;
+  const DataSplit data = load_data(source);
+
+  RunReport run;
+  run.backend = backend->name();
+  run.device = backend->device();
+  run.data = data.description;
+  ModelReport report;
+  report.name = spec.name;
+  report.params = Model::param_count(spec);
+  train_model(args, spec, *backend, data, source, run, report);
+  run.models.push_back(report);
+  run.wall_s = seconds_since(wall);
+  if (!args.json.empty()) write_json(run, args.json);
+
+  print_summary(report);
+  if (report.status == ModelStatus::ok) return 0;
+  std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
+  return report.status == ModelStatus::diverged ? 1 : 2;
+}
+
+}  // namespace
+
+Command add_train_command(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  CLI::App* cmd = app.add_subcommand("train", "Train one model from a JSON spec and evaluate it");
+  cmd->add_option("spec", args->spec, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")->required();
+  cmd->add_option("--data", args->data,
+                  "fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...]; "
+                  "default: the spec's data");
+  cmd->add_option("--backend", args->backend.name, "auto picks cuda when a device is usable, else cpu")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--gemm", args->backend.gemm, "CUDA products: tiled (our kernels) or cublas (reference)")
+      ->check(CLI::IsMember({"tiled", "cublas"}))
+      ->capture_default_str();
+  cmd->add_option("--json", args->json, "Write the result document here");
+  cmd->add_option("--save", args->save, "Save the trained weights here");
+  cmd->add_option("--load", args->load, "Start from these weights (saved for the same spec)");
+  cmd->add_flag("--quiet", args->quiet, "No per-epoch progress lines");
+  return [args] { return run_train(*args); };
+}
+
+}  // namespace mf

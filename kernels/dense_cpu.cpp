@@ -1,0 +1,32 @@
+#include "kernels/dense_cpu.h"
+
+#include <cblas.h>
+
+namespace mf::cpu {
+
+void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                   Activation act) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, X, k, W, n, 0.f, Y, n);
+  // Epilogue: one pass adds the bias and applies the activation.
+  for (int r = 0; r < m; ++r) {
+    float* y = Y + int64_t(r) * n;
+    for (int c = 0; c < n; ++c) y[c] = activate(act, y[c] + b[c]);
+  }
+}
+
+void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.f, dZ, n, W, n, 0.f, dX, k);
+}
+
+void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n) {
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.f, X, k, dZ, n, 0.f, dW, n);
+  for (int c = 0; c < n; ++c) db[c] = 0.f;
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c) db[c] += dZ[int64_t(r) * n + c];
+}
+
+void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) {
+  for (int64_t i = 0; i < count; ++i) dZ[i] = dY[i] * activation_grad_from_output(act, Y[i]);
+}
+
+}  // namespace mf::cpu

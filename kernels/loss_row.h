@@ -1,0 +1,44 @@
+#pragma once
+// The loss of one row of outputs, its accuracy and its gradient, in one pass.
+// The CPU backend loops it over rows; the CUDA kernel runs it one thread per row
+// (output widths are small: classes or regression targets).
+#include "kernels/element_math.h"
+
+namespace mf {
+
+// out(n): logits for the cross-entropies, activations for mse. target: a class
+// index (sparse_categorical_crossentropy) or n values. scale = loss_grad_scale().
+MF_HD void loss_row(Loss loss, const float* out, const float* target, float* d_out, int n, float scale,
+                    float& row_loss, float& row_correct) {
+  if (loss == Loss::sparse_categorical_crossentropy) {
+    const int label = int(target[0]);
+    float max = out[0];
+    int argmax = 0;
+    for (int j = 1; j < n; ++j)
+      if (out[j] > max) max = out[j], argmax = j;
+    float sum = 0.f;
+    for (int j = 0; j < n; ++j) sum += expf(out[j] - max);
+    const float log_sum = logf(sum);
+    for (int j = 0; j < n; ++j) d_out[j] = (expf(out[j] - max) / sum - (j == label ? 1.f : 0.f)) * scale;
+    row_loss = log_sum + max - out[label];  // -log softmax(out)[label]
+    row_correct = argmax == label ? 1.f : 0.f;
+    return;
+  }
+  float total = 0.f, correct = 0.f;
+  for (int j = 0; j < n; ++j) {
+    const float z = out[j], t = target[j];
+    if (loss == Loss::binary_crossentropy) {
+      total += bce_from_logit(z, t);
+      d_out[j] = (sigmoid(z) - t) * scale;
+      correct += ((z > 0.f) == (t > 0.5f)) ? 1.f : 0.f;  // Keras binary_accuracy, threshold 0.5
+    } else {
+      const float d = z - t;
+      total += d * d;
+      d_out[j] = 2.f * d * scale;
+    }
+  }
+  row_loss = total / float(n);
+  row_correct = correct / float(n);
+}
+
+}  // namespace mf

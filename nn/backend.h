@@ -1,0 +1,59 @@
+#pragma once
+// The operations a dense network needs, on one backend's memory. Pointers are
+// that backend's memory (host memory for cpu, device memory for cuda); matrices
+// are row-major float32 with their shapes in the comments. Every call is queued
+// on the backend's stream; only to_host() and synchronize() wait.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/element_math.h"
+#include "runtime/memory_pool.h"
+
+namespace mf {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;    // "cpu", "cuda", "host-exec"
+  virtual std::string device() const = 0;  // the processor it runs on, in words
+  virtual Upstream& memory() = 0;          // where pools and data sets take their memory
+
+  virtual void to_device(void* dst, const void* src, size_t bytes) = 0;
+  virtual void to_host(void* dst, const void* src, size_t bytes) = 0;  // waits for queued work
+  virtual void zero(void* dst, size_t bytes) = 0;
+  virtual void synchronize() = 0;
+
+  // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax).
+  virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                             Activation act) = 0;
+  // dX(m,k) = dZ(m,n) · W(k,n)ᵀ
+  virtual void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) = 0;
+  // dW(k,n) = X(m,k)ᵀ · dZ(m,n);  db(n) = column sums of dZ
+  virtual void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
+                                     int n) = 0;
+  // dZ = dY ⊙ act'(Y) from the layer's output Y; dZ may alias dY.
+  virtual void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count,
+                                   Activation act) = 0;
+
+  // One pass over out(m,n) and target(m,t) (t = 1 for class indices): the row
+  // losses row_loss(m), the row accuracies row_correct(m) in [0,1], and
+  // d_out(m,n) = d(mean batch loss)/d(out). For binary_crossentropy and
+  // sparse_categorical_crossentropy `out` holds logits (sigmoid/softmax fused).
+  virtual void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
+                    float* row_correct, int m, int n) = 0;
+  // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic).
+  virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) = 0;
+
+  // One launch over a flat parameter buffer of n floats.
+  virtual void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) = 0;
+  virtual void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) = 0;
+
+  // order(n) = the permutation of [0,n) for (seed, epoch): permute_index of element_math.h.
+  virtual void shuffle(int* order, int n, uint64_t seed, int epoch) = 0;
+  // dst(m,cols) = src rows order[0..m)
+  virtual void gather(const float* src, int cols, const int* order, int m, float* dst) = 0;
+};
+
+}  // namespace mf

@@ -1,0 +1,63 @@
+#include "nn/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "kernels/batch_cpu.h"
+#include "kernels/dense_cpu.h"
+#include "kernels/loss_cpu.h"
+#include "kernels/optimizer_cpu.h"
+
+namespace mf {
+
+std::string CpuBackend::device() const {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, model = "CPU";
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+}
+
+void CpuBackend::to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+
+void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                               Activation act) {
+  cpu::dense_forward(X, W, b, Y, m, k, n, act);
+}
+void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
+  cpu::dense_backward_input(dZ, W, dX, m, k, n);
+}
+void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
+                                       int n) {
+  cpu::dense_backward_params(X, dZ, dW, db, m, k, n);
+}
+void CpuBackend::activation_backward(const float* Y, const float* dY, float* dZ, int64_t count,
+                                     Activation act) {
+  cpu::activation_backward(Y, dY, dZ, count, act);
+}
+void CpuBackend::loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
+                      float* row_correct, int m, int n) {
+  cpu::loss(loss, out, target, d_out, row_loss, row_correct, m, n);
+}
+void CpuBackend::accumulate(const float* row_loss, const float* row_correct, int m, double* totals) {
+  cpu::accumulate(row_loss, row_correct, m, totals);
+}
+void CpuBackend::adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) {
+  cpu::adam(w, g, m, v, n, step);
+}
+void CpuBackend::sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) {
+  cpu::sgd(w, g, velocity, n, lr, momentum);
+}
+void CpuBackend::shuffle(int* order, int n, uint64_t seed, int epoch) { cpu::shuffle(order, n, seed, epoch); }
+void CpuBackend::gather(const float* src, int cols, const int* order, int m, float* dst) {
+  cpu::gather(src, cols, order, m, dst);
+}
+
+}  // namespace mf

@@ -1,0 +1,37 @@
+#pragma once
+// The reference backend: plain C++ on host memory, OpenBLAS for the products.
+// Runs everywhere; every other backend is tested against it.
+#include "nn/backend.h"
+
+namespace mf {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::string device() const override;
+  Upstream& memory() override { return memory_; }
+
+  void to_device(void* dst, const void* src, size_t bytes) override;
+  void to_host(void* dst, const void* src, size_t bytes) override;
+  void zero(void* dst, size_t bytes) override;
+  void synchronize() override {}
+
+  void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                     Activation act) override;
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) override;
+  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
+                             int n) override;
+  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override;
+  void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
+            int m, int n) override;
+  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) override;
+  void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) override;
+  void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) override;
+  void shuffle(int* order, int n, uint64_t seed, int epoch) override;
+  void gather(const float* src, int cols, const int* order, int m, float* dst) override;
+
+ private:
+  HostUpstream memory_;
+};
+
+}  // namespace mf

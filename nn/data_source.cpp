@@ -1,0 +1,121 @@
+// load_data: a source name to a train set and, where the source has one, a test set.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "nn/dataset.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where the Debian package dataset-fashion-mnist installs its files.
+constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
+constexpr char kAllowedSources[] =
+    "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST] or synthetic:KIND[:key=value,...]";
+constexpr const char* kIdxNames[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                     "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+
+// The test set must fit a model trained on the train set; labels of one task share one class count
+// (regression if either file's labels are not class indices).
+void check_test_set(Dataset& train, Dataset& test, const std::string& test_name,
+                    const std::string& train_name) {
+  if (test.features != train.features)
+    throw UserError(test_name + ": " + std::to_string(test.features) + " features per row, but " +
+                    train_name + " has " + std::to_string(train.features) +
+                    "; the test set needs the train set's features");
+  const int classes = train.classes == 0 || test.classes == 0 ? 0 : std::max(train.classes, test.classes);
+  train.classes = test.classes = classes;
+}
+
+std::string describe(const std::string& name, const DataSplit& split) {
+  const std::string test = split.test ? std::to_string(split.test->rows) + " test" : "no test set";
+  return name + " (" + std::to_string(split.train.rows) + " train, " + test + ")";
+}
+
+// Error codes instead of exceptions: an unreadable path counts as absent, and the reader says why.
+bool path_exists(const fs::path& path) {
+  std::error_code error;
+  return fs::exists(path, error);
+}
+
+bool is_dir(const fs::path& path) {
+  std::error_code error;
+  return fs::is_directory(path, error);
+}
+
+// DIR/NAME, or DIR/NAME.gz when only that exists.
+std::string idx_path(const fs::path& dir, const std::string& name) {
+  const fs::path plain = dir / name, gz = dir / (name + ".gz");
+  if (path_exists(plain)) return plain.string();
+  if (path_exists(gz)) return gz.string();
+  throw UserError(plain.string() + ": not found, nor " + gz.filename().string() + "; the directory needs " +
+                  kIdxNames[0] + ", " + kIdxNames[1] + ", " + kIdxNames[2] + " and " + kIdxNames[3] +
+                  ", each plain or .gz");
+}
+
+DataSplit load_idx_dir(const std::string& name, const fs::path& dir) {
+  std::vector<std::string> paths;
+  for (const char* file : kIdxNames) paths.push_back(idx_path(dir, file));
+  DataSplit split;
+  split.train = load_idx_pair(paths[0], paths[1]);
+  split.test = load_idx_pair(paths[2], paths[3]);
+  check_test_set(split.train, *split.test, paths[2], paths[0]);
+  split.description = describe(name, split);
+  return split;
+}
+
+DataSplit load_fashion_mnist() {
+  if (!is_dir(kFashionMnistDir))
+    throw UserError(std::string("fashion-mnist: ") + kFashionMnistDir +
+                    " not found; install the Debian package dataset-fashion-mnist or use --data mnist:DIR");
+  return load_idx_dir("fashion-mnist", kFashionMnistDir);
+}
+
+DataSplit load_mnist_dir(const std::string& source, const std::string& dir) {
+  if (dir.empty()) throw UserError("data source '" + source + "': no directory given; write mnist:DIR");
+  if (!is_dir(dir))
+    throw UserError(dir + ": not a directory; mnist:DIR needs a directory holding the four IDX files");
+  return load_idx_dir(source, dir);
+}
+
+DataSplit load_csv_files(const std::string& source, const std::string& files) {
+  const size_t comma = files.find(',');
+  const std::string train = files.substr(0, comma);
+  const std::string test = comma == std::string::npos ? "" : files.substr(comma + 1);
+  const bool bad_test = comma != std::string::npos && (test.empty() || test.find(',') != std::string::npos);
+  if (train.empty() || bad_test)
+    throw UserError("data source '" + source + "': not a train file and an optional test file; "
+                    "write csv:TRAIN or csv:TRAIN,TEST");
+  DataSplit split;
+  split.train = load_csv(train);
+  if (!test.empty()) {
+    split.test = load_csv(test);
+    check_test_set(split.train, *split.test, test, train);
+  }
+  split.description = describe(source, split);
+  return split;
+}
+
+// Whether `text` starts with `prefix`; if so, `rest` is what follows it.
+bool strip_prefix(const std::string& text, const char* prefix, std::string& rest) {
+  if (!text.starts_with(prefix)) return false;
+  rest = text.substr(std::char_traits<char>::length(prefix));
+  return true;
+}
+
+}  // namespace
+
+DataSplit load_data(const std::string& source) {
+  std::string rest;
+  if (source == "fashion-mnist") return load_fashion_mnist();
+  if (strip_prefix(source, "mnist:", rest)) return load_mnist_dir(source, rest);
+  if (strip_prefix(source, "csv:", rest)) return load_csv_files(source, rest);
+  if (strip_prefix(source, "synthetic:", rest)) return make_synthetic(rest);
+  throw UserError("data source '" + source + "': unknown; use " + kAllowedSources);
+}
+
+}  // namespace mf

@@ -1,0 +1,38 @@
+#pragma once
+// Data sets in host memory, float32, row-major, ready to be copied to a backend.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mf {
+
+struct Dataset {
+  int64_t rows = 0;
+  int features = 0;
+  int target_cols = 1;   // columns of y: 1 for a class index, a binary label or one regression target
+  int classes = 0;       // distinct classes for classification data (labels 0..classes-1); 0 for regression
+  std::vector<float> x;  // (rows, features)
+  std::vector<float> y;  // (rows, target_cols); class indices stored as exact floats
+};
+
+struct DataSplit {
+  std::string description;     // e.g. "fashion-mnist (60000 train, 10000 test)"
+  Dataset train;
+  std::optional<Dataset> test;  // absent when the source has no test set
+};
+
+// Loads a data source. Sources:
+//   fashion-mnist             the Debian package dataset-fashion-mnist's IDX files
+//   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR (each plain or .gz)
+//   csv:TRAIN[,TEST]          CSV files: features then label per line, an optional header line
+//   synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys rows, features, classes, seed
+// Any problem with the source or its files is a UserError naming the file and what is wrong.
+DataSplit load_data(const std::string& source);
+
+// The loaders behind load_data, for tests and callers that know the format.
+Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path);  // pixels scaled to [0,1]
+Dataset load_csv(const std::string& path);
+DataSplit make_synthetic(const std::string& spec);  // the part after "synthetic:"
+
+}  // namespace mf

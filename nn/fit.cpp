@@ -1,0 +1,139 @@
+#include "nn/fit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <ostream>
+
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool has_accuracy(const ModelSpec& spec) { return spec.loss != Loss::mse; }
+
+std::string metric(const char* name, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, " - %s: %.4f", name, value);
+  return text;
+}
+
+void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, int64_t steps,
+                 const EpochMetrics& e) {
+  if (!options.progress) return;
+  char head[160];
+  std::snprintf(head, sizeof head, "%sEpoch %d/%d - %lld steps - %.2fs", options.label.c_str(), epoch,
+                spec.fit.epochs, (long long)steps, e.seconds);
+  std::string line = head + metric("loss", e.loss);
+  if (has_accuracy(spec)) line += metric("accuracy", e.accuracy);
+  if (!std::isnan(e.val_loss)) {
+    line += metric("val_loss", e.val_loss);
+    if (has_accuracy(spec)) line += metric("val_accuracy", e.val_accuracy);
+  }
+  char rate[48];
+  std::snprintf(rate, sizeof rate, " - %.0f samples/s", e.samples_per_s);
+  *options.progress << line << rate << '\n' << std::flush;
+}
+
+}  // namespace
+
+int64_t training_rows(const ModelSpec& spec, int64_t rows) {
+  return int64_t(double(rows) * (1.0 - double(spec.fit.validation_split)));
+}
+
+void check_data(const ModelSpec& spec, const DeviceData& data, int classes, const std::string& what) {
+  auto fail = [&](const std::string& problem) {
+    throw UserError("model '" + spec.name + "': " + what + " " + problem);
+  };
+  if (data.features() != spec.input)
+    fail("has " + std::to_string(data.features()) + " features but the spec's input is " +
+         std::to_string(spec.input));
+  const int outputs = spec.outputs();
+  switch (spec.loss) {
+    case Loss::sparse_categorical_crossentropy:
+      if (classes < 1 || data.target_cols() != 1)
+        fail("has no class labels; sparse_categorical_crossentropy needs integer labels");
+      if (classes > outputs)
+        fail("has " + std::to_string(classes) + " classes but the output layer has " + std::to_string(outputs) +
+             " units; it needs one unit per class");
+      break;
+    case Loss::binary_crossentropy:
+      if (classes < 1 || classes > 2 || data.target_cols() != outputs)
+        fail("needs " + std::to_string(outputs) + " binary label column(s) (0 or 1) for binary_crossentropy");
+      break;
+    case Loss::mse:
+      if (data.target_cols() != outputs)
+        fail("has " + std::to_string(data.target_cols()) + " target column(s) but the output layer has " +
+             std::to_string(outputs) + " units; mse needs one per unit");
+      break;
+  }
+  const int64_t train = training_rows(spec, data.rows());
+  if (train < 1) fail("leaves no training rows after validation_split");
+}
+
+Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
+  const ModelSpec& spec = model.spec();
+  const int B = spec.fit.batch_size;
+  model.reset_totals();
+  for (int64_t r = first_row; r < first_row + rows; r += B) {
+    const int m = int(std::min<int64_t>(B, first_row + rows - r));
+    model.evaluate_batch(data.x() + r * data.features(), data.y() + r * data.target_cols(), m);
+  }
+  const auto [loss, correct] = model.read_totals();
+  return {loss / double(rows), has_accuracy(spec) ? correct / double(rows) : NAN};
+}
+
+FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
+  const ModelSpec& spec = model.spec();
+  Backend& backend = model.backend();
+  const int B = spec.fit.batch_size;
+  const int64_t train = training_rows(spec, data.rows()), val = data.rows() - train;
+  const int64_t steps = (train + B - 1) / B;
+  if (!spec.fit.shuffle) {  // the identity order, once
+    std::vector<int> identity(static_cast<size_t>(train));
+    std::iota(identity.begin(), identity.end(), 0);
+    backend.to_device(model.order(), identity.data(), identity.size() * sizeof(int));
+  }
+
+  FitResult result;
+  const Clock::time_point start = Clock::now();
+  for (int epoch = 0; epoch < spec.fit.epochs; ++epoch) {
+    const Clock::time_point epoch_start = Clock::now();
+    if (spec.fit.shuffle) backend.shuffle(model.order(), int(train), spec.seed, epoch);
+    model.reset_totals();
+    for (int64_t first = 0; first < train; first += B) {
+      const int m = int(std::min<int64_t>(B, train - first));
+      backend.gather(data.x(), data.features(), model.order() + first, m, model.batch_x());
+      backend.gather(data.y(), data.target_cols(), model.order() + first, m, model.batch_y());
+      model.train_batch(model.batch_x(), model.batch_y(), m);
+    }
+    const auto [loss_sum, correct_sum] = model.read_totals();
+    EpochMetrics e;
+    e.loss = loss_sum / double(train);
+    e.accuracy = has_accuracy(spec) ? correct_sum / double(train) : NAN;
+    if (val > 0) {
+      const Evaluation v = evaluate(model, data, train, val);
+      e.val_loss = v.loss;
+      e.val_accuracy = v.accuracy;
+    }
+    e.seconds = seconds_since(epoch_start);
+    e.samples_per_s = double(train) / e.seconds;
+    result.epochs.push_back(e);
+    print_epoch(options, spec, epoch + 1, steps, e);
+    if (!std::isfinite(e.loss)) {
+      result.status = FitStatus::diverged;
+      break;
+    }
+  }
+  result.train_s = seconds_since(start);
+  return result;
+}
+
+}  // namespace mf

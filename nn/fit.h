@@ -1,0 +1,47 @@
+#pragma once
+// Keras's fit and evaluate: shuffle every epoch, validation_split taken from the
+// last rows before shuffling, the last partial batch kept, one progress line
+// per epoch. The host waits only at the end of an epoch to read its metrics.
+#include <cmath>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/device_data.h"
+#include "nn/model.h"
+
+namespace mf {
+
+struct EpochMetrics {
+  double loss = NAN, accuracy = NAN;          // accuracy is NaN for mse (Keras reports none)
+  double val_loss = NAN, val_accuracy = NAN;  // NaN without validation rows
+  double seconds = 0, samples_per_s = 0;
+};
+
+struct Evaluation {
+  double loss = NAN, accuracy = NAN;
+};
+
+enum class FitStatus { ok, diverged };
+
+struct FitResult {
+  FitStatus status = FitStatus::ok;
+  std::vector<EpochMetrics> epochs;
+  double train_s = 0;
+};
+
+struct FitOptions {
+  std::ostream* progress = nullptr;  // Keras-style epoch lines; nullptr for quiet
+  std::string label;                 // prefixes every line (the model's name when several train)
+};
+
+// Checks that the data fits the model (features, classes, targets); UserError otherwise.
+void check_data(const ModelSpec& spec, const DeviceData& data, int classes, const std::string& what);
+// Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
+int64_t training_rows(const ModelSpec& spec, int64_t rows);
+
+FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
+Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
+
+}  // namespace mf

@@ -1,0 +1,86 @@
+#pragma once
+// A Sequential stack of Dense layers on one backend. All of its memory comes
+// from one allocation in its own capped pool, carved into parameters,
+// gradients, optimizer state and the buffers of one batch (llm.c style); nothing
+// is allocated after construction.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/backend.h"
+#include "nn/spec.h"
+
+namespace mf {
+
+// The exact bytes a model needs for a batch size and a training set size, per
+// purpose; each part is aligned to the pool's alignment.
+struct MemoryPlan {
+  size_t params = 0, grads = 0, optimizer = 0, activations = 0, gradients = 0, batch = 0, loss = 0,
+         order = 0;
+  size_t total() const { return params + grads + optimizer + activations + gradients + batch + loss + order; }
+  std::string describe() const;
+};
+
+class Model {
+ public:
+  // train_rows: rows of the epoch permutation (the training part of the data).
+  // Throws UserError when the plan is over the spec's memory limit.
+  Model(const ModelSpec& spec, Backend& backend, int64_t train_rows);
+  ~Model();
+
+  static MemoryPlan plan(const ModelSpec& spec, int64_t train_rows);
+  static int64_t param_count(const ModelSpec& spec);
+
+  const ModelSpec& spec() const { return spec_; }
+  Backend& backend() { return backend_; }
+  int64_t param_count() const { return param_count(spec_); }
+  const PoolStats& memory() const { return pool_.stats(); }
+  int target_cols() const;
+
+  // The batch buffers that fit() fills by gathering rows: x (batch, input), y (batch, target_cols).
+  float* batch_x() { return x_batch_; }
+  float* batch_y() { return y_batch_; }
+  int* order() { return order_; }
+
+  // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size:
+  // leaves d(mean batch loss)/d(params) in the gradient buffer.
+  void compute_gradients(const float* X, const float* T, int m);
+  // compute_gradients, then one optimizer step.
+  void train_batch(const float* X, const float* T, int m);
+  // Forward and loss only.
+  void evaluate_batch(const float* X, const float* T, int m);
+  // The sums of row losses and row accuracies since reset_totals(); reading waits on this model only.
+  void reset_totals();
+  std::pair<double, double> read_totals();
+
+  // Parameters in layer order (W0, b0, W1, b1, ...), on the host.
+  std::vector<float> get_params();
+  void set_params(const std::vector<float>& params);
+  std::vector<float> get_gradients();
+
+ private:
+  struct Layer {
+    int in, out;
+    Activation act;  // applied in the forward epilogue (linear for a fused sigmoid/softmax output)
+    float *W, *b, *dW, *db, *Y;
+  };
+  void check_batch(int m) const;
+  void forward(const float* X, int m);
+  void loss_and_accumulate(const float* T, int m);
+  void backward(const float* X, int m);
+  void optimizer_step();
+  std::vector<float> download(const float* flat);  // (param_count) floats to the host
+
+  ModelSpec spec_;
+  Backend& backend_;
+  MemoryPool pool_;
+  void* arena_ = nullptr;
+  std::vector<Layer> layers_;
+  float *params_, *grads_, *opt_m_ = nullptr, *opt_v_ = nullptr;
+  float *x_batch_, *y_batch_, *d_out_, *d_next_, *row_loss_, *row_correct_;
+  double* totals_;
+  int* order_;
+  int64_t step_ = 0;
+};
+
+}  // namespace mf

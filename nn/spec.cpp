@@ -1,0 +1,375 @@
+#include "nn/spec.h"
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/bytes.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+using nlohmann::json;
+using Keys = std::span<const char* const>;
+
+// The names a spec uses; the same tables print the values back, so the two never disagree.
+template <class E>
+struct Named {
+  const char* name;
+  E value;
+};
+
+enum class LayerKind { dense };  // Keras names a layer's kind; dense is the only one here
+
+constexpr Named<LayerKind> kLayerKinds[] = {{"dense", LayerKind::dense}};
+constexpr Named<Activation> kActivations[] = {{"linear", Activation::linear},
+                                              {"relu", Activation::relu},
+                                              {"sigmoid", Activation::sigmoid},
+                                              {"tanh", Activation::tanh},
+                                              {"softmax", Activation::softmax}};
+constexpr Named<Loss> kLosses[] = {
+    {"mse", Loss::mse},
+    {"binary_crossentropy", Loss::binary_crossentropy},
+    {"sparse_categorical_crossentropy", Loss::sparse_categorical_crossentropy}};
+constexpr Named<OptimizerKind> kOptimizers[] = {{"adam", OptimizerKind::adam}, {"sgd", OptimizerKind::sgd}};
+constexpr Named<PoolMode> kPoolModes[] = {{"grow", PoolMode::grow}, {"reserve", PoolMode::reserve}};
+
+constexpr const char* kTopKeys[] = {"name",      "data", "input", "layers", "loss",
+                                    "optimizer", "fit",  "seed",  "memory"};
+constexpr const char* kLayerKeys[] = {"type", "units", "activation"};
+constexpr const char* kAdamKeys[] = {"name", "learning_rate", "beta_1", "beta_2", "epsilon"};
+constexpr const char* kSgdKeys[] = {"name", "learning_rate", "momentum"};
+constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle"};
+constexpr const char* kMemoryKeys[] = {"limit", "mode"};
+
+template <class E, size_t N>
+const char* name_of(const Named<E> (&table)[N], E value) {
+  for (const Named<E>& entry : table)
+    if (entry.value == value) return entry.name;
+  return "unknown";
+}
+
+std::string join(Keys keys) {
+  std::string out;
+  for (const char* key : keys) out += (out.empty() ? "" : ", ") + std::string(key);
+  return out;
+}
+
+template <class E, size_t N>
+std::string join_names(const Named<E> (&table)[N]) {
+  const char* names[N];
+  for (size_t i = 0; i < N; ++i) names[i] = table[i].name;
+  return join(names);
+}
+
+bool contains(Keys keys, std::string_view key) {
+  for (const char* k : keys)
+    if (key == k) return true;
+  return false;
+}
+
+// A value as JSON text for a message: escaped (so it stays on one line) and cut short,
+// because a misplaced object could be arbitrarily large.
+std::string shown(const json& value) {
+  constexpr size_t kMaxChars = 60;
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
+  return text;
+}
+
+// Keys come from the user and become part of a path; quote any that would break the line.
+std::string path_key(const std::string& key) {
+  for (unsigned char c : key)
+    if (c < 0x20 || c == 0x7f) return shown(json(key));
+  return key;
+}
+
+// No integer ranges below zero occur in a spec, so the bounds are unsigned.
+// Floats and booleans are never integers, even 10.0: a spec says what it means.
+std::optional<uint64_t> integer_in(const json& value, uint64_t low, uint64_t high) {
+  uint64_t n = 0;
+  if (value.is_number_unsigned()) {
+    n = value.get<uint64_t>();
+  } else if (value.is_number_integer()) {
+    const int64_t signed_n = value.get<int64_t>();
+    if (signed_n < 0) return std::nullopt;
+    n = uint64_t(signed_n);
+  } else {
+    return std::nullopt;
+  }
+  if (n < low || n > high) return std::nullopt;
+  return n;
+}
+
+// One value of the spec and its path, so every check can name the file, the place and the rule.
+// A missing key is a Field too: its reader fails with "missing" and what the key must hold.
+class Field {
+ public:
+  Field(const json& value, const std::string& source) : value_(&value), source_(source) {}
+
+  const json& value() const { return *value_; }
+  const std::string& path() const { return path_; }
+  std::string where() const { return source_ + ": " + (path_.empty() ? "top level" : path_); }
+
+  [[noreturn]] void fail(const std::string& problem, const std::string& allowed) const {
+    throw UserError(where() + ": " + problem + "; " + allowed);
+  }
+  // The value is not what the key takes.
+  [[noreturn]] void wrong(const std::string& allowed) const {
+    fail(missing_ ? "missing" : "got " + shown(*value_), "expected " + allowed);
+  }
+
+  Field at(const std::string& key) const {
+    Field child = *this;
+    child.path_ = (path_.empty() ? "" : path_ + ".") + path_key(key);
+    const auto it = value_->find(key);
+    child.missing_ = it == value_->end();
+    child.value_ = child.missing_ ? &null_ : &*it;
+    return child;
+  }
+  Field item(size_t index) const {
+    Field child = *this;
+    child.path_ = path_ + "[" + std::to_string(index) + "]";
+    child.value_ = &(*value_)[index];
+    return child;
+  }
+  std::optional<Field> optional(const std::string& key) const {
+    const Field child = at(key);
+    return child.missing_ ? std::nullopt : std::optional<Field>(child);
+  }
+
+  void require_object(const std::string& allowed) const {
+    if (!value_->is_object()) wrong(allowed);
+  }
+  void allow_keys(Keys keys) const {
+    for (const auto& entry : value_->items())
+      if (!contains(keys, entry.key())) at(entry.key()).fail("unknown key", "allowed keys: " + join(keys));
+  }
+  void object(Keys keys) const {
+    require_object("an object with keys " + join(keys));
+    allow_keys(keys);
+  }
+
+  int positive_int() const {
+    constexpr uint64_t kMax = INT_MAX;
+    if (const auto n = integer_in(*value_, 1, kMax)) return int(*n);
+    // Only say where the range ends when that is the problem.
+    wrong(integer_in(*value_, 1, UINT64_MAX) ? "a positive integer no larger than " + std::to_string(kMax)
+                                             : "a positive integer");
+  }
+  uint64_t non_negative_integer() const {
+    if (const auto n = integer_in(*value_, 0, UINT64_MAX)) return *n;
+    wrong("a non-negative integer");
+  }
+  float positive_number() const {
+    return number([](float x) { return x > 0.f; }, "a finite number > 0");
+  }
+  // 0 is allowed, 1 is not: a beta or momentum of 1 never forgets (and Adam's bias correction
+  // divides by 1 - beta), a validation split of 1 leaves no training rows.
+  float fraction() const {
+    return number([](float x) { return x >= 0.f && x < 1.f; }, "a number in [0, 1)");
+  }
+  bool boolean() const {
+    if (!value_->is_boolean()) wrong("true or false");
+    return value_->get<bool>();
+  }
+  std::string text() const {
+    if (!value_->is_string() || value_->get_ref<const std::string&>().empty()) wrong("a non-empty string");
+    return value_->get<std::string>();
+  }
+  template <class E, size_t N>
+  E one_of(const Named<E> (&table)[N]) const {
+    if (value_->is_string())
+      for (const Named<E>& entry : table)
+        if (value_->get_ref<const std::string&>() == entry.name) return entry.value;
+    wrong("one of " + join_names(table));
+  }
+
+ private:
+  // Checked after the conversion to float: 1e-50 becomes 0 and 1e39 becomes infinite there.
+  float number(bool (*ok)(float), const char* allowed) const {
+    if (value_->is_number()) {
+      const float x = value_->get<float>();
+      if (std::isfinite(x) && ok(x)) return x;
+    }
+    wrong(allowed);
+  }
+
+  static inline const json null_;
+  const json* value_;
+  const std::string& source_;
+  std::string path_;
+  bool missing_ = false;
+};
+
+LayerSpec parse_layer(const Field& field) {
+  field.object(kLayerKeys);
+  if (const auto kind = field.optional("type")) kind->one_of(kLayerKinds);
+  LayerSpec layer;
+  layer.units = field.at("units").positive_int();
+  if (const auto activation = field.optional("activation")) {
+    layer.activation = activation->one_of(kActivations);
+  }
+  return layer;
+}
+
+std::vector<LayerSpec> parse_layers(const Field& field) {
+  if (!field.value().is_array() || field.value().empty()) field.wrong("a non-empty array of layers");
+  std::vector<LayerSpec> layers;
+  for (size_t i = 0; i < field.value().size(); ++i) layers.push_back(parse_layer(field.item(i)));
+  // Softmax normalises a whole row into class probabilities; it only means that on the output.
+  for (size_t i = 0; i + 1 < layers.size(); ++i)
+    if (layers[i].activation == Activation::softmax)
+      field.item(i).at("activation").fail("softmax on a hidden layer",
+                                          "softmax is only allowed on the last layer");
+  return layers;
+}
+
+OptimizerSpec parse_optimizer(const Field& field) {
+  field.require_object("an object with a name (adam or sgd) and its settings");
+  OptimizerSpec optimizer;
+  optimizer.kind = field.at("name").one_of(kOptimizers);
+  const bool adam = optimizer.kind == OptimizerKind::adam;
+  const Keys own = adam ? Keys(kAdamKeys) : Keys(kSgdKeys);
+  const Keys other = adam ? Keys(kSgdKeys) : Keys(kAdamKeys);
+  // A setting of the other optimizer would be silently ignored; say which one it belongs to.
+  for (const auto& entry : field.value().items())
+    if (!contains(own, entry.key()) && contains(other, entry.key()))
+      field.at(entry.key()).fail(std::string("only for ") + (adam ? "sgd" : "adam"),
+                                 std::string(to_string(optimizer.kind)) + " takes " + join(own));
+  field.allow_keys(own);
+
+  if (!adam) optimizer.learning_rate = 0.01f;  // Keras's SGD default; Adam's is the struct's
+  if (const auto rate = field.optional("learning_rate")) optimizer.learning_rate = rate->positive_number();
+  if (adam) {
+    if (const auto beta = field.optional("beta_1")) optimizer.beta_1 = beta->fraction();
+    if (const auto beta = field.optional("beta_2")) optimizer.beta_2 = beta->fraction();
+    if (const auto epsilon = field.optional("epsilon")) optimizer.epsilon = epsilon->positive_number();
+  } else if (const auto momentum = field.optional("momentum")) {
+    optimizer.momentum = momentum->fraction();
+  }
+  return optimizer;
+}
+
+FitSpec parse_fit(const Field& field) {
+  field.object(kFitKeys);
+  FitSpec fit;
+  if (const auto epochs = field.optional("epochs")) fit.epochs = epochs->positive_int();
+  if (const auto batch = field.optional("batch_size")) fit.batch_size = batch->positive_int();
+  if (const auto split = field.optional("validation_split")) fit.validation_split = split->fraction();
+  if (const auto shuffle = field.optional("shuffle")) fit.shuffle = shuffle->boolean();
+  return fit;
+}
+
+size_t parse_limit(const Field& field) {
+  const std::string allowed =
+      "a positive number of bytes or a size with B, KB, MB, GB, KiB, MiB or GiB, like \"64MiB\"";
+  if (field.value().is_string()) {
+    // parse_bytes says the same in its own words; this message keeps the spec's shape.
+    try {
+      const size_t bytes = parse_bytes(field.value().get<std::string>(), field.where());
+      if (bytes > 0) return bytes;  // "0.1" rounds to no bytes at all
+    } catch (const UserError&) {
+    }
+    field.wrong(allowed);
+  }
+  if (const auto bytes = integer_in(field.value(), 1, std::numeric_limits<size_t>::max())) return *bytes;
+  field.wrong(allowed);
+}
+
+MemorySpec parse_memory(const Field& field) {
+  field.object(kMemoryKeys);
+  MemorySpec memory;
+  if (const auto limit = field.optional("limit")) memory.limit_bytes = parse_limit(*limit);
+  if (const auto mode = field.optional("mode")) memory.mode = mode->one_of(kPoolModes);
+  return memory;
+}
+
+// The losses are computed from the output layer's logits, so each loss fixes the output activation
+// (mse, on plain outputs, takes any but softmax).
+void check_loss_fits_output(const ModelSpec& spec, const Field& root) {
+  const Field output = root.at("layers").item(spec.layers.size() - 1);
+  const Field loss = root.at("loss");
+  const Activation activation = spec.output_activation();
+  const std::string output_is = output.at("activation").path() + " is " + to_string(activation);
+  switch (spec.loss) {
+    case Loss::mse:
+      if (activation == Activation::softmax)
+        loss.fail("mse does not fit a softmax output (" + output_is + ")",
+                  "a softmax output needs sparse_categorical_crossentropy");
+      break;
+    case Loss::binary_crossentropy:
+      if (activation != Activation::sigmoid)
+        loss.fail("binary_crossentropy needs a sigmoid output, but " + output_is,
+                  "make the last layer's activation sigmoid");
+      break;
+    case Loss::sparse_categorical_crossentropy:
+      if (activation != Activation::softmax)
+        loss.fail("sparse_categorical_crossentropy needs a softmax output, but " + output_is,
+                  "make the last layer's activation softmax");
+      if (spec.outputs() < 2)
+        output.at("units").fail("a softmax output over " + std::to_string(spec.outputs()) + " class",
+                                "expected at least 2 units, one per class");
+      break;
+  }
+}
+
+}  // namespace
+
+ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source) {
+  const Field root(json, source);
+  root.object(kTopKeys);
+  ModelSpec spec;
+  if (const auto name = root.optional("name")) spec.name = name->text();
+  if (const auto data = root.optional("data")) spec.data = data->text();
+  spec.input = root.at("input").positive_int();
+  spec.layers = parse_layers(root.at("layers"));
+  spec.loss = root.at("loss").one_of(kLosses);
+  if (const auto optimizer = root.optional("optimizer")) spec.optimizer = parse_optimizer(*optimizer);
+  if (const auto fit = root.optional("fit")) spec.fit = parse_fit(*fit);
+  if (const auto seed = root.optional("seed")) spec.seed = seed->non_negative_integer();
+  if (const auto memory = root.optional("memory")) spec.memory = parse_memory(*memory);
+  check_loss_fits_output(spec, root);
+  return spec;
+}
+
+ModelSpec load_model_spec(const std::string& path) {
+  // stdio rather than a stream: it reports why a read failed (errno), directories included.
+  const std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!file) throw UserError(path + ": cannot read: " + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, got);
+  if (std::ferror(file.get())) throw UserError(path + ": cannot read: " + std::strerror(errno));
+
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
+    std::string detail = e.what();
+    if (const size_t end = detail.find("] "); end != std::string::npos) detail.erase(0, end + 2);
+    for (char& c : detail)
+      if (c == '\n' || c == '\r') c = ' ';
+    throw UserError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + detail);
+  }
+  return parse_model_spec(json, path);
+}
+
+const char* to_string(Activation a) { return name_of(kActivations, a); }
+const char* to_string(Loss l) { return name_of(kLosses, l); }
+const char* to_string(OptimizerKind k) { return name_of(kOptimizers, k); }
+const char* to_string(PoolMode m) { return name_of(kPoolModes, m); }
+
+}  // namespace mf

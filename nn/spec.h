@@ -1,0 +1,78 @@
+#pragma once
+// A model spec, Keras-like, read from JSON. Example (examples/fashion-mnist-mlp.json):
+//
+//   {
+//     "name": "fashion-mnist-mlp",
+//     "data": "fashion-mnist",
+//     "input": 784,
+//     "layers": [{"units": 256, "activation": "relu"}, {"units": 10, "activation": "softmax"}],
+//     "loss": "sparse_categorical_crossentropy",
+//     "optimizer": {"name": "adam", "learning_rate": 0.001},
+//     "fit": {"epochs": 10, "batch_size": 32, "validation_split": 0.1, "shuffle": true},
+//     "seed": 42,
+//     "memory": {"limit": "256MiB", "mode": "grow"}
+//   }
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kernels/element_math.h"
+#include "runtime/memory_pool.h"
+
+namespace mf {
+
+struct LayerSpec {
+  int units = 0;
+  Activation activation = Activation::linear;
+};
+
+enum class OptimizerKind { adam, sgd };
+
+struct OptimizerSpec {
+  OptimizerKind kind = OptimizerKind::adam;
+  float learning_rate = 1e-3f;  // Keras: Adam 0.001, SGD 0.01
+  float beta_1 = 0.9f, beta_2 = 0.999f, epsilon = 1e-7f;  // adam
+  float momentum = 0.f;                                   // sgd
+};
+
+struct FitSpec {
+  int epochs = 1;
+  int batch_size = 32;
+  float validation_split = 0.f;  // the last fraction of the training rows, taken before shuffling
+  bool shuffle = true;
+};
+
+struct MemorySpec {
+  size_t limit_bytes = size_t(256) << 20;
+  PoolMode mode = PoolMode::grow;
+};
+
+struct ModelSpec {
+  std::string name = "model";
+  std::string data = "fashion-mnist";  // default data source, overridden by --data
+  int input = 0;
+  std::vector<LayerSpec> layers;
+  Loss loss = Loss::mse;
+  OptimizerSpec optimizer;
+  FitSpec fit;
+  uint64_t seed = 0;
+  MemorySpec memory;
+
+  int outputs() const { return layers.back().units; }
+  Activation output_activation() const { return layers.back().activation; }
+};
+
+// Validates strictly; every problem is a UserError of one line that names
+// `source` (a file name), the JSON path and what is allowed.
+ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source);
+// Reads and parses a spec file; a missing file or invalid JSON is a UserError too.
+ModelSpec load_model_spec(const std::string& path);
+
+const char* to_string(Activation a);
+const char* to_string(Loss l);
+const char* to_string(OptimizerKind k);
+const char* to_string(PoolMode m);
+
+}  // namespace mf

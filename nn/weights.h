@@ -1,0 +1,17 @@
+#pragma once
+// Weights files: the layer shapes, then every parameter in layer order, so a
+// round trip is exact and a file that does not match a spec is refused.
+//
+//   "MFW1", u32 layers, per layer {u32 in, u32 out, u32 activation}, u64 count, count x f32
+//   (little-endian)
+#include <string>
+
+#include "nn/model.h"
+
+namespace mf {
+
+void save_weights(Model& model, const std::string& path);
+// Throws UserError naming the file and the first difference from the model's spec.
+void load_weights(Model& model, const std::string& path);
+
+}  // namespace mf

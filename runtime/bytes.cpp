@@ -1,0 +1,39 @@
+#include "runtime/bytes.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "runtime/error.h"
+
+namespace mf {
+
+size_t parse_bytes(const std::string& text, const std::string& what) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double number = std::strtod(begin, &end);
+  const std::string unit(end);
+  struct Unit {
+    const char* name;
+    double scale;
+  };
+  static const Unit units[] = {{"", 1},         {"B", 1},          {"KB", 1e3},       {"MB", 1e6},
+                               {"GB", 1e9},     {"KiB", 1024.0},   {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+  if (end != begin && std::isfinite(number) && number > 0) {
+    for (const Unit& u : units)
+      if (unit == u.name && number * u.scale < 0x1p62) return size_t(std::llround(number * u.scale));
+  }
+  throw UserError(what + ": '" + text +
+                  "' is not a positive size; write bytes or a number with B, KB, MB, GB, KiB, MiB or GiB");
+}
+
+std::string format_bytes(size_t bytes) {
+  char out[32];
+  if (bytes >= (size_t(1) << 30)) std::snprintf(out, sizeof out, "%.2f GiB", double(bytes) / (1 << 30));
+  else if (bytes >= (size_t(1) << 20)) std::snprintf(out, sizeof out, "%.2f MiB", double(bytes) / (1 << 20));
+  else if (bytes >= 1024) std::snprintf(out, sizeof out, "%.2f KiB", double(bytes) / 1024);
+  else std::snprintf(out, sizeof out, "%zu B", bytes);
+  return out;
+}
+
+}  // namespace mf

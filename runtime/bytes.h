@@ -1,0 +1,12 @@
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace mf {
+
+// "64MiB", "1.5GiB", "512KB", "4096" -> bytes. Throws UserError naming `what`.
+size_t parse_bytes(const std::string& text, const std::string& what);
+// 3145728 -> "3.00 MiB"
+std::string format_bytes(size_t bytes);
+
+}  // namespace mf

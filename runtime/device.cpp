@@ -1,0 +1,32 @@
+#include "runtime/device.h"
+
+#include <cuda_runtime.h>
+
+#include "runtime/bytes.h"
+
+namespace mf {
+
+DeviceQuery query_devices() {
+  DeviceQuery query;
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    query.why_none = cudaGetErrorString(status);
+    cudaGetLastError();  // clear the sticky error so later calls start clean
+    return query;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    query.devices.push_back({i, prop.name, prop.multiProcessorCount, prop.totalGlobalMem, prop.major, prop.minor});
+  }
+  if (query.devices.empty()) query.why_none = "no CUDA device is visible";
+  return query;
+}
+
+std::string describe(const DeviceInfo& d) {
+  return d.name + ", " + std::to_string(d.multiprocessors) + " SMs, " + format_bytes(d.memory_bytes) + ", sm_" +
+         std::to_string(d.major) + std::to_string(d.minor);
+}
+
+}  // namespace mf

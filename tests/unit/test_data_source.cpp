@@ -1,0 +1,222 @@
+// load_data: each form of source, and the errors for forms it does not know.
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include "nn/dataset.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+using testing::AllOf;
+using testing::HasSubstr;
+using Bytes = std::vector<unsigned char>;
+
+const std::string kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+template <class F>
+std::string user_error(F load) {
+  try {
+    load();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no UserError thrown";
+  return "";
+}
+
+void put_be32(Bytes& out, uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(uint8_t(value >> shift));
+}
+
+// An IDX image file of `count` 1x2 images whose pixels are all `pixel`.
+Bytes images_file(uint32_t count, unsigned char pixel) {
+  Bytes out;
+  for (uint32_t word : {0x00000803u, count, 1u, 2u}) put_be32(out, word);
+  out.insert(out.end(), size_t(count) * 2, pixel);
+  return out;
+}
+
+Bytes labels_file(const Bytes& labels) {
+  Bytes out;
+  for (uint32_t word : {0x00000801u, uint32_t(labels.size())}) put_be32(out, word);
+  out.insert(out.end(), labels.begin(), labels.end());
+  return out;
+}
+
+// A fresh directory per test, removed afterwards.
+class DataSource : public testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string test = testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = std::filesystem::temp_directory_path() / ("mf_source_" + std::to_string(getpid()) + "_" + test);
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  void write_plain(const std::string& name, const Bytes& bytes) {
+    std::ofstream((dir_ / name).string(), std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+
+  void write_gz(const std::string& name, const Bytes& bytes) {
+    gzFile file = gzopen((dir_ / name).string().c_str(), "wb");
+    ASSERT_NE(file, nullptr);
+    EXPECT_EQ(gzwrite(file, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
+    gzclose(file);
+  }
+
+  // 3 train images of value 255 with labels 0..2, 2 test images of value 51 with labels 4 and 1,
+  // some files plain and some gzip.
+  void write_mnist_dir() {
+    write_gz("train-images-idx3-ubyte.gz", images_file(3, 255));
+    write_plain("train-labels-idx1-ubyte", labels_file({0, 1, 2}));
+    write_plain("t10k-images-idx3-ubyte", images_file(2, 51));
+    write_gz("t10k-labels-idx1-ubyte.gz", labels_file({4, 1}));
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(DataSource, Synthetic) {
+  const DataSplit s = load_data("synthetic:binary:rows=8,features=2");
+  EXPECT_EQ(s.description, "synthetic:binary:rows=8,features=2,seed=1234 (8 train, 2 test)");
+  EXPECT_EQ(s.train.x, make_synthetic("binary:rows=8,features=2").train.x);
+  EXPECT_EQ(s.test->rows, 2);
+  EXPECT_THAT(user_error([] { load_data("synthetic:moons"); }), HasSubstr("unknown kind 'moons'"));
+}
+
+TEST_F(DataSource, CsvTrainOnly) {
+  const std::string train = write("train.csv", "x1,x2,y\n1,2,0\n3,4,1\n");
+  const DataSplit s = load_data("csv:" + train);
+  EXPECT_EQ(s.description, "csv:" + train + " (2 train, no test set)");
+  EXPECT_EQ(s.train.x, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(s.train.classes, 2);
+  EXPECT_FALSE(s.test);
+}
+
+TEST_F(DataSource, CsvTrainAndTestShareTheClassCount) {
+  const std::string train = write("train.csv", "1,2,0\n3,4,1\n");
+  const std::string test = write("test.csv", "5,6,2\n");
+  const DataSplit s = load_data("csv:" + train + "," + test);
+  EXPECT_EQ(s.description, "csv:" + train + "," + test + " (2 train, 1 test)");
+  ASSERT_TRUE(s.test);
+  EXPECT_EQ(s.test->x, (std::vector<float>{5, 6}));
+  EXPECT_EQ(s.test->y, (std::vector<float>{2}));
+  EXPECT_EQ(s.train.classes, 3);
+  EXPECT_EQ(s.test->classes, 3);
+}
+
+TEST_F(DataSource, CsvRegressionInEitherFileMeansRegression) {
+  const std::string train = write("train.csv", "1,2,0\n3,4,1\n");
+  const std::string test = write("test.csv", "5,6,0.5\n");
+  const DataSplit s = load_data("csv:" + train + "," + test);
+  EXPECT_EQ(s.train.classes, 0);
+  EXPECT_EQ(s.test->classes, 0);
+}
+
+TEST_F(DataSource, CsvTestWithOtherFeatures) {
+  const std::string train = write("train.csv", "1,2,0\n");
+  const std::string test = write("test.csv", "1,2,3,0\n");
+  EXPECT_THAT(user_error([&] { load_data("csv:" + train + "," + test); }),
+              HasSubstr(test + ": 3 features per row, but " + train + " has 2"));
+}
+
+TEST_F(DataSource, CsvBadForms) {
+  for (const std::string source : {"csv:", "csv:a.csv,", "csv:,b.csv", "csv:a.csv,b.csv,c.csv"})
+    EXPECT_THAT(user_error([&] { load_data(source); }),
+                HasSubstr("data source '" + source + "': not a train file and an optional test file; "
+                          "write csv:TRAIN"));
+  const std::string missing = (dir_ / "missing.csv").string();
+  EXPECT_THAT(user_error([&] { load_data("csv:" + missing); }), HasSubstr(missing + ": cannot open"));
+}
+
+TEST_F(DataSource, MnistDirectoryWithPlainAndGzipFiles) {
+  write_mnist_dir();
+  const std::string source = "mnist:" + dir_.string();
+  const DataSplit s = load_data(source);
+  EXPECT_EQ(s.description, source + " (3 train, 2 test)");
+  EXPECT_EQ(s.train.rows, 3);
+  EXPECT_EQ(s.train.features, 2);
+  EXPECT_EQ(s.train.x, std::vector<float>(6, 1.0f));
+  EXPECT_EQ(s.train.y, (std::vector<float>{0, 1, 2}));
+  ASSERT_TRUE(s.test);
+  EXPECT_EQ(s.test->rows, 2);
+  for (float pixel : s.test->x) EXPECT_FLOAT_EQ(pixel, 0.2f);
+  EXPECT_EQ(s.test->y, (std::vector<float>{4, 1}));
+  EXPECT_EQ(s.train.classes, 5);  // the test set's label 4 counts too
+  EXPECT_EQ(s.test->classes, 5);
+}
+
+TEST_F(DataSource, MnistDirectoryMissingAFile) {
+  write_mnist_dir();
+  std::filesystem::remove(dir_ / "train-labels-idx1-ubyte");
+  const std::string expected = (dir_ / "train-labels-idx1-ubyte").string();
+  EXPECT_THAT(user_error([&] { load_data("mnist:" + dir_.string()); }),
+              AllOf(HasSubstr(expected + ": not found, nor train-labels-idx1-ubyte.gz"),
+                    HasSubstr("each plain or .gz")));
+}
+
+TEST_F(DataSource, MnistDirectoryWithABrokenFile) {
+  write_mnist_dir();
+  write_plain("t10k-images-idx3-ubyte", labels_file({1, 2}));
+  const std::string broken = (dir_ / "t10k-images-idx3-ubyte").string();
+  EXPECT_THAT(user_error([&] { load_data("mnist:" + dir_.string()); }),
+              HasSubstr(broken + ": wrong magic number 0x00000801"));
+}
+
+TEST_F(DataSource, MnistWithoutADirectory) {
+  EXPECT_THAT(user_error([] { load_data("mnist:"); }),
+              HasSubstr("data source 'mnist:': no directory given; write mnist:DIR"));
+  const std::string missing = (dir_ / "nowhere").string();
+  EXPECT_THAT(user_error([&] { load_data("mnist:" + missing); }), HasSubstr(missing + ": not a directory"));
+}
+
+TEST_F(DataSource, UnknownSource) {
+  for (const std::string source : {"imagenet", "", "synthetic", "Fashion-MNIST", "csv"})
+    EXPECT_THAT(user_error([&] { load_data(source); }),
+                AllOf(HasSubstr("data source '" + source + "': unknown"),
+                      HasSubstr("fashion-mnist, mnist:DIR, csv:TRAIN[,TEST] or synthetic:KIND")));
+}
+
+TEST_F(DataSource, FashionMnist) {
+  if (!std::filesystem::is_directory(kFashionMnistDir))
+    GTEST_SKIP() << kFashionMnistDir << " is absent; the package dataset-fashion-mnist provides it";
+  const DataSplit s = load_data("fashion-mnist");
+  EXPECT_EQ(s.description, "fashion-mnist (60000 train, 10000 test)");
+  EXPECT_EQ(s.train.rows, 60000);
+  EXPECT_EQ(s.train.features, 784);
+  EXPECT_EQ(s.train.x.size(), 60000u * 784);
+  EXPECT_EQ(s.train.classes, 10);
+  ASSERT_TRUE(s.test);
+  EXPECT_EQ(s.test->rows, 10000);
+  EXPECT_EQ(s.test->features, 784);
+  EXPECT_EQ(s.test->classes, 10);
+  for (const Dataset* d : {&s.train, &*s.test}) {
+    const auto [min, max] = std::minmax_element(d->x.begin(), d->x.end());
+    EXPECT_EQ(*min, 0.0f);
+    EXPECT_EQ(*max, 1.0f);
+    // Fashion-MNIST is balanced: 6000 train and 1000 test images per class.
+    for (float label = 0; label < 10; ++label)
+      EXPECT_EQ(std::count(d->y.begin(), d->y.end(), label), d->rows / 10) << "label " << label;
+  }
+}
+
+}  // namespace
+}  // namespace mf

@@ -1,0 +1,601 @@
+#include "nn/spec.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+using nlohmann::json;
+using testing::AllOf;
+using testing::HasSubstr;
+using testing::Not;
+using testing::StartsWith;
+
+// The smallest valid spec; each test changes one thing.
+json minimal() {
+  return json::parse(R"({
+    "input": 4,
+    "layers": [{"units": 8, "activation": "relu"}, {"units": 3, "activation": "softmax"}],
+    "loss": "sparse_categorical_crossentropy"
+  })");
+}
+
+ModelSpec parse(const json& spec) { return parse_model_spec(spec, "spec.json"); }
+
+// Parses a spec that must be rejected; checks the message names the source and is one line.
+std::string error_for(const json& spec) {
+  try {
+    parse(spec);
+  } catch (const UserError& e) {
+    const std::string message = e.what();
+    EXPECT_THAT(message, StartsWith("spec.json: "));
+    EXPECT_THAT(message, Not(HasSubstr("\n")));
+    return message;
+  }
+  ADD_FAILURE() << "accepted " << spec.dump();
+  return "";
+}
+
+// A spec with one top-level value replaced (or added).
+json with(const std::string& key, const json& value) {
+  json spec = minimal();
+  spec[key] = value;
+  return spec;
+}
+
+// ---- Valid specs ---------------------------------------------------------------
+
+TEST(Spec, DefaultsApplied) {
+  const ModelSpec spec = parse(minimal());
+  EXPECT_EQ(spec.name, "model");
+  EXPECT_EQ(spec.data, "fashion-mnist");
+  EXPECT_EQ(spec.input, 4);
+  ASSERT_EQ(spec.layers.size(), 2u);
+  EXPECT_EQ(spec.layers[0].units, 8);
+  EXPECT_EQ(spec.layers[0].activation, Activation::relu);
+  EXPECT_EQ(spec.outputs(), 3);
+  EXPECT_EQ(spec.output_activation(), Activation::softmax);
+  EXPECT_EQ(spec.loss, Loss::sparse_categorical_crossentropy);
+  EXPECT_EQ(spec.optimizer.kind, OptimizerKind::adam);
+  EXPECT_FLOAT_EQ(spec.optimizer.learning_rate, 0.001f);
+  EXPECT_FLOAT_EQ(spec.optimizer.beta_1, 0.9f);
+  EXPECT_FLOAT_EQ(spec.optimizer.beta_2, 0.999f);
+  EXPECT_FLOAT_EQ(spec.optimizer.epsilon, 1e-7f);
+  EXPECT_EQ(spec.fit.epochs, 1);
+  EXPECT_EQ(spec.fit.batch_size, 32);
+  EXPECT_EQ(spec.fit.validation_split, 0.f);
+  EXPECT_TRUE(spec.fit.shuffle);
+  EXPECT_EQ(spec.seed, 0u);
+  EXPECT_EQ(spec.memory.limit_bytes, size_t(256) << 20);
+  EXPECT_EQ(spec.memory.mode, PoolMode::grow);
+}
+
+TEST(Spec, LayerActivationDefaultsToLinearAndTypeDenseIsAccepted) {
+  json spec = with("loss", "mse");
+  spec["layers"] = json::parse(R"([{"type": "dense", "units": 2}])");
+  const ModelSpec parsed = parse(spec);
+  EXPECT_EQ(parsed.output_activation(), Activation::linear);
+}
+
+TEST(Spec, FullSpecParsedExactly) {
+  const ModelSpec spec = parse(json::parse(R"({
+    "name": "full",
+    "data": "mnist",
+    "input": 784,
+    "layers": [{"type": "dense", "units": 256, "activation": "tanh"},
+               {"units": 64, "activation": "linear"},
+               {"units": 10, "activation": "softmax"}],
+    "loss": "sparse_categorical_crossentropy",
+    "optimizer": {"name": "adam", "learning_rate": 0.002, "beta_1": 0.8, "beta_2": 0.99, "epsilon": 1e-6},
+    "fit": {"epochs": 10, "batch_size": 64, "validation_split": 0.1, "shuffle": false},
+    "seed": 42,
+    "memory": {"limit": "64MiB", "mode": "reserve"}
+  })"));
+  EXPECT_EQ(spec.name, "full");
+  EXPECT_EQ(spec.data, "mnist");
+  EXPECT_EQ(spec.input, 784);
+  ASSERT_EQ(spec.layers.size(), 3u);
+  EXPECT_EQ(spec.layers[0].units, 256);
+  EXPECT_EQ(spec.layers[0].activation, Activation::tanh);
+  EXPECT_EQ(spec.layers[1].units, 64);
+  EXPECT_EQ(spec.layers[1].activation, Activation::linear);
+  EXPECT_EQ(spec.layers[2].units, 10);
+  EXPECT_EQ(spec.layers[2].activation, Activation::softmax);
+  EXPECT_EQ(spec.loss, Loss::sparse_categorical_crossentropy);
+  EXPECT_EQ(spec.optimizer.kind, OptimizerKind::adam);
+  EXPECT_EQ(spec.optimizer.learning_rate, 0.002f);
+  EXPECT_EQ(spec.optimizer.beta_1, 0.8f);
+  EXPECT_EQ(spec.optimizer.beta_2, 0.99f);
+  EXPECT_EQ(spec.optimizer.epsilon, 1e-6f);
+  EXPECT_EQ(spec.fit.epochs, 10);
+  EXPECT_EQ(spec.fit.batch_size, 64);
+  EXPECT_EQ(spec.fit.validation_split, 0.1f);
+  EXPECT_FALSE(spec.fit.shuffle);
+  EXPECT_EQ(spec.seed, 42u);
+  EXPECT_EQ(spec.memory.limit_bytes, size_t(64) << 20);
+  EXPECT_EQ(spec.memory.mode, PoolMode::reserve);
+}
+
+TEST(Spec, SgdDefaultsToKerasLearningRate) {
+  const ModelSpec spec = parse(with("optimizer", {{"name", "sgd"}}));
+  EXPECT_EQ(spec.optimizer.kind, OptimizerKind::sgd);
+  EXPECT_FLOAT_EQ(spec.optimizer.learning_rate, 0.01f);
+  EXPECT_EQ(spec.optimizer.momentum, 0.f);
+}
+
+TEST(Spec, SgdSettingsParsed) {
+  const ModelSpec spec =
+      parse(with("optimizer", {{"name", "sgd"}, {"learning_rate", 0.5}, {"momentum", 0.9}}));
+  EXPECT_EQ(spec.optimizer.learning_rate, 0.5f);
+  EXPECT_EQ(spec.optimizer.momentum, 0.9f);
+}
+
+TEST(Spec, AdamWithOnlyAName) {
+  const ModelSpec spec = parse(with("optimizer", {{"name", "adam"}}));
+  EXPECT_EQ(spec.optimizer.kind, OptimizerKind::adam);
+  EXPECT_FLOAT_EQ(spec.optimizer.learning_rate, 0.001f);
+}
+
+TEST(Spec, IntegerLearningRateIsANumber) {
+  EXPECT_EQ(parse(with("optimizer", {{"name", "sgd"}, {"learning_rate", 1}})).optimizer.learning_rate, 1.f);
+}
+
+TEST(Spec, RangeEdgesAccepted) {
+  json spec = minimal();
+  spec["input"] = 2147483647;
+  spec["optimizer"] = {{"name", "adam"}, {"beta_1", 0}, {"beta_2", 0.0}};
+  spec["fit"] = {{"validation_split", 0}};
+  spec["seed"] = UINT64_MAX;
+  const ModelSpec parsed = parse(spec);
+  EXPECT_EQ(parsed.input, 2147483647);
+  EXPECT_EQ(parsed.optimizer.beta_1, 0.f);
+  EXPECT_EQ(parsed.seed, UINT64_MAX);
+  EXPECT_EQ(parse(with("optimizer", {{"name", "sgd"}, {"momentum", 0}})).optimizer.momentum, 0.f);
+}
+
+TEST(Spec, ParsedAndBuiltIntegersAgree) {
+  // Parsed JSON holds non-negative integers as unsigned, built JSON as signed; both are read.
+  EXPECT_EQ(parse(json::parse(with("seed", 7).dump())).seed, 7u);
+  EXPECT_EQ(parse(with("seed", int64_t(7))).seed, 7u);
+}
+
+// ---- Memory ---------------------------------------------------------------------
+
+TEST(Spec, MemoryLimitAsSizeString) {
+  EXPECT_EQ(parse(with("memory", {{"limit", "64MiB"}})).memory.limit_bytes, size_t(64) << 20);
+  EXPECT_EQ(parse(with("memory", {{"limit", "1.5GiB"}})).memory.limit_bytes, size_t(3) << 29);
+  EXPECT_EQ(parse(with("memory", {{"limit", "512KB"}})).memory.limit_bytes, 512000u);
+}
+
+TEST(Spec, MemoryLimitAsBytes) {
+  EXPECT_EQ(parse(with("memory", {{"limit", 4096}})).memory.limit_bytes, 4096u);
+  EXPECT_EQ(parse(json::parse(R"({"input": 1, "layers": [{"units": 1}], "loss": "mse",
+                                  "memory": {"limit": 10000000000}})"))
+                .memory.limit_bytes,
+            10000000000u);
+}
+
+TEST(Spec, MemoryModeDefaultsToGrowWithALimit) {
+  EXPECT_EQ(parse(with("memory", {{"limit", 4096}})).memory.mode, PoolMode::grow);
+}
+
+TEST(Spec, MemoryLimitBadStringRejected) {
+  EXPECT_THAT(error_for(with("memory", {{"limit", "64XB"}})),
+              AllOf(HasSubstr("memory.limit: got \"64XB\""), HasSubstr("MiB")));
+}
+
+TEST(Spec, MemoryLimitRoundingToZeroRejected) {
+  EXPECT_THAT(error_for(with("memory", {{"limit", "0.1"}})), HasSubstr("memory.limit: got \"0.1\""));
+}
+
+TEST(Spec, MemoryLimitNonPositiveRejected) {
+  EXPECT_THAT(error_for(with("memory", {{"limit", 0}})), HasSubstr("memory.limit: got 0"));
+  EXPECT_THAT(error_for(with("memory", {{"limit", -5}})), HasSubstr("memory.limit: got -5"));
+}
+
+TEST(Spec, MemoryLimitWrongTypeRejected) {
+  EXPECT_THAT(error_for(with("memory", {{"limit", 1.5}})), HasSubstr("memory.limit: got 1.5"));
+  EXPECT_THAT(error_for(with("memory", {{"limit", true}})), HasSubstr("memory.limit: got true"));
+}
+
+TEST(Spec, MemoryLimitStringWithNewlineStaysOneLine) {
+  EXPECT_THAT(error_for(with("memory", {{"limit", "64\nMiB"}})), HasSubstr("memory.limit: got \"64\\nMiB\""));
+}
+
+TEST(Spec, MemoryModeUnknownRejected) {
+  EXPECT_THAT(error_for(with("memory", {{"mode", "pinned"}})),
+              AllOf(HasSubstr("memory.mode: got \"pinned\""), HasSubstr("grow, reserve")));
+}
+
+TEST(Spec, MemoryNotAnObjectRejected) {
+  EXPECT_THAT(error_for(with("memory", "64MiB")),
+              AllOf(HasSubstr("memory: got \"64MiB\""), HasSubstr("limit, mode")));
+}
+
+// ---- Unknown keys ---------------------------------------------------------------
+
+TEST(Spec, UnknownTopLevelKey) {
+  EXPECT_THAT(error_for(with("seeds", 1)),
+              AllOf(HasSubstr("spec.json: seeds: unknown key"),
+                    HasSubstr("name, data, input, layers, loss, optimizer, fit, seed, memory")));
+}
+
+TEST(Spec, UnknownLayerKey) {
+  json spec = minimal();
+  spec["layers"][1]["unit"] = 3;
+  EXPECT_THAT(error_for(spec),
+              AllOf(HasSubstr("layers[1].unit: unknown key"), HasSubstr("type, units, activation")));
+}
+
+TEST(Spec, UnknownOptimizerKey) {
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"lr", 0.1}})),
+              AllOf(HasSubstr("optimizer.lr: unknown key"),
+                    HasSubstr("name, learning_rate, beta_1, beta_2, epsilon")));
+  EXPECT_THAT(
+      error_for(with("optimizer", {{"name", "sgd"}, {"nesterov", true}})),
+      AllOf(HasSubstr("optimizer.nesterov: unknown key"), HasSubstr("name, learning_rate, momentum")));
+}
+
+TEST(Spec, UnknownFitKey) {
+  EXPECT_THAT(
+      error_for(with("fit", {{"epoch", 3}})),
+      AllOf(HasSubstr("fit.epoch: unknown key"), HasSubstr("epochs, batch_size, validation_split, shuffle")));
+}
+
+TEST(Spec, UnknownMemoryKey) {
+  EXPECT_THAT(error_for(with("memory", {{"limits", "1MiB"}})),
+              AllOf(HasSubstr("memory.limits: unknown key"), HasSubstr("limit, mode")));
+}
+
+TEST(Spec, UnknownKeyWithControlCharactersIsQuoted) {
+  EXPECT_THAT(error_for(with("bad\nkey", 1)), HasSubstr("\"bad\\nkey\": unknown key"));
+}
+
+TEST(Spec, KeyOfTheOtherOptimizerRejected) {
+  EXPECT_THAT(
+      error_for(with("optimizer", {{"name", "adam"}, {"momentum", 0.9}})),
+      AllOf(HasSubstr("optimizer.momentum: only for sgd"), HasSubstr("adam takes name, learning_rate")));
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "sgd"}, {"beta_1", 0.9}})),
+              AllOf(HasSubstr("optimizer.beta_1: only for adam"),
+                    HasSubstr("sgd takes name, learning_rate, momentum")));
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "sgd"}, {"epsilon", 1e-8}})),
+              HasSubstr("optimizer.epsilon: only for adam"));
+}
+
+// ---- Missing and wrongly typed values --------------------------------------------
+
+TEST(Spec, TopLevelNotAnObject) {
+  EXPECT_THAT(error_for(json::array({1, 2})),
+              AllOf(HasSubstr("spec.json: top level: got [1,2]"), HasSubstr("input")));
+}
+
+TEST(Spec, RequiredKeysMissing) {
+  for (const char* key : {"input", "layers", "loss"}) {
+    json spec = minimal();
+    spec.erase(key);
+    EXPECT_THAT(error_for(spec), HasSubstr(std::string("spec.json: ") + key + ": missing; expected "));
+  }
+}
+
+TEST(Spec, NameAndDataMustBeNonEmptyStrings) {
+  EXPECT_THAT(error_for(with("name", "")), HasSubstr("name: got \"\"; expected a non-empty string"));
+  EXPECT_THAT(error_for(with("name", 5)), HasSubstr("name: got 5"));
+  EXPECT_THAT(error_for(with("data", "")), HasSubstr("data: got \"\"; expected a non-empty string"));
+  EXPECT_THAT(error_for(with("data", nullptr)), HasSubstr("data: got null"));
+}
+
+TEST(Spec, InputWrongType) {
+  EXPECT_THAT(error_for(with("input", "784")), HasSubstr("input: got \"784\"; expected a positive integer"));
+}
+
+TEST(Spec, LayersMustBeANonEmptyArray) {
+  EXPECT_THAT(error_for(with("layers", json::array())),
+              HasSubstr("layers: got []; expected a non-empty array"));
+  EXPECT_THAT(error_for(with("layers", {{"units", 3}})), HasSubstr("layers: got"));
+}
+
+TEST(Spec, LayerMustBeAnObject) {
+  json spec = minimal();
+  spec["layers"][0] = 8;
+  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("layers[0]: got 8; expected an object"), HasSubstr("units")));
+}
+
+TEST(Spec, LayerUnitsMissing) {
+  json spec = minimal();
+  spec["layers"][0].erase("units");
+  EXPECT_THAT(error_for(spec), HasSubstr("layers[0].units: missing; expected a positive integer"));
+}
+
+TEST(Spec, LayerUnitsWrongType) {
+  json spec = minimal();
+  spec["layers"][0]["units"] = "8";
+  EXPECT_THAT(error_for(spec), HasSubstr("layers[0].units: got \"8\"; expected a positive integer"));
+}
+
+TEST(Spec, LayerTypeOnlyDense) {
+  json spec = minimal();
+  spec["layers"][0]["type"] = "conv2d";
+  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("layers[0].type: got \"conv2d\""), HasSubstr("dense")));
+}
+
+TEST(Spec, ActivationUnknown) {
+  json spec = minimal();
+  spec["layers"][0]["activation"] = "gelu";
+  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("layers[0].activation: got \"gelu\""),
+                                     HasSubstr("linear, relu, sigmoid, tanh, softmax")));
+}
+
+TEST(Spec, ActivationWrongType) {
+  json spec = minimal();
+  spec["layers"][0]["activation"] = 1;
+  EXPECT_THAT(error_for(spec), HasSubstr("layers[0].activation: got 1; expected one of linear"));
+}
+
+TEST(Spec, LossUnknown) {
+  EXPECT_THAT(error_for(with("loss", "categorical_crossentropy")),
+              AllOf(HasSubstr("loss: got \"categorical_crossentropy\""),
+                    HasSubstr("mse, binary_crossentropy, sparse_categorical_crossentropy")));
+  EXPECT_THAT(error_for(with("loss", 0)), HasSubstr("loss: got 0"));
+}
+
+TEST(Spec, OptimizerMustBeAnObject) {
+  EXPECT_THAT(error_for(with("optimizer", "adam")),
+              AllOf(HasSubstr("optimizer: got \"adam\""), HasSubstr("sgd")));
+}
+
+TEST(Spec, OptimizerNameMissing) {
+  EXPECT_THAT(error_for(with("optimizer", {{"learning_rate", 0.1}})),
+              HasSubstr("optimizer.name: missing; expected one of adam, sgd"));
+}
+
+TEST(Spec, OptimizerNameUnknown) {
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "rmsprop"}})),
+              HasSubstr("optimizer.name: got \"rmsprop\"; expected one of adam, sgd"));
+}
+
+TEST(Spec, LearningRateWrongType) {
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"learning_rate", "0.1"}})),
+              HasSubstr("optimizer.learning_rate: got \"0.1\"; expected a finite number > 0"));
+}
+
+TEST(Spec, FitNotAnObject) {
+  EXPECT_THAT(error_for(with("fit", 10)),
+              AllOf(HasSubstr("fit: got 10; expected an object"), HasSubstr("epochs")));
+}
+
+TEST(Spec, EpochsWrongType) {
+  EXPECT_THAT(error_for(with("fit", {{"epochs", "ten"}})),
+              HasSubstr("fit.epochs: got \"ten\"; expected a positive integer"));
+}
+
+TEST(Spec, ShuffleMustBeABoolean) {
+  EXPECT_THAT(error_for(with("fit", {{"shuffle", "yes"}})),
+              HasSubstr("fit.shuffle: got \"yes\"; expected true or false"));
+  EXPECT_THAT(error_for(with("fit", {{"shuffle", 1}})), HasSubstr("fit.shuffle: got 1"));
+}
+
+TEST(Spec, ValidationSplitWrongType) {
+  EXPECT_THAT(error_for(with("fit", {{"validation_split", "0.1"}})),
+              HasSubstr("fit.validation_split: got \"0.1\""));
+}
+
+TEST(Spec, SeedMustBeANonNegativeInteger) {
+  EXPECT_THAT(error_for(with("seed", -1)), HasSubstr("seed: got -1; expected a non-negative integer"));
+  EXPECT_THAT(error_for(with("seed", 1.5)), HasSubstr("seed: got 1.5"));
+  EXPECT_THAT(error_for(with("seed", "42")), HasSubstr("seed: got \"42\""));
+}
+
+TEST(Spec, BooleansAreNotNumbers) {
+  EXPECT_THAT(error_for(with("fit", {{"epochs", true}})), HasSubstr("fit.epochs: got true"));
+  EXPECT_THAT(error_for(with("seed", false)), HasSubstr("seed: got false"));
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "sgd"}, {"learning_rate", true}})),
+              HasSubstr("optimizer.learning_rate: got true"));
+}
+
+TEST(Spec, IntegersWrittenAsFloatsRejected) {
+  EXPECT_THAT(error_for(with("fit", {{"batch_size", 10.5}})), HasSubstr("fit.batch_size: got 10.5"));
+  json spec = json::parse(R"({"input": 784.0, "layers": [{"units": 1}], "loss": "mse"})");
+  EXPECT_THAT(error_for(spec), HasSubstr("input: got 784.0; expected a positive integer"));
+}
+
+TEST(Spec, IntegersOutOfIntRangeRejected) {
+  EXPECT_THAT(error_for(with("fit", {{"epochs", 3000000000}})),
+              HasSubstr("fit.epochs: got 3000000000; expected a positive integer no larger than 2147483647"));
+  EXPECT_THAT(
+      error_for(json::parse(R"({"input": 18446744073709551615, "layers": [{"units": 1}], "loss": "mse"})")),
+      HasSubstr("input: got 18446744073709551615"));
+}
+
+TEST(Spec, NonPositiveSizesRejected) {
+  EXPECT_THAT(error_for(with("input", 0)), HasSubstr("input: got 0; expected a positive integer"));
+  json spec = minimal();
+  spec["layers"][0]["units"] = -5;
+  EXPECT_THAT(error_for(spec), HasSubstr("layers[0].units: got -5"));
+  EXPECT_THAT(error_for(with("fit", {{"epochs", 0}})), HasSubstr("fit.epochs: got 0"));
+  EXPECT_THAT(error_for(with("fit", {{"batch_size", -1}})), HasSubstr("fit.batch_size: got -1"));
+}
+
+TEST(Spec, LongValuesAreCutShort) {
+  const std::string message = error_for(with("layers", std::string(1000, 'x')));
+  EXPECT_THAT(message, HasSubstr("layers: got \"xxx"));
+  EXPECT_LT(message.size(), 200u);
+}
+
+// ---- Numeric ranges -------------------------------------------------------------
+
+TEST(Spec, LearningRateMustBePositiveAndFinite) {
+  // As text, so the numbers reach the parser as written; 1e-50 and 1e+39 only fail as floats.
+  for (const std::string rate : {"0", "-0.1", "1e-50", "1e+39"}) {
+    json spec = minimal();
+    spec["optimizer"] = json::parse(R"({"name": "sgd", "learning_rate": )" + rate + "}");
+    EXPECT_THAT(error_for(spec), HasSubstr("optimizer.learning_rate: got " + rate)) << rate;
+  }
+}
+
+TEST(Spec, AdamBetasInUnitInterval) {
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"beta_1", 1.0}})),
+              HasSubstr("optimizer.beta_1: got 1.0; expected a number in [0, 1)"));
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"beta_2", -0.1}})),
+              HasSubstr("optimizer.beta_2: got -0.1"));
+}
+
+TEST(Spec, AdamEpsilonPositive) {
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"epsilon", 0}})),
+              HasSubstr("optimizer.epsilon: got 0; expected a finite number > 0"));
+}
+
+TEST(Spec, SgdMomentumInUnitInterval) {
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "sgd"}, {"momentum", 1}})),
+              HasSubstr("optimizer.momentum: got 1; expected a number in [0, 1)"));
+}
+
+TEST(Spec, ValidationSplitInUnitInterval) {
+  EXPECT_THAT(error_for(with("fit", {{"validation_split", 1}})),
+              HasSubstr("fit.validation_split: got 1; expected a number in [0, 1)"));
+  EXPECT_THAT(error_for(with("fit", {{"validation_split", -0.1}})),
+              HasSubstr("fit.validation_split: got -0.1"));
+}
+
+// ---- Rules across fields --------------------------------------------------------
+
+// A spec with these output activations per layer and this loss; every layer has `units` units.
+json stack(std::vector<std::string> activations, const std::string& loss, int units = 3) {
+  json spec = {{"input", 4}, {"loss", loss}, {"layers", json::array()}};
+  for (const std::string& activation : activations)
+    spec["layers"].push_back({{"units", units}, {"activation", activation}});
+  return spec;
+}
+
+TEST(Spec, SoftmaxOnlyOnTheLastLayer) {
+  EXPECT_THAT(error_for(stack({"softmax", "softmax"}, "sparse_categorical_crossentropy")),
+              AllOf(HasSubstr("layers[0].activation: softmax on a hidden layer"), HasSubstr("last layer")));
+}
+
+TEST(Spec, SoftmaxOutputNeedsSparseCategoricalCrossentropy) {
+  EXPECT_THAT(error_for(stack({"relu", "softmax"}, "mse")),
+              AllOf(HasSubstr("loss: mse does not fit a softmax output (layers[1].activation is softmax)"),
+                    HasSubstr("sparse_categorical_crossentropy")));
+  EXPECT_THAT(
+      error_for(stack({"softmax"}, "binary_crossentropy")),
+      HasSubstr("loss: binary_crossentropy needs a sigmoid output, but layers[0].activation is softmax"));
+}
+
+TEST(Spec, SparseCategoricalCrossentropyNeedsSoftmaxOutput) {
+  EXPECT_THAT(error_for(stack({"relu", "sigmoid"}, "sparse_categorical_crossentropy")),
+              AllOf(HasSubstr("loss: sparse_categorical_crossentropy needs a softmax output"),
+                    HasSubstr("layers[1].activation is sigmoid")));
+}
+
+TEST(Spec, SparseCategoricalCrossentropyNeedsTwoUnits) {
+  EXPECT_THAT(
+      error_for(stack({"softmax"}, "sparse_categorical_crossentropy", 1)),
+      AllOf(HasSubstr("layers[0].units: a softmax output over 1 class"), HasSubstr("at least 2 units")));
+  EXPECT_EQ(parse(stack({"softmax"}, "sparse_categorical_crossentropy", 2)).outputs(), 2);
+}
+
+TEST(Spec, BinaryCrossentropyNeedsSigmoidOutput) {
+  EXPECT_THAT(
+      error_for(stack({"sigmoid", "relu"}, "binary_crossentropy")),
+      HasSubstr("loss: binary_crossentropy needs a sigmoid output, but layers[1].activation is relu"));
+  EXPECT_THAT(error_for(stack({"linear"}, "binary_crossentropy")),
+              HasSubstr("layers[0].activation is linear"));
+  EXPECT_EQ(parse(stack({"relu", "sigmoid"}, "binary_crossentropy", 1)).loss, Loss::binary_crossentropy);
+}
+
+TEST(Spec, MseTakesAnyOutputButSoftmax) {
+  for (const char* activation : {"linear", "relu", "sigmoid", "tanh"})
+    EXPECT_EQ(parse(stack({"relu", activation}, "mse")).loss, Loss::mse) << activation;
+}
+
+// ---- Names ----------------------------------------------------------------------
+
+TEST(Spec, ToStringNamesMatchTheSpecNames) {
+  EXPECT_STREQ(to_string(Activation::linear), "linear");
+  EXPECT_STREQ(to_string(Activation::relu), "relu");
+  EXPECT_STREQ(to_string(Activation::sigmoid), "sigmoid");
+  EXPECT_STREQ(to_string(Activation::tanh), "tanh");
+  EXPECT_STREQ(to_string(Activation::softmax), "softmax");
+  EXPECT_STREQ(to_string(Loss::mse), "mse");
+  EXPECT_STREQ(to_string(Loss::binary_crossentropy), "binary_crossentropy");
+  EXPECT_STREQ(to_string(Loss::sparse_categorical_crossentropy), "sparse_categorical_crossentropy");
+  EXPECT_STREQ(to_string(OptimizerKind::adam), "adam");
+  EXPECT_STREQ(to_string(OptimizerKind::sgd), "sgd");
+  EXPECT_STREQ(to_string(PoolMode::grow), "grow");
+  EXPECT_STREQ(to_string(PoolMode::reserve), "reserve");
+}
+
+// ---- Files ----------------------------------------------------------------------
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_model_spec(path);
+  } catch (const UserError& e) {
+    const std::string message = e.what();
+    EXPECT_THAT(message, Not(HasSubstr("\n")));
+    return message;
+  }
+  ADD_FAILURE() << "loaded " << path;
+  return "";
+}
+
+TEST(SpecFile, MissingFile) {
+  const std::string path = testing::TempDir() + "no-such-spec.json";
+  EXPECT_THAT(load_error(path), AllOf(StartsWith(path + ": cannot read"), HasSubstr("No such file")));
+}
+
+TEST(SpecFile, DirectoryCannotBeRead) {
+  EXPECT_THAT(load_error(testing::TempDir()), StartsWith(testing::TempDir() + ": cannot read"));
+}
+
+TEST(SpecFile, InvalidJsonNamesTheBytePosition) {
+  // The stray '}' is the 31st byte (nlohmann counts from 1).
+  const std::string path = write_temp("invalid-spec.json", "{\n  \"input\": 4,\n  \"layers\": [\n}\n");
+  EXPECT_THAT(load_error(path), AllOf(StartsWith(path + ": invalid JSON at byte 31: "), HasSubstr("line 4")));
+}
+
+TEST(SpecFile, EmptyFileIsInvalidJson) {
+  const std::string path = write_temp("empty-spec.json", "");
+  EXPECT_THAT(load_error(path), StartsWith(path + ": invalid JSON at byte "));
+}
+
+TEST(SpecFile, ValidFileLoads) {
+  const std::string path = write_temp("valid-spec.json", minimal().dump(2));
+  EXPECT_EQ(load_model_spec(path).outputs(), 3);
+}
+
+TEST(SpecFile, SpecErrorsNameTheFile) {
+  const std::string path = write_temp("bad-spec.json", with("fit", {{"epochs", 0}}).dump());
+  EXPECT_THAT(load_error(path), StartsWith(path + ": fit.epochs: got 0"));
+}
+
+TEST(SpecFile, ExamplesAreValid) {
+  const std::filesystem::path examples = std::filesystem::path(MF_SOURCE_DIR) / "examples";
+  int checked = 0;
+  if (std::filesystem::is_directory(examples)) {
+    for (const auto& entry : std::filesystem::directory_iterator(examples)) {
+      if (entry.path().extension() != ".json") continue;
+      EXPECT_NO_THROW(load_model_spec(entry.path().string())) << entry.path();
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no examples/*.json yet";
+}
+
+}  // namespace
+}  // namespace mf
