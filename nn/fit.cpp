@@ -45,7 +45,7 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
 }  // namespace
 
 int64_t training_rows(const ModelSpec& spec, int64_t rows) {
-  return int64_t(double(rows) * (1.0 - double(spec.fit.validation_split)));
+  return int64_t(std::floor(double(rows) * (1.0 - spec.fit.validation_split)));
 }
 
 void check_data(const ModelSpec& spec, const DeviceData& data, int classes, const std::string& what) {

@@ -179,6 +179,14 @@ class Field {
   float fraction() const {
     return number([](float x) { return x >= 0.f && x < 1.f; }, "a number in [0, 1)");
   }
+  // In double: Keras splits at floor(rows * (1 - split)), and 0.2f would cost a row of 1000.
+  double split() const {
+    if (value_->is_number()) {
+      const double x = value_->get<double>();
+      if (x >= 0 && x < 1) return x;
+    }
+    wrong("a number in [0, 1)");
+  }
   bool boolean() const {
     if (!value_->is_boolean()) wrong("true or false");
     return value_->get<bool>();
@@ -266,7 +274,7 @@ FitSpec parse_fit(const Field& field) {
   FitSpec fit;
   if (const auto epochs = field.optional("epochs")) fit.epochs = epochs->positive_int();
   if (const auto batch = field.optional("batch_size")) fit.batch_size = batch->positive_int();
-  if (const auto split = field.optional("validation_split")) fit.validation_split = split->fraction();
+  if (const auto split = field.optional("validation_split")) fit.validation_split = split->split();
   if (const auto shuffle = field.optional("shuffle")) fit.shuffle = shuffle->boolean();
   return fit;
 }

@@ -40,7 +40,7 @@ struct OptimizerSpec {
 struct FitSpec {
   int epochs = 1;
   int batch_size = 32;
-  float validation_split = 0.f;  // the last fraction of the training rows, taken before shuffling
+  double validation_split = 0;  // the last fraction of the training rows, taken before shuffling
   bool shuffle = true;
 };
 
