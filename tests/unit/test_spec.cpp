@@ -73,7 +73,7 @@ TEST(Spec, DefaultsApplied) {
   EXPECT_FLOAT_EQ(spec.optimizer.epsilon, 1e-7f);
   EXPECT_EQ(spec.fit.epochs, 1);
   EXPECT_EQ(spec.fit.batch_size, 32);
-  EXPECT_EQ(spec.fit.validation_split, 0.f);
+  EXPECT_EQ(spec.fit.validation_split, 0.0);
   EXPECT_TRUE(spec.fit.shuffle);
   EXPECT_EQ(spec.seed, 0u);
   EXPECT_EQ(spec.memory.limit_bytes, size_t(256) << 20);
@@ -119,7 +119,7 @@ TEST(Spec, FullSpecParsedExactly) {
   EXPECT_EQ(spec.optimizer.epsilon, 1e-6f);
   EXPECT_EQ(spec.fit.epochs, 10);
   EXPECT_EQ(spec.fit.batch_size, 64);
-  EXPECT_EQ(spec.fit.validation_split, 0.1f);
+  EXPECT_EQ(spec.fit.validation_split, 0.1);
   EXPECT_FALSE(spec.fit.shuffle);
   EXPECT_EQ(spec.seed, 42u);
   EXPECT_EQ(spec.memory.limit_bytes, size_t(64) << 20);

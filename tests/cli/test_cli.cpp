@@ -1,0 +1,222 @@
+// The multifit binary end to end: exit codes (0 ok, 2 user error), one-line
+// errors on stderr, and the JSON result document.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string quoted(const std::string& s) {  // for sh: '...' with ' escaped
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string example(const std::string& name) { return std::string(MF_SOURCE_DIR) + "/examples/" + name; }
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+  int err_lines() const { return int(std::count(err.begin(), err.end(), '\n')); }
+};
+
+class Cli : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mf-cli-" + std::to_string(getpid()) + "-" +
+                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Runs `multifit ARGS` (ARGS already quoted where needed) with stdout and stderr in files.
+  Result multifit(const std::string& args) const {
+    const std::string command = quoted(MULTIFIT_BIN) + " " + args + " >" + quoted(path("stdout")) + " 2>" +
+                                quoted(path("stderr")) + " </dev/null";
+    const int status = std::system(command.c_str());
+    Result r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = read_file(path("stdout"));
+    r.err = read_file(path("stderr"));
+    return r;
+  }
+
+  // A copy of an example spec with some keys replaced.
+  std::string spec_from(const std::string& name, const json& changes, const std::string& file) const {
+    json spec = json::parse(read_file(example(name)));
+    spec.merge_patch(changes);
+    std::ofstream(path(file)) << spec.dump(2);
+    return path(file);
+  }
+
+  json result(const std::string& file) const { return json::parse(read_file(path(file))); }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, TrainsTheBinaryExampleAndWritesJson) {
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu --json " +
+                            quoted(path("out.json")) + " --quiet");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // --quiet: no epoch lines
+  EXPECT_TRUE(contains(r.out, "binary-classifier: test_loss")) << r.out;
+  const json j = result("out.json");
+  EXPECT_EQ(j["backend"], "cpu");
+  ASSERT_EQ(j["models"].size(), 1u);
+  const json& m = j["models"][0];
+  EXPECT_EQ(m["name"], "binary-classifier");
+  EXPECT_EQ(m["status"], "ok");
+  EXPECT_TRUE(m["error"].is_null());
+  ASSERT_EQ(m["epochs"].size(), 2u);
+  for (const json& e : m["epochs"]) {
+    EXPECT_TRUE(e["loss"].is_number());
+    EXPECT_TRUE(e["accuracy"].is_number());
+    EXPECT_TRUE(e["val_loss"].is_null());
+  }
+  EXPECT_EQ(m["params"], 1409);
+  EXPECT_EQ(m["memory"]["cap_bytes"], 4194304);
+  EXPECT_EQ(m["memory"]["reserved_bytes"], 4194304);  // mode reserve
+  EXPECT_GT(m["memory"]["peak_bytes"].get<int64_t>(), 0);
+  EXPECT_LE(m["memory"]["peak_bytes"].get<int64_t>(), 4194304);
+  EXPECT_TRUE(m["test_accuracy"].is_number());
+  EXPECT_FALSE(fs::exists(path("out.json.tmp")));
+}
+
+TEST_F(Cli, ProgressLinesWithoutQuiet) {
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "Epoch 1/2")) << r.err;
+  EXPECT_TRUE(contains(r.err, "Epoch 2/2")) << r.err;
+}
+
+TEST_F(Cli, InfoExitsZero) {
+  const Result r = multifit("info");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "CUDA devices") || contains(r.out, "cuda:0")) << r.out;
+  EXPECT_TRUE(contains(r.out, "cpu ")) << r.out;
+}
+
+TEST_F(Cli, CudaBackendWithoutADeviceIsAUserError) {
+  const Result info = multifit("info");
+  if (!contains(info.out, "CUDA devices: none")) GTEST_SKIP() << "a CUDA device is present";
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cuda --quiet");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "cuda")) << r.err;
+}
+
+TEST_F(Cli, MalformedSpecIsOneLineNamingThePath) {
+  std::ofstream(path("bad.json")) << R"({"input": 4, "layers": [{"units": 0}], "loss": "mse"})";
+  const Result r = multifit("train " + quoted(path("bad.json")) + " --backend cpu");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "layers[0].units")) << r.err;
+  EXPECT_TRUE(contains(r.err, path("bad.json"))) << r.err;
+}
+
+TEST_F(Cli, InvalidJsonIsAUserError) {
+  std::ofstream(path("bad.json")) << "{\"input\": 4,";
+  const Result r = multifit("train " + quoted(path("bad.json")) + " --backend cpu");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+}
+
+TEST_F(Cli, MissingSpecFile) {
+  const Result r = multifit("train " + quoted(path("nope.json")) + " --backend cpu");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, path("nope.json"))) << r.err;
+}
+
+TEST_F(Cli, UnknownFlag) {
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --frobnicate");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(contains(r.err, "frobnicate")) << r.err;
+}
+
+TEST_F(Cli, NoSubcommand) { EXPECT_EQ(multifit("").rc, 2); }
+
+TEST_F(Cli, BadBackendName) {
+  EXPECT_EQ(multifit("train " + quoted(example("binary-classifier.json")) + " --backend tpu").rc, 2);
+}
+
+TEST_F(Cli, UnknownSyntheticKind) {
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) +
+                            " --backend cpu --data synthetic:nope");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "nope")) << r.err;
+}
+
+TEST_F(Cli, MemoryLimitTooSmallIsOomWithJson) {
+  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", 1024}}}}, "tiny.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("out.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "binary-classifier")) << r.err;
+  EXPECT_TRUE(contains(r.err, "1.00 KiB")) << r.err;  // the cap, as format_bytes writes it
+  ASSERT_TRUE(fs::exists(path("out.json")));
+  const json doc = result("out.json");
+  const json& m = doc["models"][0];
+  EXPECT_EQ(m["status"], "oom");
+  EXPECT_TRUE(m["error"].is_string());
+  EXPECT_EQ(m["memory"]["cap_bytes"], 1024);
+  EXPECT_EQ(m["epochs"].size(), 0u);
+}
+
+TEST_F(Cli, SaveThenLoad) {
+  const Result saved = multifit("train " + quoted(example("regressor.json")) + " --backend cpu --quiet --save " +
+                                quoted(path("w.mfw")) + " --json " + quoted(path("first.json")));
+  ASSERT_EQ(saved.rc, 0) << saved.err;
+  ASSERT_TRUE(fs::exists(path("w.mfw")));
+
+  const std::string one_epoch = spec_from("regressor.json", {{"fit", {{"epochs", 1}}}}, "one.json");
+  const Result loaded = multifit("train " + quoted(one_epoch) + " --backend cpu --quiet --load " +
+                                 quoted(path("w.mfw")) + " --json " + quoted(path("loaded.json")));
+  ASSERT_EQ(loaded.rc, 0) << loaded.err;
+  const Result fresh =
+      multifit("train " + quoted(one_epoch) + " --backend cpu --quiet --json " + quoted(path("fresh.json")));
+  ASSERT_EQ(fresh.rc, 0) << fresh.err;
+  // Starting from the trained weights, the first epoch continues where training stopped:
+  // its loss is below that of the first epoch from the random initialisation.
+  const double loaded_loss = result("loaded.json")["models"][0]["epochs"][0]["loss"];
+  const double fresh_loss = result("fresh.json")["models"][0]["epochs"][0]["loss"];
+  EXPECT_LT(loaded_loss, fresh_loss);
+}
+
+TEST_F(Cli, LoadingWeightsOfAnotherSpecFails) {
+  const Result saved = multifit("train " + quoted(example("regressor.json")) + " --backend cpu --quiet --save " +
+                                quoted(path("w.mfw")));
+  ASSERT_EQ(saved.rc, 0) << saved.err;
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu --quiet --load " +
+                            quoted(path("w.mfw")) + " --json " + quoted(path("out.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, path("w.mfw"))) << r.err;
+  EXPECT_EQ(result("out.json")["models"][0]["status"], "failed");
+}
+
+}  // namespace

@@ -1,0 +1,467 @@
+// fit/evaluate with Keras's semantics, check_data, and weights files.
+//
+// References: Keras's Model.fit (validation rows = the last floor-split of the
+// data, taken before shuffling; the last partial batch is a step of its own; the
+// epoch loss is the sample-weighted mean of the batch losses seen while training),
+// a manual replay of an epoch with train_batch, and learnable synthetic data.
+#include "nn/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "nn/cpu_backend.h"
+#include "nn/dataset.h"
+#include "nn/weights.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+ModelSpec classifier(int input, int hidden, int classes, int batch = 32) {
+  ModelSpec spec;
+  spec.name = "clf";
+  spec.input = input;
+  spec.layers = {{hidden, Activation::relu}, {classes, Activation::softmax}};
+  spec.loss = Loss::sparse_categorical_crossentropy;
+  spec.fit.batch_size = batch;
+  spec.seed = 5;
+  return spec;
+}
+
+// ---- training_rows ------------------------------------------------------------------
+
+TEST(TrainingRows, KerasSplit) {
+  // Keras: split_at = floor(rows * (1 - validation_split)), with the split as written in the spec.
+  ModelSpec spec = classifier(4, 4, 2);
+  spec.fit.validation_split = 0;
+  EXPECT_EQ(training_rows(spec, 1000), 1000);
+  spec.fit.validation_split = 0.2;
+  EXPECT_EQ(training_rows(spec, 1000), 800);
+  spec.fit.validation_split = 0.1;
+  EXPECT_EQ(training_rows(spec, 60000), 54000);
+  EXPECT_EQ(training_rows(spec, 1000), 900);
+  spec.fit.validation_split = 0.25;
+  EXPECT_EQ(training_rows(spec, 70), 52);  // 52.5 -> 52
+  spec.fit.validation_split = 0.5;
+  EXPECT_EQ(training_rows(spec, 3), 1);
+}
+
+// ---- One epoch replayed by hand -----------------------------------------------------
+
+// 70 rows at batch 32: Keras takes 3 steps (32, 32, 6) and reports the loss over all 70.
+void replay_epoch(bool shuffle) {
+  SCOPED_TRACE(shuffle ? "shuffled" : "in order");
+  const DataSplit split = make_synthetic("teacher:rows=70,features=6,classes=3,seed=9");
+  ModelSpec spec = classifier(6, 8, 3, 32);
+  spec.fit.epochs = 1;
+  spec.fit.shuffle = shuffle;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+
+  Model fitted(spec, cpu, 70);
+  const FitResult result = fit(fitted, data, {});
+  ASSERT_EQ(result.epochs.size(), 1u);
+
+  Model manual(spec, cpu, 70);
+  std::vector<int> order(70);
+  for (int i = 0; i < 70; ++i)
+    order[i] = shuffle ? int(permute_index(uint32_t(i), 70, spec.seed, 0)) : i;
+  manual.reset_totals();
+  int steps = 0;
+  for (int first = 0; first < 70; first += 32) {
+    const int m = std::min(32, 70 - first);
+    std::vector<float> x, y;
+    for (int r = first; r < first + m; ++r) {
+      x.insert(x.end(), split.train.x.begin() + order[r] * 6, split.train.x.begin() + (order[r] + 1) * 6);
+      y.push_back(split.train.y[order[r]]);
+    }
+    manual.train_batch(x.data(), y.data(), m);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 3);
+  const auto [loss_sum, correct_sum] = manual.read_totals();
+  EXPECT_DOUBLE_EQ(result.epochs[0].loss, loss_sum / 70);
+  EXPECT_DOUBLE_EQ(result.epochs[0].accuracy, correct_sum / 70);
+  EXPECT_EQ(fitted.get_params(), manual.get_params());  // bitwise: same steps, same order
+}
+
+TEST(Fit, PartialLastBatchIsAStepInOrder) { replay_epoch(false); }
+TEST(Fit, PartialLastBatchIsAStepShuffled) { replay_epoch(true); }
+
+TEST(Fit, ValidationRowsAreTheLastRows) {
+  const DataSplit split = make_synthetic("teacher:rows=500,features=6,classes=3,seed=3");
+  ModelSpec spec = classifier(6, 8, 3, 32);
+  spec.fit.epochs = 2;
+  spec.fit.validation_split = 0.2;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu, training_rows(spec, data.rows()));
+  const FitResult result = fit(model, data, {});
+  ASSERT_EQ(result.epochs.size(), 2u);
+  const int64_t train = training_rows(spec, data.rows());
+  const Evaluation val = evaluate(model, data, train, data.rows() - train);
+  EXPECT_DOUBLE_EQ(result.epochs[1].val_loss, val.loss);
+  EXPECT_DOUBLE_EQ(result.epochs[1].val_accuracy, val.accuracy);
+  EXPECT_FALSE(std::isnan(result.epochs[0].val_loss));
+}
+
+TEST(Fit, NoValidationMeansNaN) {
+  const DataSplit split = make_synthetic("teacher:rows=64,features=6,classes=3,seed=3");
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(classifier(6, 8, 3), cpu, 64);
+  const FitResult result = fit(model, data, {});
+  EXPECT_TRUE(std::isnan(result.epochs[0].val_loss));
+  EXPECT_TRUE(std::isnan(result.epochs[0].val_accuracy));
+}
+
+TEST(Fit, MseHasNoAccuracy) {
+  const DataSplit split = make_synthetic("regression:rows=64,features=4");
+  ModelSpec spec;
+  spec.input = 4;
+  spec.layers = {{1, Activation::linear}};
+  spec.loss = Loss::mse;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu, 64);
+  const FitResult result = fit(model, data, {});
+  EXPECT_TRUE(std::isnan(result.epochs[0].accuracy));
+  EXPECT_TRUE(std::isfinite(result.epochs[0].loss));
+}
+
+TEST(Evaluate, MatchesTheSumOfItsParts) {
+  // evaluate over rows [0, 100) = the row-weighted mean of evaluations over [0, 37) and [37, 100).
+  const DataSplit split = make_synthetic("teacher:rows=100,features=6,classes=3,seed=4");
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(classifier(6, 8, 3, 16), cpu, 100);
+  const Evaluation all = evaluate(model, data, 0, 100), a = evaluate(model, data, 0, 37),
+                   b = evaluate(model, data, 37, 63);
+  EXPECT_NEAR(all.loss, (a.loss * 37 + b.loss * 63) / 100, 1e-6);
+  EXPECT_NEAR(all.accuracy, (a.accuracy * 37 + b.accuracy * 63) / 100, 1e-12);
+}
+
+TEST(Fit, SameSeedSameResult) {
+  const DataSplit split = make_synthetic("teacher:rows=300,features=6,classes=3,seed=2");
+  ModelSpec spec = classifier(6, 8, 3, 32);
+  spec.fit.epochs = 3;
+  spec.fit.validation_split = 0.1;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model a(spec, cpu, training_rows(spec, 300)), b(spec, cpu, training_rows(spec, 300));
+  const FitResult ra = fit(a, data, {}), rb = fit(b, data, {});
+  ASSERT_EQ(ra.epochs.size(), 3u);
+  ASSERT_EQ(rb.epochs.size(), 3u);
+  for (size_t e = 0; e < 3; ++e) {
+    EXPECT_EQ(ra.epochs[e].loss, rb.epochs[e].loss);
+    EXPECT_EQ(ra.epochs[e].accuracy, rb.epochs[e].accuracy);
+    EXPECT_EQ(ra.epochs[e].val_loss, rb.epochs[e].val_loss);
+    EXPECT_EQ(ra.epochs[e].val_accuracy, rb.epochs[e].val_accuracy);
+  }
+  EXPECT_EQ(a.get_params(), b.get_params());
+
+  // Another seed: another initialisation and order, other numbers.
+  spec.seed = 6;
+  Model c(spec, cpu, training_rows(spec, 300));
+  const FitResult rc = fit(c, data, {});
+  EXPECT_NE(ra.epochs[2].loss, rc.epochs[2].loss);
+}
+
+TEST(Fit, ProgressLinesLikeKeras) {
+  const DataSplit split = make_synthetic("teacher:rows=70,features=6,classes=3,seed=9");
+  ModelSpec spec = classifier(6, 8, 3, 32);
+  spec.fit.epochs = 2;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu, 70);
+  std::ostringstream out;
+  fit(model, data, {&out, "[m] "});
+  const std::string text = out.str();
+  EXPECT_TRUE(contains(text, "[m] Epoch 1/2 - 3 steps")) << text;
+  EXPECT_TRUE(contains(text, "[m] Epoch 2/2 - 3 steps")) << text;
+  EXPECT_TRUE(contains(text, " - loss: ")) << text;
+  EXPECT_TRUE(contains(text, " - accuracy: ")) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+}
+
+TEST(Fit, DivergenceStopsTraining) {
+  const DataSplit split = make_synthetic("regression:rows=256,features=8");
+  ModelSpec spec;
+  spec.input = 8;
+  spec.layers = {{16, Activation::linear}, {1, Activation::linear}};
+  spec.loss = Loss::mse;
+  spec.optimizer.kind = OptimizerKind::sgd;
+  spec.optimizer.learning_rate = 1e4f;  // explodes within a few steps
+  spec.fit.epochs = 5;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu, 256);
+  const FitResult result = fit(model, data, {});
+  EXPECT_EQ(result.status, FitStatus::diverged);
+  EXPECT_LT(result.epochs.size(), 5u);
+  EXPECT_FALSE(std::isfinite(result.epochs.back().loss));
+}
+
+// ---- Convergence on learnable data --------------------------------------------------
+
+// The synthetic teacher labels x by a fixed random tanh network; a 20-32 student learns it.
+TEST(Convergence, SoftmaxStudentLearnsTheTeacher) {
+  const DataSplit split = make_synthetic("teacher");  // 4096 rows, 20 features, 2 classes
+  ModelSpec spec = classifier(20, 32, 2, 32);
+  spec.layers[0].activation = Activation::tanh;
+  spec.optimizer.learning_rate = 0.01f;
+  spec.fit.epochs = 5;
+  spec.seed = 1;
+  CpuBackend cpu;
+  DeviceData train(cpu, split.train), test(cpu, *split.test);
+  Model model(spec, cpu, split.train.rows);
+  const FitResult result = fit(model, train, {});
+  ASSERT_EQ(result.status, FitStatus::ok);
+  ASSERT_EQ(result.epochs.size(), 5u);
+  EXPECT_LT(result.epochs.back().loss, result.epochs.front().loss);
+  EXPECT_LT(result.epochs.back().loss, 0.3);
+  EXPECT_GE(result.epochs.back().accuracy, 0.90);
+  const double test_accuracy = evaluate(model, test, 0, test.rows()).accuracy;
+  RecordProperty("train_accuracy", std::to_string(result.epochs.back().accuracy));
+  RecordProperty("train_loss", std::to_string(result.epochs.back().loss));
+  RecordProperty("test_accuracy", std::to_string(test_accuracy));
+  EXPECT_GE(test_accuracy, 0.88);  // generalises to the held-out rows
+}
+
+TEST(Convergence, SigmoidStudentLearnsTheBinaryTeacher) {
+  const DataSplit split = make_synthetic("teacher");  // labels 0/1, one target column
+  ModelSpec spec;
+  spec.name = "binary";
+  spec.input = 20;
+  spec.layers = {{32, Activation::tanh}, {1, Activation::sigmoid}};
+  spec.loss = Loss::binary_crossentropy;
+  spec.optimizer.learning_rate = 0.01f;
+  spec.fit.epochs = 5;
+  spec.seed = 1;
+  CpuBackend cpu;
+  DeviceData train(cpu, split.train), test(cpu, *split.test);
+  check_data(spec, train, split.train.classes, "train");
+  Model model(spec, cpu, split.train.rows);
+  const FitResult result = fit(model, train, {});
+  ASSERT_EQ(result.status, FitStatus::ok);
+  EXPECT_LT(result.epochs.back().loss, result.epochs.front().loss);
+  EXPECT_GE(result.epochs.back().accuracy, 0.90);
+  const double test_accuracy = evaluate(model, test, 0, test.rows()).accuracy;
+  RecordProperty("train_accuracy", std::to_string(result.epochs.back().accuracy));
+  RecordProperty("first_loss", std::to_string(result.epochs.front().loss));
+  RecordProperty("train_loss", std::to_string(result.epochs.back().loss));
+  RecordProperty("test_accuracy", std::to_string(test_accuracy));
+  EXPECT_GE(test_accuracy, 0.88);
+}
+
+// ---- check_data -----------------------------------------------------------------------
+
+std::string check_data_error(const ModelSpec& spec, const Dataset& d) {
+  CpuBackend cpu;
+  DeviceData data(cpu, d);
+  try {
+    check_data(spec, data, d.classes, "training data 'X'");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "check_data accepted the data";
+  return "";
+}
+
+TEST(CheckData, AcceptsMatchingData) {
+  const DataSplit split = make_synthetic("teacher:rows=40,features=6,classes=3");
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  EXPECT_NO_THROW(check_data(classifier(6, 8, 3), data, 3, "d"));
+  EXPECT_NO_THROW(check_data(classifier(6, 8, 5), data, 3, "d"));  // more units than classes is fine
+}
+
+TEST(CheckData, FeatureMismatch) {
+  const std::string e = check_data_error(classifier(7, 8, 3), make_synthetic("teacher:rows=40,features=6,classes=3").train);
+  EXPECT_TRUE(contains(e, "'clf'")) << e;
+  EXPECT_TRUE(contains(e, "training data 'X'")) << e;
+  EXPECT_TRUE(contains(e, "6 features")) << e;
+  EXPECT_TRUE(contains(e, "7")) << e;
+}
+
+TEST(CheckData, TooManyClasses) {
+  const std::string e = check_data_error(classifier(6, 8, 3), make_synthetic("teacher:rows=40,features=6,classes=5").train);
+  EXPECT_TRUE(contains(e, "5 classes")) << e;
+  EXPECT_TRUE(contains(e, "3 units")) << e;
+}
+
+TEST(CheckData, MseNeedsOneTargetColumnPerOutput) {
+  ModelSpec spec;
+  spec.name = "reg";
+  spec.input = 4;
+  spec.layers = {{2, Activation::linear}};
+  spec.loss = Loss::mse;
+  const std::string e = check_data_error(spec, make_synthetic("regression:rows=40,features=4").train);
+  EXPECT_TRUE(contains(e, "1 target column")) << e;
+  EXPECT_TRUE(contains(e, "2 units")) << e;
+}
+
+TEST(CheckData, ClassificationNeedsLabels) {
+  const std::string e = check_data_error(classifier(4, 8, 3), make_synthetic("regression:rows=40,features=4").train);
+  EXPECT_TRUE(contains(e, "sparse_categorical_crossentropy")) << e;
+}
+
+TEST(CheckData, BinaryCrossentropyNeedsBinaryLabels) {
+  ModelSpec spec;
+  spec.name = "bin";
+  spec.input = 6;
+  spec.layers = {{1, Activation::sigmoid}};
+  spec.loss = Loss::binary_crossentropy;
+  const std::string e = check_data_error(spec, make_synthetic("teacher:rows=40,features=6,classes=3").train);
+  EXPECT_TRUE(contains(e, "binary_crossentropy")) << e;
+}
+
+TEST(CheckData, ValidationSplitLeavingNoRows) {
+  ModelSpec spec = classifier(6, 8, 3);
+  spec.fit.validation_split = 0.9;
+  const std::string e = check_data_error(spec, make_synthetic("teacher:rows=1,features=6,classes=3").train);
+  EXPECT_TRUE(contains(e, "validation_split")) << e;
+}
+
+// ---- Weights files ----------------------------------------------------------------------
+
+class Weights : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("mf-weights-" + std::to_string(getpid()) + "-" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static ModelSpec spec(int hidden = 8, Activation act = Activation::relu) {
+    ModelSpec s = classifier(6, hidden, 3);
+    s.layers[0].activation = act;
+    return s;
+  }
+  // Trains a little so the weights are not just the initialisation.
+  static void train_a_bit(Model& model) {
+    const DataSplit split = make_synthetic("teacher:rows=64,features=6,classes=3");
+    DeviceData data(model.backend(), split.train);
+    fit(model, data, {});
+  }
+  std::string load_error(Model& model, const std::string& file) {
+    try {
+      load_weights(model, file);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "loaded " << file;
+    return "";
+  }
+
+  fs::path dir_;
+  CpuBackend cpu_;
+};
+
+TEST_F(Weights, RoundTripIsBitwiseExact) {
+  Model a(spec(), cpu_, 64);
+  train_a_bit(a);
+  save_weights(a, path("w.mfw"));
+  ModelSpec other_seed = spec();
+  other_seed.seed = 99;
+  Model b(other_seed, cpu_, 64);
+  ASSERT_NE(a.get_params(), b.get_params());
+  load_weights(b, path("w.mfw"));
+  const std::vector<float> pa = a.get_params(), pb = b.get_params();
+  ASSERT_EQ(pa.size(), pb.size());
+  EXPECT_EQ(std::memcmp(pa.data(), pb.data(), pa.size() * sizeof(float)), 0);
+  // Header (4 magic + 4 layers + 2*12 shapes + 8 count) plus the floats.
+  EXPECT_EQ(fs::file_size(path("w.mfw")), 4 + 4 + 2 * 12 + 8 + pa.size() * sizeof(float));
+  EXPECT_FALSE(fs::exists(path("w.mfw.tmp")));
+}
+
+TEST_F(Weights, OtherShapeIsRefusedNamingFileAndLayer) {
+  Model a(spec(8), cpu_, 64);
+  save_weights(a, path("w.mfw"));
+  Model b(spec(9), cpu_, 64);
+  const std::vector<float> before = b.get_params();
+  const std::string e = load_error(b, path("w.mfw"));
+  EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
+  EXPECT_TRUE(contains(e, "layer 0")) << e;
+  EXPECT_TRUE(contains(e, "6x8")) << e;
+  EXPECT_TRUE(contains(e, "6x9")) << e;
+  EXPECT_EQ(b.get_params(), before);  // nothing loaded
+}
+
+TEST_F(Weights, OtherActivationIsRefused) {
+  Model a(spec(8, Activation::relu), cpu_, 64);
+  save_weights(a, path("w.mfw"));
+  Model b(spec(8, Activation::tanh), cpu_, 64);
+  const std::string e = load_error(b, path("w.mfw"));
+  EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
+  EXPECT_TRUE(contains(e, "layer 0")) << e;
+  EXPECT_TRUE(contains(e, "activation")) << e;
+}
+
+TEST_F(Weights, OtherLayerCountIsRefused) {
+  Model a(spec(), cpu_, 64);
+  save_weights(a, path("w.mfw"));
+  ModelSpec deeper = spec();
+  deeper.layers.insert(deeper.layers.begin(), {8, Activation::relu});
+  Model b(deeper, cpu_, 64);
+  const std::string e = load_error(b, path("w.mfw"));
+  EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
+  EXPECT_TRUE(contains(e, "2 layers")) << e;
+  EXPECT_TRUE(contains(e, "3")) << e;
+}
+
+TEST_F(Weights, TruncatedFileIsRefused) {
+  Model a(spec(), cpu_, 64);
+  save_weights(a, path("w.mfw"));
+  const auto size = fs::file_size(path("w.mfw"));
+  for (uintmax_t keep : {uintmax_t(6), uintmax_t(20), uintmax_t(40), size - 4, size - 1}) {
+    fs::copy_file(path("w.mfw"), path("cut.mfw"), fs::copy_options::overwrite_existing);
+    fs::resize_file(path("cut.mfw"), keep);
+    const std::string e = load_error(a, path("cut.mfw"));
+    EXPECT_TRUE(contains(e, path("cut.mfw"))) << "kept " << keep << ": " << e;
+    EXPECT_TRUE(contains(e, "truncated")) << "kept " << keep << ": " << e;
+  }
+}
+
+TEST_F(Weights, TrailingBytesAreRefused) {
+  Model a(spec(), cpu_, 64);
+  save_weights(a, path("w.mfw"));
+  std::ofstream(path("w.mfw"), std::ios::binary | std::ios::app) << "xx";
+  EXPECT_TRUE(contains(load_error(a, path("w.mfw")), "after the parameters"));
+}
+
+TEST_F(Weights, NotAWeightsFileIsRefused) {
+  std::ofstream(path("spec.json")) << "{\"input\": 6}\n";
+  Model a(spec(), cpu_, 64);
+  const std::string e = load_error(a, path("spec.json"));
+  EXPECT_TRUE(contains(e, path("spec.json"))) << e;
+  EXPECT_TRUE(contains(e, "not a multifit weights file")) << e;
+  std::ofstream(path("empty.mfw"));
+  EXPECT_TRUE(contains(load_error(a, path("empty.mfw")), "not a multifit weights file"));
+}
+
+TEST_F(Weights, MissingFileIsAUserError) {
+  Model a(spec(), cpu_, 64);
+  EXPECT_TRUE(contains(load_error(a, path("nope.mfw")), path("nope.mfw")));
+}
+
+}  // namespace
+}  // namespace mf

@@ -1,0 +1,372 @@
+// Gradient checks on CpuBackend.
+//
+// References:
+//  * a double-precision forward pass and loss written here from Keras's formulas
+//    (mse = mean over rows of the mean over outputs of (y-t)^2; binary cross-entropy
+//    -t log p - (1-t) log(1-p), also averaged over outputs; sparse categorical
+//    cross-entropy -log softmax(z)[label]), differentiated by central differences in
+//    double with h = 1e-5: truncation ~h^2 = 1e-10 and round-off ~1e-16/h = 1e-11, so
+//    the reference gradient is exact to far below float precision and the model's
+//    float32 gradient must match it to 1e-3 relative (+1e-5 absolute);
+//  * central differences through the model itself (set_params + evaluate_batch, all
+//    float32): with h = 1e-2 the truncation error is ~h^2/6 * |L'''| ~ 1e-5 and the
+//    float round-off of an O(1) loss is ~6e-8/h ~ 1e-5 per difference, so 2e-2
+//    relative (+2e-3 absolute, for gradients near 0) is loose enough to never flake
+//    and tight enough to catch any wrong factor (a missing 1/outputs, 2, or sign);
+//  * naive loops in double for the backend's dense products.
+// Parameters whose perturbation flips the sign of a relu pre-activation (a kink,
+// where finite differences are meaningless) are skipped; the reference detects it.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "nn/cpu_backend.h"
+#include "nn/model.h"
+#include "nn/rng.h"
+
+namespace mf {
+namespace {
+
+constexpr int kRows = 6;    // rows of the checked batch
+constexpr int kBatch = 8;   // the spec's batch size: a partial batch, so the loss must scale by rows, not 8
+constexpr int kInput = 5;
+
+ModelSpec make_spec(std::vector<LayerSpec> layers, Loss loss) {
+  ModelSpec spec;
+  spec.name = "gradcheck";
+  spec.input = kInput;
+  spec.layers = std::move(layers);
+  spec.loss = loss;
+  spec.fit.batch_size = kBatch;
+  spec.seed = 7;
+  return spec;
+}
+
+// ---- The double-precision reference ------------------------------------------------
+
+double act(Activation a, double z) {
+  switch (a) {
+    case Activation::relu: return z > 0 ? z : 0;
+    case Activation::sigmoid: return 1 / (1 + std::exp(-z));
+    case Activation::tanh: return std::tanh(z);
+    default: return z;  // linear; softmax is handled by the loss
+  }
+}
+
+struct RefResult {
+  double loss = 0;
+  std::vector<bool> relu_signs;  // z > 0 of every relu pre-activation, in order
+};
+
+RefResult reference(const ModelSpec& spec, const std::vector<double>& p, const std::vector<float>& X,
+                    const std::vector<float>& T, int m) {
+  RefResult r;
+  for (int row = 0; row < m; ++row) {
+    std::vector<double> a(X.begin() + row * spec.input, X.begin() + (row + 1) * spec.input);
+    size_t at = 0;
+    int in = spec.input;
+    std::vector<double> z;
+    for (const LayerSpec& l : spec.layers) {
+      z.assign(l.units, 0.0);
+      for (int j = 0; j < l.units; ++j) {
+        double s = p[at + size_t(in) * l.units + j];  // bias
+        for (int i = 0; i < in; ++i) s += a[i] * p[at + size_t(i) * l.units + j];
+        z[j] = s;
+      }
+      at += size_t(in + 1) * l.units;
+      a.resize(l.units);
+      for (int j = 0; j < l.units; ++j) {
+        if (l.activation == Activation::relu) r.relu_signs.push_back(z[j] > 0);
+        a[j] = act(l.activation, z[j]);
+      }
+      in = l.units;
+    }
+    const int n = spec.outputs();
+    double row_loss = 0;
+    if (spec.loss == Loss::sparse_categorical_crossentropy) {
+      double sum = 0;
+      for (double v : z) sum += std::exp(v);
+      row_loss = -(z[int(T[row])] - std::log(sum));
+    } else {
+      for (int j = 0; j < n; ++j) {
+        const double t = T[row * n + j];
+        if (spec.loss == Loss::mse) {
+          row_loss += (a[j] - t) * (a[j] - t);
+        } else {  // binary cross-entropy on p = sigmoid(z)
+          const double q = 1 / (1 + std::exp(-z[j]));
+          row_loss += -t * std::log(q) - (1 - t) * std::log(1 - q);
+        }
+      }
+      row_loss /= n;
+    }
+    r.loss += row_loss;
+  }
+  r.loss /= m;
+  return r;
+}
+
+// ---- The check ----------------------------------------------------------------------
+
+struct Problem {
+  ModelSpec spec;
+  std::vector<float> X, T;
+};
+
+Problem make_problem(const ModelSpec& spec, uint64_t seed) {
+  Problem p{spec, {}, {}};
+  Rng rng(seed);
+  p.X.resize(size_t(kRows) * kInput);
+  for (float& x : p.X) x = rng.uniform(-1.f, 1.f);
+  const int n = spec.outputs();
+  if (spec.loss == Loss::sparse_categorical_crossentropy) {
+    for (int r = 0; r < kRows; ++r) p.T.push_back(float(rng.below(uint32_t(n))));
+  } else {
+    const bool sigmoid_out = spec.output_activation() == Activation::sigmoid;
+    for (int i = 0; i < kRows * n; ++i) {
+      if (spec.loss == Loss::binary_crossentropy) p.T.push_back(float(rng.below(2)));
+      else if (sigmoid_out) p.T.push_back(rng.uniform());  // reachable targets in (0, 1)
+      else p.T.push_back(rng.uniform(-1.5f, 1.5f));
+    }
+  }
+  return p;
+}
+
+void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
+  SCOPED_TRACE("loss " + std::string(to_string(spec.loss)) + ", hidden " + to_string(spec.layers[0].activation) +
+               ", output " + to_string(spec.output_activation()));
+  CpuBackend cpu;
+  Model model(spec, cpu, kRows);
+  const Problem pb = make_problem(spec, data_seed);
+
+  const std::vector<float> params = model.get_params();
+  ASSERT_EQ(int64_t(params.size()), model.param_count());
+  model.compute_gradients(pb.X.data(), pb.T.data(), kRows);
+  const std::vector<float> grads = model.get_gradients();
+
+  const std::vector<double> p64(params.begin(), params.end());
+  const RefResult base = reference(spec, p64, pb.X, pb.T, kRows);
+
+  // The model's mean batch loss, through its own forward pass.
+  auto model_loss = [&](const std::vector<float>& p) {
+    model.set_params(p);
+    model.reset_totals();
+    model.evaluate_batch(pb.X.data(), pb.T.data(), kRows);
+    return model.read_totals().first / kRows;
+  };
+  EXPECT_NEAR(model_loss(params), base.loss, 1e-5 * std::max(1.0, base.loss)) << "forward loss vs reference";
+
+  int checked = 0, skipped = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    // (1) against the double reference, h = 1e-5.
+    {
+      const double h = 1e-5;
+      std::vector<double> plus = p64, minus = p64;
+      plus[i] += h;
+      minus[i] -= h;
+      const RefResult rp = reference(spec, plus, pb.X, pb.T, kRows), rm = reference(spec, minus, pb.X, pb.T, kRows);
+      if (rp.relu_signs == base.relu_signs && rm.relu_signs == base.relu_signs) {
+        const double fd = (rp.loss - rm.loss) / (2 * h);
+        EXPECT_NEAR(grads[i], fd, 1e-5 + 1e-3 * std::abs(fd)) << "param " << i << " vs double reference";
+      }
+    }
+    // (2) through the model in float, h = 1e-2.
+    {
+      const float h = 1e-2f;
+      std::vector<float> plus = params, minus = params;
+      plus[i] += h;
+      minus[i] -= h;
+      const std::vector<double> p64p(plus.begin(), plus.end()), p64m(minus.begin(), minus.end());
+      if (reference(spec, p64p, pb.X, pb.T, kRows).relu_signs != base.relu_signs ||
+          reference(spec, p64m, pb.X, pb.T, kRows).relu_signs != base.relu_signs) {
+        ++skipped;
+        continue;
+      }
+      const double fd = (model_loss(plus) - model_loss(minus)) / (double(plus[i]) - double(minus[i]));
+      EXPECT_NEAR(grads[i], fd, 2e-3 + 2e-2 * std::abs(fd)) << "param " << i << " vs model finite difference";
+      ++checked;
+    }
+  }
+  // Kinks are rare: most parameters must have been checked.
+  EXPECT_GE(checked, int(params.size()) * 3 / 4) << skipped << " skipped";
+  // A gradient that is all zeros would pass many checks trivially.
+  double norm = 0;
+  for (float g : grads) norm += double(g) * g;
+  EXPECT_GT(norm, 1e-6);
+}
+
+// (a) every hidden activation, through two hidden layers (so the backward pass
+// chains activation_backward twice), with a linear mse output.
+class HiddenActivation : public testing::TestWithParam<Activation> {};
+
+TEST_P(HiddenActivation, MatchesFiniteDifferences) {
+  const Activation a = GetParam();
+  check_gradients(make_spec({{4, a}, {3, a}, {2, Activation::linear}}, Loss::mse));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, HiddenActivation,
+                         testing::Values(Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh),
+                         [](const testing::TestParamInfo<Activation>& info) { return to_string(info.param); });
+
+// (b) every loss with the output activations it allows.
+TEST(LossGradient, MseLinearOutput) {
+  check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::mse));
+}
+
+TEST(LossGradient, MseSigmoidOutput) {
+  check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::sigmoid}}, Loss::mse));
+}
+
+TEST(LossGradient, MseTanhOutputWithReluHidden) {
+  check_gradients(make_spec({{4, Activation::relu}, {3, Activation::tanh}}, Loss::mse));
+}
+
+TEST(LossGradient, BinaryCrossentropyOneOutput) {
+  check_gradients(make_spec({{4, Activation::tanh}, {1, Activation::sigmoid}}, Loss::binary_crossentropy));
+}
+
+TEST(LossGradient, BinaryCrossentropyThreeOutputs) {  // Keras averages over the outputs of a row
+  check_gradients(make_spec({{4, Activation::relu}, {3, Activation::sigmoid}}, Loss::binary_crossentropy));
+}
+
+TEST(LossGradient, SparseCategoricalCrossentropy) {
+  check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::softmax}},
+                            Loss::sparse_categorical_crossentropy));
+}
+
+TEST(LossGradient, SparseCategoricalCrossentropyReluHidden) {
+  check_gradients(make_spec({{4, Activation::relu}, {3, Activation::softmax}},
+                            Loss::sparse_categorical_crossentropy));
+}
+
+TEST(LossGradient, SingleLayerModel) {  // no hidden layer: the first layer is also the output
+  check_gradients(make_spec({{3, Activation::softmax}}, Loss::sparse_categorical_crossentropy));
+}
+
+// The gradient of a batch does not depend on earlier batches (the buffers are overwritten, not accumulated).
+TEST(LossGradient, RepeatedComputationIsIdentical) {
+  const ModelSpec spec = make_spec({{4, Activation::relu}, {3, Activation::softmax}},
+                                   Loss::sparse_categorical_crossentropy);
+  CpuBackend cpu;
+  Model model(spec, cpu, kRows);
+  const Problem a = make_problem(spec, 1), b = make_problem(spec, 2);
+  model.compute_gradients(a.X.data(), a.T.data(), kRows);
+  const std::vector<float> first = model.get_gradients();
+  model.compute_gradients(b.X.data(), b.T.data(), kRows);
+  EXPECT_NE(model.get_gradients(), first);
+  model.compute_gradients(a.X.data(), a.T.data(), kRows);
+  EXPECT_EQ(model.get_gradients(), first);
+}
+
+// ---- The backend's products against naive loops ------------------------------------
+
+std::vector<float> random_matrix(Rng& rng, int rows, int cols) {
+  std::vector<float> v(size_t(rows) * cols);
+  for (float& x : v) x = rng.uniform(-1.f, 1.f);
+  return v;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << what << " element " << i;
+}
+
+struct Shape {
+  int m, k, n;
+};
+
+class DenseOps : public testing::TestWithParam<Shape> {};
+
+TEST_P(DenseOps, ForwardMatchesNaiveLoop) {
+  const auto [m, k, n] = GetParam();
+  Rng rng(3);
+  const auto X = random_matrix(rng, m, k), W = random_matrix(rng, k, n), b = random_matrix(rng, 1, n);
+  CpuBackend cpu;
+  for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh}) {
+    std::vector<float> Y(size_t(m) * n);
+    cpu.dense_forward(X.data(), W.data(), b.data(), Y.data(), m, k, n, a);
+    std::vector<double> want(Y.size());
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c) {
+        double s = b[c];
+        for (int i = 0; i < k; ++i) s += double(X[r * k + i]) * W[i * n + c];
+        want[r * n + c] = act(a, s);
+      }
+    expect_close(Y, want, 1e-5, to_string(a));
+  }
+}
+
+TEST_P(DenseOps, BackwardInputMatchesNaiveLoop) {
+  const auto [m, k, n] = GetParam();
+  Rng rng(4);
+  const auto dZ = random_matrix(rng, m, n), W = random_matrix(rng, k, n);
+  CpuBackend cpu;
+  std::vector<float> dX(size_t(m) * k, 99.f);  // garbage: the product must overwrite, not accumulate
+  cpu.dense_backward_input(dZ.data(), W.data(), dX.data(), m, k, n);
+  std::vector<double> want(dX.size());
+  for (int r = 0; r < m; ++r)
+    for (int i = 0; i < k; ++i) {
+      double s = 0;
+      for (int c = 0; c < n; ++c) s += double(dZ[r * n + c]) * W[i * n + c];
+      want[r * k + i] = s;
+    }
+  expect_close(dX, want, 1e-5, "dX");
+}
+
+TEST_P(DenseOps, BackwardParamsMatchesNaiveLoop) {
+  const auto [m, k, n] = GetParam();
+  Rng rng(5);
+  const auto X = random_matrix(rng, m, k), dZ = random_matrix(rng, m, n);
+  CpuBackend cpu;
+  std::vector<float> dW(size_t(k) * n, 99.f), db(n, 99.f);
+  cpu.dense_backward_params(X.data(), dZ.data(), dW.data(), db.data(), m, k, n);
+  std::vector<double> want_w(dW.size()), want_b(n);
+  for (int i = 0; i < k; ++i)
+    for (int c = 0; c < n; ++c) {
+      double s = 0;
+      for (int r = 0; r < m; ++r) s += double(X[r * k + i]) * dZ[r * n + c];
+      want_w[i * n + c] = s;
+    }
+  for (int c = 0; c < n; ++c)
+    for (int r = 0; r < m; ++r) want_b[c] += dZ[r * n + c];
+  expect_close(dW, want_w, 1e-5, "dW");
+  expect_close(db, want_b, 1e-5, "db");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DenseOps,
+                         testing::Values(Shape{1, 1, 1}, Shape{7, 5, 3}, Shape{33, 17, 9}, Shape{64, 100, 10}),
+                         [](const testing::TestParamInfo<Shape>& info) {
+                           return std::to_string(info.param.m) + "x" + std::to_string(info.param.k) + "x" +
+                                  std::to_string(info.param.n);
+                         });
+
+TEST(ActivationBackward, DerivativeFromOutput) {
+  // d act/dz at z, computed from y = act(z), against the analytic derivative in z.
+  CpuBackend cpu;
+  const std::vector<float> z = {-2.f, -0.5f, 0.3f, 1.7f};
+  const std::vector<float> dY = {0.5f, -1.f, 2.f, 0.25f};
+  for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh}) {
+    std::vector<float> Y(z.size()), dZ(z.size());
+    for (size_t i = 0; i < z.size(); ++i) Y[i] = float(act(a, z[i]));
+    cpu.activation_backward(Y.data(), dY.data(), dZ.data(), int64_t(z.size()), a);
+    std::vector<double> want(z.size());
+    for (size_t i = 0; i < z.size(); ++i) {
+      double d = 1;
+      if (a == Activation::relu) d = z[i] > 0 ? 1 : 0;
+      if (a == Activation::sigmoid) d = act(a, z[i]) * (1 - act(a, z[i]));
+      if (a == Activation::tanh) d = 1 / (std::cosh(z[i]) * std::cosh(z[i]));
+      want[i] = dY[i] * d;
+    }
+    expect_close(dZ, want, 1e-6, to_string(a));
+    // In place (dZ aliasing dY), as the model calls it.
+    std::vector<float> inout = dY;
+    cpu.activation_backward(Y.data(), inout.data(), inout.data(), int64_t(z.size()), a);
+    EXPECT_EQ(inout, dZ) << to_string(a);
+  }
+}
+
+}  // namespace
+}  // namespace mf

@@ -1,0 +1,276 @@
+// Model construction: parameter counts, the memory plan (bytes computed by hand
+// from the layout in nn/model.h: every part rounded up to 256 bytes), the cap,
+// Keras's Glorot-uniform initialisation, and the shuffle permutation.
+#include "nn/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "nn/cpu_backend.h"
+#include "runtime/bytes.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+ModelSpec spec_of(int input, std::vector<LayerSpec> layers, Loss loss, int batch = 32) {
+  ModelSpec spec;
+  spec.name = "test-model";
+  spec.input = input;
+  spec.layers = std::move(layers);
+  spec.loss = loss;
+  spec.fit.batch_size = batch;
+  return spec;
+}
+
+ModelSpec small_spec() {  // 10-50-3, softmax, batch 100
+  return spec_of(10, {{50, Activation::relu}, {3, Activation::softmax}}, Loss::sparse_categorical_crossentropy, 100);
+}
+
+TEST(ParamCount, KerasCounts) {
+  // Keras's model.summary(): Σ (in + 1) * out.
+  EXPECT_EQ(Model::param_count(spec_of(784, {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}},
+                                       Loss::sparse_categorical_crossentropy)),
+            235146);
+  EXPECT_EQ(Model::param_count(spec_of(784, {{128, Activation::relu}, {10, Activation::softmax}},
+                                       Loss::sparse_categorical_crossentropy)),
+            101770);
+  EXPECT_EQ(Model::param_count(spec_of(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy)),
+            1409);
+  EXPECT_EQ(Model::param_count(spec_of(1, {{1, Activation::linear}}, Loss::mse)), 2);
+}
+
+// By hand for 10-50-3, batch 100, 1000 training rows, Adam (every part rounded up to 256 B):
+//   P = 11*50 + 51*3 = 703 floats = 2812 B -> 2816
+//   params 2816, grads 2816, optimizer (m, v) 2*2816 = 5632
+//   activations: Y0 100*50 floats = 20000 B -> 20224; Y1 300 floats = 1200 B -> 1280; = 21504
+//   gradients: 2 ping-pong buffers of the widest layer, 2*20224 = 40448
+//   batch: x 1000 floats = 4000 B -> 4096; y (class index) 100 floats = 400 B -> 512; = 4608
+//   loss: row_loss and row_correct 2*512 + totals 16 B -> 256; = 1280
+//   order: 1000 ints = 4000 B -> 4096
+//   total 83200
+TEST(MemoryPlan, ExactBytesByHand) {
+  const MemoryPlan p = Model::plan(small_spec(), 1000);
+  EXPECT_EQ(p.params, 2816u);
+  EXPECT_EQ(p.grads, 2816u);
+  EXPECT_EQ(p.optimizer, 5632u);
+  EXPECT_EQ(p.activations, 21504u);
+  EXPECT_EQ(p.gradients, 40448u);
+  EXPECT_EQ(p.batch, 4608u);
+  EXPECT_EQ(p.loss, 1280u);
+  EXPECT_EQ(p.order, 4096u);
+  EXPECT_EQ(p.total(), 83200u);
+}
+
+TEST(MemoryPlan, OptimizerStateDependsOnTheOptimizer) {
+  ModelSpec spec = small_spec();
+  spec.optimizer.kind = OptimizerKind::sgd;
+  spec.optimizer.momentum = 0.f;
+  EXPECT_EQ(Model::plan(spec, 1000).optimizer, 0u);  // plain SGD keeps no state
+  spec.optimizer.momentum = 0.9f;
+  EXPECT_EQ(Model::plan(spec, 1000).optimizer, 2816u);  // one velocity per parameter
+}
+
+TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
+  ModelSpec spec = small_spec();
+  spec.loss = Loss::mse;
+  spec.layers.back().activation = Activation::linear;
+  // y: 100 rows * 3 floats = 1200 B -> 1280 instead of 512.
+  EXPECT_EQ(Model::plan(spec, 1000).batch, 4096u + 1280u);
+}
+
+TEST(Model, PoolHoldsExactlyThePlan) {
+  CpuBackend cpu;
+  const ModelSpec spec = small_spec();
+  Model model(spec, cpu, 1000);
+  const size_t total = Model::plan(spec, 1000).total();
+  EXPECT_EQ(model.memory().peak_bytes, total);
+  EXPECT_EQ(model.memory().in_use_bytes, total);
+  EXPECT_EQ(model.memory().reserved_bytes, total);  // grow: exactly what was asked
+  EXPECT_EQ(model.memory().cap_bytes, spec.memory.limit_bytes);
+}
+
+TEST(Model, ReservePoolTakesTheCap) {
+  CpuBackend cpu;
+  ModelSpec spec = small_spec();
+  spec.memory = {size_t(1) << 20, PoolMode::reserve};
+  Model model(spec, cpu, 1000);
+  EXPECT_EQ(model.memory().reserved_bytes, size_t(1) << 20);
+  EXPECT_EQ(model.memory().peak_bytes, 83200u);
+}
+
+TEST(Model, PlanExactlyAtTheCapFits) {
+  CpuBackend cpu;
+  for (PoolMode mode : {PoolMode::grow, PoolMode::reserve}) {
+    ModelSpec spec = small_spec();
+    spec.memory = {83200, mode};
+    EXPECT_NO_THROW(Model(spec, cpu, 1000)) << to_string(mode);
+  }
+}
+
+TEST(Model, PlanOverTheCapIsOutOfMemoryNamingModelAndCap) {
+  CpuBackend cpu;
+  for (PoolMode mode : {PoolMode::grow, PoolMode::reserve}) {
+    ModelSpec spec = small_spec();
+    spec.name = "too-big";
+    spec.memory = {83199, mode};
+    try {
+      Model model(spec, cpu, 1000);
+      ADD_FAILURE() << "a model over its cap was built";
+    } catch (const OutOfMemory& e) {
+      const std::string message = e.what();
+      EXPECT_TRUE(contains(message, "too-big")) << message;
+      EXPECT_TRUE(contains(message, format_bytes(83199))) << message;  // the cap
+      EXPECT_TRUE(contains(message, format_bytes(83200))) << message;  // what it needs
+      EXPECT_FALSE(contains(message, "\n")) << message;
+    }
+  }
+}
+
+TEST(Model, BatchLargerThanTheBuffersIsRefused) {
+  CpuBackend cpu;
+  Model model(small_spec(), cpu, 1000);
+  std::vector<float> X(101 * 10, 0.f), T(101, 0.f);
+  EXPECT_ANY_THROW(model.evaluate_batch(X.data(), T.data(), 101));
+  EXPECT_ANY_THROW(model.evaluate_batch(X.data(), T.data(), 0));
+}
+
+// ---- Keras initialisation ---------------------------------------------------------
+
+TEST(Init, GlorotUniformKernelsAndZeroBiases) {
+  CpuBackend cpu;
+  const ModelSpec spec = spec_of(784, {{128, Activation::relu}, {10, Activation::softmax}},
+                                 Loss::sparse_categorical_crossentropy);
+  Model model(spec, cpu, 100);
+  const std::vector<float> p = model.get_params();
+  ASSERT_EQ(p.size(), 101770u);
+  size_t at = 0;
+  int in = spec.input;
+  for (const LayerSpec& l : spec.layers) {
+    const double limit = std::sqrt(6.0 / (in + l.units));  // Keras glorot_uniform
+    const size_t n = size_t(in) * l.units;
+    double max_abs = 0, sum = 0, sum_sq = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double w = p[at + i];
+      ASSERT_LE(std::abs(w), limit) << "kernel element " << i;
+      max_abs = std::max(max_abs, std::abs(w));
+      sum += w;
+      sum_sq += w * w;
+    }
+    // Uniform on [-limit, limit]: the extremes are reached, mean 0, variance limit^2/3.
+    EXPECT_GT(max_abs, 0.99 * limit);
+    EXPECT_NEAR(sum / n, 0.0, 0.05 * limit);
+    EXPECT_NEAR(sum_sq / n, limit * limit / 3, 0.1 * limit * limit / 3);
+    for (int j = 0; j < l.units; ++j) EXPECT_EQ(p[at + n + j], 0.f) << "bias " << j;
+    at += n + l.units;
+    in = l.units;
+  }
+}
+
+TEST(Init, SameSeedSameParamsOtherSeedOthers) {
+  CpuBackend cpu;
+  ModelSpec spec = small_spec();
+  spec.seed = 42;
+  const std::vector<float> a = Model(spec, cpu, 10).get_params();
+  const std::vector<float> b = Model(spec, cpu, 10).get_params();
+  EXPECT_EQ(a, b);
+  spec.seed = 43;
+  const std::vector<float> c = Model(spec, cpu, 10).get_params();
+  ASSERT_EQ(a.size(), c.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) differ += a[i] != c[i];
+  EXPECT_GT(differ, 600u);  // all 650 kernel elements but for coincidences; biases are 0 in both
+}
+
+TEST(Init, SetParamsRoundTrips) {
+  CpuBackend cpu;
+  Model model(small_spec(), cpu, 10);
+  std::vector<float> p(size_t(model.param_count()));
+  std::iota(p.begin(), p.end(), -100.f);
+  model.set_params(p);
+  EXPECT_EQ(model.get_params(), p);
+}
+
+// ---- The epoch permutation ---------------------------------------------------------
+
+std::vector<int> order_of(int n, uint64_t seed, int epoch) {
+  std::vector<int> order(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) order[i] = int(permute_index(uint32_t(i), uint32_t(n), seed, uint32_t(epoch)));
+  return order;
+}
+
+bool is_permutation_of_range(std::vector<int> order) {
+  std::sort(order.begin(), order.end());
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] != int(i)) return false;
+  return true;
+}
+
+TEST(PermuteIndex, IsAPermutationForManySizes) {
+  for (int n : {1, 2, 3, 4, 5, 7, 16, 17, 1000, 1024, 60000}) {
+    for (int epoch : {0, 1, 9}) {
+      for (uint64_t seed : {0ull, 42ull, 0xffffffffffffull}) {
+        EXPECT_TRUE(is_permutation_of_range(order_of(n, seed, epoch)))
+            << "n " << n << " epoch " << epoch << " seed " << seed;
+      }
+    }
+  }
+}
+
+TEST(PermuteIndex, DiffersBetweenEpochsAndSeeds) {
+  for (int n : {1000, 60000}) {
+    const std::vector<int> e0 = order_of(n, 42, 0), e1 = order_of(n, 42, 1), s = order_of(n, 43, 0);
+    EXPECT_NE(e0, e1) << n;
+    EXPECT_NE(e0, s) << n;
+    std::vector<int> identity(static_cast<size_t>(n));
+    std::iota(identity.begin(), identity.end(), 0);
+    EXPECT_NE(e0, identity) << n;
+    // A real shuffle, not a rotation: few elements keep their place (about 1 expected).
+    int fixed = 0;
+    for (int i = 0; i < n; ++i) fixed += e0[i] == i;
+    EXPECT_LT(fixed, 20) << n;
+  }
+  // Small n: over 10 epochs, 7 elements take several different orders.
+  std::set<std::vector<int>> seen;
+  for (int epoch = 0; epoch < 10; ++epoch) seen.insert(order_of(7, 42, epoch));
+  EXPECT_GE(seen.size(), 5u);
+}
+
+TEST(PermuteIndex, FirstElementIsRoughlyUniform) {
+  // Where index 0 goes over 2000 seeds, for n = 10: each bucket expects 200.
+  std::vector<int> count(10, 0);
+  for (uint64_t seed = 0; seed < 2000; ++seed) ++count[permute_index(0, 10, seed, 0)];
+  for (int c : count) EXPECT_NEAR(c, 200, 60);
+}
+
+TEST(CpuBackend, ShuffleIsPermuteIndex) {
+  CpuBackend cpu;
+  for (int n : {1, 7, 1000}) {
+    std::vector<int> order(size_t(n), -1);
+    cpu.shuffle(order.data(), n, 1234, 3);
+    EXPECT_EQ(order, order_of(n, 1234, 3));
+  }
+}
+
+TEST(CpuBackend, GatherCopiesRowsInOrder) {
+  CpuBackend cpu;
+  const int rows = 5, cols = 3;
+  std::vector<float> src(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) src[i] = float(i);  // row r is {3r, 3r+1, 3r+2}
+  const std::vector<int> order = {4, 0, 4, 2};
+  std::vector<float> dst(order.size() * cols, -1.f);
+  cpu.gather(src.data(), cols, order.data(), int(order.size()), dst.data());
+  const std::vector<float> want = {12, 13, 14, 0, 1, 2, 12, 13, 14, 6, 7, 8};
+  EXPECT_EQ(dst, want);
+}
+
+}  // namespace
+}  // namespace mf
