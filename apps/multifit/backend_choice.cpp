@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "nn/cpu_backend.h"
+#include "nn/cuda_backend.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
 
@@ -10,6 +11,9 @@ namespace mf {
 namespace {
 
 std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
+  if (options.gemm != "tiled")
+    throw UserError("--gemm " + options.gemm + ": only the cuda backend has a cuBLAS path; drop --gemm or use "
+                    "--backend cuda");
   return std::make_unique<CpuBackend>();
 }
 
@@ -25,7 +29,8 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
     log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
     return make_cpu(options);
   }
-  throw UserError("--backend " + options.name + ": the CUDA backend is not built yet; use --backend cpu");
+  if (options.name == "auto") log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
+  return gpu::make_cuda_backend({0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled});
 }
 
 }  // namespace mf

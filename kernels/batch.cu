@@ -1,0 +1,36 @@
+// The epoch shuffle and the minibatch gather, on the device (CPU reference: batch_cpu.cpp).
+#include "kernels/kernels.h"
+
+namespace mf::MF_TARGET {
+namespace {
+
+constexpr int kThreads = 256;
+
+// order(n): element i of the keyed permutation; every thread independent.
+__global__ void shuffle_kernel(int* order, int n, uint64_t seed, int epoch) {
+  const int i = int(blockIdx.x) * blockDim.x + int(threadIdx.x);
+  if (i < n) order[i] = int(permute_index(uint32_t(i), uint32_t(n), seed, uint32_t(epoch)));
+}
+
+// dst(m,cols) = src rows order[0..m): one block row per batch row, threads across columns (coalesced).
+__global__ void gather_kernel(const float* src, int cols, const int* order, float* dst) {
+  const int r = int(blockIdx.y);
+  const float* from = src + int64_t(order[r]) * cols;
+  float* to = dst + int64_t(r) * cols;
+  for (int c = int(blockIdx.x) * blockDim.x + int(threadIdx.x); c < cols; c += int(gridDim.x * blockDim.x))
+    to[c] = from[c];
+}
+
+}  // namespace
+
+void shuffle(int* order, int n, uint64_t seed, int epoch, cudaStream_t stream) {
+  launch{shuffle_kernel, dim3((n + kThreads - 1) / kThreads), dim3(kThreads), stream}(order, n, seed, epoch);
+}
+
+void gather(const float* src, int cols, const int* order, int m, float* dst, cudaStream_t stream) {
+  const int threads = cols >= kThreads ? kThreads : (cols + 31) / 32 * 32;  // whole warps, no idle blocks
+  const unsigned column_blocks = unsigned((cols + threads - 1) / threads);
+  launch{gather_kernel, dim3(column_blocks, unsigned(m)), dim3(unsigned(threads)), stream}(src, cols, order, dst);
+}
+
+}  // namespace mf::MF_TARGET

@@ -1,0 +1,34 @@
+// Bias gradient as a column reduction (CPU reference: dense_cpu.cpp).
+// Block (32, 8): 32 columns per block; the 8 rows of threads each sum a fixed
+// stride of rows, then a tree in shared memory adds the 8 partial sums. The
+// order of additions depends only on the shape: deterministic.
+#include "kernels/kernels.h"
+
+namespace mf::MF_TARGET {
+namespace {
+
+constexpr int kCols = 32, kRows = 8;
+
+__global__ void bias_grad_kernel(const float* dZ, float* db, int m, int n) {
+  __shared__ float partial[kRows][kCols + 1];
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int col = int(blockIdx.x) * kCols + tx;
+  float sum = 0.f;
+  if (col < n)
+    for (int r = ty; r < m; r += kRows) sum += dZ[int64_t(r) * n + col];  // a warp reads 32 adjacent columns
+  partial[ty][tx] = sum;
+  __syncthreads();
+  for (int stride = kRows / 2; stride > 0; stride /= 2) {
+    if (ty < stride) partial[ty][tx] += partial[ty + stride][tx];
+    __syncthreads();
+  }
+  if (ty == 0 && col < n) db[col] = partial[0][tx];
+}
+
+}  // namespace
+
+void bias_grad(const float* dZ, float* db, int m, int n, cudaStream_t stream) {
+  launch{bias_grad_kernel, dim3((n + kCols - 1) / kCols), dim3(kCols, kRows), stream}(dZ, db, m, n);
+}
+
+}  // namespace mf::MF_TARGET

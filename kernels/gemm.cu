@@ -1,0 +1,98 @@
+// Tiled GEMM for the three products of a dense layer (CPU reference: dense_cpu.cpp):
+//   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W
+//   backward dX(m,k) = dZ(m,n)·Wᵀ                A = dZ, B = W stored (N,K): trans_b
+//   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ
+//
+// Each block computes a BM x BN tile of C; each thread a TM x TN sub-tile held
+// in registers, with its rows and columns strided by the thread grid so that
+// shared-memory reads are broadcasts or consecutive words. Tiles are stored
+// k-major (As[k][row]); a padding of 2 words makes the transposing stores of
+// a (row, k) walk hit 32 distinct banks. Edges are handled by zero-filling
+// the tiles and guarding the stores, so any shape works.
+#include "kernels/kernels.h"
+
+namespace mf::MF_TARGET {
+namespace {
+
+template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
+               const float* __restrict__ bias, Activation act) {
+  constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
+  __shared__ float As[BK][BM + 2];
+  __shared__ float Bs[BK][BN + 2];
+  const int tid = int(threadIdx.x), tx = tid % TX, ty = tid / TX;
+  const int row0 = int(blockIdx.y) * BM, col0 = int(blockIdx.x) * BN;
+  float acc[TM][TN] = {};
+
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    // Consecutive threads read consecutive addresses of the stored layout.
+    for (int l = tid; l < BM * BK; l += THREADS) {
+      const int r = TRANS_A ? l % BM : l / BK, kk = TRANS_A ? l / BM : l % BK;
+      const int gr = row0 + r, gk = k0 + kk;
+      float v = 0.f;
+      if (gr < M && gk < K) v = TRANS_A ? A[int64_t(gk) * M + gr] : A[int64_t(gr) * K + gk];
+      As[kk][r] = v;
+    }
+    for (int l = tid; l < BN * BK; l += THREADS) {
+      const int c = TRANS_B ? l / BK : l % BN, kk = TRANS_B ? l % BK : l / BN;
+      const int gc = col0 + c, gk = k0 + kk;
+      float v = 0.f;
+      if (gc < N && gk < K) v = TRANS_B ? B[int64_t(gc) * K + gk] : B[int64_t(gk) * N + gc];
+      Bs[kk][c] = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      float a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) a[i] = As[kk][ty + i * TY];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx + j * TX];
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+    }
+    __syncthreads();  // the tiles are overwritten next iteration
+  }
+
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int r = row0 + ty + i * TY, c = col0 + tx + j * TX;
+      if (r < M && c < N) C[int64_t(r) * N + c] = bias ? activate(act, acc[i][j] + bias[c]) : acc[i][j];
+    }
+}
+
+template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
+void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const float* bias,
+                  Activation act, cudaStream_t stream) {
+  constexpr int BK = 16;
+  const dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM), block((BM / TM) * (BN / TN));
+  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, bias, act);
+}
+
+// 64x64 tiles when the grid fills the GPU, else 32x32 tiles for more blocks on small products.
+template <bool TRANS_A, bool TRANS_B>
+void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const float* bias, Activation act,
+              cudaStream_t stream) {
+  constexpr int kEnoughTiles = 128;
+  if (int64_t((M + 63) / 64) * ((N + 63) / 64) >= kEnoughTiles)
+    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, stream);
+  else
+    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, stream);
+}
+
+}  // namespace
+
+void gemm(const float* A, const float* B, float* C, int M, int N, int K, bool trans_a, bool trans_b,
+          const float* bias, Activation act, cudaStream_t stream) {
+  if (trans_a && trans_b) dispatch<true, true>(A, B, C, M, N, K, bias, act, stream);
+  else if (trans_a) dispatch<true, false>(A, B, C, M, N, K, bias, act, stream);
+  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, bias, act, stream);
+  else dispatch<false, false>(A, B, C, M, N, K, bias, act, stream);
+}
+
+}  // namespace mf::MF_TARGET

@@ -1,0 +1,41 @@
+#pragma once
+// The hand-written kernels' launchers, one per operation of nn/backend.h. Each
+// is compiled for the GPU (mf::gpu) and for host execution (mf::hostexec); all
+// pointers are device memory, every launch goes on `stream`. Shapes as in
+// nn/backend.h; the CPU references are the *_cpu.h files beside these.
+#include <cstdint>
+
+#include "kernels/element_math.h"
+#include "kernels/target.h"
+
+namespace mf::MF_TARGET {
+
+// gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N); A is stored (K,M) when trans_a, B (N,K)
+// when trans_b. With bias, the epilogue writes act(C + bias(N)).
+void gemm(const float* A, const float* B, float* C, int M, int N, int K, bool trans_a, bool trans_b,
+          const float* bias, Activation act, cudaStream_t stream);
+
+// activation.cu
+void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+                         cudaStream_t stream);
+void bias_activation(float* Y, const float* bias, int m, int n, Activation act, cudaStream_t stream);
+
+// bias_grad.cu: db(n) = column sums of dZ(m,n), rows added in a fixed order.
+void bias_grad(const float* dZ, float* db, int m, int n, cudaStream_t stream);
+
+// loss.cu: one thread per row (loss_row.h).
+void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
+          int m, int n, cudaStream_t stream);
+
+// reduce.cu: totals[0] += Σ row_loss, totals[1] += Σ row_correct; one block, a fixed tree: deterministic.
+void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, cudaStream_t stream);
+
+// optimizer.cu: one launch over the flat parameter buffer.
+void adam(float* w, const float* g, float* m, float* v, int64_t n, AdamStep step, cudaStream_t stream);
+void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum, cudaStream_t stream);
+
+// batch.cu
+void shuffle(int* order, int n, uint64_t seed, int epoch, cudaStream_t stream);
+void gather(const float* src, int cols, const int* order, int m, float* dst, cudaStream_t stream);
+
+}  // namespace mf::MF_TARGET

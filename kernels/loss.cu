@@ -1,0 +1,27 @@
+// The fused loss pass: one thread per row runs loss_row() (CPU reference: loss_cpu.cpp).
+#include "kernels/kernels.h"
+#include "kernels/loss_row.h"
+
+namespace mf::MF_TARGET {
+namespace {
+
+constexpr int kThreads = 128;
+
+__global__ void loss_kernel(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
+                            float* row_correct, int m, int n) {
+  const int r = int(blockIdx.x) * blockDim.x + int(threadIdx.x);
+  if (r >= m) return;
+  const int target_cols = loss == Loss::sparse_categorical_crossentropy ? 1 : n;
+  loss_row(loss, out + int64_t(r) * n, target + int64_t(r) * target_cols, d_out + int64_t(r) * n, n,
+           loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
+}
+
+}  // namespace
+
+void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
+          int m, int n, cudaStream_t stream) {
+  launch{loss_kernel, dim3((m + kThreads - 1) / kThreads), dim3(kThreads), stream}(loss, out, target, d_out,
+                                                                                   row_loss, row_correct, m, n);
+}
+
+}  // namespace mf::MF_TARGET

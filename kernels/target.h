@@ -1,0 +1,62 @@
+#pragma once
+// Kernel sources are compiled twice. nvcc builds them for the GPU in namespace
+// mf::gpu; the host compiler builds them with MF_HOST_EXEC for host execution
+// in namespace mf::hostexec (host_exec.h), so that every kernel runs in CI on a
+// machine without a GPU. Code that includes this header is written once against
+// the CUDA runtime API and wraps itself in `namespace mf::MF_TARGET`.
+#if defined(MF_HOST_EXEC)
+#include "kernels/host_exec.h"
+#define MF_TARGET hostexec
+#else
+#include <cuda_runtime.h>
+#define MF_TARGET gpu
+#endif
+
+#include <stdexcept>
+#include <string>
+
+namespace mf {
+
+// A failed CUDA call: which call, where, and CUDA's message.
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace mf
+
+namespace mf::MF_TARGET {
+
+inline void cuda_check(cudaError_t status, const char* call, const char* file, int line) {
+  if (status != cudaSuccess)
+    throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                    cudaGetErrorString(status));
+}
+
+// launch(kernel, grid, block, stream)(args...) is kernel<<<grid, block, 0, stream>>>(args...),
+// with the launch checked and reported at the caller's file:line.
+template <class... Params>
+struct launch {
+  void (*kernel)(Params...);
+  dim3 grid, block;
+  cudaStream_t stream;
+  const char* file = __builtin_FILE();  // the caller's, as for std::source_location
+  int line = __builtin_LINE();
+
+  template <class... Args>
+  void operator()(Args... args) const {
+#if defined(MF_HOST_EXEC)
+    run_grid(grid, block, [&] { kernel(Params(args)...); });  // in order, now: one host stream
+#elif defined(__CUDACC__)
+    kernel<<<grid, block, 0, stream>>>(Params(args)...);
+    cuda_check(cudaGetLastError(), "kernel launch", file, line);
+#else
+    static_assert(sizeof...(Args) < 0, "kernels are launched from .cu files");
+#endif
+  }
+};
+template <class... Params>
+launch(void (*)(Params...), dim3, dim3, cudaStream_t) -> launch<Params...>;
+
+}  // namespace mf::MF_TARGET
+
+#define MF_CUDA_CHECK(call) ::mf::MF_TARGET::cuda_check((call), #call, __FILE__, __LINE__)

@@ -1,0 +1,125 @@
+#include "nn/cuda_backend.h"
+
+#include <cstring>
+#include <thread>
+
+#include "kernels/kernels.h"
+#include "nn/gemm_products.h"
+#include "runtime/device_memory.h"
+#include "runtime/error.h"
+#include "runtime/stream.h"
+
+namespace mf::MF_TARGET {
+namespace {
+
+class TiledProducts final : public GemmProducts {
+ public:
+  void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
+               cudaStream_t stream) override {
+    gemm(X, W, Y, m, n, k, false, false, b, act, stream);
+  }
+  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                      cudaStream_t stream) override {
+    gemm(dZ, W, dX, m, k, n, false, true, nullptr, Activation::linear, stream);
+  }
+  void backward_weights(const float* X, const float* dZ, float* dW, int m, int k, int n,
+                        cudaStream_t stream) override {
+    gemm(X, dZ, dW, k, n, m, true, false, nullptr, Activation::linear, stream);
+  }
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(std::string name, std::string device, std::unique_ptr<GemmProducts> products)
+      : name_(std::move(name)), device_(std::move(device)), products_(std::move(products)) {}
+
+  std::string name() const override { return name_; }
+  std::string device() const override { return device_; }
+  Upstream& memory() override { return memory_; }
+
+  void to_device(void* dst, const void* src, size_t bytes) override {
+    MF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s()));
+  }
+  void to_host(void* dst, const void* src, size_t bytes) override {
+    // Small reads (metrics) go through the pinned buffer: one short DMA, then a wait on this stream only.
+    if (bytes <= staging_.bytes()) {
+      MF_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), src, bytes, cudaMemcpyDeviceToHost, s()));
+      stream_.synchronize();
+      std::memcpy(dst, staging_.data(), bytes);
+      return;
+    }
+    MF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s()));
+    stream_.synchronize();
+  }
+  void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
+  void synchronize() override { stream_.synchronize(); }
+
+  void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                     Activation act) override {
+    products_->forward(X, W, b, Y, m, k, n, act, s());
+  }
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) override {
+    products_->backward_input(dZ, W, dX, m, k, n, s());
+  }
+  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
+                             int n) override {
+    products_->backward_weights(X, dZ, dW, m, k, n, s());
+    bias_grad(dZ, db, m, n, s());
+  }
+  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override {
+    MF_TARGET::activation_backward(Y, dY, dZ, count, act, s());
+  }
+  void loss(Loss kind, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
+            int m, int n) override {
+    MF_TARGET::loss(kind, out, target, d_out, row_loss, row_correct, m, n, s());
+  }
+  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) override {
+    MF_TARGET::accumulate(row_loss, row_correct, m, totals, s());
+  }
+  void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) override {
+    MF_TARGET::adam(w, g, m, v, n, step, s());
+  }
+  void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) override {
+    MF_TARGET::sgd(w, g, velocity, n, lr, momentum, s());
+  }
+  void shuffle(int* order, int n, uint64_t seed, int epoch) override {
+    MF_TARGET::shuffle(order, n, seed, epoch, s());
+  }
+  void gather(const float* src, int cols, const int* order, int m, float* dst) override {
+    MF_TARGET::gather(src, cols, order, m, dst, s());
+  }
+
+ private:
+  cudaStream_t s() const { return stream_.get(); }
+
+  std::string name_, device_;
+  Stream stream_;
+  DeviceUpstream memory_;
+  PinnedBuffer staging_{4096};
+  std::unique_ptr<GemmProducts> products_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmProducts> make_tiled_products() { return std::make_unique<TiledProducts>(); }
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
+  MF_CUDA_CHECK(cudaSetDevice(options.device));
+#if defined(MF_HOST_EXEC)
+  if (options.gemm == GemmImpl::cublas)
+    throw UserError("--gemm cublas: cuBLAS needs a GPU; host execution runs the tiled kernels");
+  const std::string device = "host execution of the CUDA kernels (" +
+                             std::to_string(std::thread::hardware_concurrency()) + " CPU threads)";
+  return std::make_unique<CudaBackend>("host-exec", device, make_tiled_products());
+#else
+  cudaDeviceProp prop{};
+  MF_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
+  const std::string device = std::string(prop.name) + " (cuda:" + std::to_string(options.device) + ", " +
+                             std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
+                             std::to_string(prop.minor) + ")";
+  auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();
+  return std::make_unique<CudaBackend>("cuda", device, std::move(products));
+#endif
+}
+
+}  // namespace mf::MF_TARGET

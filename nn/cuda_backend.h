@@ -1,0 +1,26 @@
+#pragma once
+// The CUDA backend: our hand-written kernels (kernels/kernels.h), every call on
+// the backend's own stream. Built twice: mf::gpu runs on a GPU, mf::hostexec
+// runs the same kernel code through host execution (tests on machines without
+// a GPU).
+#include <memory>
+
+#include "nn/backend.h"
+
+namespace mf {
+
+enum class GemmImpl { tiled, cublas };  // cublas: the reference path, GPU only
+
+struct CudaOptions {
+  int device = 0;
+  GemmImpl gemm = GemmImpl::tiled;
+};
+
+namespace gpu {
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options);
+}
+namespace hostexec {
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options);
+}
+
+}  // namespace mf

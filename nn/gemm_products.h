@@ -1,0 +1,28 @@
+#pragma once
+// The three products of a dense layer, by one GEMM implementation: our tiled
+// kernels (both targets) or cuBLAS (the GPU reference path).
+#include <memory>
+
+#include "kernels/kernels.h"
+
+namespace mf::MF_TARGET {
+
+struct GemmProducts {
+  virtual ~GemmProducts() = default;
+  // Y(m,n) = act(X(m,k)·W(k,n) + b)
+  virtual void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                       Activation act, cudaStream_t stream) = 0;
+  // dX(m,k) = dZ(m,n)·W(k,n)ᵀ
+  virtual void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                              cudaStream_t stream) = 0;
+  // dW(k,n) = X(m,k)ᵀ·dZ(m,n)
+  virtual void backward_weights(const float* X, const float* dZ, float* dW, int m, int k, int n,
+                                cudaStream_t stream) = 0;
+};
+
+std::unique_ptr<GemmProducts> make_tiled_products();
+#if !defined(MF_HOST_EXEC)
+std::unique_ptr<GemmProducts> make_cublas_products();
+#endif
+
+}  // namespace mf::MF_TARGET

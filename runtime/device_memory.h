@@ -1,0 +1,42 @@
+#pragma once
+// Device memory for pools and data sets (cudaMalloc), and pinned host memory
+// for reading metrics back, for both targets (kernels/target.h).
+#include <cstddef>
+
+#include "kernels/target.h"
+#include "runtime/error.h"
+#include "runtime/memory_pool.h"
+
+namespace mf::MF_TARGET {
+
+class DeviceUpstream final : public Upstream {
+ public:
+  void* allocate(size_t bytes) override {
+    void* p = nullptr;
+    const cudaError_t status = cudaMalloc(&p, bytes);
+    if (status != cudaSuccess) {
+      cudaGetLastError();  // not sticky: the device is still usable
+      throw SystemError("cudaMalloc of " + std::to_string(bytes) + " bytes failed: " + cudaGetErrorString(status));
+    }
+    return p;
+  }
+  void deallocate(void* p, size_t) override { cudaFree(p); }
+};
+
+// A small pinned buffer, so reading a few numbers back is one short DMA.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(size_t bytes) : bytes_(bytes) { MF_CUDA_CHECK(cudaMallocHost(&data_, bytes)); }
+  ~PinnedBuffer() { cudaFreeHost(data_); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_;
+};
+
+}  // namespace mf::MF_TARGET

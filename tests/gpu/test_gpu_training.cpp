@@ -1,0 +1,83 @@
+// GPU-only checks: the cuBLAS reference path against the CPU backend, and a
+// 3-epoch Fashion-MNIST training on cuda against cpu. Without a GPU they skip
+// and say why.
+#include <filesystem>
+
+#include "nn/cuda_backend.h"
+#include "nn/dataset.h"
+#include "nn/fit.h"
+#include "runtime/device.h"
+#include "tests/parity/backend_pair.h"
+
+namespace mf::test {
+namespace {
+
+std::unique_ptr<Backend> gpu_backend(GemmImpl gemm, std::string& why) {
+  const DeviceQuery query = query_devices();
+  if (query.devices.empty()) {
+    why = "no CUDA device (" + query.why_none + ")";
+    return nullptr;
+  }
+  return gpu::make_cuda_backend({0, gemm});
+}
+
+TEST(GpuCublas, ProductsMatchTheCpuBackend) {
+  std::string why;
+  auto device = gpu_backend(GemmImpl::cublas, why);
+  if (!device) GTEST_SKIP() << why;
+  CpuBackend cpu;
+  const int m = 70, k = 100, n = 130;
+  const auto x = random_vector(size_t(m) * k, 1), w = random_vector(size_t(k) * n, 2), b = random_vector(n, 3),
+             dz = random_vector(size_t(m) * n, 4);
+  std::vector<float> y(size_t(m) * n), dx(size_t(m) * k), dw(size_t(k) * n), db(n);
+  cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), m, k, n, Activation::tanh);
+  cpu.dense_backward_input(dz.data(), w.data(), dx.data(), m, k, n);
+  cpu.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), m, k, n);
+  Buffer<float> X(*device, x), W(*device, w), B(*device, b), dZ(*device, dz), Y(*device, y), dX(*device, dx),
+      dW(*device, dw), dB(*device, db);
+  device->dense_forward(X.get(), W.get(), B.get(), Y.get(), m, k, n, Activation::tanh);
+  device->dense_backward_input(dZ.get(), W.get(), dX.get(), m, k, n);
+  device->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), m, k, n);
+  // cuBLAS sums in its own order (no TF32 for SGEMM by default): 1e-5 relative, as for our kernels.
+  expect_close(y, Y.read(), 1e-5f, "Y");
+  expect_close(dx, dX.read(), 1e-5f, "dX");
+  expect_close(dw, dW.read(), 1e-5f, "dW");
+  expect_close(db, dB.read(), 1e-5f, "db");
+}
+
+// 3 epochs of 1875 steps amplify rounding differences, so the curves are
+// compared loosely: epoch losses within 2% and test accuracy within one point.
+TEST(GpuFashionMnist, ThreeEpochsMatchTheCpuBackend) {
+  std::string why;
+  auto device = gpu_backend(GemmImpl::tiled, why);
+  if (!device) GTEST_SKIP() << why;
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist"))
+    GTEST_SKIP() << "Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)";
+  const DataSplit data = load_data("fashion-mnist");
+  ModelSpec spec;
+  spec.name = "fashion";
+  spec.input = 784;
+  spec.layers = {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}};
+  spec.loss = Loss::sparse_categorical_crossentropy;
+  spec.fit = {3, 32, 0.f, true};
+  spec.seed = 42;
+  CpuBackend cpu;
+  auto run = [&](Backend& backend) {
+    DeviceData train(backend, data.train), test(backend, *data.test);
+    Model model(spec, backend, train.rows());
+    FitResult result = fit(model, train, {});
+    return std::make_pair(result, evaluate(model, test, 0, test.rows()));
+  };
+  const auto [want, want_test] = run(cpu);
+  const auto [got, got_test] = run(*device);
+  for (size_t e = 0; e < want.epochs.size(); ++e)
+    EXPECT_NEAR(got.epochs[e].loss, want.epochs[e].loss, 0.02 * want.epochs[e].loss) << "epoch " << e;
+  EXPECT_NEAR(got_test.accuracy, want_test.accuracy, 0.01);
+  RecordProperty("cpu_test_accuracy", std::to_string(want_test.accuracy));
+  RecordProperty("cuda_test_accuracy", std::to_string(got_test.accuracy));
+  RecordProperty("cpu_train_s", std::to_string(want.train_s));
+  RecordProperty("cuda_train_s", std::to_string(got.train_s));
+}
+
+}  // namespace
+}  // namespace mf::test

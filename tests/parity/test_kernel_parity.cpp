@@ -1,0 +1,160 @@
+// Every hand-written kernel against the CPU backend on the same inputs, on
+// shapes chosen to hit tile edges (1, primes, one past a tile, two GEMM tile
+// configurations). Tolerances: products of K terms in another order differ by
+// a few ulps per term, so 1e-5 relative for the sums here; element-wise math
+// uses the same formulas and matches to 1e-6.
+#include <numeric>
+#include <tuple>
+
+#include "tests/parity/backend_pair.h"
+#include "tests/parity/device_under_test.h"
+
+namespace mf::test {
+namespace {
+
+class KernelParity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    device_ = make_device_under_test(why);
+    if (!device_) GTEST_SKIP() << why;
+  }
+  CpuBackend cpu_;
+  std::unique_ptr<Backend> device_;
+};
+
+struct Shape {
+  int m, k, n;
+};
+// The last shape has >= 128 tiles of 64x64, so it runs the large tile configuration.
+const Shape kShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {32, 784, 10}, {70, 100, 130}, {650, 9, 700}};
+const Activation kActivations[] = {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh};
+
+TEST_F(KernelParity, DenseForwardWithEveryActivation) {
+  for (const Shape& s : kShapes)
+    for (Activation act : kActivations) {
+      const auto x = random_vector(size_t(s.m) * s.k, 1), w = random_vector(size_t(s.k) * s.n, 2),
+                 b = random_vector(size_t(s.n), 3);
+      std::vector<float> want(size_t(s.m) * s.n);
+      cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), s.m, s.k, s.n, act);
+      Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, want);
+      device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, act);
+      expect_close(want, Y.read(), 1e-5f, "Y");
+      if (HasFailure()) FAIL() << "shape " << s.m << "x" << s.k << "x" << s.n << " act " << int(act);
+    }
+}
+
+TEST_F(KernelParity, DenseBackward) {
+  for (const Shape& s : kShapes) {
+    const auto x = random_vector(size_t(s.m) * s.k, 4), w = random_vector(size_t(s.k) * s.n, 5),
+               dz = random_vector(size_t(s.m) * s.n, 6);
+    std::vector<float> dx(size_t(s.m) * s.k), dw(size_t(s.k) * s.n), db(size_t(s.n));
+    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n);
+    cpu_.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), s.m, s.k, s.n);
+    Buffer<float> X(*device_, x), W(*device_, w), dZ(*device_, dz), dX(*device_, dx), dW(*device_, dw),
+        dB(*device_, db);
+    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n);
+    device_->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n);
+    expect_close(dx, dX.read(), 1e-5f, "dX");
+    expect_close(dw, dW.read(), 1e-5f, "dW");
+    expect_close(db, dB.read(), 1e-5f, "db");
+    if (HasFailure()) FAIL() << "shape " << s.m << "x" << s.k << "x" << s.n;
+  }
+}
+
+TEST_F(KernelParity, ActivationBackward) {
+  const int64_t count = 1000;  // four blocks, the last partial
+  for (Activation act : kActivations) {
+    std::vector<float> y = random_vector(count, 7, -0.9f, 0.9f), dy = random_vector(count, 8), want(count);
+    cpu_.activation_backward(y.data(), dy.data(), want.data(), count, act);
+    Buffer<float> Y(*device_, y), dY(*device_, dy);
+    device_->activation_backward(Y.get(), dY.get(), dY.get(), count, act);  // in place, as the model does
+    expect_close(want, dY.read(), 1e-6f, "dZ");
+  }
+}
+
+TEST_F(KernelParity, LossesAndGradients) {
+  const int m = 130, classes = 10;  // two blocks of rows, the second partial
+  struct Case {
+    Loss loss;
+    int n;
+    std::vector<float> target;
+  };
+  std::vector<float> labels(m), binary(m * 3), values = random_vector(m * 2, 9);
+  for (int r = 0; r < m; ++r) labels[r] = float(r % classes);
+  for (int i = 0; i < m * 3; ++i) binary[i] = float(i % 2);
+  const Case cases[] = {{Loss::sparse_categorical_crossentropy, classes, labels},
+                        {Loss::binary_crossentropy, 3, binary},
+                        {Loss::mse, 2, values}};
+  for (const Case& c : cases) {
+    const auto out = random_vector(size_t(m) * c.n, 10, -4.f, 4.f);
+    std::vector<float> d_out(out.size()), loss(m), correct(m);
+    cpu_.loss(c.loss, out.data(), c.target.data(), d_out.data(), loss.data(), correct.data(), m, c.n);
+    Buffer<float> Out(*device_, out), T(*device_, c.target), dOut(*device_, d_out), L(*device_, loss),
+        C(*device_, correct);
+    device_->loss(c.loss, Out.get(), T.get(), dOut.get(), L.get(), C.get(), m, c.n);
+    expect_close(d_out, dOut.read(), 1e-6f, "d_out");
+    expect_close(loss, L.read(), 1e-6f, "row_loss");
+    expect_close(correct, C.read(), 0.f, "row_correct");
+  }
+}
+
+TEST_F(KernelParity, AccumulateIsDeterministic) {
+  const int m = 300;  // more rows than threads
+  const auto loss = random_vector(m, 11, 0.f, 3.f), correct = random_vector(m, 12, 0.f, 1.f);
+  std::vector<double> want = {1.5, 2.5}, host(2);
+  cpu_.accumulate(loss.data(), correct.data(), m, want.data());
+  Buffer<float> L(*device_, loss), C(*device_, correct);
+  Buffer<double> totals(*device_, {1.5, 2.5});
+  device_->accumulate(L.get(), C.get(), m, totals.get());
+  const std::vector<double> first = totals.read();
+  EXPECT_NEAR(first[0], want[0], 1e-9 * want[0]);
+  EXPECT_NEAR(first[1], want[1], 1e-9 * want[1]);
+  device_->accumulate(L.get(), C.get(), m, totals.get());
+  const std::vector<double> second = totals.read();
+  EXPECT_EQ(second[0] - first[0], first[0] - 1.5);  // the same sum, bit for bit
+}
+
+TEST_F(KernelParity, OptimizerSteps) {
+  const int64_t n = 1000;
+  const auto w0 = random_vector(n, 13), g = random_vector(n, 14), m0 = random_vector(n, 15, -0.1f, 0.1f),
+             v0 = random_vector(n, 16, 0.f, 0.1f);
+  const AdamStep step{1e-3f * 0.5f, 0.9f, 0.999f, 1e-7f};
+  std::vector<float> w = w0, m = m0, v = v0;
+  cpu_.adam(w.data(), g.data(), m.data(), v.data(), n, step);
+  Buffer<float> W(*device_, w0), G(*device_, g), M(*device_, m0), V(*device_, v0);
+  device_->adam(W.get(), G.get(), M.get(), V.get(), n, step);
+  expect_close(w, W.read(), 1e-6f, "adam w");
+  expect_close(m, M.read(), 1e-6f, "adam m");
+  expect_close(v, V.read(), 1e-6f, "adam v");
+
+  std::vector<float> ws = w0, velocity = m0;
+  cpu_.sgd(ws.data(), g.data(), velocity.data(), n, 0.01f, 0.9f);
+  Buffer<float> Ws(*device_, w0), Vel(*device_, m0);
+  device_->sgd(Ws.get(), G.get(), Vel.get(), n, 0.01f, 0.9f);
+  expect_close(ws, Ws.read(), 1e-6f, "sgd w");
+  expect_close(velocity, Vel.read(), 1e-6f, "sgd velocity");
+}
+
+TEST_F(KernelParity, ShuffleAndGather) {
+  for (int n : {1, 7, 1000, 4097}) {
+    std::vector<int> want(n), zeros(n, 0);
+    cpu_.shuffle(want.data(), n, 42, 3);
+    Buffer<int> order(*device_, zeros);
+    device_->shuffle(order.get(), n, 42, 3);
+    EXPECT_EQ(want, order.read()) << "n " << n;  // the same permutation, exactly
+  }
+  const int rows = 50, cols = 300, m = 17;
+  const auto src = random_vector(size_t(rows) * cols, 17);
+  std::vector<int> order(m);
+  for (int r = 0; r < m; ++r) order[r] = (r * 7 + 3) % rows;
+  std::vector<float> want(size_t(m) * cols);
+  cpu_.gather(src.data(), cols, order.data(), m, want.data());
+  Buffer<float> S(*device_, src), D(*device_, want);
+  Buffer<int> O(*device_, order);
+  device_->gather(S.get(), cols, O.get(), m, D.get());
+  expect_close(want, D.read(), 0.f, "gathered rows");
+}
+
+}  // namespace
+}  // namespace mf::test
