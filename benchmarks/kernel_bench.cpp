@@ -1,0 +1,216 @@
+// Micro-benchmarks of every backend operation and of whole training steps, on
+// the shapes of the Fashion-MNIST MLP (784-256-128-10) and of the seeds'
+// Dense(64)->Dense(1) model. Each backend present is measured: cpu always;
+// cuda with our tiled GEMM and with cuBLAS where a GPU exists, so that
+// scripts/gemm_vs_cublas.py can state the GEMM as a fraction of cuBLAS.
+//
+// Each iteration queues kRepeat calls and waits once, so the figure is the
+// time per call with the wait amortized (a launch-bound kernel shows its
+// launch cost, as a training loop would see it).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/cpu_backend.h"
+#include "nn/cuda_backend.h"
+#include "nn/model.h"
+#include "nn/rng.h"
+#include "runtime/device.h"
+
+namespace mf {
+namespace {
+
+constexpr int kRepeat = 50;
+
+// Backend memory for the benchmarks, filled with small random numbers, freed at exit.
+class Scratch {
+ public:
+  explicit Scratch(Backend& backend) : backend_(backend) {}
+  ~Scratch() {
+    for (auto& [p, bytes] : blocks_) backend_.memory().deallocate(p, bytes);
+  }
+  float* floats(size_t n, float lo = -1.f, float hi = 1.f) {
+    std::vector<float> host(n);
+    Rng rng(blocks_.size() + 1);
+    for (float& x : host) x = rng.uniform(lo, hi);
+    auto* p = static_cast<float*>(backend_.memory().allocate(n * sizeof(float)));
+    backend_.to_device(p, host.data(), n * sizeof(float));
+    blocks_.emplace_back(p, n * sizeof(float));
+    return p;
+  }
+  template <class T>
+  T* zeros(size_t n) {
+    void* p = backend_.memory().allocate(n * sizeof(T));
+    backend_.zero(p, n * sizeof(T));
+    blocks_.emplace_back(p, n * sizeof(T));
+    return static_cast<T*>(p);
+  }
+
+ private:
+  Backend& backend_;
+  std::vector<std::pair<void*, size_t>> blocks_;
+};
+
+void time_calls(benchmark::State& state, Backend& backend, const std::function<void()>& call) {
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kRepeat; ++i) call();
+    backend.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                           kRepeat);
+  }
+}
+
+struct Subject {
+  std::string name;
+  std::shared_ptr<Backend> backend;
+};
+
+struct Layer {
+  int k, n;
+  Activation act;
+};
+const Layer kFashionLayers[] = {{784, 256, Activation::relu}, {256, 128, Activation::relu}, {128, 10, Activation::linear}};
+const int kBatches[] = {32, 128, 1024};
+
+void register_gemms(const Subject& s) {
+  for (const Layer& l : kFashionLayers)
+    for (int m : kBatches) {
+      const std::string shape = "/m:" + std::to_string(m) + "/k:" + std::to_string(l.k) + "/n:" + std::to_string(l.n);
+      const double flops = 2.0 * m * l.k * l.n;
+      auto register_op = [&](const std::string& op, auto body) {
+        benchmark::RegisterBenchmark((s.name + "/" + op + shape).c_str(), [=](benchmark::State& state) {
+          Scratch scratch(*s.backend);
+          body(state, scratch, m, l);
+          // Manual time sums the per-call times, so the rate is flops per call over time per call.
+          state.counters["GFLOPS"] =
+              benchmark::Counter(flops * double(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+        })->UseManualTime();
+      };
+      register_op("dense_forward", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
+        float *X = x.floats(size_t(m) * l.k), *W = x.floats(size_t(l.k) * l.n), *b = x.floats(l.n),
+              *Y = x.floats(size_t(m) * l.n);
+        time_calls(state, *s.backend, [&] { s.backend->dense_forward(X, W, b, Y, m, l.k, l.n, l.act); });
+      });
+      register_op("dense_backward_input", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
+        float *dZ = x.floats(size_t(m) * l.n), *W = x.floats(size_t(l.k) * l.n), *dX = x.floats(size_t(m) * l.k);
+        time_calls(state, *s.backend, [&] { s.backend->dense_backward_input(dZ, W, dX, m, l.k, l.n); });
+      });
+      register_op("dense_backward_params", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
+        float *X = x.floats(size_t(m) * l.k), *dZ = x.floats(size_t(m) * l.n), *dW = x.floats(size_t(l.k) * l.n),
+              *db = x.floats(l.n);
+        time_calls(state, *s.backend, [&] { s.backend->dense_backward_params(X, dZ, dW, db, m, l.k, l.n); });
+      });
+    }
+}
+
+void register_elementwise(const Subject& s) {
+  auto add = [&](const std::string& name, std::function<void(benchmark::State&, Scratch&)> body) {
+    benchmark::RegisterBenchmark((s.name + "/" + name).c_str(), [=](benchmark::State& state) {
+      Scratch scratch(*s.backend);
+      body(state, scratch);
+    })->UseManualTime();
+  };
+  Backend& b = *s.backend;
+  add("activation_backward/n:32768", [&b](benchmark::State& st, Scratch& x) {
+    float *Y = x.floats(32768), *dY = x.floats(32768);
+    time_calls(st, b, [&] { b.activation_backward(Y, dY, dY, 32768, Activation::relu); });
+  });
+  add("loss_softmax_crossentropy/m:128/n:10", [&b](benchmark::State& st, Scratch& x) {
+    float *out = x.floats(1280), *t = x.zeros<float>(128), *d = x.floats(1280), *l = x.floats(128), *c = x.floats(128);
+    time_calls(st, b, [&] { b.loss(Loss::sparse_categorical_crossentropy, out, t, d, l, c, 128, 10); });
+  });
+  add("accumulate/m:128", [&b](benchmark::State& st, Scratch& x) {
+    float *l = x.floats(128), *c = x.floats(128);
+    double* totals = x.zeros<double>(2);
+    time_calls(st, b, [&] { b.accumulate(l, c, 128, totals); });
+  });
+  add("adam/params:235146", [&b](benchmark::State& st, Scratch& x) {
+    const int64_t n = 235146;
+    float *w = x.floats(n), *g = x.floats(n), *m = x.zeros<float>(n), *v = x.zeros<float>(n);
+    time_calls(st, b, [&] { b.adam(w, g, m, v, n, AdamStep{1e-3f, 0.9f, 0.999f, 1e-7f}); });
+  });
+  add("sgd/params:235146", [&b](benchmark::State& st, Scratch& x) {
+    const int64_t n = 235146;
+    float *w = x.floats(n), *g = x.floats(n), *vel = x.zeros<float>(n);
+    time_calls(st, b, [&] { b.sgd(w, g, vel, n, 1e-2f, 0.9f); });
+  });
+  add("shuffle/n:60000", [&b](benchmark::State& st, Scratch& x) {
+    int* order = x.zeros<int>(60000);
+    int epoch = 0;
+    time_calls(st, b, [&] { b.shuffle(order, 60000, 42, epoch++); });
+  });
+  add("gather/m:128/cols:784", [&b](benchmark::State& st, Scratch& x) {
+    float *src = x.floats(size_t(60000) * 784), *dst = x.floats(size_t(128) * 784);
+    int* order = x.zeros<int>(60000);
+    b.shuffle(order, 60000, 42, 0);
+    time_calls(st, b, [&] { b.gather(src, 784, order, 128, dst); });
+  });
+}
+
+ModelSpec seed_model() {  // the seeds' Dense(64, relu) -> Dense(1, sigmoid), binary cross-entropy, batch 64
+  ModelSpec spec;
+  spec.name = "seed";
+  spec.input = 20;
+  spec.layers = {{64, Activation::relu}, {1, Activation::sigmoid}};
+  spec.loss = Loss::binary_crossentropy;
+  spec.fit.batch_size = 64;
+  return spec;
+}
+
+ModelSpec fashion_model(int batch) {
+  ModelSpec spec;
+  spec.name = "fashion";
+  spec.input = 784;
+  spec.layers = {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}};
+  spec.loss = Loss::sparse_categorical_crossentropy;
+  spec.fit.batch_size = batch;
+  return spec;
+}
+
+void register_steps(const Subject& s) {
+  auto add = [&](const std::string& name, ModelSpec spec) {
+    benchmark::RegisterBenchmark((s.name + "/train_step/" + name).c_str(), [=](benchmark::State& state) {
+      Scratch scratch(*s.backend);
+      const int B = spec.fit.batch_size;
+      float* X = scratch.floats(size_t(B) * spec.input, 0.f, 1.f);
+      float* T = scratch.zeros<float>(size_t(B));  // class 0 / label 0
+      Model model(spec, *s.backend, B);
+      time_calls(state, *s.backend, [&] { model.train_batch(X, T, B); });
+      state.counters["samples/s"] =
+          benchmark::Counter(double(B) * double(state.iterations()), benchmark::Counter::kIsRate);
+    })->UseManualTime();
+  };
+  add("seed_64-1/batch:64", seed_model());
+  for (int batch : {32, 128, 1024}) add("fashion_784-256-128-10/batch:" + std::to_string(batch), fashion_model(batch));
+}
+
+std::vector<Subject> subjects() {
+  std::vector<Subject> list{{"cpu", std::make_shared<CpuBackend>()}};
+  if (!query_devices().devices.empty()) {
+    list.push_back({"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled})});
+    list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas})});
+  }
+  return list;
+}
+
+}  // namespace
+}  // namespace mf
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  for (const mf::Subject& s : mf::subjects()) {
+    mf::register_gemms(s);
+    mf::register_elementwise(s);
+    mf::register_steps(s);
+  }
+  benchmark::AddCustomContext("devices", mf::query_devices().devices.empty()
+                                             ? "none"
+                                             : mf::describe(mf::query_devices().devices[0]));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}
