@@ -22,7 +22,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   __shared__ float As[BK][BM + 2];
   __shared__ float Bs[BK][BN + 2];
   const int tid = int(threadIdx.x), tx = tid % TX, ty = tid / TX;
-  const int row0 = int(blockIdx.y) * BM, col0 = int(blockIdx.x) * BN;
+  // Row tiles on grid.x, which has no 65535 limit: M is the batch or a layer's fan-in.
+  const int row0 = int(blockIdx.x) * BM, col0 = int(blockIdx.y) * BN;
   float acc[TM][TN] = {};
 
   for (int k0 = 0; k0 < K; k0 += BK) {
@@ -70,7 +71,7 @@ template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
 void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const float* bias,
                   Activation act, cudaStream_t stream) {
   constexpr int BK = 16;
-  const dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM), block((BM / TM) * (BN / TN));
+  const dim3 grid((M + BM - 1) / BM, (N + BN - 1) / BN), block((BM / TM) * (BN / TN));
   launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, bias, act);
 }
 

@@ -101,15 +101,20 @@ struct HostEvent {
 
 void __syncthreads() { BlockRunner::instance().barrier().arrive_and_wait(); }
 
-void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
-  if (grid.x * grid.y * grid.z == 0) return;
+cudaError_t run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
+  const uint64_t threads = uint64_t(block.x) * block.y * block.z;
+  const bool valid = grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= 0x7fffffffu && grid.y <= 65535 &&
+                     grid.z <= 65535 && threads > 0 && threads <= 1024 && block.z <= 64;
+  if (!valid) return cudaErrorInvalidConfiguration;
   BlockRunner::instance().run(grid, block, body);
+  return cudaSuccess;
 }
 
 const char* cudaGetErrorString(cudaError_t status) {
   switch (status) {
     case cudaSuccess: return "no error";
     case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     default: return "invalid argument";
   }
 }

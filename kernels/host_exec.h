@@ -10,8 +10,14 @@
 //   - device memory is host memory; streams, events and copies are their host
 //     equivalents, in order and immediate.
 //
-// This is stricter than hardware: there is no implicit warp synchrony. Kernels
-// must not return early before a barrier, exactly as CUDA requires.
+// Stricter than hardware in one way that matters: there is no implicit warp
+// synchrony. Laxer in others, so kernels keep to CUDA's rules by review:
+// __shared__ storage starts zeroed and keeps its values between blocks (on a GPU
+// it starts undefined); a __syncthreads() that not every thread of a block
+// reaches is not reported (it pairs with the wrong barrier or hangs); streams
+// impose no ordering to get wrong, everything runs in issue order. Atomics and
+// warp shuffles are not provided: no kernel uses them, one that did would not
+// compile here.
 #include <cstddef>
 #include <functional>
 
@@ -33,11 +39,13 @@ extern thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 void __syncthreads();
 
-// Runs body once per CUDA thread of every block of the grid.
-void run_grid(dim3 grid, dim3 block, const std::function<void()>& body);
-
 // ---- The CUDA runtime API that multifit uses, on the host -------------------
-enum cudaError_t { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1 };
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInvalidConfiguration = 9
+};
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
   cudaMemcpyHostToDevice = 1,
@@ -68,5 +76,10 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 constexpr unsigned cudaStreamNonBlocking = 1;
+
+// Runs body once per CUDA thread of every block of the grid. A configuration a
+// GPU would refuse (an empty grid or block, grid.y or grid.z over 65535, more
+// than 1024 threads or block.z over 64) is refused the same way and runs nothing.
+cudaError_t run_grid(dim3 grid, dim3 block, const std::function<void()>& body);
 
 }  // namespace mf::hostexec

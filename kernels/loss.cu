@@ -9,10 +9,10 @@ constexpr int kThreads = 128;
 
 __global__ void loss_kernel(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
                             float* row_correct, int m, int n) {
-  const int r = int(blockIdx.x) * blockDim.x + int(threadIdx.x);
+  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= m) return;
   const int target_cols = loss == Loss::sparse_categorical_crossentropy ? 1 : n;
-  loss_row(loss, out + int64_t(r) * n, target + int64_t(r) * target_cols, d_out + int64_t(r) * n, n,
+  loss_row(loss, out + r * n, target + r * target_cols, d_out + r * n, n,
            loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
 }
 

@@ -45,7 +45,8 @@ struct launch {
   template <class... Args>
   void operator()(Args... args) const {
 #if defined(MF_HOST_EXEC)
-    run_grid(grid, block, [&] { kernel(Params(args)...); });  // in order, now: one host stream
+    // In order, now: host execution has one stream.
+    cuda_check(run_grid(grid, block, [&] { kernel(Params(args)...); }), "kernel launch", file, line);
 #elif defined(__CUDACC__)
     kernel<<<grid, block, 0, stream>>>(Params(args)...);
     cuda_check(cudaGetLastError(), "kernel launch", file, line);

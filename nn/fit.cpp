@@ -74,8 +74,6 @@ void check_data(const ModelSpec& spec, const DeviceData& data, int classes, cons
              std::to_string(outputs) + " units; mse needs one per unit");
       break;
   }
-  const int64_t train = training_rows(spec, data.rows());
-  if (train < 1) fail("leaves no training rows after validation_split");
 }
 
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
@@ -96,6 +94,9 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
   const int B = spec.fit.batch_size;
   const int64_t train = training_rows(spec, data.rows()), val = data.rows() - train;
   const int64_t steps = (train + B - 1) / B;
+  if (train < 1)
+    throw UserError("model '" + spec.name + "': fit.validation_split " + std::to_string(spec.fit.validation_split) +
+                    " of " + std::to_string(data.rows()) + " rows leaves no training rows; lower it");
   if (!spec.fit.shuffle) {  // the identity order, once
     std::vector<int> identity(static_cast<size_t>(train));
     std::iota(identity.begin(), identity.end(), 0);

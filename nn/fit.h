@@ -37,6 +37,7 @@ struct FitOptions {
 };
 
 // Checks that the data fits the model (features, classes, targets); UserError otherwise.
+// fit() itself refuses a validation_split that leaves no training rows.
 void check_data(const ModelSpec& spec, const DeviceData& data, int classes, const std::string& what);
 // Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
 int64_t training_rows(const ModelSpec& spec, int64_t rows);

@@ -50,13 +50,25 @@ std::string MemoryPlan::describe() const {
          format_bytes(batch + loss + order);
 }
 
-Model::Model(const ModelSpec& spec, Backend& backend, int64_t train_rows)
-    : spec_(spec), backend_(backend), pool_(spec.name, spec.memory.limit_bytes, spec.memory.mode, backend.memory()) {
-  const MemoryPlan p = plan(spec, train_rows);
+namespace {
+
+MemoryPlan checked_plan(const ModelSpec& spec, int64_t train_rows) {
+  const MemoryPlan p = Model::plan(spec, train_rows);
   if (p.total() > spec.memory.limit_bytes)
     throw OutOfMemory("model '" + spec.name + "' needs " + format_bytes(p.total()) + " at batch size " +
-                    std::to_string(spec.fit.batch_size) + " (" + p.describe() + ") but its memory.limit is " +
-                    format_bytes(spec.memory.limit_bytes) + "; raise memory.limit or lower fit.batch_size");
+                      std::to_string(spec.fit.batch_size) + " (" + p.describe() + ") but its memory.limit is " +
+                      format_bytes(spec.memory.limit_bytes) + "; raise memory.limit or lower fit.batch_size");
+  return p;
+}
+
+}  // namespace
+
+Model::Model(const ModelSpec& spec, Backend& backend, int64_t train_rows)
+    : spec_(spec),
+      backend_(backend),
+      plan_(checked_plan(spec, train_rows)),
+      pool_(spec.name, spec.memory.limit_bytes, spec.memory.mode, backend.memory()) {
+  const MemoryPlan& p = plan_;
   arena_ = pool_.allocate(p.total());
   auto* cursor = static_cast<std::byte*>(arena_);
   auto carve = [&](size_t bytes) {

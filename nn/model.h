@@ -73,6 +73,7 @@ class Model {
 
   ModelSpec spec_;
   Backend& backend_;
+  MemoryPlan plan_;  // checked against the cap before the pool takes anything
   MemoryPool pool_;
   void* arena_ = nullptr;
   std::vector<Layer> layers_;

@@ -49,6 +49,9 @@ constexpr const char* kTopKeys[] = {"name",      "data", "input", "layers", "los
 constexpr const char* kLayerKeys[] = {"type", "units", "activation"};
 constexpr const char* kAdamKeys[] = {"name", "learning_rate", "beta_1", "beta_2", "epsilon"};
 constexpr const char* kSgdKeys[] = {"name", "learning_rate", "momentum"};
+// A layer's width is a GEMM dimension that the CUDA kernels tile on grid.y (at
+// most 65535 tiles of 32): 2^20 keeps every width well inside.
+constexpr uint64_t kMaxWidth = uint64_t(1) << 20;
 constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
 
@@ -160,11 +163,10 @@ class Field {
     allow_keys(keys);
   }
 
-  int positive_int() const {
-    constexpr uint64_t kMax = INT_MAX;
-    if (const auto n = integer_in(*value_, 1, kMax)) return int(*n);
+  int positive_int(uint64_t max = INT_MAX) const {
+    if (const auto n = integer_in(*value_, 1, max)) return int(*n);
     // Only say where the range ends when that is the problem.
-    wrong(integer_in(*value_, 1, UINT64_MAX) ? "a positive integer no larger than " + std::to_string(kMax)
+    wrong(integer_in(*value_, 1, UINT64_MAX) ? "a positive integer no larger than " + std::to_string(max)
                                              : "a positive integer");
   }
   uint64_t non_negative_integer() const {
@@ -224,7 +226,7 @@ LayerSpec parse_layer(const Field& field) {
   field.object(kLayerKeys);
   if (const auto kind = field.optional("type")) kind->one_of(kLayerKinds);
   LayerSpec layer;
-  layer.units = field.at("units").positive_int();
+  layer.units = field.at("units").positive_int(kMaxWidth);
   if (const auto activation = field.optional("activation")) {
     layer.activation = activation->one_of(kActivations);
   }
@@ -340,7 +342,7 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   ModelSpec spec;
   if (const auto name = root.optional("name")) spec.name = name->text();
   if (const auto data = root.optional("data")) spec.data = data->text();
-  spec.input = root.at("input").positive_int();
+  spec.input = root.at("input").positive_int(kMaxWidth);
   spec.layers = parse_layers(root.at("layers"));
   spec.loss = root.at("loss").one_of(kLosses);
   if (const auto optimizer = root.optional("optimizer")) spec.optimizer = parse_optimizer(*optimizer);

@@ -51,7 +51,9 @@ void save_weights(Model& model, const std::string& path) {
     write(out, params.data(), params.size());
     if (!out.flush()) throw UserError(path + ": cannot write the weights file");
   }
-  std::filesystem::rename(tmp, path);
+  std::error_code error;
+  std::filesystem::rename(tmp, path, error);
+  if (error) throw UserError(path + ": cannot write the weights file (" + error.message() + ")");
 }
 
 void load_weights(Model& model, const std::string& path) {

@@ -14,10 +14,12 @@ class DeviceUpstream final : public Upstream {
   void* allocate(size_t bytes) override {
     void* p = nullptr;
     const cudaError_t status = cudaMalloc(&p, bytes);
-    if (status != cudaSuccess) {
+    if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // not sticky: the device is still usable
-      throw SystemError("cudaMalloc of " + std::to_string(bytes) + " bytes failed: " + cudaGetErrorString(status));
+      throw OutOfMemory("the device has no " + std::to_string(bytes) +
+                        " bytes free; lower memory.limit or train fewer models at once");
     }
+    MF_CUDA_CHECK(status);
     return p;
   }
   void deallocate(void* p, size_t) override { cudaFree(p); }

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "nn/cpu_backend.h"
+#include "kernels/target.h"
 #include "nn/cuda_backend.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
@@ -29,8 +30,17 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
     log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
     return make_cpu(options);
   }
-  if (options.name == "auto") log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
-  return gpu::make_cuda_backend({0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled});
+  const CudaOptions cuda{0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled};
+  if (options.name == "cuda") return gpu::make_cuda_backend(cuda);
+  // A listed device can still refuse a context (exclusive mode, no memory): auto then falls back.
+  try {
+    std::unique_ptr<Backend> backend = gpu::make_cuda_backend(cuda);
+    log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
+    return backend;
+  } catch (const CudaError& e) {
+    log << "multifit: backend auto: cpu (the CUDA device is not usable: " << e.what() << ")\n";
+    return make_cpu(options);
+  }
 }
 
 }  // namespace mf

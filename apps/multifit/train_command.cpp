@@ -29,9 +29,10 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Builds, fits and evaluates the model; a user error is recorded in the report
-// (status failed or oom) so that the result document is still written.
-void train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, const DataSplit& data,
+// Builds, fits and evaluates the model. Any failure is recorded in the report
+// (status oom or failed) so that the result document is still written; returns
+// the exit code: 0, 2 for a user's mistake, 1 for a failure of the machine.
+int train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, const DataSplit& data,
                  const std::string& source, RunReport& run, ModelReport& report) {
   report.memory.cap_bytes = spec.memory.limit_bytes;
   try {
@@ -60,10 +61,17 @@ void train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend,
   } catch (const OutOfMemory& e) {
     report.status = ModelStatus::oom;
     report.error = e.what();
+    return 2;
   } catch (const UserError& e) {
     report.status = ModelStatus::failed;
     report.error = e.what();
+    return 2;
+  } catch (const std::exception& e) {
+    report.status = ModelStatus::failed;
+    report.error = e.what();
+    return 1;
   }
+  return report.status == ModelStatus::ok ? 0 : 1;
 }
 
 void print_summary(const ModelReport& m) {
@@ -99,15 +107,13 @@ int run_train(const TrainArgs& args) {
   ModelReport report;
   report.name = spec.name;
   report.params = Model::param_count(spec);
-  train_model(args, spec, *backend, data, source, run, report);
+  const int code = train_model(args, spec, *backend, data, source, run, report);
   run.models.push_back(report);
   run.wall_s = seconds_since(wall);
-  if (!args.json.empty()) write_json(run, args.json);
-
   print_summary(report);
-  if (report.status == ModelStatus::ok) return 0;
-  std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
-  return report.status == ModelStatus::diverged ? 1 : 2;
+  if (code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
+  if (!args.json.empty()) write_json(run, args.json);
+  return code;
 }
 
 }  // namespace

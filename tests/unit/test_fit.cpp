@@ -330,11 +330,19 @@ TEST(CheckData, BinaryCrossentropyNeedsBinaryLabels) {
   EXPECT_TRUE(contains(e, "binary_crossentropy")) << e;
 }
 
-TEST(CheckData, ValidationSplitLeavingNoRows) {
+TEST(FitErrors, ValidationSplitLeavingNoRows) {
   ModelSpec spec = classifier(6, 8, 3);
   spec.fit.validation_split = 0.9;
-  const std::string e = check_data_error(spec, make_synthetic("teacher:rows=1,features=6,classes=3").train);
-  EXPECT_TRUE(contains(e, "validation_split")) << e;
+  CpuBackend cpu;
+  DeviceData data(cpu, make_synthetic("teacher:rows=1,features=6,classes=3").train);
+  EXPECT_NO_THROW(check_data(spec, data, 3, "test data"));  // a test set is not split
+  Model model(spec, cpu, training_rows(spec, data.rows()));
+  try {
+    fit(model, data, {});
+    ADD_FAILURE() << "fit trained on no rows";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "validation_split")) << e.what();
+  }
 }
 
 // ---- Weights files ----------------------------------------------------------------------

@@ -150,14 +150,20 @@ TEST(Spec, IntegerLearningRateIsANumber) {
   EXPECT_EQ(parse(with("optimizer", {{"name", "sgd"}, {"learning_rate", 1}})).optimizer.learning_rate, 1.f);
 }
 
+TEST(Spec, WidthsAreCappedForTheKernelGrids) {
+  json spec = minimal();
+  spec["input"] = 1048577;
+  EXPECT_THAT(error_for(spec), HasSubstr("input: got 1048577; expected a positive integer no larger than 1048576"));
+}
+
 TEST(Spec, RangeEdgesAccepted) {
   json spec = minimal();
-  spec["input"] = 2147483647;
+  spec["input"] = 1048576;
   spec["optimizer"] = {{"name", "adam"}, {"beta_1", 0}, {"beta_2", 0.0}};
   spec["fit"] = {{"validation_split", 0}};
   spec["seed"] = UINT64_MAX;
   const ModelSpec parsed = parse(spec);
-  EXPECT_EQ(parsed.input, 2147483647);
+  EXPECT_EQ(parsed.input, 1048576);
   EXPECT_EQ(parsed.optimizer.beta_1, 0.f);
   EXPECT_EQ(parsed.seed, UINT64_MAX);
   EXPECT_EQ(parse(with("optimizer", {{"name", "sgd"}, {"momentum", 0}})).optimizer.momentum, 0.f);
