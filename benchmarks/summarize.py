@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Summarizes a gpu-check or benchmark output directory: the GEMM as a fraction
-of cuBLAS per shape, the training-step times, and the end-to-end epochs.
+"""Summarizes a gpu-check or benchmark output directory: every op's time per
+call by backend, our GEMM as a fraction of cuBLAS, and the end-to-end runs.
 
 usage: benchmarks/summarize.py OUTDIR
 """
@@ -17,22 +17,24 @@ def load(path):
         return None
 
 
-def gemm_table(bench):
-    """Time per call of our tiled products and cuBLAS's, by op and shape."""
-    times = {}
+def op_table(bench):
+    """Time per call (us) of every op, a column per subject (cpu, cuda_tiled, cuda_cublas), and our
+    tiled GEMM as a fraction of cuBLAS (cublas time / tiled time) where both ran."""
+    times, subjects = {}, []
     for b in bench.get("benchmarks", []):
         name = b["name"].replace("/manual_time", "")
-        subject, _, rest = name.partition("/")
-        times.setdefault(rest, {})[subject] = b["real_time"] * {"ns": 1e-3, "us": 1, "ms": 1e3}[b["time_unit"]]
-    lines = ["GEMM (our tiled kernels vs cuBLAS, time per call in us, fraction = cublas/tiled):"]
+        subject, _, op = name.partition("/")
+        if subject not in subjects:
+            subjects.append(subject)
+        times.setdefault(op, {})[subject] = b["real_time"] * {"ns": 1e-3, "us": 1, "ms": 1e3}[b["time_unit"]]
+    both = {"cuda_tiled", "cuda_cublas"} <= set(subjects)
+    lines = ["time per call, us:", "  " + f"{'op':52s}" + "".join(f"{s:>13s}" for s in subjects) +
+             ("     fraction of cuBLAS" if both else "")]
     for op, t in sorted(times.items()):
-        if op.startswith("dense_") and "cuda_tiled" in t and "cuda_cublas" in t:
-            lines.append(f"  {op:48s} tiled {t['cuda_tiled']:9.2f}  cublas {t['cuda_cublas']:9.2f}  "
-                         f"fraction {t['cuda_cublas'] / t['cuda_tiled']:.2f}")
-    lines.append("Other ops and training steps (us per call):")
-    for op, t in sorted(times.items()):
-        if not op.startswith("dense_") and "cuda_tiled" in t:
-            lines.append(f"  {op:48s} {t['cuda_tiled']:9.2f}")
+        row = "  " + f"{op:52s}" + "".join(f"{t[s]:13.2f}" if s in t else f"{'-':>13s}" for s in subjects)
+        if both and op.startswith("dense_") and "cuda_tiled" in t and "cuda_cublas" in t:
+            row += f"     {t['cuda_cublas'] / t['cuda_tiled']:.2f}"
+        lines.append(row)
     return lines
 
 
@@ -46,12 +48,12 @@ def run_line(name, doc):
 
 def main(out):
     lines = []
-    device = os.path.join(out, "device.txt")
-    if os.path.exists(device):
-        lines += open(device).read().splitlines()
+    for about in ("device.txt", "machine.txt"):
+        if os.path.exists(os.path.join(out, about)):
+            lines += open(os.path.join(out, about)).read().splitlines()
     bench = load(os.path.join(out, "kernel_bench.json"))
     if bench:
-        lines += gemm_table(bench)
+        lines += op_table(bench)
     lines.append("End to end (multifit train):")
     for name in sorted(os.listdir(out)):
         doc = load(os.path.join(out, name)) if name.endswith(".json") else None

@@ -1,9 +1,6 @@
 // load_csv on small CSV files written here, good and broken.
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -11,51 +8,29 @@
 
 #include "nn/dataset.h"
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
 
 using testing::AllOf;
 using testing::HasSubstr;
+using test::user_error;
 
-// The message of the UserError that `load` throws, or a failure.
-template <class F>
-std::string user_error(F load) {
-  try {
-    load();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError thrown";
-  return "";
-}
-
-// A fresh directory per test, removed afterwards.
-class CsvReader : public testing::Test {
+// CSV files written into a fresh directory per test.
+class CsvReader : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    const std::string test = testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = std::filesystem::temp_directory_path() / ("mf_csv_" + std::to_string(getpid()) + "_" + test);
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string write(const std::string& text) {
-    const std::string path = (dir_ / "data.csv").string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
+  using TempDirTest::write;
+  // Writes `text` as data.csv; returns its path.
+  std::string write(const std::string& text) { return write("data.csv", text); }
 
   // The message of the UserError that loading `text` throws, after the file name it must start with.
   std::string error_for(const std::string& text) {
-    const std::string path = write(text);
-    const std::string message = user_error([&] { load_csv(path); });
-    EXPECT_TRUE(message.starts_with(path + ":")) << message;
-    return message.substr(std::min(path.size(), message.size()));
+    const std::string file = write(text);
+    const std::string message = user_error([&] { load_csv(file); });
+    EXPECT_TRUE(message.starts_with(file + ":")) << message;
+    return message.substr(std::min(file.size(), message.size()));
   }
-
-  std::filesystem::path dir_;
 };
 
 TEST_F(CsvReader, ReadsFeaturesThenLabel) {
@@ -148,11 +123,11 @@ TEST_F(CsvReader, NoDataRows) {
 }
 
 TEST_F(CsvReader, MissingFileOrDirectory) {
-  const std::string missing = (dir_ / "absent.csv").string();
+  const std::string missing = path("absent.csv");
   EXPECT_THAT(user_error([&] { load_csv(missing); }),
               AllOf(HasSubstr(missing + ": cannot open"), HasSubstr("No such file")));
-  EXPECT_THAT(user_error([&] { load_csv(dir_.string()); }),
-              HasSubstr(dir_.string() + ": is a directory; expected a CSV file"));
+  EXPECT_THAT(user_error([&] { load_csv(dir().string()); }),
+              HasSubstr(dir().string() + ": is a directory; expected a CSV file"));
 }
 
 }  // namespace

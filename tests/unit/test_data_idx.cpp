@@ -1,87 +1,32 @@
 // load_idx_pair on small IDX files written here, plain and gzip, and on broken ones.
-#include <cstdint>
-#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include "nn/dataset.h"
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
 
 using testing::AllOf;
 using testing::HasSubstr;
-using Bytes = std::vector<unsigned char>;
+using test::Bytes;
+using test::idx_images;
+using test::idx_labels;
+using test::user_error;
 
-// A fresh directory per test, removed afterwards.
-class IdxReader : public testing::Test {
- protected:
-  void SetUp() override {
-    const std::string test = testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = std::filesystem::temp_directory_path() / ("mf_idx_" + std::to_string(getpid()) + "_" + test);
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string write_plain(const std::string& name, const Bytes& bytes) {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    return path;
-  }
-
-  std::string write_gz(const std::string& name, const Bytes& bytes) {
-    const std::string path = (dir_ / name).string();
-    gzFile file = gzopen(path.c_str(), "wb");
-    EXPECT_NE(file, nullptr);
-    EXPECT_EQ(gzwrite(file, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
-    gzclose(file);
-    return path;
-  }
-
-  std::filesystem::path dir_;
-};
-
-void put_be32(Bytes& out, uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(uint8_t(value >> shift));
-}
-
-Bytes images_file(uint32_t count, uint32_t rows, uint32_t cols, const Bytes& pixels) {
-  Bytes out;
-  for (uint32_t word : {0x00000803u, count, rows, cols}) put_be32(out, word);
-  out.insert(out.end(), pixels.begin(), pixels.end());
-  return out;
-}
-
-Bytes labels_file(uint32_t count, const Bytes& labels) {
-  Bytes out;
-  for (uint32_t word : {0x00000801u, count}) put_be32(out, word);
-  out.insert(out.end(), labels.begin(), labels.end());
-  return out;
-}
+// IDX files written into a fresh directory per test.
+using IdxReader = test::TempDirTest;
 
 // Three 2x2 images and their labels.
 const Bytes kPixels = {0, 255, 51, 102, 255, 0, 0, 0, 153, 204, 255, 51};
 const Bytes kLabels = {2, 0, 7};
-
-// The message of the UserError that `load` throws, or a failure.
-template <class F>
-std::string user_error(F load) {
-  try {
-    load();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError thrown";
-  return "";
-}
 
 void expect_small_set(const Dataset& d) {
   EXPECT_EQ(d.rows, 3);
@@ -95,18 +40,18 @@ void expect_small_set(const Dataset& d) {
 }
 
 TEST_F(IdxReader, ReadsPlainFiles) {
-  expect_small_set(load_idx_pair(write_plain("img", images_file(3, 2, 2, kPixels)),
-                                 write_plain("lbl", labels_file(3, kLabels))));
+  expect_small_set(load_idx_pair(write("img", idx_images(3, 2, 2, kPixels)),
+                                 write("lbl", idx_labels(3, kLabels))));
 }
 
 TEST_F(IdxReader, ReadsGzipFiles) {
-  expect_small_set(load_idx_pair(write_gz("img.gz", images_file(3, 2, 2, kPixels)),
-                                 write_gz("lbl.gz", labels_file(3, kLabels))));
+  expect_small_set(load_idx_pair(write_gz("img.gz", idx_images(3, 2, 2, kPixels)),
+                                 write_gz("lbl.gz", idx_labels(3, kLabels))));
 }
 
 TEST_F(IdxReader, ReadsNonSquareImages) {
-  const Dataset d = load_idx_pair(write_plain("img", images_file(2, 1, 3, {0, 0, 255, 255, 0, 0})),
-                                  write_gz("lbl.gz", labels_file(2, {0, 0})));
+  const Dataset d = load_idx_pair(write("img", idx_images(2, 1, 3, {0, 0, 255, 255, 0, 0})),
+                                  write_gz("lbl.gz", idx_labels(2, {0, 0})));
   EXPECT_EQ(d.rows, 2);
   EXPECT_EQ(d.features, 3);
   EXPECT_EQ(d.classes, 1);
@@ -114,55 +59,55 @@ TEST_F(IdxReader, ReadsNonSquareImages) {
 }
 
 TEST_F(IdxReader, MissingFile) {
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
-  const std::string missing = (dir_ / "nothing-here").string();
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
+  const std::string missing = path("nothing-here");
   EXPECT_THAT(user_error([&] { load_idx_pair(missing, labels); }),
               AllOf(HasSubstr(missing + ": cannot open"), HasSubstr("No such file")));
 }
 
 TEST_F(IdxReader, DirectoryInsteadOfFile) {
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
-  EXPECT_THAT(user_error([&] { load_idx_pair(dir_.string(), labels); }),
-              AllOf(HasSubstr(dir_.string() + ": cannot read"), HasSubstr("Is a directory")));
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
+  EXPECT_THAT(user_error([&] { load_idx_pair(dir().string(), labels); }),
+              AllOf(HasSubstr(dir().string() + ": cannot read"), HasSubstr("Is a directory")));
 }
 
 TEST_F(IdxReader, WrongMagicInImageFile) {
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
   EXPECT_THAT(user_error([&] { load_idx_pair(labels, labels); }),
               AllOf(HasSubstr(labels + ": wrong magic number 0x00000801"),
                     HasSubstr("an IDX image file starts with 0x00000803")));
 }
 
 TEST_F(IdxReader, WrongMagicInLabelFile) {
-  const std::string images = write_plain("img", images_file(3, 2, 2, kPixels));
+  const std::string images = write("img", idx_images(3, 2, 2, kPixels));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, images); }),
               AllOf(HasSubstr(images + ": wrong magic number 0x00000803"),
                     HasSubstr("an IDX label file starts with 0x00000801")));
 }
 
 TEST_F(IdxReader, TruncatedHeader) {
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
-  const std::string short_images = write_plain("img7", Bytes{0, 0, 8, 3, 0, 0, 0});
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
+  const std::string short_images = write("img7", Bytes{0, 0, 8, 3, 0, 0, 0});
   EXPECT_THAT(user_error([&] { load_idx_pair(short_images, labels); }),
               HasSubstr(short_images + ": truncated header: expected 16 bytes, found 7"));
   const std::string short_labels = write_gz("lbl5.gz", Bytes{0, 0, 8, 1, 0});
-  const std::string good_images = write_plain("img-ok", images_file(3, 2, 2, kPixels));
+  const std::string good_images = write("img-ok", idx_images(3, 2, 2, kPixels));
   EXPECT_THAT(user_error([&] { load_idx_pair(good_images, short_labels); }),
               HasSubstr(short_labels + ": truncated header: expected 8 bytes, found 5"));
 }
 
 TEST_F(IdxReader, TruncatedPixels) {
   const Bytes ten_pixels(kPixels.begin(), kPixels.end() - 2);
-  const std::string images = write_plain("img", images_file(3, 2, 2, ten_pixels));
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
+  const std::string images = write("img", idx_images(3, 2, 2, ten_pixels));
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
               HasSubstr(images + ": truncated data: expected 12 bytes of pixels (3 images of 2x2), "
                                  "found 10"));
 }
 
 TEST_F(IdxReader, TruncatedLabels) {
-  const std::string images = write_gz("img.gz", images_file(3, 2, 2, kPixels));
-  const std::string labels = write_gz("lbl.gz", labels_file(3, {2}));
+  const std::string images = write_gz("img.gz", idx_images(3, 2, 2, kPixels));
+  const std::string labels = write_gz("lbl.gz", idx_labels(3, {2}));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
               HasSubstr(labels + ": truncated data: expected 3 bytes of labels, found 1"));
 }
@@ -171,54 +116,54 @@ TEST_F(IdxReader, TruncatedLabels) {
 Bytes cut_gzip(const Bytes& gz, size_t cut) { return Bytes(gz.begin(), gz.end() - long(cut)); }
 
 TEST_F(IdxReader, GzipStreamCutShort) {
-  const std::string whole = write_gz("whole.gz", images_file(3, 2, 2, kPixels));
+  const std::string whole = write_gz("whole.gz", idx_images(3, 2, 2, kPixels));
   std::ifstream in(whole, std::ios::binary);
   const Bytes gz((std::istreambuf_iterator<char>(in)), {});
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
   // The 8-byte trailer (CRC-32 and size) and some compressed data gone: the pixels are short.
-  const std::string cut = write_plain("cut.gz", cut_gzip(gz, 12));
+  const std::string cut = write("cut.gz", cut_gzip(gz, 12));
   EXPECT_THAT(user_error([&] { load_idx_pair(cut, labels); }),
               AllOf(HasSubstr(cut + ": truncated data: expected 12 bytes of pixels"),
                     HasSubstr("(the gzip stream ends early)")));
   // Only the trailer gone: every pixel is there, but the file is still incomplete.
-  const std::string no_trailer = write_plain("no-trailer.gz", cut_gzip(gz, 8));
+  const std::string no_trailer = write("no-trailer.gz", cut_gzip(gz, 8));
   EXPECT_THAT(user_error([&] { load_idx_pair(no_trailer, labels); }),
               HasSubstr(no_trailer + ": the gzip stream ends early, after all 12 bytes of pixels"));
 }
 
 TEST_F(IdxReader, CorruptGzipData) {
-  const std::string whole = write_gz("whole.gz", images_file(3, 2, 2, kPixels));
+  const std::string whole = write_gz("whole.gz", idx_images(3, 2, 2, kPixels));
   std::ifstream in(whole, std::ios::binary);
   Bytes gz((std::istreambuf_iterator<char>(in)), {});
   gz[gz.size() - 6] ^= 0xff;  // the CRC-32 of the trailer no longer matches the data
-  const std::string bad = write_plain("bad.gz", gz);
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
+  const std::string bad = write("bad.gz", gz);
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
   EXPECT_THAT(user_error([&] { load_idx_pair(bad, labels); }), HasSubstr(bad + ": corrupt gzip data"));
 }
 
 TEST_F(IdxReader, CountMismatch) {
-  const std::string images = write_plain("img", images_file(3, 2, 2, kPixels));
-  const std::string labels = write_plain("lbl", labels_file(2, {1, 1}));
+  const std::string images = write("img", idx_images(3, 2, 2, kPixels));
+  const std::string labels = write("lbl", idx_labels(2, {1, 1}));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
               HasSubstr(images + ": 3 images but " + labels + " has 2 labels"));
 }
 
 TEST_F(IdxReader, NoImages) {
-  const std::string images = write_plain("img", images_file(0, 28, 28, {}));
-  const std::string labels = write_plain("lbl", labels_file(0, {}));
+  const std::string images = write("img", idx_images(0, 28, 28, {}));
+  const std::string labels = write("lbl", idx_labels(0, {}));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }), HasSubstr(images + ": holds no images"));
 }
 
 TEST_F(IdxReader, EmptyImageDimension) {
-  const std::string images = write_plain("img", images_file(3, 0, 28, {}));
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
+  const std::string images = write("img", idx_images(3, 0, 28, {}));
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
               HasSubstr(images + ": images of 0x28 pixels; both dimensions must be positive"));
 }
 
 TEST_F(IdxReader, AbsurdHeaderIsRejectedBeforeReading) {
-  const std::string images = write_plain("img", images_file(0xffffffffu, 0xffffffffu, 0xffffffffu, {1, 2}));
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
+  const std::string images = write("img", idx_images(0xffffffffu, 0xffffffffu, 0xffffffffu, {1, 2}));
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
               HasSubstr(images + ": header announces 4294967295 images of 4294967295x4294967295 pixels, "
                                  "more than the 2147483647 pixels"));
@@ -226,8 +171,8 @@ TEST_F(IdxReader, AbsurdHeaderIsRejectedBeforeReading) {
 
 TEST_F(IdxReader, LargeHeaderWithoutDataIsTruncated) {
   // 1000000 images of 28x28 are allowed, but only 4 pixels follow: an error, not an allocation of 3 GB.
-  const std::string images = write_gz("img.gz", images_file(1000000, 28, 28, {1, 2, 3, 4}));
-  const std::string labels = write_gz("lbl.gz", labels_file(1000000, {}));
+  const std::string images = write_gz("img.gz", idx_images(1000000, 28, 28, {1, 2, 3, 4}));
+  const std::string labels = write_gz("lbl.gz", idx_labels(1000000, {}));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
               AllOf(HasSubstr(images + ": truncated data: expected 784000000 bytes"), HasSubstr("found 4")));
 }
@@ -235,8 +180,8 @@ TEST_F(IdxReader, LargeHeaderWithoutDataIsTruncated) {
 TEST_F(IdxReader, DataAfterTheAnnouncedImages) {
   Bytes pixels = kPixels;
   pixels.push_back(9);
-  const std::string images = write_plain("img", images_file(3, 2, 2, pixels));
-  const std::string labels = write_plain("lbl", labels_file(3, kLabels));
+  const std::string images = write("img", idx_images(3, 2, 2, pixels));
+  const std::string labels = write("lbl", idx_labels(3, kLabels));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
               HasSubstr(images + ": data continues after the 12 bytes of pixels"));
 }

@@ -2,96 +2,45 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include "nn/dataset.h"
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
 
 using testing::AllOf;
 using testing::HasSubstr;
-using Bytes = std::vector<unsigned char>;
+using test::Bytes;
+using test::user_error;
 
 const std::string kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
-template <class F>
-std::string user_error(F load) {
-  try {
-    load();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError thrown";
-  return "";
-}
-
-void put_be32(Bytes& out, uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(uint8_t(value >> shift));
-}
-
 // An IDX image file of `count` 1x2 images whose pixels are all `pixel`.
 Bytes images_file(uint32_t count, unsigned char pixel) {
-  Bytes out;
-  for (uint32_t word : {0x00000803u, count, 1u, 2u}) put_be32(out, word);
-  out.insert(out.end(), size_t(count) * 2, pixel);
-  return out;
+  return test::idx_images(count, 1, 2, Bytes(size_t(count) * 2, pixel));
 }
 
-Bytes labels_file(const Bytes& labels) {
-  Bytes out;
-  for (uint32_t word : {0x00000801u, uint32_t(labels.size())}) put_be32(out, word);
-  out.insert(out.end(), labels.begin(), labels.end());
-  return out;
-}
+// An IDX label file of `labels`.
+Bytes labels_file(const Bytes& labels) { return test::idx_labels(uint32_t(labels.size()), labels); }
 
-// A fresh directory per test, removed afterwards.
-class DataSource : public testing::Test {
+// Data files written into a fresh directory per test.
+class DataSource : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    const std::string test = testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = std::filesystem::temp_directory_path() / ("mf_source_" + std::to_string(getpid()) + "_" + test);
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-
-  void write_plain(const std::string& name, const Bytes& bytes) {
-    std::ofstream((dir_ / name).string(), std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  }
-
-  void write_gz(const std::string& name, const Bytes& bytes) {
-    gzFile file = gzopen((dir_ / name).string().c_str(), "wb");
-    ASSERT_NE(file, nullptr);
-    EXPECT_EQ(gzwrite(file, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
-    gzclose(file);
-  }
-
   // 3 train images of value 255 with labels 0..2, 2 test images of value 51 with labels 4 and 1,
   // some files plain and some gzip.
   void write_mnist_dir() {
     write_gz("train-images-idx3-ubyte.gz", images_file(3, 255));
-    write_plain("train-labels-idx1-ubyte", labels_file({0, 1, 2}));
-    write_plain("t10k-images-idx3-ubyte", images_file(2, 51));
+    write("train-labels-idx1-ubyte", labels_file({0, 1, 2}));
+    write("t10k-images-idx3-ubyte", images_file(2, 51));
     write_gz("t10k-labels-idx1-ubyte.gz", labels_file({4, 1}));
   }
-
-  std::filesystem::path dir_;
 };
 
 TEST_F(DataSource, Synthetic) {
@@ -143,13 +92,13 @@ TEST_F(DataSource, CsvBadForms) {
     EXPECT_THAT(user_error([&] { load_data(source); }),
                 HasSubstr("data source '" + source + "': not a train file and an optional test file; "
                           "write csv:TRAIN"));
-  const std::string missing = (dir_ / "missing.csv").string();
+  const std::string missing = path("missing.csv");
   EXPECT_THAT(user_error([&] { load_data("csv:" + missing); }), HasSubstr(missing + ": cannot open"));
 }
 
 TEST_F(DataSource, MnistDirectoryWithPlainAndGzipFiles) {
   write_mnist_dir();
-  const std::string source = "mnist:" + dir_.string();
+  const std::string source = "mnist:" + dir().string();
   const DataSplit s = load_data(source);
   EXPECT_EQ(s.description, source + " (3 train, 2 test)");
   EXPECT_EQ(s.train.rows, 3);
@@ -166,25 +115,24 @@ TEST_F(DataSource, MnistDirectoryWithPlainAndGzipFiles) {
 
 TEST_F(DataSource, MnistDirectoryMissingAFile) {
   write_mnist_dir();
-  std::filesystem::remove(dir_ / "train-labels-idx1-ubyte");
-  const std::string expected = (dir_ / "train-labels-idx1-ubyte").string();
-  EXPECT_THAT(user_error([&] { load_data("mnist:" + dir_.string()); }),
+  const std::string expected = path("train-labels-idx1-ubyte");
+  std::filesystem::remove(expected);
+  EXPECT_THAT(user_error([&] { load_data("mnist:" + dir().string()); }),
               AllOf(HasSubstr(expected + ": not found, nor train-labels-idx1-ubyte.gz"),
                     HasSubstr("each plain or .gz")));
 }
 
 TEST_F(DataSource, MnistDirectoryWithABrokenFile) {
   write_mnist_dir();
-  write_plain("t10k-images-idx3-ubyte", labels_file({1, 2}));
-  const std::string broken = (dir_ / "t10k-images-idx3-ubyte").string();
-  EXPECT_THAT(user_error([&] { load_data("mnist:" + dir_.string()); }),
+  const std::string broken = write("t10k-images-idx3-ubyte", labels_file({1, 2}));
+  EXPECT_THAT(user_error([&] { load_data("mnist:" + dir().string()); }),
               HasSubstr(broken + ": wrong magic number 0x00000801"));
 }
 
 TEST_F(DataSource, MnistWithoutADirectory) {
   EXPECT_THAT(user_error([] { load_data("mnist:"); }),
               HasSubstr("data source 'mnist:': no directory given; write mnist:DIR"));
-  const std::string missing = (dir_ / "nowhere").string();
+  const std::string missing = path("nowhere");
   EXPECT_THAT(user_error([&] { load_data("mnist:" + missing); }), HasSubstr(missing + ": not a directory"));
 }
 

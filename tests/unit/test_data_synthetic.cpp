@@ -9,6 +9,7 @@
 
 #include "nn/dataset.h"
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
@@ -16,14 +17,10 @@ namespace {
 using testing::AllOf;
 using testing::HasSubstr;
 
+// The message of the UserError that make_synthetic(spec) throws.
 std::string spec_error(const std::string& spec) {
-  try {
-    make_synthetic(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError for " << spec;
-  return "";
+  SCOPED_TRACE("spec " + spec);
+  return test::user_error([&] { make_synthetic(spec); });
 }
 
 int count_label(const Dataset& d, float label) { return int(std::count(d.y.begin(), d.y.end(), label)); }

@@ -10,6 +10,7 @@
 #include "nn/cpu_backend.h"
 #include "nn/dataset.h"
 #include "nn/fit.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
@@ -31,11 +32,8 @@ TEST(FashionMnistSubset, MlpReachesKerasAccuracy) {
   ASSERT_EQ(all.train.classes, 10);
   const Dataset train_set = first_rows(all.train, 6000), test_set = first_rows(*all.test, 1000);
 
-  ModelSpec spec;
-  spec.name = "fashion-subset";
-  spec.input = 784;
-  spec.layers = {{128, Activation::relu}, {10, Activation::softmax}};
-  spec.loss = Loss::sparse_categorical_crossentropy;
+  ModelSpec spec = test::mlp(784, {{128, Activation::relu}, {10, Activation::softmax}},
+                             Loss::sparse_categorical_crossentropy, "fashion-subset");
   spec.optimizer.learning_rate = 0.001f;
   spec.fit = {3, 32, 0.f, true};
   spec.seed = 42;

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -23,20 +22,20 @@
 #include "nn/dataset.h"
 #include "nn/weights.h"
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::contains;
+using test::mlp;
+using test::user_error;
 
 ModelSpec classifier(int input, int hidden, int classes, int batch = 32) {
-  ModelSpec spec;
-  spec.name = "clf";
-  spec.input = input;
-  spec.layers = {{hidden, Activation::relu}, {classes, Activation::softmax}};
-  spec.loss = Loss::sparse_categorical_crossentropy;
+  ModelSpec spec = mlp(input, {{hidden, Activation::relu}, {classes, Activation::softmax}},
+                       Loss::sparse_categorical_crossentropy, "clf");
   spec.fit.batch_size = batch;
   spec.seed = 5;
   return spec;
@@ -131,10 +130,7 @@ TEST(Fit, NoValidationMeansNaN) {
 
 TEST(Fit, MseHasNoAccuracy) {
   const DataSplit split = make_synthetic("regression:rows=64,features=4");
-  ModelSpec spec;
-  spec.input = 4;
-  spec.layers = {{1, Activation::linear}};
-  spec.loss = Loss::mse;
+  const ModelSpec spec = mlp(4, {{1, Activation::linear}}, Loss::mse);
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
   Model model(spec, cpu, 64);
@@ -200,10 +196,7 @@ TEST(Fit, ProgressLinesLikeKeras) {
 
 TEST(Fit, DivergenceStopsTraining) {
   const DataSplit split = make_synthetic("regression:rows=256,features=8");
-  ModelSpec spec;
-  spec.input = 8;
-  spec.layers = {{16, Activation::linear}, {1, Activation::linear}};
-  spec.loss = Loss::mse;
+  ModelSpec spec = mlp(8, {{16, Activation::linear}, {1, Activation::linear}}, Loss::mse);
   spec.optimizer.kind = OptimizerKind::sgd;
   spec.optimizer.learning_rate = 1e4f;  // explodes within a few steps
   spec.fit.epochs = 5;
@@ -244,11 +237,8 @@ TEST(Convergence, SoftmaxStudentLearnsTheTeacher) {
 
 TEST(Convergence, SigmoidStudentLearnsTheBinaryTeacher) {
   const DataSplit split = make_synthetic("teacher");  // labels 0/1, one target column
-  ModelSpec spec;
-  spec.name = "binary";
-  spec.input = 20;
-  spec.layers = {{32, Activation::tanh}, {1, Activation::sigmoid}};
-  spec.loss = Loss::binary_crossentropy;
+  ModelSpec spec =
+      mlp(20, {{32, Activation::tanh}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, "binary");
   spec.optimizer.learning_rate = 0.01f;
   spec.fit.epochs = 5;
   spec.seed = 1;
@@ -270,16 +260,11 @@ TEST(Convergence, SigmoidStudentLearnsTheBinaryTeacher) {
 
 // ---- check_data -----------------------------------------------------------------------
 
+// The message of the UserError with which check_data refuses `d` for `spec`.
 std::string check_data_error(const ModelSpec& spec, const Dataset& d) {
   CpuBackend cpu;
   DeviceData data(cpu, d);
-  try {
-    check_data(spec, data, d.classes, "training data 'X'");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "check_data accepted the data";
-  return "";
+  return user_error([&] { check_data(spec, data, d.classes, "training data 'X'"); });
 }
 
 TEST(CheckData, AcceptsMatchingData) {
@@ -305,11 +290,7 @@ TEST(CheckData, TooManyClasses) {
 }
 
 TEST(CheckData, MseNeedsOneTargetColumnPerOutput) {
-  ModelSpec spec;
-  spec.name = "reg";
-  spec.input = 4;
-  spec.layers = {{2, Activation::linear}};
-  spec.loss = Loss::mse;
+  const ModelSpec spec = mlp(4, {{2, Activation::linear}}, Loss::mse, "reg");
   const std::string e = check_data_error(spec, make_synthetic("regression:rows=40,features=4").train);
   EXPECT_TRUE(contains(e, "1 target column")) << e;
   EXPECT_TRUE(contains(e, "2 units")) << e;
@@ -321,11 +302,7 @@ TEST(CheckData, ClassificationNeedsLabels) {
 }
 
 TEST(CheckData, BinaryCrossentropyNeedsBinaryLabels) {
-  ModelSpec spec;
-  spec.name = "bin";
-  spec.input = 6;
-  spec.layers = {{1, Activation::sigmoid}};
-  spec.loss = Loss::binary_crossentropy;
+  const ModelSpec spec = mlp(6, {{1, Activation::sigmoid}}, Loss::binary_crossentropy, "bin");
   const std::string e = check_data_error(spec, make_synthetic("teacher:rows=40,features=6,classes=3").train);
   EXPECT_TRUE(contains(e, "binary_crossentropy")) << e;
 }
@@ -337,28 +314,15 @@ TEST(FitErrors, ValidationSplitLeavingNoRows) {
   DeviceData data(cpu, make_synthetic("teacher:rows=1,features=6,classes=3").train);
   EXPECT_NO_THROW(check_data(spec, data, 3, "test data"));  // a test set is not split
   Model model(spec, cpu, training_rows(spec, data.rows()));
-  try {
-    fit(model, data, {});
-    ADD_FAILURE() << "fit trained on no rows";
-  } catch (const UserError& e) {
-    EXPECT_TRUE(contains(e.what(), "validation_split")) << e.what();
-  }
+  const std::string e = user_error([&] { fit(model, data, {}); });
+  EXPECT_TRUE(contains(e, "validation_split")) << e;
 }
 
 // ---- Weights files ----------------------------------------------------------------------
 
-class Weights : public testing::Test {
+// Weights files in a fresh directory per test.
+class Weights : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mf-weights-" + std::to_string(getpid()) + "-" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   static ModelSpec spec(int hidden = 8, Activation act = Activation::relu) {
     ModelSpec s = classifier(6, hidden, 3);
     s.layers[0].activation = act;
@@ -370,17 +334,21 @@ class Weights : public testing::Test {
     DeviceData data(model.backend(), split.train);
     fit(model, data, {});
   }
-  std::string load_error(Model& model, const std::string& file) {
-    try {
-      load_weights(model, file);
-    } catch (const UserError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "loaded " << file;
-    return "";
+  // The message of the UserError with which load_weights refuses `file`.
+  static std::string load_error(Model& model, const std::string& file) {
+    SCOPED_TRACE("loading " + file);
+    return user_error([&] { load_weights(model, file); });
+  }
+  // Saves a model of `saved` as w.mfw and loads that into `into`: the message of the refusal,
+  // which must name the file.
+  std::string refusal(const ModelSpec& saved, Model& into) {
+    Model a(saved, cpu_, 64);
+    save_weights(a, path("w.mfw"));
+    const std::string e = load_error(into, path("w.mfw"));
+    EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
+    return e;
   }
 
-  fs::path dir_;
   CpuBackend cpu_;
 };
 
@@ -402,12 +370,9 @@ TEST_F(Weights, RoundTripIsBitwiseExact) {
 }
 
 TEST_F(Weights, OtherShapeIsRefusedNamingFileAndLayer) {
-  Model a(spec(8), cpu_, 64);
-  save_weights(a, path("w.mfw"));
   Model b(spec(9), cpu_, 64);
   const std::vector<float> before = b.get_params();
-  const std::string e = load_error(b, path("w.mfw"));
-  EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
+  const std::string e = refusal(spec(8), b);
   EXPECT_TRUE(contains(e, "layer 0")) << e;
   EXPECT_TRUE(contains(e, "6x8")) << e;
   EXPECT_TRUE(contains(e, "6x9")) << e;
@@ -415,23 +380,17 @@ TEST_F(Weights, OtherShapeIsRefusedNamingFileAndLayer) {
 }
 
 TEST_F(Weights, OtherActivationIsRefused) {
-  Model a(spec(8, Activation::relu), cpu_, 64);
-  save_weights(a, path("w.mfw"));
   Model b(spec(8, Activation::tanh), cpu_, 64);
-  const std::string e = load_error(b, path("w.mfw"));
-  EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
+  const std::string e = refusal(spec(8, Activation::relu), b);
   EXPECT_TRUE(contains(e, "layer 0")) << e;
   EXPECT_TRUE(contains(e, "activation")) << e;
 }
 
 TEST_F(Weights, OtherLayerCountIsRefused) {
-  Model a(spec(), cpu_, 64);
-  save_weights(a, path("w.mfw"));
   ModelSpec deeper = spec();
   deeper.layers.insert(deeper.layers.begin(), {8, Activation::relu});
   Model b(deeper, cpu_, 64);
-  const std::string e = load_error(b, path("w.mfw"));
-  EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
+  const std::string e = refusal(spec(), b);
   EXPECT_TRUE(contains(e, "2 layers")) << e;
   EXPECT_TRUE(contains(e, "3")) << e;
 }

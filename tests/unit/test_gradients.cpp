@@ -26,6 +26,7 @@
 #include "nn/cpu_backend.h"
 #include "nn/model.h"
 #include "nn/rng.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
@@ -35,11 +36,7 @@ constexpr int kBatch = 8;   // the spec's batch size: a partial batch, so the lo
 constexpr int kInput = 5;
 
 ModelSpec make_spec(std::vector<LayerSpec> layers, Loss loss) {
-  ModelSpec spec;
-  spec.name = "gradcheck";
-  spec.input = kInput;
-  spec.layers = std::move(layers);
-  spec.loss = loss;
+  ModelSpec spec = test::mlp(kInput, std::move(layers), loss, "gradcheck");
   spec.fit.batch_size = kBatch;
   spec.seed = 7;
   return spec;

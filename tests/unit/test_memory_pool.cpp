@@ -12,6 +12,7 @@
 
 #include "runtime/bytes.h"
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
@@ -38,7 +39,7 @@ struct CountingUpstream final : Upstream {
 
 bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % A == 0; }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::contains;
 
 TEST(MemoryPool, AlignedRoundsUpToKAlignment) {
   EXPECT_EQ(MemoryPool::aligned(0), 0u);
@@ -97,15 +98,11 @@ TEST(MemoryPool, GrowEnforcesTheCap) {
   CountingUpstream up;
   MemoryPool pool("my-model", 4 * A, PoolMode::grow, up);
   pool.allocate(3 * A);
-  try {
-    pool.allocate(2 * A);  // 3A reserved + 2A > 4A
-    FAIL() << "allocation over the cap succeeded";
-  } catch (const OutOfMemory& e) {
-    const std::string message = e.what();
-    EXPECT_TRUE(contains(message, "my-model")) << message;
-    EXPECT_TRUE(contains(message, format_bytes(2 * A))) << message;  // the request
-    EXPECT_TRUE(contains(message, format_bytes(4 * A))) << message;  // the cap
-  }
+  // 3A reserved + 2A > 4A
+  const std::string message = test::user_error<OutOfMemory>([&] { pool.allocate(2 * A); });
+  EXPECT_TRUE(contains(message, "my-model")) << message;
+  EXPECT_TRUE(contains(message, format_bytes(2 * A))) << message;  // the request
+  EXPECT_TRUE(contains(message, format_bytes(4 * A))) << message;  // the cap
   EXPECT_EQ(up.allocations, 1);  // the refused request took nothing upstream
   EXPECT_EQ(pool.stats().reserved_bytes, 3 * A);
   // Exactly up to the cap still works.
@@ -258,14 +255,10 @@ TEST(Bytes, ParsesEveryUnit) {
 
 TEST(Bytes, RejectsBadInputNamingWhat) {
   for (const char* bad : {"", "abc", "-1", "0", "0MiB", "12 MiB", "12mib", "12XB", "MiB", "nan", "inf", "1e999"}) {
-    try {
-      parse_bytes(bad, "memory.limit");
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const UserError& e) {
-      const std::string message = e.what();
-      EXPECT_TRUE(contains(message, "memory.limit")) << message;
-      EXPECT_TRUE(contains(message, "'" + std::string(bad) + "'")) << message;
-    }
+    SCOPED_TRACE(testing::Message() << "parsing '" << bad << "'");
+    const std::string message = test::user_error([&] { parse_bytes(bad, "memory.limit"); });
+    EXPECT_TRUE(contains(message, "memory.limit")) << message;
+    EXPECT_TRUE(contains(message, std::string("'") + bad + "'")) << message;
   }
 }
 

@@ -15,18 +15,15 @@
 #include "nn/cpu_backend.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::contains;
 
 ModelSpec spec_of(int input, std::vector<LayerSpec> layers, Loss loss, int batch = 32) {
-  ModelSpec spec;
-  spec.name = "test-model";
-  spec.input = input;
-  spec.layers = std::move(layers);
-  spec.loss = loss;
+  ModelSpec spec = test::mlp(input, std::move(layers), loss, "test-model");
   spec.fit.batch_size = batch;
   return spec;
 }
@@ -122,16 +119,12 @@ TEST(Model, PlanOverTheCapIsOutOfMemoryNamingModelAndCap) {
     ModelSpec spec = small_spec();
     spec.name = "too-big";
     spec.memory = {83199, mode};
-    try {
-      Model model(spec, cpu, 1000);
-      ADD_FAILURE() << "a model over its cap was built";
-    } catch (const OutOfMemory& e) {
-      const std::string message = e.what();
-      EXPECT_TRUE(contains(message, "too-big")) << message;
-      EXPECT_TRUE(contains(message, format_bytes(83199))) << message;  // the cap
-      EXPECT_TRUE(contains(message, format_bytes(83200))) << message;  // what it needs
-      EXPECT_FALSE(contains(message, "\n")) << message;
-    }
+    SCOPED_TRACE(to_string(mode));
+    const std::string message = test::user_error<OutOfMemory>([&] { Model model(spec, cpu, 1000); });
+    EXPECT_TRUE(contains(message, "too-big")) << message;
+    EXPECT_TRUE(contains(message, format_bytes(83199))) << message;  // the cap
+    EXPECT_TRUE(contains(message, format_bytes(83200))) << message;  // what it needs
+    EXPECT_FALSE(contains(message, "\n")) << message;
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "nn/cpu_backend.h"
 #include "nn/model.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
@@ -111,10 +112,11 @@ struct LinearProblem {
   std::vector<float> T = {0.5f, -1.f, 2.f, 0.f};
   static constexpr int m = 4;
 
-  std::vector<double> gradient() const {
+  // The gradient at `at`, or at `params`.
+  std::vector<double> gradient(const std::vector<float>& at) const {
     std::vector<double> g(3, 0.0);
     for (int r = 0; r < m; ++r) {
-      const double y = double(X[2 * r]) * params[0] + double(X[2 * r + 1]) * params[1] + params[2];
+      const double y = double(X[2 * r]) * at[0] + double(X[2 * r + 1]) * at[1] + at[2];
       const double e = y - T[r];
       g[0] += 2.0 / m * e * X[2 * r];
       g[1] += 2.0 / m * e * X[2 * r + 1];
@@ -122,14 +124,17 @@ struct LinearProblem {
     }
     return g;
   }
+  std::vector<double> gradient() const { return gradient(params); }
 };
 
+// One train_batch on the problem's batch; returns the parameters after it.
+std::vector<float> train_step(Model& model, const LinearProblem& p) {
+  model.train_batch(p.X.data(), p.T.data(), p.m);
+  return model.get_params();
+}
+
 ModelSpec linear_spec(OptimizerSpec optimizer) {
-  ModelSpec spec;
-  spec.name = "linear";
-  spec.input = 2;
-  spec.layers = {{1, Activation::linear}};
-  spec.loss = Loss::mse;
+  ModelSpec spec = test::mlp(2, {{1, Activation::linear}}, Loss::mse, "linear");
   spec.optimizer = optimizer;
   spec.fit.batch_size = 4;
   return spec;
@@ -149,8 +154,7 @@ TEST(ModelStep, AdamTrainBatchIsOneAdamStep) {
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(got_g[i], g[i], 1e-5 * std::max(1.0, std::abs(g[i]))) << i;
 
   model.set_params(p.params);
-  model.train_batch(p.X.data(), p.T.data(), p.m);
-  const std::vector<float> after = model.get_params();
+  const std::vector<float> after = train_step(model, p);
   const double alpha = adam_alpha(0.05, 0.9f, 0.999f, 1);
   for (int i = 0; i < 3; ++i) {
     const double mi = (1 - double(0.9f)) * g[i], vi = (1 - double(0.999f)) * g[i] * g[i];
@@ -160,11 +164,8 @@ TEST(ModelStep, AdamTrainBatchIsOneAdamStep) {
   }
 
   // The second step uses t = 2 (bias corrections move on) and the moments of step 1.
-  LinearProblem q;
-  q.params = after;
-  const std::vector<double> g2 = q.gradient();
-  model.train_batch(p.X.data(), p.T.data(), p.m);
-  const std::vector<float> after2 = model.get_params();
+  const std::vector<double> g2 = p.gradient(after);
+  const std::vector<float> after2 = train_step(model, p);
   const double alpha2 = adam_alpha(0.05, 0.9f, 0.999f, 2);
   for (int i = 0; i < 3; ++i) {
     double mi = (1 - double(0.9f)) * g[i], vi = (1 - double(0.999f)) * g[i] * g[i];
@@ -186,16 +187,12 @@ TEST(ModelStep, SgdTrainBatchIsOneSgdStep) {
     LinearProblem p;
     model.set_params(p.params);
     const std::vector<double> g = p.gradient();
-    model.train_batch(p.X.data(), p.T.data(), p.m);
-    const std::vector<float> after = model.get_params();
+    const std::vector<float> after = train_step(model, p);
     for (int i = 0; i < 3; ++i) EXPECT_NEAR(after[i], p.params[i] - 0.1 * g[i], 1e-6) << "momentum " << momentum;
 
     // Step 2: velocity = momentum*(-lr*g1) - lr*g2.
-    LinearProblem q;
-    q.params = after;
-    const std::vector<double> g2 = q.gradient();
-    model.train_batch(p.X.data(), p.T.data(), p.m);
-    const std::vector<float> after2 = model.get_params();
+    const std::vector<double> g2 = p.gradient(after);
+    const std::vector<float> after2 = train_step(model, p);
     for (int i = 0; i < 3; ++i)
       EXPECT_NEAR(after2[i], after[i] + momentum * (-0.1 * g[i]) - 0.1 * g2[i], 1e-6) << "momentum " << momentum;
   }

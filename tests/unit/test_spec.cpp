@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/error.h"
+#include "test_support.h"
 
 namespace mf {
 namespace {
@@ -34,16 +34,11 @@ ModelSpec parse(const json& spec) { return parse_model_spec(spec, "spec.json"); 
 
 // Parses a spec that must be rejected; checks the message names the source and is one line.
 std::string error_for(const json& spec) {
-  try {
-    parse(spec);
-  } catch (const UserError& e) {
-    const std::string message = e.what();
-    EXPECT_THAT(message, StartsWith("spec.json: "));
-    EXPECT_THAT(message, Not(HasSubstr("\n")));
-    return message;
-  }
-  ADD_FAILURE() << "accepted " << spec.dump();
-  return "";
+  SCOPED_TRACE("spec " + spec.dump());
+  const std::string message = test::user_error([&] { parse(spec); });
+  EXPECT_THAT(message, StartsWith("spec.json: "));
+  EXPECT_THAT(message, Not(HasSubstr("\n")));
+  return message;
 }
 
 // A spec with one top-level value replaced (or added).
@@ -542,55 +537,48 @@ TEST(Spec, ToStringNamesMatchTheSpecNames) {
 
 // ---- Files ----------------------------------------------------------------------
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
+// Spec files written into a fresh directory per test.
+using SpecFile = test::TempDirTest;
+
+// The message of the UserError with which load_model_spec refuses `file`; checks it is one line.
+std::string load_error(const std::string& file) {
+  SCOPED_TRACE("loading " + file);
+  const std::string message = test::user_error([&] { load_model_spec(file); });
+  EXPECT_THAT(message, Not(HasSubstr("\n")));
+  return message;
 }
 
-std::string load_error(const std::string& path) {
-  try {
-    load_model_spec(path);
-  } catch (const UserError& e) {
-    const std::string message = e.what();
-    EXPECT_THAT(message, Not(HasSubstr("\n")));
-    return message;
-  }
-  ADD_FAILURE() << "loaded " << path;
-  return "";
+TEST_F(SpecFile, MissingFile) {
+  const std::string file = path("no-such-spec.json");
+  EXPECT_THAT(load_error(file), AllOf(StartsWith(file + ": cannot read"), HasSubstr("No such file")));
 }
 
-TEST(SpecFile, MissingFile) {
-  const std::string path = testing::TempDir() + "no-such-spec.json";
-  EXPECT_THAT(load_error(path), AllOf(StartsWith(path + ": cannot read"), HasSubstr("No such file")));
+TEST_F(SpecFile, DirectoryCannotBeRead) {
+  EXPECT_THAT(load_error(dir().string()), StartsWith(dir().string() + ": cannot read"));
 }
 
-TEST(SpecFile, DirectoryCannotBeRead) {
-  EXPECT_THAT(load_error(testing::TempDir()), StartsWith(testing::TempDir() + ": cannot read"));
-}
-
-TEST(SpecFile, InvalidJsonNamesTheBytePosition) {
+TEST_F(SpecFile, InvalidJsonNamesTheBytePosition) {
   // The stray '}' is the 31st byte (nlohmann counts from 1).
-  const std::string path = write_temp("invalid-spec.json", "{\n  \"input\": 4,\n  \"layers\": [\n}\n");
-  EXPECT_THAT(load_error(path), AllOf(StartsWith(path + ": invalid JSON at byte 31: "), HasSubstr("line 4")));
+  const std::string file = write("invalid-spec.json", "{\n  \"input\": 4,\n  \"layers\": [\n}\n");
+  EXPECT_THAT(load_error(file), AllOf(StartsWith(file + ": invalid JSON at byte 31: "), HasSubstr("line 4")));
 }
 
-TEST(SpecFile, EmptyFileIsInvalidJson) {
-  const std::string path = write_temp("empty-spec.json", "");
-  EXPECT_THAT(load_error(path), StartsWith(path + ": invalid JSON at byte "));
+TEST_F(SpecFile, EmptyFileIsInvalidJson) {
+  const std::string file = write("empty-spec.json", "");
+  EXPECT_THAT(load_error(file), StartsWith(file + ": invalid JSON at byte "));
 }
 
-TEST(SpecFile, ValidFileLoads) {
-  const std::string path = write_temp("valid-spec.json", minimal().dump(2));
-  EXPECT_EQ(load_model_spec(path).outputs(), 3);
+TEST_F(SpecFile, ValidFileLoads) {
+  const std::string file = write("valid-spec.json", minimal().dump(2));
+  EXPECT_EQ(load_model_spec(file).outputs(), 3);
 }
 
-TEST(SpecFile, SpecErrorsNameTheFile) {
-  const std::string path = write_temp("bad-spec.json", with("fit", {{"epochs", 0}}).dump());
-  EXPECT_THAT(load_error(path), StartsWith(path + ": fit.epochs: got 0"));
+TEST_F(SpecFile, SpecErrorsNameTheFile) {
+  const std::string file = write("bad-spec.json", with("fit", {{"epochs", 0}}).dump());
+  EXPECT_THAT(load_error(file), StartsWith(file + ": fit.epochs: got 0"));
 }
 
-TEST(SpecFile, ExamplesAreValid) {
+TEST_F(SpecFile, ExamplesAreValid) {
   const std::filesystem::path examples = std::filesystem::path(MF_SOURCE_DIR) / "examples";
   int checked = 0;
   if (std::filesystem::is_directory(examples)) {
