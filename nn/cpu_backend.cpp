@@ -1,9 +1,10 @@
 #include "nn/cpu_backend.h"
 
-#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <thread>
+
+#include <cblas.h>
 
 #include "kernels/batch_cpu.h"
 #include "kernels/dense_cpu.h"
@@ -11,6 +12,12 @@
 #include "kernels/optimizer_cpu.h"
 
 namespace mf {
+
+// One BLAS thread: a tiny model's products are too small to gain from more
+// (Fashion-MNIST at batch 32 trains 10-40% faster on one thread than on two),
+// the results no longer depend on the core count, and running several models
+// at once is how multifit uses the other cores.
+CpuBackend::CpuBackend() { openblas_set_num_threads(1); }
 
 std::string CpuBackend::device() const {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -20,7 +27,7 @@ std::string CpuBackend::device() const {
       model = line.substr(line.find(':') + 2);
       break;
     }
-  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+  return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads, one BLAS thread per model)";
 }
 
 void CpuBackend::to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
