@@ -61,7 +61,8 @@ def main(out):
             lines.append(run_line(name[:-5], doc))
     tests = load(os.path.join(out, "gpu_tests.json"))
     if tests:
-        lines.append(f"GPU tests: {tests['tests']} run, {tests['failures']} failed")
+        skipped = sum(t.get("result") == "SKIPPED" for suite in tests["testsuites"] for t in suite["testsuite"])
+        lines.append(f"GPU tests: {tests['tests']} run, {tests['failures']} failed, {skipped} skipped")
         for suite in tests["testsuites"]:
             for t in suite["testsuite"]:
                 extra = {k: v for k, v in t.items() if k.endswith(("_accuracy", "_s"))}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check, one command for a machine with an NVIDIA GPU (about 5 minutes
 # on one H200):
-#   1. builds for the device's own architecture (build-gpu/), tests and benchmarks only;
+#   1. builds the tests and benchmarks in build-gpu/ for the device's own
+#      architecture (or the one CUDA_ARCH names, e.g. CUDA_ARCH=90);
 #   2. runs the GPU test suite: every kernel against the CPU backend (parity),
 #      the cuBLAS path, a 3-epoch Fashion-MNIST training on cuda vs cpu;
 #   3. runs the micro-benchmarks of the CUDA backend, ours and cuBLAS;
@@ -30,7 +31,8 @@ step() {  # step NAME COMMAND...: runs and logs one step, remembering a failure
   nvcc --version | tail -1 | sed 's/^/nvcc: /'
 } >"$out/device.txt"
 
-step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native -DMULTIFIT_TSAN=OFF
+step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-native}" \
+  -DMULTIFIT_TSAN=OFF
 step build cmake --build build-gpu -j"$(nproc)" --target multifit gpu_tests kernel_bench
 step gpu_tests build-gpu/bin/gpu_tests --gtest_output=json:"$out/gpu_tests.json"
 step kernel_bench build-gpu/bin/kernel_bench --benchmark_filter='^cuda' --benchmark_min_time=0.05 \
