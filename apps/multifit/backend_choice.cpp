@@ -22,6 +22,8 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log) {
   if (options.name == "cpu") return make_cpu(options);
+  const CudaOptions cuda{0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled};
+  if (options.name == "host-exec") return hostexec::make_cuda_backend(cuda);
   const DeviceQuery query = query_devices();
   if (query.devices.empty()) {
     if (options.name == "cuda")
@@ -30,7 +32,6 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
     log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
     return make_cpu(options);
   }
-  const CudaOptions cuda{0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled};
   if (options.name == "cuda") return gpu::make_cuda_backend(cuda);
   // A listed device can still refuse a context (exclusive mode, no memory): auto then falls back.
   try {

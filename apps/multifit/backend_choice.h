@@ -1,5 +1,7 @@
 #pragma once
-// --backend auto|cpu|cuda and --gemm tiled|cublas: builds the backend a run asks for.
+// --backend auto|cpu|cuda|host-exec and --gemm tiled|cublas: builds the backend a run asks for.
+// host-exec runs the CUDA kernels on the CPU (kernels/host_exec.h): slow, but it
+// shows the GPU code path working on a machine without a GPU.
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -9,7 +11,7 @@
 namespace mf {
 
 struct BackendOptions {
-  std::string name = "auto";   // auto, cpu, cuda
+  std::string name = "auto";   // auto, cpu, cuda, host-exec
   std::string gemm = "tiled";  // the CUDA products: tiled (our kernels) or cublas (the reference path)
 };
 

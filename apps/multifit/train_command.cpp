@@ -125,8 +125,10 @@ Command add_train_command(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...]; "
                   "default: the spec's data");
-  cmd->add_option("--backend", args->backend.name, "auto picks cuda when a device is usable, else cpu")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+  cmd->add_option("--backend", args->backend.name,
+                  "auto picks cuda when a device is usable, else cpu; host-exec runs the CUDA kernels on the "
+                  "CPU, one OS thread per CUDA thread (slow: for checking and teaching)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "host-exec"}))
       ->capture_default_str();
   cmd->add_option("--gemm", args->backend.gemm, "CUDA products: tiled (our kernels) or cublas (reference)")
       ->check(CLI::IsMember({"tiled", "cublas"}))

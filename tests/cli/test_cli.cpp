@@ -112,6 +112,25 @@ TEST_F(Cli, ProgressLinesWithoutQuiet) {
   EXPECT_TRUE(contains(r.err, "Epoch 2/2")) << r.err;
 }
 
+// The CUDA kernels through host execution, end to end: the same epochs as the
+// CPU backend, up to float summation order (1e-4 relative).
+TEST_F(Cli, HostExecutionTrainsLikeTheCpuBackend) {
+  const std::string spec = quoted(example("binary-classifier.json"));
+  ASSERT_EQ(multifit("train " + spec + " --backend cpu --quiet --json " + quoted(path("cpu.json"))).rc, 0);
+  const Result r = multifit("train " + spec + " --backend host-exec --quiet --json " + quoted(path("host.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json cpu = result("cpu.json")["models"][0], host = result("host.json");
+  EXPECT_EQ(host["backend"], "host-exec");
+  ASSERT_EQ(host["models"][0]["epochs"].size(), cpu["epochs"].size());
+  for (size_t e = 0; e < cpu["epochs"].size(); ++e) {
+    const double want = cpu["epochs"][e]["loss"], got = host["models"][0]["epochs"][e]["loss"];
+    EXPECT_NEAR(got, want, 1e-4 * want) << "epoch " << e;
+  }
+  const Result cublas = multifit("train " + spec + " --backend host-exec --gemm cublas --quiet");
+  EXPECT_EQ(cublas.rc, 2);
+  EXPECT_TRUE(contains(cublas.err, "cuBLAS needs a GPU")) << cublas.err;
+}
+
 TEST_F(Cli, InfoExitsZero) {
   const Result r = multifit("info");
   EXPECT_EQ(r.rc, 0) << r.err;
