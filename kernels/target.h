@@ -32,7 +32,7 @@ inline void cuda_check(cudaError_t status, const char* call, const char* file, i
                     cudaGetErrorString(status));
 }
 
-// launch(kernel, grid, block, stream)(args...) is kernel<<<grid, block, 0, stream>>>(args...),
+// launch{kernel, grid, block, stream}(args...) is kernel<<<grid, block, 0, stream>>>(args...),
 // with the launch checked and reported at the caller's file:line.
 template <class... Params>
 struct launch {

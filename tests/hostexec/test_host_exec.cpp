@@ -58,6 +58,7 @@ TEST(HostExec, RefusesLaunchesAGpuRefuses) {
                     << config[1].x << "," << config[1].y << "," << config[1].z << ")";
     } catch (const CudaError& e) {
       EXPECT_NE(std::string(e.what()).find("invalid configuration argument"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("test_host_exec.cpp"), std::string::npos) << "not the caller's file";
     }
   }
   EXPECT_EQ(seen[0], 0);  // nothing ran
