@@ -1,8 +1,9 @@
 // Micro-benchmarks of every backend operation and of whole training steps, on
 // the shapes of the Fashion-MNIST MLP (784-256-128-10) and of the seeds'
 // Dense(64)->Dense(1) model. Each backend present is measured: cpu always;
-// cuda with our tiled GEMM and with cuBLAS where a GPU exists, so that
-// scripts/gemm_vs_cublas.py can state the GEMM as a fraction of cuBLAS.
+// cuda with our kernels, with cuBLAS products and with cuDNN activations where
+// a GPU exists, so that benchmarks/summarize.py can state our GEMM as a fraction
+// of cuBLAS and set our activation and loss kernels beside cuDNN's.
 //
 // Each iteration queues kRepeat calls and waits once, so the figure is the
 // time per call with the wait amortized (a launch-bound kernel shows its
@@ -194,6 +195,7 @@ std::vector<Subject> subjects() {
   if (!query_devices().devices.empty()) {
     list.push_back({"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled})});
     list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas})});
+    list.push_back({"cuda_cudnn", gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn})});
   }
   return list;
 }

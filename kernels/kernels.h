@@ -27,6 +27,11 @@ void bias_grad(const float* dZ, float* db, int m, int n, cudaStream_t stream);
 void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
           int m, int n, cudaStream_t stream);
 
+// loss.cu: sparse categorical cross-entropy from probabilities(m,n) (a library softmax's output);
+// d_out may alias probabilities.
+void crossentropy_from_probabilities(const float* probabilities, const float* target, float* d_out,
+                                     float* row_loss, float* row_correct, int m, int n, cudaStream_t stream);
+
 // reduce.cu: totals[0] += Σ row_loss, totals[1] += Σ row_correct; one block, a fixed tree: deterministic.
 void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, cudaStream_t stream);
 

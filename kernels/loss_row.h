@@ -41,4 +41,17 @@ MF_HD void loss_row(Loss loss, const float* out, const float* target, float* d_o
   row_correct = correct / float(n);
 }
 
+// Sparse categorical cross-entropy of a row of probabilities p(n) that a library
+// softmax computed (the cuDNN reference path): the same loss, gradient and
+// accuracy as loss_row() from logits, up to rounding. d_out may alias p.
+MF_HD void crossentropy_row_from_probabilities(const float* p, int label, float* d_out, int n, float scale,
+                                               float& row_loss, float& row_correct) {
+  int argmax = 0;
+  for (int j = 1; j < n; ++j)
+    if (p[j] > p[argmax]) argmax = j;
+  row_loss = -logf(fmaxf(p[label], 1e-30f));
+  row_correct = argmax == label ? 1.f : 0.f;
+  for (int j = 0; j < n; ++j) d_out[j] = (p[j] - (j == label ? 1.f : 0.f)) * scale;
+}
+
 }  // namespace mf

@@ -5,6 +5,7 @@
 
 #include "kernels/kernels.h"
 #include "nn/gemm_products.h"
+#include "nn/library_activations.h"
 #include "runtime/device_memory.h"
 #include "runtime/error.h"
 #include "runtime/stream.h"
@@ -30,8 +31,11 @@ class TiledProducts final : public GemmProducts {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(std::string name, std::string device, std::unique_ptr<GemmProducts> products)
-      : name_(std::move(name)), device_(std::move(device)), products_(std::move(products)) {}
+  // library: cuDNN for activations and softmax, or nullptr for our kernels.
+  CudaBackend(std::string name, std::string device, std::unique_ptr<GemmProducts> products,
+              std::unique_ptr<LibraryActivations> library)
+      : name_(std::move(name)), device_(std::move(device)), products_(std::move(products)),
+        library_(std::move(library)) {}
 
   std::string name() const override { return name_; }
   std::string device() const override { return device_; }
@@ -56,7 +60,9 @@ class CudaBackend final : public Backend {
 
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                      Activation act) override {
-    products_->forward(X, W, b, Y, m, k, n, act, s());
+    if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, s());
+    products_->forward(X, W, b, Y, m, k, n, Activation::linear, s());
+    library_->forward(Y, int64_t(m) * n, act, s());
   }
   void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) override {
     products_->backward_input(dZ, W, dX, m, k, n, s());
@@ -67,10 +73,15 @@ class CudaBackend final : public Backend {
     bias_grad(dZ, db, m, n, s());
   }
   void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override {
+    if (library_ && act != Activation::linear) return library_->backward(Y, dY, dZ, count, act, s());
     MF_TARGET::activation_backward(Y, dY, dZ, count, act, s());
   }
   void loss(Loss kind, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
             int m, int n) override {
+    if (library_ && kind == Loss::sparse_categorical_crossentropy) {
+      library_->softmax(out, d_out, m, n, s());  // the probabilities, overwritten by the gradient in place
+      return crossentropy_from_probabilities(d_out, target, d_out, row_loss, row_correct, m, n, s());
+    }
     MF_TARGET::loss(kind, out, target, d_out, row_loss, row_correct, m, n, s());
   }
   void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) override {
@@ -97,6 +108,7 @@ class CudaBackend final : public Backend {
   DeviceUpstream memory_;
   PinnedBuffer staging_{4096};
   std::unique_ptr<GemmProducts> products_;
+  std::unique_ptr<LibraryActivations> library_;
 };
 
 }  // namespace
@@ -108,9 +120,11 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
 #if defined(MF_HOST_EXEC)
   if (options.gemm == GemmImpl::cublas)
     throw UserError("--gemm cublas: cuBLAS needs a GPU; host execution runs the tiled kernels");
+  if (options.activations == ActivationImpl::cudnn)
+    throw UserError("--activations cudnn: cuDNN needs a GPU; host execution runs our kernels");
   const std::string device = "host execution of the CUDA kernels (" +
                              std::to_string(std::thread::hardware_concurrency()) + " CPU threads)";
-  return std::make_unique<CudaBackend>("host-exec", device, make_tiled_products());
+  return std::make_unique<CudaBackend>("host-exec", device, make_tiled_products(), nullptr);
 #else
   cudaDeviceProp prop{};
   MF_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
@@ -118,7 +132,8 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
                              std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
                              std::to_string(prop.minor) + ")";
   auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();
-  return std::make_unique<CudaBackend>("cuda", device, std::move(products));
+  auto library = options.activations == ActivationImpl::cudnn ? make_cudnn_activations() : nullptr;
+  return std::make_unique<CudaBackend>("cuda", device, std::move(products), std::move(library));
 #endif
 }
 

@@ -9,11 +9,14 @@
 
 namespace mf {
 
-enum class GemmImpl { tiled, cublas };  // cublas: the reference path, GPU only
+// The reference paths, GPU only: cuBLAS for the products, cuDNN for activations and softmax.
+enum class GemmImpl { tiled, cublas };
+enum class ActivationImpl { ours, cudnn };
 
 struct CudaOptions {
   int device = 0;
   GemmImpl gemm = GemmImpl::tiled;
+  ActivationImpl activations = ActivationImpl::ours;
 };
 
 namespace gpu {

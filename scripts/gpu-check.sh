@@ -4,10 +4,10 @@
 #   1. builds the tests and benchmarks in build-gpu/ for the device's own
 #      architecture (or the one CUDA_ARCH names, e.g. CUDA_ARCH=90);
 #   2. runs the GPU test suite: every kernel against the CPU backend (parity),
-#      the cuBLAS path, a 3-epoch Fashion-MNIST training on cuda vs cpu;
-#   3. runs the micro-benchmarks of the CUDA backend, ours and cuBLAS;
+#      the cuBLAS and cuDNN paths, a 3-epoch Fashion-MNIST training on cuda vs cpu;
+#   3. runs the micro-benchmarks of the CUDA backend: ours, cuBLAS, cuDNN;
 #   4. times Fashion-MNIST end to end (10 epochs at batch 32, 3 at batch 128)
-#      on cuda, tiled and cublas.
+#      on cuda with our kernels, with cuBLAS products and with cuDNN activations.
 # Everything lands in OUTDIR: logs, gtest and benchmark JSON, result documents,
 # and summary.txt. Exit code: 0 when every step passed.
 set -uo pipefail
@@ -40,11 +40,13 @@ step kernel_bench build-gpu/bin/kernel_bench --benchmark_filter='^cuda' --benchm
 
 b128=$out/fashion-mnist-mlp-b128.json
 sed -e 's/"batch_size": 32/"batch_size": 128/' -e 's/"epochs": 10/"epochs": 3/' examples/fashion-mnist-mlp.json >"$b128"
-for gemm in tiled cublas; do
-  step "fashion_b32_$gemm" build-gpu/bin/multifit train examples/fashion-mnist-mlp.json --backend cuda --gemm "$gemm" \
-    --json "$out/fashion_b32_$gemm.json"
-  step "fashion_b128_$gemm" build-gpu/bin/multifit train "$b128" --backend cuda --gemm "$gemm" \
-    --json "$out/fashion_b128_$gemm.json"
+for variant in tiled:ours cublas:ours tiled:cudnn; do
+  gemm=${variant%:*} activations=${variant#*:}
+  name="${gemm}_${activations}"
+  step "fashion_b32_$name" build-gpu/bin/multifit train examples/fashion-mnist-mlp.json --backend cuda \
+    --gemm "$gemm" --activations "$activations" --json "$out/fashion_b32_$name.json"
+  step "fashion_b128_$name" build-gpu/bin/multifit train "$b128" --backend cuda \
+    --gemm "$gemm" --activations "$activations" --json "$out/fashion_b128_$name.json"
 done
 step seed_model build-gpu/bin/multifit train examples/binary-classifier.json --backend cuda --json "$out/seed_model.json"
 

@@ -15,6 +15,9 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
   if (options.gemm != "tiled")
     throw UserError("--gemm " + options.gemm + ": only the cuda backend has a cuBLAS path; drop --gemm or use "
                     "--backend cuda");
+  if (options.activations != "ours")
+    throw UserError("--activations " + options.activations +
+                    ": only the cuda backend has a cuDNN path; drop --activations or use --backend cuda");
   return std::make_unique<CpuBackend>();
 }
 
@@ -22,7 +25,8 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log) {
   if (options.name == "cpu") return make_cpu(options);
-  const CudaOptions cuda{0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled};
+  const CudaOptions cuda{0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled,
+                         options.activations == "cudnn" ? ActivationImpl::cudnn : ActivationImpl::ours};
   if (options.name == "host-exec") return hostexec::make_cuda_backend(cuda);
   const DeviceQuery query = query_devices();
   if (query.devices.empty()) {

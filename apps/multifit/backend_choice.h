@@ -1,5 +1,6 @@
 #pragma once
-// --backend auto|cpu|cuda|host-exec and --gemm tiled|cublas: builds the backend a run asks for.
+// --backend auto|cpu|cuda|host-exec, --gemm tiled|cublas and --activations ours|cudnn:
+// builds the backend a run asks for.
 // host-exec runs the CUDA kernels on the CPU (kernels/host_exec.h): slow, but it
 // shows the GPU code path working on a machine without a GPU.
 #include <iosfwd>
@@ -13,6 +14,7 @@ namespace mf {
 struct BackendOptions {
   std::string name = "auto";   // auto, cpu, cuda, host-exec
   std::string gemm = "tiled";  // the CUDA products: tiled (our kernels) or cublas (the reference path)
+  std::string activations = "ours";  // activations and softmax: ours or cudnn (the reference path)
 };
 
 // auto picks cuda when a usable device exists, else cpu, and says which in one

@@ -135,6 +135,10 @@ Command add_train_command(CLI::App& app) {
   cmd->add_option("--gemm", args->backend.gemm, "CUDA products: tiled (our kernels) or cublas (reference)")
       ->check(CLI::IsMember({"tiled", "cublas"}))
       ->capture_default_str();
+  cmd->add_option("--activations", args->backend.activations,
+                  "CUDA activations and softmax: ours (our kernels) or cudnn (reference)")
+      ->check(CLI::IsMember({"ours", "cudnn"}))
+      ->capture_default_str();
   cmd->add_option("--json", args->json, "Write the result document here");
   cmd->add_option("--save", args->save, "Save the trained weights here");
   cmd->add_option("--load", args->load, "Start from these weights (saved for the same spec)");

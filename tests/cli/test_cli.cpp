@@ -129,6 +129,12 @@ TEST_F(Cli, HostExecutionTrainsLikeTheCpuBackend) {
   const Result cublas = multifit("train " + spec + " --backend host-exec --gemm cublas --quiet");
   EXPECT_EQ(cublas.rc, 2);
   EXPECT_TRUE(contains(cublas.err, "cuBLAS needs a GPU")) << cublas.err;
+  const Result cudnn = multifit("train " + spec + " --backend host-exec --activations cudnn --quiet");
+  EXPECT_EQ(cudnn.rc, 2);
+  EXPECT_TRUE(contains(cudnn.err, "cuDNN needs a GPU")) << cudnn.err;
+  const Result cpu_cudnn = multifit("train " + spec + " --backend cpu --activations cudnn --quiet");
+  EXPECT_EQ(cpu_cudnn.rc, 2);
+  EXPECT_EQ(cpu_cudnn.err_lines(), 1) << cpu_cudnn.err;
 }
 
 TEST_F(Cli, InfoExitsZero) {

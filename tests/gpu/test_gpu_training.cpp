@@ -1,4 +1,4 @@
-// GPU-only checks: the cuBLAS reference path against the CPU backend, and a
+// GPU-only checks: the cuBLAS and cuDNN reference paths against the CPU backend, and a
 // 3-epoch Fashion-MNIST training on cuda against cpu. Without a GPU they skip
 // and say why.
 #include <filesystem>
@@ -12,13 +12,14 @@
 namespace mf::test {
 namespace {
 
-std::unique_ptr<Backend> gpu_backend(GemmImpl gemm, std::string& why) {
+std::unique_ptr<Backend> gpu_backend(GemmImpl gemm, std::string& why,
+                                     ActivationImpl activations = ActivationImpl::ours) {
   const DeviceQuery query = query_devices();
   if (query.devices.empty()) {
     why = "no CUDA device (" + query.why_none + ")";
     return nullptr;
   }
-  return gpu::make_cuda_backend({0, gemm});
+  return gpu::make_cuda_backend({0, gemm, activations});
 }
 
 TEST(GpuCublas, ProductsMatchTheCpuBackend) {
@@ -43,6 +44,37 @@ TEST(GpuCublas, ProductsMatchTheCpuBackend) {
   expect_close(dx, dX.read(), 1e-5f, "dX");
   expect_close(dw, dW.read(), 1e-5f, "dW");
   expect_close(db, dB.read(), 1e-5f, "db");
+}
+
+TEST(GpuCudnn, ActivationsAndSoftmaxMatchTheCpuBackend) {
+  std::string why;
+  auto device = gpu_backend(GemmImpl::tiled, why, ActivationImpl::cudnn);
+  if (!device) GTEST_SKIP() << why;
+  CpuBackend cpu;
+  const int m = 70, k = 30, n = 10;
+  const auto x = random_vector(size_t(m) * k, 1), w = random_vector(size_t(k) * n, 2), b = random_vector(n, 3),
+             dy = random_vector(size_t(m) * n, 4);
+  for (Activation act : {Activation::relu, Activation::sigmoid, Activation::tanh}) {
+    std::vector<float> y(size_t(m) * n), dz(y.size());
+    cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), m, k, n, act);
+    cpu.activation_backward(y.data(), dy.data(), dz.data(), int64_t(y.size()), act);
+    Buffer<float> X(*device, x), W(*device, w), B(*device, b), Y(*device, y), dY(*device, dy);
+    device->dense_forward(X.get(), W.get(), B.get(), Y.get(), m, k, n, act);
+    expect_close(y, Y.read(), 1e-5f, "cuDNN activation forward");
+    device->activation_backward(Y.get(), dY.get(), dY.get(), int64_t(y.size()), act);
+    expect_close(dz, dY.read(), 1e-5f, "cuDNN activation backward");
+  }
+  std::vector<float> labels(m), d_out(size_t(m) * n), loss(m), correct(m);
+  for (int r = 0; r < m; ++r) labels[r] = float(r % n);
+  const auto logits = random_vector(size_t(m) * n, 5, -4.f, 4.f);
+  cpu.loss(Loss::sparse_categorical_crossentropy, logits.data(), labels.data(), d_out.data(), loss.data(),
+           correct.data(), m, n);
+  Buffer<float> Logits(*device, logits), T(*device, labels), D(*device, d_out), L(*device, loss),
+      C(*device, correct);
+  device->loss(Loss::sparse_categorical_crossentropy, Logits.get(), T.get(), D.get(), L.get(), C.get(), m, n);
+  expect_close(d_out, D.read(), 1e-5f, "cuDNN softmax cross-entropy gradient");
+  expect_close(loss, L.read(), 1e-5f, "cuDNN softmax cross-entropy loss");
+  expect_close(correct, C.read(), 0.f, "cuDNN softmax accuracy");
 }
 
 // 3 epochs of 1875 steps amplify rounding differences, so the curves are

@@ -3,10 +3,13 @@
 // exactly where a GPU refuses them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
-#include "kernels/target.h"
+#include "kernels/kernels.h"
+#include "kernels/loss_cpu.h"
 
 namespace mf::hostexec {
 namespace {
@@ -62,6 +65,32 @@ TEST(HostExec, RefusesLaunchesAGpuRefuses) {
     }
   }
   EXPECT_EQ(seen[0], 0);  // nothing ran
+}
+
+// The cuDNN reference path's cross-entropy from probabilities, run here on
+// probabilities computed on the host: the same loss, gradient and accuracy as
+// the CPU backend's fused softmax cross-entropy from the logits.
+TEST(HostExec, CrossentropyFromProbabilitiesMatchesTheFusedLoss) {
+  const int m = 130, n = 7;
+  std::vector<float> logits(m * n), labels(m), probabilities(m * n);
+  for (int i = 0; i < m * n; ++i) logits[i] = float((i * 37) % 23) / 4.f - 3.f;
+  for (int r = 0; r < m; ++r) {
+    labels[r] = float(r % n);
+    float max = logits[r * n], sum = 0.f;
+    for (int j = 1; j < n; ++j) max = std::max(max, logits[r * n + j]);
+    for (int j = 0; j < n; ++j) sum += std::exp(logits[r * n + j] - max);
+    for (int j = 0; j < n; ++j) probabilities[r * n + j] = std::exp(logits[r * n + j] - max) / sum;
+  }
+  std::vector<float> want_d(m * n), want_loss(m), want_correct(m), loss(m), correct(m);
+  cpu::loss(Loss::sparse_categorical_crossentropy, logits.data(), labels.data(), want_d.data(), want_loss.data(),
+            want_correct.data(), m, n);
+  crossentropy_from_probabilities(probabilities.data(), labels.data(), probabilities.data(), loss.data(),
+                                  correct.data(), m, n, nullptr);  // the gradient overwrites the probabilities
+  for (int r = 0; r < m; ++r) {
+    EXPECT_NEAR(loss[r], want_loss[r], 1e-5f * (1.f + want_loss[r])) << "row " << r;
+    EXPECT_EQ(correct[r], want_correct[r]) << "row " << r;
+  }
+  for (int i = 0; i < m * n; ++i) EXPECT_NEAR(probabilities[i], want_d[i], 1e-7f) << "element " << i;
 }
 
 }  // namespace

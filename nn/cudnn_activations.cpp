@@ -1,0 +1,79 @@
+// The cuDNN reference path for activations and softmax (GPU only, never the
+// default): parity and benchmarks measure our kernels against it.
+#include <cudnn.h>
+
+#include <string>
+
+#include "nn/library_activations.h"
+
+namespace mf::gpu {
+namespace {
+
+void check(cudnnStatus_t status, const char* call, int line) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw CudaError(std::string(call) + " failed at " + __FILE__ + ":" + std::to_string(line) + ": " +
+                    cudnnGetErrorString(status));
+}
+#define MF_CUDNN_CHECK(call) check((call), #call, __LINE__)
+
+cudnnActivationMode_t mode_of(Activation act) {
+  switch (act) {
+    case Activation::relu: return CUDNN_ACTIVATION_RELU;
+    case Activation::sigmoid: return CUDNN_ACTIVATION_SIGMOID;
+    case Activation::tanh: return CUDNN_ACTIVATION_TANH;
+    default: throw std::logic_error("cuDNN has no activation for linear or softmax here");
+  }
+}
+
+class CudnnActivations final : public LibraryActivations {
+ public:
+  CudnnActivations() {
+    MF_CUDNN_CHECK(cudnnCreate(&handle_));
+    MF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&tensor_));
+    MF_CUDNN_CHECK(cudnnCreateActivationDescriptor(&activation_));
+  }
+  ~CudnnActivations() override {
+    cudnnDestroyActivationDescriptor(activation_);
+    cudnnDestroyTensorDescriptor(tensor_);
+    cudnnDestroy(handle_);
+  }
+
+  void forward(float* Y, int64_t count, Activation act, cudaStream_t stream) override {
+    prepare(act, 1, int(count), stream);  // a flat tensor: one image of `count` channels
+    MF_CUDNN_CHECK(cudnnActivationForward(handle_, activation_, &one_, tensor_, Y, &zero_, tensor_, Y));
+  }
+
+  void backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+                cudaStream_t stream) override {
+    prepare(act, 1, int(count), stream);
+    // relu, sigmoid and tanh have derivatives in terms of the output, which is all a layer keeps;
+    // for relu the output's sign is the input's, so the output stands in for the input too.
+    MF_CUDNN_CHECK(cudnnActivationBackward(handle_, activation_, &one_, tensor_, Y, tensor_, dY, tensor_, Y,
+                                           &zero_, tensor_, dZ));
+  }
+
+  void softmax(const float* logits, float* probabilities, int m, int n, cudaStream_t stream) override {
+    MF_CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    MF_CUDNN_CHECK(cudnnSetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, m, n, 1, 1));
+    MF_CUDNN_CHECK(cudnnSoftmaxForward(handle_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one_, tensor_,
+                                       logits, &zero_, tensor_, probabilities));
+  }
+
+ private:
+  void prepare(Activation act, int images, int channels, cudaStream_t stream) {
+    MF_CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    MF_CUDNN_CHECK(cudnnSetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, images, channels, 1, 1));
+    MF_CUDNN_CHECK(cudnnSetActivationDescriptor(activation_, mode_of(act), CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  }
+
+  cudnnHandle_t handle_ = nullptr;
+  cudnnTensorDescriptor_t tensor_ = nullptr;
+  cudnnActivationDescriptor_t activation_ = nullptr;
+  const float one_ = 1.f, zero_ = 0.f;
+};
+
+}  // namespace
+
+std::unique_ptr<LibraryActivations> make_cudnn_activations() { return std::make_unique<CudnnActivations>(); }
+
+}  // namespace mf::gpu
