@@ -195,7 +195,9 @@ std::vector<Subject> subjects() {
   if (!query_devices().devices.empty()) {
     list.push_back({"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled})});
     list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas})});
+#if defined(MF_HAVE_CUDNN)
     list.push_back({"cuda_cudnn", gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn})});
+#endif
   }
   return list;
 }

@@ -131,8 +131,15 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
   const std::string device = std::string(prop.name) + " (cuda:" + std::to_string(options.device) + ", " +
                              std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
                              std::to_string(prop.minor) + ")";
+  std::unique_ptr<LibraryActivations> library;
+  if (options.activations == ActivationImpl::cudnn) {
+#if defined(MF_HAVE_CUDNN)
+    library = make_cudnn_activations();
+#else
+    throw UserError("--activations cudnn: this build found no cuDNN; install it and rebuild, or drop the flag");
+#endif
+  }
   auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();
-  auto library = options.activations == ActivationImpl::cudnn ? make_cudnn_activations() : nullptr;
   return std::make_unique<CudaBackend>("cuda", device, std::move(products), std::move(library));
 #endif
 }

@@ -2,6 +2,8 @@
 // default): parity and benchmarks measure our kernels against it.
 #include <cudnn.h>
 
+#include <climits>
+#include <stdexcept>
 #include <string>
 
 #include "nn/library_activations.h"
@@ -28,24 +30,25 @@ cudnnActivationMode_t mode_of(Activation act) {
 class CudnnActivations final : public LibraryActivations {
  public:
   CudnnActivations() {
-    MF_CUDNN_CHECK(cudnnCreate(&handle_));
-    MF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&tensor_));
-    MF_CUDNN_CHECK(cudnnCreateActivationDescriptor(&activation_));
+    try {
+      MF_CUDNN_CHECK(cudnnCreate(&handle_));
+      MF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&tensor_));
+      MF_CUDNN_CHECK(cudnnCreateActivationDescriptor(&activation_));
+    } catch (...) {
+      release();
+      throw;
+    }
   }
-  ~CudnnActivations() override {
-    cudnnDestroyActivationDescriptor(activation_);
-    cudnnDestroyTensorDescriptor(tensor_);
-    cudnnDestroy(handle_);
-  }
+  ~CudnnActivations() override { release(); }
 
   void forward(float* Y, int64_t count, Activation act, cudaStream_t stream) override {
-    prepare(act, 1, int(count), stream);  // a flat tensor: one image of `count` channels
+    prepare(act, count, stream);
     MF_CUDNN_CHECK(cudnnActivationForward(handle_, activation_, &one_, tensor_, Y, &zero_, tensor_, Y));
   }
 
   void backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
                 cudaStream_t stream) override {
-    prepare(act, 1, int(count), stream);
+    prepare(act, count, stream);
     // relu, sigmoid and tanh have derivatives in terms of the output, which is all a layer keeps;
     // for relu the output's sign is the input's, so the output stands in for the input too.
     MF_CUDNN_CHECK(cudnnActivationBackward(handle_, activation_, &one_, tensor_, Y, tensor_, dY, tensor_, Y,
@@ -60,10 +63,18 @@ class CudnnActivations final : public LibraryActivations {
   }
 
  private:
-  void prepare(Activation act, int images, int channels, cudaStream_t stream) {
+  // A flat tensor of `count` elements: one image of `count` channels (cuDNN counts in int).
+  void prepare(Activation act, int64_t count, cudaStream_t stream) {
+    if (count > INT_MAX) throw std::length_error("cuDNN activations take at most 2^31-1 elements");
     MF_CUDNN_CHECK(cudnnSetStream(handle_, stream));
-    MF_CUDNN_CHECK(cudnnSetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, images, channels, 1, 1));
+    MF_CUDNN_CHECK(cudnnSetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, int(count), 1, 1));
     MF_CUDNN_CHECK(cudnnSetActivationDescriptor(activation_, mode_of(act), CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  }
+
+  void release() {
+    if (activation_) cudnnDestroyActivationDescriptor(activation_);
+    if (tensor_) cudnnDestroyTensorDescriptor(tensor_);
+    if (handle_) cudnnDestroy(handle_);
   }
 
   cudnnHandle_t handle_ = nullptr;

@@ -18,7 +18,7 @@ struct LibraryActivations {
   virtual void softmax(const float* logits, float* probabilities, int m, int n, cudaStream_t stream) = 0;
 };
 
-#if !defined(MF_HOST_EXEC)
+#if defined(MF_HAVE_CUDNN) && !defined(MF_HOST_EXEC)
 std::unique_ptr<LibraryActivations> make_cudnn_activations();
 #endif
 

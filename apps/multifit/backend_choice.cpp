@@ -43,6 +43,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
     log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
     return backend;
   } catch (const CudaError& e) {
+    if (cuda.gemm != GemmImpl::tiled || cuda.activations != ActivationImpl::ours) throw;  // GPU-only paths asked for
     log << "multifit: backend auto: cpu (the CUDA device is not usable: " << e.what() << ")\n";
     return make_cpu(options);
   }

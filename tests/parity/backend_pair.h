@@ -46,6 +46,9 @@ inline std::vector<float> random_vector(size_t n, uint64_t seed, float lo = -1.f
   return v;
 }
 
+// Output buffers start as NaN, so an output the backend never writes fails the comparison.
+inline std::vector<float> nans(size_t n) { return std::vector<float>(n, NAN); }
+
 // |got - want| <= tolerance * (1 + |want|) for every element.
 inline void expect_close(const std::vector<float>& want, const std::vector<float>& got, float tolerance,
                          const char* what) {

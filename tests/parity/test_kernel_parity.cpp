@@ -37,7 +37,7 @@ TEST_F(KernelParity, DenseForwardWithEveryActivation) {
                  b = random_vector(size_t(s.n), 3);
       std::vector<float> want(size_t(s.m) * s.n);
       cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), s.m, s.k, s.n, act);
-      Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, want);
+      Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, nans(want.size()));
       device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, act);
       expect_close(want, Y.read(), 1e-5f, "Y");
       if (HasFailure()) FAIL() << "shape " << s.m << "x" << s.k << "x" << s.n << " act " << int(act);
@@ -51,8 +51,8 @@ TEST_F(KernelParity, DenseBackward) {
     std::vector<float> dx(size_t(s.m) * s.k), dw(size_t(s.k) * s.n), db(size_t(s.n));
     cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n);
     cpu_.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), s.m, s.k, s.n);
-    Buffer<float> X(*device_, x), W(*device_, w), dZ(*device_, dz), dX(*device_, dx), dW(*device_, dw),
-        dB(*device_, db);
+    Buffer<float> X(*device_, x), W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size())),
+        dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
     device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n);
     device_->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n);
     expect_close(dx, dX.read(), 1e-5f, "dX");
@@ -90,8 +90,8 @@ TEST_F(KernelParity, LossesAndGradients) {
     const auto out = random_vector(size_t(m) * c.n, 10, -4.f, 4.f);
     std::vector<float> d_out(out.size()), loss(m), correct(m);
     cpu_.loss(c.loss, out.data(), c.target.data(), d_out.data(), loss.data(), correct.data(), m, c.n);
-    Buffer<float> Out(*device_, out), T(*device_, c.target), dOut(*device_, d_out), L(*device_, loss),
-        C(*device_, correct);
+    Buffer<float> Out(*device_, out), T(*device_, c.target), dOut(*device_, nans(d_out.size())),
+        L(*device_, nans(m)), C(*device_, nans(m));
     device_->loss(c.loss, Out.get(), T.get(), dOut.get(), L.get(), C.get(), m, c.n);
     expect_close(d_out, dOut.read(), 1e-6f, "d_out");
     expect_close(loss, L.read(), 1e-6f, "row_loss");
@@ -138,9 +138,9 @@ TEST_F(KernelParity, OptimizerSteps) {
 
 TEST_F(KernelParity, ShuffleAndGather) {
   for (int n : {1, 7, 1000, 4097}) {
-    std::vector<int> want(n), zeros(n, 0);
+    std::vector<int> want(n), unset(n, -1);
     cpu_.shuffle(want.data(), n, 42, 3);
-    Buffer<int> order(*device_, zeros);
+    Buffer<int> order(*device_, unset);
     device_->shuffle(order.get(), n, 42, 3);
     EXPECT_EQ(want, order.read()) << "n " << n;  // the same permutation, exactly
   }
@@ -150,7 +150,7 @@ TEST_F(KernelParity, ShuffleAndGather) {
   for (int r = 0; r < m; ++r) order[r] = (r * 7 + 3) % rows;
   std::vector<float> want(size_t(m) * cols);
   cpu_.gather(src.data(), cols, order.data(), m, want.data());
-  Buffer<float> S(*device_, src), D(*device_, want);
+  Buffer<float> S(*device_, src), D(*device_, nans(want.size()));
   Buffer<int> O(*device_, order);
   device_->gather(S.get(), cols, O.get(), m, D.get());
   expect_close(want, D.read(), 0.f, "gathered rows");
