@@ -22,14 +22,17 @@ struct CudaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The one wording of a failed call, for the runtime and the libraries (cuBLAS, cuDNN) alike.
+[[noreturn]] inline void throw_cuda_error(const char* call, const char* file, int line, const char* message) {
+  throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + message);
+}
+
 }  // namespace mf
 
 namespace mf::MF_TARGET {
 
 inline void cuda_check(cudaError_t status, const char* call, const char* file, int line) {
-  if (status != cudaSuccess)
-    throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
-                    cudaGetErrorString(status));
+  if (status != cudaSuccess) throw_cuda_error(call, file, line, cudaGetErrorString(status));
 }
 
 // launch{kernel, grid, block, stream}(args...) is kernel<<<grid, block, 0, stream>>>(args...),

@@ -10,12 +10,12 @@
 namespace mf::gpu {
 namespace {
 
-void check(cublasStatus_t status, const char* call, int line) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(std::string(call) + " failed at " + __FILE__ + ":" + std::to_string(line) + ": " +
-                    cublasGetStatusString(status));
-}
-#define MF_CUBLAS_CHECK(call) check((call), #call, __LINE__)
+#define MF_CUBLAS_CHECK(call)                                                      \
+  do {                                                                             \
+    const cublasStatus_t status_ = (call);                                         \
+    if (status_ != CUBLAS_STATUS_SUCCESS)                                          \
+      throw_cuda_error(#call, __FILE__, __LINE__, cublasGetStatusString(status_)); \
+  } while (0)
 
 class CublasProducts final : public GemmProducts {
  public:

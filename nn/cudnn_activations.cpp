@@ -11,12 +11,12 @@
 namespace mf::gpu {
 namespace {
 
-void check(cudnnStatus_t status, const char* call, int line) {
-  if (status != CUDNN_STATUS_SUCCESS)
-    throw CudaError(std::string(call) + " failed at " + __FILE__ + ":" + std::to_string(line) + ": " +
-                    cudnnGetErrorString(status));
-}
-#define MF_CUDNN_CHECK(call) check((call), #call, __LINE__)
+#define MF_CUDNN_CHECK(call)                                                     \
+  do {                                                                           \
+    const cudnnStatus_t status_ = (call);                                        \
+    if (status_ != CUDNN_STATUS_SUCCESS)                                         \
+      throw_cuda_error(#call, __FILE__, __LINE__, cudnnGetErrorString(status_)); \
+  } while (0)
 
 cudnnActivationMode_t mode_of(Activation act) {
   switch (act) {
