@@ -1,8 +1,8 @@
 #include "kernels/dense_cpu.h"
 
-#include <cblas.h>
-
 #include <type_traits>
+
+#include "kernels/openblas.h"
 
 namespace mf::cpu {
 namespace {
@@ -24,7 +24,7 @@ void with_activation(Activation act, Body body) {
 
 void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                    Activation act) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, X, k, W, n, 0.f, Y, n);
+  sgemm(CblasNoTrans, CblasNoTrans, m, n, k, X, k, W, n, Y, n);
   // Epilogue: one pass adds the bias and applies the activation.
   with_activation(act, [&](auto a) {
     for (int r = 0; r < m; ++r) {
@@ -35,11 +35,11 @@ void dense_forward(const float* X, const float* W, const float* b, float* Y, int
 }
 
 void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.f, dZ, n, W, n, 0.f, dX, k);
+  sgemm(CblasNoTrans, CblasTrans, m, k, n, dZ, n, W, n, dX, k);
 }
 
 void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n) {
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.f, X, k, dZ, n, 0.f, dW, n);
+  sgemm(CblasTrans, CblasNoTrans, k, n, m, X, k, dZ, n, dW, n);
   for (int c = 0; c < n; ++c) db[c] = 0.f;
   for (int r = 0; r < m; ++r)
     for (int c = 0; c < n; ++c) db[c] += dZ[int64_t(r) * n + c];

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <thread>
 
-#include <cblas.h>
 
 #include "kernels/batch_cpu.h"
 #include "kernels/dense_cpu.h"
@@ -12,12 +11,6 @@
 #include "kernels/optimizer_cpu.h"
 
 namespace mf {
-
-// One BLAS thread: a tiny model's products are too small to gain from more
-// (Fashion-MNIST at batch 32 trains 10-40% faster on one thread than on two),
-// the results no longer depend on the core count, and running several models
-// at once is how multifit uses the other cores.
-CpuBackend::CpuBackend() { openblas_set_num_threads(1); }
 
 std::string CpuBackend::device() const {
   std::ifstream cpuinfo("/proc/cpuinfo");

@@ -7,7 +7,6 @@ namespace mf {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend();
   std::string name() const override { return "cpu"; }
   std::string device() const override;
   Upstream& memory() override { return memory_; }

@@ -1,31 +1,55 @@
 // The cuBLAS reference path for the dense-layer products (GPU only, never the
-// default): parity and benchmarks measure our tiled GEMM against it.
+// default): parity and benchmarks measure our tiled GEMM against it. cuBLAS is
+// loaded at the first use (runtime/shared_library.h), not linked.
 //
 // cuBLAS is column-major; a row-major C(M,N) is a column-major Cᵀ(N,M), so
 // C = op(A)·op(B) is computed as Cᵀ = op(B)ᵀ·op(A)ᵀ with the operands swapped.
 #include <cublas_v2.h>
 
+#include "nn/cuda_backend.h"
 #include "nn/gemm_products.h"
+#include "runtime/shared_library.h"
 
 namespace mf::gpu {
 namespace {
 
-#define MF_CUBLAS_CHECK(call)                                                      \
-  do {                                                                             \
-    const cublasStatus_t status_ = (call);                                         \
-    if (status_ != CUBLAS_STATUS_SUCCESS)                                          \
-      throw_cuda_error(#call, __FILE__, __LINE__, cublasGetStatusString(status_)); \
+// The cuBLAS entry points multifit calls, with the types of the header it was built against.
+struct CublasApi {
+  SharedLibrary library;
+  decltype(&cublasCreate_v2) create = lookup<decltype(create)>(library, "cublasCreate_v2");
+  decltype(&cublasDestroy_v2) destroy = lookup<decltype(destroy)>(library, "cublasDestroy_v2");
+  decltype(&cublasSetStream_v2) set_stream = lookup<decltype(set_stream)>(library, "cublasSetStream_v2");
+  decltype(&cublasSgemm_v2) sgemm = lookup<decltype(sgemm)>(library, "cublasSgemm_v2");
+  decltype(&cublasGetStatusString) status_string =
+      lookup<decltype(status_string)>(library, "cublasGetStatusString");
+};
+
+// Loaded once, at the first call; a failed load throws and is tried again at the next call.
+const CublasApi& cublas() {
+  static const CublasApi api{SharedLibrary("libcublas.so." + std::to_string(CUBLAS_VER_MAJOR), "--gemm cublas")};
+  return api;
+}
+
+#define MF_CUBLAS_CHECK(call)                                                        \
+  do {                                                                               \
+    const cublasStatus_t status_ = (call);                                           \
+    if (status_ != CUBLAS_STATUS_SUCCESS)                                            \
+      throw_cuda_error(#call, __FILE__, __LINE__, cublas().status_string(status_)); \
   } while (0)
 
 class CublasProducts final : public GemmProducts {
  public:
-  CublasProducts() { MF_CUBLAS_CHECK(cublasCreate(&handle_)); }
-  ~CublasProducts() override { cublasDestroy(handle_); }
+  CublasProducts() { MF_CUBLAS_CHECK(cublas().create(&handle_)); }
+  ~CublasProducts() override { cublas().destroy(handle_); }
 
+  void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
+    // Cᵀ(n,m) = Bᵀ(n,k)·Aᵀ(k,m)
+    sgemm(CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, B, n, A, k, C, n, stream);
+  }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                cudaStream_t stream) override {
-    // Yᵀ(n,m) = Wᵀ(n,k)·Xᵀ(k,m), then the bias+activation epilogue as its own kernel.
-    sgemm(CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, W, n, X, k, Y, n, stream);
+    // The plain product, then the bias+activation epilogue as its own kernel.
+    product(X, W, Y, m, k, n, stream);
     bias_activation(Y, b, m, n, act, stream);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
@@ -43,8 +67,8 @@ class CublasProducts final : public GemmProducts {
   void sgemm(cublasOperation_t op_a, cublasOperation_t op_b, int rows, int cols, int inner, const float* A,
              int lda, const float* B, int ldb, float* C, int ldc, cudaStream_t stream) {
     const float one = 1.f, zero = 0.f;
-    MF_CUBLAS_CHECK(cublasSetStream(handle_, stream));
-    MF_CUBLAS_CHECK(cublasSgemm(handle_, op_a, op_b, rows, cols, inner, &one, A, lda, B, ldb, &zero, C, ldc));
+    MF_CUBLAS_CHECK(cublas().set_stream(handle_, stream));
+    MF_CUBLAS_CHECK(cublas().sgemm(handle_, op_a, op_b, rows, cols, inner, &one, A, lda, B, ldb, &zero, C, ldc));
   }
 
   cublasHandle_t handle_ = nullptr;
@@ -53,5 +77,7 @@ class CublasProducts final : public GemmProducts {
 }  // namespace
 
 std::unique_ptr<GemmProducts> make_cublas_products() { return std::make_unique<CublasProducts>(); }
+
+std::string cublas_library() { return cublas().library.path(); }
 
 }  // namespace mf::gpu

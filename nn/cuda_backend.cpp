@@ -15,6 +15,9 @@ namespace {
 
 class TiledProducts final : public GemmProducts {
  public:
+  void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
+    gemm(A, B, C, m, n, k, false, false, nullptr, Activation::linear, stream);
+  }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                cudaStream_t stream) override {
     gemm(X, W, Y, m, n, k, false, false, b, act, stream);
@@ -73,7 +76,7 @@ class CudaBackend final : public Backend {
     bias_grad(dZ, db, m, n, s());
   }
   void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override {
-    if (library_ && act != Activation::linear) return library_->backward(Y, dY, dZ, count, act, s());
+    if (library_ && library_->has_backward(act)) return library_->backward(Y, dY, dZ, count, act, s());
     MF_TARGET::activation_backward(Y, dY, dZ, count, act, s());
   }
   void loss(Loss kind, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
@@ -136,7 +139,7 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
 #if defined(MF_HAVE_CUDNN)
     library = make_cudnn_activations();
 #else
-    throw UserError("--activations cudnn: this build found no cuDNN; install it and rebuild, or drop the flag");
+    throw UserError("--activations cudnn: this build found no cuDNN headers; install them and rebuild, or drop the flag");
 #endif
   }
   auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();

@@ -4,6 +4,7 @@
 // runs the same kernel code through host execution (tests on machines without
 // a GPU).
 #include <memory>
+#include <string>
 
 #include "nn/backend.h"
 
@@ -21,6 +22,11 @@ struct CudaOptions {
 
 namespace gpu {
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options);
+// Where the reference libraries were loaded from; each loads its library (a UserError when it cannot).
+std::string cublas_library();
+#if defined(MF_HAVE_CUDNN)
+std::string cudnn_library();
+#endif
 }
 namespace hostexec {
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options);

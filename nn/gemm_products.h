@@ -9,6 +9,8 @@ namespace mf::MF_TARGET {
 
 struct GemmProducts {
   virtual ~GemmProducts() = default;
+  // C(m,n) = A(m,k)·B(k,n), the plain product: what the benchmarks set against cublasSgemm.
+  virtual void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) = 0;
   // Y(m,n) = act(X(m,k)·W(k,n) + b)
   virtual void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                        Activation act, cudaStream_t stream) = 0;
@@ -22,6 +24,7 @@ struct GemmProducts {
 
 std::unique_ptr<GemmProducts> make_tiled_products();
 #if !defined(MF_HOST_EXEC)
+// Loads cuBLAS at the first call; a UserError names the library when it cannot be loaded.
 std::unique_ptr<GemmProducts> make_cublas_products();
 #endif
 

@@ -11,7 +11,9 @@ struct LibraryActivations {
   virtual ~LibraryActivations() = default;
   // Y(count) = act(Y), in place; act is relu, sigmoid or tanh.
   virtual void forward(float* Y, int64_t count, Activation act, cudaStream_t stream) = 0;
-  // dZ = dY ⊙ act'(.) from the output Y; dZ may alias dY.
+  // Whether backward() is exact for `act` from the output alone (the layer keeps no input).
+  virtual bool has_backward(Activation act) const = 0;
+  // dZ = dY ⊙ act'(.) from the output Y, for an act with has_backward; dZ may alias dY.
   virtual void backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
                         cudaStream_t stream) = 0;
   // probabilities(m,n) = softmax of each row of logits(m,n).
@@ -19,6 +21,7 @@ struct LibraryActivations {
 };
 
 #if defined(MF_HAVE_CUDNN) && !defined(MF_HOST_EXEC)
+// Loads cuDNN at the first call; a UserError names the library when it cannot be loaded.
 std::unique_ptr<LibraryActivations> make_cudnn_activations();
 #endif
 

@@ -52,9 +52,10 @@ class Cli : public testing::Test {
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  // Runs `multifit ARGS` (ARGS already quoted where needed) with stdout and stderr in files.
-  Result multifit(const std::string& args) const {
-    const std::string command = quoted(MULTIFIT_BIN) + " " + args + " >" + quoted(path("stdout")) + " 2>" +
+  // Runs `multifit ARGS` (ARGS already quoted where needed) with stdout and stderr in files, after
+  // the shell commands in `setup` (e.g. "ulimit -v 150000; ").
+  Result multifit(const std::string& args, const std::string& setup = "") const {
+    const std::string command = setup + quoted(MULTIFIT_BIN) + " " + args + " >" + quoted(path("stdout")) + " 2>" +
                                 quoted(path("stderr")) + " </dev/null";
     const int status = std::system(command.c_str());
     Result r;
@@ -142,6 +143,29 @@ TEST_F(Cli, InfoExitsZero) {
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "CUDA devices") || contains(r.out, "cuda:0")) << r.out;
   EXPECT_TRUE(contains(r.out, "cpu ")) << r.out;
+}
+
+TEST_F(Cli, InfoNamesTheLibrariesItCanLoad) {
+  const Result r = multifit("info");
+  EXPECT_TRUE(contains(r.out, "OpenBLAS: /")) << r.out;  // loaded: the path it was found at
+  EXPECT_TRUE(contains(r.out, "cuBLAS: ")) << r.out;     // a path, or why it cannot be loaded
+}
+
+// OpenBLAS's work buffer needs 129 MiB of address space; a limit that leaves less is refused in one
+// line, where OpenBLAS on its own would retry forever. --help needs no BLAS at all.
+TEST_F(Cli, AnAddressSpaceLimitTooLowForOpenBlasIsAUserError) {
+  const std::string spec = quoted(example("binary-classifier.json"));
+  const Result r = multifit("train " + spec + " --backend cpu --quiet", "ulimit -v 150000; timeout 20 ");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "ulimit -v")) << r.err;
+  EXPECT_EQ(multifit("--help", "ulimit -v 150000; timeout 20 ").rc, 0);
+}
+
+TEST_F(Cli, TheTinyModelTrainsUnderAOneGigabyteAddressSpaceLimit) {
+  const std::string spec = quoted(example("binary-classifier.json"));
+  const Result r = multifit("train " + spec + " --backend cpu --quiet", "ulimit -v 1000000; timeout 20 ");
+  EXPECT_EQ(r.rc, 0) << r.err;
 }
 
 TEST_F(Cli, CudaBackendWithoutADeviceIsAUserError) {

@@ -1,0 +1,59 @@
+#include "kernels/openblas.h"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
+
+#include "runtime/bytes.h"
+#include "runtime/error.h"
+#include "runtime/shared_library.h"
+
+namespace mf::cpu {
+namespace {
+
+// What OpenBLAS 0.3 asks of malloc for a thread's work buffer (BUFFER_SIZE plus a page), rounded up.
+constexpr size_t kWorkBuffer = (size_t(128) << 20) + (size_t(1) << 20);
+
+void require_room_for_work_buffer() {
+  void* probe = mmap(nullptr, kWorkBuffer, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe != MAP_FAILED) {
+    munmap(probe, kWorkBuffer);
+    return;
+  }
+  rlimit limit{};
+  getrlimit(RLIMIT_AS, &limit);
+  const std::string cap = limit.rlim_cur == RLIM_INFINITY ? "unlimited" : format_bytes(limit.rlim_cur);
+  throw UserError("the cpu backend needs " + format_bytes(kWorkBuffer) +
+                  " of address space for OpenBLAS's work buffer, which this process's limit (ulimit -v: " + cap +
+                  ") no longer leaves; raise the limit by at least that much");
+}
+
+struct OpenBlas {
+  SharedLibrary library;
+  decltype(&cblas_sgemm) sgemm = lookup<decltype(sgemm)>(library, "cblas_sgemm");
+};
+
+const OpenBlas& openblas() {
+  static const OpenBlas api = [] {
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);  // read once, as the library loads: no thread pool
+    OpenBlas loaded{SharedLibrary("libopenblas.so.0", "the cpu backend")};
+    require_room_for_work_buffer();
+    const float one = 1.f;  // the first product takes the work buffer, now that there is room
+    float out = 0.f;
+    loaded.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.f, &one, 1, &one, 1, 0.f, &out, 1);
+    return loaded;
+  }();
+  return api;
+}
+
+}  // namespace
+
+void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* A, int lda,
+           const float* B, int ldb, float* C, int ldc) {
+  openblas().sgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.f, A, lda, B, ldb, 0.f, C, ldc);
+}
+
+std::string openblas_library() { return openblas().library.path(); }
+
+}  // namespace mf::cpu

@@ -1,0 +1,27 @@
+#pragma once
+// OpenBLAS, the GEMM of the CPU references, loaded at the first product with one
+// thread (runtime/shared_library.h).
+//
+// Linked normally, OpenBLAS starts a pool of (cores - 1) threads as the process
+// loads, each taking a 128 MiB work buffer: 2 GiB of address space on a 16-core
+// machine before main() runs, and under an address-space limit (ulimit -v) too
+// low for a buffer, a thread that retries forever, so that even `--help` hangs
+// at exit. Loaded here with OPENBLAS_NUM_THREADS=1, there is no pool: the one
+// buffer, the caller's, is tried for first and taken at once, and a limit too low
+// for it is a UserError. One thread is also what the CPU backend wants: a tiny
+// model's products gain nothing from more, and results do not depend on the core
+// count.
+#include <cblas.h>
+
+#include <string>
+
+namespace mf::cpu {
+
+// C(m,n) = op(A)·op(B), row-major, op(A) (m,k), op(B) (k,n): cblas_sgemm with alpha 1, beta 0.
+// The first call loads OpenBLAS; throws UserError when it cannot be loaded or has no room for its buffer.
+void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* A, int lda,
+           const float* B, int ldb, float* C, int ldc);
+
+std::string openblas_library();  // the path OpenBLAS was loaded from; loads it
+
+}  // namespace mf::cpu
