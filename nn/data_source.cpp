@@ -1,5 +1,6 @@
 // load_data: a source name to a train set and, where the source has one, a test set.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Where the Debian package dataset-fashion-mnist installs its files.
-constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
+constexpr char kDebianDatasets[] = "/usr/share/datasets";
 constexpr char kAllowedSources[] =
     "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST] or synthetic:KIND[:key=value,...]";
 constexpr const char* kIdxNames[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
@@ -69,10 +70,15 @@ DataSplit load_idx_dir(const std::string& name, const fs::path& dir) {
 }
 
 DataSplit load_fashion_mnist() {
-  if (!is_dir(kFashionMnistDir))
-    throw UserError(std::string("fashion-mnist: ") + kFashionMnistDir +
-                    " not found; install the Debian package dataset-fashion-mnist or use --data mnist:DIR");
-  return load_idx_dir("fashion-mnist", kFashionMnistDir);
+  const std::string dir = fashion_mnist_dir();
+  if (!is_dir(dir)) {
+    const char* root = std::getenv("MULTIFIT_DATA");
+    throw UserError("fashion-mnist: " + dir + " not found; " +
+                    (root && *root ? "MULTIFIT_DATA=" + std::string(root) + " needs a fashion-mnist folder with the four IDX files"
+                                   : std::string("install the Debian package dataset-fashion-mnist, set MULTIFIT_DATA "
+                                                 "to a folder holding fashion-mnist/, or use --data mnist:DIR")));
+  }
+  return load_idx_dir("fashion-mnist", dir);
 }
 
 DataSplit load_mnist_dir(const std::string& source, const std::string& dir) {
@@ -108,6 +114,11 @@ bool strip_prefix(const std::string& text, const char* prefix, std::string& rest
 }
 
 }  // namespace
+
+std::string fashion_mnist_dir() {
+  const char* root = std::getenv("MULTIFIT_DATA");
+  return (fs::path(root && *root ? root : kDebianDatasets) / "fashion-mnist").string();
+}
 
 DataSplit load_data(const std::string& source) {
   std::string rest;

@@ -23,12 +23,17 @@ struct DataSplit {
 };
 
 // Loads a data source. Sources:
-//   fashion-mnist             the Debian package dataset-fashion-mnist's IDX files
+//   fashion-mnist             the four IDX files in fashion_mnist_dir()
 //   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR (each plain or .gz)
 //   csv:TRAIN[,TEST]          CSV files: features then label per line, an optional header line
 //   synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys rows, features, classes, seed
 // Any problem with the source or its files is a UserError naming the file and what is wrong.
 DataSplit load_data(const std::string& source);
+
+// Where fashion-mnist is read from: $MULTIFIT_DATA/fashion-mnist when MULTIFIT_DATA is set (a
+// folder of data sets by name, as a bundle for a GPU machine carries them), else the Debian package
+// dataset-fashion-mnist's /usr/share/datasets/fashion-mnist. The folder need not exist.
+std::string fashion_mnist_dir();
 
 // The loaders behind load_data, for tests and callers that know the format.
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path);  // pixels scaled to [0,1]

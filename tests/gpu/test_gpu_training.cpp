@@ -86,8 +86,8 @@ TEST(GpuFashionMnist, ThreeEpochsMatchTheCpuBackend) {
   std::string why;
   auto device = gpu_backend(GemmImpl::tiled, why);
   if (!device) GTEST_SKIP() << why;
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist"))
-    GTEST_SKIP() << "Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)";
+  if (!std::filesystem::is_directory(fashion_mnist_dir()))
+    GTEST_SKIP() << fashion_mnist_dir() << " not found (Debian package dataset-fashion-mnist, or MULTIFIT_DATA)";
   const DataSplit data = load_data("fashion-mnist");
   ModelSpec spec;
   spec.name = "fashion";

@@ -1,7 +1,9 @@
 // load_data: each form of source, and the errors for forms it does not know.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,6 @@ using testing::AllOf;
 using testing::HasSubstr;
 using test::Bytes;
 using test::user_error;
-
-const std::string kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
 // An IDX image file of `count` 1x2 images whose pixels are all `pixel`.
 Bytes images_file(uint32_t count, unsigned char pixel) {
@@ -143,9 +143,46 @@ TEST_F(DataSource, UnknownSource) {
                       HasSubstr("fashion-mnist, mnist:DIR, csv:TRAIN[,TEST] or synthetic:KIND")));
 }
 
+// Sets an environment variable for one test and restores it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST_F(DataSource, FashionMnistIsReadFromMultifitDataWhenSet) {
+  std::filesystem::create_directory(path("fashion-mnist"));
+  write_gz("fashion-mnist/train-images-idx3-ubyte.gz", images_file(3, 255));
+  write("fashion-mnist/train-labels-idx1-ubyte", labels_file({0, 1, 2}));
+  write("fashion-mnist/t10k-images-idx3-ubyte", images_file(2, 51));
+  write("fashion-mnist/t10k-labels-idx1-ubyte", labels_file({4, 1}));
+  {
+    ScopedEnv data("MULTIFIT_DATA", dir().string());
+    EXPECT_EQ(fashion_mnist_dir(), path("fashion-mnist"));
+    const DataSplit s = load_data("fashion-mnist");
+    EXPECT_EQ(s.description, "fashion-mnist (3 train, 2 test)");
+    EXPECT_EQ(s.train.y, (std::vector<float>{0, 1, 2}));
+  }
+  ScopedEnv elsewhere("MULTIFIT_DATA", path("nowhere"));
+  EXPECT_THAT(user_error([] { load_data("fashion-mnist"); }),
+              AllOf(HasSubstr(path("nowhere/fashion-mnist") + " not found"), HasSubstr("MULTIFIT_DATA=")));
+}
+
+TEST_F(DataSource, FashionMnistWithoutMultifitDataIsTheDebianPackage) {
+  ScopedEnv unset("MULTIFIT_DATA", "");
+  EXPECT_EQ(fashion_mnist_dir(), "/usr/share/datasets/fashion-mnist");
+}
+
 TEST_F(DataSource, FashionMnist) {
-  if (!std::filesystem::is_directory(kFashionMnistDir))
-    GTEST_SKIP() << kFashionMnistDir << " is absent; the package dataset-fashion-mnist provides it";
+  if (!std::filesystem::is_directory(fashion_mnist_dir()))
+    GTEST_SKIP() << fashion_mnist_dir() << " is absent; the package dataset-fashion-mnist provides it";
   const DataSplit s = load_data("fashion-mnist");
   EXPECT_EQ(s.description, "fashion-mnist (60000 train, 10000 test)");
   EXPECT_EQ(s.train.rows, 60000);
