@@ -9,6 +9,8 @@
 // k-major (As[k][row]); a padding of 2 words makes the transposing stores of
 // a (row, k) walk hit 32 distinct banks. Edges are handled by zero-filling
 // the tiles and guarding the stores, so any shape works.
+#include <stdexcept>
+
 #include "kernels/kernels.h"
 
 namespace mf::MF_TARGET {
@@ -75,12 +77,10 @@ void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K,
   launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, bias, act);
 }
 
-// 64x64 tiles when the grid fills the GPU, else 32x32 tiles for more blocks on small products.
 template <bool TRANS_A, bool TRANS_B>
 void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const float* bias, Activation act,
               cudaStream_t stream) {
-  constexpr int kEnoughTiles = 128;
-  if (int64_t((M + 63) / 64) * ((N + 63) / 64) >= kEnoughTiles)
+  if (gemm_tile(M, N) == GemmTile::large64)
     launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, stream);
   else
     launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, stream);
@@ -90,8 +90,9 @@ void dispatch(const float* A, const float* B, float* C, int M, int N, int K, con
 
 void gemm(const float* A, const float* B, float* C, int M, int N, int K, bool trans_a, bool trans_b,
           const float* bias, Activation act, cudaStream_t stream) {
-  if (trans_a && trans_b) dispatch<true, true>(A, B, C, M, N, K, bias, act, stream);
-  else if (trans_a) dispatch<true, false>(A, B, C, M, N, K, bias, act, stream);
+  // The three products of a dense layer; no product transposes both operands.
+  if (trans_a && trans_b) throw std::invalid_argument("gemm: op(A) and op(B) both transposed is not a dense-layer product");
+  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, bias, act, stream);
   else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, bias, act, stream);
   else dispatch<false, false>(A, B, C, M, N, K, bias, act, stream);
 }

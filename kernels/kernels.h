@@ -8,10 +8,24 @@
 #include "kernels/element_math.h"
 #include "kernels/target.h"
 
+namespace mf {
+
+// The tile configuration gemm.cu launches for a C(M,N): 64x64 tiles (256 threads, 4x4 each) when
+// there are enough of them to fill a large GPU (132 SMs on an H200), else 32x32 tiles (256 threads,
+// 2x2 each), four times as many blocks for the small products of a small model. The parity tests
+// use it to prove each configuration runs.
+enum class GemmTile { small32, large64 };
+constexpr GemmTile gemm_tile(int M, int N) {
+  constexpr int64_t kEnoughTiles = 128;
+  return int64_t((M + 63) / 64) * ((N + 63) / 64) >= kEnoughTiles ? GemmTile::large64 : GemmTile::small32;
+}
+
+}  // namespace mf
+
 namespace mf::MF_TARGET {
 
 // gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N); A is stored (K,M) when trans_a, B (N,K)
-// when trans_b. With bias, the epilogue writes act(C + bias(N)).
+// when trans_b, not both. With bias, the epilogue writes act(C + bias(N)).
 void gemm(const float* A, const float* B, float* C, int M, int N, int K, bool trans_a, bool trans_b,
           const float* bias, Activation act, cudaStream_t stream);
 

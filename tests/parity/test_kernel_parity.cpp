@@ -1,11 +1,16 @@
 // Every hand-written kernel against the CPU backend on the same inputs, on
-// shapes chosen to hit tile edges (1, primes, one past a tile, two GEMM tile
-// configurations). Tolerances: products of K terms in another order differ by
-// a few ulps per term, so 1e-5 relative for the sums here; element-wise math
-// uses the same formulas and matches to 1e-6.
+// shapes chosen to hit tile edges (1, primes, one past a tile) and every GEMM
+// configuration the dispatcher can choose (each product with each tile size).
+// Tolerances: a sum of K terms in [-1,1] added in another order differs by up
+// to about an ulp per term, and a sum that cancels to near zero keeps that
+// absolute error, so sums get max(1e-5, 1.2e-7·K); element-wise math uses the
+// same formulas and matches to 1e-6.
+#include <algorithm>
 #include <numeric>
+#include <set>
 #include <tuple>
 
+#include "kernels/kernels.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
 
@@ -23,12 +28,27 @@ class KernelParity : public ::testing::Test {
   std::unique_ptr<Backend> device_;
 };
 
+float sum_tolerance(int terms) { return std::max(1e-5f, 1.2e-7f * float(terms)); }
+
 struct Shape {
   int m, k, n;
 };
-// The last shape has >= 128 tiles of 64x64, so it runs the large tile configuration.
-const Shape kShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {32, 784, 10}, {70, 100, 130}, {650, 9, 700}};
+// The last three shapes give each product in turn a C of >= 128 64x64 tiles with a short inner
+// dimension (3), so the large tile configuration runs for all three at little cost.
+const Shape kShapes[] = {{1, 1, 1},    {3, 5, 7},       {33, 17, 65},   {32, 784, 10},
+                         {70, 100, 130}, {1030, 3, 520}, {1030, 520, 3}, {3, 1030, 520}};
 const Activation kActivations[] = {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh};
+
+// The products' C shapes: forward Y(m,n), backward dX(m,k) and dW(k,n).
+TEST(KernelParityShapes, RunEveryGemmConfiguration) {
+  std::set<std::pair<int, GemmTile>> seen;  // (product, tile)
+  for (const Shape& s : kShapes) {
+    seen.insert({0, gemm_tile(s.m, s.n)});
+    seen.insert({1, gemm_tile(s.m, s.k)});
+    seen.insert({2, gemm_tile(s.k, s.n)});
+  }
+  EXPECT_EQ(seen.size(), 6u) << "each of the 3 products with each of the 2 tile configurations";
+}
 
 TEST_F(KernelParity, DenseForwardWithEveryActivation) {
   for (const Shape& s : kShapes)
@@ -39,7 +59,7 @@ TEST_F(KernelParity, DenseForwardWithEveryActivation) {
       cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), s.m, s.k, s.n, act);
       Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, nans(want.size()));
       device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, act);
-      expect_close(want, Y.read(), 1e-5f, "Y");
+      expect_close(want, Y.read(), sum_tolerance(s.k), "Y");
       if (HasFailure()) FAIL() << "shape " << s.m << "x" << s.k << "x" << s.n << " act " << int(act);
     }
 }
@@ -55,9 +75,9 @@ TEST_F(KernelParity, DenseBackward) {
         dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
     device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n);
     device_->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n);
-    expect_close(dx, dX.read(), 1e-5f, "dX");
-    expect_close(dw, dW.read(), 1e-5f, "dW");
-    expect_close(db, dB.read(), 1e-5f, "db");
+    expect_close(dx, dX.read(), sum_tolerance(s.n), "dX");
+    expect_close(dw, dW.read(), sum_tolerance(s.m), "dW");
+    expect_close(db, dB.read(), sum_tolerance(s.m), "db");
     if (HasFailure()) FAIL() << "shape " << s.m << "x" << s.k << "x" << s.n;
   }
 }
