@@ -3,7 +3,10 @@
 // Dense(64)->Dense(1) model. Each backend present is measured: cpu always;
 // cuda with our kernels, with cuBLAS products and with cuDNN activations where
 // a GPU exists, so that benchmarks/summarize.py can state our GEMM as a fraction
-// of cuBLAS and set our activation and loss kernels beside cuDNN's.
+// of cuBLAS and set our activation and loss kernels beside cuDNN's. Two GEMM
+// comparisons, kept apart: `gemm` is the plain product C = A·B (our tiled
+// kernel with no epilogue against cublasSgemm alone), `dense_forward` the whole
+// layer (ours fuses bias and activation; the cuBLAS path adds a kernel).
 //
 // Each iteration queues kRepeat calls and waits once, so the figure is the
 // time per call with the wait amortized (a launch-bound kernel shows its
@@ -18,9 +21,11 @@
 
 #include "nn/cpu_backend.h"
 #include "nn/cuda_backend.h"
+#include "nn/gemm_products.h"
 #include "nn/model.h"
 #include "nn/rng.h"
 #include "runtime/device.h"
+#include "runtime/stream.h"
 
 namespace mf {
 namespace {
@@ -56,19 +61,24 @@ class Scratch {
   std::vector<std::pair<void*, size_t>> blocks_;
 };
 
-void time_calls(benchmark::State& state, Backend& backend, const std::function<void()>& call) {
+void time_calls(benchmark::State& state, const std::function<void()>& wait, const std::function<void()>& call) {
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kRepeat; ++i) call();
-    backend.synchronize();
+    wait();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
                            kRepeat);
   }
 }
 
+void time_calls(benchmark::State& state, Backend& backend, const std::function<void()>& call) {
+  time_calls(state, [&] { backend.synchronize(); }, call);
+}
+
 struct Subject {
   std::string name;
   std::shared_ptr<Backend> backend;
+  std::shared_ptr<gpu::GemmProducts> products;  // the plain product's implementation, for CUDA subjects
 };
 
 struct Layer {
@@ -92,6 +102,14 @@ void register_gemms(const Subject& s) {
               benchmark::Counter(flops * double(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
         })->UseManualTime();
       };
+      if (s.products)
+        register_op("gemm", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
+          float *A = x.floats(size_t(m) * l.k), *B = x.floats(size_t(l.k) * l.n), *C = x.floats(size_t(m) * l.n);
+          s.backend->synchronize();  // the inputs are written on the backend's stream
+          gpu::Stream stream;
+          time_calls(state, [&] { stream.synchronize(); },
+                     [&] { s.products->product(A, B, C, m, l.k, l.n, stream.get()); });
+        });
       register_op("dense_forward", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
         float *X = x.floats(size_t(m) * l.k), *W = x.floats(size_t(l.k) * l.n), *b = x.floats(l.n),
               *Y = x.floats(size_t(m) * l.n);
@@ -191,12 +209,12 @@ void register_steps(const Subject& s) {
 }
 
 std::vector<Subject> subjects() {
-  std::vector<Subject> list{{"cpu", std::make_shared<CpuBackend>()}};
+  std::vector<Subject> list{{"cpu", std::make_shared<CpuBackend>(), nullptr}};
   if (!query_devices().devices.empty()) {
-    list.push_back({"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled})});
-    list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas})});
+    list.push_back({"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled}), gpu::make_tiled_products()});
+    list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas}), gpu::make_cublas_products()});
 #if defined(MF_HAVE_CUDNN)
-    list.push_back({"cuda_cudnn", gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn})});
+    list.push_back({"cuda_cudnn", gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn}), nullptr});
 #endif
   }
   return list;

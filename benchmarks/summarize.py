@@ -17,9 +17,8 @@ def load(path):
         return None
 
 
-def op_table(bench):
-    """Time per call (us) of every op, a column per subject (cpu, cuda_tiled, cuda_cublas), and our
-    tiled GEMM as a fraction of cuBLAS (cublas time / tiled time) where both ran."""
+def op_times(bench):
+    """{op: {subject: time per call in us}} and the subjects in the order they ran."""
     times, subjects = {}, []
     for b in bench.get("benchmarks", []):
         name = b["name"].replace("/manual_time", "")
@@ -27,15 +26,32 @@ def op_table(bench):
         if subject not in subjects:
             subjects.append(subject)
         times.setdefault(op, {})[subject] = b["real_time"] * {"ns": 1e-3, "us": 1, "ms": 1e3}[b["time_unit"]]
-    both = {"cuda_tiled", "cuda_cublas"} <= set(subjects)
-    lines = ["time per call, us:", "  " + f"{'op':52s}" + "".join(f"{s:>13s}" for s in subjects) +
-             ("     fraction of cuBLAS" if both else "")]
+    return times, subjects
+
+
+def op_table(times, subjects):
+    """Time per call (us) of every op, a column per subject (cpu, cuda_tiled, cuda_cublas, ...)."""
+    lines = ["time per call, us:", "  " + f"{'op':52s}" + "".join(f"{s:>13s}" for s in subjects)]
     for op, t in sorted(times.items()):
-        row = "  " + f"{op:52s}" + "".join(f"{t[s]:13.2f}" if s in t else f"{'-':>13s}" for s in subjects)
-        if both and op.startswith("dense_") and "cuda_tiled" in t and "cuda_cublas" in t:
-            row += f"     {t['cuda_cublas'] / t['cuda_tiled']:.2f}"
-        lines.append(row)
+        lines.append("  " + f"{op:52s}" + "".join(f"{t[s]:13.2f}" if s in t else f"{'-':>13s}" for s in subjects))
     return lines
+
+
+def cublas_fractions(times):
+    """Our GEMM as a fraction of cuBLAS (cuBLAS time / our time; 1.0 is parity) per shape, twice:
+    the plain product (our tiled kernel alone against cublasSgemm alone) and the whole forward
+    layer (ours fused with bias and activation against cublasSgemm plus our epilogue kernel)."""
+    shapes = sorted({op.partition("/")[2] for op in times if op.startswith(("gemm/", "dense_forward/"))})
+    lines = ["our GEMM as a fraction of cuBLAS (cuBLAS time / ours):",
+             f"  {'shape':28s}{'plain product':>15s}{'fused layer':>13s}"]
+    for shape in shapes:
+        cells = []
+        for op in ("gemm", "dense_forward"):
+            t = times.get(f"{op}/{shape}", {})
+            both = "cuda_tiled" in t and "cuda_cublas" in t
+            cells.append(f"{t['cuda_cublas'] / t['cuda_tiled']:.2f}" if both else "-")
+        lines.append(f"  {shape:28s}{cells[0]:>15s}{cells[1]:>13s}")
+    return lines if any("cuda_cublas" in t for t in times.values()) else []
 
 
 def run_line(name, doc):
@@ -53,7 +69,8 @@ def main(out):
             lines += open(os.path.join(out, about)).read().splitlines()
     bench = load(os.path.join(out, "kernel_bench.json"))
     if bench:
-        lines += op_table(bench)
+        times, subjects = op_times(bench)
+        lines += op_table(times, subjects) + cublas_fractions(times)
     lines.append("End to end (multifit train):")
     for name in sorted(os.listdir(out)):
         doc = load(os.path.join(out, name)) if name.endswith(".json") else None
