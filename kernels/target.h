@@ -12,6 +12,9 @@
 #define MF_TARGET gpu
 #endif
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -29,11 +32,39 @@ struct CudaError : std::runtime_error {
 
 }  // namespace mf
 
+namespace mf {
+
+// MULTIFIT_SYNC_LAUNCHES=1 (a debug aid, like CUDA_LAUNCH_BLOCKING): every kernel launch is followed
+// by a wait on its stream and a check, so that a device fault is reported at the launch that caused
+// it, with the kernel's name and the launch's file:line, instead of at a later, unrelated call.
+inline bool sync_launches() {
+  static const bool on = [] {
+    const char* value = std::getenv("MULTIFIT_SYNC_LAUNCHES");
+    return value && *value && std::string(value) != "0";
+  }();
+  return on;
+}
+
+}  // namespace mf
+
 namespace mf::MF_TARGET {
 
 inline void cuda_check(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess) throw_cuda_error(call, file, line, cudaGetErrorString(status));
 }
+
+#if defined(__CUDACC__)
+// A kernel's readable name ("mf::gpu::(anonymous namespace)::gemm_tiled<64, 64, ...>(...)"), from CUDA.
+inline std::string kernel_name(const void* kernel) {
+  const char* mangled = nullptr;
+  if (cudaFuncGetName(&mangled, kernel) != cudaSuccess || !mangled) return "kernel";
+  int status = 0;
+  char* readable = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  const std::string name = status == 0 && readable ? readable : mangled;
+  std::free(readable);
+  return name;
+}
+#endif
 
 // launch{kernel, grid, block, stream}(args...) is kernel<<<grid, block, 0, stream>>>(args...),
 // with the launch checked and reported at the caller's file:line.
@@ -53,6 +84,9 @@ struct launch {
 #elif defined(__CUDACC__)
     kernel<<<grid, block, 0, stream>>>(Params(args)...);
     cuda_check(cudaGetLastError(), "kernel launch", file, line);
+    if (sync_launches())
+      cuda_check(cudaStreamSynchronize(stream), (kernel_name(reinterpret_cast<const void*>(kernel)) +
+                                                 " (MULTIFIT_SYNC_LAUNCHES)").c_str(), file, line);
 #else
     static_assert(sizeof...(Args) < 0, "kernels are launched from .cu files");
 #endif
