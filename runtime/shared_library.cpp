@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <filesystem>
+
 #include "runtime/error.h"
 
 namespace mf {
@@ -27,7 +29,7 @@ void* SharedLibrary::symbol(const char* name) const {
 std::string SharedLibrary::path() const {
   link_map* map = nullptr;
   if (dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name) return soname_;
-  return map->l_name;
+  return std::filesystem::path(map->l_name).lexically_normal().string();  // "bin/../lib/x" as "lib/x"
 }
 
 }  // namespace mf
