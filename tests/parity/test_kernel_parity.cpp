@@ -7,6 +7,7 @@
 // same formulas and matches to 1e-6.
 #include <algorithm>
 #include <numeric>
+#include <ostream>
 #include <set>
 #include <tuple>
 
@@ -33,11 +34,13 @@ float sum_tolerance(int terms) { return std::max(1e-5f, 1.2e-7f * float(terms));
 struct Shape {
   int m, k, n;
 };
-// The last three shapes give each product in turn a C of >= 128 64x64 tiles with a short inner
-// dimension (3), so the large tile configuration runs for all three at little cost.
-const Shape kShapes[] = {{1, 1, 1},    {3, 5, 7},       {33, 17, 65},   {32, 784, 10},
-                         {70, 100, 130}, {1030, 3, 520}, {1030, 520, 3}, {3, 1030, 520}};
+std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.m << "x" << s.k << "x" << s.n; }
+
+const Shape kShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {32, 784, 10}, {70, 100, 130}};
 const Activation kActivations[] = {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh};
+// Each product once with a C of >= 128 64x64 tiles and an inner dimension of 3, so that the large
+// tile configuration runs for all three at little cost (host execution runs every thread).
+const Shape kLargeForward{1030, 3, 520}, kLargeBackwardInput{1030, 520, 3}, kLargeBackwardWeights{3, 1030, 520};
 
 // The products' C shapes: forward Y(m,n), backward dX(m,k) and dW(k,n).
 TEST(KernelParityShapes, RunEveryGemmConfiguration) {
@@ -47,39 +50,62 @@ TEST(KernelParityShapes, RunEveryGemmConfiguration) {
     seen.insert({1, gemm_tile(s.m, s.k)});
     seen.insert({2, gemm_tile(s.k, s.n)});
   }
+  seen.insert({0, gemm_tile(kLargeForward.m, kLargeForward.n)});
+  seen.insert({1, gemm_tile(kLargeBackwardInput.m, kLargeBackwardInput.k)});
+  seen.insert({2, gemm_tile(kLargeBackwardWeights.k, kLargeBackwardWeights.n)});
   EXPECT_EQ(seen.size(), 6u) << "each of the 3 products with each of the 2 tile configurations";
 }
 
-TEST_F(KernelParity, DenseForwardWithEveryActivation) {
+class DenseParity : public KernelParity {
+ protected:
+  void forward(const Shape& s, Activation act) {
+    const auto x = random_vector(size_t(s.m) * s.k, 1), w = random_vector(size_t(s.k) * s.n, 2),
+               b = random_vector(size_t(s.n), 3);
+    std::vector<float> want(size_t(s.m) * s.n);
+    cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), s.m, s.k, s.n, act);
+    Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, nans(want.size()));
+    device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, act);
+    expect_close(want, Y.read(), sum_tolerance(s.k), "Y");
+  }
+  void backward_input(const Shape& s) {
+    const auto w = random_vector(size_t(s.k) * s.n, 5), dz = random_vector(size_t(s.m) * s.n, 6);
+    std::vector<float> dx(size_t(s.m) * s.k);
+    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n);
+    Buffer<float> W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size()));
+    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n);
+    expect_close(dx, dX.read(), sum_tolerance(s.n), "dX");
+  }
+  void backward_params(const Shape& s) {
+    const auto x = random_vector(size_t(s.m) * s.k, 4), dz = random_vector(size_t(s.m) * s.n, 6);
+    std::vector<float> dw(size_t(s.k) * s.n), db(size_t(s.n));
+    cpu_.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), s.m, s.k, s.n);
+    Buffer<float> X(*device_, x), dZ(*device_, dz), dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
+    device_->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n);
+    expect_close(dw, dW.read(), sum_tolerance(s.m), "dW");
+    expect_close(db, dB.read(), sum_tolerance(s.m), "db");
+  }
+};
+
+TEST_F(DenseParity, ForwardWithEveryActivation) {
   for (const Shape& s : kShapes)
     for (Activation act : kActivations) {
-      const auto x = random_vector(size_t(s.m) * s.k, 1), w = random_vector(size_t(s.k) * s.n, 2),
-                 b = random_vector(size_t(s.n), 3);
-      std::vector<float> want(size_t(s.m) * s.n);
-      cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), s.m, s.k, s.n, act);
-      Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, nans(want.size()));
-      device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, act);
-      expect_close(want, Y.read(), sum_tolerance(s.k), "Y");
-      if (HasFailure()) FAIL() << "shape " << s.m << "x" << s.k << "x" << s.n << " act " << int(act);
+      forward(s, act);
+      if (HasFailure()) FAIL() << "shape " << s << " act " << int(act);
     }
 }
 
-TEST_F(KernelParity, DenseBackward) {
+TEST_F(DenseParity, Backward) {
   for (const Shape& s : kShapes) {
-    const auto x = random_vector(size_t(s.m) * s.k, 4), w = random_vector(size_t(s.k) * s.n, 5),
-               dz = random_vector(size_t(s.m) * s.n, 6);
-    std::vector<float> dx(size_t(s.m) * s.k), dw(size_t(s.k) * s.n), db(size_t(s.n));
-    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n);
-    cpu_.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), s.m, s.k, s.n);
-    Buffer<float> X(*device_, x), W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size())),
-        dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
-    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n);
-    device_->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n);
-    expect_close(dx, dX.read(), sum_tolerance(s.n), "dX");
-    expect_close(dw, dW.read(), sum_tolerance(s.m), "dW");
-    expect_close(db, dB.read(), sum_tolerance(s.m), "db");
-    if (HasFailure()) FAIL() << "shape " << s.m << "x" << s.k << "x" << s.n;
+    backward_input(s);
+    backward_params(s);
+    if (HasFailure()) FAIL() << "shape " << s;
   }
+}
+
+TEST_F(DenseParity, LargeTiles) {
+  forward(kLargeForward, Activation::relu);
+  backward_input(kLargeBackwardInput);
+  backward_params(kLargeBackwardWeights);
 }
 
 TEST_F(KernelParity, ActivationBackward) {
