@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,10 +35,13 @@ def run_once(argv, address_space=None):
         argv = ["sh", "-c", f'ulimit -v {address_space // 1024}; exec "$@"', "sh"] + argv
     with tempfile.NamedTemporaryFile("r") as report:
         start = time.perf_counter()
+        child = subprocess.Popen([GNU_TIME, "-q", "-f", "%M", "-o", report.name] + argv, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            code = subprocess.run([GNU_TIME, "-q", "-f", "%M", "-o", report.name] + argv, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=10).returncode
+            code = child.wait(timeout=10)
         except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)  # time and what it runs
+            child.wait()
             return 10.0, float("nan"), 124
         wall = time.perf_counter() - start
         return wall, int(report.read().split()[-1]) / 1024.0, code
