@@ -2,8 +2,10 @@
 
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "runtime/bytes.h"
 #include "runtime/error.h"
@@ -24,9 +26,14 @@ void require_room_for_work_buffer() {
   rlimit limit{};
   getrlimit(RLIMIT_AS, &limit);
   const std::string cap = limit.rlim_cur == RLIM_INFINITY ? "unlimited" : format_bytes(limit.rlim_cur);
+  // What the process maps now (the first field of /proc/self/statm, in pages) plus the buffer.
+  size_t pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  const size_t enough = pages * size_t(sysconf(_SC_PAGESIZE)) + kWorkBuffer;
   throw UserError("the cpu backend needs " + format_bytes(kWorkBuffer) +
                   " of address space for OpenBLAS's work buffer, which this process's limit (ulimit -v: " + cap +
-                  ") no longer leaves; raise the limit by at least that much");
+                  ") does not leave; raise the limit to at least " + format_bytes(enough) + " (ulimit -v " +
+                  std::to_string((enough + 1023) / 1024) + ")");
 }
 
 struct OpenBlas {

@@ -2,20 +2,27 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 
+#include "runtime/bytes.h"
 #include "runtime/error.h"
 
 namespace mf {
 
 SharedLibrary::SharedLibrary(std::string soname, const std::string& needed_for) : soname_(std::move(soname)) {
   handle_ = dlopen(soname_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle_) {
-    const char* why = dlerror();
-    throw UserError(needed_for + ": cannot load " + soname_ + " (" + (why ? why : "unknown reason") +
-                    "); install it or add its folder to LD_LIBRARY_PATH");
-  }
+  if (handle_) return;
+  const char* error = dlerror();
+  const std::string why = error ? error : "unknown reason";
+  // A library that is there but cannot be mapped is most often an address-space limit.
+  rlimit limit{};
+  const bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+  const std::string fix = why.find("No such file") == std::string::npos && limited
+                              ? "raise the address-space limit (ulimit -v: " + format_bytes(limit.rlim_cur) + ")"
+                              : "install it or add its folder to LD_LIBRARY_PATH";
+  throw UserError(needed_for + ": cannot load " + soname_ + " (" + why + "); " + fix);
 }
 
 void* SharedLibrary::symbol(const char* name) const {

@@ -19,11 +19,14 @@
 #   --from BUILD_DIR  pack what an existing build holds instead of building build/ (the tests do)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { echo "usage: scripts/gpu-bundle.sh [--from BUILD_DIR] [OUTDIR]" >&2; exit 2; }
 build=""
 if [ "${1:-}" = --from ]; then
-  build=${2:?usage: scripts/gpu-bundle.sh [--from BUILD_DIR] [OUTDIR]}
+  [ $# -ge 2 ] || usage
+  build=$2
   shift 2
 fi
+[ $# -le 1 ] && [[ ${1:-} != -* ]] || usage
 out=${1:-gpu-bundle}
 limit_mib=60                       # the bundle and the repository, together
 glibc_max=2.36                     # Debian 12's

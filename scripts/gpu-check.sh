@@ -22,8 +22,9 @@
 #
 # usage: scripts/gpu-check.sh OUTDIR
 set -uo pipefail
-out=${1:?usage: scripts/gpu-check.sh OUTDIR}
-mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+[ $# = 1 ] || { echo "usage: scripts/gpu-check.sh OUTDIR" >&2; exit 2; }
+out=$1
+mkdir -p "$out" && out=$(cd "$out" && pwd) || { echo "gpu-check: cannot create $1" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 work=$(mktemp -d)
@@ -44,6 +45,10 @@ skip() { note "skipped  $1 ($2)"; }
 
 # ---- 1. the binaries and the data: from the bundle, else built here ------------------------------
 bundle=${MULTIFIT_BUNDLE:-gpu-bundle/multifit-gpu.tar.gz}
+if [ -n "${MULTIFIT_BUNDLE:-}" ] && [ ! -f "$bundle" ]; then
+  echo "gpu-check: MULTIFIT_BUNDLE=$bundle: no such file; unset it to use gpu-bundle/ or build in place" >&2
+  exit 2
+fi
 if [ -f "$bundle" ]; then
   tar -xzf "$bundle" -C "$work" || { echo "gpu-check: cannot unpack $bundle" >&2; exit 2; }
   bin=$work/multifit-gpu/bin
@@ -51,10 +56,13 @@ if [ -f "$bundle" ]; then
   cp "$work/multifit-gpu/MANIFEST" "$logs/bundle.txt"
   note "bundle   $bundle ($(sed -n 's/^commit: //p' "$logs/bundle.txt"))"
 else
-  note "bundle   none at $bundle: building in place in build-gpu/"
-  step configure 300 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-native}" -DMULTIFIT_TSAN=OFF
-  step build 600 cmake --build build-gpu -j"$(nproc)" --target multifit gpu_tests kernel_bench
+  # The device's own architecture where nvidia-smi sees one, else the H200's (CUDA_ARCH overrides).
+  arch=${CUDA_ARCH:-$(nvidia-smi -L >/dev/null 2>&1 && echo native || echo 90)}
+  note "bundle   none at $bundle: building in place in build-gpu/ for CUDA architecture $arch"
+  step configure 300 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+    -DMULTIFIT_TSAN=OFF
+  if grep -q '^FAILED   configure' "$logs/steps.txt"; then skip build "configure failed"
+  else step build 600 cmake --build build-gpu -j"$(nproc)" --target multifit gpu_tests kernel_bench; fi
   bin=$PWD/build-gpu/bin
 fi
 
