@@ -18,6 +18,7 @@
 # usage: scripts/gpu-bundle.sh [--from BUILD_DIR] [OUTDIR]   (default OUTDIR: gpu-bundle)
 #   --from BUILD_DIR  pack what an existing build holds instead of building build/ (the tests do)
 set -euo pipefail
+trap 'echo "gpu-bundle: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 usage() { echo "usage: scripts/gpu-bundle.sh [--from BUILD_DIR] [OUTDIR]" >&2; exit 2; }
 build=""
@@ -57,7 +58,8 @@ cmake --install "$build" --prefix "$root" --strip >/dev/null
 # binaries and the copied libraries need that the machine does not provide.
 mkdir -p "$root/lib"
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
-resolve() { ldconfig -p | awk -v lib="$1" '$1 == lib && /x86-64/ {print $NF; exit}'; }
+# (awk reads to the end: an early exit would kill ldconfig with SIGPIPE, a failure under pipefail)
+resolve() { ldconfig -p | awk -v lib="$1" '$1 == lib && /x86-64/ && !found {print $NF; found = 1}'; }
 queue=(libopenblas.so.0)
 for bin in "$root"/bin/*; do mapfile -t -O ${#queue[@]} queue < <(needed "$bin"); done
 while ((${#queue[@]})); do

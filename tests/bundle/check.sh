@@ -7,6 +7,7 @@
 # the GPU steps run or, with no GPU here, are skipped; none fails, and exactly
 # the two files that come back from a GPU machine are written.
 set -euo pipefail
+trap 'echo "bundle check: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 build=$(cd "${1:?usage: tests/bundle/check.sh BUILD_DIR}" && pwd)
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -22,5 +23,6 @@ grep -q '^ok       cpu_seed_model' "$summary" || fail "the CPU run from the bund
 grep -q 'OpenBLAS: .*/multifit-gpu/lib/libopenblas.so.0' "$summary" || fail "multifit did not load the bundle's OpenBLAS"
 grep -q '^\(ok\|skipped\)  *gpu_tests' "$summary" || fail "the GPU tests neither ran nor were skipped"
 if grep '^FAILED' "$summary"; then fail "a step failed"; fi
-tar -tzf "$tmp/out/gpu-check.tar.gz" | grep -q 'gpu-check/seed_model_cpu.json' || fail "the archive lacks the result document"
+tar -tzf "$tmp/out/gpu-check.tar.gz" >"$tmp/archive.txt"
+grep -q 'gpu-check/seed_model_cpu.json' "$tmp/archive.txt" || fail "the archive lacks the result document"
 echo "bundle check: passed"
