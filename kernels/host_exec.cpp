@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/float_mode.h"
+
 namespace mf::hostexec {
 
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
@@ -55,6 +57,7 @@ class BlockRunner {
 
  private:
   void work(unsigned id) {
+    flush_denormals_on_this_thread();  // as the CPU backend's thread does, so both compute alike
     uint64_t seen = 0;
     for (;;) {
       {

@@ -7,10 +7,13 @@
 
 #include "kernels/batch_cpu.h"
 #include "kernels/dense_cpu.h"
+#include "kernels/float_mode.h"
 #include "kernels/loss_cpu.h"
 #include "kernels/optimizer_cpu.h"
 
 namespace mf {
+
+CpuBackend::CpuBackend() { flush_denormals_on_this_thread(); }
 
 std::string CpuBackend::device() const {
   std::ifstream cpuinfo("/proc/cpuinfo");

@@ -7,6 +7,7 @@ namespace mf {
 
 class CpuBackend final : public Backend {
  public:
+  CpuBackend();  // flushes denormals on the calling thread, which runs every operation (kernels/float_mode.h)
   std::string name() const override { return "cpu"; }
   std::string device() const override;
   Upstream& memory() override { return memory_; }

@@ -33,6 +33,19 @@ __global__ void record_coordinates(int* seen) {
   seen[block * blockDim.x * blockDim.y * blockDim.z + thread] += 1;
 }
 
+// out[t] = denorm_min * 1 on each CUDA thread.
+__global__ void multiply_denormal(float* out) {
+  volatile float denormal = 1.4e-45f, one = 1.f;
+  out[threadIdx.x] = denormal * one;
+}
+
+// The threads that play CUDA threads flush denormals, as the CPU backend's does (kernels/float_mode.h).
+TEST(HostExec, ThreadsFlushDenormals) {
+  std::vector<float> out(64, -1.f);
+  launch{multiply_denormal, dim3(1), dim3(64), nullptr}(out.data());
+  for (float x : out) EXPECT_EQ(x, 0.f);
+}
+
 TEST(HostExec, SyncthreadsIsABarrierAcrossTheBlock) {
   constexpr int kThreads = 128, kBlocks = 5;
   std::vector<int> in(kThreads * kBlocks), out(in.size());
