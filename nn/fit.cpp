@@ -19,10 +19,36 @@ double seconds_since(Clock::time_point start) {
 
 bool has_accuracy(const ModelSpec& spec) { return spec.loss != Loss::mse; }
 
-std::string metric(const char* name, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, " - %s: %.4f", name, value);
-  return text;
+std::string metric(const char* name, double value) { return std::string(" - ") + name + ": " + format_metric(value); }
+
+// The first parameter that is not finite, as "layer 2 kernel[17] = nan", or "".
+std::string non_finite_parameter(Model& model) {
+  const std::vector<float> params = model.get_params();
+  const auto bad = std::find_if(params.begin(), params.end(), [](float v) { return !std::isfinite(v); });
+  if (bad == params.end()) return "";
+  int64_t index = bad - params.begin();
+  const std::vector<LayerSpec>& layers = model.spec().layers;
+  int in = model.spec().input;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const int64_t kernel = int64_t(in) * layers[l].units, bias = layers[l].units;
+    const char* part = index < kernel ? "kernel" : "bias";
+    if (index < kernel + bias) {
+      const int64_t at = index < kernel ? index : index - kernel;
+      return "layer " + std::to_string(l + 1) + " " + part + "[" + std::to_string(at) + "] = " + format_metric(*bad);
+    }
+    index -= kernel + bias;
+    in = layers[l].units;
+  }
+  return "a parameter is " + format_metric(*bad);
+}
+
+// What is not finite after an epoch (its losses, then the parameters the last update left), or "".
+// Accuracies count correct rows (a NaN output is a wrong one), so they are always finite.
+std::string non_finite(Model& model, const EpochMetrics& e, bool validated) {
+  if (!std::isfinite(e.loss)) return "the training loss is " + format_metric(e.loss);
+  if (validated && !std::isfinite(e.val_loss)) return "val_loss is " + format_metric(e.val_loss);
+  const std::string param = non_finite_parameter(model);
+  return param.empty() ? "" : "after the update, " + param;
 }
 
 void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, int64_t steps,
@@ -43,6 +69,18 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
 }
 
 }  // namespace
+
+std::string format_metric(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", value);
+  return text;
+}
+
+std::string non_finite(const Evaluation& e, const std::string& prefix) {
+  return std::isfinite(e.loss) ? "" : prefix + "_loss is " + format_metric(e.loss);  // accuracies: always finite
+}
 
 int64_t training_rows(const ModelSpec& spec, int64_t rows) {
   return int64_t(std::floor(double(rows) * (1.0 - spec.fit.validation_split)));
@@ -128,8 +166,10 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
     e.samples_per_s = double(train) / e.seconds;
     result.epochs.push_back(e);
     print_epoch(options, spec, epoch + 1, steps, e);
-    if (!std::isfinite(e.loss)) {
+    const std::string bad = non_finite(model, e, val > 0);
+    if (!bad.empty()) {
       result.status = FitStatus::diverged;
+      result.diverged = "epoch " + std::to_string(epoch + 1) + ": " + bad;
       break;
     }
   }

@@ -27,6 +27,7 @@ enum class FitStatus { ok, diverged };
 
 struct FitResult {
   FitStatus status = FitStatus::ok;
+  std::string diverged;  // when diverged: where and what, e.g. "epoch 3: the training loss is inf"
   std::vector<EpochMetrics> epochs;
   double train_s = 0;
 };
@@ -42,7 +43,15 @@ void check_data(const ModelSpec& spec, const DeviceData& data, int classes, cons
 // Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
 int64_t training_rows(const ModelSpec& spec, int64_t rows);
 
+// Trains spec.fit.epochs epochs. Stops as diverged at the first epoch after which a loss (training
+// or validation) or a parameter is not finite, naming it in FitResult::diverged.
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
+
+// "test_loss is nan" when e's loss is not finite, else ""; `prefix` names the set ("test").
+std::string non_finite(const Evaluation& e, const std::string& prefix);
+
+// A number as Keras prints it: 4 decimals, and nan or inf without a sign for NaN.
+std::string format_metric(double value);
 
 }  // namespace mf

@@ -9,17 +9,22 @@
 namespace mf {
 namespace {
 
-// NaN and absent values are null in JSON.
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-nlohmann::json number(const std::optional<double>& v) { return v ? number(*v) : nlohmann::json(); }
+// A metric: a number; "nan", "inf" or "-inf" when it was computed and is not finite (JSON has no
+// such numbers); null when there is none (no test set, no validation rows, no accuracy for mse).
+nlohmann::json metric(double v) {
+  if (std::isfinite(v)) return v;
+  return std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : nlohmann::json("nan");
+}
+nlohmann::json metric(double v, bool present) { return present ? metric(v) : nlohmann::json(); }
+nlohmann::json number(const std::optional<double>& v) { return v ? metric(*v) : nlohmann::json(); }
 
 nlohmann::json to_json(const ModelReport& m) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const EpochMetrics& e : m.fit.epochs)
-    epochs.push_back({{"loss", number(e.loss)},
-                      {"accuracy", number(e.accuracy)},
-                      {"val_loss", number(e.val_loss)},
-                      {"val_accuracy", number(e.val_accuracy)},
+    epochs.push_back({{"loss", metric(e.loss)},
+                      {"accuracy", metric(e.accuracy, m.has_accuracy)},
+                      {"val_loss", metric(e.val_loss, m.validated)},
+                      {"val_accuracy", metric(e.val_accuracy, m.validated && m.has_accuracy)},
                       {"seconds", e.seconds},
                       {"samples_per_s", e.samples_per_s}});
   return {{"name", m.name},
@@ -29,8 +34,8 @@ nlohmann::json to_json(const ModelReport& m) {
           {"train_s", m.fit.train_s},
           {"solo_s", number(m.solo_s)},
           {"slowdown", number(m.slowdown)},
-          {"test_loss", number(m.test.loss)},
-          {"test_accuracy", number(m.test.accuracy)},
+          {"test_loss", metric(m.test.loss, m.tested)},
+          {"test_accuracy", metric(m.test.accuracy, m.tested && m.has_accuracy)},
           {"params", m.params},
           {"memory",
            {{"cap_bytes", m.memory.cap_bytes},

@@ -20,6 +20,10 @@ struct ModelReport {
   FitResult fit;
   std::optional<double> solo_s, slowdown;
   Evaluation test;
+  // Which metrics exist: a metric that exists and is NaN was computed as NaN, not left out.
+  bool has_accuracy = false;  // every loss but mse
+  bool validated = false;     // fit.validation_split took rows
+  bool tested = false;        // a test set was evaluated
   int64_t params = 0;
   PoolStats memory;
 };

@@ -37,6 +37,7 @@ double seconds_since(Clock::time_point start) {
 int train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, const DataSplit& data,
                  const std::string& source, Clock::time_point startup, RunReport& run, ModelReport& report) {
   report.memory.cap_bytes = spec.memory.limit_bytes;
+  report.has_accuracy = spec.loss != Loss::mse;
   try {
     DeviceData train(backend, data.train);
     std::optional<DeviceData> test;
@@ -49,12 +50,21 @@ int train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, 
     backend.synchronize();
     run.startup_s = seconds_since(startup);
 
+    report.validated = training_rows(spec, train.rows()) < train.rows();
     report.fit = fit(model, train, {args.quiet ? nullptr : &std::cerr, ""});
     if (report.fit.status == FitStatus::diverged) {
       report.status = ModelStatus::diverged;
-      report.error = "the training loss is not finite; lower optimizer.learning_rate";
+      report.error = report.fit.diverged + "; lower optimizer.learning_rate";
     }
-    if (test && report.status == ModelStatus::ok) report.test = evaluate(model, *test, 0, test->rows());
+    if (test && report.status == ModelStatus::ok) {
+      report.test = evaluate(model, *test, 0, test->rows());
+      report.tested = true;
+      const std::string bad = non_finite(report.test, "test");
+      if (!bad.empty()) {
+        report.status = ModelStatus::diverged;
+        report.error = "evaluation: " + bad + "; lower optimizer.learning_rate";
+      }
+    }
     report.memory = model.memory();
     if (!args.save.empty()) save_weights(model, args.save);
     const int64_t samples = training_rows(spec, train.rows()) * int64_t(report.fit.epochs.size());
@@ -82,13 +92,8 @@ void print_summary(const ModelReport& m) {
   }
   std::string test = "no test set";
   if (!std::isnan(m.test.loss)) {
-    char text[96];
-    std::snprintf(text, sizeof text, "test_loss %.4f", m.test.loss);
-    test = text;
-    if (!std::isnan(m.test.accuracy)) {
-      std::snprintf(text, sizeof text, " - test_accuracy %.4f", m.test.accuracy);
-      test += text;
-    }
+    test = "test_loss " + format_metric(m.test.loss);
+    if (!std::isnan(m.test.accuracy)) test += " - test_accuracy " + format_metric(m.test.accuracy);
   }
   std::printf("%s: %s - %zu epochs in %.2fs - peak memory %s\n", m.name.c_str(), test.c_str(),
               m.fit.epochs.size(), m.fit.train_s, format_bytes(m.memory.peak_bytes).c_str());

@@ -138,6 +138,24 @@ TEST_F(Cli, HostExecutionTrainsLikeTheCpuBackend) {
   EXPECT_EQ(cpu_cudnn.err_lines(), 1) << cpu_cudnn.err;
 }
 
+// A blow-up the epoch loss never sees (taken before the update) still makes the model diverged,
+// and the document says the test loss is "inf", not null (which means "no test set").
+TEST_F(Cli, ABlowUpAfterTheLastLossIsDivergedAndRecordedAsInf) {
+  std::ofstream(path("blowup.json")) << R"({"name": "blowup", "input": 20,
+    "layers": [{"units": 32, "activation": "relu"}, {"units": 1}], "loss": "mse",
+    "optimizer": {"name": "sgd", "learning_rate": 1e30}, "fit": {"epochs": 1, "batch_size": 1024}})";
+  const Result r = multifit("train " + quoted(path("blowup.json")) + " --data synthetic:regression --backend cpu" +
+                            " --quiet --json " + quoted(path("r.json")));
+  EXPECT_NE(r.rc, 0);
+  EXPECT_TRUE(contains(r.out, "blowup: diverged")) << r.out;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  const json m = result("r.json")["models"][0];
+  EXPECT_EQ(m["status"], "diverged");
+  EXPECT_TRUE(contains(m["error"].get<std::string>(), "_loss is ")) << m["error"];
+  EXPECT_EQ(m["test_loss"], "inf");
+  EXPECT_TRUE(m["epochs"][0]["val_loss"].is_null());  // no validation rows: absent
+}
+
 TEST_F(Cli, InfoExitsZero) {
   const Result r = multifit("info");
   EXPECT_EQ(r.rc, 0) << r.err;

@@ -209,6 +209,59 @@ TEST(Fit, DivergenceStopsTraining) {
   EXPECT_FALSE(std::isfinite(result.epochs.back().loss));
 }
 
+// Weights of 1e8 give a loss near 1e35, finite, and gradients near 1e26; a learning rate of 1e13
+// then takes the parameters past the float range in the one update of the one epoch. The epoch's
+// loss (taken before the update) is finite: only the parameters show the blow-up.
+TEST(Fit, ParametersNotFiniteAfterTheLastUpdateDiverge) {
+  const DataSplit split = make_synthetic("regression:rows=64,features=8");
+  ModelSpec spec = mlp(8, {{16, Activation::linear}, {1, Activation::linear}}, Loss::mse);
+  spec.optimizer.kind = OptimizerKind::sgd;
+  spec.optimizer.learning_rate = 1e13f;
+  spec.fit.epochs = 1;
+  spec.fit.batch_size = 64;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu, 64);
+  model.set_params(std::vector<float>(size_t(model.param_count()), 1e8f));
+  const FitResult result = fit(model, data, {});
+  ASSERT_EQ(result.epochs.size(), 1u);
+  EXPECT_TRUE(std::isfinite(result.epochs[0].loss)) << result.epochs[0].loss;
+  EXPECT_EQ(result.status, FitStatus::diverged);
+  EXPECT_TRUE(contains(result.diverged, "epoch 1: after the update, layer ")) << result.diverged;
+  EXPECT_TRUE(contains(result.diverged, "inf")) << result.diverged;
+}
+
+TEST(Fit, DivergenceNamesTheEpochAndTheLoss) {
+  const DataSplit split = make_synthetic("regression:rows=256,features=8");
+  ModelSpec spec = mlp(8, {{16, Activation::linear}, {1, Activation::linear}}, Loss::mse);
+  spec.optimizer.kind = OptimizerKind::sgd;
+  spec.optimizer.learning_rate = 1e4f;
+  spec.fit.epochs = 5;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu, 256);
+  const FitResult result = fit(model, data, {});
+  ASSERT_EQ(result.status, FitStatus::diverged);
+  const std::string epoch = "epoch " + std::to_string(result.epochs.size()) + ": ";
+  EXPECT_TRUE(contains(result.diverged, epoch)) << result.diverged;
+}
+
+TEST(Evaluate, NonFiniteIsNamed) {
+  EXPECT_EQ(non_finite(Evaluation{0.5, 0.9}, "test"), "");
+  EXPECT_EQ(non_finite(Evaluation{INFINITY, 0.9}, "test"), "test_loss is inf");
+  EXPECT_EQ(non_finite(Evaluation{-NAN, 0.9}, "val"), "val_loss is nan");
+}
+
+// Keras prints nan without a sign; printf prints "-nan" for a NaN whose sign bit is set.
+TEST(FormatMetric, AsKerasPrintsIt) {
+  EXPECT_EQ(format_metric(0.12345), "0.1235");
+  EXPECT_EQ(format_metric(NAN), "nan");
+  EXPECT_EQ(format_metric(-NAN), "nan");
+  EXPECT_EQ(format_metric(std::copysign(NAN, -1.0)), "nan");
+  EXPECT_EQ(format_metric(INFINITY), "inf");
+  EXPECT_EQ(format_metric(-INFINITY), "-inf");
+}
+
 // ---- Convergence on learnable data --------------------------------------------------
 
 // The synthetic teacher labels x by a fixed random tanh network; a 20-32 student learns it.
