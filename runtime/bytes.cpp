@@ -36,4 +36,8 @@ std::string format_bytes(size_t bytes) {
   return out;
 }
 
+std::string format_bytes_exact(size_t bytes) {
+  return bytes < 1024 ? format_bytes(bytes) : format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+}
+
 }  // namespace mf

@@ -8,5 +8,8 @@ namespace mf {
 size_t parse_bytes(const std::string& text, const std::string& what);
 // 3145728 -> "3.00 MiB"
 std::string format_bytes(size_t bytes);
+// 298240 -> "291.25 KiB (298240 bytes)": for sizes set against each other in a message, which the
+// rounded form alone can show as equal when they differ by a byte.
+std::string format_bytes_exact(size_t bytes);
 
 }  // namespace mf

@@ -55,8 +55,9 @@ void* MemoryPool::allocate(size_t bytes) {
     add_chunk(need);
     return take_from(chunks_.back(), need);
   }
-  throw OutOfMemory(owner_ + ": needs " + format_bytes(need) + " more with " + format_bytes(stats_.in_use_bytes) +
-                  " in use, over its memory limit of " + format_bytes(stats_.cap_bytes) +
+  throw OutOfMemory(owner_ + ": needs " + format_bytes_exact(need) + " more with " +
+                    format_bytes_exact(stats_.in_use_bytes) + " in use, over its memory limit of " +
+                    format_bytes_exact(stats_.cap_bytes) +
                   "; raise memory.limit in the spec");
 }
 

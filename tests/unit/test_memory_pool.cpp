@@ -101,8 +101,8 @@ TEST(MemoryPool, GrowEnforcesTheCap) {
   // 3A reserved + 2A > 4A
   const std::string message = test::user_error<OutOfMemory>([&] { pool.allocate(2 * A); });
   EXPECT_TRUE(contains(message, "my-model")) << message;
-  EXPECT_TRUE(contains(message, format_bytes(2 * A))) << message;  // the request
-  EXPECT_TRUE(contains(message, format_bytes(4 * A))) << message;  // the cap
+  EXPECT_TRUE(contains(message, format_bytes_exact(2 * A))) << message;  // the request
+  EXPECT_TRUE(contains(message, format_bytes_exact(4 * A))) << message;  // the cap
   EXPECT_EQ(up.allocations, 1);  // the refused request took nothing upstream
   EXPECT_EQ(pool.stats().reserved_bytes, 3 * A);
   // Exactly up to the cap still works.
@@ -269,6 +269,12 @@ TEST(Bytes, FormatsWithBinaryUnits) {
   EXPECT_EQ(format_bytes(1536), "1.50 KiB");
   EXPECT_EQ(format_bytes(3145728), "3.00 MiB");
   EXPECT_EQ(format_bytes(size_t(5) << 30), "5.00 GiB");
+}
+
+TEST(Bytes, ExactFormAddsTheByteCount) {
+  EXPECT_EQ(format_bytes_exact(1023), "1023 B");
+  EXPECT_EQ(format_bytes_exact(298240), "291.25 KiB (298240 bytes)");
+  EXPECT_NE(format_bytes_exact(298239), format_bytes_exact(298240));
 }
 
 }  // namespace
