@@ -13,14 +13,19 @@ MF_HD void loss_row(Loss loss, const float* out, const float* target, float* d_o
   if (loss == Loss::sparse_categorical_crossentropy) {
     const int label = int(target[0]);
     float max = out[0];
-    int argmax = 0;
-    for (int j = 1; j < n; ++j)
-      if (out[j] > max) max = out[j], argmax = j;
+    for (int j = 1; j < n; ++j) max = fmaxf(max, out[j]);
     float sum = 0.f;
     for (int j = 0; j < n; ++j) sum += expf(out[j] - max);
-    const float log_sum = logf(sum);
-    for (int j = 0; j < n; ++j) d_out[j] = (expf(out[j] - max) / sum - (j == label ? 1.f : 0.f)) * scale;
-    row_loss = log_sum + max - out[label];  // -log softmax(out)[label]
+    // Keras's sparse_categorical_accuracy: the first argmax of the softmax probabilities (two
+    // logits that differ can round to one probability: a tie, won by the lower index).
+    int argmax = 0;
+    float best = -1.f;
+    for (int j = 0; j < n; ++j) {
+      const float p = expf(out[j] - max) / sum;
+      if (p > best) best = p, argmax = j;
+      d_out[j] = (p - (j == label ? 1.f : 0.f)) * scale;
+    }
+    row_loss = logf(sum) + max - out[label];  // -log softmax(out)[label]
     row_correct = argmax == label ? 1.f : 0.f;
     return;
   }
@@ -30,7 +35,8 @@ MF_HD void loss_row(Loss loss, const float* out, const float* target, float* d_o
     if (loss == Loss::binary_crossentropy) {
       total += bce_from_logit(z, t);
       d_out[j] = (sigmoid(z) - t) * scale;
-      correct += ((z > 0.f) == (t > 0.5f)) ? 1.f : 0.f;  // Keras binary_accuracy, threshold 0.5
+      // Keras's binary_accuracy: the float32 probability above 0.5 (a logit of 1e-8 gives exactly 0.5: 0).
+      correct += ((sigmoid(z) > 0.5f) == (t > 0.5f)) ? 1.f : 0.f;
     } else {
       const float d = z - t;
       total += d * d;

@@ -1,0 +1,42 @@
+// Accuracy as Keras defines it, at the ties where a shortcut would differ
+// (keras.metrics.binary_accuracy and sparse_categorical_accuracy, float32).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "nn/cpu_backend.h"
+
+namespace mf {
+namespace {
+
+// Row accuracies of `logits` (m, n) against `target` for `loss`, from the CPU backend's loss pass.
+std::vector<float> row_accuracy(Loss loss, const std::vector<float>& logits, const std::vector<float>& target,
+                                int m, int n) {
+  CpuBackend cpu;
+  std::vector<float> d_out(logits.size()), row_loss(m), correct(m);
+  cpu.loss(loss, logits.data(), target.data(), d_out.data(), row_loss.data(), correct.data(), m, n);
+  return correct;
+}
+
+// binary_accuracy thresholds the probability: sigmoid(1e-8) is exactly 0.5 in float32, not above
+// it, so the prediction is 0, although the logit is above 0. sigmoid(1e-7) is 0.50000003: 1.
+TEST(Metrics, BinaryAccuracyThresholdsTheFloat32Probability) {
+  const std::vector<float> logits = {1e-8f, 1e-8f, 1e-7f, 0.f, -1e-8f};
+  const std::vector<float> labels = {1.f, 0.f, 1.f, 0.f, 0.f};
+  EXPECT_EQ(row_accuracy(Loss::binary_crossentropy, logits, labels, 5, 1),
+            (std::vector<float>{0.f, 1.f, 1.f, 1.f, 1.f}));
+}
+
+// sparse_categorical_accuracy takes the first argmax of the probabilities: logits 0 and 1e-9 differ,
+// but exp(-1e-9) is 1 in float32, so both probabilities are the same float and class 0 wins the tie.
+TEST(Metrics, SparseCategoricalAccuracyTakesTheFirstArgmaxOfTheProbabilities) {
+  const float a = 0.f, b = 1e-9f;
+  ASSERT_NE(a, b);
+  const std::vector<float> logits = {a, b, -5.f, a, b, -5.f};
+  const std::vector<float> labels = {0.f, 1.f};
+  EXPECT_EQ(row_accuracy(Loss::sparse_categorical_crossentropy, logits, labels, 2, 3),
+            (std::vector<float>{1.f, 0.f}));
+}
+
+}  // namespace
+}  // namespace mf
