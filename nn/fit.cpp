@@ -132,9 +132,15 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
   const int B = spec.fit.batch_size;
   const int64_t train = training_rows(spec, data.rows()), val = data.rows() - train;
   const int64_t steps = (train + B - 1) / B;
-  if (train < 1)
-    throw UserError("model '" + spec.name + "': fit.validation_split " + std::to_string(spec.fit.validation_split) +
-                    " of " + std::to_string(data.rows()) + " rows leaves no training rows; lower it");
+  char split[32];
+  std::snprintf(split, sizeof split, "%g", spec.fit.validation_split);
+  const std::string of_rows = "model '" + spec.name + "': fit.validation_split " + split + " of " +
+                              std::to_string(data.rows()) + " rows";
+  if (train < 1) throw UserError(of_rows + " leaves no training rows; lower it");
+  if (spec.fit.validation_split > 0 && val < 1)  // Keras refuses such a split too
+    throw UserError(of_rows + " takes no validation rows (floor(" + std::to_string(data.rows()) + " * (1 - " + split +
+                    ")) = " + std::to_string(train) + " training rows); raise it to at least 1/" +
+                    std::to_string(data.rows()) + " or set it to 0");
   if (!spec.fit.shuffle) {  // the identity order, once
     std::vector<int> identity(static_cast<size_t>(train));
     std::iota(identity.begin(), identity.end(), 0);

@@ -371,6 +371,17 @@ TEST(FitErrors, ValidationSplitLeavingNoRows) {
   EXPECT_TRUE(contains(e, "validation_split")) << e;
 }
 
+TEST(FitErrors, ValidationSplitTakingNoRowsIsRefused) {
+  ModelSpec spec = classifier(6, 8, 3);
+  spec.fit.validation_split = 1e-17;
+  CpuBackend cpu;
+  DeviceData data(cpu, make_synthetic("teacher:rows=1024,features=6,classes=3").train);
+  Model model(spec, cpu, training_rows(spec, data.rows()));
+  const std::string e = user_error([&] { fit(model, data, {}); });
+  EXPECT_TRUE(contains(e, "fit.validation_split 1e-17 of 1024 rows takes no validation rows")) << e;
+  EXPECT_TRUE(contains(e, "1024 training rows")) << e;
+}
+
 // ---- Weights files ----------------------------------------------------------------------
 
 // Weights files in a fresh directory per test.
