@@ -57,10 +57,11 @@ const char* to_string(ModelStatus s) {
 nlohmann::json to_json(const RunReport& run) {
   nlohmann::json models = nlohmann::json::array();
   for (const ModelReport& m : run.models) models.push_back(to_json(m));
-  return {{"backend", run.backend},
-          {"device", run.device},
+  auto text = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };  // null: not reached
+  return {{"backend", text(run.backend)},
+          {"device", text(run.device)},
           {"mode", run.mode},
-          {"data", {{"source", run.data}, {"bytes", run.data_bytes}}},
+          {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
           {"startup_s", run.startup_s},
           {"wall_s", run.wall_s},
           {"samples_per_s", run.samples_per_s},

@@ -1,7 +1,10 @@
 // multifit train SPEC.json: one model, fitted and evaluated, with its result document.
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -29,25 +32,38 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Builds, fits and evaluates the model. Any failure is recorded in the report
-// (status oom or failed) so that the result document is still written; returns
-// the exit code: 0, 2 for a user's mistake, 1 for a failure of the machine.
-// Start-up (from `startup`: device context, data loading and upload, model
-// build) is measured apart from training.
-int train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, const DataSplit& data,
-                 const std::string& source, Clock::time_point startup, RunReport& run, ModelReport& report) {
-  report.memory.cap_bytes = spec.memory.limit_bytes;
-  report.has_accuracy = spec.loss != Loss::mse;
+// Every stage of one model, from reading its spec to saving its weights: loads,
+// builds, fits and evaluates. Any failure is recorded in the report (status oom
+// or failed) so that the result document is still written; returns the exit
+// code: 0, 2 for a user's mistake, 1 for a failure of the machine. A model that
+// trained well keeps its status if saving its weights then fails. Start-up
+// (device context, data loading and upload, model build) is measured apart
+// from training.
+int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
+  report.name = std::filesystem::path(args.spec).stem().string();  // until the spec names it
   try {
-    DeviceData train(backend, data.train);
+    const ModelSpec spec = load_model_spec(args.spec);
+    report.name = spec.name;
+    report.params = Model::param_count(spec);
+    report.memory.cap_bytes = spec.memory.limit_bytes;
+    report.has_accuracy = spec.loss != Loss::mse;
+
+    const Clock::time_point startup = Clock::now();
+    std::unique_ptr<Backend> backend = make_backend(args.backend, std::cerr);
+    run.backend = backend->name();
+    run.device = backend->device();
+    const std::string source = args.data.empty() ? spec.data : args.data;
+    const DataSplit data = load_data(source);
+    run.data = data.description;
+    DeviceData train(*backend, data.train);
     std::optional<DeviceData> test;
-    if (data.test) test.emplace(backend, *data.test);
+    if (data.test) test.emplace(*backend, *data.test);
     run.data_bytes = train.bytes() + (test ? test->bytes() : 0);
     check_data(spec, train, data.train.classes, "training data '" + source + "'");
     if (test) check_data(spec, *test, data.test->classes, "test data '" + source + "'");
-    Model model(spec, backend, training_rows(spec, train.rows()));
+    Model model(spec, *backend, training_rows(spec, train.rows()));
     if (!args.load.empty()) load_weights(model, args.load);
-    backend.synchronize();
+    backend->synchronize();
     run.startup_s = seconds_since(startup);
 
     report.validated = training_rows(spec, train.rows()) < train.rows();
@@ -66,9 +82,16 @@ int train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, 
       }
     }
     report.memory = model.memory();
-    if (!args.save.empty()) save_weights(model, args.save);
     const int64_t samples = training_rows(spec, train.rows()) * int64_t(report.fit.epochs.size());
     run.samples_per_s = report.fit.train_s > 0 ? double(samples) / report.fit.train_s : 0;
+    if (!args.save.empty()) {
+      try {
+        save_weights(model, args.save);
+      } catch (const std::exception& e) {  // the folder was writable at the start: the machine failed
+        report.error = std::string("--save: ") + e.what();
+        return 1;
+      }
+    }
   } catch (const OutOfMemory& e) {
     report.status = ModelStatus::oom;
     report.error = e.what();
@@ -83,6 +106,21 @@ int train_model(const TrainArgs& args, const ModelSpec& spec, Backend& backend, 
     return 1;
   }
   return report.status == ModelStatus::ok ? 0 : 1;
+}
+
+// An output file's folder must exist and be writable before any work starts, so that a run never
+// trains for nothing. Throws UserError naming the flag and the path.
+void check_output_path(const char* flag, const std::string& path) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path parent = fs::absolute(path, error).parent_path();
+  if (fs::is_directory(path, error))
+    throw UserError(std::string(flag) + " " + path + ": is a folder; give a file name");
+  if (!fs::is_directory(parent, error))
+    throw UserError(std::string(flag) + " " + path + ": the folder " + parent.string() + " does not exist");
+  if (access(parent.c_str(), W_OK) != 0)
+    throw UserError(std::string(flag) + " " + path + ": the folder " + parent.string() + " is not writable");
 }
 
 void print_summary(const ModelReport& m) {
@@ -101,24 +139,15 @@ void print_summary(const ModelReport& m) {
 
 int run_train(const TrainArgs& args) {
   const Clock::time_point wall = Clock::now();
-  const ModelSpec spec = load_model_spec(args.spec);
-  const Clock::time_point startup = Clock::now();
-  std::unique_ptr<Backend> backend = make_backend(args.backend, std::cerr);
-  const std::string source = args.data.empty() ? spec.data : args.data;
-  const DataSplit data = load_data(source);
-
+  check_output_path("--json", args.json);
+  check_output_path("--save", args.save);
   RunReport run;
-  run.backend = backend->name();
-  run.device = backend->device();
-  run.data = data.description;
   ModelReport report;
-  report.name = spec.name;
-  report.params = Model::param_count(spec);
-  const int code = train_model(args, spec, *backend, data, source, startup, run, report);
+  const int code = train_model(args, run, report);
   run.models.push_back(report);
   run.wall_s = seconds_since(wall);
   print_summary(report);
-  if (code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
+  if (!report.error.empty() && code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
   if (!args.json.empty()) write_json(run, args.json);
   return code;
 }

@@ -156,6 +156,54 @@ TEST_F(Cli, ABlowUpAfterTheLastLossIsDivergedAndRecordedAsInf) {
   EXPECT_TRUE(m["epochs"][0]["val_loss"].is_null());  // no validation rows: absent
 }
 
+// Whatever stage fails (spec, data, backend), --json still gets a document with the model's status
+// and error; a stage never reached is null.
+TEST_F(Cli, EarlyMistakesStillWriteTheResultDocument) {
+  std::ofstream(path("input0.json")) << R"({"input": 0})";
+  struct Case {
+    std::string args, error;
+  };
+  const Case cases[] = {
+      {quoted(path("input0.json")), "input: got 0"},
+      {quoted(example("binary-classifier.json")) + " --data csv:" + quoted(path("missing.csv")), "missing.csv"},
+  };
+  for (const Case& c : cases) {
+    const Result r = multifit("train " + c.args + " --backend cpu --quiet --json " + quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    ASSERT_TRUE(fs::exists(path("r.json"))) << c.args;
+    const json doc = result("r.json");
+    EXPECT_EQ(doc["models"][0]["status"], "failed");
+    EXPECT_TRUE(contains(doc["models"][0]["error"].get<std::string>(), c.error)) << doc["models"][0]["error"];
+    fs::remove(path("r.json"));
+  }
+  const Result info = multifit("info");
+  if (contains(info.out, "CUDA devices: none")) {
+    const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cuda --json " +
+                              quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(result("r.json")["models"][0]["status"], "failed");
+    EXPECT_TRUE(result("r.json")["backend"].is_null());
+  }
+}
+
+// Output paths are checked before any work: nothing trains for a result that could not be kept.
+TEST_F(Cli, OutputPathsAreCheckedBeforeTraining) {
+  const std::string spec = quoted(example("binary-classifier.json"));
+  for (const std::string flag : {"--json", "--save"}) {
+    const Result r = multifit("train " + spec + " --backend cpu " + flag + " " + quoted(path("no/such/dir/out")));
+    EXPECT_EQ(r.rc, 2) << flag;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, flag + " ")) << r.err;
+    EXPECT_TRUE(contains(r.err, "does not exist")) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;                   // no summary: nothing trained
+    EXPECT_FALSE(contains(r.err, "Epoch")) << r.err;       // no progress either
+  }
+  const Result folder = multifit("train " + spec + " --backend cpu --save " + quoted(dir_.string()));
+  EXPECT_EQ(folder.rc, 2);
+  EXPECT_TRUE(contains(folder.err, "is a folder")) << folder.err;
+}
+
 TEST_F(Cli, InfoExitsZero) {
   const Result r = multifit("info");
   EXPECT_EQ(r.rc, 0) << r.err;
