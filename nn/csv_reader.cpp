@@ -14,6 +14,7 @@
 
 #include "nn/dataset.h"
 #include "runtime/error.h"
+#include "runtime/input_file.h"
 
 namespace mf {
 namespace {
@@ -60,9 +61,7 @@ class CsvParser {
   explicit CsvParser(const std::string& path) : path_(path) {}
 
   Dataset parse() {
-    std::error_code error;
-    if (std::filesystem::is_directory(path_, error))
-      throw UserError(path_ + ": is a directory; expected a CSV file");
+    check_input_file(path_, "CSV file", kMaxDataFileBytes);
     std::ifstream in(path_, std::ios::binary);
     if (!in) throw UserError(path_ + ": cannot open: " + std::strerror(errno));
     // Blank lines are held back until a data line follows them, which makes them an error.

@@ -17,6 +17,7 @@
 
 #include "nn/dataset.h"
 #include "runtime/error.h"
+#include "runtime/input_file.h"
 
 namespace mf {
 namespace {
@@ -39,6 +40,7 @@ using GzPtr = std::unique_ptr<gzFile_s, GzCloser>;
 class IdxFile {
  public:
   explicit IdxFile(const std::string& path) : path_(path) {
+    check_input_file(path, "IDX file", kMaxDataFileBytes);
     errno = 0;
     file_.reset(gzopen(path.c_str(), "rb"));
     if (!file_) fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));

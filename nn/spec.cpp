@@ -15,9 +15,12 @@
 
 #include "runtime/bytes.h"
 #include "runtime/error.h"
+#include "runtime/input_file.h"
 
 namespace mf {
 namespace {
+
+constexpr uintmax_t kMaxSpecBytes = uintmax_t(16) << 20;  // a spec is a few KiB
 
 using nlohmann::json;
 using Keys = std::span<const char* const>;
@@ -354,6 +357,7 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
 }
 
 ModelSpec load_model_spec(const std::string& path) {
+  check_input_file(path, "spec", kMaxSpecBytes);
   // stdio rather than a stream: it reports why a read failed (errno), directories included.
   const std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!file) throw UserError(path + ": cannot read: " + std::strerror(errno));

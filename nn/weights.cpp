@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/error.h"
+#include "runtime/input_file.h"
 
 namespace mf {
 namespace {
@@ -57,6 +58,8 @@ void save_weights(Model& model, const std::string& path) {
 }
 
 void load_weights(Model& model, const std::string& path) {
+  // The file holds a small header and the parameters; anything much larger is not one.
+  check_input_file(path, "weights file", uintmax_t(model.param_count()) * sizeof(float) + (size_t(1) << 20));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot read the weights file");
   auto fail = [&](const std::string& what) {

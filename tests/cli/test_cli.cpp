@@ -1,5 +1,6 @@
 // The multifit binary end to end: exit codes (0 ok, 2 user error), one-line
 // errors on stderr, and the JSON result document.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -202,6 +203,18 @@ TEST_F(Cli, OutputPathsAreCheckedBeforeTraining) {
   const Result folder = multifit("train " + spec + " --backend cpu --save " + quoted(dir_.string()));
   EXPECT_EQ(folder.rc, 2);
   EXPECT_TRUE(contains(folder.err, "is a folder")) << folder.err;
+}
+
+// A spec that is a device or a pipe is refused before it is read: one line, exit 2, no hang.
+TEST_F(Cli, ASpecThatNeverEndsIsRefused) {
+  ASSERT_EQ(mkfifo(path("pipe.json").c_str(), 0600), 0);
+  for (const std::string spec : {std::string("/dev/zero"), path("pipe.json")}) {
+    const Result r = multifit("train " + quoted(spec) + " --json " + quoted(path("r.json")), "timeout 20 ");
+    EXPECT_EQ(r.rc, 2) << spec;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "must be a regular file")) << r.err;
+    EXPECT_EQ(result("r.json")["models"][0]["status"], "failed");
+  }
 }
 
 TEST_F(Cli, InfoExitsZero) {

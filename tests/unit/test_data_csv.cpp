@@ -124,10 +124,9 @@ TEST_F(CsvReader, NoDataRows) {
 
 TEST_F(CsvReader, MissingFileOrDirectory) {
   const std::string missing = path("absent.csv");
-  EXPECT_THAT(user_error([&] { load_csv(missing); }),
-              AllOf(HasSubstr(missing + ": cannot open"), HasSubstr("No such file")));
+  EXPECT_THAT(user_error([&] { load_csv(missing); }), HasSubstr(missing + ": no such file (the CSV file)"));
   EXPECT_THAT(user_error([&] { load_csv(dir().string()); }),
-              HasSubstr(dir().string() + ": is a directory; expected a CSV file"));
+              HasSubstr(dir().string() + ": is a folder; the CSV file must be a regular file"));
 }
 
 }  // namespace

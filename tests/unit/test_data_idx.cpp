@@ -62,13 +62,13 @@ TEST_F(IdxReader, MissingFile) {
   const std::string labels = write("lbl", idx_labels(3, kLabels));
   const std::string missing = path("nothing-here");
   EXPECT_THAT(user_error([&] { load_idx_pair(missing, labels); }),
-              AllOf(HasSubstr(missing + ": cannot open"), HasSubstr("No such file")));
+              HasSubstr(missing + ": no such file (the IDX file)"));
 }
 
 TEST_F(IdxReader, DirectoryInsteadOfFile) {
   const std::string labels = write("lbl", idx_labels(3, kLabels));
   EXPECT_THAT(user_error([&] { load_idx_pair(dir().string(), labels); }),
-              AllOf(HasSubstr(dir().string() + ": cannot read"), HasSubstr("Is a directory")));
+              HasSubstr(dir().string() + ": is a folder; the IDX file must be a regular file"));
 }
 
 TEST_F(IdxReader, WrongMagicInImageFile) {

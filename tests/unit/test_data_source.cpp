@@ -93,7 +93,7 @@ TEST_F(DataSource, CsvBadForms) {
                 HasSubstr("data source '" + source + "': not a train file and an optional test file; "
                           "write csv:TRAIN"));
   const std::string missing = path("missing.csv");
-  EXPECT_THAT(user_error([&] { load_data("csv:" + missing); }), HasSubstr(missing + ": cannot open"));
+  EXPECT_THAT(user_error([&] { load_data("csv:" + missing); }), HasSubstr(missing + ": no such file"));
 }
 
 TEST_F(DataSource, MnistDirectoryWithPlainAndGzipFiles) {

@@ -1,5 +1,7 @@
 #include "nn/spec.h"
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -550,11 +552,26 @@ std::string load_error(const std::string& file) {
 
 TEST_F(SpecFile, MissingFile) {
   const std::string file = path("no-such-spec.json");
-  EXPECT_THAT(load_error(file), AllOf(StartsWith(file + ": cannot read"), HasSubstr("No such file")));
+  EXPECT_EQ(load_error(file), file + ": no such file (the spec)");
 }
 
 TEST_F(SpecFile, DirectoryCannotBeRead) {
-  EXPECT_THAT(load_error(dir().string()), StartsWith(dir().string() + ": cannot read"));
+  EXPECT_THAT(load_error(dir().string()), StartsWith(dir().string() + ": is a folder; the spec must be"));
+}
+
+// A device or a pipe would never end (or never start): refused before it is opened.
+TEST_F(SpecFile, DevicesAndPipesAreRefusedUnread) {
+  EXPECT_THAT(load_error("/dev/zero"), StartsWith("/dev/zero: is a device; the spec must be a regular file"));
+  const std::string fifo = path("pipe.json");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(load_error(fifo), StartsWith(fifo + ": is a pipe or socket"));
+}
+
+TEST_F(SpecFile, TooLargeIsRefusedUnread) {
+  const std::string big = path("big.json");
+  std::filesystem::resize_file(write("big.json", ""), (uintmax_t(16) << 20) + 1);
+  EXPECT_THAT(load_error(big), HasSubstr("is 16.00 MiB (16777217 bytes) long; the spec must be a regular file of "
+                                         "at most 16.00 MiB"));
 }
 
 TEST_F(SpecFile, InvalidJsonNamesTheBytePosition) {
