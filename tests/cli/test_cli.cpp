@@ -208,7 +208,7 @@ TEST_F(Cli, OutputPathsAreCheckedBeforeTraining) {
 // A spec that is a device or a pipe is refused before it is read: one line, exit 2, no hang.
 TEST_F(Cli, ASpecThatNeverEndsIsRefused) {
   ASSERT_EQ(mkfifo(path("pipe.json").c_str(), 0600), 0);
-  for (const std::string spec : {std::string("/dev/zero"), path("pipe.json")}) {
+  for (const std::string& spec : {std::string("/dev/zero"), path("pipe.json")}) {
     const Result r = multifit("train " + quoted(spec) + " --json " + quoted(path("r.json")), "timeout 20 ");
     EXPECT_EQ(r.rc, 2) << spec;
     EXPECT_EQ(r.err_lines(), 1) << r.err;
