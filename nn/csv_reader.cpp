@@ -106,7 +106,7 @@ class CsvParser {
         fail_cell(number, column, cells[column],
                   "is not a finite float; NaN, infinity and values beyond 3.4e38 are not allowed");
       if (column + 1 < cells.size()) data_.x.push_back(*value);
-      else add_label(*value);
+      else add_label(*value, number, cells[column]);
     }
     ++data_.rows;
   }
@@ -124,9 +124,13 @@ class CsvParser {
     }
   }
 
-  void add_label(float label) {
+  void add_label(float label, size_t line, std::string_view cell) {
     data_.y.push_back(label);
-    integer_labels_ = integer_labels_ && label >= 0 && label <= kMaxClassLabel && label == std::floor(label);
+    const bool class_index = label >= 0 && label <= kMaxClassLabel && label == std::floor(label);
+    const std::string at = path_ + ":" + std::to_string(line) + ": label " + std::string(cell);
+    if (integer_labels_ && !class_index) data_.label_at = at;  // the first one that is not a class
+    else if (integer_labels_ && (data_.rows == 0 || label > max_label_)) data_.label_at = at;
+    integer_labels_ = integer_labels_ && class_index;
     max_label_ = std::max(max_label_, label);
   }
 

@@ -20,16 +20,14 @@ constexpr char kAllowedSources[] =
 constexpr const char* kIdxNames[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                      "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
 
-// The test set must fit a model trained on the train set; labels of one task share one class count
-// (regression if either file's labels are not class indices).
-void check_test_set(Dataset& train, Dataset& test, const std::string& test_name,
+// The test set must fit a model trained on the train set. Each keeps its own labels' class count,
+// so that a label that does not fit the model is reported in the file that holds it.
+void check_test_set(const Dataset& train, const Dataset& test, const std::string& test_name,
                     const std::string& train_name) {
   if (test.features != train.features)
     throw UserError(test_name + ": " + std::to_string(test.features) + " features per row, but " +
                     train_name + " has " + std::to_string(train.features) +
                     "; the test set needs the train set's features");
-  const int classes = train.classes == 0 || test.classes == 0 ? 0 : std::max(train.classes, test.classes);
-  train.classes = test.classes = classes;
 }
 
 std::string describe(const std::string& name, const DataSplit& split) {

@@ -14,6 +14,10 @@ struct Dataset {
   int classes = 0;       // distinct classes for classification data (labels 0..classes-1); 0 for regression
   std::vector<float> x;  // (rows, features)
   std::vector<float> y;  // (rows, target_cols); class indices stored as exact floats
+  // Where the labels are, for messages: the first label that is not a class index when classes is 0
+  // ("train.csv:7: label -1"), else the first row holding the largest class ("train.csv:9: label 5",
+  // "labels.idx record 12: label 9"); empty for generated data.
+  std::string label_at;
 };
 
 struct DataSplit {

@@ -86,25 +86,33 @@ int64_t training_rows(const ModelSpec& spec, int64_t rows) {
   return int64_t(std::floor(double(rows) * (1.0 - spec.fit.validation_split)));
 }
 
-void check_data(const ModelSpec& spec, const DeviceData& data, int classes, const std::string& what) {
+void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host, const std::string& what) {
   auto fail = [&](const std::string& problem) {
     throw UserError("model '" + spec.name + "': " + what + " " + problem);
   };
+  const int classes = host.classes;
+  const std::string at = host.label_at.empty() ? "" : " (" + host.label_at + ")";
   if (data.features() != spec.input)
     fail("has " + std::to_string(data.features()) + " features but the spec's input is " +
          std::to_string(spec.input));
   const int outputs = spec.outputs();
   switch (spec.loss) {
     case Loss::sparse_categorical_crossentropy:
-      if (classes < 1 || data.target_cols() != 1)
-        fail("has no class labels; sparse_categorical_crossentropy needs integer labels");
+      if (data.target_cols() != 1)
+        fail("has " + std::to_string(data.target_cols()) + " label columns; sparse_categorical_crossentropy needs one");
+      if (classes < 1)
+        fail("has a label that is not a class index" + at + "; sparse_categorical_crossentropy needs labels 0 to " +
+             std::to_string(outputs - 1) + " (one per unit of the output layer)");
       if (classes > outputs)
-        fail("has " + std::to_string(classes) + " classes but the output layer has " + std::to_string(outputs) +
-             " units; it needs one unit per class");
+        fail("has labels up to " + std::to_string(classes - 1) + at + " but the output layer has " +
+             std::to_string(outputs) + " units; labels must be 0 to " + std::to_string(outputs - 1));
       break;
     case Loss::binary_crossentropy:
-      if (classes < 1 || classes > 2 || data.target_cols() != outputs)
-        fail("needs " + std::to_string(outputs) + " binary label column(s) (0 or 1) for binary_crossentropy");
+      if (data.target_cols() != outputs)
+        fail("has " + std::to_string(data.target_cols()) + " label column(s) but the output layer has " +
+             std::to_string(outputs) + " units; binary_crossentropy needs one 0/1 label per unit");
+      if (classes < 1 || classes > 2)
+        fail("has a label that is not 0 or 1" + at + "; binary_crossentropy needs labels 0 and 1");
       break;
     case Loss::mse:
       if (data.target_cols() != outputs)

@@ -37,9 +37,11 @@ struct FitOptions {
   std::string label;                 // prefixes every line (the model's name when several train)
 };
 
-// Checks that the data fits the model (features, classes, targets); UserError otherwise.
-// fit() itself refuses a validation_split that leaves no training rows.
-void check_data(const ModelSpec& spec, const DeviceData& data, int classes, const std::string& what);
+// Checks that the data fits the model (features, class labels, targets); a UserError otherwise,
+// naming the file, line and label where the labels are the problem. `host` is the data set `data`
+// was made from (its class count and label locations); `what` names it ("training data").
+// fit() itself refuses a validation_split that leaves no training or no validation rows.
+void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host, const std::string& what);
 // Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
 int64_t training_rows(const ModelSpec& spec, int64_t rows);
 

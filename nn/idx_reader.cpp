@@ -163,9 +163,11 @@ Dataset load_idx_pair(const std::string& images_path, const std::string& labels_
 
   // The label count is known to be backed by as many images, so reserving it is safe.
   data.y.reserve(size_t(count));
-  int max_label = 0;
+  int max_label = -1;
   labels.read_body(count, "labels", [&](const unsigned char* bytes, size_t size) {
     for (size_t i = 0; i < size; ++i) {
+      if (int(bytes[i]) > max_label)
+        data.label_at = labels_path + " record " + std::to_string(data.y.size()) + ": label " + std::to_string(bytes[i]);
       data.y.push_back(float(bytes[i]));
       max_label = std::max(max_label, int(bytes[i]));
     }

@@ -59,8 +59,8 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
     std::optional<DeviceData> test;
     if (data.test) test.emplace(*backend, *data.test);
     run.data_bytes = train.bytes() + (test ? test->bytes() : 0);
-    check_data(spec, train, data.train.classes, "training data '" + source + "'");
-    if (test) check_data(spec, *test, data.test->classes, "test data '" + source + "'");
+    check_data(spec, train, data.train, "training data '" + source + "'");
+    if (test) check_data(spec, *test, *data.test, "test data '" + source + "'");
     Model model(spec, *backend, training_rows(spec, train.rows()));
     if (!args.load.empty()) load_weights(model, args.load);
     backend->synchronize();

@@ -217,6 +217,32 @@ TEST_F(Cli, ASpecThatNeverEndsIsRefused) {
   }
 }
 
+// A label that does not fit the model is named with its file, line and value, in the right file.
+TEST_F(Cli, LabelErrorsNameTheFileLineAndValue) {
+  std::ofstream(path("spec.json")) << R"({"name": "three", "input": 2, "layers": [{"units": 3, "activation": "softmax"}],
+    "loss": "sparse_categorical_crossentropy", "fit": {"epochs": 1}})";
+  std::ofstream(path("good.csv")) << "a,b,label\n1,2,0\n3,4,2\n";
+  std::ofstream(path("bad-test.csv")) << "1,2,1\n3,4,5\n";
+  std::ofstream(path("negative.csv")) << "1,2,0\n3,4,-1\n";
+  std::ofstream(path("fraction.csv")) << "1,2,1.5\n";
+  struct Case {
+    std::string data, error;
+  };
+  const Case cases[] = {
+      {path("good.csv") + "," + path("bad-test.csv"), "test data '"},
+      {path("good.csv") + "," + path("bad-test.csv"), path("bad-test.csv") + ":2: label 5"},
+      {path("negative.csv"), path("negative.csv") + ":2: label -1"},
+      {path("fraction.csv"), path("fraction.csv") + ":1: label 1.5"},
+  };
+  for (const Case& c : cases) {
+    const Result r = multifit("train " + quoted(path("spec.json")) + " --data " + quoted("csv:" + c.data) +
+                              " --backend cpu --quiet");
+    EXPECT_EQ(r.rc, 2) << c.data;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, c.error)) << r.err;
+  }
+}
+
 TEST_F(Cli, InfoExitsZero) {
   const Result r = multifit("info");
   EXPECT_EQ(r.rc, 0) << r.err;

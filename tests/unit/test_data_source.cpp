@@ -60,7 +60,9 @@ TEST_F(DataSource, CsvTrainOnly) {
   EXPECT_FALSE(s.test);
 }
 
-TEST_F(DataSource, CsvTrainAndTestShareTheClassCount) {
+// Each file keeps its own labels' class count and where its largest label is, so that a label that
+// does not fit the model is reported in the file that holds it.
+TEST_F(DataSource, CsvTrainAndTestKeepTheirOwnLabels) {
   const std::string train = write("train.csv", "1,2,0\n3,4,1\n");
   const std::string test = write("test.csv", "5,6,2\n");
   const DataSplit s = load_data("csv:" + train + "," + test);
@@ -68,16 +70,20 @@ TEST_F(DataSource, CsvTrainAndTestShareTheClassCount) {
   ASSERT_TRUE(s.test);
   EXPECT_EQ(s.test->x, (std::vector<float>{5, 6}));
   EXPECT_EQ(s.test->y, (std::vector<float>{2}));
-  EXPECT_EQ(s.train.classes, 3);
+  EXPECT_EQ(s.train.classes, 2);
   EXPECT_EQ(s.test->classes, 3);
+  EXPECT_EQ(s.train.label_at, train + ":2: label 1");
+  EXPECT_EQ(s.test->label_at, test + ":1: label 2");
 }
 
-TEST_F(DataSource, CsvRegressionInEitherFileMeansRegression) {
-  const std::string train = write("train.csv", "1,2,0\n3,4,1\n");
+TEST_F(DataSource, CsvLabelThatIsNotAClassIsLocated) {
+  const std::string train = write("train.csv", "x,y,label\n1,2,0\n3,4,1\n5,6,-1\n7,8,1.5\n");
   const std::string test = write("test.csv", "5,6,0.5\n");
   const DataSplit s = load_data("csv:" + train + "," + test);
   EXPECT_EQ(s.train.classes, 0);
+  EXPECT_EQ(s.train.label_at, train + ":4: label -1");  // the first one, on its line (after the header)
   EXPECT_EQ(s.test->classes, 0);
+  EXPECT_EQ(s.test->label_at, test + ":1: label 0.5");
 }
 
 TEST_F(DataSource, CsvTestWithOtherFeatures) {
@@ -109,8 +115,9 @@ TEST_F(DataSource, MnistDirectoryWithPlainAndGzipFiles) {
   EXPECT_EQ(s.test->rows, 2);
   for (float pixel : s.test->x) EXPECT_FLOAT_EQ(pixel, 0.2f);
   EXPECT_EQ(s.test->y, (std::vector<float>{4, 1}));
-  EXPECT_EQ(s.train.classes, 5);  // the test set's label 4 counts too
+  EXPECT_EQ(s.train.classes, 3);
   EXPECT_EQ(s.test->classes, 5);
+  EXPECT_THAT(s.test->label_at, HasSubstr("t10k-labels-idx1-ubyte.gz record 0: label 4"));
 }
 
 TEST_F(DataSource, MnistDirectoryMissingAFile) {

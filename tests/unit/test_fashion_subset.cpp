@@ -40,7 +40,7 @@ TEST(FashionMnistSubset, MlpReachesKerasAccuracy) {
 
   CpuBackend cpu;
   DeviceData train(cpu, train_set), test(cpu, test_set);
-  check_data(spec, train, train_set.classes, "train");
+  check_data(spec, train, train_set, "train");
   Model model(spec, cpu, train.rows());
   const FitResult result = fit(model, train, {});
   ASSERT_EQ(result.status, FitStatus::ok);

@@ -297,7 +297,7 @@ TEST(Convergence, SigmoidStudentLearnsTheBinaryTeacher) {
   spec.seed = 1;
   CpuBackend cpu;
   DeviceData train(cpu, split.train), test(cpu, *split.test);
-  check_data(spec, train, split.train.classes, "train");
+  check_data(spec, train, split.train, "train");
   Model model(spec, cpu, split.train.rows);
   const FitResult result = fit(model, train, {});
   ASSERT_EQ(result.status, FitStatus::ok);
@@ -317,15 +317,15 @@ TEST(Convergence, SigmoidStudentLearnsTheBinaryTeacher) {
 std::string check_data_error(const ModelSpec& spec, const Dataset& d) {
   CpuBackend cpu;
   DeviceData data(cpu, d);
-  return user_error([&] { check_data(spec, data, d.classes, "training data 'X'"); });
+  return user_error([&] { check_data(spec, data, d, "training data 'X'"); });
 }
 
 TEST(CheckData, AcceptsMatchingData) {
   const DataSplit split = make_synthetic("teacher:rows=40,features=6,classes=3");
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  EXPECT_NO_THROW(check_data(classifier(6, 8, 3), data, 3, "d"));
-  EXPECT_NO_THROW(check_data(classifier(6, 8, 5), data, 3, "d"));  // more units than classes is fine
+  EXPECT_NO_THROW(check_data(classifier(6, 8, 3), data, split.train, "d"));
+  EXPECT_NO_THROW(check_data(classifier(6, 8, 5), data, split.train, "d"));  // more units than classes is fine
 }
 
 TEST(CheckData, FeatureMismatch) {
@@ -338,8 +338,8 @@ TEST(CheckData, FeatureMismatch) {
 
 TEST(CheckData, TooManyClasses) {
   const std::string e = check_data_error(classifier(6, 8, 3), make_synthetic("teacher:rows=40,features=6,classes=5").train);
-  EXPECT_TRUE(contains(e, "5 classes")) << e;
-  EXPECT_TRUE(contains(e, "3 units")) << e;
+  EXPECT_TRUE(contains(e, "labels up to 4")) << e;
+  EXPECT_TRUE(contains(e, "3 units; labels must be 0 to 2")) << e;
 }
 
 TEST(CheckData, MseNeedsOneTargetColumnPerOutput) {
@@ -364,8 +364,9 @@ TEST(FitErrors, ValidationSplitLeavingNoRows) {
   ModelSpec spec = classifier(6, 8, 3);
   spec.fit.validation_split = 0.9;
   CpuBackend cpu;
-  DeviceData data(cpu, make_synthetic("teacher:rows=1,features=6,classes=3").train);
-  EXPECT_NO_THROW(check_data(spec, data, 3, "test data"));  // a test set is not split
+  const Dataset one_row = make_synthetic("teacher:rows=1,features=6,classes=3").train;
+  DeviceData data(cpu, one_row);
+  EXPECT_NO_THROW(check_data(spec, data, one_row, "test data"));  // a test set is not split
   Model model(spec, cpu, training_rows(spec, data.rows()));
   const std::string e = user_error([&] { fit(model, data, {}); });
   EXPECT_TRUE(contains(e, "validation_split")) << e;
