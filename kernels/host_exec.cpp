@@ -1,5 +1,7 @@
 #include "kernels/host_exec.h"
 
+#include <unistd.h>
+
 #include <barrier>
 #include <chrono>
 #include <condition_variable>
@@ -131,6 +133,12 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
 }
 cudaError_t cudaFree(void* p) {
   std::free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  *free = size_t(sysconf(_SC_AVPHYS_PAGES)) * page;
+  *total = size_t(sysconf(_SC_PHYS_PAGES)) * page;
   return cudaSuccess;
 }
 cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaMalloc(p, bytes); }

@@ -63,6 +63,7 @@ cudaError_t cudaGetLastError();
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaMalloc(void** p, size_t bytes);
 cudaError_t cudaFree(void* p);
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total);  // the host's available and physical memory
 cudaError_t cudaMallocHost(void** p, size_t bytes);
 cudaError_t cudaFreeHost(void* p);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream);

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "kernels/target.h"
+#include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "runtime/memory_pool.h"
 
@@ -16,8 +17,10 @@ class DeviceUpstream final : public Upstream {
     const cudaError_t status = cudaMalloc(&p, bytes);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // not sticky: the device is still usable
-      throw OutOfMemory("the device has no " + std::to_string(bytes) +
-                        " bytes free; lower memory.limit or train fewer models at once");
+      size_t free = 0, total = 0;
+      cudaMemGetInfo(&free, &total);
+      throw OutOfMemory("the device cannot give " + format_bytes_exact(bytes) + ": " + format_bytes_exact(free) +
+                        " free of " + format_bytes(total) + " (other models or processes hold the rest)");
     }
     MF_CUDA_CHECK(status);
     return p;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <new>
 
 #include "runtime/bytes.h"
@@ -9,9 +11,33 @@
 
 namespace mf {
 
+namespace {
+
+// MemAvailable from /proc/meminfo: what the kernel can give without swapping; 0 when unknown.
+size_t host_available_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  size_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(64, '\n');
+  }
+  return 0;
+}
+
+}  // namespace
+
+// Takes the memory for real, as cudaMalloc does: a request over what the machine has available is
+// refused at once instead of being granted on credit and killed later, and the pages are touched,
+// so the bytes a pool reserves are resident.
 void* HostUpstream::allocate(size_t bytes) {
+  const size_t available = host_available_bytes();
+  const std::string ask = "the host cannot give " + format_bytes_exact(bytes);
+  if (available != 0 && bytes > available)
+    throw OutOfMemory(ask + ": " + format_bytes_exact(available) + " available");
   void* p = std::aligned_alloc(MemoryPool::kAlignment, MemoryPool::aligned(bytes));
-  if (!p) throw SystemError("host memory: cannot allocate " + format_bytes(bytes));
+  if (!p) throw OutOfMemory(ask + " (the allocation failed; a limit such as ulimit -v may be lower)");
+  std::memset(p, 0, bytes);
   return p;
 }
 
@@ -28,7 +54,15 @@ MemoryPool::~MemoryPool() {
 }
 
 void MemoryPool::add_chunk(size_t bytes) {
-  Chunk c{static_cast<std::byte*>(upstream_.allocate(bytes)), bytes, {{0, bytes}}, {}};
+  void* base = nullptr;
+  try {
+    base = upstream_.allocate(bytes);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(owner_ + ": memory.limit " + format_bytes_exact(stats_.cap_bytes) + " with mode " +
+                      (mode_ == PoolMode::reserve ? "reserve" : "grow") + ": " + e.what() +
+                      "; lower memory.limit" + (mode_ == PoolMode::reserve ? " or use mode grow" : ""));
+  }
+  Chunk c{static_cast<std::byte*>(base), bytes, {{0, bytes}}, {}};
   chunks_.push_back(std::move(c));
   stats_.reserved_bytes += bytes;
 }

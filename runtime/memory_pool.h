@@ -18,7 +18,7 @@ namespace mf {
 
 struct Upstream {
   virtual ~Upstream() = default;
-  virtual void* allocate(size_t bytes) = 0;  // throws SystemError when out of memory
+  virtual void* allocate(size_t bytes) = 0;  // throws OutOfMemory with what was asked and what is free
   virtual void deallocate(void* p, size_t bytes) = 0;
 };
 

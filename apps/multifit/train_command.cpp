@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "apps/multifit/backend_choice.h"
@@ -95,6 +96,11 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
   } catch (const OutOfMemory& e) {
     report.status = ModelStatus::oom;
     report.error = e.what();
+    return 2;
+  } catch (const std::bad_alloc&) {  // data sets and other host buffers outside the pools
+    report.status = ModelStatus::oom;
+    report.error = "out of host memory outside the model's pool (data sets, buffers); use less data, or raise the "
+                   "process's memory limit (ulimit -v) if one is set";
     return 2;
   } catch (const UserError& e) {
     report.status = ModelStatus::failed;

@@ -243,6 +243,18 @@ TEST_F(Cli, LabelErrorsNameTheFileLineAndValue) {
   }
 }
 
+// A reservation the machine cannot give is oom, exit 2, naming the limit, the mode and what is there.
+TEST_F(Cli, AReservationTheMachineCannotGiveIsOom) {
+  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", "4096GiB"}, {"mode", "reserve"}}}},
+                                     "huge.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  for (const char* part : {"memory.limit 4096.00 GiB", "mode reserve", "the host cannot give", "available"})
+    EXPECT_TRUE(contains(r.err, part)) << part << " in " << r.err;
+  EXPECT_EQ(result("r.json")["models"][0]["status"], "oom");
+}
+
 TEST_F(Cli, InfoExitsZero) {
   const Result r = multifit("info");
   EXPECT_EQ(r.rc, 0) << r.err;

@@ -3,8 +3,11 @@
 // from "the device" is visible, and against the real HostUpstream.
 #include "runtime/memory_pool.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -237,6 +240,39 @@ TEST(MemoryPool, AllocateArrayUsesElementSize) {
   double* d = pool.allocate_array<double>(33);  // 264 bytes -> 2A
   EXPECT_TRUE(is_aligned(d));
   EXPECT_EQ(pool.stats().in_use_bytes, 2 * A);
+}
+
+// ---- the host upstream ---------------------------------------------------------
+
+// Resident bytes of this process (the second field of /proc/self/statm, in pages).
+size_t resident_bytes() {
+  size_t size = 0, resident = 0;
+  std::ifstream("/proc/self/statm") >> size >> resident;
+  return resident * size_t(sysconf(_SC_PAGESIZE));
+}
+
+TEST(HostUpstream, ARequestOverWhatTheMachineHasIsOutOfMemoryWithTheNumbers) {
+  HostUpstream host;
+  const std::string e = test::user_error<OutOfMemory>([&] { host.allocate(size_t(1) << 50); });  // 1 PiB
+  EXPECT_TRUE(contains(e, "the host cannot give 1048576.00 GiB (1125899906842624 bytes)")) << e;
+  EXPECT_TRUE(contains(e, "available")) << e;
+}
+
+TEST(HostUpstream, AReservePoolIsResident) {
+  HostUpstream host;
+  const size_t before = resident_bytes();
+  MemoryPool pool("resident", size_t(64) << 20, PoolMode::reserve, host);
+  EXPECT_GE(resident_bytes() - before, size_t(60) << 20);  // taken for real, as cudaMalloc takes it
+}
+
+TEST(MemoryPool, UpstreamRefusalNamesTheOwnerLimitAndMode) {
+  HostUpstream host;
+  const std::string e = test::user_error<OutOfMemory>(
+      [&] { MemoryPool pool("model 'huge'", size_t(1) << 50, PoolMode::reserve, host); });
+  EXPECT_TRUE(contains(e, "model 'huge': memory.limit ")) << e;
+  EXPECT_TRUE(contains(e, "with mode reserve")) << e;
+  EXPECT_TRUE(contains(e, "available")) << e;
+  EXPECT_TRUE(contains(e, "use mode grow")) << e;
 }
 
 // ---- parse_bytes / format_bytes ------------------------------------------------
