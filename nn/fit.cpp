@@ -55,8 +55,8 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
                  const EpochMetrics& e) {
   if (!options.progress) return;
   char head[160];
-  std::snprintf(head, sizeof head, "%sEpoch %d/%d - %lld steps - %.2fs", options.label.c_str(), epoch,
-                spec.fit.epochs, (long long)steps, e.seconds);
+  std::snprintf(head, sizeof head, "%sEpoch %d/%d - %lld steps - %s", options.label.c_str(), epoch,
+                spec.fit.epochs, (long long)steps, format_duration(e.seconds).c_str());
   std::string line = head + metric("loss", e.loss);
   if (has_accuracy(spec)) line += metric("accuracy", e.accuracy);
   if (!std::isnan(e.val_loss)) {
@@ -69,6 +69,13 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
 }
 
 }  // namespace
+
+std::string format_duration(double seconds) {
+  char text[32];
+  if (seconds < 1.0) std::snprintf(text, sizeof text, "%.0fms", seconds * 1e3);
+  else std::snprintf(text, sizeof text, "%.2fs", seconds);
+  return text;
+}
 
 std::string format_metric(double value) {
   if (std::isnan(value)) return "nan";

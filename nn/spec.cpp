@@ -172,6 +172,10 @@ class Field {
     wrong(integer_in(*value_, 1, UINT64_MAX) ? "a positive integer no larger than " + std::to_string(max)
                                              : "a positive integer");
   }
+  int count(uint64_t max = INT_MAX) const {  // 0 to max
+    if (const auto n = integer_in(*value_, 0, max)) return int(*n);
+    wrong("a whole number from 0 to " + std::to_string(max));
+  }
   uint64_t non_negative_integer() const {
     if (const auto n = integer_in(*value_, 0, UINT64_MAX)) return *n;
     wrong("a non-negative integer");
@@ -249,8 +253,13 @@ std::vector<LayerSpec> parse_layers(const Field& field) {
 }
 
 OptimizerSpec parse_optimizer(const Field& field) {
-  field.require_object("an object with a name (adam or sgd) and its settings");
   OptimizerSpec optimizer;
+  if (field.value().is_string()) {  // Keras's shorthand: a name alone, with Keras's defaults
+    optimizer.kind = field.one_of(kOptimizers);
+    if (optimizer.kind == OptimizerKind::sgd) optimizer.learning_rate = 0.01f;
+    return optimizer;
+  }
+  field.require_object("an optimizer name (\"adam\" or \"sgd\") or an object with a name and its settings");
   optimizer.kind = field.at("name").one_of(kOptimizers);
   const bool adam = optimizer.kind == OptimizerKind::adam;
   const Keys own = adam ? Keys(kAdamKeys) : Keys(kSgdKeys);
@@ -277,7 +286,8 @@ OptimizerSpec parse_optimizer(const Field& field) {
 FitSpec parse_fit(const Field& field) {
   field.object(kFitKeys);
   FitSpec fit;
-  if (const auto epochs = field.optional("epochs")) fit.epochs = epochs->positive_int();
+  // 0 epochs is allowed, as in Keras: build, evaluate and save the initial weights.
+  if (const auto epochs = field.optional("epochs")) fit.epochs = epochs->count();
   if (const auto batch = field.optional("batch_size")) fit.batch_size = batch->positive_int();
   if (const auto split = field.optional("validation_split")) fit.validation_split = split->split();
   if (const auto shuffle = field.optional("shuffle")) fit.shuffle = shuffle->boolean();

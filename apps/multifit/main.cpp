@@ -1,6 +1,9 @@
 // multifit: train small dense networks on hand-written kernels and measure how
 // several of them share one GPU.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <exception>
 
 #include "apps/multifit/commands.h"
@@ -17,6 +20,17 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError&) {
+    // CLI11 lists what it could not place, last first ("3 --epoch"); a user wants the flag named.
+    const std::vector<std::string> extras = app.remaining(true);
+    const auto flag = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.starts_with("-"); });
+    if (flag != extras.end())
+      std::fprintf(stderr, "multifit: error: unknown flag %s; see 'multifit %s--help'\n", flag->c_str(),
+                   app.get_subcommands().empty() ? "" : (app.get_subcommands()[0]->get_name() + " ").c_str());
+    else
+      std::fprintf(stderr, "multifit: error: unexpected argument %s; see 'multifit --help'\n",
+                   extras.empty() ? "" : extras.front().c_str());
+    return 2;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "multifit: error: %s; see 'multifit --help'\n", e.what());
     return 2;

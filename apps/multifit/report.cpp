@@ -28,6 +28,7 @@ nlohmann::json to_json(const ModelReport& m) {
                       {"seconds", e.seconds},
                       {"samples_per_s", e.samples_per_s}});
   return {{"name", m.name},
+          {"settings", m.settings},
           {"status", to_string(m.status)},
           {"error", m.error.empty() ? nlohmann::json() : nlohmann::json(m.error)},
           {"epochs", epochs},

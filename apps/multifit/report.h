@@ -24,6 +24,7 @@ struct ModelReport {
   bool has_accuracy = false;  // every loss but mse
   bool validated = false;     // fit.validation_split took rows
   bool tested = false;        // a test set was evaluated
+  nlohmann::json settings;    // the settings the model trained with, command-line overrides applied
   int64_t params = 0;
   PoolStats memory;
 };

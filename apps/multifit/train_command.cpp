@@ -27,7 +27,27 @@ struct TrainArgs {
   std::string spec, data, json, save, load;
   BackendOptions backend;
   bool quiet = false;
+  // Overrides of the spec's settings, for trying one without a new spec file.
+  std::optional<int> epochs, batch_size;
+  std::optional<float> learning_rate;
+  std::optional<uint64_t> seed;
 };
+
+// A float as its shortest decimal form (0.01f, not 0.009999999776).
+double as_written(float x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.7g", x);
+  return std::strtod(text, nullptr);
+}
+
+// The spec with the command line's overrides applied.
+ModelSpec with_overrides(ModelSpec spec, const TrainArgs& args) {
+  if (args.epochs) spec.fit.epochs = *args.epochs;
+  if (args.batch_size) spec.fit.batch_size = *args.batch_size;
+  if (args.learning_rate) spec.optimizer.learning_rate = *args.learning_rate;
+  if (args.seed) spec.seed = *args.seed;
+  return spec;
+}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -43,8 +63,12 @@ double seconds_since(Clock::time_point start) {
 int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
   report.name = std::filesystem::path(args.spec).stem().string();  // until the spec names it
   try {
-    const ModelSpec spec = load_model_spec(args.spec);
+    const ModelSpec spec = with_overrides(load_model_spec(args.spec), args);
     report.name = spec.name;
+    report.settings = {{"optimizer", to_string(spec.optimizer.kind)}, {"learning_rate", as_written(spec.optimizer.learning_rate)},
+                       {"epochs", spec.fit.epochs},    {"batch_size", spec.fit.batch_size},
+                       {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle},
+                       {"seed", spec.seed}};
     report.params = Model::param_count(spec);
     report.memory.cap_bytes = spec.memory.limit_bytes;
     report.has_accuracy = spec.loss != Loss::mse;
@@ -139,8 +163,8 @@ void print_summary(const ModelReport& m) {
     test = "test_loss " + format_metric(m.test.loss);
     if (!std::isnan(m.test.accuracy)) test += " - test_accuracy " + format_metric(m.test.accuracy);
   }
-  std::printf("%s: %s - %zu epochs in %.2fs - peak memory %s\n", m.name.c_str(), test.c_str(),
-              m.fit.epochs.size(), m.fit.train_s, format_bytes(m.memory.peak_bytes).c_str());
+  std::printf("%s: %s - %zu epochs in %s - peak memory %s\n", m.name.c_str(), test.c_str(), m.fit.epochs.size(),
+              format_duration(m.fit.train_s).c_str(), format_bytes(m.memory.peak_bytes).c_str());
 }
 
 int run_train(const TrainArgs& args) {
@@ -156,6 +180,25 @@ int run_train(const TrainArgs& args) {
   if (!report.error.empty() && code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
   if (!args.json.empty()) write_json(run, args.json);
   return code;
+}
+
+}  // namespace
+
+namespace {
+
+// A validator for numbers above `low` (or at least `low` when `inclusive`), with the bound in its message.
+CLI::Validator at_least(double low, bool inclusive) {
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%g", low);
+  const std::string rule = std::string(inclusive ? ">= " : "> ") + bound;
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        const bool ok = end != text.c_str() && *end == '\0' && std::isfinite(value) && (inclusive ? value >= low : value > low);
+        return ok ? "" : "got " + text + "; expected a number " + rule;
+      },
+      "NUMBER " + rule);
 }
 
 }  // namespace
@@ -183,6 +226,12 @@ Command add_train_command(CLI::App& app) {
   cmd->add_option("--save", args->save, "Save the trained weights here");
   cmd->add_option("--load", args->load, "Start from these weights (saved for the same spec)");
   cmd->add_flag("--quiet", args->quiet, "No per-epoch progress lines");
+  cmd->add_option("--epochs", args->epochs, "Override fit.epochs (0 builds, evaluates and saves)")
+      ->check(at_least(0, true));
+  cmd->add_option("--batch-size", args->batch_size, "Override fit.batch_size")->check(at_least(1, true));
+  cmd->add_option("--learning-rate", args->learning_rate, "Override optimizer.learning_rate")
+      ->check(at_least(0, false));
+  cmd->add_option("--seed", args->seed, "Override seed");
   return [args] { return run_train(*args); };
 }
 

@@ -255,6 +255,48 @@ TEST_F(Cli, AReservationTheMachineCannotGiveIsOom) {
   EXPECT_EQ(result("r.json")["models"][0]["status"], "oom");
 }
 
+// --epochs, --batch-size, --learning-rate and --seed override the spec, and the document says what ran.
+TEST_F(Cli, OverridesAreAppliedAndRecorded) {
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) +
+                            " --backend cpu --epochs 3 --batch-size 16 --learning-rate 0.01 --seed 7 --json " +
+                            quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "Epoch 3/3")) << r.err;
+  const json settings = result("r.json")["models"][0]["settings"];
+  EXPECT_EQ(settings["epochs"], 3);
+  EXPECT_EQ(settings["batch_size"], 16);
+  EXPECT_EQ(settings["learning_rate"], 0.01);
+  EXPECT_EQ(settings["seed"], 7);
+  const Result bad = multifit("train " + quoted(example("binary-classifier.json")) + " --learning-rate -1");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_TRUE(contains(bad.err, "--learning-rate: got -1; expected a number > 0")) << bad.err;
+}
+
+// 0 epochs builds, evaluates and saves the initial weights, as Keras allows.
+TEST_F(Cli, ZeroEpochsSavesTheInitialWeights) {
+  const std::string spec = quoted(example("binary-classifier.json"));
+  const Result r = multifit("train " + spec + " --backend cpu --epochs 0 --save " + quoted(path("w")));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "0 epochs")) << r.out;
+  EXPECT_TRUE(fs::exists(path("w")));
+  EXPECT_EQ(multifit("train " + spec + " --backend cpu --epochs 0 --load " + quoted(path("w")) + " --quiet").out,
+            r.out);  // the same initial weights: the same evaluation
+}
+
+TEST_F(Cli, AnUnknownFlagIsNamed) {
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --epoch 3");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "multifit: error: unknown flag --epoch; see 'multifit train --help'\n");
+}
+
+// An epoch under a second shows milliseconds, not "0.00s".
+TEST_F(Cli, ShortEpochsShowMilliseconds) {
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_TRUE(contains(r.err, "ms - loss: ")) << r.err;
+  EXPECT_FALSE(contains(r.err + r.out, "0.00s")) << r.err << r.out;
+}
+
 TEST_F(Cli, InfoExitsZero) {
   const Result r = multifit("info");
   EXPECT_EQ(r.rc, 0) << r.err;

@@ -351,9 +351,15 @@ TEST(Spec, LossUnknown) {
   EXPECT_THAT(error_for(with("loss", 0)), HasSubstr("loss: got 0"));
 }
 
-TEST(Spec, OptimizerMustBeAnObject) {
-  EXPECT_THAT(error_for(with("optimizer", "adam")),
-              AllOf(HasSubstr("optimizer: got \"adam\""), HasSubstr("sgd")));
+// Keras's shorthand: a name alone means that optimizer with Keras's defaults.
+TEST(Spec, OptimizerByNameAlone) {
+  EXPECT_EQ(parse_model_spec(with("optimizer", "adam"), "spec.json").optimizer.learning_rate, 1e-3f);
+  const OptimizerSpec sgd = parse_model_spec(with("optimizer", "sgd"), "spec.json").optimizer;
+  EXPECT_EQ(sgd.kind, OptimizerKind::sgd);
+  EXPECT_EQ(sgd.learning_rate, 0.01f);
+  EXPECT_THAT(error_for(with("optimizer", "rmsprop")), HasSubstr("optimizer: got \"rmsprop\""));
+  EXPECT_THAT(error_for(with("optimizer", 3)),
+              HasSubstr("expected an optimizer name (\"adam\" or \"sgd\") or an object with a name"));
 }
 
 TEST(Spec, OptimizerNameMissing) {
@@ -378,7 +384,7 @@ TEST(Spec, FitNotAnObject) {
 
 TEST(Spec, EpochsWrongType) {
   EXPECT_THAT(error_for(with("fit", {{"epochs", "ten"}})),
-              HasSubstr("fit.epochs: got \"ten\"; expected a positive integer"));
+              HasSubstr("fit.epochs: got \"ten\"; expected a whole number from 0 to 2147483647"));
 }
 
 TEST(Spec, ShuffleMustBeABoolean) {
@@ -413,7 +419,7 @@ TEST(Spec, IntegersWrittenAsFloatsRejected) {
 
 TEST(Spec, IntegersOutOfIntRangeRejected) {
   EXPECT_THAT(error_for(with("fit", {{"epochs", 3000000000}})),
-              HasSubstr("fit.epochs: got 3000000000; expected a positive integer no larger than 2147483647"));
+              HasSubstr("fit.epochs: got 3000000000; expected a whole number from 0 to 2147483647"));
   EXPECT_THAT(
       error_for(json::parse(R"({"input": 18446744073709551615, "layers": [{"units": 1}], "loss": "mse"})")),
       HasSubstr("input: got 18446744073709551615"));
@@ -424,7 +430,8 @@ TEST(Spec, NonPositiveSizesRejected) {
   json spec = minimal();
   spec["layers"][0]["units"] = -5;
   EXPECT_THAT(error_for(spec), HasSubstr("layers[0].units: got -5"));
-  EXPECT_THAT(error_for(with("fit", {{"epochs", 0}})), HasSubstr("fit.epochs: got 0"));
+  EXPECT_THAT(error_for(with("fit", {{"epochs", -1}})), HasSubstr("fit.epochs: got -1"));
+  EXPECT_EQ(parse_model_spec(with("fit", {{"epochs", 0}}), "spec.json").fit.epochs, 0);  // Keras allows 0
   EXPECT_THAT(error_for(with("fit", {{"batch_size", -1}})), HasSubstr("fit.batch_size: got -1"));
 }
 
@@ -591,8 +598,8 @@ TEST_F(SpecFile, ValidFileLoads) {
 }
 
 TEST_F(SpecFile, SpecErrorsNameTheFile) {
-  const std::string file = write("bad-spec.json", with("fit", {{"epochs", 0}}).dump());
-  EXPECT_THAT(load_error(file), StartsWith(file + ": fit.epochs: got 0"));
+  const std::string file = write("bad-spec.json", with("fit", {{"epochs", -1}}).dump());
+  EXPECT_THAT(load_error(file), StartsWith(file + ": fit.epochs: got -1"));
 }
 
 TEST_F(SpecFile, ExamplesAreValid) {
