@@ -321,6 +321,20 @@ TEST_F(Cli, AnAddressSpaceLimitTooLowForOpenBlasIsAUserError) {
   EXPECT_EQ(multifit("--help", "ulimit -v 150000; timeout 20 ").rc, 0);
 }
 
+// At any address-space limit a run works or fails at once naming the limit: never a hang.
+TEST_F(Cli, EveryAddressSpaceLimitEndsQuicklyAndClearly) {
+  const std::string spec = quoted(example("binary-classifier.json"));
+  for (int kib : {60000, 120000, 180000, 250000, 400000, 800000}) {
+    const Result r = multifit("train " + spec + " --backend cpu --quiet",
+                              "ulimit -v " + std::to_string(kib) + "; timeout 10 ");
+    EXPECT_TRUE(r.rc == 0 || r.rc == 2) << "ulimit -v " << kib << ": exit " << r.rc << " " << r.err;
+    if (r.rc == 2) {
+      EXPECT_EQ(r.err_lines(), 1) << r.err;
+      EXPECT_TRUE(contains(r.err, "ulimit -v") || contains(r.err, "memory")) << r.err;
+    }
+  }
+}
+
 TEST_F(Cli, TheTinyModelTrainsUnderAOneGigabyteAddressSpaceLimit) {
   const std::string spec = quoted(example("binary-classifier.json"));
   const Result r = multifit("train " + spec + " --backend cpu --quiet", "ulimit -v 1000000; timeout 20 ");
