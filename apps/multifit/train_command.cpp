@@ -13,6 +13,7 @@
 #include "apps/multifit/backend_choice.h"
 #include "apps/multifit/commands.h"
 #include "apps/multifit/report.h"
+#include "apps/multifit/spec_reference.h"
 #include "nn/dataset.h"
 #include "nn/weights.h"
 #include "runtime/bytes.h"
@@ -206,6 +207,7 @@ CLI::Validator at_least(double low, bool inclusive) {
 Command add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "Train one model from a JSON spec and evaluate it");
+  cmd->footer(kSpecReference);
   cmd->add_option("spec", args->spec, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")->required();
   cmd->add_option("--data", args->data,
                   "fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...]; "
