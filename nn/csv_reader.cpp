@@ -58,7 +58,7 @@ bool is_blank(std::string_view line) { return trim(line).empty(); }
 
 class CsvParser {
  public:
-  explicit CsvParser(const std::string& path) : path_(path) {}
+  CsvParser(const std::string& path, int targets) : path_(path), targets_(size_t(targets)) {}
 
   Dataset parse() {
     check_input_file(path_, "CSV file", kMaxDataFileBytes);
@@ -105,7 +105,7 @@ class CsvParser {
       if (!std::isfinite(*value))
         fail_cell(number, column, cells[column],
                   "is not a finite float; NaN, infinity and values beyond 3.4e38 are not allowed");
-      if (column + 1 < cells.size()) data_.x.push_back(*value);
+      if (column + targets_ < cells.size()) data_.x.push_back(*value);
       else add_label(*value, number, cells[column]);
     }
     ++data_.rows;
@@ -113,13 +113,15 @@ class CsvParser {
 
   // Every line, the header included, has as many cells as the first one.
   void check_columns(size_t columns, size_t number) {
+    const std::string labels = targets_ == 1 ? "the label column" : std::to_string(targets_) + " target columns";
     if (number == 1) {
-      if (columns < 2)
-        fail(number, "1 column; a line needs at least one feature column and then the label column");
-      data_.features = int(columns - 1);
-      data_.target_cols = 1;
-    } else if (columns != size_t(data_.features) + 1) {
-      fail(number, std::to_string(columns) + " columns, expected " + std::to_string(data_.features + 1) +
+      if (columns < targets_ + 1)
+        fail(number, std::to_string(columns) + " column(s); a line needs at least one feature column and then " +
+                         labels);
+      data_.features = int(columns - targets_);
+      data_.target_cols = int(targets_);
+    } else if (columns != size_t(data_.features) + targets_) {
+      fail(number, std::to_string(columns) + " columns, expected " + std::to_string(size_t(data_.features) + targets_) +
                        " as in line 1");
     }
   }
@@ -135,6 +137,7 @@ class CsvParser {
   }
 
   std::string path_;
+  size_t targets_;  // the last columns of each row
   Dataset data_;
   bool integer_labels_ = true;
   float max_label_ = 0;
@@ -142,6 +145,6 @@ class CsvParser {
 
 }  // namespace
 
-Dataset load_csv(const std::string& path) { return CsvParser(path).parse(); }
+Dataset load_csv(const std::string& path, int targets) { return CsvParser(path, targets).parse(); }
 
 }  // namespace mf

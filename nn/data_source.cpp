@@ -86,7 +86,7 @@ DataSplit load_mnist_dir(const std::string& source, const std::string& dir) {
   return load_idx_dir(source, dir);
 }
 
-DataSplit load_csv_files(const std::string& source, const std::string& files) {
+DataSplit load_csv_files(const std::string& source, const std::string& files, int targets) {
   const size_t comma = files.find(',');
   const std::string train = files.substr(0, comma);
   const std::string test = comma == std::string::npos ? "" : files.substr(comma + 1);
@@ -95,9 +95,9 @@ DataSplit load_csv_files(const std::string& source, const std::string& files) {
     throw UserError("data source '" + source + "': not a train file and an optional test file; "
                     "write csv:TRAIN or csv:TRAIN,TEST");
   DataSplit split;
-  split.train = load_csv(train);
+  split.train = load_csv(train, targets);
   if (!test.empty()) {
-    split.test = load_csv(test);
+    split.test = load_csv(test, targets);
     check_test_set(split.train, *split.test, test, train);
   }
   split.description = describe(source, split);
@@ -118,11 +118,14 @@ std::string fashion_mnist_dir() {
   return (fs::path(root && *root ? root : kDebianDatasets) / "fashion-mnist").string();
 }
 
-DataSplit load_data(const std::string& source) {
+DataSplit load_data(const std::string& source, int targets) {
   std::string rest;
+  if (strip_prefix(source, "csv:", rest)) return load_csv_files(source, rest, targets);
+  if (targets != 1)
+    throw UserError("data source '" + source + "': one label per row, but the spec's targets is " +
+                    std::to_string(targets) + "; several target columns come from CSV files");
   if (source == "fashion-mnist") return load_fashion_mnist();
   if (strip_prefix(source, "mnist:", rest)) return load_mnist_dir(source, rest);
-  if (strip_prefix(source, "csv:", rest)) return load_csv_files(source, rest);
   if (strip_prefix(source, "synthetic:", rest)) return make_synthetic(rest);
   throw UserError("data source '" + source + "': unknown; use " + kAllowedSources);
 }

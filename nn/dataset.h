@@ -29,10 +29,12 @@ struct DataSplit {
 // Loads a data source. Sources:
 //   fashion-mnist             the four IDX files in fashion_mnist_dir()
 //   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR (each plain or .gz)
-//   csv:TRAIN[,TEST]          CSV files: features then label per line, an optional header line
+//   csv:TRAIN[,TEST]          CSV files: features then the label(s) per line, an optional header line
 //   synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys rows, features, classes, seed
 // Any problem with the source or its files is a UserError naming the file and what is wrong.
-DataSplit load_data(const std::string& source);
+// `targets` is the number of target columns at the end of each CSV row (ModelSpec::targets); other
+// sources have one label per row and refuse more.
+DataSplit load_data(const std::string& source, int targets = 1);
 
 // Where fashion-mnist is read from: $MULTIFIT_DATA/fashion-mnist when MULTIFIT_DATA is set (a
 // folder of data sets by name, as a bundle for a GPU machine carries them), else the Debian package
@@ -41,7 +43,7 @@ std::string fashion_mnist_dir();
 
 // The loaders behind load_data, for tests and callers that know the format.
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path);  // pixels scaled to [0,1]
-Dataset load_csv(const std::string& path);
+Dataset load_csv(const std::string& path, int targets = 1);
 DataSplit make_synthetic(const std::string& spec);  // the part after "synthetic:"
 
 }  // namespace mf

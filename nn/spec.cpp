@@ -47,7 +47,7 @@ constexpr Named<Loss> kLosses[] = {
 constexpr Named<OptimizerKind> kOptimizers[] = {{"adam", OptimizerKind::adam}, {"sgd", OptimizerKind::sgd}};
 constexpr Named<PoolMode> kPoolModes[] = {{"grow", PoolMode::grow}, {"reserve", PoolMode::reserve}};
 
-constexpr const char* kTopKeys[] = {"name",      "data", "input", "layers", "loss",
+constexpr const char* kTopKeys[] = {"name",      "data", "input", "layers", "loss", "targets",
                                     "optimizer", "fit",  "seed",  "memory"};
 constexpr const char* kLayerKeys[] = {"type", "units", "activation"};
 constexpr const char* kAdamKeys[] = {"name", "learning_rate", "beta_1", "beta_2", "epsilon"};
@@ -363,6 +363,15 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   if (const auto seed = root.optional("seed")) spec.seed = seed->non_negative_integer();
   if (const auto memory = root.optional("memory")) spec.memory = parse_memory(*memory);
   check_loss_fits_output(spec, root);
+  if (const auto targets = root.optional("targets")) {
+    spec.targets = targets->positive_int(kMaxWidth);
+    if (spec.loss == Loss::sparse_categorical_crossentropy && spec.targets != 1)
+      targets->fail("sparse_categorical_crossentropy takes one label column", "expected 1");
+    if (spec.loss != Loss::sparse_categorical_crossentropy && spec.targets != spec.outputs())
+      targets->fail("the output layer has " + std::to_string(spec.outputs()) + " units",
+                    std::string("expected ") + std::to_string(spec.outputs()) + ": " + to_string(spec.loss) +
+                        " needs one target column per unit");
+  }
   return spec;
 }
 

@@ -59,6 +59,9 @@ struct ModelSpec {
   FitSpec fit;
   uint64_t seed = 0;
   MemorySpec memory;
+  // Target columns at the end of each CSV row: 1, or one per output unit for multi-output mse and
+  // multi-label binary cross-entropy (0/1 labels).
+  int targets = 1;
 
   int outputs() const { return layers.back().units; }
   Activation output_activation() const { return layers.back().activation; }

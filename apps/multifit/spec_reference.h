@@ -20,6 +20,8 @@ A spec (JSON), every key with its default; only input, layers and loss are requi
           "batch_size": 32,         rows per step; the last partial batch is a step
           "validation_split": 0,    the last fraction of the rows, in [0, 1)
           "shuffle": true}          a new order every epoch
+  "targets": 1                      target columns at the end of a CSV row: one per output unit
+                                    for multi-output mse or multi-label binary_crossentropy
   "seed": 0                         weights, shuffles and synthetic data
   "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once

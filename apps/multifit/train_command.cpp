@@ -79,7 +79,7 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
     run.backend = backend->name();
     run.device = backend->device();
     const std::string source = args.data.empty() ? spec.data : args.data;
-    const DataSplit data = load_data(source);
+    const DataSplit data = load_data(source, spec.targets);
     run.data = data.description;
     DeviceData train(*backend, data.train);
     std::optional<DeviceData> test;

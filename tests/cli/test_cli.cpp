@@ -297,6 +297,35 @@ TEST_F(Cli, ShortEpochsShowMilliseconds) {
   EXPECT_FALSE(contains(r.err + r.out, "0.00s")) << r.err << r.out;
 }
 
+// Several target columns: multi-output mse and multi-label binary cross-entropy learn from CSV files.
+TEST_F(Cli, SeveralTargetColumnsTrain) {
+  std::ofstream sums(path("sums.csv")), halves(path("halves.csv"));
+  for (int i = 0; i < 256; ++i) {
+    const double a = (i % 16) / 16.0, b = (i / 16) / 16.0;
+    sums << a << ',' << b << ',' << a + b << ',' << a - b << '\n';           // 2 features, 2 targets
+    halves << a << ',' << b << ',' << (a >= 0.5) << ',' << (b >= 0.5) << '\n';  // 2 features, 2 labels
+  }
+  sums.close();
+  halves.close();
+  const json layers = {{{"units", 16}, {"activation", "tanh"}}, {{"units", 2}, {"activation", "linear"}}};
+  const json common = {{"input", 2}, {"targets", 2}, {"fit", {{"epochs", 40}}},
+                       {"optimizer", {{"name", "adam"}, {"learning_rate", 0.01}}}};
+  json mse = common, bce = common;
+  mse["layers"] = layers;
+  bce["layers"] = layers;
+  bce["layers"][1]["activation"] = "sigmoid";
+  bce["loss"] = "binary_crossentropy";
+  const std::string runs[][2] = {{spec_from("regressor.json", mse, "mse.json"), "sums.csv"},
+                                 {spec_from("regressor.json", bce, "bce.json"), "halves.csv"}};
+  for (const auto& [spec, data] : runs) {
+    const Result r = multifit("train " + quoted(spec) + " --data " + quoted("csv:" + path(data)) +
+                              " --backend cpu --quiet --json " + quoted(path("r.json")));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json epochs = result("r.json")["models"][0]["epochs"];
+    EXPECT_LT(epochs.back()["loss"].get<double>(), 0.5 * epochs.front()["loss"].get<double>()) << data;
+  }
+}
+
 TEST_F(Cli, InfoExitsZero) {
   const Result r = multifit("info");
   EXPECT_EQ(r.rc, 0) << r.err;

@@ -114,7 +114,19 @@ TEST_F(CsvReader, InconsistentColumnCount) {
 }
 
 TEST_F(CsvReader, NeedsAFeatureAndALabel) {
-  EXPECT_THAT(error_for("5\n6\n"), HasSubstr(":1: 1 column; a line needs at least one feature column"));
+  EXPECT_THAT(error_for("5\n6\n"), HasSubstr(":1: 1 column(s); a line needs at least one feature column"));
+}
+
+// targets > 1: the last columns of a row are its targets (multi-output mse, multi-label binary labels).
+TEST_F(CsvReader, SeveralTargetColumns) {
+  const Dataset d = load_csv(write("a,b,y1,y2\n1,2,0,1\n3,4,1,1\n"), 2);
+  EXPECT_EQ(d.features, 2);
+  EXPECT_EQ(d.target_cols, 2);
+  EXPECT_EQ(d.x, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(d.y, (std::vector<float>{0, 1, 1, 1}));
+  EXPECT_EQ(d.classes, 2);  // every target is 0 or 1: binary labels
+  EXPECT_THAT(user_error([&] { load_csv(write("1,2\n"), 2); }),
+              HasSubstr(":1: 2 column(s); a line needs at least one feature column and then 2 target columns"));
 }
 
 TEST_F(CsvReader, NoDataRows) {

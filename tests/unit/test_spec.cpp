@@ -230,7 +230,7 @@ TEST(Spec, MemoryNotAnObjectRejected) {
 TEST(Spec, UnknownTopLevelKey) {
   EXPECT_THAT(error_for(with("seeds", 1)),
               AllOf(HasSubstr("spec.json: seeds: unknown key"),
-                    HasSubstr("name, data, input, layers, loss, optimizer, fit, seed, memory")));
+                    HasSubstr("name, data, input, layers, loss, targets, optimizer, fit, seed, memory")));
 }
 
 TEST(Spec, UnknownLayerKey) {
@@ -352,6 +352,18 @@ TEST(Spec, LossUnknown) {
 }
 
 // Keras's shorthand: a name alone means that optimizer with Keras's defaults.
+TEST(Spec, TargetsMatchTheOutputLayer) {
+  json spec = minimal();  // softmax over 3 classes
+  EXPECT_EQ(parse_model_spec(spec, "spec.json").targets, 1);
+  spec["targets"] = 2;
+  EXPECT_THAT(error_for(spec), HasSubstr("targets: sparse_categorical_crossentropy takes one label column"));
+  spec["loss"] = "mse";
+  spec["layers"][1]["activation"] = "linear";
+  EXPECT_THAT(error_for(spec), HasSubstr("targets: the output layer has 3 units; expected 3"));
+  spec["targets"] = 3;
+  EXPECT_EQ(parse_model_spec(spec, "spec.json").targets, 3);
+}
+
 TEST(Spec, OptimizerByNameAlone) {
   EXPECT_EQ(parse_model_spec(with("optimizer", "adam"), "spec.json").optimizer.learning_rate, 1e-3f);
   const OptimizerSpec sgd = parse_model_spec(with("optimizer", "sgd"), "spec.json").optimizer;
