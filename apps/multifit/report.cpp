@@ -63,6 +63,7 @@ nlohmann::json to_json(const RunReport& run) {
           {"device", text(run.device)},
           {"mode", run.mode},
           {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
+          {"host_peak_rss_bytes", run.host_peak_rss_bytes},
           {"startup_s", run.startup_s},
           {"wall_s", run.wall_s},
           {"samples_per_s", run.samples_per_s},

@@ -32,6 +32,7 @@ struct ModelReport {
 struct RunReport {
   std::string backend, device, mode = "serial", data;
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
+  size_t host_peak_rss_bytes = 0;  // the process's peak resident host memory (getrusage), pools and data included
   double startup_s = 0, wall_s = 0, samples_per_s = 0;
   std::optional<double> speedup_vs_serial;
   std::vector<ModelReport> models;

@@ -1,4 +1,5 @@
 // multifit train SPEC.json: one model, fitted and evaluated, with its result document.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -177,6 +178,9 @@ int run_train(const TrainArgs& args) {
   const int code = train_model(args, run, report);
   run.models.push_back(report);
   run.wall_s = seconds_since(wall);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  run.host_peak_rss_bytes = size_t(usage.ru_maxrss) * 1024;  // Linux reports KiB
   print_summary(report);
   if (!report.error.empty() && code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
   if (!args.json.empty()) write_json(run, args.json);

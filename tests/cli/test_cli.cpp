@@ -255,6 +255,15 @@ TEST_F(Cli, AReservationTheMachineCannotGiveIsOom) {
   EXPECT_EQ(result("r.json")["models"][0]["status"], "oom");
 }
 
+// A reserve pool on the host is resident: the document's peak RSS covers the whole limit.
+TEST_F(Cli, AHostReservationIsResident) {
+  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", "96MiB"}, {"mode", "reserve"}}}},
+                                     "reserve.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_GE(result("r.json")["host_peak_rss_bytes"].get<size_t>(), size_t(96) << 20);
+}
+
 // --epochs, --batch-size, --learning-rate and --seed override the spec, and the document says what ran.
 TEST_F(Cli, OverridesAreAppliedAndRecorded) {
   const Result r = multifit("train " + quoted(example("binary-classifier.json")) +
