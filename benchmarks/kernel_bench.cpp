@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "nn/cpu_backend.h"
-#include "nn/cuda_backend.h"
-#include "nn/gemm_products.h"
+#include "backends/cpu_backend.h"
+#include "backends/cuda_backend.h"
+#include "backends/gemm_products.h"
 #include "nn/model.h"
-#include "nn/rng.h"
+#include "runtime/rng.h"
 #include "runtime/device.h"
 #include "runtime/stream.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 // CPU references of the dense-layer products (OpenBLAS) and their epilogues.
-// Shapes as in nn/backend.h.
+// Shapes as in backends/backend.h.
 #include <cstdint>
 
 #include "kernels/element_math.h"

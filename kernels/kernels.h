@@ -1,8 +1,8 @@
 #pragma once
-// The hand-written kernels' launchers, one per operation of nn/backend.h. Each
+// The hand-written kernels' launchers, one per operation of backends/backend.h. Each
 // is compiled for the GPU (mf::gpu) and for host execution (mf::hostexec); all
 // pointers are device memory, every launch goes on `stream`. Shapes as in
-// nn/backend.h; the CPU references are the *_cpu.h files beside these.
+// backends/backend.h; the CPU references are the *_cpu.h files beside these.
 #include <cstdint>
 
 #include "kernels/element_math.h"

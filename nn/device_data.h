@@ -2,8 +2,8 @@
 // A data set resident on a backend's memory, copied once. It is read-only and
 // owned by the process, shared by every model that trains on it, and reported
 // apart from the models' pools.
-#include "nn/backend.h"
-#include "nn/dataset.h"
+#include "backends/backend.h"
+#include "data/dataset.h"
 
 namespace mf {
 

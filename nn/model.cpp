@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nn/rng.h"
+#include "runtime/rng.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/backend.h"
+#include "backends/backend.h"
 #include "nn/spec.h"
 
 namespace mf {

@@ -2,9 +2,9 @@
 
 #include <ostream>
 
-#include "nn/cpu_backend.h"
+#include "backends/cpu_backend.h"
 #include "kernels/target.h"
-#include "nn/cuda_backend.h"
+#include "backends/cuda_backend.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
 

@@ -6,8 +6,8 @@
 
 #include "apps/multifit/commands.h"
 #include "kernels/openblas.h"
-#include "nn/cpu_backend.h"
-#include "nn/cuda_backend.h"
+#include "backends/cpu_backend.h"
+#include "backends/cuda_backend.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
 

@@ -15,7 +15,7 @@
 #include "apps/multifit/commands.h"
 #include "apps/multifit/report.h"
 #include "apps/multifit/spec_reference.h"
-#include "nn/dataset.h"
+#include "data/dataset.h"
 #include "nn/weights.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"

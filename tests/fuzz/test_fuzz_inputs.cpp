@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/dataset.h"
+#include "data/dataset.h"
 #include "nn/spec.h"
 #include "runtime/error.h"
 #include "tests/unit/test_support.h"

@@ -3,8 +3,8 @@
 // and say why.
 #include <filesystem>
 
-#include "nn/cuda_backend.h"
-#include "nn/dataset.h"
+#include "backends/cuda_backend.h"
+#include "data/dataset.h"
 #include "nn/fit.h"
 #include "runtime/device.h"
 #include "tests/parity/backend_pair.h"

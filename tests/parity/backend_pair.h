@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "nn/backend.h"
-#include "nn/cpu_backend.h"
-#include "nn/rng.h"
+#include "backends/backend.h"
+#include "backends/cpu_backend.h"
+#include "runtime/rng.h"
 
 namespace mf::test {
 

@@ -1,4 +1,4 @@
-#include "nn/cuda_backend.h"
+#include "backends/cuda_backend.h"
 #include "runtime/device.h"
 #include "tests/parity/device_under_test.h"
 

@@ -3,7 +3,7 @@
 // Both run the same formulas in a different summation order, so the numbers
 // drift apart by float rounding only: 1e-4 relative after 2 epochs.
 #include "nn/fit.h"
-#include "nn/dataset.h"
+#include "data/dataset.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
 

@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "nn/dataset.h"
+#include "data/dataset.h"
 #include "runtime/error.h"
 #include "test_support.h"
 

@@ -18,8 +18,8 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/cpu_backend.h"
-#include "nn/dataset.h"
+#include "backends/cpu_backend.h"
+#include "data/dataset.h"
 #include "nn/weights.h"
 #include "runtime/error.h"
 #include "test_support.h"

@@ -9,7 +9,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "nn/cpu_backend.h"
+#include "backends/cpu_backend.h"
 
 namespace mf {
 namespace {

@@ -23,9 +23,9 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/cpu_backend.h"
+#include "backends/cpu_backend.h"
 #include "nn/model.h"
-#include "nn/rng.h"
+#include "runtime/rng.h"
 #include "test_support.h"
 
 namespace mf {

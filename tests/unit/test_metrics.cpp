@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "nn/cpu_backend.h"
+#include "backends/cpu_backend.h"
 
 namespace mf {
 namespace {

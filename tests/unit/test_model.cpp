@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/cpu_backend.h"
+#include "backends/cpu_backend.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "test_support.h"

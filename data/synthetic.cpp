@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "nn/dataset.h"
-#include "nn/rng.h"
+#include "data/dataset.h"
+#include "runtime/rng.h"
 #include "runtime/error.h"
 
 namespace mf {

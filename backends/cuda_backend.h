@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "nn/backend.h"
+#include "backends/backend.h"
 
 namespace mf {
 

@@ -6,8 +6,8 @@
 // C = op(A)·op(B) is computed as Cᵀ = op(B)ᵀ·op(A)ᵀ with the operands swapped.
 #include <cublas_v2.h>
 
-#include "nn/cuda_backend.h"
-#include "nn/gemm_products.h"
+#include "backends/cuda_backend.h"
+#include "backends/gemm_products.h"
 #include "runtime/shared_library.h"
 
 namespace mf::gpu {

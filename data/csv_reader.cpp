@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nn/dataset.h"
+#include "data/dataset.h"
 #include "runtime/error.h"
 #include "runtime/input_file.h"
 

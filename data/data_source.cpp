@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/dataset.h"
+#include "data/dataset.h"
 #include "runtime/error.h"
 
 namespace mf {

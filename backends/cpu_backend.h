@@ -1,7 +1,7 @@
 #pragma once
 // The reference backend: plain C++ on host memory, OpenBLAS for the products.
 // Runs everywhere; every other backend is tested against it.
-#include "nn/backend.h"
+#include "backends/backend.h"
 
 namespace mf {
 

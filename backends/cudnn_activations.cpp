@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "nn/cuda_backend.h"
-#include "nn/library_activations.h"
+#include "backends/cuda_backend.h"
+#include "backends/library_activations.h"
 #include "runtime/shared_library.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the legacy calls, on purpose (above)

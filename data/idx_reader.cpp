@@ -15,7 +15,7 @@
 
 #include <zlib.h>
 
-#include "nn/dataset.h"
+#include "data/dataset.h"
 #include "runtime/error.h"
 #include "runtime/input_file.h"
 

@@ -1,11 +1,11 @@
-#include "nn/cuda_backend.h"
+#include "backends/cuda_backend.h"
 
 #include <cstring>
 #include <thread>
 
 #include "kernels/kernels.h"
-#include "nn/gemm_products.h"
-#include "nn/library_activations.h"
+#include "backends/gemm_products.h"
+#include "backends/library_activations.h"
 #include "runtime/device_memory.h"
 #include "runtime/error.h"
 #include "runtime/stream.h"

@@ -1,4 +1,4 @@
-#include "nn/cpu_backend.h"
+#include "backends/cpu_backend.h"
 
 #include <cstring>
 #include <fstream>
