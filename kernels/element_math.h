@@ -46,6 +46,10 @@ MF_HD float bce_from_logit(float z, float t) {
   return fmaxf(z, 0.f) - z * t + log1pf(expf(-fabsf(z)));
 }
 
+// Columns of a row of targets: a class index for sparse categorical cross-entropy, else one value
+// per output.
+MF_HD int target_cols(Loss loss, int outputs) { return loss == Loss::sparse_categorical_crossentropy ? 1 : outputs; }
+
 // Keras reduces every loss to a mean over the batch; mse and binary
 // cross-entropy also average over the outputs of a row. This is the factor
 // that turns a row term's derivative into d(batch loss)/d(output).

@@ -12,8 +12,7 @@ __global__ void loss_kernel(Loss loss, const float* out, const float* target, fl
                             float* row_correct, int m, int n) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= m) return;
-  const int target_cols = loss == Loss::sparse_categorical_crossentropy ? 1 : n;
-  loss_row(loss, out + r * n, target + r * target_cols, d_out + r * n, n,
+  loss_row(loss, out + r * n, target + r * target_cols(loss, n), d_out + r * n, n,
            loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
 }
 

@@ -8,10 +8,10 @@ namespace mf::cpu {
 
 void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
           int m, int n) {
-  const int target_cols = loss == Loss::sparse_categorical_crossentropy ? 1 : n;
+  const int cols = target_cols(loss, n);
   const float scale = loss_grad_scale(loss, m, n);
   for (int r = 0; r < m; ++r)
-    loss_row(loss, out + int64_t(r) * n, target + int64_t(r) * target_cols, d_out + int64_t(r) * n, n, scale,
+    loss_row(loss, out + int64_t(r) * n, target + int64_t(r) * cols, d_out + int64_t(r) * n, n, scale,
              row_loss[r], row_correct[r]);
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <type_traits>
 
 #include "runtime/rng.h"
 #include "runtime/bytes.h"
@@ -28,26 +30,55 @@ int64_t Model::param_count(const ModelSpec& spec) {
   return count;
 }
 
-MemoryPlan Model::plan(const ModelSpec& spec, int64_t train_rows) {
+template <class Add>
+void Model::walk_layout(const ModelSpec& spec, int64_t train_rows, Model* self, Add add) {
   const int64_t B = spec.fit.batch_size, P = param_count(spec);
-  const int target_cols = spec.loss == Loss::sparse_categorical_crossentropy ? 1 : spec.outputs();
+  auto slot = [self](auto member) { return self ? &(self->*member) : nullptr; };
+  add("parameters", floats(P), slot(&Model::params_));
+  add("gradients", floats(P), slot(&Model::grads_));  // of the parameters
+  if (spec.optimizer.kind == OptimizerKind::adam) {
+    add("adam m", floats(P), slot(&Model::opt_m_));
+    add("adam v", floats(P), slot(&Model::opt_v_));
+  } else if (spec.optimizer.momentum > 0) {
+    add("sgd velocity", floats(P), slot(&Model::opt_m_));
+  }
+  for (size_t i = 0; i < spec.layers.size(); ++i)  // (B, units): what backward needs of the forward pass
+    add("layer " + std::to_string(i + 1) + " output", floats(B * spec.layers[i].units),
+        self ? &self->layers_[i].Y : nullptr);
+  // Backward's dY of one layer and dX of the next, swapped layer by layer: (B, widest layer) each.
+  add("backward dY", floats(B * widest_layer(spec)), slot(&Model::d_out_));
+  add("backward dX", floats(B * widest_layer(spec)), slot(&Model::d_next_));
+  add("batch x", floats(B * spec.input), slot(&Model::x_batch_));
+  add("batch y", floats(B * mf::target_cols(spec.loss, spec.outputs())), slot(&Model::y_batch_));
+  add("row losses", floats(B), slot(&Model::row_loss_));
+  add("row accuracies", floats(B), slot(&Model::row_correct_));
+  add("loss totals", MemoryPool::aligned(2 * sizeof(double)), slot(&Model::totals_));
+  add("shuffle order", MemoryPool::aligned(size_t(train_rows) * sizeof(int)), slot(&Model::order_));
+}
+
+MemoryPlan Model::plan(const ModelSpec& spec, int64_t train_rows) {
   MemoryPlan p;
-  p.params = floats(P);
-  p.grads = floats(P);
-  const bool sgd = spec.optimizer.kind == OptimizerKind::sgd;
-  p.optimizer = sgd ? (spec.optimizer.momentum > 0 ? floats(P) : 0) : 2 * floats(P);
-  for (const LayerSpec& l : spec.layers) p.activations += floats(B * l.units);  // Y of each layer
-  p.gradients = 2 * floats(B * widest_layer(spec));                            // dY ping-pong
-  p.batch = floats(B * spec.input) + floats(B * target_cols);
-  p.loss = 2 * floats(B) + MemoryPool::aligned(2 * sizeof(double));
-  p.order = MemoryPool::aligned(size_t(train_rows) * sizeof(int));
+  walk_layout(spec, train_rows, nullptr,
+              [&](std::string name, size_t bytes, auto*) { p.parts.push_back({std::move(name), bytes}); });
   return p;
 }
 
+size_t MemoryPlan::total() const {
+  size_t sum = 0;
+  for (const PlanPart& part : parts) sum += part.bytes;
+  return sum;
+}
+
+size_t MemoryPlan::bytes_of(const std::string& name) const {
+  for (const PlanPart& part : parts)
+    if (part.name == name) return part.bytes;
+  return 0;
+}
+
 std::string MemoryPlan::describe() const {
-  return "parameters " + format_bytes(params) + ", gradients " + format_bytes(grads) + ", optimizer state " +
-         format_bytes(optimizer) + ", activations " + format_bytes(activations + gradients) + ", batch " +
-         format_bytes(batch + loss + order);
+  std::string text;
+  for (const PlanPart& part : parts) text += (text.empty() ? "" : ", ") + part.name + " " + format_bytes(part.bytes);
+  return text;
 }
 
 namespace {
@@ -68,41 +99,30 @@ Model::Model(const ModelSpec& spec, Backend& backend, int64_t train_rows)
       backend_(backend),
       plan_(checked_plan(spec, train_rows)),
       pool_(spec.name, spec.memory.limit_bytes, spec.memory.mode, backend.memory()) {
-  const MemoryPlan& p = plan_;
-  arena_ = pool_.allocate(p.total());
-  auto* cursor = static_cast<std::byte*>(arena_);
-  auto carve = [&](size_t bytes) {
-    void* at = cursor;
-    cursor += bytes;
-    return at;
-  };
-  const int64_t B = spec.fit.batch_size;
-  params_ = static_cast<float*>(carve(p.params));
-  grads_ = static_cast<float*>(carve(p.grads));
-  if (p.optimizer) {
-    opt_m_ = static_cast<float*>(carve(floats(param_count())));
-    if (spec.optimizer.kind == OptimizerKind::adam) opt_v_ = static_cast<float*>(carve(floats(param_count())));
-  }
-  float *w = params_, *g = grads_;
   int in = spec.input;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& l = spec.layers[i];
     const bool last = i + 1 == spec.layers.size();
-    const Activation act = last && fused_output(spec.loss) ? Activation::linear : l.activation;
-    layers_.push_back({in, l.units, act, w, w + int64_t(in) * l.units, g, g + int64_t(in) * l.units,
-                       static_cast<float*>(carve(floats(B * l.units)))});
-    w += int64_t(in + 1) * l.units;
-    g += int64_t(in + 1) * l.units;
+    layers_.push_back({in, l.units, last && fused_output(spec.loss) ? Activation::linear : l.activation});
     in = l.units;
   }
-  d_out_ = static_cast<float*>(carve(floats(B * widest_layer(spec))));
-  d_next_ = static_cast<float*>(carve(floats(B * widest_layer(spec))));
-  x_batch_ = static_cast<float*>(carve(floats(B * spec.input)));
-  y_batch_ = static_cast<float*>(carve(floats(B * target_cols())));
-  row_loss_ = static_cast<float*>(carve(floats(B)));
-  row_correct_ = static_cast<float*>(carve(floats(B)));
-  totals_ = static_cast<double*>(carve(MemoryPool::aligned(2 * sizeof(double))));
-  order_ = static_cast<int*>(carve(p.order));
+  // Carve the arena by walking the plan's table; the cursor must end exactly at the arena's end.
+  arena_ = pool_.allocate(plan_.total());
+  std::byte* cursor = static_cast<std::byte*>(arena_);
+  walk_layout(spec, train_rows, this, [&](const std::string&, size_t bytes, auto* slot) {
+    *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(cursor);
+    cursor += bytes;
+  });
+  if (cursor != static_cast<std::byte*>(arena_) + plan_.total())
+    throw std::logic_error("model arena: the layout walked " + std::to_string(cursor - static_cast<std::byte*>(arena_)) +
+                           " bytes of a plan of " + std::to_string(plan_.total()));
+  float *w = params_, *g = grads_;
+  for (Layer& layer : layers_) {  // W (in, out) then b (out) per layer, in the flat parameter buffer
+    const int64_t kernel = int64_t(layer.in) * layer.out;
+    layer.W = w, layer.b = w + kernel, layer.dW = g, layer.db = g + kernel;
+    w += kernel + layer.out;
+    g += kernel + layer.out;
+  }
 
   // Keras initialisation: Glorot-uniform kernels, zero biases, drawn on the host
   // so that every backend starts from the same numbers.
@@ -123,7 +143,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, int64_t train_rows)
 Model::~Model() { pool_.deallocate(arena_); }
 
 int Model::target_cols() const {
-  return spec_.loss == Loss::sparse_categorical_crossentropy ? 1 : spec_.outputs();
+  return mf::target_cols(spec_.loss, spec_.outputs());
 }
 
 void Model::forward(const float* X, int m) {

@@ -12,13 +12,21 @@
 
 namespace mf {
 
-// The exact bytes a model needs for a batch size and a training set size, per
-// purpose; each part is aligned to the pool's alignment.
+// One named buffer of a model's arena; bytes are aligned to the pool's alignment.
+struct PlanPart {
+  std::string name;  // "parameters", "layer 2 output", "shuffle order", ...
+  size_t bytes = 0;
+};
+
+// The exact bytes a model needs for a batch size and a training set size, as one
+// table of named buffers in arena order (llm.c's parameter-size table): the plan
+// is their sum, and the constructor carves the arena by walking the same table,
+// so the two cannot disagree.
 struct MemoryPlan {
-  size_t params = 0, grads = 0, optimizer = 0, activations = 0, gradients = 0, batch = 0, loss = 0,
-         order = 0;
-  size_t total() const { return params + grads + optimizer + activations + gradients + batch + loss + order; }
-  std::string describe() const;
+  std::vector<PlanPart> parts;
+  size_t total() const;
+  size_t bytes_of(const std::string& name) const;  // 0 when there is no such part
+  std::string describe() const;                    // "parameters 11.00 KiB, gradients 11.00 KiB, ..."
 };
 
 class Model {
@@ -59,10 +67,15 @@ class Model {
   std::vector<float> get_gradients();
 
  private:
+  // Calls add(name, bytes, slot) for every buffer of the arena, in order; slot is where `self` keeps
+  // its pointer (a T**), or nullptr when there is no model (a plan alone).
+  template <class Add>
+  static void walk_layout(const ModelSpec& spec, int64_t train_rows, Model* self, Add add);
+
   struct Layer {
     int in, out;
     Activation act;  // applied in the forward epilogue (linear for a fused sigmoid/softmax output)
-    float *W, *b, *dW, *db, *Y;
+    float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr, *Y = nullptr;
   };
   void check_batch(int m) const;
   void forward(const float* X, int m);

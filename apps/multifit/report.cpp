@@ -19,6 +19,8 @@ nlohmann::json metric(double v, bool present) { return present ? metric(v) : nlo
 nlohmann::json number(const std::optional<double>& v) { return v ? metric(*v) : nlohmann::json(); }
 
 nlohmann::json to_json(const ModelReport& m) {
+  nlohmann::json plan = nlohmann::json::array();
+  for (const PlanPart& part : m.plan) plan.push_back({{"name", part.name}, {"bytes", part.bytes}});
   nlohmann::json epochs = nlohmann::json::array();
   for (const EpochMetrics& e : m.fit.epochs)
     epochs.push_back({{"loss", metric(e.loss)},
@@ -41,7 +43,8 @@ nlohmann::json to_json(const ModelReport& m) {
           {"memory",
            {{"cap_bytes", m.memory.cap_bytes},
             {"reserved_bytes", m.memory.reserved_bytes},
-            {"peak_bytes", m.memory.peak_bytes}}}};
+            {"peak_bytes", m.memory.peak_bytes},
+            {"plan", plan}}}};
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct ModelReport {
   bool validated = false;     // fit.validation_split took rows
   bool tested = false;        // a test set was evaluated
   nlohmann::json settings;    // the settings the model trained with, command-line overrides applied
+  std::vector<PlanPart> plan;  // the model's memory plan, part by part (empty when the spec was not read)
   int64_t params = 0;
   PoolStats memory;
 };

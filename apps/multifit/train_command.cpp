@@ -88,6 +88,7 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
     run.data_bytes = train.bytes() + (test ? test->bytes() : 0);
     check_data(spec, train, data.train, "training data '" + source + "'");
     if (test) check_data(spec, *test, *data.test, "test data '" + source + "'");
+    report.plan = Model::plan(spec, training_rows(spec, train.rows())).parts;  // also when over the cap
     Model model(spec, *backend, training_rows(spec, train.rows()));
     if (!args.load.empty()) load_weights(model, args.load);
     backend->synchronize();

@@ -253,6 +253,10 @@ TEST_F(Cli, AReservationTheMachineCannotGiveIsOom) {
   for (const char* part : {"memory.limit 4096.00 GiB", "mode reserve", "the host cannot give", "available"})
     EXPECT_TRUE(contains(r.err, part)) << part << " in " << r.err;
   EXPECT_EQ(result("r.json")["models"][0]["status"], "oom");
+  const json plan = result("r.json")["models"][0]["memory"]["plan"];
+  ASSERT_FALSE(plan.empty());
+  EXPECT_EQ(plan[0]["name"], "parameters");
+  EXPECT_EQ(plan[0]["bytes"], 5888);  // the 20-64-1 model's 1409 floats = 5636 B, rounded up to 256 B
 }
 
 // A reserve pool on the host is resident: the document's peak RSS covers the whole limit.

@@ -46,34 +46,37 @@ TEST(ParamCount, KerasCounts) {
 }
 
 // By hand for 10-50-3, batch 100, 1000 training rows, Adam (every part rounded up to 256 B):
-//   P = 11*50 + 51*3 = 703 floats = 2812 B -> 2816
-//   params 2816, grads 2816, optimizer (m, v) 2*2816 = 5632
-//   activations: Y0 100*50 floats = 20000 B -> 20224; Y1 300 floats = 1200 B -> 1280; = 21504
-//   gradients: 2 ping-pong buffers of the widest layer, 2*20224 = 40448
-//   batch: x 1000 floats = 4000 B -> 4096; y (class index) 100 floats = 400 B -> 512; = 4608
-//   loss: row_loss and row_correct 2*512 + totals 16 B -> 256; = 1280
-//   order: 1000 ints = 4000 B -> 4096
+//   P = 11*50 + 51*3 = 703 floats = 2812 B -> 2816: parameters, gradients, adam m, adam v
+//   layer outputs: 100*50 floats = 20000 B -> 20224; 100*3 floats = 1200 B -> 1280
+//   backward dY and dX: the widest layer each, 20224 + 20224
+//   batch x 1000 floats -> 4096; batch y (class index) 100 floats -> 512
+//   row losses and row accuracies 512 each; loss totals 16 B -> 256; shuffle order 1000 ints -> 4096
 //   total 83200
 TEST(MemoryPlan, ExactBytesByHand) {
   const MemoryPlan p = Model::plan(small_spec(), 1000);
-  EXPECT_EQ(p.params, 2816u);
-  EXPECT_EQ(p.grads, 2816u);
-  EXPECT_EQ(p.optimizer, 5632u);
-  EXPECT_EQ(p.activations, 21504u);
-  EXPECT_EQ(p.gradients, 40448u);
-  EXPECT_EQ(p.batch, 4608u);
-  EXPECT_EQ(p.loss, 1280u);
-  EXPECT_EQ(p.order, 4096u);
+  const std::vector<std::pair<std::string, size_t>> want = {
+      {"parameters", 2816},     {"gradients", 2816},      {"adam m", 2816},       {"adam v", 2816},
+      {"layer 1 output", 20224}, {"layer 2 output", 1280}, {"backward dY", 20224}, {"backward dX", 20224},
+      {"batch x", 4096},        {"batch y", 512},         {"row losses", 512},    {"row accuracies", 512},
+      {"loss totals", 256},     {"shuffle order", 4096}};
+  ASSERT_EQ(p.parts.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(p.parts[i].name, want[i].first);
+    EXPECT_EQ(p.parts[i].bytes, want[i].second) << want[i].first;
+  }
   EXPECT_EQ(p.total(), 83200u);
+  EXPECT_EQ(p.bytes_of("batch y"), 512u);
+  EXPECT_EQ(p.bytes_of("no such part"), 0u);
 }
 
 TEST(MemoryPlan, OptimizerStateDependsOnTheOptimizer) {
   ModelSpec spec = small_spec();
   spec.optimizer.kind = OptimizerKind::sgd;
   spec.optimizer.momentum = 0.f;
-  EXPECT_EQ(Model::plan(spec, 1000).optimizer, 0u);  // plain SGD keeps no state
+  EXPECT_EQ(Model::plan(spec, 1000).total(), 83200u - 2 * 2816u);  // plain SGD keeps no state
   spec.optimizer.momentum = 0.9f;
-  EXPECT_EQ(Model::plan(spec, 1000).optimizer, 2816u);  // one velocity per parameter
+  EXPECT_EQ(Model::plan(spec, 1000).bytes_of("sgd velocity"), 2816u);  // one velocity per parameter
+  EXPECT_EQ(Model::plan(spec, 1000).total(), 83200u - 2816u);
 }
 
 TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
@@ -81,7 +84,7 @@ TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
   spec.loss = Loss::mse;
   spec.layers.back().activation = Activation::linear;
   // y: 100 rows * 3 floats = 1200 B -> 1280 instead of 512.
-  EXPECT_EQ(Model::plan(spec, 1000).batch, 4096u + 1280u);
+  EXPECT_EQ(Model::plan(spec, 1000).bytes_of("batch y"), 1280u);
 }
 
 TEST(Model, PoolHoldsExactlyThePlan) {
