@@ -88,7 +88,8 @@ MemoryPlan checked_plan(const ModelSpec& spec, int64_t train_rows) {
   if (p.total() > spec.memory.limit_bytes)
     throw OutOfMemory("model '" + spec.name + "' needs " + format_bytes_exact(p.total()) + " at batch size " +
                       std::to_string(spec.fit.batch_size) + " (" + p.describe() + ") but its memory.limit is " +
-                      format_bytes_exact(spec.memory.limit_bytes) + "; raise memory.limit or lower fit.batch_size");
+                      format_bytes_exact(spec.memory.limit_bytes) + " (mode " + to_string(spec.memory.mode) +
+                      "); raise memory.limit or lower fit.batch_size");
   return p;
 }
 

@@ -353,7 +353,12 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   const Field root(json, source);
   root.object(kTopKeys);
   ModelSpec spec;
-  if (const auto name = root.optional("name")) spec.name = name->text();
+  if (const auto name = root.optional("name")) {
+    spec.name = name->text();
+    // A name is printed in every line about its model: no line breaks or terminal escapes.
+    if (std::any_of(spec.name.begin(), spec.name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+      name->fail("a control character in the name", "use printable characters");
+  }
   if (const auto data = root.optional("data")) spec.data = data->text();
   spec.input = root.at("input").positive_int(kMaxWidth);
   spec.layers = parse_layers(root.at("layers"));
@@ -368,7 +373,8 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
     if (spec.loss == Loss::sparse_categorical_crossentropy && spec.targets != 1)
       targets->fail("sparse_categorical_crossentropy takes one label column", "expected 1");
     if (spec.loss != Loss::sparse_categorical_crossentropy && spec.targets != spec.outputs())
-      targets->fail("the output layer has " + std::to_string(spec.outputs()) + " units",
+      targets->fail("got " + std::to_string(spec.targets) + ", but the output layer has " +
+                        std::to_string(spec.outputs()) + " units",
                     std::string("expected ") + std::to_string(spec.outputs()) + ": " + to_string(spec.loss) +
                         " needs one target column per unit");
   }

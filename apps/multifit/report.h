@@ -24,6 +24,7 @@ struct ModelReport {
   bool has_accuracy = false;  // every loss but mse
   bool validated = false;     // fit.validation_split took rows
   bool tested = false;        // a test set was evaluated
+  bool fitted = false;        // fit ran (train_s is measured)
   nlohmann::json settings;    // the settings the model trained with, command-line overrides applied
   std::vector<PlanPart> plan;  // the model's memory plan, part by part (empty when the spec was not read)
   int64_t params = 0;
@@ -34,7 +35,8 @@ struct RunReport {
   std::string backend, device, mode = "serial", data;
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
   size_t host_peak_rss_bytes = 0;  // the process's peak resident host memory (getrusage), pools and data included
-  double startup_s = 0, wall_s = 0, samples_per_s = 0;
+  double wall_s = 0;
+  std::optional<double> startup_s, samples_per_s;  // absent when a failure came before they were measured
   std::optional<double> speedup_vs_serial;
   std::vector<ModelReport> models;
 };

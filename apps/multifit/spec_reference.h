@@ -26,6 +26,7 @@ A spec (JSON), every key with its default; only input, layers and loss are requi
   "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once
 Exit codes: 0 ok; 1 a model diverged or the machine failed; 2 a mistake in a spec, a data file,
-a flag or a memory limit (one line on stderr; the --json document is written all the same).)";
+a flag or a memory limit (one line on stderr; the --json document is written all the same, unless
+the command line itself cannot be read or --json cannot be written).)";
 
 }  // namespace mf

@@ -185,6 +185,8 @@ TEST_F(Cli, EarlyMistakesStillWriteTheResultDocument) {
     EXPECT_EQ(r.rc, 2);
     EXPECT_EQ(result("r.json")["models"][0]["status"], "failed");
     EXPECT_TRUE(result("r.json")["backend"].is_null());
+    EXPECT_TRUE(result("r.json")["startup_s"].is_null());  // never measured, not 0
+    EXPECT_TRUE(result("r.json")["models"][0]["train_s"].is_null());
   }
 }
 
@@ -197,7 +199,7 @@ TEST_F(Cli, OutputPathsAreCheckedBeforeTraining) {
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_TRUE(contains(r.err, flag + " ")) << r.err;
     EXPECT_TRUE(contains(r.err, "does not exist")) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;                   // no summary: nothing trained
+    EXPECT_FALSE(contains(r.out, "test_loss")) << r.out;  // nothing trained: at most "...: failed"
     EXPECT_FALSE(contains(r.err, "Epoch")) << r.err;       // no progress either
   }
   const Result folder = multifit("train " + spec + " --backend cpu --save " + quoted(dir_.string()));
@@ -282,7 +284,7 @@ TEST_F(Cli, OverridesAreAppliedAndRecorded) {
   EXPECT_EQ(settings["seed"], 7);
   const Result bad = multifit("train " + quoted(example("binary-classifier.json")) + " --learning-rate -1");
   EXPECT_EQ(bad.rc, 2);
-  EXPECT_TRUE(contains(bad.err, "--learning-rate: got -1; expected a number > 0")) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "--learning-rate: got -1; expected a finite number > 0")) << bad.err;
 }
 
 // 0 epochs builds, evaluates and saves the initial weights, as Keras allows.
@@ -294,6 +296,31 @@ TEST_F(Cli, ZeroEpochsSavesTheInitialWeights) {
   EXPECT_TRUE(fs::exists(path("w")));
   EXPECT_EQ(multifit("train " + spec + " --backend cpu --epochs 0 --load " + quoted(path("w")) + " --quiet").out,
             r.out);  // the same initial weights: the same evaluation
+}
+
+// An output never overwrites an input or the other output.
+TEST_F(Cli, OutputsMayNotOverwriteInputs) {
+  const std::string spec = spec_from("binary-classifier.json", json::object(), "spec.json");
+  const std::string before = read_file(spec);
+  for (const std::string& flags : {"--json " + quoted(spec), "--save " + quoted(spec),
+                                  "--save " + quoted(path("o")) + " --json " + quoted(path("o"))}) {
+    const Result r = multifit("train " + quoted(spec) + " --backend cpu " + flags);
+    EXPECT_EQ(r.rc, 2) << flags;
+    EXPECT_TRUE(contains(r.err, "give the output its own file")) << r.err;
+  }
+  EXPECT_EQ(read_file(spec), before);
+}
+
+// Overrides obey the spec's rules: a rate that is 0 or infinite as a float, or a negative seed, is refused.
+TEST_F(Cli, OverridesAreValidatedLikeTheSpec) {
+  const std::string spec = quoted(example("binary-classifier.json"));
+  for (const std::string flag : {"--learning-rate 1e39", "--learning-rate 1e-50", "--seed -1", "--epochs 99999999999",
+                                 "--batch-size 0"}) {
+    const Result r = multifit("train " + spec + " " + flag);
+    EXPECT_EQ(r.rc, 2) << flag;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "expected")) << r.err;
+  }
 }
 
 TEST_F(Cli, AnUnknownFlagIsNamed) {

@@ -352,6 +352,12 @@ TEST(Spec, LossUnknown) {
 }
 
 // Keras's shorthand: a name alone means that optimizer with Keras's defaults.
+TEST(Spec, NamesArePrintable) {
+  EXPECT_THAT(error_for(with("name", "a\nb")), HasSubstr("name: a control character in the name"));
+  EXPECT_THAT(error_for(with("name", "a\u001b[31m")), HasSubstr("use printable characters"));
+  EXPECT_EQ(parse_model_spec(with("name", "café-1"), "spec.json").name, "café-1");
+}
+
 TEST(Spec, TargetsMatchTheOutputLayer) {
   json spec = minimal();  // softmax over 3 classes
   EXPECT_EQ(parse_model_spec(spec, "spec.json").targets, 1);
@@ -359,7 +365,7 @@ TEST(Spec, TargetsMatchTheOutputLayer) {
   EXPECT_THAT(error_for(spec), HasSubstr("targets: sparse_categorical_crossentropy takes one label column"));
   spec["loss"] = "mse";
   spec["layers"][1]["activation"] = "linear";
-  EXPECT_THAT(error_for(spec), HasSubstr("targets: the output layer has 3 units; expected 3"));
+  EXPECT_THAT(error_for(spec), HasSubstr("targets: got 2, but the output layer has 3 units; expected 3"));
   spec["targets"] = 3;
   EXPECT_EQ(parse_model_spec(spec, "spec.json").targets, 3);
 }
