@@ -30,12 +30,7 @@ const CublasApi& cublas() {
   return api;
 }
 
-#define MF_CUBLAS_CHECK(call)                                                        \
-  do {                                                                               \
-    const cublasStatus_t status_ = (call);                                           \
-    if (status_ != CUBLAS_STATUS_SUCCESS)                                            \
-      throw_cuda_error(#call, __FILE__, __LINE__, cublas().status_string(status_)); \
-  } while (0)
+#define MF_CUBLAS_CHECK(call) MF_LIBRARY_CHECK(call, CUBLAS_STATUS_SUCCESS, cublas().status_string)
 
 class CublasProducts final : public GemmProducts {
  public:

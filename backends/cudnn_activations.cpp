@@ -49,12 +49,7 @@ const CudnnApi& cudnn() {
   return api;
 }
 
-#define MF_CUDNN_CHECK(call)                                                       \
-  do {                                                                             \
-    const cudnnStatus_t status_ = (call);                                          \
-    if (status_ != CUDNN_STATUS_SUCCESS)                                           \
-      throw_cuda_error(#call, __FILE__, __LINE__, cudnn().GetErrorString(status_)); \
-  } while (0)
+#define MF_CUDNN_CHECK(call) MF_LIBRARY_CHECK(call, CUDNN_STATUS_SUCCESS, cudnn().GetErrorString)
 
 cudnnActivationMode_t mode_of(Activation act) {
   switch (act) {

@@ -15,22 +15,9 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 
-namespace mf {
-
-// A failed CUDA call: which call, where, and CUDA's message.
-struct CudaError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// The one wording of a failed call, for the runtime and the libraries (cuBLAS, cuDNN) alike.
-[[noreturn]] inline void throw_cuda_error(const char* call, const char* file, int line, const char* message) {
-  throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + message);
-}
-
-}  // namespace mf
+#include "runtime/error.h"
 
 namespace mf {
 
@@ -97,4 +84,3 @@ launch(void (*)(Params...), dim3, dim3, cudaStream_t) -> launch<Params...>;
 
 }  // namespace mf::MF_TARGET
 
-#define MF_CUDA_CHECK(call) ::mf::MF_TARGET::cuda_check((call), #call, __FILE__, __LINE__)

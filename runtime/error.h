@@ -1,4 +1,7 @@
 #pragma once
+// Every error class and every check macro of multifit, in one header that
+// depends on nothing else of it, so every layer (the kernels included) can use
+// it. The exit codes follow the class: UserError 2, SystemError 1.
 #include <stdexcept>
 #include <string>
 
@@ -10,18 +13,35 @@ struct UserError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A failure of the machine or a library call (CUDA, file system): exit code 1.
-struct SystemError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-}  // namespace mf
-
-namespace mf {
-
-// A model's memory plan or a request that does not fit under its cap.
+// Memory that does not fit: a plan over its cap, or more than the host or device can give.
 struct OutOfMemory : UserError {
   using UserError::UserError;
 };
 
+// A failure of the machine or a library call (file system, CUDA): exit code 1.
+struct SystemError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A failed call of CUDA or a CUDA library: which call, where, and the library's message.
+struct CudaError : SystemError {
+  using SystemError::SystemError;
+};
+
+// The one wording of a failed call, for the runtime and the libraries alike.
+[[noreturn]] inline void throw_cuda_error(const char* call, const char* file, int line, const char* message) {
+  throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + message);
+}
+
 }  // namespace mf
+
+// A CUDA runtime call, checked: kernels/target.h defines cuda_check for each target (GPU, host execution).
+#define MF_CUDA_CHECK(call) ::mf::MF_TARGET::cuda_check((call), #call, __FILE__, __LINE__)
+
+// A call of a library that returns a status (cuBLAS, cuDNN, and NVML or CUPTI to come), checked against
+// its success value; message_of(status) is the library's own text for the status.
+#define MF_LIBRARY_CHECK(call, success, message_of)                                \
+  do {                                                                             \
+    const auto status_ = (call);                                                   \
+    if (status_ != (success)) ::mf::throw_cuda_error(#call, __FILE__, __LINE__, message_of(status_)); \
+  } while (0)
