@@ -1,0 +1,84 @@
+#include "kernels/host_exec_runtime.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace mf::hostexec {
+
+using Clock = std::chrono::steady_clock;
+
+struct HostStream {};
+struct HostEvent {
+  Clock::time_point at;
+};
+
+const char* cudaGetErrorString(cudaError_t status) {
+  switch (status) {
+    case cudaSuccess: return "no error";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    default: return "invalid argument";
+  }
+}
+
+cudaError_t cudaGetLastError() { return cudaSuccess; }
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+
+cudaError_t cudaMalloc(void** p, size_t bytes) {
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFree(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  *free = size_t(sysconf(_SC_AVPHYS_PAGES)) * page;
+  *total = size_t(sysconf(_SC_PHYS_PAGES)) * page;
+  return cudaSuccess;
+}
+cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaMalloc(p, bytes); }
+cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t) {
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t) {
+  std::memset(dst, value, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
+  *stream = new HostStream;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete stream;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  *event = new HostEvent;
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
+  event->at = Clock::now();
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
+  return cudaSuccess;
+}
+
+}  // namespace mf::hostexec
