@@ -18,7 +18,7 @@ class Backend {
 
   virtual std::string name() const = 0;    // "cpu", "cuda", "host-exec"
   virtual std::string device() const = 0;  // the processor it runs on, in words
-  virtual Upstream& memory() = 0;          // where pools and data sets take their memory
+  virtual Upstream& upstream() = 0;  // where pools and data sets take their memory
 
   virtual void to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void to_host(void* dst, const void* src, size_t bytes) = 0;  // waits for queued work

@@ -10,7 +10,7 @@ class CpuBackend final : public Backend {
   CpuBackend();  // flushes denormals on the calling thread, which runs every operation (kernels/float_mode.h)
   std::string name() const override { return "cpu"; }
   std::string device() const override;
-  Upstream& memory() override { return memory_; }
+  Upstream& upstream() override { return upstream_; }
 
   void to_device(void* dst, const void* src, size_t bytes) override;
   void to_host(void* dst, const void* src, size_t bytes) override;
@@ -32,7 +32,7 @@ class CpuBackend final : public Backend {
   void gather(const float* src, int cols, const int* order, int m, float* dst) override;
 
  private:
-  HostUpstream memory_;
+  HostUpstream upstream_;
 };
 
 }  // namespace mf

@@ -16,19 +16,19 @@ namespace {
 class TiledProducts final : public GemmProducts {
  public:
   void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
-    gemm(A, B, C, m, n, k, false, false, nullptr, Activation::linear, stream);
+    gemm(A, B, C, m, k, n, false, false, nullptr, Activation::linear, stream);
   }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                cudaStream_t stream) override {
-    gemm(X, W, Y, m, n, k, false, false, b, act, stream);
+    gemm(X, W, Y, m, k, n, false, false, b, act, stream);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
                       cudaStream_t stream) override {
-    gemm(dZ, W, dX, m, k, n, false, true, nullptr, Activation::linear, stream);
+    gemm(dZ, W, dX, m, n, k, false, true, nullptr, Activation::linear, stream);  // K = n
   }
   void backward_weights(const float* X, const float* dZ, float* dW, int m, int k, int n,
                         cudaStream_t stream) override {
-    gemm(X, dZ, dW, k, n, m, true, false, nullptr, Activation::linear, stream);
+    gemm(X, dZ, dW, k, m, n, true, false, nullptr, Activation::linear, stream);  // K = m
   }
 };
 
@@ -42,7 +42,7 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return name_; }
   std::string device() const override { return device_; }
-  Upstream& memory() override { return memory_; }
+  Upstream& upstream() override { return upstream_; }
 
   void to_device(void* dst, const void* src, size_t bytes) override {
     MF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s()));
@@ -108,7 +108,7 @@ class CudaBackend final : public Backend {
 
   std::string name_, device_;
   Stream stream_;
-  DeviceUpstream memory_;
+  DeviceUpstream upstream_;
   PinnedBuffer staging_{4096};
   std::unique_ptr<GemmProducts> products_;
   std::unique_ptr<LibraryActivations> library_;

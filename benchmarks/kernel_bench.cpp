@@ -37,20 +37,20 @@ class Scratch {
  public:
   explicit Scratch(Backend& backend) : backend_(backend) {}
   ~Scratch() {
-    for (auto& [p, bytes] : blocks_) backend_.memory().deallocate(p, bytes);
+    for (auto& [p, bytes] : blocks_) backend_.upstream().deallocate(p, bytes);
   }
   float* floats(size_t n, float lo = -1.f, float hi = 1.f) {
     std::vector<float> host(n);
     Rng rng(blocks_.size() + 1);
     for (float& x : host) x = rng.uniform(lo, hi);
-    auto* p = static_cast<float*>(backend_.memory().allocate(n * sizeof(float)));
+    auto* p = static_cast<float*>(backend_.upstream().allocate(n * sizeof(float)));
     backend_.to_device(p, host.data(), n * sizeof(float));
     blocks_.emplace_back(p, n * sizeof(float));
     return p;
   }
   template <class T>
   T* zeros(size_t n) {
-    void* p = backend_.memory().allocate(n * sizeof(T));
+    void* p = backend_.upstream().allocate(n * sizeof(T));
     backend_.zero(p, n * sizeof(T));
     blocks_.emplace_back(p, n * sizeof(T));
     return static_cast<T*>(p);

@@ -1,12 +1,11 @@
-// Element-wise activation kernels (CPU reference: dense_cpu.cpp).
+// Element-wise activation kernels. Must equal: dense_cpu.cpp's epilogue and activation_backward.
+// Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.ForwardWithEveryActivation, KernelParity.ActivationBackward).
 #include "kernels/kernels.h"
 
 namespace mf::MF_TARGET {
 namespace {
 
 constexpr int kThreads = 256;
-
-dim3 blocks_for(int64_t count) { return dim3(unsigned((count + kThreads - 1) / kThreads)); }
 
 // dZ = dY ⊙ act'(Y), from the layer's output; dZ may alias dY.
 __global__ void activation_backward_kernel(const float* Y, const float* dY, float* dZ, int64_t count,
@@ -25,11 +24,11 @@ __global__ void bias_activation_kernel(float* Y, const float* bias, int m, int n
 
 void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
                          cudaStream_t stream) {
-  launch{activation_backward_kernel, blocks_for(count), dim3(kThreads), stream}(Y, dY, dZ, count, act);
+  launch{activation_backward_kernel, blocks_for(count, kThreads), dim3(kThreads), stream}(Y, dY, dZ, count, act);
 }
 
 void bias_activation(float* Y, const float* bias, int m, int n, Activation act, cudaStream_t stream) {
-  launch{bias_activation_kernel, blocks_for(int64_t(m) * n), dim3(kThreads), stream}(Y, bias, m, n, act);
+  launch{bias_activation_kernel, blocks_for(int64_t(m) * n, kThreads), dim3(kThreads), stream}(Y, bias, m, n, act);
 }
 
 }  // namespace mf::MF_TARGET

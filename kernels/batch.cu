@@ -1,4 +1,5 @@
-// The epoch shuffle and the minibatch gather, on the device (CPU reference: batch_cpu.cpp).
+// The epoch shuffle and the minibatch gather, on the device. Must equal: batch_cpu.cpp (the same
+// permutation exactly). Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.ShuffleAndGather).
 #include "kernels/kernels.h"
 
 namespace mf::MF_TARGET {
@@ -25,7 +26,7 @@ __global__ void gather_kernel(const float* src, int cols, const int* order, floa
 }  // namespace
 
 void shuffle(int* order, int n, uint64_t seed, int epoch, cudaStream_t stream) {
-  launch{shuffle_kernel, dim3((n + kThreads - 1) / kThreads), dim3(kThreads), stream}(order, n, seed, epoch);
+  launch{shuffle_kernel, blocks_for(n, kThreads), dim3(kThreads), stream}(order, n, seed, epoch);
 }
 
 void gather(const float* src, int cols, const int* order, int m, float* dst, cudaStream_t stream) {

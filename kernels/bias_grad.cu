@@ -1,4 +1,5 @@
-// Bias gradient as a column reduction (CPU reference: dense_cpu.cpp).
+// Bias gradient as a column reduction. Must equal: dense_cpu.cpp's dense_backward_params (db).
+// Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.Backward, DenseParity.LargeTiles).
 // Block (32, 8): 32 columns per block; the 8 rows of threads each sum a fixed
 // stride of rows, then a tree in shared memory adds the 8 partial sums. The
 // order of additions depends only on the shape: deterministic.

@@ -1,4 +1,5 @@
-// Tiled GEMM for the three products of a dense layer (CPU reference: dense_cpu.cpp):
+// Tiled GEMM for the three products of a dense layer. Must equal: dense_cpu.cpp (OpenBLAS).
+// Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.*, every tile configuration: KernelParityShapes).
 //   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W
 //   backward dX(m,k) = dZ(m,n)·Wᵀ                A = dZ, B = W stored (N,K): trans_b
 //   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ
@@ -88,7 +89,7 @@ void dispatch(const float* A, const float* B, float* C, int M, int N, int K, con
 
 }  // namespace
 
-void gemm(const float* A, const float* B, float* C, int M, int N, int K, bool trans_a, bool trans_b,
+void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
           const float* bias, Activation act, cudaStream_t stream) {
   // The three products of a dense layer; no product transposes both operands.
   if (trans_a && trans_b) throw std::invalid_argument("gemm: op(A) and op(B) both transposed is not a dense-layer product");

@@ -1,5 +1,6 @@
 #pragma once
-// The hand-written kernels' launchers, one per operation of backends/backend.h. Each
+// The hand-written kernels' launchers, from which the CUDA backend
+// (backends/cuda_backend.cpp) builds the operations of backends/backend.h. Each
 // is compiled for the GPU (mf::gpu) and for host execution (mf::hostexec); all
 // pointers are device memory, every launch goes on `stream`. Shapes as in
 // backends/backend.h; the CPU references are the *_cpu.h files beside these.
@@ -26,7 +27,7 @@ namespace mf::MF_TARGET {
 
 // gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N); A is stored (K,M) when trans_a, B (N,K)
 // when trans_b, not both. With bias, the epilogue writes act(C + bias(N)).
-void gemm(const float* A, const float* B, float* C, int M, int N, int K, bool trans_a, bool trans_b,
+void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
           const float* bias, Activation act, cudaStream_t stream);
 
 // activation.cu

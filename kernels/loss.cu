@@ -1,5 +1,6 @@
-// The fused loss pass: one thread per row runs loss_row() (CPU reference: loss_cpu.cpp),
-// and its variant from probabilities for the cuDNN softmax reference path.
+// The fused loss pass: one thread per row runs loss_row(), and its variant from probabilities
+// for the cuDNN softmax reference path. Must equal: loss_cpu.cpp (the same loss_row()).
+// Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.LossesAndGradients), tests/gpu (GpuCudnn).
 #include "kernels/kernels.h"
 #include "kernels/loss_row.h"
 
@@ -29,13 +30,13 @@ __global__ void crossentropy_from_probabilities_kernel(const float* p, const flo
 
 void crossentropy_from_probabilities(const float* probabilities, const float* target, float* d_out,
                                      float* row_loss, float* row_correct, int m, int n, cudaStream_t stream) {
-  launch{crossentropy_from_probabilities_kernel, dim3((m + kThreads - 1) / kThreads), dim3(kThreads), stream}(
+  launch{crossentropy_from_probabilities_kernel, blocks_for(m, kThreads), dim3(kThreads), stream}(
       probabilities, target, d_out, row_loss, row_correct, m, n);
 }
 
 void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
           int m, int n, cudaStream_t stream) {
-  launch{loss_kernel, dim3((m + kThreads - 1) / kThreads), dim3(kThreads), stream}(loss, out, target, d_out,
+  launch{loss_kernel, blocks_for(m, kThreads), dim3(kThreads), stream}(loss, out, target, d_out,
                                                                                    row_loss, row_correct, m, n);
 }
 

@@ -1,5 +1,6 @@
-// Optimizer steps, one launch over the model's flat parameter buffer
-// (CPU reference: optimizer_cpu.cpp; the update itself is element_math.h's).
+// Optimizer steps, one launch over the model's flat parameter buffer. Must equal:
+// optimizer_cpu.cpp (the update itself is element_math.h's, shared). Checked by:
+// tests/parity/test_kernel_parity.cpp (KernelParity.OptimizerSteps).
 #include "kernels/kernels.h"
 
 namespace mf::MF_TARGET {
@@ -17,16 +18,15 @@ __global__ void sgd_kernel(float* w, const float* g, float* velocity, int64_t n,
   if (i < n) sgd_update(w[i], velocity[i], g[i], lr, momentum);
 }
 
-dim3 blocks_for(int64_t n) { return dim3(unsigned((n + kThreads - 1) / kThreads)); }
 
 }  // namespace
 
 void adam(float* w, const float* g, float* m, float* v, int64_t n, AdamStep step, cudaStream_t stream) {
-  launch{adam_kernel, blocks_for(n), dim3(kThreads), stream}(w, g, m, v, n, step);
+  launch{adam_kernel, blocks_for(n, kThreads), dim3(kThreads), stream}(w, g, m, v, n, step);
 }
 
 void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum, cudaStream_t stream) {
-  launch{sgd_kernel, blocks_for(n), dim3(kThreads), stream}(w, g, velocity, n, lr, momentum);
+  launch{sgd_kernel, blocks_for(n, kThreads), dim3(kThreads), stream}(w, g, velocity, n, lr, momentum);
 }
 
 }  // namespace mf::MF_TARGET

@@ -1,4 +1,5 @@
-// Deterministic metric accumulation (CPU reference: loss_cpu.cpp): one block;
+// Deterministic metric accumulation. Must equal: loss_cpu.cpp's accumulate. Checked by:
+// tests/parity/test_kernel_parity.cpp (KernelParity.AccumulateIsDeterministic). One block;
 // thread t sums rows t, t+256, ... in order, then a fixed tree in shared memory
 // combines the partial sums. No float atomics, so the same batch always gives
 // the same totals.

@@ -14,6 +14,7 @@
 
 #include <cxxabi.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -52,6 +53,9 @@ inline std::string kernel_name(const void* kernel) {
   return name;
 }
 #endif
+
+// Blocks of `threads` threads enough to cover `count` items, one item a thread.
+inline dim3 blocks_for(int64_t count, int threads) { return dim3(unsigned((count + threads - 1) / threads)); }
 
 // launch{kernel, grid, block, stream}(args...) is kernel<<<grid, block, 0, stream>>>(args...),
 // with the launch checked and reported at the caller's file:line.

@@ -9,15 +9,15 @@ DeviceData::DeviceData(Backend& backend, const Dataset& data)
       target_cols_(data.target_cols),
       x_bytes_(data.x.size() * sizeof(float)),
       y_bytes_(data.y.size() * sizeof(float)) {
-  x_ = static_cast<float*>(backend_.memory().allocate(x_bytes_));
-  y_ = static_cast<float*>(backend_.memory().allocate(y_bytes_));
+  x_ = static_cast<float*>(backend_.upstream().allocate(x_bytes_));
+  y_ = static_cast<float*>(backend_.upstream().allocate(y_bytes_));
   backend_.to_device(x_, data.x.data(), x_bytes_);
   backend_.to_device(y_, data.y.data(), y_bytes_);
 }
 
 DeviceData::~DeviceData() {
-  backend_.memory().deallocate(x_, x_bytes_);
-  backend_.memory().deallocate(y_, y_bytes_);
+  backend_.upstream().deallocate(x_, x_bytes_);
+  backend_.upstream().deallocate(y_, y_bytes_);
 }
 
 }  // namespace mf

@@ -1,21 +1,15 @@
 #include "nn/fit.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <numeric>
 #include <ostream>
 
+#include "runtime/clock.h"
 #include "runtime/error.h"
 
 namespace mf {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 bool has_accuracy(const ModelSpec& spec) { return spec.loss != Loss::mse; }
 

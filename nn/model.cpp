@@ -99,7 +99,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, int64_t train_rows)
     : spec_(spec),
       backend_(backend),
       plan_(checked_plan(spec, train_rows)),
-      pool_(spec.name, spec.memory.limit_bytes, spec.memory.mode, backend.memory()) {
+      pool_(spec.name, spec.memory.limit_bytes, spec.memory.mode, backend.upstream()) {
   int in = spec.input;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& l = spec.layers[i];

@@ -42,7 +42,7 @@ class Model {
   const ModelSpec& spec() const { return spec_; }
   Backend& backend() { return backend_; }
   int64_t param_count() const { return param_count(spec_); }
-  const PoolStats& memory() const { return pool_.stats(); }
+  const PoolStats& pool_stats() const { return pool_.stats(); }
   int target_cols() const;
 
   // The batch buffers that fit() fills by gathering rows: x (batch, input), y (batch, target_cols).

@@ -20,12 +20,11 @@
 #include "data/dataset.h"
 #include "nn/weights.h"
 #include "runtime/bytes.h"
+#include "runtime/clock.h"
 #include "runtime/error.h"
 
 namespace mf {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct TrainArgs {
   std::string spec, data, json, save, load;
@@ -51,10 +50,6 @@ ModelSpec with_overrides(ModelSpec spec, const TrainArgs& args) {
   if (args.learning_rate) spec.optimizer.learning_rate = *args.learning_rate;
   if (args.seed) spec.seed = *args.seed;
   return spec;
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // No output may overwrite an input or the other output: --json over the spec would replace it.
@@ -158,7 +153,7 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
         report.error = "evaluation: " + bad + "; lower optimizer.learning_rate";
       }
     }
-    report.memory = model.memory();
+    report.memory = model.pool_stats();
     const int64_t samples = training_rows(spec, train.rows()) * int64_t(report.fit.epochs.size());
     if (report.fit.train_s > 0) run.samples_per_s = double(samples) / report.fit.train_s;
     if (!args.save.empty()) {

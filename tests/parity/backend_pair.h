@@ -18,10 +18,10 @@ template <class T>
 class Buffer {
  public:
   Buffer(Backend& backend, const std::vector<T>& host) : backend_(backend), count_(host.size()) {
-    data_ = static_cast<T*>(backend_.memory().allocate(bytes()));
+    data_ = static_cast<T*>(backend_.upstream().allocate(bytes()));
     backend_.to_device(data_, host.data(), bytes());
   }
-  ~Buffer() { backend_.memory().deallocate(data_, bytes()); }
+  ~Buffer() { backend_.upstream().deallocate(data_, bytes()); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 

@@ -92,10 +92,10 @@ TEST(Model, PoolHoldsExactlyThePlan) {
   const ModelSpec spec = small_spec();
   Model model(spec, cpu, 1000);
   const size_t total = Model::plan(spec, 1000).total();
-  EXPECT_EQ(model.memory().peak_bytes, total);
-  EXPECT_EQ(model.memory().in_use_bytes, total);
-  EXPECT_EQ(model.memory().reserved_bytes, total);  // grow: exactly what was asked
-  EXPECT_EQ(model.memory().cap_bytes, spec.memory.limit_bytes);
+  EXPECT_EQ(model.pool_stats().peak_bytes, total);
+  EXPECT_EQ(model.pool_stats().in_use_bytes, total);
+  EXPECT_EQ(model.pool_stats().reserved_bytes, total);  // grow: exactly what was asked
+  EXPECT_EQ(model.pool_stats().cap_bytes, spec.memory.limit_bytes);
 }
 
 TEST(Model, ReservePoolTakesTheCap) {
@@ -103,8 +103,8 @@ TEST(Model, ReservePoolTakesTheCap) {
   ModelSpec spec = small_spec();
   spec.memory = {size_t(1) << 20, PoolMode::reserve};
   Model model(spec, cpu, 1000);
-  EXPECT_EQ(model.memory().reserved_bytes, size_t(1) << 20);
-  EXPECT_EQ(model.memory().peak_bytes, 83200u);
+  EXPECT_EQ(model.pool_stats().reserved_bytes, size_t(1) << 20);
+  EXPECT_EQ(model.pool_stats().peak_bytes, 83200u);
 }
 
 TEST(Model, PlanExactlyAtTheCapFits) {
