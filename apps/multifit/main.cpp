@@ -2,9 +2,9 @@
 // several of them share one GPU.
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
-#include <exception>
 
 #include "apps/multifit/commands.h"
 #include "runtime/error.h"
@@ -14,6 +14,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const mf::Command train = mf::add_train_command(app);
   const mf::Command info = mf::add_info_command(app);
+  // A first word that is no flag and no command is a mistyped command ("trian"), not a missing one.
+  const auto is_command = [&](const std::string& word) {
+    const auto commands = app.get_subcommands({});
+    return std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == word; });
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::fprintf(stderr, "multifit: error: unknown command '%s'; the commands are train and info\n", argv[1]);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

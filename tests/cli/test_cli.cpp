@@ -323,6 +323,12 @@ TEST_F(Cli, OverridesAreValidatedLikeTheSpec) {
   }
 }
 
+TEST_F(Cli, AMistypedCommandIsNamed) {
+  const Result r = multifit("trian " + quoted(example("binary-classifier.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "multifit: error: unknown command 'trian'; the commands are train and info\n");
+}
+
 TEST_F(Cli, AnUnknownFlagIsNamed) {
   const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --epoch 3");
   EXPECT_EQ(r.rc, 2);
