@@ -198,7 +198,7 @@ void register_steps(const Subject& s) {
       const int B = spec.fit.batch_size;
       float* X = scratch.floats(size_t(B) * spec.input, 0.f, 1.f);
       float* T = scratch.zeros<float>(size_t(B));  // class 0 / label 0
-      Model model(spec, *s.backend, B);
+      Model model(spec, *s.backend);
       time_calls(state, *s.backend, [&] { model.train_batch(X, T, B); });
       state.counters["samples/s"] =
           benchmark::Counter(double(B) * double(state.iterations()), benchmark::Counter::kIsRate);

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <ostream>
 
+#include "nn/epoch_iterator.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
 
@@ -83,6 +84,12 @@ std::string non_finite(const Evaluation& e, const std::string& prefix) {
   return std::isfinite(e.loss) ? "" : prefix + "_loss is " + format_metric(e.loss);  // accuracies: always finite
 }
 
+MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows) {
+  MemoryPlan plan = Model::plan(spec);
+  for (PlanPart& part : EpochIterator::plan(spec, train_rows).parts) plan.parts.push_back(std::move(part));
+  return plan;
+}
+
 int64_t training_rows(const ModelSpec& spec, int64_t rows) {
   return int64_t(std::floor(double(rows) * (1.0 - spec.fit.validation_split)));
 }
@@ -137,10 +144,7 @@ Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int
 
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
   const ModelSpec& spec = model.spec();
-  Backend& backend = model.backend();
-  const int B = spec.fit.batch_size;
   const int64_t train = training_rows(spec, data.rows()), val = data.rows() - train;
-  const int64_t steps = (train + B - 1) / B;
   char split[32];
   std::snprintf(split, sizeof split, "%g", spec.fit.validation_split);
   const std::string of_rows = "model '" + spec.name + "': fit.validation_split " + split + " of " +
@@ -150,23 +154,17 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
     throw UserError(of_rows + " takes no validation rows (floor(" + std::to_string(data.rows()) + " * (1 - " + split +
                     ")) = " + std::to_string(train) + " training rows); raise it to at least 1/" +
                     std::to_string(data.rows()) + " or set it to 0");
-  if (!spec.fit.shuffle) {  // the identity order, once
-    std::vector<int> identity(static_cast<size_t>(train));
-    std::iota(identity.begin(), identity.end(), 0);
-    backend.to_device(model.order(), identity.data(), identity.size() * sizeof(int));
-  }
-
+  EpochIterator batches(model, data, train);
+  const int64_t steps = batches.steps();
   FitResult result;
   const Clock::time_point start = Clock::now();
   for (int epoch = 0; epoch < spec.fit.epochs; ++epoch) {
     const Clock::time_point epoch_start = Clock::now();
-    if (spec.fit.shuffle) backend.shuffle(model.order(), int(train), spec.seed, epoch);
+    batches.begin_epoch(epoch);
     model.reset_totals();
-    for (int64_t first = 0; first < train; first += B) {
-      const int m = int(std::min<int64_t>(B, train - first));
-      backend.gather(data.x(), data.features(), model.order() + first, m, model.batch_x());
-      backend.gather(data.y(), data.target_cols(), model.order() + first, m, model.batch_y());
-      model.train_batch(model.batch_x(), model.batch_y(), m);
+    for (int64_t step = 0; step < steps; ++step) {
+      const EpochIterator::Batch batch = batches.batch(step);
+      model.train_batch(batch.x, batch.y, batch.rows);
     }
     const auto [loss_sum, correct_sum] = model.read_totals();
     EpochMetrics e;

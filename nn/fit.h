@@ -44,6 +44,8 @@ struct FitOptions {
 void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host, const std::string& what);
 // Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
 int64_t training_rows(const ModelSpec& spec, int64_t rows);
+// What fitting takes from the model's pool: the model's plan and its batches' (nn/epoch_iterator.h).
+MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 
 // Trains spec.fit.epochs epochs. Stops as diverged at the first epoch after which a loss (training
 // or validation) or a parameter is not finite, naming it in FitResult::diverged.

@@ -31,7 +31,7 @@ int64_t Model::param_count(const ModelSpec& spec) {
 }
 
 template <class Add>
-void Model::walk_layout(const ModelSpec& spec, int64_t train_rows, Model* self, Add add) {
+void Model::walk_layout(const ModelSpec& spec, Model* self, Add add) {
   const int64_t B = spec.fit.batch_size, P = param_count(spec);
   auto slot = [self](auto member) { return self ? &(self->*member) : nullptr; };
   add("parameters", floats(P), slot(&Model::params_));
@@ -48,17 +48,14 @@ void Model::walk_layout(const ModelSpec& spec, int64_t train_rows, Model* self, 
   // Backward's dY of one layer and dX of the next, swapped layer by layer: (B, widest layer) each.
   add("backward dY", floats(B * widest_layer(spec)), slot(&Model::d_out_));
   add("backward dX", floats(B * widest_layer(spec)), slot(&Model::d_next_));
-  add("batch x", floats(B * spec.input), slot(&Model::x_batch_));
-  add("batch y", floats(B * mf::target_cols(spec.loss, spec.outputs())), slot(&Model::y_batch_));
   add("row losses", floats(B), slot(&Model::row_loss_));
   add("row accuracies", floats(B), slot(&Model::row_correct_));
   add("loss totals", MemoryPool::aligned(2 * sizeof(double)), slot(&Model::totals_));
-  add("shuffle order", MemoryPool::aligned(size_t(train_rows) * sizeof(int)), slot(&Model::order_));
 }
 
-MemoryPlan Model::plan(const ModelSpec& spec, int64_t train_rows) {
+MemoryPlan Model::plan(const ModelSpec& spec) {
   MemoryPlan p;
-  walk_layout(spec, train_rows, nullptr,
+  walk_layout(spec, nullptr,
               [&](std::string name, size_t bytes, auto*) { p.parts.push_back({std::move(name), bytes}); });
   return p;
 }
@@ -83,22 +80,30 @@ std::string MemoryPlan::describe() const {
 
 namespace {
 
-MemoryPlan checked_plan(const ModelSpec& spec, int64_t train_rows) {
-  const MemoryPlan p = Model::plan(spec, train_rows);
+}  // namespace
+
+void check_plan_fits(const ModelSpec& spec, const MemoryPlan& p) {
   if (p.total() > spec.memory.limit_bytes)
     throw OutOfMemory("model '" + spec.name + "' needs " + format_bytes_exact(p.total()) + " at batch size " +
                       std::to_string(spec.fit.batch_size) + " (" + p.describe() + ") but its memory.limit is " +
                       format_bytes_exact(spec.memory.limit_bytes) + " (mode " + to_string(spec.memory.mode) +
                       "); raise memory.limit or lower fit.batch_size");
+}
+
+namespace {
+
+MemoryPlan checked_plan(const ModelSpec& spec) {
+  MemoryPlan p = Model::plan(spec);
+  check_plan_fits(spec, p);
   return p;
 }
 
 }  // namespace
 
-Model::Model(const ModelSpec& spec, Backend& backend, int64_t train_rows)
+Model::Model(const ModelSpec& spec, Backend& backend)
     : spec_(spec),
       backend_(backend),
-      plan_(checked_plan(spec, train_rows)),
+      plan_(checked_plan(spec)),
       pool_(spec.name, spec.memory.limit_bytes, spec.memory.mode, backend.upstream()) {
   int in = spec.input;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
@@ -110,7 +115,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, int64_t train_rows)
   // Carve the arena by walking the plan's table; the cursor must end exactly at the arena's end.
   arena_ = pool_.allocate(plan_.total());
   std::byte* cursor = static_cast<std::byte*>(arena_);
-  walk_layout(spec, train_rows, this, [&](const std::string&, size_t bytes, auto* slot) {
+  walk_layout(spec, this, [&](const std::string&, size_t bytes, auto* slot) {
     *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(cursor);
     cursor += bytes;
   });

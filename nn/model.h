@@ -18,8 +18,7 @@ struct PlanPart {
   size_t bytes = 0;
 };
 
-// The exact bytes a model needs for a batch size and a training set size, as one
-// table of named buffers in arena order (llm.c's parameter-size table): the plan
+// The exact bytes a model needs for its batch size, as one table of named buffers in arena order (llm.c's parameter-size table): the plan
 // is their sum, and the constructor carves the arena by walking the same table,
 // so the two cannot disagree.
 struct MemoryPlan {
@@ -29,14 +28,16 @@ struct MemoryPlan {
   std::string describe() const;                    // "parameters 11.00 KiB, gradients 11.00 KiB, ..."
 };
 
+// Throws OutOfMemory, naming the model, every part and the cap, when `plan` is over the spec's limit.
+void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
+
 class Model {
  public:
-  // train_rows: rows of the epoch permutation (the training part of the data).
-  // Throws UserError when the plan is over the spec's memory limit.
-  Model(const ModelSpec& spec, Backend& backend, int64_t train_rows);
+  // Throws OutOfMemory when the plan is over the spec's memory limit, before taking anything.
+  Model(const ModelSpec& spec, Backend& backend);
   ~Model();
 
-  static MemoryPlan plan(const ModelSpec& spec, int64_t train_rows);
+  static MemoryPlan plan(const ModelSpec& spec);
   static int64_t param_count(const ModelSpec& spec);
 
   const ModelSpec& spec() const { return spec_; }
@@ -45,10 +46,8 @@ class Model {
   const PoolStats& pool_stats() const { return pool_.stats(); }
   int target_cols() const;
 
-  // The batch buffers that fit() fills by gathering rows: x (batch, input), y (batch, target_cols).
-  float* batch_x() { return x_batch_; }
-  float* batch_y() { return y_batch_; }
-  int* order() { return order_; }
+  // The model's pool: the arena of the plan, and what an EpochIterator takes for the batches.
+  MemoryPool& pool() { return pool_; }
 
   // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size:
   // leaves d(mean batch loss)/d(params) in the gradient buffer.
@@ -70,7 +69,7 @@ class Model {
   // Calls add(name, bytes, slot) for every buffer of the arena, in order; slot is where `self` keeps
   // its pointer (a T**), or nullptr when there is no model (a plan alone).
   template <class Add>
-  static void walk_layout(const ModelSpec& spec, int64_t train_rows, Model* self, Add add);
+  static void walk_layout(const ModelSpec& spec, Model* self, Add add);
 
   struct Layer {
     int in, out;
@@ -91,9 +90,8 @@ class Model {
   void* arena_ = nullptr;
   std::vector<Layer> layers_;
   float *params_, *grads_, *opt_m_ = nullptr, *opt_v_ = nullptr;
-  float *x_batch_, *y_batch_, *d_out_, *d_next_, *row_loss_, *row_correct_;
+  float *d_out_, *d_next_, *row_loss_, *row_correct_;
   double* totals_;
-  int* order_;
   int64_t step_ = 0;
 };
 

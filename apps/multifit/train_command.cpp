@@ -131,8 +131,10 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
     run.data_bytes = train.bytes() + (test ? test->bytes() : 0);
     check_data(spec, train, data.train, "training data '" + source + "'");
     if (test) check_data(spec, *test, *data.test, "test data '" + source + "'");
-    report.plan = Model::plan(spec, training_rows(spec, train.rows())).parts;  // also when over the cap
-    Model model(spec, *backend, training_rows(spec, train.rows()));
+    const MemoryPlan plan = training_plan(spec, training_rows(spec, train.rows()));
+    report.plan = plan.parts;  // also when over the cap
+    check_plan_fits(spec, plan);  // before the pool takes anything
+    Model model(spec, *backend);
     if (!args.load.empty()) load_weights(model, args.load);
     backend->synchronize();
     run.startup_s = seconds_since(startup);

@@ -100,7 +100,7 @@ TEST(GpuFashionMnist, ThreeEpochsMatchTheCpuBackend) {
   CpuBackend cpu;
   auto run = [&](Backend& backend) {
     DeviceData train(backend, data.train), test(backend, *data.test);
-    Model model(spec, backend, train.rows());
+    Model model(spec, backend);
     FitResult result = fit(model, train, {});
     return std::make_pair(result, evaluate(model, test, 0, test.rows()));
   };

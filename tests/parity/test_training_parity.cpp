@@ -27,7 +27,7 @@ ModelSpec small_classifier(Loss loss, Activation output, int outputs, OptimizerK
 
 FitResult train(Backend& backend, const ModelSpec& spec, const Dataset& data, std::vector<float>& params) {
   DeviceData resident(backend, data);
-  Model model(spec, backend, training_rows(spec, resident.rows()));
+  Model model(spec, backend);
   FitResult result = fit(model, resident, {});
   params = model.get_params();
   return result;

@@ -41,7 +41,7 @@ TEST(FashionMnistSubset, MlpReachesKerasAccuracy) {
   CpuBackend cpu;
   DeviceData train(cpu, train_set), test(cpu, test_set);
   check_data(spec, train, train_set, "train");
-  Model model(spec, cpu, train.rows());
+  Model model(spec, cpu);
   const FitResult result = fit(model, train, {});
   ASSERT_EQ(result.status, FitStatus::ok);
   ASSERT_EQ(result.epochs.size(), 3u);

@@ -71,11 +71,11 @@ void replay_epoch(bool shuffle) {
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
 
-  Model fitted(spec, cpu, 70);
+  Model fitted(spec, cpu);
   const FitResult result = fit(fitted, data, {});
   ASSERT_EQ(result.epochs.size(), 1u);
 
-  Model manual(spec, cpu, 70);
+  Model manual(spec, cpu);
   std::vector<int> order(70);
   for (int i = 0; i < 70; ++i)
     order[i] = shuffle ? int(permute_index(uint32_t(i), 70, spec.seed, 0)) : i;
@@ -108,7 +108,7 @@ TEST(Fit, ValidationRowsAreTheLastRows) {
   spec.fit.validation_split = 0.2;
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model model(spec, cpu, training_rows(spec, data.rows()));
+  Model model(spec, cpu);
   const FitResult result = fit(model, data, {});
   ASSERT_EQ(result.epochs.size(), 2u);
   const int64_t train = training_rows(spec, data.rows());
@@ -122,7 +122,7 @@ TEST(Fit, NoValidationMeansNaN) {
   const DataSplit split = make_synthetic("teacher:rows=64,features=6,classes=3,seed=3");
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model model(classifier(6, 8, 3), cpu, 64);
+  Model model(classifier(6, 8, 3), cpu);
   const FitResult result = fit(model, data, {});
   EXPECT_TRUE(std::isnan(result.epochs[0].val_loss));
   EXPECT_TRUE(std::isnan(result.epochs[0].val_accuracy));
@@ -133,7 +133,7 @@ TEST(Fit, MseHasNoAccuracy) {
   const ModelSpec spec = mlp(4, {{1, Activation::linear}}, Loss::mse);
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model model(spec, cpu, 64);
+  Model model(spec, cpu);
   const FitResult result = fit(model, data, {});
   EXPECT_TRUE(std::isnan(result.epochs[0].accuracy));
   EXPECT_TRUE(std::isfinite(result.epochs[0].loss));
@@ -144,7 +144,7 @@ TEST(Evaluate, MatchesTheSumOfItsParts) {
   const DataSplit split = make_synthetic("teacher:rows=100,features=6,classes=3,seed=4");
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model model(classifier(6, 8, 3, 16), cpu, 100);
+  Model model(classifier(6, 8, 3, 16), cpu);
   const Evaluation all = evaluate(model, data, 0, 100), a = evaluate(model, data, 0, 37),
                    b = evaluate(model, data, 37, 63);
   EXPECT_NEAR(all.loss, (a.loss * 37 + b.loss * 63) / 100, 1e-6);
@@ -158,7 +158,7 @@ TEST(Fit, SameSeedSameResult) {
   spec.fit.validation_split = 0.1;
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model a(spec, cpu, training_rows(spec, 300)), b(spec, cpu, training_rows(spec, 300));
+  Model a(spec, cpu), b(spec, cpu);
   const FitResult ra = fit(a, data, {}), rb = fit(b, data, {});
   ASSERT_EQ(ra.epochs.size(), 3u);
   ASSERT_EQ(rb.epochs.size(), 3u);
@@ -172,7 +172,7 @@ TEST(Fit, SameSeedSameResult) {
 
   // Another seed: another initialisation and order, other numbers.
   spec.seed = 6;
-  Model c(spec, cpu, training_rows(spec, 300));
+  Model c(spec, cpu);
   const FitResult rc = fit(c, data, {});
   EXPECT_NE(ra.epochs[2].loss, rc.epochs[2].loss);
 }
@@ -183,7 +183,7 @@ TEST(Fit, ProgressLinesLikeKeras) {
   spec.fit.epochs = 2;
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model model(spec, cpu, 70);
+  Model model(spec, cpu);
   std::ostringstream out;
   fit(model, data, {&out, "[m] "});
   const std::string text = out.str();
@@ -208,7 +208,7 @@ TEST(Fit, DivergenceStopsTraining) {
   ModelSpec spec = sgd_regressor(1e4f, 5);
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model model(spec, cpu, 256);
+  Model model(spec, cpu);
   const FitResult result = fit(model, data, {});
   EXPECT_EQ(result.status, FitStatus::diverged);
   EXPECT_LT(result.epochs.size(), 5u);
@@ -226,7 +226,7 @@ TEST(Fit, ParametersNotFiniteAfterTheLastUpdateDiverge) {
   spec.fit.batch_size = 64;
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
-  Model model(spec, cpu, 64);
+  Model model(spec, cpu);
   model.set_params(std::vector<float>(size_t(model.param_count()), 1e8f));
   const FitResult result = fit(model, data, {});
   ASSERT_EQ(result.epochs.size(), 1u);
@@ -264,7 +264,7 @@ TEST(Convergence, SoftmaxStudentLearnsTheTeacher) {
   spec.seed = 1;
   CpuBackend cpu;
   DeviceData train(cpu, split.train), test(cpu, *split.test);
-  Model model(spec, cpu, split.train.rows);
+  Model model(spec, cpu);
   const FitResult result = fit(model, train, {});
   ASSERT_EQ(result.status, FitStatus::ok);
   ASSERT_EQ(result.epochs.size(), 5u);
@@ -288,7 +288,7 @@ TEST(Convergence, SigmoidStudentLearnsTheBinaryTeacher) {
   CpuBackend cpu;
   DeviceData train(cpu, split.train), test(cpu, *split.test);
   check_data(spec, train, split.train, "train");
-  Model model(spec, cpu, split.train.rows);
+  Model model(spec, cpu);
   const FitResult result = fit(model, train, {});
   ASSERT_EQ(result.status, FitStatus::ok);
   EXPECT_LT(result.epochs.back().loss, result.epochs.front().loss);
@@ -357,7 +357,7 @@ TEST(FitErrors, ValidationSplitLeavingNoRows) {
   const Dataset one_row = make_synthetic("teacher:rows=1,features=6,classes=3").train;
   DeviceData data(cpu, one_row);
   EXPECT_NO_THROW(check_data(spec, data, one_row, "test data"));  // a test set is not split
-  Model model(spec, cpu, training_rows(spec, data.rows()));
+  Model model(spec, cpu);
   const std::string e = user_error([&] { fit(model, data, {}); });
   EXPECT_TRUE(contains(e, "validation_split")) << e;
 }
@@ -367,7 +367,7 @@ TEST(FitErrors, ValidationSplitTakingNoRowsIsRefused) {
   spec.fit.validation_split = 1e-17;
   CpuBackend cpu;
   DeviceData data(cpu, make_synthetic("teacher:rows=1024,features=6,classes=3").train);
-  Model model(spec, cpu, training_rows(spec, data.rows()));
+  Model model(spec, cpu);
   const std::string e = user_error([&] { fit(model, data, {}); });
   EXPECT_TRUE(contains(e, "fit.validation_split 1e-17 of 1024 rows takes no validation rows")) << e;
   EXPECT_TRUE(contains(e, "1024 training rows")) << e;
@@ -397,7 +397,7 @@ class Weights : public test::TempDirTest {
   // Saves a model of `saved` as w.mfw and loads that into `into`: the message of the refusal,
   // which must name the file.
   std::string refusal(const ModelSpec& saved, Model& into) {
-    Model a(saved, cpu_, 64);
+    Model a(saved, cpu_);
     save_weights(a, path("w.mfw"));
     const std::string e = load_error(into, path("w.mfw"));
     EXPECT_TRUE(contains(e, path("w.mfw"))) << e;
@@ -408,12 +408,12 @@ class Weights : public test::TempDirTest {
 };
 
 TEST_F(Weights, RoundTripIsBitwiseExact) {
-  Model a(spec(), cpu_, 64);
+  Model a(spec(), cpu_);
   train_a_bit(a);
   save_weights(a, path("w.mfw"));
   ModelSpec other_seed = spec();
   other_seed.seed = 99;
-  Model b(other_seed, cpu_, 64);
+  Model b(other_seed, cpu_);
   ASSERT_NE(a.get_params(), b.get_params());
   load_weights(b, path("w.mfw"));
   const std::vector<float> pa = a.get_params(), pb = b.get_params();
@@ -425,7 +425,7 @@ TEST_F(Weights, RoundTripIsBitwiseExact) {
 }
 
 TEST_F(Weights, OtherShapeIsRefusedNamingFileAndLayer) {
-  Model b(spec(9), cpu_, 64);
+  Model b(spec(9), cpu_);
   const std::vector<float> before = b.get_params();
   const std::string e = refusal(spec(8), b);
   EXPECT_TRUE(contains(e, "layer 0")) << e;
@@ -435,7 +435,7 @@ TEST_F(Weights, OtherShapeIsRefusedNamingFileAndLayer) {
 }
 
 TEST_F(Weights, OtherActivationIsRefused) {
-  Model b(spec(8, Activation::tanh), cpu_, 64);
+  Model b(spec(8, Activation::tanh), cpu_);
   const std::string e = refusal(spec(8, Activation::relu), b);
   EXPECT_TRUE(contains(e, "layer 0")) << e;
   EXPECT_TRUE(contains(e, "activation")) << e;
@@ -444,14 +444,14 @@ TEST_F(Weights, OtherActivationIsRefused) {
 TEST_F(Weights, OtherLayerCountIsRefused) {
   ModelSpec deeper = spec();
   deeper.layers.insert(deeper.layers.begin(), {8, Activation::relu});
-  Model b(deeper, cpu_, 64);
+  Model b(deeper, cpu_);
   const std::string e = refusal(spec(), b);
   EXPECT_TRUE(contains(e, "2 layers")) << e;
   EXPECT_TRUE(contains(e, "3")) << e;
 }
 
 TEST_F(Weights, TruncatedFileIsRefused) {
-  Model a(spec(), cpu_, 64);
+  Model a(spec(), cpu_);
   save_weights(a, path("w.mfw"));
   const auto size = fs::file_size(path("w.mfw"));
   for (uintmax_t keep : {uintmax_t(6), uintmax_t(20), uintmax_t(40), size - 4, size - 1}) {
@@ -464,7 +464,7 @@ TEST_F(Weights, TruncatedFileIsRefused) {
 }
 
 TEST_F(Weights, TrailingBytesAreRefused) {
-  Model a(spec(), cpu_, 64);
+  Model a(spec(), cpu_);
   save_weights(a, path("w.mfw"));
   std::ofstream(path("w.mfw"), std::ios::binary | std::ios::app) << "xx";
   EXPECT_TRUE(contains(load_error(a, path("w.mfw")), "after the parameters"));
@@ -472,7 +472,7 @@ TEST_F(Weights, TrailingBytesAreRefused) {
 
 TEST_F(Weights, NotAWeightsFileIsRefused) {
   std::ofstream(path("spec.json")) << "{\"input\": 6}\n";
-  Model a(spec(), cpu_, 64);
+  Model a(spec(), cpu_);
   const std::string e = load_error(a, path("spec.json"));
   EXPECT_TRUE(contains(e, path("spec.json"))) << e;
   EXPECT_TRUE(contains(e, "not a multifit weights file")) << e;
@@ -481,7 +481,7 @@ TEST_F(Weights, NotAWeightsFileIsRefused) {
 }
 
 TEST_F(Weights, MissingFileIsAUserError) {
-  Model a(spec(), cpu_, 64);
+  Model a(spec(), cpu_);
   EXPECT_TRUE(contains(load_error(a, path("nope.mfw")), path("nope.mfw")));
 }
 

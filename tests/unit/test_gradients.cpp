@@ -135,7 +135,7 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
   SCOPED_TRACE("loss " + std::string(to_string(spec.loss)) + ", hidden " + to_string(spec.layers[0].activation) +
                ", output " + to_string(spec.output_activation()));
   CpuBackend cpu;
-  Model model(spec, cpu, kRows);
+  Model model(spec, cpu);
   const Problem pb = make_problem(spec, data_seed);
 
   const std::vector<float> params = model.get_params();
@@ -247,7 +247,7 @@ TEST(LossGradient, RepeatedComputationIsIdentical) {
   const ModelSpec spec = make_spec({{4, Activation::relu}, {3, Activation::softmax}},
                                    Loss::sparse_categorical_crossentropy);
   CpuBackend cpu;
-  Model model(spec, cpu, kRows);
+  Model model(spec, cpu);
   const Problem a = make_problem(spec, 1), b = make_problem(spec, 2);
   model.compute_gradients(a.X.data(), a.T.data(), kRows);
   const std::vector<float> first = model.get_gradients();

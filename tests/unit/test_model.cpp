@@ -13,6 +13,10 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu_backend.h"
+#include "data/dataset.h"
+#include "nn/device_data.h"
+#include "nn/epoch_iterator.h"
+#include "nn/fit.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "test_support.h"
@@ -50,21 +54,22 @@ TEST(ParamCount, KerasCounts) {
 //   layer outputs: 100*50 floats = 20000 B -> 20224; 100*3 floats = 1200 B -> 1280
 //   backward dY and dX: the widest layer each, 20224 + 20224
 //   batch x 1000 floats -> 4096; batch y (class index) 100 floats -> 512
-//   row losses and row accuracies 512 each; loss totals 16 B -> 256; shuffle order 1000 ints -> 4096
-//   total 83200
+//   row losses and row accuracies 512 each; loss totals 16 B -> 256: the model, 74496
+//   and for fitting (the EpochIterator's): shuffle order 1000 ints -> 4096: in all 83200
 TEST(MemoryPlan, ExactBytesByHand) {
-  const MemoryPlan p = Model::plan(small_spec(), 1000);
+  const MemoryPlan p = training_plan(small_spec(), 1000);
   const std::vector<std::pair<std::string, size_t>> want = {
       {"parameters", 2816},     {"gradients", 2816},      {"adam m", 2816},       {"adam v", 2816},
       {"layer 1 output", 20224}, {"layer 2 output", 1280}, {"backward dY", 20224}, {"backward dX", 20224},
-      {"batch x", 4096},        {"batch y", 512},         {"row losses", 512},    {"row accuracies", 512},
-      {"loss totals", 256},     {"shuffle order", 4096}};
+      {"row losses", 512},      {"row accuracies", 512},  {"loss totals", 256},   {"batch x", 4096},
+      {"batch y", 512},         {"shuffle order", 4096}};
   ASSERT_EQ(p.parts.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(p.parts[i].name, want[i].first);
     EXPECT_EQ(p.parts[i].bytes, want[i].second) << want[i].first;
   }
   EXPECT_EQ(p.total(), 83200u);
+  EXPECT_EQ(Model::plan(small_spec()).total(), 74496u);  // the model alone: no batches, no order
   EXPECT_EQ(p.bytes_of("batch y"), 512u);
   EXPECT_EQ(p.bytes_of("no such part"), 0u);
 }
@@ -73,10 +78,10 @@ TEST(MemoryPlan, OptimizerStateDependsOnTheOptimizer) {
   ModelSpec spec = small_spec();
   spec.optimizer.kind = OptimizerKind::sgd;
   spec.optimizer.momentum = 0.f;
-  EXPECT_EQ(Model::plan(spec, 1000).total(), 83200u - 2 * 2816u);  // plain SGD keeps no state
+  EXPECT_EQ(training_plan(spec, 1000).total(), 83200u - 2 * 2816u);  // plain SGD keeps no state
   spec.optimizer.momentum = 0.9f;
-  EXPECT_EQ(Model::plan(spec, 1000).bytes_of("sgd velocity"), 2816u);  // one velocity per parameter
-  EXPECT_EQ(Model::plan(spec, 1000).total(), 83200u - 2816u);
+  EXPECT_EQ(training_plan(spec, 1000).bytes_of("sgd velocity"), 2816u);  // one velocity per parameter
+  EXPECT_EQ(training_plan(spec, 1000).total(), 83200u - 2816u);
 }
 
 TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
@@ -84,35 +89,50 @@ TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
   spec.loss = Loss::mse;
   spec.layers.back().activation = Activation::linear;
   // y: 100 rows * 3 floats = 1200 B -> 1280 instead of 512.
-  EXPECT_EQ(Model::plan(spec, 1000).bytes_of("batch y"), 1280u);
+  EXPECT_EQ(training_plan(spec, 1000).bytes_of("batch y"), 1280u);
 }
 
 TEST(Model, PoolHoldsExactlyThePlan) {
   CpuBackend cpu;
   const ModelSpec spec = small_spec();
-  Model model(spec, cpu, 1000);
-  const size_t total = Model::plan(spec, 1000).total();
+  Model model(spec, cpu);
+  const size_t total = Model::plan(spec).total();
   EXPECT_EQ(model.pool_stats().peak_bytes, total);
   EXPECT_EQ(model.pool_stats().in_use_bytes, total);
   EXPECT_EQ(model.pool_stats().reserved_bytes, total);  // grow: exactly what was asked
   EXPECT_EQ(model.pool_stats().cap_bytes, spec.memory.limit_bytes);
 }
 
+// Fitting's batches come from the model's pool, exactly as training_plan lists them, and go back.
+TEST(Model, AnEpochIteratorTakesItsPlanFromThePool) {
+  CpuBackend cpu;
+  const ModelSpec spec = small_spec();
+  const DataSplit split = make_synthetic("teacher:rows=1000,features=10,classes=3");
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu);
+  {
+    EpochIterator batches(model, data, 1000);
+    EXPECT_EQ(model.pool_stats().in_use_bytes, training_plan(spec, 1000).total());
+    EXPECT_EQ(batches.steps(), 10);
+  }
+  EXPECT_EQ(model.pool_stats().in_use_bytes, Model::plan(spec).total());
+}
+
 TEST(Model, ReservePoolTakesTheCap) {
   CpuBackend cpu;
   ModelSpec spec = small_spec();
   spec.memory = {size_t(1) << 20, PoolMode::reserve};
-  Model model(spec, cpu, 1000);
+  Model model(spec, cpu);
   EXPECT_EQ(model.pool_stats().reserved_bytes, size_t(1) << 20);
-  EXPECT_EQ(model.pool_stats().peak_bytes, 83200u);
+  EXPECT_EQ(model.pool_stats().peak_bytes, 74496u);
 }
 
 TEST(Model, PlanExactlyAtTheCapFits) {
   CpuBackend cpu;
   for (PoolMode mode : {PoolMode::grow, PoolMode::reserve}) {
     ModelSpec spec = small_spec();
-    spec.memory = {83200, mode};
-    EXPECT_NO_THROW(Model(spec, cpu, 1000)) << to_string(mode);
+    spec.memory = {74496, mode};
+    EXPECT_NO_THROW(Model(spec, cpu)) << to_string(mode);
   }
 }
 
@@ -121,20 +141,20 @@ TEST(Model, PlanOverTheCapIsOutOfMemoryNamingModelAndCap) {
   for (PoolMode mode : {PoolMode::grow, PoolMode::reserve}) {
     ModelSpec spec = small_spec();
     spec.name = "too-big";
-    spec.memory = {83199, mode};
+    spec.memory = {74495, mode};
     SCOPED_TRACE(to_string(mode));
-    const std::string message = test::user_error<OutOfMemory>([&] { Model model(spec, cpu, 1000); });
+    const std::string message = test::user_error<OutOfMemory>([&] { Model model(spec, cpu); });
     EXPECT_TRUE(contains(message, "too-big")) << message;
     // One byte apart, both print as 81.25 KiB: the exact counts tell them apart.
-    EXPECT_TRUE(contains(message, "81.25 KiB (83199 bytes)")) << message;  // the cap
-    EXPECT_TRUE(contains(message, "81.25 KiB (83200 bytes)")) << message;  // what it needs
+    EXPECT_TRUE(contains(message, "72.75 KiB (74495 bytes)")) << message;  // the cap
+    EXPECT_TRUE(contains(message, "72.75 KiB (74496 bytes)")) << message;  // what it needs
     EXPECT_FALSE(contains(message, "\n")) << message;
   }
 }
 
 TEST(Model, BatchLargerThanTheBuffersIsRefused) {
   CpuBackend cpu;
-  Model model(small_spec(), cpu, 1000);
+  Model model(small_spec(), cpu);
   std::vector<float> X(101 * 10, 0.f), T(101, 0.f);
   EXPECT_ANY_THROW(model.evaluate_batch(X.data(), T.data(), 101));
   EXPECT_ANY_THROW(model.evaluate_batch(X.data(), T.data(), 0));
@@ -146,7 +166,7 @@ TEST(Init, GlorotUniformKernelsAndZeroBiases) {
   CpuBackend cpu;
   const ModelSpec spec = spec_of(784, {{128, Activation::relu}, {10, Activation::softmax}},
                                  Loss::sparse_categorical_crossentropy);
-  Model model(spec, cpu, 100);
+  Model model(spec, cpu);
   const std::vector<float> p = model.get_params();
   ASSERT_EQ(p.size(), 101770u);
   size_t at = 0;
@@ -176,11 +196,11 @@ TEST(Init, SameSeedSameParamsOtherSeedOthers) {
   CpuBackend cpu;
   ModelSpec spec = small_spec();
   spec.seed = 42;
-  const std::vector<float> a = Model(spec, cpu, 10).get_params();
-  const std::vector<float> b = Model(spec, cpu, 10).get_params();
+  const std::vector<float> a = Model(spec, cpu).get_params();
+  const std::vector<float> b = Model(spec, cpu).get_params();
   EXPECT_EQ(a, b);
   spec.seed = 43;
-  const std::vector<float> c = Model(spec, cpu, 10).get_params();
+  const std::vector<float> c = Model(spec, cpu).get_params();
   ASSERT_EQ(a.size(), c.size());
   size_t differ = 0;
   for (size_t i = 0; i < a.size(); ++i) differ += a[i] != c[i];
@@ -189,7 +209,7 @@ TEST(Init, SameSeedSameParamsOtherSeedOthers) {
 
 TEST(Init, SetParamsRoundTrips) {
   CpuBackend cpu;
-  Model model(small_spec(), cpu, 10);
+  Model model(small_spec(), cpu);
   std::vector<float> p(size_t(model.param_count()));
   std::iota(p.begin(), p.end(), -100.f);
   model.set_params(p);

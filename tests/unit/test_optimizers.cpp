@@ -144,7 +144,7 @@ TEST(ModelStep, AdamTrainBatchIsOneAdamStep) {
   OptimizerSpec adam;
   adam.learning_rate = 0.05f;
   CpuBackend cpu;
-  Model model(linear_spec(adam), cpu, 4);
+  Model model(linear_spec(adam), cpu);
   LinearProblem p;
   model.set_params(p.params);
   const std::vector<double> g = p.gradient();
@@ -183,7 +183,7 @@ TEST(ModelStep, SgdTrainBatchIsOneSgdStep) {
     sgd.learning_rate = 0.1f;
     sgd.momentum = momentum;
     CpuBackend cpu;
-    Model model(linear_spec(sgd), cpu, 4);
+    Model model(linear_spec(sgd), cpu);
     LinearProblem p;
     model.set_params(p.params);
     const std::vector<double> g = p.gradient();

@@ -1,0 +1,45 @@
+#pragma once
+// Keras's EpochIterator: the batches of one fit. It owns the epoch's row order
+// (a new permutation every epoch from the seed, or the rows in order) and the
+// batch buffers, taken from the model's pool, and gathers each batch from the
+// device-resident data, so data flows one way: data -> batches -> model -> metrics.
+// The trainer (fit) owns the epochs and the validation split.
+#include <cstdint>
+
+#include "nn/device_data.h"
+#include "nn/model.h"
+
+namespace mf {
+
+class EpochIterator {
+ public:
+  // rows: the training rows, the first rows of `data` (the validation rows follow them).
+  // Takes its buffers from the model's pool; throws OutOfMemory when they do not fit.
+  EpochIterator(Model& model, const DeviceData& data, int64_t rows);
+  ~EpochIterator();
+  EpochIterator(const EpochIterator&) = delete;
+  EpochIterator& operator=(const EpochIterator&) = delete;
+
+  // The buffers it takes for a spec and a number of training rows: batch x, batch y, shuffle order.
+  static MemoryPlan plan(const ModelSpec& spec, int64_t rows);
+
+  int64_t steps() const { return (rows_ + batch_size_ - 1) / batch_size_; }  // the last partial batch counts
+  void begin_epoch(int epoch);  // reshuffles when the spec shuffles
+
+  struct Batch {
+    const float* x;  // (rows, input)
+    const float* y;  // (rows, target columns)
+    int rows;
+  };
+  Batch batch(int64_t step);  // gathers the step's rows of the epoch's order
+
+ private:
+  Model& model_;
+  const DeviceData& data_;
+  int64_t rows_;
+  int batch_size_;
+  float *x_ = nullptr, *y_ = nullptr;
+  int* order_ = nullptr;
+};
+
+}  // namespace mf
