@@ -4,7 +4,6 @@
 #include <fstream>
 #include <thread>
 
-
 #include "kernels/batch_cpu.h"
 #include "kernels/dense_cpu.h"
 #include "kernels/float_mode.h"

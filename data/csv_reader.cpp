@@ -1,4 +1,5 @@
-// CSV data: one row per line, the feature values and then the label, separated by commas.
+// CSV data: one row per line, the feature values and then the label (or the spec's targets columns),
+// separated by commas.
 #include <algorithm>
 #include <charconv>
 #include <cerrno>

@@ -12,8 +12,6 @@
 namespace mf {
 namespace {
 
-bool has_accuracy(const ModelSpec& spec) { return spec.loss != Loss::mse; }
-
 std::string metric(const char* name, double value) { return std::string(" - ") + name + ": " + format_metric(value); }
 
 // The first parameter that is not finite, as "layer 2 kernel[17] = nan", or "".
@@ -64,6 +62,8 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
 }
 
 }  // namespace
+
+bool has_accuracy(const ModelSpec& spec) { return spec.loss != Loss::mse; }
 
 std::string format_duration(double seconds) {
   char text[32];

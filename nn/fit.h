@@ -42,6 +42,8 @@ struct FitOptions {
 // was made from (its class count and label locations); `what` names it ("training data").
 // fit() itself refuses a validation_split that leaves no training or no validation rows.
 void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host, const std::string& what);
+// Whether the loss has an accuracy metric (every loss but mse, as in Keras).
+bool has_accuracy(const ModelSpec& spec);
 // Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
 int64_t training_rows(const ModelSpec& spec, int64_t rows);
 // What fitting takes from the model's pool: the model's plan and its batches' (nn/epoch_iterator.h).

@@ -1,8 +1,10 @@
 #include "runtime/memory_pool.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <new>
 
@@ -27,18 +29,22 @@ size_t host_available_bytes() {
 
 }  // namespace
 
-// Takes the memory for real, as cudaMalloc does: a request over what the machine has available is
-// refused at once instead of being granted on credit and killed later, and the pages are touched,
-// so the bytes a pool reserves are resident.
 void* HostUpstream::allocate(size_t bytes) {
   const size_t available = host_available_bytes();
-  const std::string ask = "the host cannot give " + format_bytes_exact(bytes);
   if (available != 0 && bytes > available)
-    throw OutOfMemory(ask + ": " + format_bytes_exact(available) + " available");
+    throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) + ": " + format_bytes_exact(available) +
+                      " available");
   void* p = std::aligned_alloc(MemoryPool::kAlignment, MemoryPool::aligned(bytes));
-  if (!p) throw OutOfMemory(ask + " (the allocation failed; a limit such as ulimit -v may be lower)");
-  std::memset(p, 0, bytes);
+  if (!p)
+    throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) +
+                      " (the allocation failed; a limit such as ulimit -v may be lower)");
   return p;
+}
+
+void HostUpstream::commit(void* p, size_t bytes) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  auto* at = static_cast<volatile std::byte*>(p);
+  for (size_t offset = 0; offset < bytes; offset += page) at[offset] = std::byte{0};
 }
 
 void HostUpstream::deallocate(void* p, size_t) { std::free(p); }
@@ -46,7 +52,10 @@ void HostUpstream::deallocate(void* p, size_t) { std::free(p); }
 MemoryPool::MemoryPool(std::string owner, size_t cap_bytes, PoolMode mode, Upstream& upstream)
     : owner_(std::move(owner)), mode_(mode), upstream_(upstream) {
   stats_.cap_bytes = cap_bytes;
-  if (mode_ == PoolMode::reserve) add_chunk(cap_bytes);
+  if (mode_ == PoolMode::reserve) {  // the whole cap, resident now, as a GPU reservation is
+    add_chunk(cap_bytes);
+    upstream_.commit(chunks_.back().base, cap_bytes);
+  }
 }
 
 MemoryPool::~MemoryPool() {

@@ -20,13 +20,17 @@ struct Upstream {
   virtual ~Upstream() = default;
   virtual void* allocate(size_t bytes) = 0;  // throws OutOfMemory with what was asked and what is free
   virtual void deallocate(void* p, size_t bytes) = 0;
+  // Makes allocated memory resident now, as a reservation must be; device memory already is.
+  virtual void commit(void* /*p*/, size_t /*bytes*/) {}
 };
 
-// Plain host memory, aligned for SIMD and for the pool's alignment.
+// Plain host memory, aligned for SIMD and for the pool's alignment. A request over what the machine
+// has available is refused at once rather than granted on credit and killed later.
 class HostUpstream final : public Upstream {
  public:
   void* allocate(size_t bytes) override;
   void deallocate(void* p, size_t bytes) override;
+  void commit(void* p, size_t bytes) override;  // touches every page
 };
 
 enum class PoolMode { grow, reserve };

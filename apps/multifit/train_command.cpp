@@ -116,7 +116,7 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
                        {"seed", spec.seed}};
     report.params = Model::param_count(spec);
     report.memory.cap_bytes = spec.memory.limit_bytes;
-    report.has_accuracy = spec.loss != Loss::mse;
+    report.has_accuracy = has_accuracy(spec);
 
     const Clock::time_point startup = Clock::now();
     std::unique_ptr<Backend> backend = make_backend(args.backend, std::cerr);
@@ -131,7 +131,8 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
     run.data_bytes = train.bytes() + (test ? test->bytes() : 0);
     check_data(spec, train, data.train, "training data '" + source + "'");
     if (test) check_data(spec, *test, *data.test, "test data '" + source + "'");
-    const MemoryPlan plan = training_plan(spec, training_rows(spec, train.rows()));
+    const int64_t train_rows = training_rows(spec, train.rows());
+    const MemoryPlan plan = training_plan(spec, train_rows);
     report.plan = plan.parts;  // also when over the cap
     check_plan_fits(spec, plan);  // before the pool takes anything
     Model model(spec, *backend);
@@ -139,7 +140,7 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
     backend->synchronize();
     run.startup_s = seconds_since(startup);
 
-    report.validated = training_rows(spec, train.rows()) < train.rows();
+    report.validated = train_rows < train.rows();
     report.fit = fit(model, train, {args.quiet ? nullptr : &std::cerr, ""});
     report.fitted = true;
     if (report.fit.status == FitStatus::diverged) {
@@ -156,7 +157,7 @@ int train_model(const TrainArgs& args, RunReport& run, ModelReport& report) {
       }
     }
     report.memory = model.pool_stats();
-    const int64_t samples = training_rows(spec, train.rows()) * int64_t(report.fit.epochs.size());
+    const int64_t samples = train_rows * int64_t(report.fit.epochs.size());
     if (report.fit.train_s > 0) run.samples_per_s = double(samples) / report.fit.train_s;
     if (!args.save.empty()) {
       try {
@@ -205,10 +206,6 @@ int run_train(const TrainArgs& args) {
   if (!args.json.empty()) write_json(run, args.json);
   return code;
 }
-
-}  // namespace
-
-namespace {
 
 // A whole number from `low` to `high` (the spec's rules for fit.epochs and fit.batch_size).
 CLI::Validator whole_number(long long low, long long high) {
