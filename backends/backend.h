@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/element_math.h"
 #include "runtime/memory_pool.h"
@@ -24,6 +25,13 @@ class Backend {
   virtual void to_host(void* dst, const void* src, size_t bytes) = 0;  // waits for queued work
   virtual void zero(void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;
+
+  // Timestamps of training steps, for the models' overlap and the trace: mark() notes the moment the
+  // work queued so far has finished (an event on the stream; on the cpu, whose calls return finished,
+  // the clock at once). take_marks() waits for the marks since the last take and returns their times
+  // in order, in seconds of clock_seconds() (runtime/clock.h).
+  virtual void mark() = 0;
+  virtual std::vector<double> take_marks() = 0;
 
   // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax).
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,

@@ -3,16 +3,22 @@
 #include <cstring>
 #include <fstream>
 #include <thread>
+#include <utility>
 
 #include "kernels/batch_cpu.h"
 #include "kernels/dense_cpu.h"
 #include "kernels/float_mode.h"
 #include "kernels/loss_cpu.h"
+#include "kernels/openblas.h"
 #include "kernels/optimizer_cpu.h"
+#include "runtime/clock.h"
 
 namespace mf {
 
-CpuBackend::CpuBackend() { flush_denormals_on_this_thread(); }
+CpuBackend::CpuBackend() {
+  flush_denormals_on_this_thread();
+  cpu::openblas_library();  // loaded now, at start-up, not in the first training step
+}
 
 std::string CpuBackend::device() const {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -28,6 +34,8 @@ std::string CpuBackend::device() const {
 void CpuBackend::to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+void CpuBackend::mark() { marks_.push_back(clock_seconds()); }
+std::vector<double> CpuBackend::take_marks() { return std::exchange(marks_, {}); }
 
 void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                                Activation act) {

@@ -7,7 +7,9 @@ namespace mf {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend();  // flushes denormals on the calling thread, which runs every operation (kernels/float_mode.h)
+  // Flushes denormals on the calling thread, which runs every operation (kernels/float_mode.h), and
+  // loads OpenBLAS (a UserError when it cannot be loaded).
+  CpuBackend();
   std::string name() const override { return "cpu"; }
   std::string device() const override;
   Upstream& upstream() override { return upstream_; }
@@ -16,6 +18,8 @@ class CpuBackend final : public Backend {
   void to_host(void* dst, const void* src, size_t bytes) override;
   void zero(void* dst, size_t bytes) override;
   void synchronize() override {}
+  void mark() override;
+  std::vector<double> take_marks() override;
 
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                      Activation act) override;
@@ -33,6 +37,7 @@ class CpuBackend final : public Backend {
 
  private:
   HostUpstream upstream_;
+  std::vector<double> marks_;
 };
 
 }  // namespace mf

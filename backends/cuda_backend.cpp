@@ -1,12 +1,15 @@
 #include "backends/cuda_backend.h"
 
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "backends/gemm_products.h"
 #include "backends/library_activations.h"
 #include "runtime/device_memory.h"
+#include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/stream.h"
 
@@ -38,7 +41,12 @@ class CudaBackend final : public Backend {
   CudaBackend(std::string name, std::string device, std::unique_ptr<GemmProducts> products,
               std::unique_ptr<LibraryActivations> library)
       : name_(std::move(name)), device_(std::move(device)), products_(std::move(products)),
-        library_(std::move(library)) {}
+        library_(std::move(library)) {
+    // The origin of the marks: an event on the idle stream, waited for, is "now" on both clocks.
+    origin_.record(stream_);
+    stream_.synchronize();
+    origin_s_ = clock_seconds();
+  }
 
   std::string name() const override { return name_; }
   std::string device() const override { return device_; }
@@ -60,6 +68,16 @@ class CudaBackend final : public Backend {
   }
   void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
   void synchronize() override { stream_.synchronize(); }
+  void mark() override {
+    if (marked_ == marks_.size()) marks_.push_back(std::make_unique<Event>());  // created once, reused every epoch
+    marks_[marked_++]->record(stream_);
+  }
+  std::vector<double> take_marks() override {
+    std::vector<double> times(marked_);
+    for (size_t i = 0; i < marked_; ++i) times[i] = origin_s_ + 1e-3 * marks_[i]->elapsed_ms_since(origin_);
+    marked_ = 0;
+    return times;
+  }
 
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                      Activation act) override {
@@ -112,6 +130,10 @@ class CudaBackend final : public Backend {
   PinnedBuffer staging_{4096};
   std::unique_ptr<GemmProducts> products_;
   std::unique_ptr<LibraryActivations> library_;
+  Event origin_;
+  double origin_s_ = 0;  // clock_seconds() at origin_
+  std::vector<std::unique_ptr<Event>> marks_;
+  size_t marked_ = 0;  // marks_ recorded since the last take
 };
 
 }  // namespace

@@ -156,6 +156,7 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
                     std::to_string(data.rows()) + " or set it to 0");
   EpochIterator batches(model, data, train);
   const int64_t steps = batches.steps();
+  Backend& backend = model.backend();
   FitResult result;
   const Clock::time_point start = Clock::now();
   for (int epoch = 0; epoch < spec.fit.epochs; ++epoch) {
@@ -163,10 +164,24 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
     batches.begin_epoch(epoch);
     model.reset_totals();
     for (int64_t step = 0; step < steps; ++step) {
+      if (options.stop && options.stop->load(std::memory_order_relaxed)) {
+        result.status = FitStatus::stopped;
+        result.why = "stopped in epoch " + std::to_string(epoch + 1) + " at step " + std::to_string(step + 1) + " of " +
+                     std::to_string(steps);
+        break;
+      }
+      if (options.timeline) backend.mark();
       const EpochIterator::Batch batch = batches.batch(step);
       model.train_batch(batch.x, batch.y, batch.rows);
+      if (options.timeline) backend.mark();
     }
     const auto [loss_sum, correct_sum] = model.read_totals();
+    if (options.timeline) {
+      const std::vector<double> marks = backend.take_marks();  // (begin, end) per step
+      for (size_t i = 0; i + 1 < marks.size(); i += 2) result.steps.push_back({marks[i], marks[i + 1]});
+      if (!marks.empty()) result.epoch_spans.push_back({marks.front(), marks.back()});
+    }
+    if (result.status == FitStatus::stopped) break;
     EpochMetrics e;
     e.loss = loss_sum / double(train);
     e.accuracy = has_accuracy(spec) ? correct_sum / double(train) : NAN;
@@ -182,7 +197,7 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
     const std::string bad = non_finite(model, e, val > 0);
     if (!bad.empty()) {
       result.status = FitStatus::diverged;
-      result.diverged = "epoch " + std::to_string(epoch + 1) + ": " + bad;
+      result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
       break;
     }
   }

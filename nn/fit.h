@@ -2,6 +2,7 @@
 // Keras's fit and evaluate: shuffle every epoch, validation_split taken from the
 // last rows before shuffling, the last partial batch kept, one progress line
 // per epoch. The host waits only at the end of an epoch to read its metrics.
+#include <atomic>
 #include <cmath>
 #include <iosfwd>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "nn/device_data.h"
 #include "nn/model.h"
+#include "runtime/timeline.h"
 
 namespace mf {
 
@@ -23,18 +25,22 @@ struct Evaluation {
   double loss = NAN, accuracy = NAN;
 };
 
-enum class FitStatus { ok, diverged };
+enum class FitStatus { ok, diverged, stopped };
 
 struct FitResult {
   FitStatus status = FitStatus::ok;
-  std::string diverged;  // when diverged: where and what, e.g. "epoch 3: the training loss is inf"
-  std::vector<EpochMetrics> epochs;
+  std::string why;  // diverged: where and what ("epoch 3: the training loss is inf"); stopped: when
+  std::vector<EpochMetrics> epochs;  // the completed epochs
   double train_s = 0;
+  // With FitOptions::timeline: when each training step and each epoch ran, on clock_seconds().
+  Track steps, epoch_spans;
 };
 
 struct FitOptions {
   std::ostream* progress = nullptr;  // Keras-style epoch lines; nullptr for quiet
   std::string label;                 // prefixes every line (the model's name when several train)
+  bool timeline = false;             // time every step (Backend::mark: two events per step on a GPU)
+  const std::atomic<bool>* stop = nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
 };
 
 // Checks that the data fits the model (features, class labels, targets); a UserError otherwise,
@@ -50,7 +56,8 @@ int64_t training_rows(const ModelSpec& spec, int64_t rows);
 MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 
 // Trains spec.fit.epochs epochs. Stops as diverged at the first epoch after which a loss (training
-// or validation) or a parameter is not finite, naming it in FitResult::diverged.
+// or validation) or a parameter is not finite, naming it in FitResult::why; stops as stopped when
+// options.stop turns true, keeping the epochs completed before.
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
 

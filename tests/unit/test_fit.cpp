@@ -214,7 +214,7 @@ TEST(Fit, DivergenceStopsTraining) {
   EXPECT_LT(result.epochs.size(), 5u);
   EXPECT_FALSE(std::isfinite(result.epochs.back().loss));
   const std::string epoch = "epoch " + std::to_string(result.epochs.size()) + ": the training loss is ";
-  EXPECT_TRUE(contains(result.diverged, epoch)) << result.diverged;  // names the epoch and the loss
+  EXPECT_TRUE(contains(result.why, epoch)) << result.why;  // names the epoch and the loss
 }
 
 // Weights of 1e8 give a loss near 1e35, finite, and gradients near 1e26; a learning rate of 1e13
@@ -232,8 +232,8 @@ TEST(Fit, ParametersNotFiniteAfterTheLastUpdateDiverge) {
   ASSERT_EQ(result.epochs.size(), 1u);
   EXPECT_TRUE(std::isfinite(result.epochs[0].loss)) << result.epochs[0].loss;
   EXPECT_EQ(result.status, FitStatus::diverged);
-  EXPECT_TRUE(contains(result.diverged, "epoch 1: after the update, layer ")) << result.diverged;
-  EXPECT_TRUE(contains(result.diverged, "inf")) << result.diverged;
+  EXPECT_TRUE(contains(result.why, "epoch 1: after the update, layer ")) << result.why;
+  EXPECT_TRUE(contains(result.why, "inf")) << result.why;
 }
 
 TEST(Evaluate, NonFiniteIsNamed) {
