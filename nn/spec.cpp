@@ -381,8 +381,8 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   return spec;
 }
 
-ModelSpec load_model_spec(const std::string& path) {
-  check_input_file(path, "spec", kMaxSpecBytes);
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  check_input_file(path, what, kMaxSpecBytes);
   // stdio rather than a stream: it reports why a read failed (errno), directories included.
   const std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!file) throw UserError(path + ": cannot read: " + std::strerror(errno));
@@ -391,10 +391,8 @@ ModelSpec load_model_spec(const std::string& path) {
   size_t got = 0;
   while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, got);
   if (std::ferror(file.get())) throw UserError(path + ": cannot read: " + std::strerror(errno));
-
-  nlohmann::json json;
   try {
-    json = nlohmann::json::parse(text);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     // what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
     std::string detail = e.what();
@@ -403,8 +401,9 @@ ModelSpec load_model_spec(const std::string& path) {
       if (c == '\n' || c == '\r') c = ' ';
     throw UserError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + detail);
   }
-  return parse_model_spec(json, path);
 }
+
+ModelSpec load_model_spec(const std::string& path) { return parse_model_spec(read_json_file(path, "spec"), path); }
 
 const char* to_string(Activation a) { return name_of(kActivations, a); }
 const char* to_string(Loss l) { return name_of(kLosses, l); }

@@ -70,6 +70,9 @@ struct ModelSpec {
 // Validates strictly; every problem is a UserError of one line that names
 // `source` (a file name), the JSON path and what is allowed.
 ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source);
+// Reads a JSON file (a spec, a sweep): a regular file of at most 16 MiB; anything else, or invalid
+// JSON, is a UserError naming the file (`what` says which kind of file it should be).
+nlohmann::json read_json_file(const std::string& path, const std::string& what);
 // Reads and parses a spec file; a missing file or invalid JSON is a UserError too.
 ModelSpec load_model_spec(const std::string& path);
 

@@ -1,10 +1,10 @@
-// A bounded, seeded mutation fuzzer over what users hand multifit: spec JSON,
-// CSV files and IDX files. Each input is a valid one with random damage (bytes
-// flipped, inserted, deleted, runs duplicated or cut), written to a file and
-// given to the loader. The only outcomes allowed are a result or a UserError
-// (exit code 2 in the CLI); anything else fails, and this binary is built with
-// AddressSanitizer and UndefinedBehaviorSanitizer, which stop it at the first
-// bad memory access or undefined operation. Seeded: a failure reproduces.
+// A bounded, seeded mutation fuzzer over what users hand multifit: spec and
+// sweep JSON, CSV files and IDX files. Each input is a valid one with random
+// damage (bytes flipped, inserted, deleted, runs duplicated or cut), written to
+// a file and given to the loader. The only outcomes allowed are a result or a
+// UserError (exit code 2 in the CLI); anything else fails, and this binary is
+// built with AddressSanitizer and UndefinedBehaviorSanitizer, which stop it at
+// the first bad memory access or undefined operation. Seeded: a failure reproduces.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -18,6 +18,7 @@
 
 #include "data/dataset.h"
 #include "nn/spec.h"
+#include "nn/sweep.h"
 #include "runtime/error.h"
 #include "tests/unit/test_support.h"
 
@@ -87,6 +88,17 @@ TEST_F(Fuzz, Specs) {
     "fit": {"epochs": 2, "batch_size": 64, "validation_split": 0.1, "shuffle": true}, "seed": 1,
     "memory": {"limit": "4MiB", "mode": "reserve"}})");
   EXPECT_GT(run(seed, "spec.json", [](const std::string& f) { load_model_spec(f); }), 100);
+}
+
+TEST_F(Fuzz, Sweeps) {
+  write("m.json", R"({"input": 20, "layers": [{"units": 1, "activation": "sigmoid"}], "loss": "binary_crossentropy"})");
+  const Bytes grid = bytes_of(R"({"name": "g", "base": {"name": "b", "input": 20, "layers": [{"units": 64,
+    "activation": "relu"}, {"units": 1, "activation": "sigmoid"}], "loss": "binary_crossentropy", "optimizer": "adam"},
+    "grid": {"hidden": [[10], [100, 10]], "activation": ["tanh"], "learning_rate": [0.001, 0.01], "seed": [1, 2]}})");
+  EXPECT_GT(run(grid, "grid.json", [](const std::string& f) { load_sweep(f); }), 100);
+  const Bytes list = bytes_of(R"({"name": "l", "base": {"fit": {"epochs": 1}}, "models": ["m.json", {"name": "x",
+    "input": 2, "layers": [{"units": 1}], "loss": "mse", "fit": {"batch_size": 8}}]})");
+  EXPECT_GT(run(list, "list.json", [](const std::string& f) { load_sweep(f); }), 100);
 }
 
 TEST_F(Fuzz, CsvFiles) {

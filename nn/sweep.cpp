@@ -1,0 +1,318 @@
+#include "nn/sweep.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <unordered_map>
+#include <utility>
+
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxModels = 4096;
+
+// The grid's axes in the order they combine (the first varies slowest) and name a model.
+struct Axis {
+  const char* key;
+  const char* prefix;  // of the model's name part
+};
+constexpr Axis kAxes[] = {{"hidden", "h"},     {"activation", ""}, {"learning_rate", "lr"},
+                          {"batch_size", "b"}, {"seed", "s"},      {"epochs", "e"}};
+constexpr const char* kTopKeys[] = {"name", "base", "models", "grid"};
+
+// "a, b, c" for a message, from the table the code reads, so the two never disagree.
+template <class T, size_t N>
+std::string join(const T (&items)[N], const char* (*key)(const T&)) {
+  std::string out;
+  for (const T& item : items) out += (out.empty() ? "" : ", ") + std::string(key(item));
+  return out;
+}
+const std::string kAxisKeys = join<Axis>(kAxes, [](const Axis& a) { return a.key; });
+const std::string kTopKeyList = join<const char*>(kTopKeys, [](const char* const& k) { return k; });
+
+// JSON text that stays on one printable line: control characters and DEL escaped, bad UTF-8 replaced.
+std::string escaped(const json& value) { return value.dump(-1, ' ', true, json::error_handler_t::replace); }
+
+// A value for a message, cut short: a misplaced object could be arbitrarily large.
+std::string shown(const json& value) {
+  constexpr size_t kMaxChars = 60;
+  std::string text = escaped(value);
+  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
+  return text;
+}
+
+// Names are printed in every line about their model: the spec parser refuses control characters.
+bool printable(const std::string& text) {
+  return std::none_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
+// A string for a name or a message: as it is when printable, else with its control characters escaped.
+std::string one_line(const std::string& text) {
+  if (printable(text)) return text;
+  const std::string quoted = escaped(json(text));
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+// A grid value as a name part or a label: a string bare, a float in its shortest %g form that reads
+// back the same (0.001, not 0.0010000000000000000208), anything else as JSON.
+std::string value_text(const json& value) {
+  if (value.is_string()) return one_line(value.get<std::string>());
+  if (value.is_number_float()) {
+    const double x = value.get<double>();
+    char buffer[32];
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
+      if (std::strtod(buffer, nullptr) == x) break;
+    }
+    return buffer;
+  }
+  return escaped(value);
+}
+
+[[noreturn]] void fail(const std::string& file, const std::string& where, const std::string& problem,
+                       const std::string& allowed) {
+  throw UserError(file + ": " + where + ": " + problem + "; " + allowed);
+}
+
+// The name key of a JSON object when it is one a spec accepts, else "".
+std::string name_in(const json& spec) {
+  const auto it = spec.is_object() ? spec.find("name") : spec.end();
+  if (it == spec.end() || !it->is_string()) return "";
+  const std::string& name = it->get_ref<const std::string&>();
+  return printable(name) ? name : "";
+}
+
+// One model from its JSON: parsed, or the parser's error kept. A spec without a name takes
+// `fallback`, so that every model, bad or good, has one to be reported by.
+SweepEntry parse_entry(json spec, const std::string& source, const std::string& fallback) {
+  if (spec.is_object() && !spec.contains("name")) spec["name"] = fallback;
+  SweepEntry entry;
+  try {
+    entry.spec = parse_model_spec(spec, source);
+    entry.name = entry.spec->name;
+  } catch (const UserError& e) {
+    entry.error = e.what();
+    entry.name = name_in(spec).empty() ? fallback : name_in(spec);
+  }
+  return entry;
+}
+
+// ---- Grid ---------------------------------------------------------------------------
+
+// Sets one grid value into a model's JSON, where the spec parser will check it. Whatever cannot
+// take the value (a missing or malformed part of the base) is left for the parser to name.
+void apply(json& spec, const std::string& axis, const json& value) {
+  if (axis == "hidden" || axis == "activation") {
+    const auto layers = spec.find("layers");
+    if (layers == spec.end() || !layers->is_array() || layers->empty()) return;
+    if (axis == "activation") {
+      for (size_t i = 0; i + 1 < layers->size(); ++i)
+        if ((*layers)[i].is_object()) (*layers)[i]["activation"] = value;
+      return;
+    }
+    json layer = json::object();
+    const json& first = layers->front();
+    if (layers->size() > 1 && first.is_object() && first.contains("activation"))
+      layer["activation"] = first["activation"];
+    json hidden = json::array();
+    for (const json& units : value) {
+      layer["units"] = units;
+      hidden.push_back(layer);
+    }
+    hidden.push_back(layers->back());
+    *layers = std::move(hidden);
+  } else if (axis == "learning_rate") {
+    json& optimizer = spec["optimizer"];
+    if (optimizer.is_null()) optimizer = "adam";  // the spec's default
+    // Keras's shorthand, a name alone, made an object that can take the rate.
+    if (optimizer.is_string()) optimizer = json{{"name", optimizer}};
+    if (optimizer.is_object()) optimizer["learning_rate"] = value;
+  } else if (axis == "seed") {
+    spec["seed"] = value;
+  } else {  // batch_size, epochs
+    json& fit = spec["fit"];
+    if (fit.is_null()) fit = json::object();
+    if (fit.is_object()) fit[axis] = value;
+  }
+}
+
+// The models of a grid; `labels` gets each one's place for messages, like "grid (seed 1, epochs 2)".
+std::vector<SweepEntry> grid_models(const std::string& path, const json& root, const std::string& sweep_name,
+                                    std::vector<std::string>& labels) {
+  const auto base = root.find("base");
+  if (base == root.end()) fail(path, "base", "missing", "a grid varies a base spec: give one");
+  if (!base->is_object()) fail(path, "base", "got " + shown(*base), "expected a model spec (an object)");
+  // The base's name starts every model's name, which replaces it: check it here, or its error is lost.
+  std::string base_name = sweep_name;
+  if (base->contains("name")) {
+    base_name = name_in(*base);
+    if (base_name.empty())
+      fail(path, "base.name", "got " + shown(base->at("name")), "expected a non-empty string of printable characters");
+  }
+
+  const json& grid = root.at("grid");
+  if (!grid.is_object() || grid.empty())
+    fail(path, "grid", "got " + shown(grid), "expected an object of one or more axes: " + kAxisKeys);
+  for (const auto& [key, values] : grid.items()) {
+    const std::string where = "grid." + one_line(key);
+    if (std::none_of(std::begin(kAxes), std::end(kAxes), [&](const Axis& a) { return key == a.key; }))
+      fail(path, where, "unknown axis", "allowed axes: " + kAxisKeys);
+    if (!values.is_array() || values.empty())
+      fail(path, where, "got " + shown(values), "expected a non-empty array of values");
+    if (key == "hidden")  // each value becomes layers: a shape the parser cannot name once rewritten
+      for (size_t i = 0; i < values.size(); ++i)
+        if (!values[i].is_array())
+          fail(path, where + "[" + std::to_string(i) + "]", "got " + shown(values[i]),
+               "expected an array of the hidden layers' widths, like [100, 10]");
+  }
+
+  // The axes present, in the fixed order, and how many models their product makes.
+  std::vector<std::pair<const Axis*, const json*>> axes;
+  size_t total = 1;
+  for (const Axis& axis : kAxes) {
+    if (!grid.contains(axis.key)) continue;
+    axes.emplace_back(&axis, &grid[axis.key]);
+    total *= axes.back().second->size();  // cannot overflow: total <= 4096 before, a size < 2^24
+    if (total > kMaxModels)
+      fail(path, "grid", "the axes make more than " + std::to_string(kMaxModels) + " models",
+           "a sweep holds at most " + std::to_string(kMaxModels));
+  }
+
+  std::vector<SweepEntry> models;
+  for (size_t index = 0; index < total; ++index) {
+    json spec = *base;
+    json chosen = json::object();
+    std::string name = base_name, label;
+    size_t stride = total;  // the first axis varies slowest
+    for (const auto& [axis, axis_values] : axes) {
+      stride /= axis_values->size();
+      const json& value = (*axis_values)[index / stride % axis_values->size()];
+      apply(spec, axis->key, value);
+      chosen[axis->key] = value;
+      std::string part = value_text(value);
+      if (value.is_array()) {  // hidden: the widths joined by 'x'
+        part.clear();
+        for (const json& units : value) part += (part.empty() ? "" : "x") + value_text(units);
+        if (part.empty()) part = "0";
+      }
+      name += "-" + std::string(axis->prefix) + part;
+      label += (label.empty() ? "" : ", ") + std::string(axis->key) + " " + value_text(value);
+    }
+    spec["name"] = name;
+    labels.push_back("grid (" + label + ")");
+    models.push_back(parse_entry(std::move(spec), path + " " + labels.back(), name));
+    models.back().axes = std::move(chosen);
+  }
+  return models;
+}
+
+// ---- List ---------------------------------------------------------------------------
+
+// The models of a list; `labels` gets each one's place for messages, like "models[2]".
+std::vector<SweepEntry> list_models(const std::string& path, const json& root, const std::string& sweep_name,
+                                    std::vector<std::string>& labels) {
+  const json& list = root.at("models");
+  if (!list.is_array() || list.empty())
+    fail(path, "models", "got " + shown(list), "expected a non-empty array of model specs or spec file paths");
+  if (list.size() > kMaxModels)
+    fail(path, "models", std::to_string(list.size()) + " models",
+         "a sweep holds at most " + std::to_string(kMaxModels));
+  const json* base = nullptr;
+  if (const auto it = root.find("base"); it != root.end()) {
+    if (!it->is_object())
+      fail(path, "base", "got " + shown(*it), "expected a model spec (an object) to merge each model over");
+    base = &*it;
+  }
+
+  const fs::path folder = fs::path(path).parent_path();
+  std::vector<SweepEntry> models;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& item = list[i];
+    labels.push_back("models[" + std::to_string(i) + "]");
+    const std::string label = path + " " + labels.back();
+    std::string fallback = sweep_name + "-" + std::to_string(i), source = label;
+    json spec;
+    if (item.is_string()) {
+      const fs::path file = folder / item.get<std::string>();
+      source = label + ": " + file.string();
+      if (!file.stem().empty()) fallback = one_line(file.stem().string());
+      try {
+        spec = read_json_file(file.string(), "spec");
+      } catch (const UserError& e) {
+        models.push_back({fallback, std::nullopt, label + ": " + e.what()});
+        continue;
+      }
+    } else if (item.is_object()) {
+      spec = item;
+    } else {
+      models.push_back(
+          {fallback, std::nullopt,
+           label + ": got " + shown(item) + "; expected a model spec (an object) or the path of a spec file"});
+      continue;
+    }
+    if (base) {
+      json merged = *base;
+      merged.merge_patch(spec);
+      spec = std::move(merged);
+    }
+    models.push_back(parse_entry(std::move(spec), source, fallback));
+  }
+  return models;
+}
+
+// Results and weights are reported by the model's name: a later model with an earlier one's is refused.
+void refuse_repeated_names(const std::string& path, std::vector<SweepEntry>& models,
+                           const std::vector<std::string>& labels) {
+  std::unordered_map<std::string, size_t> first;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const auto [earlier, added] = first.emplace(models[i].name, i);
+    if (added || !models[i].error.empty()) continue;
+    models[i].spec.reset();
+    models[i].error = path + " " + labels[i] + ": the name '" + models[i].name + "' is also " +
+                      labels[earlier->second] + "'s; give each model its own name";
+  }
+}
+
+}  // namespace
+
+Sweep load_sweep(const std::string& path) {
+  const json root = read_json_file(path, "sweep file");
+  if (!root.is_object())
+    fail(path, "top level", "got " + shown(root),
+         "expected a sweep (an object with \"models\" or \"grid\") or a model spec");
+  const std::string stem = one_line(fs::path(path).stem().string());
+  Sweep sweep;
+  if (root.contains("layers")) {  // a plain spec: its errors read as load_model_spec's
+    sweep.models.push_back(parse_entry(root, path, stem));
+    sweep.name = sweep.models[0].name;
+    return sweep;
+  }
+
+  for (const auto& entry : root.items())
+    if (std::find(std::begin(kTopKeys), std::end(kTopKeys), entry.key()) == std::end(kTopKeys))
+      fail(path, one_line(entry.key()), "unknown key",
+           "allowed keys: " + kTopKeyList + " (or a model spec, with its layers)");
+  sweep.name = stem;
+  if (const auto name = root.find("name"); name != root.end()) {
+    sweep.name = name_in(root);
+    if (sweep.name.empty())
+      fail(path, "name", "got " + shown(*name), "expected a non-empty string of printable characters");
+  }
+  const bool has_models = root.contains("models");
+  if (has_models == root.contains("grid"))
+    fail(path, "top level", has_models ? "both \"models\" and \"grid\"" : "no \"models\" and no \"grid\"",
+         "expected one: a list of models, or a grid of axes over a base spec");
+
+  std::vector<std::string> labels;
+  sweep.models = has_models ? list_models(path, root, sweep.name, labels) : grid_models(path, root, sweep.name, labels);
+  refuse_repeated_names(path, sweep.models, labels);
+  return sweep;
+}
+
+}  // namespace mf
