@@ -25,28 +25,35 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log) {
   if (options.name == "cpu") return make_cpu(options);
-  const CudaOptions cuda{0, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled,
+  const CudaOptions cuda{options.device, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled,
                          options.activations == "cudnn" ? ActivationImpl::cudnn : ActivationImpl::ours};
   if (options.name == "host-exec") return hostexec::make_cuda_backend(cuda);
-  const DeviceQuery query = query_devices();
-  if (query.devices.empty()) {
-    if (options.name == "cuda")
+  if (options.name == "cuda") {
+    const DeviceQuery query = query_devices();
+    if (query.devices.empty())
       throw UserError("--backend cuda: no usable CUDA device (" + query.why_none +
                       "); use --backend cpu or --backend auto");
-    log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
-    return make_cpu(options);
+    return gpu::make_cuda_backend(cuda);
   }
-  if (options.name == "cuda") return gpu::make_cuda_backend(cuda);
+  if (resolve_auto(options, log).name == "cpu") return make_cpu(options);
   // A listed device can still refuse a context (exclusive mode, no memory): auto then falls back.
   try {
-    std::unique_ptr<Backend> backend = gpu::make_cuda_backend(cuda);
-    log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
-    return backend;
+    return gpu::make_cuda_backend(cuda);
   } catch (const CudaError& e) {
     if (cuda.gemm != GemmImpl::tiled || cuda.activations != ActivationImpl::ours) throw;  // GPU-only paths asked for
-    log << "multifit: backend auto: cpu (the CUDA device is not usable: " << e.what() << ")\n";
+    log << "multifit: backend auto: cpu after all (the CUDA device is not usable: " << e.what() << ")\n";
     return make_cpu(options);
   }
+}
+
+BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log) {
+  if (options.name != "auto") return options;
+  BackendOptions resolved = options;
+  const DeviceQuery query = query_devices();
+  resolved.name = query.devices.empty() ? "cpu" : "cuda";
+  if (query.devices.empty()) log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
+  else log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
+  return resolved;
 }
 
 }  // namespace mf

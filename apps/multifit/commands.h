@@ -10,6 +10,8 @@ namespace mf {
 using Command = std::function<int()>;
 
 Command add_train_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
+Command add_worker_command(CLI::App& app);  // a model of a processes-mode run, in its own process
 
 }  // namespace mf

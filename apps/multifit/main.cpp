@@ -13,14 +13,16 @@ int main(int argc, char** argv) {
   CLI::App app{"multifit: small dense networks on hand-written CUDA kernels"};
   app.require_subcommand(1);
   const mf::Command train = mf::add_train_command(app);
+  const mf::Command run = mf::add_run_command(app);
   const mf::Command info = mf::add_info_command(app);
+  const mf::Command worker = mf::add_worker_command(app);
   // A first word that is no flag and no command is a mistyped command ("trian"), not a missing one.
   const auto is_command = [&](const std::string& word) {
     const auto commands = app.get_subcommands({});
     return std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == word; });
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "multifit: error: unknown command '%s'; the commands are train and info\n", argv[1]);
+    std::fprintf(stderr, "multifit: error: unknown command '%s'; the commands are train, run and info\n", argv[1]);
     return 2;
   }
   try {
@@ -45,7 +47,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return app.got_subcommand("train") ? train() : info();
+    if (app.got_subcommand("train")) return train();
+    if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("worker")) return worker();
+    return info();
   } catch (const mf::UserError& e) {
     std::fprintf(stderr, "multifit: error: %s\n", e.what());
     return 2;

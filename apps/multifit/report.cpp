@@ -1,6 +1,7 @@
 #include "apps/multifit/report.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -9,19 +10,32 @@
 namespace mf {
 namespace {
 
+using nlohmann::json;
+
 // A metric: a number; "nan", "inf" or "-inf" when it was computed and is not finite (JSON has no
 // such numbers); null when there is none (no test set, no validation rows, no accuracy for mse).
-nlohmann::json metric(double v) {
+json metric(double v) {
   if (std::isfinite(v)) return v;
-  return std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : nlohmann::json("nan");
+  return std::isinf(v) ? json(v > 0 ? "inf" : "-inf") : json("nan");
 }
-nlohmann::json metric(double v, bool present) { return present ? metric(v) : nlohmann::json(); }
-nlohmann::json number(const std::optional<double>& v) { return v ? metric(*v) : nlohmann::json(); }
+json metric(double v, bool present) { return present ? metric(v) : json(); }
+json number(const std::optional<double>& v) { return v ? metric(*v) : json(); }
+json text(const std::string& s) { return s.empty() ? json() : json(s); }  // null: not reached
 
-nlohmann::json to_json(const ModelReport& m) {
-  nlohmann::json plan = nlohmann::json::array();
+// metric() read back: NAN for null.
+double metric_from(const json& j) {
+  if (j.is_null()) return NAN;
+  if (j.is_string()) return j == "nan" ? NAN : j == "inf" ? INFINITY : -INFINITY;
+  return j.get<double>();
+}
+std::optional<double> number_from(const json& j) {
+  return j.is_null() ? std::nullopt : std::optional<double>(metric_from(j));
+}
+
+json to_json(const ModelReport& m) {
+  json plan = json::array();
   for (const PlanPart& part : m.plan) plan.push_back({{"name", part.name}, {"bytes", part.bytes}});
-  nlohmann::json epochs = nlohmann::json::array();
+  json epochs = json::array();
   for (const EpochMetrics& e : m.fit.epochs)
     epochs.push_back({{"loss", metric(e.loss)},
                       {"accuracy", metric(e.accuracy, m.has_accuracy)},
@@ -32,9 +46,14 @@ nlohmann::json to_json(const ModelReport& m) {
   return {{"name", m.name},
           {"settings", m.settings},
           {"status", to_string(m.status)},
-          {"error", m.error.empty() ? nlohmann::json() : nlohmann::json(m.error)},
+          {"error", text(m.error)},
+          {"device", m.device},
+          {"cuda_visible_devices", text(m.visible_devices)},
+          {"pid", m.pid},
+          {"startup_s", number(m.startup_s)},
           {"epochs", epochs},
-          {"train_s", m.fitted ? nlohmann::json(m.fit.train_s) : nlohmann::json()},
+          {"train_s", m.fitted ? json(m.fit.train_s) : json()},
+          {"samples_per_s", number(m.samples_per_s)},
           {"solo_s", number(m.solo_s)},
           {"slowdown", number(m.slowdown)},
           {"test_loss", metric(m.test.loss, m.tested)},
@@ -44,7 +63,41 @@ nlohmann::json to_json(const ModelReport& m) {
            {{"cap_bytes", m.memory.cap_bytes},
             {"reserved_bytes", m.memory.reserved_bytes},
             {"peak_bytes", m.memory.peak_bytes},
+            {"process_device_bytes", m.process_device_bytes ? json(*m.process_device_bytes) : json()},
             {"plan", plan}}}};
+}
+
+json to_json(const Track& track) {
+  json out = json::array();
+  for (const Interval& i : track) out.push_back({i.begin_s, i.end_s});
+  return out;
+}
+Track track_from(const json& j) {
+  Track track;
+  for (const json& i : j) track.push_back({i.at(0).get<double>(), i.at(1).get<double>()});
+  return track;
+}
+
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const json& v) {
+  std::string s = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+// Writes `body` to path through a temporary file and a rename.
+void write_file(const std::string& path, const std::string& body) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << body;
+    if (!out.flush()) throw UserError(path + ": cannot write the result file");
+  }
+  std::error_code error;
+  std::filesystem::rename(tmp, path, error);
+  if (error) throw UserError(path + ": cannot write the result file (" + error.message() + ")");
 }
 
 }  // namespace
@@ -58,33 +111,115 @@ const char* to_string(ModelStatus s) {
   }
 }
 
-nlohmann::json to_json(const RunReport& run) {
-  nlohmann::json models = nlohmann::json::array();
+json to_json(const RunReport& run) {
+  json models = json::array();
   for (const ModelReport& m : run.models) models.push_back(to_json(m));
-  auto text = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };  // null: not reached
+  json overlap;
+  if (run.overlap)
+    overlap = {{"fraction", run.overlap->fraction()}, {"busy_s", run.overlap->busy_s},
+               {"concurrent_s", run.overlap->concurrent_s}};
   return {{"backend", text(run.backend)},
           {"device", text(run.device)},
           {"mode", run.mode},
+          {"concurrency", run.concurrency},
           {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
           {"host_peak_rss_bytes", run.host_peak_rss_bytes},
           {"startup_s", number(run.startup_s)},
           {"wall_s", run.wall_s},
           {"samples_per_s", number(run.samples_per_s)},
           {"speedup_vs_serial", number(run.speedup_vs_serial)},
-          {"gpu", nullptr},
+          {"overlap", overlap},
+          {"gpu", run.gpu},
+          {"gpu_note", text(run.gpu_note)},
           {"models", models}};
 }
 
-void write_json(const RunReport& run, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << to_json(run).dump(2) << '\n';
-    if (!out.flush()) throw UserError(path + ": cannot write the result file");
+void write_json(const std::vector<RunReport>& runs, const std::string& path) {
+  json doc;
+  if (runs.size() == 1) {
+    doc = to_json(runs[0]);
+  } else {
+    doc = {{"mode", "all"}, {"runs", json::array()}};
+    for (const RunReport& run : runs) doc["runs"].push_back(to_json(run));
   }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) throw UserError(path + ": cannot write the result file (" + error.message() + ")");
+  write_file(path, doc.dump(2) + '\n');
+}
+
+void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
+  static const char* const kRun[] = {"mode", "backend", "concurrency", "wall_s", "startup_s", "samples_per_s",
+                                     "speedup_vs_serial"};
+  static const char* const kModel[] = {"name",          "status",   "error",     "device",
+                                       "startup_s",     "train_s",  "samples_per_s", "solo_s",
+                                       "slowdown",      "test_loss", "test_accuracy", "params"};
+  std::string body;
+  for (const char* c : kRun) body += std::string(c == kRun[0] ? "" : ",") + "run_" + c;
+  body += ",overlap,models";
+  for (const char* c : kModel) body += std::string(",") + c;
+  body += ",epochs,cap_bytes,reserved_bytes,peak_bytes\n";
+  for (const RunReport& run : runs) {
+    const json r = to_json(run);
+    std::string prefix;
+    for (const char* c : kRun) prefix += (c == kRun[0] ? "" : ",") + csv_field(r[c]);
+    prefix += "," + csv_field(r["overlap"].is_null() ? json() : r["overlap"]["fraction"]);
+    prefix += "," + std::to_string(run.models.size());
+    for (const json& m : r["models"]) {
+      body += prefix;
+      for (const char* c : kModel) body += "," + csv_field(m[c]);
+      body += "," + std::to_string(m["epochs"].size());
+      for (const char* c : {"cap_bytes", "reserved_bytes", "peak_bytes"}) body += "," + csv_field(m["memory"][c]);
+      body += '\n';
+    }
+  }
+  write_file(path, body);
+}
+
+json to_wire(const ModelReport& m) {
+  json wire = to_json(m);
+  wire["wire"] = {{"has_accuracy", m.has_accuracy}, {"validated", m.validated}, {"tested", m.tested},
+                  {"fitted", m.fitted},             {"fit_status", int(m.fit.status)}, {"fit_why", m.fit.why},
+                  {"steps", to_json(m.fit.steps)},  {"epoch_spans", to_json(m.fit.epoch_spans)},
+                  {"samples", m.samples},           {"backend", m.backend}, {"device_name", m.device_name},
+                  {"data", m.data},                 {"data_bytes", m.data_bytes}};
+  return wire;
+}
+
+ModelReport model_report_from_wire(const json& j) {
+  ModelReport m;
+  const json& w = j.at("wire");
+  m.name = j.at("name");
+  static const ModelStatus kStatuses[] = {ModelStatus::ok, ModelStatus::diverged, ModelStatus::oom, ModelStatus::failed};
+  for (ModelStatus s : kStatuses)
+    if (j.at("status") == to_string(s)) m.status = s;
+  m.error = j.at("error").is_null() ? "" : j.at("error").get<std::string>();
+  m.has_accuracy = w.at("has_accuracy");
+  m.validated = w.at("validated");
+  m.tested = w.at("tested");
+  m.fitted = w.at("fitted");
+  m.fit.status = FitStatus(w.at("fit_status").get<int>());
+  m.fit.why = w.at("fit_why");
+  m.fit.steps = track_from(w.at("steps"));
+  m.fit.epoch_spans = track_from(w.at("epoch_spans"));
+  for (const json& e : j.at("epochs"))
+    m.fit.epochs.push_back({metric_from(e.at("loss")), metric_from(e.at("accuracy")), metric_from(e.at("val_loss")),
+                            metric_from(e.at("val_accuracy")), e.at("seconds"), e.at("samples_per_s")});
+  if (m.fitted) m.fit.train_s = j.at("train_s");
+  m.startup_s = number_from(j.at("startup_s"));
+  m.samples_per_s = number_from(j.at("samples_per_s"));
+  m.samples = w.at("samples");
+  m.test = {metric_from(j.at("test_loss")), metric_from(j.at("test_accuracy"))};
+  m.settings = j.at("settings");
+  for (const json& part : j.at("memory").at("plan")) m.plan.push_back({part.at("name"), part.at("bytes")});
+  m.params = j.at("params");
+  const json& memory = j.at("memory");
+  m.memory = {memory.at("cap_bytes"), memory.at("reserved_bytes"), 0, memory.at("peak_bytes")};
+  m.backend = w.at("backend");
+  m.device_name = w.at("device_name");
+  m.data = w.at("data");
+  m.data_bytes = w.at("data_bytes");
+  m.pid = j.at("pid");
+  m.device = j.at("device");
+  m.visible_devices = j.at("cuda_visible_devices").is_null() ? "" : j.at("cuda_visible_devices").get<std::string>();
+  return m;
 }
 
 }  // namespace mf

@@ -1,6 +1,7 @@
 #pragma once
-// The result document of a run (DESIGN.md "Results"): written to a temporary
-// file, then renamed, so a reader never sees half of it.
+// The result document of a run (DESIGN.md "Results"), written to a temporary file, then renamed, so
+// a reader never sees half of it; the CSV rows for tables and plots; and the wire form in which a
+// worker process returns its model's report.
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/fit.h"
+#include "runtime/timeline.h"
 
 namespace mf {
 
@@ -17,7 +19,10 @@ struct ModelReport {
   std::string name;
   ModelStatus status = ModelStatus::ok;
   std::string error;
-  FitResult fit;
+  FitResult fit;  // with the step timeline when the run asked for it
+  std::optional<double> startup_s;  // data, plan and pool, weights: before the start barrier
+  std::optional<double> samples_per_s;
+  int64_t samples = 0;  // training rows x epochs trained
   std::optional<double> solo_s, slowdown;
   Evaluation test;
   // Which metrics exist: a metric that exists and is NaN was computed as NaN, not left out.
@@ -29,20 +34,39 @@ struct ModelReport {
   std::vector<PlanPart> plan;  // the model's memory plan, part by part (empty when the spec was not read)
   int64_t params = 0;
   PoolStats memory;
+  std::optional<size_t> process_device_bytes;  // NVML: the device memory of the process that ran it, context included
+  // Where it ran.
+  std::string backend, device_name, data;  // "cpu", the processor in words, the data set in words
+  size_t data_bytes = 0;                   // its data set, resident apart from the pool
+  int pid = 0;                             // the process
+  int device = 0;                          // the GPU it was given (--devices)
+  std::string visible_devices;             // CUDA_VISIBLE_DEVICES as the process saw it ("" when unset)
 };
+
 
 struct RunReport {
   std::string backend, device, mode = "serial", data;
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
-  size_t host_peak_rss_bytes = 0;  // the process's peak resident host memory (getrusage), pools and data included
+  size_t host_peak_rss_bytes = 0;  // peak resident host memory (getrusage) of this process and its workers
   double wall_s = 0;
   std::optional<double> startup_s, samples_per_s;  // absent when a failure came before they were measured
   std::optional<double> speedup_vs_serial;
+  int concurrency = 1;  // at most this many models trained at once
+  std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
+  nlohmann::json gpu;              // NVML's samples summarised; null when there are none
+  std::string gpu_note;            // why gpu is null
   std::vector<ModelReport> models;
 };
 
 const char* to_string(ModelStatus s);
 nlohmann::json to_json(const RunReport& run);
-void write_json(const RunReport& run, const std::string& path);
+// One run's document, or {"mode": "all", "runs": [...]} for several modes of one sweep.
+void write_json(const std::vector<RunReport>& runs, const std::string& path);
+// One row per model and mode, with its run's figures, under a header line.
+void write_csv(const std::vector<RunReport>& runs, const std::string& path);
+
+// A model's report as a worker process sends it (one line of JSON, the timeline included) and back.
+nlohmann::json to_wire(const ModelReport& m);
+ModelReport model_report_from_wire(const nlohmann::json& wire);
 
 }  // namespace mf

@@ -1,0 +1,60 @@
+#include "apps/multifit/cli_values.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace mf {
+
+CLI::Validator whole_number(long long low, long long high) {
+  const std::string rule = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long value = std::strtoll(text.c_str(), &end, 10);
+        const bool ok = end != text.c_str() && *end == '\0' && errno == 0 && value >= low && value <= high;
+        return ok ? "" : "got " + text + "; expected " + rule;
+      },
+      "INT");
+}
+
+CLI::Validator positive_float() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const float value = std::strtof(text.c_str(), &end);
+        const bool ok = end != text.c_str() && *end == '\0' && std::isfinite(value) && value > 0.f;
+        return ok ? "" : "got " + text + "; expected a finite number > 0 (as a float: 1.2e-38 to 3.4e38)";
+      },
+      "FLOAT");
+}
+
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        std::strtoull(text.c_str(), &end, 10);
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        return digits && errno == 0 ? "" : "got " + text + "; expected a whole number from 0 to 18446744073709551615";
+      },
+      "UINT");
+}
+
+void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
+  cmd.add_option("--backend", backend.name,
+                 "auto picks cuda when a device is usable, else cpu; host-exec runs the CUDA kernels on the "
+                 "CPU, one OS thread per CUDA thread (slow: for checking and teaching)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "host-exec"}))
+      ->capture_default_str();
+  cmd.add_option("--gemm", backend.gemm, "CUDA products: tiled (our kernels) or cublas (reference)")
+      ->check(CLI::IsMember({"tiled", "cublas"}))
+      ->capture_default_str();
+  cmd.add_option("--activations", backend.activations,
+                 "CUDA activations and softmax: ours (our kernels) or cudnn (reference)")
+      ->check(CLI::IsMember({"ours", "cudnn"}))
+      ->capture_default_str();
+}
+
+}  // namespace mf

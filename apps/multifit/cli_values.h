@@ -1,0 +1,19 @@
+#pragma once
+// Command-line values shared by the commands: validators that say what is allowed, and the
+// backend options.
+#include <CLI/CLI.hpp>
+
+#include "apps/multifit/backend_choice.h"
+
+namespace mf {
+
+// A whole number from `low` to `high`.
+CLI::Validator whole_number(long long low, long long high);
+// A float > 0 that stays finite and above 0 as a float (the spec's rule for learning_rate).
+CLI::Validator positive_float();
+// A seed: a whole number from 0 to 2^64 - 1, digits only (so -1 does not wrap around).
+CLI::Validator seed_number();
+// --backend, --gemm and --activations.
+void add_backend_options(CLI::App& cmd, BackendOptions& backend);
+
+}  // namespace mf

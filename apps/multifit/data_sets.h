@@ -1,0 +1,42 @@
+#pragma once
+// The data sets of a process, resident on one device: each source is read and uploaded once, and
+// every model that trains on it shares that copy (DESIGN.md "Memory"). Thread-safe: the streams
+// mode's workers ask for their data at once.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "backends/backend.h"
+#include "data/dataset.h"
+#include "nn/device_data.h"
+
+namespace mf {
+
+struct ResidentData {
+  std::string description;     // "fashion-mnist (60000 train, 10000 test)"
+  // The host sets without their rows (x and y freed after the upload): what check_data reads.
+  Dataset train_labels;
+  std::optional<Dataset> test_labels;
+  std::unique_ptr<DeviceData> train, test;  // test is null when the source has none
+  size_t bytes() const { return train->bytes() + (test ? test->bytes() : 0); }
+};
+
+class DataSets {
+ public:
+  // `backend` holds the copies (its upstream) and uploads them on its stream; it outlives this.
+  explicit DataSets(Backend& backend) : backend_(backend) {}
+
+  // The source's resident copy, loaded on first use: a UserError as load_data's when it cannot be read.
+  // The upload has finished when this returns, so any stream of the device may read it.
+  const ResidentData& get(const std::string& source, int targets);
+  size_t bytes() const;  // all resident sets
+
+ private:
+  Backend& backend_;
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, int>, std::unique_ptr<ResidentData>> sets_;
+};
+
+}  // namespace mf

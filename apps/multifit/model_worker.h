@@ -1,0 +1,48 @@
+#pragma once
+// One model's life in a run, the same in every mode: build (start-up: its data, its plan checked
+// against its cap, its pool and weights), wait for the start signal, train (fit, evaluate, save),
+// report. Every failure is caught into the report (status oom, failed or diverged, with the message)
+// so that the other models go on and the result document is still written.
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "apps/multifit/data_sets.h"
+#include "apps/multifit/job.h"
+#include "apps/multifit/report.h"
+#include "nn/model.h"
+#include "runtime/clock.h"
+
+namespace mf {
+
+class ModelWorker {
+ public:
+  // The model's start-up is timed from here.
+  ModelWorker(const Job& job, const RunOptions& options);
+  ~ModelWorker();  // releases the model's pool
+
+  // Runs one stage of the model's work (the mode's too: making its backend), catching what it
+  // throws into the report's status and the exit code; a stage after a failure does not run.
+  void attempt(const std::function<void()>& stage);
+  // The rest of start-up: data from `data` (read and uploaded once per process), the plan checked
+  // against the cap before the pool takes anything, then the model on `backend`.
+  void build(Backend& backend, DataSets& data);
+  bool built() const { return model_ != nullptr; }
+  // Fits and evaluates (a model that failed to build does nothing); stops early when *stop turns true.
+  void train(const std::atomic<bool>* stop);
+
+  ModelReport& report() { return report_; }
+  // 0; 1 when it diverged or the machine failed; 2 for a user's mistake or memory over a cap.
+  int exit_code() const { return code_; }
+
+ private:
+  const Job& job_;
+  const RunOptions& options_;
+  const ResidentData* data_ = nullptr;
+  std::unique_ptr<Model> model_;
+  ModelReport report_;
+  int code_ = 0;
+  Clock::time_point startup_;
+};
+
+}  // namespace mf

@@ -1,0 +1,44 @@
+#pragma once
+// How the models of a run share the machine. The runner (apps/multifit/runner.h) splits a sweep
+// into phases of at most --concurrency models and hands each phase to its mode; a mode builds the
+// phase's models, holds them at a start barrier, trains them and returns their reports. Modes never
+// measure anything: every model measures itself (ModelWorker), the runner measures the run.
+#include <atomic>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "apps/multifit/job.h"
+#include "apps/multifit/report.h"
+
+namespace mf {
+
+struct Phase {
+  std::vector<ModelReport> reports;  // one per job, in the jobs' order
+  double released_s = 0;             // clock_seconds() when the start barrier let the models go
+  int exit_code = 0;                 // the worst of the models' (ModelWorker::exit_code)
+};
+
+class Mode {
+ public:
+  virtual ~Mode() = default;
+  virtual const char* name() const = 0;
+  // Builds, starts together and trains `jobs`; every failure is in a report, never thrown. When
+  // *stop turns true (Ctrl-C) the models stop after their current step and report what they did.
+  virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop) = 0;
+};
+
+// serial: one model after another on one backend (one stream), each pool released before the next.
+std::unique_ptr<Mode> make_serial_mode(const RunOptions& options);
+// streams: one host thread, backend (its own stream and library handles) and pool per model; the
+// data sets uploaded once per device.
+std::unique_ptr<Mode> make_streams_mode(const RunOptions& options);
+// processes: one worker process per model (posix_spawn of this binary, CUDA_VISIBLE_DEVICES set for
+// it), its report returned over a pipe.
+std::unique_ptr<Mode> make_processes_mode(const RunOptions& options);
+
+// The worst of two exit codes: 130 (Ctrl-C) over 2 (a user's mistake) over 1 (a failure) over 0.
+int worse_exit_code(int a, int b);
+
+}  // namespace mf

@@ -1,0 +1,53 @@
+// serial: the models one after another, as a Keras user's loop with clear_session() between them.
+// One backend (one stream, one context) serves them all; a model's pool is released before the next
+// is built, so a sweep needs the memory of its largest model, not of all of them.
+#include "apps/multifit/modes/mode.h"
+
+#include <iostream>
+
+#include "apps/multifit/data_sets.h"
+#include "apps/multifit/model_worker.h"
+#include "runtime/clock.h"
+
+namespace mf {
+namespace {
+
+class SerialMode final : public Mode {
+ public:
+  explicit SerialMode(const RunOptions& options) : options_(options) {}
+  const char* name() const override { return "serial"; }
+
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop) override {
+    Phase phase;
+    for (const Job& job : jobs) {
+      ModelWorker worker(job, options_);
+      worker.attempt([&] {
+        if (backend_) return;
+        backend_ = make_backend(options_.backend, std::cerr);
+        data_ = std::make_unique<DataSets>(*backend_);
+      });
+      if (backend_) worker.build(*backend_, *data_);
+      phase.released_s = clock_seconds();  // alone: nothing to wait for
+      worker.train(&stop);
+      phase.reports.push_back(worker.report());
+      phase.exit_code = worse_exit_code(phase.exit_code, worker.exit_code());
+    }  // the worker goes, and its pool with it, before the next model is built
+    return phase;
+  }
+
+ private:
+  const RunOptions& options_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<DataSets> data_;  // declared after the backend that holds them: freed first
+};
+
+}  // namespace
+
+std::unique_ptr<Mode> make_serial_mode(const RunOptions& options) { return std::make_unique<SerialMode>(options); }
+
+int worse_exit_code(int a, int b) {
+  auto rank = [](int code) { return code == 130 ? 3 : code == 2 ? 2 : code != 0 ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+}  // namespace mf

@@ -1,0 +1,119 @@
+// multifit run SWEEP.json: the contention study. Trains a sweep's models serially, on streams in
+// one process, or as processes (or all three, one after another), and measures how they share the
+// machine.
+#include <climits>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "apps/multifit/cli_values.h"
+#include "apps/multifit/commands.h"
+#include "apps/multifit/output_path.h"
+#include "apps/multifit/runner.h"
+#include "apps/multifit/summary_table.h"
+#include "runtime/bytes.h"
+#include "runtime/error.h"
+#include "runtime/interrupt.h"
+#include "runtime/trace.h"
+
+namespace mf {
+namespace {
+
+struct RunArgs {
+  RunOptions options;
+  std::string mode = "serial", json, csv, trace, memory_limit, memory_mode;
+  bool solo = false;
+};
+
+std::unique_ptr<Mode> make_mode(const std::string& name, const RunOptions& options) {
+  if (name == "streams") return make_streams_mode(options);
+  if (name == "processes") return make_processes_mode(options);
+  return make_serial_mode(options);
+}
+
+// One track per model and mode, in the process that ran it, on the clock every process shares.
+void write_trace_file(const std::vector<RunReport>& runs, const std::string& path) {
+  std::vector<TraceTrack> tracks;
+  double origin = INFINITY;
+  for (const RunReport& run : runs)
+    for (const ModelReport& m : run.models) {
+      const std::string name = runs.size() > 1 ? run.mode + ": " + m.name : m.name;
+      tracks.push_back({name, m.pid, m.fit.steps, m.fit.epoch_spans});
+      if (!m.fit.steps.empty()) origin = std::min(origin, m.fit.steps.front().begin_s);
+    }
+  write_trace(tracks, std::isfinite(origin) ? origin : 0, path);
+}
+
+int run_study(RunArgs& args) {
+  RunOptions& options = args.options;
+  check_output_path("--json", args.json);
+  check_output_path("--csv", args.csv);
+  check_output_path("--trace", args.trace);
+  if (!args.memory_limit.empty()) options.overrides.memory_limit = parse_bytes(args.memory_limit, "--memory-limit");
+  if (!args.memory_mode.empty())
+    options.overrides.memory_mode = args.memory_mode == "reserve" ? PoolMode::reserve : PoolMode::grow;
+  const Sweep sweep = load_sweep(options.sweep);
+  const std::vector<Job> jobs = make_jobs(sweep, options);
+  options.backend = resolve_auto(options.backend, std::cerr);
+  options.label_lines = jobs.size() > 1;
+  options.timeline = true;
+  const std::atomic<bool>& stop = stop_on_interrupt();
+
+  std::vector<std::string> modes = {args.mode};
+  if (args.mode == "all") modes = {"serial", "streams", "processes"};
+  const bool solo_first = args.solo && modes.front() != "serial";
+  int code = 0;
+  std::optional<RunReport> serial;
+  if (solo_first) {
+    std::fprintf(stderr, "multifit: solo runs: each model alone, for its slowdown\n");
+    serial = run_mode(*make_serial_mode(options), jobs, options, stop, &code);
+  }
+  std::vector<RunReport> runs;
+  for (const std::string& name : modes) {
+    if (modes.size() > 1) std::fprintf(stderr, "multifit: mode %s\n", name.c_str());
+    RunReport run = run_mode(*make_mode(name, options), jobs, options, stop, &code);
+    if (name == "serial") serial = run;
+    if (serial) compare_with_serial(run, *serial);
+    print_run_table(run);
+    runs.push_back(std::move(run));
+  }
+  if (runs.size() > 1) print_modes_table(runs);
+  if (!args.json.empty()) write_json(runs, args.json);
+  if (!args.csv.empty()) write_csv(runs, args.csv);
+  if (!args.trace.empty()) write_trace_file(runs, args.trace);
+  return code;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  RunOptions& o = args->options;
+  CLI::App* cmd = app.add_subcommand("run", "Train a sweep of models serially, on streams or as processes, and "
+                                            "measure how they share the machine");
+  cmd->add_option("sweep", o.sweep, "Sweep file (JSON: a base spec and grid axes, or a list of models), or one "
+                                    "model's spec; e.g. examples/fashion-mnist-grid.json")
+      ->required();
+  cmd->add_option("--mode", args->mode, "serial: one model after another; streams: one thread and stream per "
+                                        "model; processes: one process per model; all: the three in turn")
+      ->check(CLI::IsMember({"serial", "streams", "processes", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--concurrency", o.concurrency, "At most K models at once, the rest in later phases (0: all)")
+      ->check(whole_number(0, INT_MAX));
+  cmd->add_flag("--solo", args->solo, "Run each model alone first, for its slowdown (--mode all has it)");
+  cmd->add_option("--memory-limit", args->memory_limit, "Every model's memory.limit, e.g. 64MiB");
+  cmd->add_option("--memory", args->memory_mode, "Every model's memory.mode")
+      ->check(CLI::IsMember({"grow", "reserve"}));
+  cmd->add_option("--devices", o.devices, "GPUs to spread the models over, round robin, e.g. 0,1")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1023));
+  add_backend_options(*cmd, o.backend);
+  cmd->add_option("--data", o.data, "Every model's data source (default: each spec's data)");
+  cmd->add_option("--json", args->json, "Write the result document here");
+  cmd->add_option("--csv", args->csv, "Write one row per model (and mode) here");
+  cmd->add_option("--trace", args->trace, "Write a Chrome/Perfetto trace here: one track per model");
+  cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines");
+  return [args] { return run_study(*args); };
+}
+
+}  // namespace mf

@@ -1,0 +1,127 @@
+#include "apps/multifit/runner.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <set>
+#include <span>
+
+#include "apps/multifit/model_worker.h"
+#include "runtime/clock.h"
+#include "runtime/nvml_monitor.h"
+
+namespace mf {
+namespace {
+
+// The peak resident memory of this process and of its largest worker process (getrusage).
+size_t host_peak_rss_bytes() {
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  return size_t(std::max(self.ru_maxrss, children.ru_maxrss)) * 1024;  // Linux reports KiB
+}
+
+// A model never started because the run was stopped first.
+ModelReport not_started(const Job& job, const RunOptions& options) {
+  ModelWorker worker(job, options);
+  ModelReport report = worker.report();
+  report.status = ModelStatus::failed;
+  report.error = "not started: the run was interrupted (Ctrl-C)";
+  return report;
+}
+
+nlohmann::json to_json(const GpuSummary& gpu) {
+  return {{"device", gpu.device},
+          {"samples", gpu.samples},
+          {"mean_utilization_percent", gpu.mean_utilization_percent},
+          {"max_utilization_percent", gpu.max_utilization_percent},
+          {"peak_used_bytes", gpu.peak_used_bytes},
+          {"total_bytes", gpu.total_bytes}};
+}
+
+// What the run ran on, and its resident data: one copy per process and data set.
+void describe_run(RunReport& run) {
+  std::set<std::pair<int, std::string>> copies;
+  for (const ModelReport& m : run.models) {
+    if (run.backend.empty() && !m.backend.empty()) {
+      run.backend = m.backend;
+      run.device = m.device_name;
+    }
+    if (m.data.empty()) continue;
+    if (run.data.empty()) run.data = m.data;
+    else if (run.data.find(m.data) == std::string::npos) run.data += "; " + m.data;
+    if (copies.insert({m.pid, m.data}).second) run.data_bytes += m.data_bytes;
+  }
+}
+
+}  // namespace
+
+RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& options,
+                   const std::atomic<bool>& stop, int* exit_code) {
+  RunReport run;
+  run.mode = mode.name();
+  const bool serial = run.mode == "serial";
+  const size_t all = std::max<size_t>(jobs.size(), 1);
+  const size_t per_phase = serial ? 1 : options.concurrency > 0 ? std::min<size_t>(options.concurrency, all) : all;
+  run.concurrency = int(per_phase);
+
+  std::optional<NvmlMonitor> monitor;
+  if (options.backend.name == "cuda") monitor.emplace(options.devices.empty() ? 0 : options.devices.front());
+  const double start = clock_seconds();
+  double startup = 0;
+  for (size_t first = 0; first < jobs.size(); first += per_phase) {
+    const std::span<const Job> phase_jobs(jobs.data() + first, std::min(per_phase, jobs.size() - first));
+    if (stop) {
+      for (const Job& job : phase_jobs) run.models.push_back(not_started(job, options));
+      *exit_code = worse_exit_code(*exit_code, 130);
+      continue;
+    }
+    const double phase_start = clock_seconds();
+    Phase phase = mode.run(phase_jobs, stop);
+    startup += phase.released_s - phase_start;
+    *exit_code = worse_exit_code(*exit_code, phase.exit_code);
+    for (ModelReport& m : phase.reports) run.models.push_back(std::move(m));
+  }
+  run.wall_s = clock_seconds() - start;
+  // Never measured, rather than 0, when no model got as far as its start-up (no backend, say).
+  if (std::any_of(run.models.begin(), run.models.end(), [](const ModelReport& m) { return m.startup_s.has_value(); }))
+    run.startup_s = startup;
+
+  if (!monitor) {
+    run.gpu_note = "no GPU sampled: the " + options.backend.name + " backend runs on the CPU";
+  } else if (!monitor->available()) {
+    run.gpu_note = monitor->why_not();
+  } else {
+    const GpuSummary gpu = monitor->stop();
+    run.gpu = to_json(gpu);
+    if (!gpu.sampling_error.empty()) run.gpu_note = gpu.sampling_error;
+    for (ModelReport& m : run.models)
+      if (const auto p = gpu.process_peak_bytes.find(m.pid); p != gpu.process_peak_bytes.end())
+        m.process_device_bytes = p->second;
+  }
+
+  describe_run(run);
+  int64_t samples = 0;
+  std::vector<Track> tracks;
+  for (const ModelReport& m : run.models) {
+    samples += m.samples;
+    if (!m.fit.steps.empty()) tracks.push_back(m.fit.steps);
+  }
+  if (run.wall_s > 0) run.samples_per_s = double(samples) / run.wall_s;
+  if (options.timeline) run.overlap = measure_overlap(tracks);
+  run.host_peak_rss_bytes = host_peak_rss_bytes();
+  return run;
+}
+
+void compare_with_serial(RunReport& run, const RunReport& serial) {
+  if (run.wall_s > 0) run.speedup_vs_serial = serial.wall_s / run.wall_s;
+  for (size_t i = 0; i < run.models.size() && i < serial.models.size(); ++i) {
+    ModelReport& m = run.models[i];
+    const ModelReport& solo = serial.models[i];
+    if (!solo.fitted || solo.fit.train_s <= 0 || solo.status != ModelStatus::ok) continue;
+    m.solo_s = solo.fit.train_s;
+    if (m.fitted && m.status == ModelStatus::ok) m.slowdown = m.fit.train_s / solo.fit.train_s;
+  }
+}
+
+}  // namespace mf

@@ -1,0 +1,25 @@
+#pragma once
+// The runner of a study (HFTA's workflow runner is the picture): it splits the jobs into phases of
+// at most --concurrency models, hands each phase to the mode, and measures around the mode: the run's
+// wall and start-up time, its throughput, the models' overlap from their step timelines, the GPU
+// through NVML. It assembles the run report from the reports the workers return, and relates the
+// modes: a model's slowdown against its solo (serial) run, a run's speedup over the serial run.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "apps/multifit/job.h"
+#include "apps/multifit/modes/mode.h"
+#include "apps/multifit/report.h"
+
+namespace mf {
+
+// Runs `jobs` in `mode` and measures the run. *exit_code takes the worst of the models' codes.
+RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& options,
+                   const std::atomic<bool>& stop, int* exit_code);
+
+// Fills each model's solo_s and slowdown (train_s / solo_s) and the run's speedup_vs_serial
+// (serial wall / wall) from `serial`, the same jobs run in serial mode: each model alone.
+void compare_with_serial(RunReport& run, const RunReport& serial);
+
+}  // namespace mf

@@ -1,0 +1,265 @@
+// `multifit run` end to end on the CPU backend and through host execution: every mode gives each
+// model the numbers of its solo `train`; the document's fields obey their consistency rules; workers
+// are spawned with their devices; serial releases memory; faults stay with their model.
+#include <csignal>
+#include <set>
+
+#include "cli_support.h"
+
+namespace {
+
+using namespace cli_test;
+
+// A small model that trains for a long time (200 epochs of 100000 rows, ~10 s), to be stopped or killed.
+const json kSlowModel = {{"name", "slow"},
+                         {"data", "synthetic:binary:rows=100000"},
+                         {"input", 20},
+                         {"layers", {{{"units", 64}, {"activation", "relu"}}, {{"units", 1}, {"activation", "sigmoid"}}}},
+                         {"loss", "binary_crossentropy"},
+                         {"fit", {{"epochs", 200}, {"batch_size", 64}}}};
+
+class Run : public Cli {
+ protected:
+  std::string sweep(const json& doc, const std::string& file = "sweep.json") const {
+    std::ofstream(path(file)) << doc.dump(2);
+    return quoted(path(file));
+  }
+  // The models of a model-list sweep from the examples, each changed by a merge patch.
+  json example_spec(const std::string& name, const json& changes = json::object()) const {
+    json spec = json::parse(read_file(example(name)));
+    spec.merge_patch(changes);
+    return spec;
+  }
+  // Starts `multifit ARGS` in the background, runs `then` (shell, with $p the multifit pid) and waits.
+  Result in_background(const std::string& args, const std::string& then) const {
+    return multifit(args + " & p=$!; " + then + "; wait $p", "");
+  }
+};
+
+const json* model_named(const json& run, const std::string& name) {
+  for (const json& m : run["models"])
+    if (m["name"] == name) return &m;
+  return nullptr;
+}
+
+TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
+  const Result r = multifit("run " + quoted(example("seed-pair.json")) + " --mode all --backend cpu --quiet --json " +
+                            quoted(path("r.json")) + " --csv " + quoted(path("r.csv")) + " --trace " +
+                            quoted(path("t.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = result("r.json");
+  ASSERT_EQ(doc["mode"], "all");
+  ASSERT_EQ(doc["runs"].size(), 3u);
+  for (const std::string name : {"binary-classifier", "regressor"}) {
+    const Result solo = multifit("train " + quoted(example(name + ".json")) + " --backend cpu --quiet --json " +
+                                 quoted(path(name + ".json")));
+    ASSERT_EQ(solo.rc, 0) << solo.err;
+    const json alone = result(name + ".json")["models"][0];
+    for (const json& run : doc["runs"]) {
+      SCOPED_TRACE(run["mode"].get<std::string>() + " " + name);
+      const json* m = model_named(run, name);
+      ASSERT_NE(m, nullptr);
+      EXPECT_EQ((*m)["status"], "ok");
+      EXPECT_EQ((*m)["test_loss"], alone["test_loss"]);  // bit-identical: the same float printed the same
+      EXPECT_EQ((*m)["test_accuracy"], alone["test_accuracy"]);
+      ASSERT_EQ((*m)["epochs"].size(), alone["epochs"].size());
+      for (size_t e = 0; e < alone["epochs"].size(); ++e)
+        EXPECT_EQ((*m)["epochs"][e]["loss"], alone["epochs"][e]["loss"]);
+    }
+  }
+  // The consistency rules: slowdown = train_s / solo_s, speedup = serial wall / wall, models within the wall.
+  const double serial_wall = doc["runs"][0]["wall_s"];
+  for (const json& run : doc["runs"]) {
+    SCOPED_TRACE(run["mode"].get<std::string>());
+    EXPECT_EQ(run["backend"], "cpu");
+    EXPECT_NEAR(run["speedup_vs_serial"].get<double>(), serial_wall / run["wall_s"].get<double>(), 1e-9);
+    const double overlap = run["overlap"]["fraction"];
+    EXPECT_GE(overlap, 0.0);
+    EXPECT_LE(overlap, 1.0);
+    EXPECT_LE(run["overlap"]["concurrent_s"].get<double>(), run["overlap"]["busy_s"].get<double>());
+    EXPECT_TRUE(run["gpu"].is_null());
+    EXPECT_TRUE(contains(run["gpu_note"], "cpu")) << run["gpu_note"];
+    for (const json& m : run["models"]) {
+      const double train = m["train_s"], solo = m["solo_s"];
+      EXPECT_NEAR(m["slowdown"].get<double>(), train / solo, 1e-9);
+      EXPECT_LE(train + m["startup_s"].get<double>(), run["wall_s"].get<double>());
+    }
+  }
+  EXPECT_EQ(doc["runs"][0]["overlap"]["fraction"], 0.0);  // serial: never two at once
+  for (const json& m : doc["runs"][0]["models"]) EXPECT_EQ(m["slowdown"], 1.0);
+  // Processes: one worker each, not this process.
+  const json& processes = doc["runs"][2]["models"];
+  EXPECT_NE(processes[0]["pid"], processes[1]["pid"]);
+  EXPECT_NE(processes[0]["pid"], doc["runs"][1]["models"][0]["pid"]);
+
+  // The CSV: a header and one row per model and mode.
+  const std::string csv = read_file(path("r.csv"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2);
+  EXPECT_TRUE(csv.starts_with("run_mode,")) << csv;
+  // The trace: valid JSON, one named track per model and mode, steps on it.
+  const json trace = result("t.json");
+  std::set<std::string> tracks;
+  size_t steps = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M") tracks.insert(e["args"]["name"].get<std::string>());
+    if (e["name"] == "step") ++steps;
+  }
+  EXPECT_EQ(tracks.size(), 6u);
+  EXPECT_TRUE(tracks.count("streams: regressor"));
+  EXPECT_EQ(steps, 3u * (2 * 16 + 3 * 32));  // 2 epochs of 16 steps, 3 of 32, in each mode
+}
+
+TEST_F(Run, HostExecutionStreamsGiveTheSerialNumbers) {
+  const std::string common = "run " + quoted(example("seed-pair.json")) +
+                             " --backend host-exec --quiet --data synthetic:binary:rows=128 --json ";
+  const Result serial = multifit(common + quoted(path("serial.json")) + " --mode serial");
+  const Result streams = multifit(common + quoted(path("streams.json")) + " --mode streams");
+  ASSERT_EQ(serial.rc, 0) << serial.err;
+  ASSERT_EQ(streams.rc, 0) << streams.err;
+  const json a = result("serial.json"), b = result("streams.json");
+  EXPECT_EQ(b["backend"], "host-exec");
+  for (size_t i = 0; i < 2; ++i) {
+    for (size_t e = 0; e < a["models"][i]["epochs"].size(); ++e)
+      EXPECT_EQ(a["models"][i]["epochs"][e]["loss"], b["models"][i]["epochs"][e]["loss"]);
+    EXPECT_EQ(a["models"][i]["test_loss"], b["models"][i]["test_loss"]);
+  }
+}
+
+TEST_F(Run, WorkersAreSpawnedWithTheirDevices) {
+  const std::string args = "run " + quoted(example("seed-pair.json")) + " --backend cpu --quiet --devices 3,5 --json ";
+  const Result processes = multifit(args + quoted(path("p.json")) + " --mode processes");
+  ASSERT_EQ(processes.rc, 0) << processes.err;
+  const json p = result("p.json");
+  EXPECT_EQ(p["models"][0]["device"], 3);
+  EXPECT_EQ(p["models"][0]["cuda_visible_devices"], "3");  // set in the worker's own environment
+  EXPECT_EQ(p["models"][1]["device"], 5);
+  EXPECT_EQ(p["models"][1]["cuda_visible_devices"], "5");
+  // Streams: the same assignment, as the stream's device, in this one process.
+  const Result streams = multifit(args + quoted(path("s.json")) + " --mode streams", "unset CUDA_VISIBLE_DEVICES; ");
+  ASSERT_EQ(streams.rc, 0) << streams.err;
+  const json s = result("s.json");
+  EXPECT_EQ(s["models"][1]["device"], 5);
+  EXPECT_TRUE(s["models"][1]["cuda_visible_devices"].is_null());
+  EXPECT_EQ(s["models"][0]["pid"], s["models"][1]["pid"]);
+}
+
+// Six models reserving 256 MiB each, under an address-space limit that fits one: serial releases each
+// pool before the next and all train; at once, they get a clear oom, as in TensorFlow a second process
+// gets no memory (which of them, if any, gets it first depends on the threads' own address space).
+TEST_F(Run, SerialReleasesEachPoolBeforeTheNext) {
+  json base = example_spec("binary-classifier.json", {{"fit", {{"epochs", 1}}}, {"memory", {{"limit", "256MiB"}, {"mode", "reserve"}}}});
+  const std::string six = sweep({{"name", "six"}, {"base", base}, {"grid", {{"seed", {1, 2, 3, 4, 5, 6}}}}});
+  const std::string limit = "ulimit -v 800000; ";
+  const Result serial = multifit("run " + six + " --backend cpu --quiet --mode serial --json " + quoted(path("a.json")), limit);
+  ASSERT_EQ(serial.rc, 0) << serial.err;
+  const json a = result("a.json");
+  for (const json& m : a["models"]) {
+    EXPECT_EQ(m["status"], "ok") << m["error"];
+    EXPECT_EQ(m["memory"]["reserved_bytes"], 256u << 20);
+  }
+  const Result streams = multifit("run " + six + " --backend cpu --quiet --mode streams --json " + quoted(path("b.json")), limit);
+  EXPECT_EQ(streams.rc, 2);
+  int ok = 0, oom = 0;
+  const json b = result("b.json");
+  for (const json& m : b["models"]) {
+    ok += m["status"] == "ok";
+    if (m["status"] == "oom") {
+      ++oom;
+      EXPECT_TRUE(contains(m["error"], "mode reserve: the host cannot give 256.00 MiB")) << m["error"];
+    }
+  }
+  EXPECT_LE(ok, 1);
+  EXPECT_GE(oom, 5);
+  EXPECT_EQ(ok + oom, 6);
+}
+
+TEST_F(Run, EachModelKeepsItsMemoryModeInEitherOrder) {
+  const json grow = example_spec("regressor.json", {{"name", "grows"}, {"memory", {{"limit", "8MiB"}, {"mode", "grow"}}}});
+  const json reserve = example_spec("regressor.json", {{"name", "reserves"}, {"memory", {{"limit", "8MiB"}, {"mode", "reserve"}}}});
+  for (const json& models : {json{grow, reserve}, json{reserve, grow}}) {
+    const Result r = multifit("run " + sweep({{"models", models}}) + " --backend cpu --quiet --mode streams --json " +
+                              quoted(path("r.json")));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = result("r.json");
+    EXPECT_EQ((*model_named(doc, "reserves"))["memory"]["reserved_bytes"], 8u << 20);
+    EXPECT_LT((*model_named(doc, "grows"))["memory"]["reserved_bytes"].get<size_t>(), 8u << 20);
+    EXPECT_EQ((*model_named(doc, "grows"))["settings"]["memory_mode"], "grow");
+  }
+}
+
+TEST_F(Run, FaultsStayWithTheirModelAndTheOthersFinish) {
+  const json models = {example_spec("binary-classifier.json", {{"name", "good"}}),
+                       example_spec("regressor.json", {{"name", "diverges"}, {"optimizer", {{"learning_rate", 1e30}}}}),
+                       example_spec("regressor.json", {{"name", "over-cap"}, {"memory", {{"limit", "1KiB"}}}}),
+                       example_spec("regressor.json", {{"name", "bad"}, {"layers", {{{"units", 0}}}}})};
+  const std::string faults = sweep({{"models", models}});
+  for (const std::string mode : {"streams", "processes"}) {
+    SCOPED_TRACE(mode);
+    const Result r = multifit("run " + faults + " --backend cpu --quiet --mode " + mode + " --json " + quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2) << r.err;  // a user's mistake (the bad spec, the cap) ranks above a divergence
+    const json doc = result("r.json");
+    ASSERT_EQ(doc["models"].size(), 4u);
+    EXPECT_EQ(doc["models"][0]["status"], "ok");
+    EXPECT_EQ(doc["models"][0]["test_accuracy"].is_number(), true);
+    EXPECT_EQ(doc["models"][1]["status"], "diverged");
+    EXPECT_TRUE(contains(doc["models"][1]["error"], "lower optimizer.learning_rate")) << doc["models"][1]["error"];
+    EXPECT_EQ(doc["models"][2]["status"], "oom");
+    EXPECT_TRUE(contains(doc["models"][2]["error"], "1.00 KiB")) << doc["models"][2]["error"];
+    EXPECT_TRUE(doc["models"][2]["train_s"].is_null());  // caught before anything trained
+    EXPECT_EQ(doc["models"][3]["status"], "failed");
+    EXPECT_TRUE(contains(doc["models"][3]["error"], "models[3]")) << doc["models"][3]["error"];
+    EXPECT_TRUE(contains(doc["models"][3]["error"], "units")) << doc["models"][3]["error"];
+  }
+}
+
+TEST_F(Run, AKilledWorkerLeavesTheOthersResults) {
+  const std::string two = sweep({{"models", {example_spec("binary-classifier.json", {{"name", "quick"}}), kSlowModel}}});
+  // Once the slow model's worker has trained a moment, SIGKILL it.
+  const Result r = in_background(
+      "run " + two + " --backend cpu --quiet --mode processes --json " + quoted(path("r.json")),
+      "for i in $(seq 100); do w=$(pgrep -f '[m]ultifit worker slow'); [ -n \"$w\" ] && break; sleep 0.05; done; "
+      "sleep 0.5; kill -KILL $w");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  const json doc = result("r.json");
+  EXPECT_EQ(doc["models"][0]["status"], "ok");
+  EXPECT_TRUE(doc["models"][0]["test_loss"].is_number());
+  EXPECT_EQ(doc["models"][1]["status"], "failed");
+  EXPECT_TRUE(contains(doc["models"][1]["error"], "killed by signal 9 (SIGKILL)")) << doc["models"][1]["error"];
+}
+
+TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
+  json models = {{"models", {kSlowModel, kSlowModel, kSlowModel}}};
+  models["models"][1]["name"] = "slow-2";
+  models["models"][2]["name"] = "slow-3";
+  for (const std::string mode : {"streams", "processes"}) {
+    SCOPED_TRACE(mode);
+    const Result r = in_background("run " + sweep(models) + " --backend cpu --quiet --concurrency 2 --mode " + mode +
+                                       " --json " + quoted(path("r.json")),
+                                   "sleep 1.5; kill -INT $p");
+    EXPECT_EQ(r.rc, 130) << r.err;
+    const json doc = result("r.json");
+    ASSERT_EQ(doc["models"].size(), 3u);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(doc["models"][i]["status"], "failed");
+      EXPECT_TRUE(contains(doc["models"][i]["error"], "interrupted")) << doc["models"][i]["error"];
+      EXPECT_GE(doc["models"][i]["epochs"].size(), 1u);  // what it measured before the stop
+    }
+    EXPECT_TRUE(contains(doc["models"][2]["error"], "not started")) << doc["models"][2]["error"];
+  }
+}
+
+TEST_F(Run, BadInputIsOneLineAndExitCode2) {
+  const std::string pair = quoted(example("seed-pair.json"));
+  for (const std::string& args :
+       {"run " + pair + " --mode parallel", "run " + quoted(path("missing.json")), "run " + pair + " --devices -1",
+        "run " + pair + " --json " + quoted(path("no/such/folder/r.json")), "run " + pair + " --memory-limit 12parsecs",
+        "run " + sweep({{"base", example_spec("regressor.json")}, {"grid", {{"colour", {1}}}}})}) {
+    SCOPED_TRACE(args);
+    const Result r = multifit(args);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_TRUE(r.err.starts_with("multifit: error: ")) << r.err;
+  }
+}
+
+}  // namespace
