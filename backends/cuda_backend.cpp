@@ -68,6 +68,10 @@ class CudaBackend final : public Backend {
   }
   void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
   void synchronize() override { stream_.synchronize(); }
+  std::string fault() override {
+    const cudaError_t status = cudaStreamSynchronize(s());
+    return status == cudaSuccess ? "" : cudaGetErrorString(status);
+  }
   void mark() override {
     if (marked_ == marks_.size()) marks_.push_back(std::make_unique<Event>());  // created once, reused every epoch
     marks_[marked_++]->record(stream_);

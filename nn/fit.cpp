@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
-#include <ostream>
 
 #include "nn/epoch_iterator.h"
 #include "runtime/clock.h"
@@ -48,7 +47,7 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
                  const EpochMetrics& e) {
   if (!options.progress) return;
   char head[160];
-  std::snprintf(head, sizeof head, "%sEpoch %d/%d - %lld steps - %s", options.label.c_str(), epoch,
+  std::snprintf(head, sizeof head, "Epoch %d/%d - %lld steps - %s", epoch,
                 spec.fit.epochs, (long long)steps, format_duration(e.seconds).c_str());
   std::string line = head + metric("loss", e.loss);
   if (has_accuracy(spec)) line += metric("accuracy", e.accuracy);
@@ -58,7 +57,7 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
   }
   char rate[48];
   std::snprintf(rate, sizeof rate, " - %.0f samples/s", e.samples_per_s);
-  *options.progress << line << rate << '\n' << std::flush;
+  options.progress(line + rate);
 }
 
 }  // namespace

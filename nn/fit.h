@@ -4,7 +4,7 @@
 // per epoch. The host waits only at the end of an epoch to read its metrics.
 #include <atomic>
 #include <cmath>
-#include <iosfwd>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +37,9 @@ struct FitResult {
 };
 
 struct FitOptions {
-  std::ostream* progress = nullptr;  // Keras-style epoch lines; nullptr for quiet
-  std::string label;                 // prefixes every line (the model's name when several train)
+  // Receives each epoch's Keras-style line ("Epoch 1/10 - 1875 steps - 2.31s - loss: ..."), without
+  // a line break; empty for quiet.
+  std::function<void(const std::string& line)> progress;
   bool timeline = false;             // time every step (Backend::mark: two events per step on a GPU)
   const std::atomic<bool>* stop = nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
 };

@@ -1,6 +1,7 @@
 #pragma once
 // Device memory for pools and data sets (cudaMalloc), and pinned host memory
 // for reading metrics back, for both targets (kernels/target.h).
+#include <atomic>
 #include <cstddef>
 
 #include "kernels/target.h"
@@ -23,9 +24,17 @@ class DeviceUpstream final : public Upstream {
                         " free of " + format_bytes(total) + " (other models or processes hold the rest)");
     }
     MF_CUDA_CHECK(status);
+    in_use_ += bytes;
     return p;
   }
-  void deallocate(void* p, size_t) override { cudaFree(p); }
+  void deallocate(void* p, size_t bytes) override {
+    cudaFree(p);
+    in_use_ -= bytes;
+  }
+  size_t in_use_bytes() const override { return in_use_; }
+
+ private:
+  std::atomic<size_t> in_use_{0};
 };
 
 // A small pinned buffer, so reading a few numbers back is one short DMA.

@@ -38,6 +38,7 @@ void* HostUpstream::allocate(size_t bytes) {
   if (!p)
     throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) +
                       " (the allocation failed; a limit such as ulimit -v may be lower)");
+  in_use_ += bytes;
   return p;
 }
 
@@ -47,7 +48,10 @@ void HostUpstream::commit(void* p, size_t bytes) {
   for (size_t offset = 0; offset < bytes; offset += page) at[offset] = std::byte{0};
 }
 
-void HostUpstream::deallocate(void* p, size_t) { std::free(p); }
+void HostUpstream::deallocate(void* p, size_t bytes) {
+  std::free(p);
+  in_use_ -= bytes;
+}
 
 MemoryPool::MemoryPool(std::string owner, size_t cap_bytes, PoolMode mode, Upstream& upstream)
     : owner_(std::move(owner)), mode_(mode), upstream_(upstream) {

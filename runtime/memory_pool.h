@@ -9,6 +9,7 @@
 //            TensorFlow logical device with memory_limit).
 //
 // Freed ranges are coalesced and reused. Not thread-safe: one model, one owner.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,6 +23,8 @@ struct Upstream {
   virtual void deallocate(void* p, size_t bytes) = 0;
   // Makes allocated memory resident now, as a reservation must be; device memory already is.
   virtual void commit(void* /*p*/, size_t /*bytes*/) {}
+  // Bytes allocated and not yet deallocated: what pools and data sets hold of this upstream.
+  virtual size_t in_use_bytes() const = 0;
 };
 
 // Plain host memory, aligned for SIMD and for the pool's alignment. A request over what the machine
@@ -31,6 +34,10 @@ class HostUpstream final : public Upstream {
   void* allocate(size_t bytes) override;
   void deallocate(void* p, size_t bytes) override;
   void commit(void* p, size_t bytes) override;  // touches every page
+  size_t in_use_bytes() const override { return in_use_; }
+
+ private:
+  std::atomic<size_t> in_use_{0};
 };
 
 enum class PoolMode { grow, reserve };

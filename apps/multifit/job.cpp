@@ -54,7 +54,6 @@ nlohmann::json to_json(const RunOptions& o) {
           {"devices", o.devices},
           {"concurrency", o.concurrency},
           {"quiet", o.quiet},
-          {"label_lines", o.label_lines},
           {"timeline", o.timeline}};
 }
 
@@ -74,7 +73,6 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
   o.devices = j.at("devices").get<std::vector<int>>();
   o.concurrency = j.at("concurrency");
   o.quiet = j.at("quiet");
-  o.label_lines = j.at("label_lines");
   o.timeline = j.at("timeline");
   return o;
 }

@@ -31,7 +31,6 @@ struct RunOptions {
   std::vector<int> devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
   int concurrency = 0;       // at most this many models train at once; 0: all of a phase
   bool quiet = false;        // no per-epoch lines
-  bool label_lines = false;  // prefix progress lines with the model's name (several models train)
   bool timeline = false;     // time every step (for the overlap and the trace)
 };
 

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <new>
 
 #include "apps/multifit/output_path.h"
@@ -100,13 +99,11 @@ void ModelWorker::build(Backend& backend, DataSets& data) {
   report_.startup_s = seconds_since(startup_);
 }
 
-void ModelWorker::train(const std::atomic<bool>* stop) {
+void ModelWorker::train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress) {
   if (!model_) return;
   attempt([&] {
     const ModelSpec& spec = model_->spec();
-    FitOptions fit_options{options_.quiet ? nullptr : &std::cerr, "", options_.timeline, stop};
-    if (options_.label_lines) fit_options.label = report_.name + ": ";
-    report_.fit = fit(*model_, *data_->train, fit_options);
+    report_.fit = fit(*model_, *data_->train, {progress, options_.timeline, stop});
     report_.fitted = true;
     if (report_.fit.status == FitStatus::diverged) {
       report_.status = ModelStatus::diverged;

@@ -28,8 +28,9 @@ class ModelWorker {
   // against the cap before the pool takes anything, then the model on `backend`.
   void build(Backend& backend, DataSets& data);
   bool built() const { return model_ != nullptr; }
-  // Fits and evaluates (a model that failed to build does nothing); stops early when *stop turns true.
-  void train(const std::atomic<bool>* stop);
+  // Fits and evaluates (a model that failed to build does nothing), handing each epoch's line to
+  // `progress` (none when empty); stops early when *stop turns true.
+  void train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress);
 
   ModelReport& report() { return report_; }
   // 0; 1 when it diverged or the machine failed; 2 for a user's mistake or memory over a cap.

@@ -20,6 +20,7 @@ json metric(double v) {
 }
 json metric(double v, bool present) { return present ? metric(v) : json(); }
 json number(const std::optional<double>& v) { return v ? metric(*v) : json(); }
+json bytes(const std::optional<size_t>& b) { return b ? json(*b) : json(); }
 json text(const std::string& s) { return s.empty() ? json() : json(s); }  // null: not reached
 
 // metric() read back: NAN for null.
@@ -63,7 +64,10 @@ json to_json(const ModelReport& m) {
            {{"cap_bytes", m.memory.cap_bytes},
             {"reserved_bytes", m.memory.reserved_bytes},
             {"peak_bytes", m.memory.peak_bytes},
-            {"process_device_bytes", m.process_device_bytes ? json(*m.process_device_bytes) : json()},
+            {"process_device_bytes", bytes(m.process_device_bytes)},
+            {"process_peak_rss_bytes", bytes(m.process_peak_rss_bytes)},
+            {"in_use_before_release_bytes", bytes(m.in_use_before_release_bytes)},
+            {"in_use_after_release_bytes", bytes(m.in_use_after_release_bytes)},
             {"plan", plan}}}};
 }
 
@@ -124,7 +128,9 @@ json to_json(const RunReport& run) {
           {"concurrency", run.concurrency},
           {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
           {"host_peak_rss_bytes", run.host_peak_rss_bytes},
+          {"workers_peak_rss_bytes", bytes(run.workers_peak_rss_bytes)},
           {"startup_s", number(run.startup_s)},
+          {"train_s", number(run.train_s)},
           {"wall_s", run.wall_s},
           {"samples_per_s", number(run.samples_per_s)},
           {"speedup_vs_serial", number(run.speedup_vs_serial)},
@@ -146,8 +152,8 @@ void write_json(const std::vector<RunReport>& runs, const std::string& path) {
 }
 
 void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
-  static const char* const kRun[] = {"mode", "backend", "concurrency", "wall_s", "startup_s", "samples_per_s",
-                                     "speedup_vs_serial"};
+  static const char* const kRun[] = {"mode",    "backend",       "concurrency",      "wall_s",
+                                     "startup_s", "train_s", "samples_per_s", "speedup_vs_serial"};
   static const char* const kModel[] = {"name",          "status",   "error",     "device",
                                        "startup_s",     "train_s",  "samples_per_s", "solo_s",
                                        "slowdown",      "test_loss", "test_accuracy", "params"};

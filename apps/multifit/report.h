@@ -35,6 +35,10 @@ struct ModelReport {
   int64_t params = 0;
   PoolStats memory;
   std::optional<size_t> process_device_bytes;  // NVML: the device memory of the process that ran it, context included
+  std::optional<size_t> process_peak_rss_bytes;  // processes mode: its worker's peak resident host memory
+  // Serial mode: what the backend held (pools and data sets) just before and after the model and its
+  // pool were released, as a Keras user checks around clear_session().
+  std::optional<size_t> in_use_before_release_bytes, in_use_after_release_bytes;
   // Where it ran.
   std::string backend, device_name, data;  // "cpu", the processor in words, the data set in words
   size_t data_bytes = 0;                   // its data set, resident apart from the pool
@@ -47,9 +51,14 @@ struct ModelReport {
 struct RunReport {
   std::string backend, device, mode = "serial", data;
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
-  size_t host_peak_rss_bytes = 0;  // peak resident host memory (getrusage) of this process and its workers
-  double wall_s = 0;
-  std::optional<double> startup_s, samples_per_s;  // absent when a failure came before they were measured
+  // Peak resident host memory (getrusage) of this process: pools, data, libraries. It never goes
+  // down, so in --mode all a later mode shows an earlier one's peak if that was higher.
+  size_t host_peak_rss_bytes = 0;
+  std::optional<size_t> workers_peak_rss_bytes;  // processes mode: the sum of its workers' peaks
+  double wall_s = 0;  // the whole run: start-up and training
+  // Absent when a failure came before they were measured. Start-up: per phase, from its start to the
+  // start barrier; training: from the barrier to the phase's end. samples_per_s counts training time.
+  std::optional<double> startup_s, train_s, samples_per_s;
   std::optional<double> speedup_vs_serial;
   int concurrency = 1;  // at most this many models trained at once
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded

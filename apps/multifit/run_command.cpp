@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "apps/multifit/cli_values.h"
 #include "apps/multifit/commands.h"
@@ -44,6 +45,15 @@ void write_trace_file(const std::vector<RunReport>& runs, const std::string& pat
   write_trace(tracks, std::isfinite(origin) ? origin : 0, path);
 }
 
+// Every model that did not end ok, one line each on stderr (once when it failed alike in every mode).
+void print_errors(const std::vector<RunReport>& runs) {
+  std::set<std::pair<std::string, std::string>> said;
+  for (const RunReport& run : runs)
+    for (const ModelReport& m : run.models)
+      if (m.status != ModelStatus::ok && said.insert({m.name, m.error}).second)
+        std::fprintf(stderr, "multifit: error: %s: %s\n", m.name.c_str(), m.error.c_str());
+}
+
 int run_study(RunArgs& args) {
   RunOptions& options = args.options;
   check_output_path("--json", args.json);
@@ -55,7 +65,6 @@ int run_study(RunArgs& args) {
   const Sweep sweep = load_sweep(options.sweep);
   const std::vector<Job> jobs = make_jobs(sweep, options);
   options.backend = resolve_auto(options.backend, std::cerr);
-  options.label_lines = jobs.size() > 1;
   options.timeline = true;
   const std::atomic<bool>& stop = stop_on_interrupt();
 
@@ -65,12 +74,12 @@ int run_study(RunArgs& args) {
   int code = 0;
   std::optional<RunReport> serial;
   if (solo_first) {
-    std::fprintf(stderr, "multifit: solo runs: each model alone, for its slowdown\n");
+    if (!options.quiet) std::fprintf(stderr, "multifit: solo runs: each model alone, for its slowdown\n");
     serial = run_mode(*make_serial_mode(options), jobs, options, stop, &code);
   }
   std::vector<RunReport> runs;
   for (const std::string& name : modes) {
-    if (modes.size() > 1) std::fprintf(stderr, "multifit: mode %s\n", name.c_str());
+    if (modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", name.c_str());
     RunReport run = run_mode(*make_mode(name, options), jobs, options, stop, &code);
     if (name == "serial") serial = run;
     if (serial) compare_with_serial(run, *serial);
@@ -78,6 +87,7 @@ int run_study(RunArgs& args) {
     runs.push_back(std::move(run));
   }
   if (runs.size() > 1) print_modes_table(runs);
+  print_errors(runs);
   if (!args.json.empty()) write_json(runs, args.json);
   if (!args.csv.empty()) write_csv(runs, args.csv);
   if (!args.trace.empty()) write_trace_file(runs, args.trace);

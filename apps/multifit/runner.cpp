@@ -13,12 +13,11 @@
 namespace mf {
 namespace {
 
-// The peak resident memory of this process and of its largest worker process (getrusage).
+// The peak resident memory of this process (getrusage).
 size_t host_peak_rss_bytes() {
-  rusage self{}, children{};
+  rusage self{};
   getrusage(RUSAGE_SELF, &self);
-  getrusage(RUSAGE_CHILDREN, &children);
-  return size_t(std::max(self.ru_maxrss, children.ru_maxrss)) * 1024;  // Linux reports KiB
+  return size_t(self.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 // A model never started because the run was stopped first.
@@ -65,10 +64,13 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
   const size_t per_phase = serial ? 1 : options.concurrency > 0 ? std::min<size_t>(options.concurrency, all) : all;
   run.concurrency = int(per_phase);
 
+  std::vector<std::string> names;
+  for (const Job& job : jobs) names.push_back(job.name);
+  Progress progress(names, options.quiet);
   std::optional<NvmlMonitor> monitor;
   if (options.backend.name == "cuda") monitor.emplace(options.devices.empty() ? 0 : options.devices.front());
   const double start = clock_seconds();
-  double startup = 0;
+  double startup = 0, training = 0;
   for (size_t first = 0; first < jobs.size(); first += per_phase) {
     const std::span<const Job> phase_jobs(jobs.data() + first, std::min(per_phase, jobs.size() - first));
     if (stop) {
@@ -77,8 +79,9 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
       continue;
     }
     const double phase_start = clock_seconds();
-    Phase phase = mode.run(phase_jobs, stop);
+    Phase phase = mode.run(phase_jobs, stop, progress);
     startup += phase.released_s - phase_start;
+    training += clock_seconds() - phase.released_s;
     *exit_code = worse_exit_code(*exit_code, phase.exit_code);
     for (ModelReport& m : phase.reports) run.models.push_back(std::move(m));
   }
@@ -106,15 +109,24 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
   for (const ModelReport& m : run.models) {
     samples += m.samples;
     if (!m.fit.steps.empty()) tracks.push_back(m.fit.steps);
+    if (m.process_peak_rss_bytes) run.workers_peak_rss_bytes = run.workers_peak_rss_bytes.value_or(0) + *m.process_peak_rss_bytes;
   }
-  if (run.wall_s > 0) run.samples_per_s = double(samples) / run.wall_s;
-  if (options.timeline) run.overlap = measure_overlap(tracks);
+  // Figures of training exist only when some model trained.
+  if (samples > 0) {
+    run.train_s = training;
+    run.samples_per_s = double(samples) / training;
+  }
+  if (options.timeline && !tracks.empty()) run.overlap = measure_overlap(tracks);
   run.host_peak_rss_bytes = host_peak_rss_bytes();
   return run;
 }
 
 void compare_with_serial(RunReport& run, const RunReport& serial) {
-  if (run.wall_s > 0) run.speedup_vs_serial = serial.wall_s / run.wall_s;
+  // Comparable only when both trained every model: a failed model's time is no training time.
+  const auto all_trained = [](const RunReport& r) {
+    return std::all_of(r.models.begin(), r.models.end(), [](const ModelReport& m) { return m.fitted; });
+  };
+  if (all_trained(run) && all_trained(serial) && run.wall_s > 0) run.speedup_vs_serial = serial.wall_s / run.wall_s;
   for (size_t i = 0; i < run.models.size() && i < serial.models.size(); ++i) {
     ModelReport& m = run.models[i];
     const ModelReport& solo = serial.models[i];

@@ -15,6 +15,13 @@ std::string times(const std::optional<double>& x) {
   std::snprintf(text, sizeof text, "%.2fx", *x);
   return text;
 }
+std::string rate(const std::optional<double>& per_s) {
+  if (!per_s) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", *per_s);
+  return text;
+}
+std::string count(size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 std::string percent(double fraction) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f%%", 100 * fraction);
@@ -38,9 +45,9 @@ void print_model_line(const ModelReport& m) {
 }
 
 void print_run_table(const RunReport& run) {
-  std::printf("\n%s: %zu models, at most %d at once - wall %s (start-up %s) - %.0f samples/s", run.mode.c_str(),
-              run.models.size(), run.concurrency, format_duration(run.wall_s).c_str(), seconds(run.startup_s).c_str(),
-              run.samples_per_s.value_or(0));
+  std::printf("\n%s: %s, at most %d at once - wall %s (start-up %s) - %s samples/s while training", run.mode.c_str(),
+              count(run.models.size(), "model").c_str(), run.concurrency, format_duration(run.wall_s).c_str(),
+              seconds(run.startup_s).c_str(), rate(run.samples_per_s).c_str());
   if (run.speedup_vs_serial) std::printf(" - speedup vs serial %s", times(run.speedup_vs_serial).c_str());
   if (run.overlap) std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
   std::printf("\n  %-28s %-8s %9s %9s %9s %9s %9s %10s\n", "model", "status", "start-up", "train", "solo", "slowdown",
@@ -58,16 +65,17 @@ void print_run_table(const RunReport& run) {
 }
 
 void print_modes_table(const std::vector<RunReport>& runs) {
-  std::printf("\nmodes side by side (%zu models):\n  %-10s %9s %9s %12s %9s %8s %14s\n", runs.front().models.size(),
-              "mode", "wall", "start-up", "samples/s", "speedup", "overlap", "mean slowdown");
+  std::printf("\nmodes side by side (%s):\n  %-10s %9s %9s %12s %9s %8s %14s\n",
+              count(runs.front().models.size(), "model").c_str(), "mode", "wall", "start-up", "samples/s", "speedup",
+              "overlap", "mean slowdown");
   for (const RunReport& run : runs) {
     double slowdown = 0;
     int counted = 0;
     for (const ModelReport& m : run.models)
       if (m.slowdown) slowdown += *m.slowdown, ++counted;
     const std::optional<double> mean = counted ? std::optional<double>(slowdown / counted) : std::nullopt;
-    std::printf("  %-10s %9s %9s %12.0f %9s %8s %14s\n", run.mode.c_str(), format_duration(run.wall_s).c_str(),
-                seconds(run.startup_s).c_str(), run.samples_per_s.value_or(0), times(run.speedup_vs_serial).c_str(),
+    std::printf("  %-10s %9s %9s %12s %9s %8s %14s\n", run.mode.c_str(), format_duration(run.wall_s).c_str(),
+                seconds(run.startup_s).c_str(), rate(run.samples_per_s).c_str(), times(run.speedup_vs_serial).c_str(),
                 run.overlap ? percent(run.overlap->fraction()).c_str() : "-", times(mean).c_str());
   }
 }

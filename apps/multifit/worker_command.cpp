@@ -24,9 +24,9 @@ int run_worker() {
   Job& job = jobs.at(request.at("index").get<size_t>());
   job.device = 0;  // CUDA_VISIBLE_DEVICES shows this process its one GPU as device 0
 
-  ModelWorker worker(job, options);
-  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Backend> backend;  // declared before the model, which gives its pool back to it
   std::unique_ptr<DataSets> data;
+  ModelWorker worker(job, options);
   worker.attempt([&] {
     backend = make_backend(options.backend, std::cerr);
     data = std::make_unique<DataSets>(*backend);
@@ -35,7 +35,7 @@ int run_worker() {
   std::cout << "ready" << std::endl;  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == "go";
   if (!go) worker.attempt([] { throw UserError("not started: the run was interrupted (Ctrl-C)"); });
-  worker.train(&stop);
+  worker.train(&stop, [](const std::string& epoch) { std::cout << "epoch " << epoch << std::endl; });
   if (backend) worker.attempt([&] { backend->synchronize(); });
   std::cout << to_wire(worker.report()).dump() << std::endl;
   return worker.exit_code();

@@ -86,7 +86,19 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
     }
   }
   EXPECT_EQ(doc["runs"][0]["overlap"]["fraction"], 0.0);  // serial: never two at once
-  for (const json& m : doc["runs"][0]["models"]) EXPECT_EQ(m["slowdown"], 1.0);
+  for (const json& m : doc["runs"][0]["models"]) {
+    EXPECT_EQ(m["slowdown"], 1.0);
+    // Released before the next model: exactly its pool goes back, the data sets stay.
+    const json& memory = m["memory"];
+    EXPECT_EQ(memory["in_use_before_release_bytes"].get<size_t>() - memory["in_use_after_release_bytes"].get<size_t>(),
+              memory["reserved_bytes"].get<size_t>());
+  }
+  // Processes: each worker's own peak memory, summed for the run.
+  const json& by_process = doc["runs"][2];
+  EXPECT_EQ(by_process["workers_peak_rss_bytes"].get<size_t>(),
+            by_process["models"][0]["memory"]["process_peak_rss_bytes"].get<size_t>() +
+                by_process["models"][1]["memory"]["process_peak_rss_bytes"].get<size_t>());
+  EXPECT_TRUE(doc["runs"][1]["workers_peak_rss_bytes"].is_null());
   // Processes: one worker each, not this process.
   const json& processes = doc["runs"][2]["models"];
   EXPECT_NE(processes[0]["pid"], processes[1]["pid"]);
@@ -197,6 +209,8 @@ TEST_F(Run, FaultsStayWithTheirModelAndTheOthersFinish) {
     SCOPED_TRACE(mode);
     const Result r = multifit("run " + faults + " --backend cpu --quiet --mode " + mode + " --json " + quoted(path("r.json")));
     EXPECT_EQ(r.rc, 2) << r.err;  // a user's mistake (the bad spec, the cap) ranks above a divergence
+    EXPECT_EQ(r.err_lines(), 3) << r.err;  // one line for each model that did not end ok
+    EXPECT_TRUE(contains(r.err, "multifit: error: over-cap: ")) << r.err;
     const json doc = result("r.json");
     ASSERT_EQ(doc["models"].size(), 4u);
     EXPECT_EQ(doc["models"][0]["status"], "ok");

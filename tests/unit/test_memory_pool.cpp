@@ -38,6 +38,7 @@ struct CountingUpstream final : Upstream {
     outstanding -= bytes;
     std::free(p);
   }
+  size_t in_use_bytes() const override { return outstanding; }
 };
 
 bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % A == 0; }
@@ -263,6 +264,15 @@ TEST(HostUpstream, AReservePoolIsResident) {
   const size_t before = resident_bytes();
   MemoryPool pool("resident", size_t(64) << 20, PoolMode::reserve, host);
   EXPECT_GE(resident_bytes() - before, size_t(60) << 20);  // taken for real, as cudaMalloc takes it
+}
+
+TEST(HostUpstream, CountsWhatIsInUseUntilItIsReleased) {
+  HostUpstream host;
+  {
+    MemoryPool pool("counted", size_t(8) << 20, PoolMode::reserve, host);
+    EXPECT_EQ(host.in_use_bytes(), size_t(8) << 20);
+  }
+  EXPECT_EQ(host.in_use_bytes(), 0u);  // a released pool gives every byte back, as clear_session does
 }
 
 TEST(MemoryPool, UpstreamRefusalNamesTheOwnerLimitAndMode) {

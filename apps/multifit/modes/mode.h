@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/multifit/job.h"
+#include "apps/multifit/progress.h"
 #include "apps/multifit/report.h"
 
 namespace mf {
@@ -26,7 +27,8 @@ class Mode {
   virtual const char* name() const = 0;
   // Builds, starts together and trains `jobs`; every failure is in a report, never thrown. When
   // *stop turns true (Ctrl-C) the models stop after their current step and report what they did.
-  virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop) = 0;
+  // Epoch lines go to `progress`, by the job's index.
+  virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) = 0;
 };
 
 // serial: one model after another on one backend (one stream), each pool released before the next.

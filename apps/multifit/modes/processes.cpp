@@ -7,6 +7,7 @@
 //   parent -> worker  {"options": RunOptions, "index": i}   the job: the worker reads the sweep itself
 //   worker -> parent  ready                                 built (or failed to): at the start barrier
 //   parent -> worker  go | stop                             every worker is at the barrier | Ctrl-C
+//   worker -> parent  epoch LINE                            an epoch's progress line, as it ends
 //   worker -> parent  {report}                              the model's report (report.h's wire form)
 // A worker that dies leaves its model failed with how it ended; the others go on.
 #include "apps/multifit/modes/mode.h"
@@ -25,8 +26,11 @@
 namespace mf {
 namespace {
 
+constexpr std::string_view kEpoch = "epoch ";
+
 struct Child {
-  Child(const Job& job, const RunOptions& options) : placeholder(job, options) {}
+  Child(const Job& job, const RunOptions& options) : index(job.index), placeholder(job, options) {}
+  size_t index;                            // the job's place in the run, for its progress line
   std::unique_ptr<WorkerProcess> process;  // null when it did not start
   ModelWorker placeholder;                 // the model's report as far as the parent knows it
   double spawned_s = 0, ready_s = 0;       // clock_seconds() at the spawn and at "ready"
@@ -45,7 +49,7 @@ class ProcessesMode final : public Mode {
   explicit ProcessesMode(const RunOptions& options) : options_(options), self_(self_executable()) {}
   const char* name() const override { return "processes"; }
 
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
     std::vector<std::unique_ptr<Child>> children;
     for (const Job& job : jobs) {
       auto child = std::make_unique<Child>(job, options_);
@@ -62,13 +66,13 @@ class ProcessesMode final : public Mode {
       children.push_back(std::move(child));
     }
     // The start barrier: every worker has built its model, failed, or died.
-    wait_for(children, stop, [](Child& c) { return c.ready; });
+    wait_for(children, stop, progress, [](Child& c) { return c.ready; });
     Phase phase;
     phase.released_s = clock_seconds();
     for (auto& child : children)
       if (child->process && !child->done) child->process->send(stop ? "stop\n" : "go\n");
     bool forwarded = false;
-    wait_for(children, stop, [&](Child&) {
+    wait_for(children, stop, progress, [&](Child&) {
       if (stop && !forwarded) {  // a Ctrl-C at the terminal reaches the workers too; a kill of the parent does not
         forwarded = true;
         for (auto& c : children)
@@ -88,7 +92,8 @@ class ProcessesMode final : public Mode {
  private:
   // Reads every child's lines until `enough(child)` holds or its stdout closes, for all children.
   template <class Enough>
-  void wait_for(std::vector<std::unique_ptr<Child>>& children, const std::atomic<bool>& stop, Enough enough) {
+  void wait_for(std::vector<std::unique_ptr<Child>>& children, const std::atomic<bool>& stop, Progress& progress,
+                Enough enough) {
     for (;;) {
       std::vector<pollfd> fds;
       std::vector<Child*> polled;
@@ -108,6 +113,8 @@ class ProcessesMode final : public Mode {
           if (line == "ready") {
             child.ready = true;
             child.ready_s = clock_seconds();
+          } else if (line.starts_with(kEpoch)) {
+            progress.epoch(child.index, line.substr(kEpoch.size()));
           }
           else child.report = model_report_from_wire(nlohmann::json::parse(line));
         }
@@ -130,6 +137,12 @@ class ProcessesMode final : public Mode {
     }
     ModelReport report = std::move(*child.report);
     report.device = job.device;  // the worker saw it as its device 0
+    report.process_peak_rss_bytes = status.peak_rss_bytes;
+    if (!status.exited) {  // it reported, then died: what it measured stands, its end is said
+      report.status = ModelStatus::failed;
+      report.error += std::string(report.error.empty() ? "" : "; ") + "the worker process (pid " +
+                      std::to_string(child.process->pid()) + ") " + status.describe() + " after it reported";
+    }
     // Its start-up as the run sees it: spawning, loading the program and the sweep, then building.
     if (child.ready) report.startup_s = child.ready_s - child.spawned_s;
     return report;

@@ -4,9 +4,11 @@
 #include "apps/multifit/modes/mode.h"
 
 #include <iostream>
+#include <optional>
 
 #include "apps/multifit/data_sets.h"
 #include "apps/multifit/model_worker.h"
+#include "runtime/bytes.h"
 #include "runtime/clock.h"
 
 namespace mf {
@@ -17,25 +19,39 @@ class SerialMode final : public Mode {
   explicit SerialMode(const RunOptions& options) : options_(options) {}
   const char* name() const override { return "serial"; }
 
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
     Phase phase;
     for (const Job& job : jobs) {
-      ModelWorker worker(job, options_);
-      worker.attempt([&] {
-        if (backend_) return;
-        backend_ = make_backend(options_.backend, std::cerr);
-        data_ = std::make_unique<DataSets>(*backend_);
-      });
-      if (backend_) worker.build(*backend_, *data_);
-      phase.released_s = clock_seconds();  // alone: nothing to wait for
-      worker.train(&stop);
-      phase.reports.push_back(worker.report());
-      phase.exit_code = worse_exit_code(phase.exit_code, worker.exit_code());
-    }  // the worker goes, and its pool with it, before the next model is built
+      std::optional<size_t> held;
+      {
+        ModelWorker worker(job, options_);
+        worker.attempt([&] {
+          if (backend_) return;
+          backend_ = make_backend(options_.backend, std::cerr);
+          data_ = std::make_unique<DataSets>(*backend_);
+        });
+        if (backend_) worker.build(*backend_, *data_);
+        phase.released_s = clock_seconds();  // alone: nothing to wait for
+        worker.train(&stop, [&](const std::string& line) { progress.epoch(job.index, line); });
+        if (backend_) held = backend_->upstream().in_use_bytes();
+        phase.reports.push_back(worker.report());
+        phase.exit_code = worse_exit_code(phase.exit_code, worker.exit_code());
+      }  // the worker goes, and its pool with it, before the next model is built
+      if (held) report_release(phase.reports.back(), *held, progress);
+    }
     return phase;
   }
 
  private:
+  // Says what releasing the model gave back: the backend's memory in use before and after.
+  void report_release(ModelReport& report, size_t held, Progress& progress) const {
+    report.in_use_before_release_bytes = held;
+    report.in_use_after_release_bytes = backend_->upstream().in_use_bytes();
+    if (report.memory.reserved_bytes > 0)  // it had a pool to give back
+      progress.note("multifit: serial: released " + report.name + ": memory in use " + format_bytes(held) + " -> " +
+                    format_bytes(*report.in_use_after_release_bytes) + " (the data sets stay resident)");
+  }
+
   const RunOptions& options_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<DataSets> data_;  // declared after the backend that holds them: freed first

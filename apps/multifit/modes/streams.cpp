@@ -13,6 +13,7 @@
 #include "apps/multifit/data_sets.h"
 #include "apps/multifit/model_worker.h"
 #include "runtime/clock.h"
+#include "runtime/error.h"
 #include "runtime/start_barrier.h"
 
 namespace mf {
@@ -23,7 +24,7 @@ class StreamsMode final : public Mode {
   explicit StreamsMode(const RunOptions& options) : options_(options) {}
   const char* name() const override { return "streams"; }
 
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
     std::vector<std::unique_ptr<ModelWorker>> workers;
     for (const Job& job : jobs) workers.push_back(std::make_unique<ModelWorker>(job, options_));
     StartBarrier barrier(int(jobs.size()));
@@ -36,10 +37,11 @@ class StreamsMode final : public Mode {
         worker.attempt([&] { backends[i] = make_backend(with_device(jobs[i].device), std::cerr); });
         if (backends[i]) worker.attempt([&] { worker.build(*backends[i], data_for(jobs[i].device)); });
         barrier.arrive_and_wait();
-        worker.train(&stop);
+        worker.train(&stop, [&](const std::string& line) { progress.epoch(jobs[i].index, line); });
         if (backends[i]) worker.attempt([&] { backends[i]->synchronize(); });
       });
     for (std::thread& t : threads) t.join();
+    report_poisoned_context(workers, backends);
     Phase phase;
     phase.released_s = barrier.released_s();
     for (auto& worker : workers) {
@@ -51,6 +53,20 @@ class StreamsMode final : public Mode {
   }
 
  private:
+  // A device fault poisons the CUDA context, and so every model of this process: each says so.
+  static void report_poisoned_context(std::vector<std::unique_ptr<ModelWorker>>& workers,
+                                      std::vector<std::unique_ptr<Backend>>& backends) {
+    std::string fault;
+    for (size_t i = 0; i < backends.size() && fault.empty(); ++i)
+      if (backends[i]) fault = backends[i]->fault();
+    if (fault.empty()) return;
+    for (auto& worker : workers)
+      worker->attempt([&] {
+        throw SystemError("the process's CUDA context was poisoned by a device fault (" + fault +
+                          "); streams share it, so every model of the process is lost (processes mode isolates it)");
+      });
+  }
+
   BackendOptions with_device(int device) const {
     BackendOptions options = options_.backend;
     options.device = device;

@@ -1,0 +1,35 @@
+#pragma once
+// The progress of a run: each model's latest epoch line (Keras's, from fit). With several models on
+// a terminal, one live line per model, redrawn in place; otherwise (one model, a file, a pipe, CI)
+// plain lines as they come, prefixed with the model's name when there are several. Thread-safe:
+// the streams mode's threads and the processes mode's reader report at once.
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mf {
+
+class Progress {
+ public:
+  // Nothing is shown when quiet; live lines only when stderr is a terminal and there are several models.
+  Progress(std::vector<std::string> names, bool quiet);
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  // Model `model` (its place in the run) finished an epoch: `line` is fit's line.
+  void epoch(size_t model, const std::string& line);
+  // A message between models (serial's release of a model's memory), shown above the live lines;
+  // nothing when quiet or for one model.
+  void note(const std::string& line);
+
+ private:
+  void redraw();  // the live lines, from the top of the block; mutex_ held
+
+  std::vector<std::string> names_, lines_;
+  bool quiet_, live_;
+  size_t drawn_ = 0;  // live lines on the screen
+  std::mutex mutex_;
+};
+
+}  // namespace mf
