@@ -129,6 +129,7 @@ json to_json(const RunReport& run) {
           {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
           {"host_peak_rss_bytes", run.host_peak_rss_bytes},
           {"workers_peak_rss_bytes", bytes(run.workers_peak_rss_bytes)},
+          {"process_startup_s", number(run.process_startup_s)},
           {"startup_s", number(run.startup_s)},
           {"train_s", number(run.train_s)},
           {"wall_s", run.wall_s},

@@ -59,6 +59,9 @@ struct RunReport {
   // Absent when a failure came before they were measured. Start-up: per phase, from its start to the
   // start barrier; training: from the barrier to the phase's end. samples_per_s counts training time.
   std::optional<double> startup_s, train_s, samples_per_s;
+  // In-process modes of `run`: the process's one-time start-up (libraries, the CUDA context), made once
+  // before the first mode and apart from every mode's figures.
+  std::optional<double> process_startup_s;
   std::optional<double> speedup_vs_serial;
   int concurrency = 1;  // at most this many models trained at once
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
