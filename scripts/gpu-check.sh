@@ -14,8 +14,10 @@
 #      tests, each bounded in time (a refusal of the tool is reported, not failed);
 #   6. runs the micro-benchmarks and times Fashion-MNIST end to end with our
 #      kernels, cuBLAS products and cuDNN activations, and one run with
-#      MULTIFIT_SYNC_LAUNCHES=1.
-# Without a GPU (a dry run) steps 4-6 are reported as skipped, not failed.
+#      MULTIFIT_SYNC_LAUNCHES=1;
+#   7. runs the contention study: the Fashion-MNIST grid and the 32 tiny models
+#      in every mode, and the scaling study (benchmarks/scaling.py).
+# Without a GPU (a dry run) steps 4-7 are reported as skipped, not failed.
 #
 # OUTDIR ends up holding two files: summary.txt and gpu-check.tar.gz (every log,
 # JSON and result document). Exit code: 0 when no step failed.
@@ -113,7 +115,7 @@ step cpu_seed_model 60 "$bin/multifit" train examples/binary-classifier.json --b
 # ---- 4-6. the GPU steps -----------------------------------------------------------------------------
 gpu_steps=(gpu_tests memcheck racecheck kernel_bench fashion_b32_tiled_ours fashion_b128_tiled_ours
            fashion_b32_cublas_ours fashion_b128_cublas_ours fashion_b32_tiled_cudnn fashion_b128_tiled_cudnn
-           seed_model_sync_launches)
+           seed_model_sync_launches study_grid study_tiny scaling)
 if ! grep -q '^cuda:' "$logs/info.log"; then
   why=$(sed -n 's/^CUDA devices: none (\(.*\))$/\1/p' "$logs/info.log")
   for s in "${gpu_steps[@]}"; do skip "$s" "no CUDA device: ${why:-see info.log}"; done
@@ -151,6 +153,18 @@ else
   done
   step seed_model_sync_launches 60 env MULTIFIT_SYNC_LAUNCHES=1 "$bin/multifit" train examples/binary-classifier.json \
     --backend cuda --json "$logs/seed_model_sync_launches.json"
+
+  # ---- 7. the contention study ----------------------------------------------------------------------
+  for study in grid:examples/fashion-mnist-grid.json tiny:examples/tiny-sweep.json; do
+    name="study_${study%%:*}"
+    step "$name" 150 "$bin/multifit" run "${study#*:}" --mode all --backend cuda --quiet --json "$logs/$name.json" \
+      --csv "$logs/$name.csv" --trace "$logs/$name.trace.json"
+  done
+  if command -v python3 >/dev/null; then
+    step scaling 200 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$bin/multifit"
+  else
+    skip scaling "no python3"
+  fi
 fi
 
 # ---- the summary and one archive of everything ------------------------------------------------------

@@ -91,6 +91,16 @@ std::string csv_field(const json& v) {
   return quoted + "\"";
 }
 
+// Fields joined by commas, ending the line.
+std::string csv_line(const std::vector<json>& fields) {
+  std::string line;
+  for (const json& field : fields) {
+    if (&field != &fields.front()) line += ',';
+    line += csv_field(field);
+  }
+  return line + '\n';
+}
+
 // Writes `body` to path through a temporary file and a rename.
 void write_file(const std::string& path, const std::string& body) {
   const std::string tmp = path + ".tmp";
@@ -158,23 +168,26 @@ void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
   static const char* const kModel[] = {"name",          "status",   "error",     "device",
                                        "startup_s",     "train_s",  "samples_per_s", "solo_s",
                                        "slowdown",      "test_loss", "test_accuracy", "params"};
-  std::string body;
-  for (const char* c : kRun) body += std::string(c == kRun[0] ? "" : ",") + "run_" + c;
-  body += ",overlap,models";
-  for (const char* c : kModel) body += std::string(",") + c;
-  body += ",epochs,cap_bytes,reserved_bytes,peak_bytes\n";
+  static const char* const kMemory[] = {"cap_bytes", "reserved_bytes", "peak_bytes"};
+  std::vector<json> header;
+  for (const char* c : kRun) header.push_back(std::string("run_") + c);
+  header.insert(header.end(), {"overlap", "models"});
+  header.insert(header.end(), std::begin(kModel), std::end(kModel));
+  header.push_back("epochs");
+  header.insert(header.end(), std::begin(kMemory), std::end(kMemory));
+  std::string body = csv_line(header);
   for (const RunReport& run : runs) {
     const json r = to_json(run);
-    std::string prefix;
-    for (const char* c : kRun) prefix += (c == kRun[0] ? "" : ",") + csv_field(r[c]);
-    prefix += "," + csv_field(r["overlap"].is_null() ? json() : r["overlap"]["fraction"]);
-    prefix += "," + std::to_string(run.models.size());
+    std::vector<json> prefix;
+    for (const char* c : kRun) prefix.push_back(r[c]);
+    prefix.push_back(r["overlap"].is_null() ? json() : r["overlap"]["fraction"]);
+    prefix.push_back(run.models.size());
     for (const json& m : r["models"]) {
-      body += prefix;
-      for (const char* c : kModel) body += "," + csv_field(m[c]);
-      body += "," + std::to_string(m["epochs"].size());
-      for (const char* c : {"cap_bytes", "reserved_bytes", "peak_bytes"}) body += "," + csv_field(m["memory"][c]);
-      body += '\n';
+      std::vector<json> row = prefix;
+      for (const char* c : kModel) row.push_back(m[c]);
+      row.push_back(m["epochs"].size());
+      for (const char* c : kMemory) row.push_back(m["memory"][c]);
+      body += csv_line(row);
     }
   }
   write_file(path, body);

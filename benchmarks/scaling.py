@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Scaling study: how training N copies of one small model at once shares the
+machine, for N = 1, 2, 4, 8, 16, in each of multifit's three ways (serial, one
+stream per model in one process, one process per model).
+
+For each workload and N it writes a sweep of N copies of the workload's model
+that differ only in their seed (a grid over seed 1..N) and runs
+`multifit run SWEEP --mode all` once. Workloads:
+  tiny        Dense(64, relu) -> Dense(1, sigmoid) on synthetic:binary (1024x20),
+              batch 64, 2 epochs (examples/binary-classifier.json)
+  fmnist-mlp  the Fashion-MNIST MLP 784-256-128-10 (examples/fashion-mnist-mlp.json),
+              --fmnist-epochs epochs (default 1), memory limit 64MiB grow
+
+It also measures the overhead of separate processes (the issue's target: a
+sweep of 32 tiny models in serial or streams mode costs under a fifth of 32
+separate processes): examples/tiny-sweep.json with `multifit run --mode serial`,
+`--mode streams` and `--mode processes`, against its 32 models as 32 separate
+`multifit train` commands, one after another; each way's wall clock is timed
+here, around the commands.
+
+Writes into DIR:
+  scaling.csv         one row per (workload, N, mode): wall_s, startup_s, samples_per_s,
+                      speedup_vs_serial, overlap, mean/max model slowdown, mean model startup_s, models_ok
+                      (the run's own figures, from its --json document)
+  overheads.csv       way, wall_s, ratio to the 32 separate processes
+  runs/WORKLOAD-N.json, runs/overhead-MODE.json   every run's result document
+  machine.txt         date, commit, CPU, cores, memory, `multifit info`
+Then benchmarks/plot_scaling.py DIR draws it and benchmarks/summarize_scaling.py DIR tabulates it.
+A run that exits non-zero stops the script and shows its stderr.
+
+usage: benchmarks/scaling.py --out DIR [--backend auto|cpu|cuda] [--binary PATH]
+                             [--counts 1,2,4,8,16] [--workloads tiny,fmnist-mlp] [--fmnist-epochs 1]
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+MODES = ("serial", "streams", "processes")
+COLUMNS = ["workload", "models", "mode", "backend", "wall_s", "startup_s", "samples_per_s", "speedup_vs_serial",
+           "overlap", "mean_slowdown", "max_slowdown", "mean_model_startup_s", "models_ok"]
+
+
+def load_example(name):
+    with open(os.path.join(EXAMPLES, name)) as f:
+        return json.load(f)
+
+
+def workload_spec(name, fmnist_epochs):
+    """The base spec of one workload's model."""
+    if name == "tiny":
+        spec = load_example("binary-classifier.json")
+    elif name == "fmnist-mlp":
+        spec = load_example("fashion-mnist-mlp.json")
+        spec["fit"]["epochs"] = fmnist_epochs
+        spec["memory"] = {"limit": "64MiB", "mode": "grow"}
+    else:
+        sys.exit(f"scaling.py: unknown workload {name!r} (tiny, fmnist-mlp)")
+    spec["name"] = name
+    spec.pop("seed", None)  # the grid sets it
+    return spec
+
+
+def write_json(path, document):
+    with open(path, "w") as f:
+        json.dump(document, f, indent=1)
+
+
+def run(argv, result=None):
+    """Runs a command, its output captured, and returns its wall seconds. If it fails, stops the script
+    and shows its stderr and the errors of the models in its result document (`run` prints those on stdout)."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        try:
+            with open(result) as f:
+                document = json.load(f)
+            bad = [(r["mode"], m) for r in document.get("runs", [document]) for m in r["models"] if m["status"] != "ok"]
+            for mode, m in bad:
+                sys.stderr.write(f"{mode}: {m['name']}: {m['status']}: {m['error']}\n")
+            if not bad:
+                sys.stderr.write(f"(every model in {result} says ok)\n")
+        except (TypeError, OSError, ValueError, KeyError):
+            pass
+        sys.exit(f"scaling.py: exit code {done.returncode} from: {' '.join(argv)}")
+    return wall
+
+
+def mean(values):
+    return sum(values) / len(values) if values else None
+
+
+def rows_of(workload, n, document):
+    """One CSV row per mode of a `--mode all` document."""
+    rows = []
+    for r in document["runs"]:
+        models = r["models"]
+        slowdowns = [m["slowdown"] for m in models if m.get("slowdown") is not None]
+        startups = [m["startup_s"] for m in models if m.get("startup_s") is not None]
+        rows.append({
+            "workload": workload, "models": n, "mode": r["mode"], "backend": r["backend"],
+            "wall_s": r["wall_s"], "startup_s": r["startup_s"], "samples_per_s": r["samples_per_s"],
+            "speedup_vs_serial": r["speedup_vs_serial"], "overlap": (r.get("overlap") or {}).get("fraction"),
+            "mean_slowdown": mean(slowdowns), "max_slowdown": max(slowdowns) if slowdowns else None,
+            "mean_model_startup_s": mean(startups), "models_ok": sum(m["status"] == "ok" for m in models),
+        })
+    return rows
+
+
+def fmt(value, spec, suffix=""):
+    return "-" if value is None else format(value, spec) + suffix
+
+
+def print_row(row):
+    print(f"{row['workload']:>11} {row['models']:>3} {row['mode']:>9} {fmt(row['wall_s'], '9.3f')} "
+          f"{fmt(row['startup_s'], '9.3f')} {fmt(row['samples_per_s'], '12.0f')} "
+          f"{fmt(row['speedup_vs_serial'], '7.2f', 'x'):>8} {fmt(row['overlap'], '7.0%'):>7} "
+          f"{fmt(row['mean_slowdown'], '8.2f', 'x'):>9} {row['models_ok']:>3}/{row['models']}", flush=True)
+
+
+def describe_machine(binary, out):
+    def command(argv):
+        try:
+            return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True, cwd=ROOT).stdout.strip()
+        except OSError as e:
+            return f"unknown ({e})"
+
+    cpu = platform.processor() or "unknown"
+    memory = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), cpu)
+        with open("/proc/meminfo") as f:
+            kib = int(next(l.split()[1] for l in f if l.startswith("MemTotal")))
+            memory = f"{kib / 2**20:.1f}Gi"
+    except OSError:
+        pass
+    lines = [datetime.datetime.now(datetime.timezone.utc).strftime("date: %Y-%m-%dT%H:%M:%SZ"),
+             "commit: " + (command(["git", "rev-parse", "--short", "HEAD"]) or "unknown"),
+             "cpu: " + cpu, f"cores: {os.cpu_count()}", "memory: " + memory,
+             "command: " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])]
+    lines += ["device: " + l for l in command([binary, "info"]).splitlines()]
+    with open(os.path.join(out, "machine.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def scaling(args, tmp):
+    table = open(os.path.join(args.out, "scaling.csv"), "w", newline="")  # written as it goes: a failure keeps the rows so far
+    writer = csv.DictWriter(table, COLUMNS)
+    writer.writeheader()
+    print(f"{'workload':>11} {'N':>3} {'mode':>9} {'wall_s':>9} {'startup_s':>9} {'samples/s':>12} "
+          f"{'speedup':>8} {'overlap':>7} {'slowdown':>9} {'ok':>5}")
+    for workload in args.workloads:
+        base = workload_spec(workload, args.fmnist_epochs)
+        for n in args.counts:
+            sweep = os.path.join(tmp, f"{workload}-{n}.json")
+            write_json(sweep, {"name": f"{workload}-x{n}", "base": base, "grid": {"seed": list(range(1, n + 1))}})
+            result = os.path.join(args.out, "runs", f"{workload}-{n}.json")
+            run([args.binary, "run", sweep, "--mode", "all", "--backend", args.backend, "--quiet", "--json", result], result)
+            with open(result) as f:
+                for row in rows_of(workload, n, json.load(f)):
+                    print_row(row)
+                    writer.writerow(row)
+            table.flush()
+    table.close()
+
+
+def tiny_sweep_models():
+    """The single-model specs of examples/tiny-sweep.json's grid, in the sweep's order (learning rate, then seed)."""
+    sweep = load_example("tiny-sweep.json")
+    base, grid = sweep["base"], sweep["grid"]
+    if set(grid) != {"learning_rate", "seed"}:
+        sys.exit(f"scaling.py: tiny-sweep.json's axes are {sorted(grid)}; this script expands learning_rate and seed")
+    specs = []
+    for lr in grid["learning_rate"]:
+        for seed in grid["seed"]:
+            spec = json.loads(json.dumps(base))
+            spec["name"] = f"{base['name']}-lr{lr:g}-s{seed}"
+            spec["optimizer"]["learning_rate"] = lr
+            spec["seed"] = seed
+            specs.append(spec)
+    return specs
+
+
+def overheads(args, tmp):
+    sweep = os.path.join(EXAMPLES, "tiny-sweep.json")
+    specs = tiny_sweep_models()
+    walls = {}
+    for mode in MODES:
+        result = os.path.join(args.out, "runs", f"overhead-{mode}.json")
+        walls[f"run --mode {mode}"] = run([args.binary, "run", sweep, "--mode", mode, "--backend", args.backend,
+                                           "--quiet", "--json", result], result)
+    paths = []
+    for spec in specs:
+        paths.append(os.path.join(tmp, spec["name"] + ".json"))
+        write_json(paths[-1], spec)
+    start = time.perf_counter()
+    for path in paths:
+        run([args.binary, "train", path, "--backend", args.backend, "--quiet", "--json", path[:-5] + "-result.json"],
+            path[:-5] + "-result.json")
+    separate = f"{len(paths)} x train"
+    walls[separate] = time.perf_counter() - start
+
+    print(f"\n{len(specs)} tiny models (examples/tiny-sweep.json), wall clock around the commands:")
+    print(f"  {'way':22} {'wall_s':>9} {'vs separate':>12}")
+    with open(os.path.join(args.out, "overheads.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["way", "wall_s", "ratio_to_separate"])
+        for way, wall in walls.items():
+            ratio = wall / walls[separate]
+            writer.writerow([way, wall, ratio])
+            print(f"  {way:22} {wall:9.3f} {ratio:12.3f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "multifit"))
+    parser.add_argument("--backend", default="auto", help="auto, cpu, cuda or host-exec")
+    parser.add_argument("--counts", default="1,2,4,8,16", help="numbers of models, comma-separated")
+    parser.add_argument("--workloads", default="tiny,fmnist-mlp", help="tiny, fmnist-mlp, comma-separated")
+    parser.add_argument("--fmnist-epochs", type=int, default=1, help="epochs of the fmnist-mlp models")
+    args = parser.parse_args()
+    args.counts = [int(c) for c in args.counts.split(",")]
+    args.workloads = [w for w in args.workloads.split(",") if w]
+    args.binary = os.path.abspath(args.binary)
+    for w in args.workloads:
+        workload_spec(w, args.fmnist_epochs)  # an unknown name stops here, before anything runs
+    os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
+    describe_machine(args.binary, args.out)
+    with tempfile.TemporaryDirectory(prefix="multifit-scaling-") as tmp:
+        scaling(args, tmp)
+        overheads(args, tmp)
+
+
+if __name__ == "__main__":
+    main()
