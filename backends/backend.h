@@ -31,11 +31,12 @@ class Backend {
   // the clock at once). take_marks() waits for the marks since the last take and returns their times
   // in order, in seconds of clock_seconds() (runtime/clock.h).
   virtual void mark() = 0;
+  virtual std::vector<double> take_marks() = 0;
+
   // "" while the backend works; else why it cannot any more: on a GPU, the sticky error of a device
   // fault (an illegal address, say), which poisons every stream of the process's CUDA context.
   // Waits for this backend's queued work.
   virtual std::string fault() = 0;
-  virtual std::vector<double> take_marks() = 0;
 
   // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax).
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,

@@ -38,15 +38,16 @@ class TiledProducts final : public GemmProducts {
 class CudaBackend final : public Backend {
  public:
   // library: cuDNN for activations and softmax, or nullptr for our kernels.
-  CudaBackend(std::string name, std::string device, std::unique_ptr<GemmProducts> products,
+  // Made with `device_index` current; the stream, events and handles belong to that device.
+  CudaBackend(std::string name, std::string device, int device_index, std::unique_ptr<GemmProducts> products,
               std::unique_ptr<LibraryActivations> library)
-      : name_(std::move(name)), device_(std::move(device)), products_(std::move(products)),
-        library_(std::move(library)) {
-    // The origin of the marks: an event on the idle stream, waited for, is "now" on both clocks.
-    origin_.record(stream_);
-    stream_.synchronize();
-    origin_s_ = clock_seconds();
+      : name_(std::move(name)), device_(std::move(device)), device_index_(device_index),
+        products_(std::move(products)), library_(std::move(library)) {
+    anchor_marks();
   }
+  // Its members go with its own device current, whichever thread lets it go (streams mode: the
+  // main thread, after the phase).
+  ~CudaBackend() override { cudaSetDevice(device_index_); }
 
   std::string name() const override { return name_; }
   std::string device() const override { return device_; }
@@ -69,6 +70,7 @@ class CudaBackend final : public Backend {
   void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
   void synchronize() override { stream_.synchronize(); }
   std::string fault() override {
+    cudaSetDevice(device_index_);
     const cudaError_t status = cudaStreamSynchronize(s());
     return status == cudaSuccess ? "" : cudaGetErrorString(status);
   }
@@ -80,6 +82,7 @@ class CudaBackend final : public Backend {
     std::vector<double> times(marked_);
     for (size_t i = 0; i < marked_; ++i) times[i] = origin_s_ + 1e-3 * marks_[i]->elapsed_ms_since(origin_);
     marked_ = 0;
+    anchor_marks();  // elapsed times are float milliseconds: kept short, they stay exact to a microsecond
     return times;
   }
 
@@ -127,8 +130,15 @@ class CudaBackend final : public Backend {
 
  private:
   cudaStream_t s() const { return stream_.get(); }
+  // The origin of the marks: an event on the idle stream, waited for, is "now" on both clocks.
+  void anchor_marks() {
+    origin_.record(stream_);
+    stream_.synchronize();
+    origin_s_ = clock_seconds();
+  }
 
   std::string name_, device_;
+  int device_index_;
   Stream stream_;
   DeviceUpstream upstream_;
   PinnedBuffer staging_{4096};
@@ -153,7 +163,7 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
     throw UserError("--activations cudnn: cuDNN needs a GPU; host execution runs our kernels");
   const std::string device = "host execution of the CUDA kernels (" +
                              std::to_string(std::thread::hardware_concurrency()) + " CPU threads)";
-  return std::make_unique<CudaBackend>("host-exec", device, make_tiled_products(), nullptr);
+  return std::make_unique<CudaBackend>("host-exec", device, options.device, make_tiled_products(), nullptr);
 #else
   cudaDeviceProp prop{};
   MF_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
@@ -169,7 +179,7 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
 #endif
   }
   auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();
-  return std::make_unique<CudaBackend>("cuda", device, std::move(products), std::move(library));
+  return std::make_unique<CudaBackend>("cuda", device, options.device, std::move(products), std::move(library));
 #endif
 }
 

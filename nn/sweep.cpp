@@ -96,6 +96,7 @@ SweepEntry parse_entry(json spec, const std::string& source, const std::string& 
   try {
     entry.spec = parse_model_spec(spec, source);
     entry.name = entry.spec->name;
+    entry.json = std::move(spec);
   } catch (const UserError& e) {
     entry.error = e.what();
     entry.name = name_in(spec).empty() ? fallback : name_in(spec);

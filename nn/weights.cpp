@@ -2,12 +2,12 @@
 
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <vector>
 
 #include "runtime/error.h"
 #include "runtime/input_file.h"
+#include "runtime/output_file.h"
 
 namespace mf {
 namespace {
@@ -26,7 +26,7 @@ std::vector<uint32_t> layer_shapes(const ModelSpec& spec) {
 }
 
 template <class T>
-void write(std::ofstream& out, const T* data, size_t count) {
+void write(std::ostream& out, const T* data, size_t count) {
   out.write(reinterpret_cast<const char*>(data), std::streamsize(count * sizeof(T)));
 }
 
@@ -42,19 +42,13 @@ void save_weights(Model& model, const std::string& path) {
   const std::vector<float> params = model.get_params();
   const uint32_t layers = uint32_t(model.spec().layers.size());
   const uint64_t count = params.size();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  write_file_atomically(path, "the weights file", [&](std::ostream& out) {
     out.write(kMagic, 4);
     write(out, &layers, 1);
     write(out, shapes.data(), shapes.size());
     write(out, &count, 1);
     write(out, params.data(), params.size());
-    if (!out.flush()) throw UserError(path + ": cannot write the weights file");
-  }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) throw UserError(path + ": cannot write the weights file (" + error.message() + ")");
+  });
 }
 
 void load_weights(Model& model, const std::string& path) {

@@ -16,12 +16,12 @@ class StartBarrier {
 
   void arrive_and_wait() {
     std::unique_lock lock(mutex_);
-    if (--waiting_ == 0) {
-      released_s_ = clock_seconds();
-      released_.notify_all();
-      return;
-    }
-    released_.wait(lock, [&] { return waiting_ == 0; });
+    if (!arrive()) released_.wait(lock, [&] { return waiting_ == 0; });
+  }
+  // One party will never come (its thread could not start): the others need not wait for it.
+  void leave() {
+    std::lock_guard lock(mutex_);
+    arrive();
   }
   // clock_seconds() at the release; read after the workers have gone.
   double released_s() const {
@@ -30,6 +30,14 @@ class StartBarrier {
   }
 
  private:
+  // One party fewer to wait for; the last one releases all and notes when. mutex_ held.
+  bool arrive() {
+    if (--waiting_ > 0) return false;
+    released_s_ = clock_seconds();
+    released_.notify_all();
+    return true;
+  }
+
   mutable std::mutex mutex_;
   std::condition_variable released_;
   int waiting_;

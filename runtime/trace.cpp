@@ -1,10 +1,10 @@
 #include "runtime/trace.h"
 
-#include <filesystem>
-#include <fstream>
+#include <ostream>
+
 #include <nlohmann/json.hpp>
 
-#include "runtime/error.h"
+#include "runtime/output_file.h"
 
 namespace mf {
 
@@ -26,16 +26,7 @@ void write_trace(const std::vector<TraceTrack>& tracks, double origin_s, const s
     for (const Interval& step : track.steps) slice("step", step);
   }
   const nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << trace.dump() << '\n';
-    if (!out.flush()) throw UserError(path + ": cannot write the trace file");
-  }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) throw UserError(path + ": cannot write the trace file (" + error.message() + ")");
+  write_file_atomically(path, "the trace file", [&](std::ostream& out) { out << trace.dump() << '\n'; });
 }
 
 }  // namespace mf

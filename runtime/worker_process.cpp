@@ -104,13 +104,15 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::ve
   posix_spawn_file_actions_adddup2(&actions, input[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
   // The child inherits the calling thread's signal mask; a thread that blocks SIGTERM or SIGINT for
-  // itself must not pass that on to a worker that should die of them.
+  // itself must not pass that on to a worker that should die of them. It starts a process group of
+  // its own, so that a terminal's Ctrl-C reaches the parent only, which tells its workers once.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
 
   std::vector<std::string> arguments = argv;
   std::vector<std::string> environment = child_environment(env);

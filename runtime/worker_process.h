@@ -31,7 +31,8 @@ class WorkerProcess {
  public:
   // Starts argv[0] (a path to an executable, not searched in PATH) with `argv`, the parent's
   // environment with `env` applied ("NAME=value" replaces NAME or adds it), stdin and stdout connected
-  // to pipes and stderr inherited. The child starts with no signal blocked, whatever the calling
+  // to pipes and stderr inherited, in a process group of its own (a terminal's Ctrl-C reaches only
+  // the parent, which decides what its workers are told). The child starts with no signal blocked, whatever the calling
   // thread blocks. Throws SystemError naming the program and errno's text when it cannot start
   // (no such file, not executable: posix_spawn's error) or the pipes cannot be made.
   WorkerProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env);

@@ -27,12 +27,4 @@ const ResidentData& DataSets::get(const std::string& source, int targets) {
   return *slot;
 }
 
-size_t DataSets::bytes() const {
-  std::lock_guard lock(mutex_);
-  size_t total = 0;
-  for (const auto& [key, set] : sets_)
-    if (set) total += set->bytes();
-  return total;
-}
-
 }  // namespace mf

@@ -31,11 +31,10 @@ class DataSets {
   // The source's resident copy, loaded on first use: a UserError as load_data's when it cannot be read.
   // The upload has finished when this returns, so any stream of the device may read it.
   const ResidentData& get(const std::string& source, int targets);
-  size_t bytes() const;  // all resident sets
 
  private:
   Backend& backend_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::unique_ptr<ResidentData>> sets_;
 };
 

@@ -21,12 +21,28 @@ std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options) {
     job.error = entry.error;
     if (entry.spec) {
       job.spec = with_overrides(*entry.spec, options.overrides);
+      job.spec_json = entry.json;
       job.data = options.data.empty() ? job.spec->data : options.data;
     }
     if (!options.devices.empty()) job.device = options.devices[job.index % options.devices.size()];
     jobs.push_back(std::move(job));
   }
   return jobs;
+}
+
+nlohmann::json to_json(const Job& job) {
+  return {{"index", job.index}, {"name", job.name}, {"spec", job.spec_json}, {"data", job.data}, {"device", job.device}};
+}
+
+Job job_from_json(const nlohmann::json& json, const RunOptions& options) {
+  Job job;
+  job.index = json.at("index");
+  job.name = json.at("name");
+  job.spec_json = json.at("spec");
+  job.spec = with_overrides(parse_model_spec(job.spec_json, job.name), options.overrides);
+  job.data = json.at("data");
+  job.device = json.at("device");
+  return job;
 }
 
 // Optional values: null when unset.

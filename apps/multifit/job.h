@@ -38,6 +38,7 @@ struct Job {
   size_t index = 0;  // the model's place in the sweep
   std::string name;
   std::optional<ModelSpec> spec;  // overrides applied; absent when the sweep's entry is bad
+  nlohmann::json spec_json;       // the spec as the sweep gave it, before the overrides
   std::string error;              // why the entry is bad
   std::string data;               // the data source it trains on
   int device = 0;                 // the GPU it is given (--devices)
@@ -47,7 +48,12 @@ struct Job {
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);
 std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options);
 
-// The options as JSON and back: what a worker process is sent (apps/multifit/modes/processes.cpp).
+// A good job as JSON and back, with its spec: what a worker process is sent, so that it trains
+// exactly what the parent read (apps/multifit/modes/processes.cpp).
+nlohmann::json to_json(const Job& job);
+Job job_from_json(const nlohmann::json& json, const RunOptions& options);
+
+// The options as JSON and back, sent to a worker process with its job.
 nlohmann::json to_json(const RunOptions& options);
 RunOptions run_options_from_json(const nlohmann::json& json);
 

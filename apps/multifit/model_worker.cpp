@@ -73,7 +73,17 @@ void ModelWorker::attempt(const std::function<void()>& stage) {
     report_.error = e.what();
     code_ = 1;
   }
-  if (report_.status != ModelStatus::ok) model_.reset();  // its pool goes back at once
+}
+
+void ModelWorker::fail(const std::string& why, int code) {
+  report_.status = ModelStatus::failed;
+  report_.error = report_.error.empty() ? why : report_.error + "; " + why;
+  code_ = worse_exit_code(code_, code);
+}
+
+int worse_exit_code(int a, int b) {
+  auto rank = [](int code) { return code == 130 ? 3 : code == 2 ? 2 : code != 0 ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
 }
 
 void ModelWorker::build(Backend& backend, DataSets& data) {

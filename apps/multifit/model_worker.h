@@ -22,18 +22,23 @@ class ModelWorker {
   ~ModelWorker();  // releases the model's pool
 
   // Runs one stage of the model's work (the mode's too: making its backend), catching what it
-  // throws into the report's status and the exit code; a stage after a failure does not run.
+  // throws into the report's status and the exit code; a stage after a failure does not run. The
+  // model and its pool stay until the worker goes: the mode releases pools after the phase.
   void attempt(const std::function<void()>& stage);
   // The rest of start-up: data from `data` (read and uploaded once per process), the plan checked
   // against the cap before the pool takes anything, then the model on `backend`.
   void build(Backend& backend, DataSets& data);
-  bool built() const { return model_ != nullptr; }
   // Fits and evaluates (a model that failed to build does nothing), handing each epoch's line to
   // `progress` (none when empty); stops early when *stop turns true.
   void train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress);
 
+  // Marks the model failed for a reason outside it (the run was interrupted before it trained, its
+  // process's CUDA context was poisoned), keeping any error it had; `code` as exit_code().
+  void fail(const std::string& why, int code);
+
   ModelReport& report() { return report_; }
-  // 0; 1 when it diverged or the machine failed; 2 for a user's mistake or memory over a cap.
+  // 0; 1 when it diverged or the machine failed; 2 for a user's mistake or memory over a cap; 130
+  // when it was interrupted (Ctrl-C).
   int exit_code() const { return code_; }
 
  private:
@@ -45,5 +50,11 @@ class ModelWorker {
   int code_ = 0;
   Clock::time_point startup_;
 };
+
+// Why a model that never trained did not: the run was interrupted first.
+inline constexpr const char* kNotStarted = "not started: the run was interrupted (Ctrl-C)";
+
+// The worst of two exit codes: 130 (Ctrl-C) over 2 (a user's mistake) over 1 (a failure) over 0.
+int worse_exit_code(int a, int b);
 
 }  // namespace mf

@@ -1,11 +1,9 @@
 #include "apps/multifit/report.h"
 
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <ostream>
 
-#include "runtime/error.h"
+#include "runtime/output_file.h"
 
 namespace mf {
 namespace {
@@ -23,15 +21,7 @@ json number(const std::optional<double>& v) { return v ? metric(*v) : json(); }
 json bytes(const std::optional<size_t>& b) { return b ? json(*b) : json(); }
 json text(const std::string& s) { return s.empty() ? json() : json(s); }  // null: not reached
 
-// metric() read back: NAN for null.
-double metric_from(const json& j) {
-  if (j.is_null()) return NAN;
-  if (j.is_string()) return j == "nan" ? NAN : j == "inf" ? INFINITY : -INFINITY;
-  return j.get<double>();
-}
-std::optional<double> number_from(const json& j) {
-  return j.is_null() ? std::nullopt : std::optional<double>(metric_from(j));
-}
+}  // namespace
 
 json to_json(const ModelReport& m) {
   json plan = json::array();
@@ -71,50 +61,6 @@ json to_json(const ModelReport& m) {
             {"plan", plan}}}};
 }
 
-json to_json(const Track& track) {
-  json out = json::array();
-  for (const Interval& i : track) out.push_back({i.begin_s, i.end_s});
-  return out;
-}
-Track track_from(const json& j) {
-  Track track;
-  for (const json& i : j) track.push_back({i.at(0).get<double>(), i.at(1).get<double>()});
-  return track;
-}
-
-// A CSV field: quoted when it holds a comma, a quote or a line break.
-std::string csv_field(const json& v) {
-  std::string s = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-// Fields joined by commas, ending the line.
-std::string csv_line(const std::vector<json>& fields) {
-  std::string line;
-  for (const json& field : fields) {
-    if (&field != &fields.front()) line += ',';
-    line += csv_field(field);
-  }
-  return line + '\n';
-}
-
-// Writes `body` to path through a temporary file and a rename.
-void write_file(const std::string& path, const std::string& body) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << body;
-    if (!out.flush()) throw UserError(path + ": cannot write the result file");
-  }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) throw UserError(path + ": cannot write the result file (" + error.message() + ")");
-}
-
-}  // namespace
 
 const char* to_string(ModelStatus s) {
   switch (s) {
@@ -159,87 +105,7 @@ void write_json(const std::vector<RunReport>& runs, const std::string& path) {
     doc = {{"mode", "all"}, {"runs", json::array()}};
     for (const RunReport& run : runs) doc["runs"].push_back(to_json(run));
   }
-  write_file(path, doc.dump(2) + '\n');
-}
-
-void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
-  static const char* const kRun[] = {"mode",    "backend",       "concurrency",      "wall_s",
-                                     "startup_s", "train_s", "samples_per_s", "speedup_vs_serial"};
-  static const char* const kModel[] = {"name",          "status",   "error",     "device",
-                                       "startup_s",     "train_s",  "samples_per_s", "solo_s",
-                                       "slowdown",      "test_loss", "test_accuracy", "params"};
-  static const char* const kMemory[] = {"cap_bytes", "reserved_bytes", "peak_bytes"};
-  std::vector<json> header;
-  for (const char* c : kRun) header.push_back(std::string("run_") + c);
-  header.insert(header.end(), {"overlap", "models"});
-  header.insert(header.end(), std::begin(kModel), std::end(kModel));
-  header.push_back("epochs");
-  header.insert(header.end(), std::begin(kMemory), std::end(kMemory));
-  std::string body = csv_line(header);
-  for (const RunReport& run : runs) {
-    const json r = to_json(run);
-    std::vector<json> prefix;
-    for (const char* c : kRun) prefix.push_back(r[c]);
-    prefix.push_back(r["overlap"].is_null() ? json() : r["overlap"]["fraction"]);
-    prefix.push_back(run.models.size());
-    for (const json& m : r["models"]) {
-      std::vector<json> row = prefix;
-      for (const char* c : kModel) row.push_back(m[c]);
-      row.push_back(m["epochs"].size());
-      for (const char* c : kMemory) row.push_back(m["memory"][c]);
-      body += csv_line(row);
-    }
-  }
-  write_file(path, body);
-}
-
-json to_wire(const ModelReport& m) {
-  json wire = to_json(m);
-  wire["wire"] = {{"has_accuracy", m.has_accuracy}, {"validated", m.validated}, {"tested", m.tested},
-                  {"fitted", m.fitted},             {"fit_status", int(m.fit.status)}, {"fit_why", m.fit.why},
-                  {"steps", to_json(m.fit.steps)},  {"epoch_spans", to_json(m.fit.epoch_spans)},
-                  {"samples", m.samples},           {"backend", m.backend}, {"device_name", m.device_name},
-                  {"data", m.data},                 {"data_bytes", m.data_bytes}};
-  return wire;
-}
-
-ModelReport model_report_from_wire(const json& j) {
-  ModelReport m;
-  const json& w = j.at("wire");
-  m.name = j.at("name");
-  static const ModelStatus kStatuses[] = {ModelStatus::ok, ModelStatus::diverged, ModelStatus::oom, ModelStatus::failed};
-  for (ModelStatus s : kStatuses)
-    if (j.at("status") == to_string(s)) m.status = s;
-  m.error = j.at("error").is_null() ? "" : j.at("error").get<std::string>();
-  m.has_accuracy = w.at("has_accuracy");
-  m.validated = w.at("validated");
-  m.tested = w.at("tested");
-  m.fitted = w.at("fitted");
-  m.fit.status = FitStatus(w.at("fit_status").get<int>());
-  m.fit.why = w.at("fit_why");
-  m.fit.steps = track_from(w.at("steps"));
-  m.fit.epoch_spans = track_from(w.at("epoch_spans"));
-  for (const json& e : j.at("epochs"))
-    m.fit.epochs.push_back({metric_from(e.at("loss")), metric_from(e.at("accuracy")), metric_from(e.at("val_loss")),
-                            metric_from(e.at("val_accuracy")), e.at("seconds"), e.at("samples_per_s")});
-  if (m.fitted) m.fit.train_s = j.at("train_s");
-  m.startup_s = number_from(j.at("startup_s"));
-  m.samples_per_s = number_from(j.at("samples_per_s"));
-  m.samples = w.at("samples");
-  m.test = {metric_from(j.at("test_loss")), metric_from(j.at("test_accuracy"))};
-  m.settings = j.at("settings");
-  for (const json& part : j.at("memory").at("plan")) m.plan.push_back({part.at("name"), part.at("bytes")});
-  m.params = j.at("params");
-  const json& memory = j.at("memory");
-  m.memory = {memory.at("cap_bytes"), memory.at("reserved_bytes"), 0, memory.at("peak_bytes")};
-  m.backend = w.at("backend");
-  m.device_name = w.at("device_name");
-  m.data = w.at("data");
-  m.data_bytes = w.at("data_bytes");
-  m.pid = j.at("pid");
-  m.device = j.at("device");
-  m.visible_devices = j.at("cuda_visible_devices").is_null() ? "" : j.at("cuda_visible_devices").get<std::string>();
-  return m;
+  write_file_atomically(path, "the result file", [&](std::ostream& out) { out << doc.dump(2) << '\n'; });
 }
 
 }  // namespace mf

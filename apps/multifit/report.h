@@ -71,6 +71,7 @@ struct RunReport {
 };
 
 const char* to_string(ModelStatus s);
+nlohmann::json to_json(const ModelReport& model);
 nlohmann::json to_json(const RunReport& run);
 // One run's document, or {"mode": "all", "runs": [...]} for several modes of one sweep.
 void write_json(const std::vector<RunReport>& runs, const std::string& path);

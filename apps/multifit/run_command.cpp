@@ -72,6 +72,7 @@ int run_study(RunArgs& args) {
   check_output_path("--json", args.json);
   check_output_path("--csv", args.csv);
   check_output_path("--trace", args.trace);
+  check_distinct_files({{"the sweep", options.sweep}}, {{"--json", args.json}, {"--csv", args.csv}, {"--trace", args.trace}});
   if (!args.memory_limit.empty()) options.overrides.memory_limit = parse_bytes(args.memory_limit, "--memory-limit");
   if (!args.memory_mode.empty())
     options.overrides.memory_mode = args.memory_mode == "reserve" ? PoolMode::reserve : PoolMode::grow;

@@ -23,10 +23,8 @@ size_t host_peak_rss_bytes() {
 // A model never started because the run was stopped first.
 ModelReport not_started(const Job& job, const RunOptions& options) {
   ModelWorker worker(job, options);
-  ModelReport report = worker.report();
-  report.status = ModelStatus::failed;
-  report.error = "not started: the run was interrupted (Ctrl-C)";
-  return report;
+  worker.fail(kNotStarted, 130);
+  return worker.report();
 }
 
 nlohmann::json to_json(const GpuSummary& gpu) {

@@ -23,22 +23,6 @@ struct TrainArgs {
   std::string json, save, load;
 };
 
-// No output may overwrite an input or the other output: --json over the spec would replace it.
-void check_distinct_files(const TrainArgs& args) {
-  namespace fs = std::filesystem;
-  const std::pair<const char*, const std::string*> files[] = {
-      {"the spec", &args.options.sweep}, {"--load", &args.load}, {"--json", &args.json}, {"--save", &args.save}};
-  for (size_t out = 2; out < 4; ++out)
-    for (size_t other = 0; other < out; ++other) {
-      const std::string& a = *files[out].second;
-      const std::string& b = *files[other].second;
-      std::error_code error;
-      if (!a.empty() && !b.empty() && fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error))
-        throw UserError(std::string(files[out].first) + " " + a + ": is also " + files[other].first +
-                        "; give the output its own file");
-    }
-}
-
 // The one job: the spec with the overrides, or the reason it cannot be read (named after the file).
 Job train_job(const TrainArgs& args) {
   const RunOptions& options = args.options;
@@ -59,7 +43,8 @@ Job train_job(const TrainArgs& args) {
 int run_train(TrainArgs& args) {
   // Where a failure would be recorded, checked first: a document cannot be written there otherwise.
   check_output_path("--json", args.json);
-  check_distinct_files(args);
+  check_distinct_files({{"the spec", args.options.sweep}, {"--load", args.load}},
+                       {{"--json", args.json}, {"--save", args.save}});
   const std::vector<Job> jobs = {train_job(args)};
   int code = 0;
   const RunReport run = run_mode(*make_serial_mode(args.options), jobs, args.options, stop_on_interrupt(), &code);

@@ -1,6 +1,9 @@
 // multifit worker NAME: one model of a processes-mode run, in its own process
 // (apps/multifit/modes/processes.cpp describes the exchange with the parent). Not for users: it is
 // hidden from --help. NAME is only there so that ps and top show which model a process trains.
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -14,14 +17,30 @@
 namespace mf {
 namespace {
 
+// The pipe to the parent: the process's stdout when it started. Anything else that writes to stdout
+// (a library's message) goes to stderr instead, so that it cannot break a line of the exchange.
+FILE* take_stdout_for_the_parent() {
+  const int fd = dup(STDOUT_FILENO);
+  FILE* pipe = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  if (!pipe || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    throw SystemError("multifit worker: cannot set up the pipe to the parent");
+  return pipe;
+}
+
+void say(FILE* parent, const std::string& line) {
+  std::fputs(line.c_str(), parent);
+  std::fputc('\n', parent);
+  std::fflush(parent);
+}
+
 int run_worker() {
   const std::atomic<bool>& stop = stop_on_interrupt();
+  FILE* parent = take_stdout_for_the_parent();
   std::string line;
   if (!std::getline(std::cin, line)) throw UserError("multifit worker: no job on stdin (it is started by 'multifit run')");
   const nlohmann::json request = nlohmann::json::parse(line);
   const RunOptions options = run_options_from_json(request.at("options"));
-  std::vector<Job> jobs = make_jobs(load_sweep(options.sweep), options);
-  Job& job = jobs.at(request.at("index").get<size_t>());
+  Job job = job_from_json(request.at("job"), options);
   job.device = 0;  // CUDA_VISIBLE_DEVICES shows this process its one GPU as device 0
 
   std::unique_ptr<Backend> backend;  // declared before the model, which gives its pool back to it
@@ -32,12 +51,12 @@ int run_worker() {
     data = std::make_unique<DataSets>(*backend);
   });
   if (backend) worker.build(*backend, *data);
-  std::cout << "ready" << std::endl;  // at the start barrier
+  say(parent, "ready");  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == "go";
-  if (!go) worker.attempt([] { throw UserError("not started: the run was interrupted (Ctrl-C)"); });
-  worker.train(&stop, [](const std::string& epoch) { std::cout << "epoch " << epoch << std::endl; });
+  if (!go) worker.fail(kNotStarted, 130);
+  worker.train(&stop, [&](const std::string& epoch) { say(parent, "epoch " + epoch); });
   if (backend) worker.attempt([&] { backend->synchronize(); });
-  std::cout << to_wire(worker.report()).dump() << std::endl;
+  say(parent, to_wire(worker.report()).dump());
   return worker.exit_code();
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "apps/multifit/job.h"
+#include "apps/multifit/model_worker.h"
 #include "apps/multifit/modes/mode.h"
 #include "apps/multifit/progress.h"
 #include "apps/multifit/report.h"

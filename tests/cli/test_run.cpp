@@ -264,16 +264,19 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
 
 TEST_F(Run, BadInputIsOneLineAndExitCode2) {
   const std::string pair = quoted(example("seed-pair.json"));
+  const std::string own = sweep({{"models", {example_spec("regressor.json")}}}, "own.json");
   for (const std::string& args :
        {"run " + pair + " --mode parallel", "run " + quoted(path("missing.json")), "run " + pair + " --devices -1",
         "run " + pair + " --json " + quoted(path("no/such/folder/r.json")), "run " + pair + " --memory-limit 12parsecs",
-        "run " + sweep({{"base", example_spec("regressor.json")}, {"grid", {{"colour", {1}}}}})}) {
+        "run " + sweep({{"base", example_spec("regressor.json")}, {"grid", {{"colour", {1}}}}}),
+        "run " + own + " --json " + own, "run " + own + " --json " + quoted(path("x")) + " --csv " + quoted(path("x"))}) {
     SCOPED_TRACE(args);
     const Result r = multifit(args);
     EXPECT_EQ(r.rc, 2);
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_TRUE(r.err.starts_with("multifit: error: ")) << r.err;
   }
+  EXPECT_EQ(json::parse(read_file(path("own.json")))["models"].size(), 1u);  // the sweep was not overwritten
 }
 
 }  // namespace

@@ -40,7 +40,4 @@ std::unique_ptr<Mode> make_streams_mode(const RunOptions& options);
 // it), its report returned over a pipe.
 std::unique_ptr<Mode> make_processes_mode(const RunOptions& options);
 
-// The worst of two exit codes: 130 (Ctrl-C) over 2 (a user's mistake) over 1 (a failure) over 0.
-int worse_exit_code(int a, int b);
-
 }  // namespace mf

@@ -61,9 +61,4 @@ class SerialMode final : public Mode {
 
 std::unique_ptr<Mode> make_serial_mode(const RunOptions& options) { return std::make_unique<SerialMode>(options); }
 
-int worse_exit_code(int a, int b) {
-  auto rank = [](int code) { return code == 130 ? 3 : code == 2 ? 2 : code != 0 ? 1 : 0; };
-  return rank(a) >= rank(b) ? a : b;
-}
-
 }  // namespace mf

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "apps/multifit/data_sets.h"
@@ -25,21 +26,27 @@ class StreamsMode final : public Mode {
   const char* name() const override { return "streams"; }
 
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
+    std::vector<std::unique_ptr<Backend>> backends(jobs.size());  // before the workers: they give their pools back
     std::vector<std::unique_ptr<ModelWorker>> workers;
     for (const Job& job : jobs) workers.push_back(std::make_unique<ModelWorker>(job, options_));
     StartBarrier barrier(int(jobs.size()));
-    std::vector<std::unique_ptr<Backend>> backends(jobs.size());
     std::vector<std::thread> threads;
-    for (size_t i = 0; i < jobs.size(); ++i)
-      threads.emplace_back([&, i] {
-        ModelWorker& worker = *workers[i];
-        // Made on the thread that runs it: the cpu backend sets the thread's float mode.
-        worker.attempt([&] { backends[i] = make_backend(with_device(jobs[i].device), std::cerr); });
-        if (backends[i]) worker.attempt([&] { worker.build(*backends[i], data_for(jobs[i].device)); });
-        barrier.arrive_and_wait();
-        worker.train(&stop, [&](const std::string& line) { progress.epoch(jobs[i].index, line); });
-        if (backends[i]) worker.attempt([&] { backends[i]->synchronize(); });
-      });
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      try {
+        threads.emplace_back([&, i] {
+          ModelWorker& worker = *workers[i];
+          // Made on the thread that runs it: the cpu backend sets the thread's float mode.
+          worker.attempt([&] { backends[i] = make_backend(with_device(jobs[i].device), std::cerr); });
+          if (backends[i]) worker.attempt([&] { worker.build(*backends[i], data_for(jobs[i].device)); });
+          barrier.arrive_and_wait();
+          worker.train(&stop, [&](const std::string& line) { progress.epoch(jobs[i].index, line); });
+          if (backends[i]) worker.attempt([&] { backends[i]->synchronize(); });
+        });
+      } catch (const std::system_error& e) {  // no thread for it (a limit on threads or memory)
+        workers[i]->fail(std::string("cannot start its thread: ") + e.what(), 1);
+        barrier.leave();
+      }
+    }
     for (std::thread& t : threads) t.join();
     report_poisoned_context(workers, backends);
     Phase phase;
@@ -48,8 +55,7 @@ class StreamsMode final : public Mode {
       phase.reports.push_back(worker->report());
       phase.exit_code = worse_exit_code(phase.exit_code, worker->exit_code());
     }
-    workers.clear();  // the pools, then the backends, go after every model of the phase has finished
-    return phase;
+    return phase;  // the pools, then the backends, go after every model of the phase has finished
   }
 
  private:
@@ -61,10 +67,9 @@ class StreamsMode final : public Mode {
       if (backends[i]) fault = backends[i]->fault();
     if (fault.empty()) return;
     for (auto& worker : workers)
-      worker->attempt([&] {
-        throw SystemError("the process's CUDA context was poisoned by a device fault (" + fault +
-                          "); streams share it, so every model of the process is lost (processes mode isolates it)");
-      });
+      worker->fail("the process's CUDA context was poisoned by a device fault (" + fault +
+                       "); streams share it, so every model of the process is lost (processes mode isolates it)",
+                   1);
   }
 
   BackendOptions with_device(int device) const {
