@@ -92,7 +92,7 @@ SyntheticSpec parse_spec(const std::string& spec) {
     const std::string_view item = std::string_view(spec).substr(start + 1, end - start - 1);
     start = end;
     const size_t equals = item.find('=');
-    if (equals == std::string_view::npos) fail(spec, "'" + std::string(item) + "' is not key=value");
+    if (equals == std::string_view::npos) fail(spec, std::string("'").append(item).append("' is not key=value"));
     const std::string key(item.substr(0, equals));
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) fail(spec, "key '" + key + "' appears twice");
     seen.push_back(key);

@@ -1,10 +1,20 @@
 #include "runtime/device.h"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include "runtime/bytes.h"
 
 namespace mf {
+namespace {
+
+bool driver_present() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver) dlclose(driver);
+  return driver != nullptr;
+}
+
+}  // namespace
 
 DeviceQuery query_devices() {
   DeviceQuery query;
@@ -12,6 +22,9 @@ DeviceQuery query_devices() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     query.why_none = cudaGetErrorString(status);
+    // Without a driver at all, CUDA's own words ("driver version is insufficient") suggest an old one.
+    if (status == cudaErrorInsufficientDriver && !driver_present())
+      query.why_none = "no NVIDIA driver: libcuda.so.1 cannot be loaded";
     cudaGetLastError();  // clear the sticky error so later calls start clean
     return query;
   }

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,8 +195,7 @@ std::optional<std::string> WorkerProcess::read_line() {
 ExitStatus WorkerProcess::wait() {
   if (status_) return *status_;
   int raw = 0;
-  rusage usage{};
-  while (wait4(pid_, &raw, 0, &usage) == -1) {
+  while (waitpid(pid_, &raw, 0) == -1) {
     if (errno != EINTR)
       throw SystemError("cannot wait for " + program_ + " (pid " + std::to_string(pid_) + "): " + errno_text(errno));
   }
@@ -205,7 +203,6 @@ ExitStatus WorkerProcess::wait() {
   status.exited = WIFEXITED(raw);
   if (status.exited) status.code = WEXITSTATUS(raw);
   else status.signal = WTERMSIG(raw);
-  status.peak_rss_bytes = size_t(usage.ru_maxrss) * 1024;  // Linux reports KiB
   status_ = status;
   return status;
 }

@@ -23,7 +23,6 @@ struct ExitStatus {
   bool exited = false;  // exited normally,
   int code = 0;         // with this code
   int signal = 0;       // else killed by this signal
-  size_t peak_rss_bytes = 0;  // the child's peak resident memory (wait4's rusage)
   std::string describe() const;
 };
 
@@ -60,7 +59,7 @@ class WorkerProcess {
   // Blocks until the next complete line; nullopt at EOF. Throws as read_lines does.
   std::optional<std::string> read_line();
 
-  // Waits for the child to end and returns how, with its peak memory; idempotent. It does not close the input: a child that
+  // Waits for the child to end and returns how; idempotent. It does not close the input: a child that
   // reads its stdin to the end needs close_input() first. Throws SystemError when waitpid fails
   // (EINTR is retried), which happens only if something else reaped the child.
   ExitStatus wait();

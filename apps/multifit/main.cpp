@@ -9,6 +9,12 @@
 #include "apps/multifit/commands.h"
 #include "runtime/error.h"
 
+// Where to look for the flags: the command's own help when a command was given.
+static std::string help_for(CLI::App& app) {
+  const auto commands = app.get_subcommands();
+  return commands.empty() ? "multifit --help" : "multifit " + commands[0]->get_name() + " --help";
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"multifit: small dense networks on hand-written CUDA kernels"};
   app.require_subcommand(1);
@@ -36,14 +42,13 @@ int main(int argc, char** argv) {
     const std::vector<std::string> extras = app.remaining(true);
     const auto flag = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.starts_with("-"); });
     if (flag != extras.end())
-      std::fprintf(stderr, "multifit: error: unknown flag %s; see 'multifit %s--help'\n", flag->c_str(),
-                   app.get_subcommands().empty() ? "" : (app.get_subcommands()[0]->get_name() + " ").c_str());
+      std::fprintf(stderr, "multifit: error: unknown flag %s; see '%s'\n", flag->c_str(), help_for(app).c_str());
     else
-      std::fprintf(stderr, "multifit: error: unexpected argument %s; see 'multifit --help'\n",
-                   extras.empty() ? "" : extras.front().c_str());
+      std::fprintf(stderr, "multifit: error: unexpected argument %s; see '%s'\n",
+                   extras.empty() ? "" : extras.front().c_str(), help_for(app).c_str());
     return 2;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "multifit: error: %s; see 'multifit --help'\n", e.what());
+    std::fprintf(stderr, "multifit: error: %s; see '%s'\n", e.what(), help_for(app).c_str());
     return 2;
   }
   try {

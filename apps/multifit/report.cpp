@@ -91,9 +91,11 @@ json to_json(const RunReport& run) {
           {"wall_s", run.wall_s},
           {"samples_per_s", number(run.samples_per_s)},
           {"speedup_vs_serial", number(run.speedup_vs_serial)},
+          {"serial_wall_s", number(run.serial_wall_s)},
           {"overlap", overlap},
           {"gpu", run.gpu},
           {"gpu_note", text(run.gpu_note)},
+          {"error", text(run.error)},
           {"models", models}};
 }
 

@@ -35,7 +35,7 @@ struct ModelReport {
   int64_t params = 0;
   PoolStats memory;
   std::optional<size_t> process_device_bytes;  // NVML: the device memory of the process that ran it, context included
-  std::optional<size_t> process_peak_rss_bytes;  // processes mode: its worker's peak resident host memory
+  std::optional<size_t> process_peak_rss_bytes;  // processes mode: its worker's peak resident host memory (VmHWM)
   // Serial mode: what the backend held (pools and data sets) just before and after the model and its
   // pool were released, as a Keras user checks around clear_session().
   std::optional<size_t> in_use_before_release_bytes, in_use_after_release_bytes;
@@ -51,7 +51,7 @@ struct ModelReport {
 struct RunReport {
   std::string backend, device, mode = "serial", data;
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
-  // Peak resident host memory (getrusage) of this process: pools, data, libraries. It never goes
+  // Peak resident host memory (VmHWM) of this process: pools, data, libraries. It never goes
   // down, so in --mode all a later mode shows an earlier one's peak if that was higher.
   size_t host_peak_rss_bytes = 0;
   std::optional<size_t> workers_peak_rss_bytes;  // processes mode: the sum of its workers' peaks
@@ -62,11 +62,12 @@ struct RunReport {
   // In-process modes of `run`: the process's one-time start-up (libraries, the CUDA context), made once
   // before the first mode and apart from every mode's figures.
   std::optional<double> process_startup_s;
-  std::optional<double> speedup_vs_serial;
+  std::optional<double> speedup_vs_serial, serial_wall_s;  // and the serial (or --solo) run's wall it is against
   int concurrency = 1;  // at most this many models trained at once
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
   nlohmann::json gpu;              // NVML's samples summarised; null when there are none
   std::string gpu_note;            // why gpu is null
+  std::string error;  // a failure of the run as a whole (its sweep file could not be read)
   std::vector<ModelReport> models;
 };
 

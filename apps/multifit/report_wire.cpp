@@ -71,6 +71,7 @@ ModelReport model_report_from_wire(const json& j) {
   m.params = j.at("params");
   const json& memory = j.at("memory");
   m.memory = {memory.at("cap_bytes"), memory.at("reserved_bytes"), 0, memory.at("peak_bytes")};
+  if (!memory.at("process_peak_rss_bytes").is_null()) m.process_peak_rss_bytes = memory.at("process_peak_rss_bytes");
   m.backend = w.at("backend");
   m.device_name = w.at("device_name");
   m.data = w.at("data");

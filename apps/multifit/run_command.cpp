@@ -51,8 +51,10 @@ void print_errors(const std::vector<RunReport>& runs) {
   std::set<std::pair<std::string, std::string>> said;
   for (const RunReport& run : runs)
     for (const ModelReport& m : run.models)
-      if (m.status != ModelStatus::ok && said.insert({m.name, m.error}).second)
-        std::fprintf(stderr, "multifit: error: %s: %s\n", m.name.c_str(), m.error.c_str());
+      if (m.status != ModelStatus::ok && said.insert({m.name, m.error}).second) {
+        const bool named = m.error.starts_with(m.name + ":") || m.error.starts_with("model '" + m.name + "'");
+        std::fprintf(stderr, "multifit: error: %s%s\n", named ? "" : (m.name + ": ").c_str(), m.error.c_str());
+      }
 }
 
 // The process's one-time start-up: the backend's libraries loaded, on a GPU the CUDA context made.
@@ -76,9 +78,18 @@ int run_study(RunArgs& args) {
   if (!args.memory_limit.empty()) options.overrides.memory_limit = parse_bytes(args.memory_limit, "--memory-limit");
   if (!args.memory_mode.empty())
     options.overrides.memory_mode = args.memory_mode == "reserve" ? PoolMode::reserve : PoolMode::grow;
-  const Sweep sweep = load_sweep(options.sweep);
+  Sweep sweep;
+  try {
+    sweep = load_sweep(options.sweep);
+  } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
+    if (!args.json.empty()) write_json({RunReport{.mode = args.mode, .error = e.what()}}, args.json);
+    throw;
+  }
   const std::vector<Job> jobs = make_jobs(sweep, options);
   options.backend = resolve_auto(options.backend, std::cerr);
+  if (!options.devices.empty() && options.backend.name != "cuda")
+    std::fprintf(stderr, "multifit: note: --devices is recorded but has no effect on the %s backend\n",
+                 options.backend.name.c_str());
   options.timeline = true;
   const std::atomic<bool>& stop = stop_on_interrupt();
 
@@ -133,7 +144,7 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"grow", "reserve"}));
   cmd->add_option("--devices", o.devices, "GPUs to spread the models over, round robin, e.g. 0,1")
       ->delimiter(',')
-      ->check(CLI::Range(0, 1023));
+      ->check(whole_number(0, 1023));
   add_backend_options(*cmd, o.backend);
   cmd->add_option("--data", o.data, "Every model's data source (default: each spec's data)");
   cmd->add_option("--json", args->json, "Write the result document here");

@@ -1,7 +1,5 @@
 #include "apps/multifit/runner.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <set>
 #include <span>
@@ -9,16 +7,10 @@
 #include "apps/multifit/model_worker.h"
 #include "runtime/clock.h"
 #include "runtime/nvml_monitor.h"
+#include "runtime/process_memory.h"
 
 namespace mf {
 namespace {
-
-// The peak resident memory of this process (getrusage).
-size_t host_peak_rss_bytes() {
-  rusage self{};
-  getrusage(RUSAGE_SELF, &self);
-  return size_t(self.ru_maxrss) * 1024;  // Linux reports KiB
-}
 
 // A model never started because the run was stopped first.
 ModelReport not_started(const Job& job, const RunOptions& options) {
@@ -115,7 +107,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
     run.samples_per_s = double(samples) / training;
   }
   if (options.timeline && !tracks.empty()) run.overlap = measure_overlap(tracks);
-  run.host_peak_rss_bytes = host_peak_rss_bytes();
+  run.host_peak_rss_bytes = peak_resident_bytes();
   return run;
 }
 
@@ -124,7 +116,10 @@ void compare_with_serial(RunReport& run, const RunReport& serial) {
   const auto all_trained = [](const RunReport& r) {
     return std::all_of(r.models.begin(), r.models.end(), [](const ModelReport& m) { return m.fitted; });
   };
-  if (all_trained(run) && all_trained(serial) && run.wall_s > 0) run.speedup_vs_serial = serial.wall_s / run.wall_s;
+  if (all_trained(run) && all_trained(serial) && run.wall_s > 0) {
+    run.speedup_vs_serial = serial.wall_s / run.wall_s;
+    run.serial_wall_s = serial.wall_s;
+  }
   for (size_t i = 0; i < run.models.size() && i < serial.models.size(); ++i) {
     ModelReport& m = run.models[i];
     const ModelReport& solo = serial.models[i];

@@ -45,9 +45,10 @@ void print_model_line(const ModelReport& m) {
 }
 
 void print_run_table(const RunReport& run) {
-  std::printf("\n%s: %s, at most %d at once - wall %s (start-up %s) - %s samples/s while training", run.mode.c_str(),
+  const std::string throughput = run.samples_per_s ? rate(run.samples_per_s) + " samples/s while training" : "nothing trained";
+  std::printf("\n%s: %s, at most %d at once - wall %s (start-up %s) - %s", run.mode.c_str(),
               count(run.models.size(), "model").c_str(), run.concurrency, format_duration(run.wall_s).c_str(),
-              seconds(run.startup_s).c_str(), rate(run.samples_per_s).c_str());
+              seconds(run.startup_s).c_str(), throughput.c_str());
   if (run.speedup_vs_serial) std::printf(" - speedup vs serial %s", times(run.speedup_vs_serial).c_str());
   if (run.overlap) std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
   std::printf("\n  %-28s %-8s %9s %9s %9s %9s %9s %10s\n", "model", "status", "start-up", "train", "solo", "slowdown",

@@ -13,6 +13,7 @@
 #include "apps/multifit/model_worker.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
+#include "runtime/process_memory.h"
 
 namespace mf {
 namespace {
@@ -56,6 +57,7 @@ int run_worker() {
   if (!go) worker.fail(kNotStarted, 130);
   worker.train(&stop, [&](const std::string& epoch) { say(parent, "epoch " + epoch); });
   if (backend) worker.attempt([&] { backend->synchronize(); });
+  worker.report().process_peak_rss_bytes = peak_resident_bytes();
   say(parent, to_wire(worker.report()).dump());
   return worker.exit_code();
 }
@@ -63,7 +65,8 @@ int run_worker() {
 }  // namespace
 
 Command add_worker_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("worker", "");  // no description: hidden from --help
+  CLI::App* cmd = app.add_subcommand("worker", "");
+  cmd->group("");  // hidden from --help
   cmd->add_option("name", "The model's name, for ps");
   return [] { return run_worker(); };
 }

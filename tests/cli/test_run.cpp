@@ -210,7 +210,7 @@ TEST_F(Run, FaultsStayWithTheirModelAndTheOthersFinish) {
     const Result r = multifit("run " + faults + " --backend cpu --quiet --mode " + mode + " --json " + quoted(path("r.json")));
     EXPECT_EQ(r.rc, 2) << r.err;  // a user's mistake (the bad spec, the cap) ranks above a divergence
     EXPECT_EQ(r.err_lines(), 3) << r.err;  // one line for each model that did not end ok
-    EXPECT_TRUE(contains(r.err, "multifit: error: over-cap: ")) << r.err;
+    EXPECT_TRUE(contains(r.err, "multifit: error: model 'over-cap' needs ")) << r.err;  // named once
     const json doc = result("r.json");
     ASSERT_EQ(doc["models"].size(), 4u);
     EXPECT_EQ(doc["models"][0]["status"], "ok");
@@ -277,6 +277,14 @@ TEST_F(Run, BadInputIsOneLineAndExitCode2) {
     EXPECT_TRUE(r.err.starts_with("multifit: error: ")) << r.err;
   }
   EXPECT_EQ(json::parse(read_file(path("own.json")))["models"].size(), 1u);  // the sweep was not overwritten
+  // A sweep that cannot be read still leaves the document asked for, saying why.
+  const Result r = multifit("run " + quoted(path("missing.json")) + " --json " + quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 2);
+  const json doc = result("r.json");
+  EXPECT_TRUE(contains(doc["error"], "missing.json")) << doc;
+  EXPECT_TRUE(doc["models"].empty());
+  const Result devices = multifit("run " + pair + " --devices a");
+  EXPECT_TRUE(contains(devices.err, "got a; expected a whole number from 0 to 1023")) << devices.err;
 }
 
 }  // namespace

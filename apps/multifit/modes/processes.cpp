@@ -172,7 +172,6 @@ class ProcessesMode final : public Mode {
     }
     ModelReport report = std::move(*child.report);
     report.device = job.device;  // the worker saw it as its device 0
-    report.process_peak_rss_bytes = status.peak_rss_bytes;
     if (!status.exited) {  // it reported, then died: what it measured stands, its end is said
       report.status = ModelStatus::failed;
       report.error += (report.error.empty() ? "" : "; ") + worker + status.describe() + " after it reported";
