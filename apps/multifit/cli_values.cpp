@@ -1,6 +1,7 @@
 #include "apps/multifit/cli_values.h"
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 
@@ -40,6 +41,12 @@ CLI::Validator seed_number() {
         return digits && errno == 0 ? "" : "got " + text + "; expected a whole number from 0 to 18446744073709551615";
       },
       "UINT");
+}
+
+void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides) {
+  cmd.add_option("--epochs", overrides.epochs, "Override fit.epochs (0 builds, evaluates and saves)")
+      ->check(whole_number(0, INT_MAX));
+  cmd.add_option("--batch-size", overrides.batch_size, "Override fit.batch_size")->check(whole_number(1, INT_MAX));
 }
 
 void add_backend_options(CLI::App& cmd, BackendOptions& backend) {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/multifit/backend_choice.h"
+#include "apps/multifit/job.h"
 
 namespace mf {
 
@@ -13,6 +14,8 @@ CLI::Validator whole_number(long long low, long long high);
 CLI::Validator positive_float();
 // A seed: a whole number from 0 to 2^64 - 1, digits only (so -1 does not wrap around).
 CLI::Validator seed_number();
+// --epochs and --batch-size: replace the spec's (every model's, for a sweep).
+void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides);
 // --backend, --gemm and --activations.
 void add_backend_options(CLI::App& cmd, BackendOptions& backend);
 

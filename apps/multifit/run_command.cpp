@@ -82,7 +82,10 @@ int run_study(RunArgs& args) {
   try {
     sweep = load_sweep(options.sweep);
   } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
-    if (!args.json.empty()) write_json({RunReport{.mode = args.mode, .error = e.what()}}, args.json);
+    RunReport unread;
+    unread.mode = args.mode;
+    unread.error = e.what();
+    if (!args.json.empty()) write_json({unread}, args.json);
     throw;
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
@@ -146,6 +149,7 @@ Command add_run_command(CLI::App& app) {
       ->delimiter(',')
       ->check(whole_number(0, 1023));
   add_backend_options(*cmd, o.backend);
+  add_fit_overrides(*cmd, o.overrides);
   cmd->add_option("--data", o.data, "Every model's data source (default: each spec's data)");
   cmd->add_option("--json", args->json, "Write the result document here");
   cmd->add_option("--csv", args->csv, "Write one row per model (and mode) here");

@@ -72,9 +72,7 @@ Command add_train_command(CLI::App& app) {
   cmd->add_option("--save", args->save, "Save the trained weights here");
   cmd->add_option("--load", args->load, "Start from these weights (saved for the same spec)");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines");
-  cmd->add_option("--epochs", overrides.epochs, "Override fit.epochs (0 builds, evaluates and saves)")
-      ->check(whole_number(0, INT_MAX));
-  cmd->add_option("--batch-size", overrides.batch_size, "Override fit.batch_size")->check(whole_number(1, INT_MAX));
+  add_fit_overrides(*cmd, overrides);
   cmd->add_option("--learning-rate", overrides.learning_rate, "Override optimizer.learning_rate")
       ->check(positive_float());
   cmd->add_option("--seed", overrides.seed, "Override seed")->check(seed_number());
