@@ -151,7 +151,7 @@ void register_elementwise(const Subject& s) {
   add("adam/params:235146", [&b](benchmark::State& st, Scratch& x) {
     const int64_t n = 235146;
     float *w = x.floats(n), *g = x.floats(n), *m = x.zeros<float>(n), *v = x.zeros<float>(n);
-    time_calls(st, b, [&] { b.adam(w, g, m, v, n, AdamStep{1e-3f, 0.9f, 0.999f, 1e-7f}); });
+    time_calls(st, b, [&] { b.adam(w, g, m, v, n, keras_adam_step(1e-3f, 0.9, 0.999, 1e-7f, 1)); });
   });
   add("sgd/params:235146", [&b](benchmark::State& st, Scratch& x) {
     const int64_t n = 235146;

@@ -60,12 +60,21 @@ MF_HD float loss_grad_scale(Loss loss, int rows, int cols) {
 
 // Adam with Keras's update; alpha = lr*sqrt(1-b2^t)/(1-b1^t) is computed once per step.
 struct AdamStep {
-  float alpha, beta_1, beta_2, epsilon;
+  float alpha, one_minus_beta_1, one_minus_beta_2, epsilon;
 };
 
+// Step t (from 1) in Keras's arithmetic (keras/src/optimizers/adam.py): beta^t and alpha in
+// float32; the moment factors 1 - beta in double from beta as written (0.999), then float32
+// (0.001f, where 1 - 0.999f would be 0.00099998713f).
+inline AdamStep keras_adam_step(float learning_rate, double beta_1, double beta_2, float epsilon, int64_t t) {
+  const float beta_1_power = std::pow(float(beta_1), float(t)), beta_2_power = std::pow(float(beta_2), float(t));
+  return {learning_rate * std::sqrt(1.f - beta_2_power) / (1.f - beta_1_power), float(1.0 - beta_1),
+          float(1.0 - beta_2), epsilon};
+}
+
 MF_HD void adam_update(float& w, float& m, float& v, float g, const AdamStep& s) {
-  m += (g - m) * (1.f - s.beta_1);
-  v += (g * g - v) * (1.f - s.beta_2);
+  m += (g - m) * s.one_minus_beta_1;
+  v += (g * g - v) * s.one_minus_beta_2;
   w -= s.alpha * m / (sqrtf(v) + s.epsilon);
 }
 

@@ -187,10 +187,8 @@ void Model::optimizer_step() {
   const OptimizerSpec& o = spec_.optimizer;
   ++step_;
   if (o.kind == OptimizerKind::adam) {
-    const double t = double(step_);
-    const float alpha =
-        float(o.learning_rate * std::sqrt(1.0 - std::pow(o.beta_2, t)) / (1.0 - std::pow(o.beta_1, t)));
-    backend_.adam(params_, grads_, opt_m_, opt_v_, param_count(), AdamStep{alpha, o.beta_1, o.beta_2, o.epsilon});
+    backend_.adam(params_, grads_, opt_m_, opt_v_, param_count(),
+                  keras_adam_step(o.learning_rate, o.beta_1, o.beta_2, o.epsilon, step_));
   } else {
     // Without momentum the velocity is always -lr*g: the grads buffer serves as scratch.
     float* velocity = opt_m_ ? opt_m_ : grads_;

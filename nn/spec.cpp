@@ -188,6 +188,11 @@ class Field {
   float fraction() const {
     return number([](float x) { return x >= 0.f && x < 1.f; }, "a number in [0, 1)");
   }
+  // A beta as written (0.999, not 0.999f): Keras takes 1 - beta in double (element_math.h).
+  double beta() const {
+    fraction();  // the same rule
+    return value_->get<double>();
+  }
   // In double: Keras splits at floor(rows * (1 - split)), and 0.2f would cost a row of 1000.
   double split() const {
     if (value_->is_number()) {
@@ -274,8 +279,8 @@ OptimizerSpec parse_optimizer(const Field& field) {
   if (!adam) optimizer.learning_rate = 0.01f;  // Keras's SGD default; Adam's is the struct's
   if (const auto rate = field.optional("learning_rate")) optimizer.learning_rate = rate->positive_number();
   if (adam) {
-    if (const auto beta = field.optional("beta_1")) optimizer.beta_1 = beta->fraction();
-    if (const auto beta = field.optional("beta_2")) optimizer.beta_2 = beta->fraction();
+    if (const auto beta = field.optional("beta_1")) optimizer.beta_1 = beta->beta();
+    if (const auto beta = field.optional("beta_2")) optimizer.beta_2 = beta->beta();
     if (const auto epsilon = field.optional("epsilon")) optimizer.epsilon = epsilon->positive_number();
   } else if (const auto momentum = field.optional("momentum")) {
     optimizer.momentum = momentum->fraction();

@@ -33,7 +33,8 @@ enum class OptimizerKind { adam, sgd };
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adam;
   float learning_rate = 1e-3f;  // Keras: Adam 0.001, SGD 0.01
-  float beta_1 = 0.9f, beta_2 = 0.999f, epsilon = 1e-7f;  // adam
+  double beta_1 = 0.9, beta_2 = 0.999;  // adam, as written: Keras takes 1 - beta in double
+  float epsilon = 1e-7f;
   float momentum = 0.f;                                   // sgd
 };
 

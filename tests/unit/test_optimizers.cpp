@@ -43,10 +43,10 @@ TEST(Adam, ThreeStepsMatchKerasFormulas) {
     const std::vector<float>& g = kGrads[t - 1];
     const double alpha = adam_alpha(lr, b1, b2, t);
     const std::vector<float> before = w;
-    cpu.adam(w.data(), g.data(), m.data(), v.data(), 4, AdamStep{float(alpha), b1, b2, eps});
+    cpu.adam(w.data(), g.data(), m.data(), v.data(), 4, keras_adam_step(lr, 0.9, 0.999, eps, t));
     for (int i = 0; i < 4; ++i) {
-      rm[i] += (g[i] - rm[i]) * (1 - double(b1));
-      rv[i] += (double(g[i]) * g[i] - rv[i]) * (1 - double(b2));
+      rm[i] += (g[i] - rm[i]) * (1 - 0.9);
+      rv[i] += (double(g[i]) * g[i] - rv[i]) * (1 - 0.999);
       rw[i] -= alpha * rm[i] / (std::sqrt(rv[i]) + eps);
       EXPECT_NEAR(m[i], rm[i], 1e-6) << "step " << t << " m[" << i << "]";
       EXPECT_NEAR(v[i], rv[i], 1e-6) << "step " << t << " v[" << i << "]";
@@ -63,12 +63,21 @@ TEST(Adam, ThreeStepsMatchKerasFormulas) {
   }
 }
 
+TEST(Adam, StepConstantsAreKerasFloat32Arithmetic) {
+  const AdamStep s = keras_adam_step(1e-3f, 0.9, 0.999, 1e-7f, 1);
+  EXPECT_EQ(s.one_minus_beta_2, 0.001f);  // 1 - 0.999 in double, then float32; 1 - 0.999f would differ
+  EXPECT_NE(s.one_minus_beta_2, 1.f - 0.999f);
+  EXPECT_EQ(s.one_minus_beta_1, 0.1f);
+  const float b2 = 0.999f, b1 = 0.9f;  // beta^1 in float32, as Keras casts beta to the variable's dtype
+  EXPECT_EQ(s.alpha, 1e-3f * std::sqrt(1.f - b2) / (1.f - b1));
+}
+
 TEST(Adam, EpsilonDominatesATinyGradient) {
   // With a tiny gradient epsilon dominates sqrt(v): the step is far below lr.
   CpuBackend cpu;
   float w = 1.f, m = 0.f, v = 0.f;
   const float g = 1e-9f, lr = 0.01f;
-  cpu.adam(&w, &g, &m, &v, 1, AdamStep{float(adam_alpha(lr, 0.9, 0.999, 1)), 0.9f, 0.999f, 1e-7f});
+  cpu.adam(&w, &g, &m, &v, 1, keras_adam_step(lr, 0.9, 0.999, 1e-7f, 1));
   // m = 1e-10, sqrt(v) = sqrt(1e-3)*1e-9 = 3.16e-11; step = alpha*1e-10/(3.16e-11+1e-7) ~ 3.16e-5
   EXPECT_NEAR(1.f - w, adam_alpha(lr, 0.9, 0.999, 1) * 1e-10 / (std::sqrt(1e-3) * 1e-9 + 1e-7), 2e-7);
   EXPECT_LT(1.f - w, lr / 100);

@@ -66,8 +66,8 @@ TEST(Spec, DefaultsApplied) {
   EXPECT_EQ(spec.loss, Loss::sparse_categorical_crossentropy);
   EXPECT_EQ(spec.optimizer.kind, OptimizerKind::adam);
   EXPECT_FLOAT_EQ(spec.optimizer.learning_rate, 0.001f);
-  EXPECT_FLOAT_EQ(spec.optimizer.beta_1, 0.9f);
-  EXPECT_FLOAT_EQ(spec.optimizer.beta_2, 0.999f);
+  EXPECT_EQ(spec.optimizer.beta_1, 0.9);
+  EXPECT_EQ(spec.optimizer.beta_2, 0.999);
   EXPECT_FLOAT_EQ(spec.optimizer.epsilon, 1e-7f);
   EXPECT_EQ(spec.fit.epochs, 1);
   EXPECT_EQ(spec.fit.batch_size, 32);
@@ -112,8 +112,8 @@ TEST(Spec, FullSpecParsedExactly) {
   EXPECT_EQ(spec.loss, Loss::sparse_categorical_crossentropy);
   EXPECT_EQ(spec.optimizer.kind, OptimizerKind::adam);
   EXPECT_EQ(spec.optimizer.learning_rate, 0.002f);
-  EXPECT_EQ(spec.optimizer.beta_1, 0.8f);
-  EXPECT_EQ(spec.optimizer.beta_2, 0.99f);
+  EXPECT_EQ(spec.optimizer.beta_1, 0.8);  // as written, in double
+  EXPECT_EQ(spec.optimizer.beta_2, 0.99);
   EXPECT_EQ(spec.optimizer.epsilon, 1e-6f);
   EXPECT_EQ(spec.fit.epochs, 10);
   EXPECT_EQ(spec.fit.batch_size, 64);
@@ -162,7 +162,7 @@ TEST(Spec, RangeEdgesAccepted) {
   spec["seed"] = UINT64_MAX;
   const ModelSpec parsed = parse(spec);
   EXPECT_EQ(parsed.input, 1048576);
-  EXPECT_EQ(parsed.optimizer.beta_1, 0.f);
+  EXPECT_EQ(parsed.optimizer.beta_1, 0.0);
   EXPECT_EQ(parsed.seed, UINT64_MAX);
   EXPECT_EQ(parse(with("optimizer", {{"name", "sgd"}, {"momentum", 0}})).optimizer.momentum, 0.f);
 }
