@@ -16,8 +16,10 @@
 #      kernels, cuBLAS products and cuDNN activations, and one run with
 #      MULTIFIT_SYNC_LAUNCHES=1;
 #   7. runs the contention study: the Fashion-MNIST grid and the 32 tiny models
-#      in every mode, and the scaling study (benchmarks/scaling.py).
-# Without a GPU (a dry run) steps 4-7 are reported as skipped, not failed.
+#      in every mode, and the scaling study (benchmarks/scaling.py);
+#   8. where Python has PyTorch, W1 side by side with it (benchmarks/peers/harness.py;
+#      Keras is left out, and said so, where it is not installed).
+# Without a GPU (a dry run) steps 4-8 are reported as skipped, not failed.
 #
 # OUTDIR ends up holding two files: summary.txt and gpu-check.tar.gz (every log,
 # JSON and result document). Exit code: 0 when no step failed.
@@ -115,7 +117,7 @@ step cpu_seed_model 60 "$bin/multifit" train examples/binary-classifier.json --b
 # ---- 4-6. the GPU steps -----------------------------------------------------------------------------
 gpu_steps=(gpu_tests memcheck racecheck kernel_bench fashion_b32_tiled_ours fashion_b128_tiled_ours
            fashion_b32_cublas_ours fashion_b128_cublas_ours fashion_b32_tiled_cudnn fashion_b128_tiled_cudnn
-           seed_model_sync_launches study_grid study_tiny scaling)
+           seed_model_sync_launches study_grid study_tiny scaling peers_w1)
 if ! grep -q '^cuda:' "$logs/info.log"; then
   why=$(sed -n 's/^CUDA devices: none (\(.*\))$/\1/p' "$logs/info.log")
   for s in "${gpu_steps[@]}"; do skip "$s" "no CUDA device: ${why:-see info.log}"; done
@@ -162,8 +164,15 @@ else
   done
   if command -v python3 >/dev/null; then
     step scaling 200 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$bin/multifit"
+    if python3 -c 'import torch' 2>/dev/null; then
+      step peers_w1 120 python3 benchmarks/peers/harness.py --out "$logs/peers" --python "$(command -v python3)" \
+        --multifit "$bin/multifit" --device cuda --reps 2 --only w1
+    else
+      skip peers_w1 "no PyTorch in this python3"
+    fi
   else
     skip scaling "no python3"
+    skip peers_w1 "no python3"
   fi
 fi
 
