@@ -14,6 +14,7 @@
 
 #include <cxxabi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -54,6 +55,13 @@ inline std::string kernel_name(const void* kernel) {
 }
 #endif
 
+// Kernels launched by this process through launch{} (our kernels, not cuBLAS's or cuDNN's): a
+// training step's launches are its fixed cost on a GPU, about 2 µs each, whatever the model's size.
+inline std::atomic<int64_t>& kernel_launches() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
+
 // Blocks of `threads` threads enough to cover `count` items, one item a thread.
 inline dim3 blocks_for(int64_t count, int threads) { return dim3(unsigned((count + threads - 1) / threads)); }
 
@@ -69,6 +77,7 @@ struct launch {
 
   template <class... Args>
   void operator()(Args... args) const {
+    kernel_launches().fetch_add(1, std::memory_order_relaxed);
 #if defined(MF_HOST_EXEC)
     // In order, now: host execution has one stream.
     cuda_check(run_grid(grid, block, [&] { kernel(Params(args)...); }), "kernel launch", file, line);

@@ -1,0 +1,67 @@
+// Kernel launches per training step, counted under host execution (the same launch{} calls a GPU
+// gets). A tiny model's step costs its launches (about 2 µs each on a GPU) more than its arithmetic,
+// so a change in these counts is a change in the GPU's fixed cost of a step: the counts are pinned
+// here, and an issue that folds kernels together lowers them on purpose.
+#include <gtest/gtest.h>
+
+#include "backends/cuda_backend.h"
+#include "data/dataset.h"
+#include "kernels/target.h"
+#include "nn/device_data.h"
+#include "nn/epoch_iterator.h"
+#include "nn/model.h"
+
+namespace mf {
+namespace {
+
+// Launches of one training step (gather the batch, then forward, loss, backward, optimizer), after
+// the epoch's shuffle.
+int64_t launches_per_step(const ModelSpec& spec, const Dataset& data) {
+  auto backend = hostexec::make_cuda_backend({});
+  DeviceData resident(*backend, data);
+  Model model(spec, *backend);
+  EpochIterator batches(model, resident, resident.rows());
+  batches.begin_epoch(0);
+  const int64_t before = hostexec::kernel_launches().load();
+  const EpochIterator::Batch batch = batches.batch(0);
+  model.train_batch(batch.x, batch.y, batch.rows);
+  return hostexec::kernel_launches().load() - before;
+}
+
+Dataset rows_of(int rows, int features, int classes) {
+  Dataset d;
+  d.rows = rows;
+  d.features = features;
+  d.classes = classes;
+  d.x.assign(size_t(rows) * features, 0.5f);
+  for (int r = 0; r < rows; ++r) d.y.push_back(float(r % classes));
+  return d;
+}
+
+ModelSpec mlp(int input, std::vector<LayerSpec> layers, Loss loss, int batch) {
+  ModelSpec spec;
+  spec.input = input;
+  spec.layers = std::move(layers);
+  spec.loss = loss;
+  spec.fit.batch_size = batch;
+  return spec;
+}
+
+TEST(LaunchCount, TheSeedsTinyModel) {
+  // Dense(64, relu) -> Dense(1, sigmoid), batch 64: gather x and y (2), forward (2), loss and
+  // metrics (2), backward: the output layer's weights and bias (2), the hidden layer's output
+  // gradient and relu's backward (2), the hidden layer's weights and bias (2), Adam (1).
+  const ModelSpec spec = mlp(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, 64);
+  EXPECT_EQ(launches_per_step(spec, rows_of(128, 20, 2)), 13);
+}
+
+TEST(LaunchCount, TheFashionMnistMlp) {
+  // 784-256-128-10: five more for the middle layer: its forward, its weights and bias, and one more
+  // input gradient with its relu backward.
+  const ModelSpec spec = mlp(784, {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}},
+                             Loss::sparse_categorical_crossentropy, 32);
+  EXPECT_EQ(launches_per_step(spec, rows_of(64, 784, 10)), 18);
+}
+
+}  // namespace
+}  // namespace mf
