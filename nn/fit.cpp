@@ -163,7 +163,8 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
     batches.begin_epoch(epoch);
     model.reset_totals();
     for (int64_t step = 0; step < steps; ++step) {
-      if (options.stop && options.stop->load(std::memory_order_relaxed)) {
+      const bool limit = options.max_steps > 0 && epoch * steps + step >= options.max_steps;
+      if (limit || (options.stop && options.stop->load(std::memory_order_relaxed))) {
         result.status = FitStatus::stopped;
         result.why = "stopped in epoch " + std::to_string(epoch + 1) + " at step " + std::to_string(step + 1) + " of " +
                      std::to_string(steps);
@@ -172,6 +173,7 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
       if (options.timeline) backend.mark();
       const EpochIterator::Batch batch = batches.batch(step);
       model.train_batch(batch.x, batch.y, batch.rows);
+      result.samples += batch.rows;
       if (options.timeline) backend.mark();
     }
     const auto [loss_sum, correct_sum] = model.read_totals();

@@ -32,6 +32,7 @@ struct FitResult {
   std::string why;  // diverged: where and what ("epoch 3: the training loss is inf"); stopped: when
   std::vector<EpochMetrics> epochs;  // the completed epochs
   double train_s = 0;
+  int64_t samples = 0;  // rows trained on, over every step taken (a stopped epoch's too)
   // With FitOptions::timeline: when each training step and each epoch ran, on clock_seconds().
   Track steps, epoch_spans;
 };
@@ -42,6 +43,7 @@ struct FitOptions {
   std::function<void(const std::string& line)> progress;
   bool timeline = false;             // time every step (Backend::mark: two events per step on a GPU)
   const std::atomic<bool>* stop = nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
+  int64_t max_steps = 0;  // stop (as stopped) after this many steps in all; 0: no limit (a calibration's)
 };
 
 // Checks that the data fits the model (features, class labels, targets); a UserError otherwise,
@@ -58,7 +60,7 @@ MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 
 // Trains spec.fit.epochs epochs. Stops as diverged at the first epoch after which a loss (training
 // or validation) or a parameter is not finite, naming it in FitResult::why; stops as stopped when
-// options.stop turns true, keeping the epochs completed before.
+// options.stop turns true or after options.max_steps steps, keeping the epochs completed before.
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
 

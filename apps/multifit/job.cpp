@@ -70,7 +70,8 @@ nlohmann::json to_json(const RunOptions& o) {
           {"devices", o.devices},
           {"concurrency", o.concurrency},
           {"quiet", o.quiet},
-          {"timeline", o.timeline}};
+          {"timeline", o.timeline},
+          {"calibration_steps", o.calibration_steps}};
 }
 
 RunOptions run_options_from_json(const nlohmann::json& j) {
@@ -90,6 +91,7 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
   o.concurrency = j.at("concurrency");
   o.quiet = j.at("quiet");
   o.timeline = j.at("timeline");
+  o.calibration_steps = j.at("calibration_steps");
   return o;
 }
 

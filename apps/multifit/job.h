@@ -32,6 +32,7 @@ struct RunOptions {
   int concurrency = 0;       // at most this many models train at once; 0: all of a phase
   bool quiet = false;        // no per-epoch lines
   bool timeline = false;     // time every step (for the overlap and the trace)
+  int64_t calibration_steps = 0;  // --mode auto's calibration: each model trains this many steps; 0: all
 };
 
 struct Job {

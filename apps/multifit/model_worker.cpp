@@ -105,6 +105,7 @@ void ModelWorker::build(Backend& backend, DataSets& data) {
     if (!job_.load.empty()) load_weights(*model_, job_.load);
     backend.synchronize();
     report_.validated = train_rows < data_->train->rows();
+    report_.train_rows = train_rows;
   });
   report_.startup_s = seconds_since(startup_);
 }
@@ -112,19 +113,18 @@ void ModelWorker::build(Backend& backend, DataSets& data) {
 void ModelWorker::train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress) {
   if (!model_) return;
   attempt([&] {
-    const ModelSpec& spec = model_->spec();
-    report_.fit = fit(*model_, *data_->train, {progress, options_.timeline, stop});
+    report_.fit = fit(*model_, *data_->train, {progress, options_.timeline, stop, options_.calibration_steps});
     report_.fitted = true;
     if (report_.fit.status == FitStatus::diverged) {
       report_.status = ModelStatus::diverged;
       report_.error = report_.fit.why + "; lower optimizer.learning_rate";
       code_ = 1;
-    } else if (report_.fit.status == FitStatus::stopped) {
+    } else if (report_.fit.status == FitStatus::stopped && stop && *stop) {  // not a calibration's step limit
       report_.status = ModelStatus::failed;
       report_.error = "interrupted (Ctrl-C): " + report_.fit.why;
       code_ = 130;
     }
-    if (data_->test && report_.status == ModelStatus::ok) {
+    if (data_->test && report_.status == ModelStatus::ok && options_.calibration_steps == 0) {
       report_.test = evaluate(*model_, *data_->test, 0, data_->test->rows());
       report_.tested = true;
       const std::string bad = non_finite(report_.test, "test");
@@ -135,9 +135,8 @@ void ModelWorker::train(const std::atomic<bool>* stop, const std::function<void(
       }
     }
     report_.memory = model_->pool_stats();
-    const int64_t samples = training_rows(spec, data_->train->rows()) * int64_t(report_.fit.epochs.size());
-    if (report_.fit.train_s > 0) report_.samples_per_s = double(samples) / report_.fit.train_s;
-    report_.samples = samples;
+    report_.samples = report_.fit.samples;
+    if (report_.fit.train_s > 0) report_.samples_per_s = double(report_.samples) / report_.fit.train_s;
     if (!job_.save.empty()) {
       try {
         save_weights(*model_, job_.save);

@@ -96,6 +96,7 @@ json to_json(const RunReport& run) {
           {"gpu", run.gpu},
           {"gpu_note", text(run.gpu_note)},
           {"error", text(run.error)},
+          {"auto", run.auto_choice},
           {"models", models}};
 }
 

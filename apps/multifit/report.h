@@ -22,7 +22,8 @@ struct ModelReport {
   FitResult fit;  // with the step timeline when the run asked for it
   std::optional<double> startup_s;  // data, plan and pool, weights: before the start barrier
   std::optional<double> samples_per_s;
-  int64_t samples = 0;  // training rows x epochs trained
+  int64_t samples = 0;     // rows trained on, over all its steps
+  int64_t train_rows = 0;  // its training rows, an epoch's samples
   std::optional<double> solo_s, slowdown;
   Evaluation test;
   // Which metrics exist: a metric that exists and is NaN was computed as NaN, not left out.
@@ -68,6 +69,7 @@ struct RunReport {
   nlohmann::json gpu;              // NVML's samples summarised; null when there are none
   std::string gpu_note;            // why gpu is null
   std::string error;  // a failure of the run as a whole (its sweep file could not be read)
+  nlohmann::json auto_choice;  // --mode auto: each mode's calibration and the mode chosen; null otherwise
   std::vector<ModelReport> models;
 };
 

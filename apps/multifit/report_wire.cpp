@@ -37,7 +37,7 @@ json to_wire(const ModelReport& m) {
   wire["wire"] = {{"has_accuracy", m.has_accuracy}, {"validated", m.validated}, {"tested", m.tested},
                   {"fitted", m.fitted},             {"fit_status", int(m.fit.status)}, {"fit_why", m.fit.why},
                   {"steps", to_json(m.fit.steps)},  {"epoch_spans", to_json(m.fit.epoch_spans)},
-                  {"samples", m.samples},           {"backend", m.backend}, {"device_name", m.device_name},
+                  {"samples", m.samples}, {"train_rows", m.train_rows},           {"backend", m.backend}, {"device_name", m.device_name},
                   {"data", m.data},                 {"data_bytes", m.data_bytes}};
   return wire;
 }
@@ -65,6 +65,7 @@ ModelReport model_report_from_wire(const json& j) {
   m.startup_s = number_from(j.at("startup_s"));
   m.samples_per_s = number_from(j.at("samples_per_s"));
   m.samples = w.at("samples");
+  m.train_rows = w.at("train_rows");
   m.test = {metric_from(j.at("test_loss")), metric_from(j.at("test_accuracy"))};
   m.settings = j.at("settings");
   for (const json& part : j.at("memory").at("plan")) m.plan.push_back({part.at("name"), part.at("bytes")});

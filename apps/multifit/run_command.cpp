@@ -25,13 +25,8 @@ struct RunArgs {
   RunOptions options;
   std::string mode = "serial", json, csv, trace, memory_limit, memory_mode;
   bool solo = false;
+  int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
 };
-
-std::unique_ptr<Mode> make_mode(const std::string& name, const RunOptions& options) {
-  if (name == "streams") return make_streams_mode(options);
-  if (name == "processes") return make_processes_mode(options);
-  return make_serial_mode(options);
-}
 
 // One track per model and mode, in the process that ran it, on the clock every process shares.
 void write_trace_file(const std::vector<RunReport>& runs, const std::string& path) {
@@ -55,6 +50,27 @@ void print_errors(const std::vector<RunReport>& runs) {
         const bool named = m.error.starts_with(m.name + ":") || m.error.starts_with("model '" + m.name + "'");
         std::fprintf(stderr, "multifit: error: %s%s\n", named ? "" : (m.name + ": ").c_str(), m.error.c_str());
       }
+}
+
+// Runs the calibration of --mode auto, says what each mode measured and which it picks and why.
+nlohmann::json choose_mode(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
+                           const RunOptions& options, const std::atomic<bool>& stop, const RunArgs& args) {
+  const std::vector<Calibration> calibrations = calibrate(modes, jobs, options, stop, args.calibration_steps);
+  nlohmann::json measured = nlohmann::json::array();
+  for (const Calibration& c : calibrations) {
+    measured.push_back({{"mode", c.mode}, {"startup_s", c.startup_s ? nlohmann::json(*c.startup_s) : nlohmann::json()},
+                        {"samples_per_s", c.samples_per_s ? nlohmann::json(*c.samples_per_s) : nlohmann::json()},
+                        {"predicted_wall_s", c.predicted_wall_s ? nlohmann::json(*c.predicted_wall_s) : nlohmann::json()}});
+    if (!options.quiet)
+      std::fprintf(stderr, "multifit: auto: %-9s start-up %s, %.0f samples/s while training: the sweep in about %s\n",
+                   c.mode.c_str(), format_duration(c.startup_s.value_or(0)).c_str(), c.samples_per_s.value_or(0),
+                   c.predicted_wall_s ? format_duration(*c.predicted_wall_s).c_str() : "(nothing trained)");
+  }
+  const std::string mode = calibrations.front().predicted_wall_s ? calibrations.front().mode : "serial";
+  if (!options.quiet)
+    std::fprintf(stderr, "multifit: auto: %s, the fastest in a calibration of %lld steps per model\n", mode.c_str(),
+                 (long long)args.calibration_steps);
+  return {{"mode", mode}, {"calibration_steps", args.calibration_steps}, {"calibration", measured}};
 }
 
 // The process's one-time start-up: the backend's libraries loaded, on a GPU the CUDA context made.
@@ -96,11 +112,14 @@ int run_study(RunArgs& args) {
   options.timeline = true;
   const std::atomic<bool>& stop = stop_on_interrupt();
 
-  std::vector<std::string> modes = {args.mode};
-  if (args.mode == "all") modes = {"serial", "streams", "processes"};
-  const bool solo_first = args.solo && modes.front() != "serial";
+  const std::vector<std::string> every_mode = {"serial", "streams", "processes"};
   std::optional<double> process_startup;
   if (args.solo || args.mode != "processes") process_startup = start_process(options.backend);
+  nlohmann::json chosen;  // --mode auto: the calibration and its choice
+  if (args.mode == "auto") chosen = choose_mode(every_mode, jobs, options, stop, args);
+  std::vector<std::string> modes = {args.mode == "auto" ? chosen["mode"].get<std::string>() : args.mode};
+  if (args.mode == "all") modes = every_mode;
+  const bool solo_first = args.solo && modes.front() != "serial";
   int code = 0;
   std::optional<RunReport> serial;
   if (solo_first) {
@@ -112,6 +131,7 @@ int run_study(RunArgs& args) {
     if (modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", name.c_str());
     RunReport run = run_mode(*make_mode(name, options), jobs, options, stop, &code);
     if (name != "processes") run.process_startup_s = process_startup;
+    run.auto_choice = chosen;
     if (name == "serial") serial = run;
     if (serial) compare_with_serial(run, *serial);
     print_run_table(run);
@@ -136,11 +156,16 @@ Command add_run_command(CLI::App& app) {
                                     "model's spec; e.g. examples/fashion-mnist-grid.json")
       ->required();
   cmd->add_option("--mode", args->mode, "serial: one model after another; streams: one thread and stream per "
-                                        "model; processes: one process per model; all: the three in turn")
-      ->check(CLI::IsMember({"serial", "streams", "processes", "all"}))
+                                        "model; processes: one process per model; all: the three in turn; auto: the "
+                                        "fastest in a short calibration on the sweep's own models")
+      ->check(CLI::IsMember({"serial", "streams", "processes", "all", "auto"}))
       ->capture_default_str();
   cmd->add_option("--concurrency", o.concurrency, "At most K models at once, the rest in later phases (0: all)")
       ->check(whole_number(0, INT_MAX));
+  cmd->add_option("--calibration-steps", args->calibration_steps,
+                  "--mode auto: training steps per model in each mode's calibration")
+      ->check(whole_number(1, INT_MAX))
+      ->capture_default_str();
   cmd->add_flag("--solo", args->solo, "Run each model alone first, for its slowdown (--mode all has it)");
   cmd->add_option("--memory-limit", args->memory_limit, "Every model's memory.limit, e.g. 64MiB");
   cmd->add_option("--memory", args->memory_mode, "Every model's memory.mode")

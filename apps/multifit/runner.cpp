@@ -111,6 +111,41 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
   return run;
 }
 
+std::vector<Calibration> calibrate(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
+                                   const RunOptions& options, const std::atomic<bool>& stop, int64_t steps) {
+  RunOptions short_run = options;
+  short_run.calibration_steps = steps;
+  short_run.quiet = true;
+  std::vector<Calibration> result;
+  for (const std::string& name : modes) {
+    int ignored = 0;
+    const RunReport run = run_mode(*make_mode(name, short_run), jobs, short_run, stop, &ignored);
+    // The rate while training: the calibration's samples over the span of its steps, from the first
+    // step's start to the last one's end (a short run's teardown is not training).
+    int64_t samples = 0, trained = 0;  // the whole sweep's (every model's rows times its epochs); the calibration's
+    double first = INFINITY, last = -INFINITY;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const ModelReport& m = run.models[i];
+      if (jobs[i].spec) samples += m.train_rows * jobs[i].spec->fit.epochs;
+      trained += m.samples;
+      if (!m.fit.steps.empty()) {
+        first = std::min(first, m.fit.steps.front().begin_s);
+        last = std::max(last, m.fit.steps.back().end_s);
+      }
+    }
+    Calibration c{name, run.startup_s, std::nullopt, std::nullopt};
+    if (trained > 0 && last > first) {
+      c.samples_per_s = double(trained) / (last - first);
+      c.predicted_wall_s = c.startup_s.value_or(0) + double(samples) / *c.samples_per_s;
+    }
+    result.push_back(c);
+  }
+  std::stable_sort(result.begin(), result.end(), [](const Calibration& a, const Calibration& b) {
+    return a.predicted_wall_s.value_or(INFINITY) < b.predicted_wall_s.value_or(INFINITY);
+  });
+  return result;
+}
+
 void compare_with_serial(RunReport& run, const RunReport& serial) {
   // Comparable only when both trained every model: a failed model's time is no training time.
   const auto all_trained = [](const RunReport& r) {

@@ -121,6 +121,34 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
   EXPECT_EQ(steps, 3u * (2 * 16 + 3 * 32));  // 2 epochs of 16 steps, 3 of 32, in each mode
 }
 
+// --mode auto calibrates every mode on the sweep's own models, then runs the sweep in the one whose
+// predicted wall is shortest, and says why in the document.
+TEST_F(Run, AutoPicksTheModeItsCalibrationPredictsFastest) {
+  const Result r = multifit("run " + quoted(example("fashion-mnist-grid.json")) +
+                            " --mode auto --epochs 1 --calibration-steps 20 --backend cpu --quiet --json " +
+                            quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = result("r.json");
+  const json& calibration = doc["auto"]["calibration"];
+  ASSERT_EQ(calibration.size(), 3u);
+  std::set<std::string> modes;
+  double previous = 0;
+  for (const json& c : calibration) {
+    modes.insert(c["mode"].get<std::string>());
+    const double wall = c["predicted_wall_s"];
+    EXPECT_GE(wall, previous);  // fastest first
+    EXPECT_GT(c["samples_per_s"].get<double>(), 0);
+    previous = wall;
+  }
+  EXPECT_EQ(modes, (std::set<std::string>{"serial", "streams", "processes"}));
+  EXPECT_EQ(doc["mode"], calibration[0]["mode"]);
+  EXPECT_EQ(doc["auto"]["calibration_steps"], 20);
+  for (const json& m : doc["models"]) {
+    EXPECT_EQ(m["status"], "ok");
+    EXPECT_EQ(m["epochs"].size(), 1u);  // the run itself is whole: the calibration's cap is not its
+  }
+}
+
 TEST_F(Run, HostExecutionStreamsGiveTheSerialNumbers) {
   const std::string common = "run " + quoted(example("seed-pair.json")) +
                              " --backend host-exec --quiet --data synthetic:binary:rows=128 --json ";

@@ -177,6 +177,22 @@ TEST(Fit, SameSeedSameResult) {
   EXPECT_NE(ra.epochs[2].loss, rc.epochs[2].loss);
 }
 
+TEST(Fit, AStepLimitStopsMidEpochAndCountsTheRowsTrained) {
+  const DataSplit split = make_synthetic("teacher:rows=70,features=6,classes=3,seed=9");
+  ModelSpec spec = classifier(6, 8, 3, 32);  // 3 steps an epoch: 32, 32 and the last 6 rows
+  spec.fit.epochs = 2;
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(spec, cpu);
+  FitOptions options;
+  options.max_steps = 4;
+  const FitResult result = fit(model, data, options);
+  EXPECT_EQ(result.status, FitStatus::stopped);
+  EXPECT_EQ(result.epochs.size(), 1u);      // the first epoch completed, the second stopped
+  EXPECT_EQ(result.samples, 70 + 32);       // a whole epoch and one step of the next
+  EXPECT_TRUE(contains(result.why, "epoch 2 at step 2 of 3")) << result.why;
+}
+
 TEST(Fit, ProgressLinesLikeKeras) {
   const DataSplit split = make_synthetic("teacher:rows=70,features=6,classes=3,seed=9");
   ModelSpec spec = classifier(6, 8, 3, 32);

@@ -31,6 +31,9 @@ class Mode {
   virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) = 0;
 };
 
+// The mode of that name: serial, streams or processes.
+std::unique_ptr<Mode> make_mode(const std::string& name, const RunOptions& options);
+
 // serial: one model after another on one backend (one stream), each pool released before the next.
 std::unique_ptr<Mode> make_serial_mode(const RunOptions& options);
 // streams: one host thread, backend (its own stream and library handles) and pool per model; the
