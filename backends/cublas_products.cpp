@@ -52,10 +52,11 @@ class CublasProducts final : public GemmProducts {
     // dXᵀ(k,m) = W(k,n)·dZᵀ(n,m): W row-major (k,n) is column-major (n,k), transposed.
     sgemm(CUBLAS_OP_T, CUBLAS_OP_N, k, m, n, W, n, dZ, n, dX, k, stream);
   }
-  void backward_weights(const float* X, const float* dZ, float* dW, int m, int k, int n,
+  void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         cudaStream_t stream) override {
     // dWᵀ(n,k) = dZᵀ(n,m)·X(m,k): X row-major (m,k) is column-major (k,m), transposed.
     sgemm(CUBLAS_OP_N, CUBLAS_OP_T, n, k, m, dZ, n, X, k, dW, n, stream);
+    bias_grad(dZ, db, m, n, stream);
   }
 
  private:

@@ -29,9 +29,9 @@ class TiledProducts final : public GemmProducts {
                       cudaStream_t stream) override {
     gemm(dZ, W, dX, m, n, k, false, true, nullptr, Activation::linear, stream);  // K = n
   }
-  void backward_weights(const float* X, const float* dZ, float* dW, int m, int k, int n,
+  void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         cudaStream_t stream) override {
-    gemm(X, dZ, dW, k, m, n, true, false, nullptr, Activation::linear, stream);  // K = m
+    gemm(X, dZ, dW, k, m, n, true, false, nullptr, Activation::linear, stream, db);  // K = m; db in the same launch
   }
 };
 
@@ -97,8 +97,7 @@ class CudaBackend final : public Backend {
   }
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
                              int n) override {
-    products_->backward_weights(X, dZ, dW, m, k, n, s());
-    bias_grad(dZ, db, m, n, s());
+    products_->backward_weights(X, dZ, dW, db, m, k, n, s());
   }
   void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override {
     if (library_ && library_->has_backward(act)) return library_->backward(Y, dY, dZ, count, act, s());

@@ -17,8 +17,8 @@ struct GemmProducts {
   // dX(m,k) = dZ(m,n)·W(k,n)ᵀ
   virtual void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
                               cudaStream_t stream) = 0;
-  // dW(k,n) = X(m,k)ᵀ·dZ(m,n)
-  virtual void backward_weights(const float* X, const float* dZ, float* dW, int m, int k, int n,
+  // dW(k,n) = X(m,k)ᵀ·dZ(m,n);  db(n) = column sums of dZ
+  virtual void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                                 cudaStream_t stream) = 0;
 };
 

@@ -1,5 +1,6 @@
 // Bias gradient as a column reduction. Must equal: dense_cpu.cpp's dense_backward_params (db).
-// Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.Backward, DenseParity.LargeTiles).
+// Checked by: tests/hostexec/test_bias_grad.cpp (the tiled path folds the bias gradient into gemm.cu;
+// the cuBLAS path launches this kernel: tests/gpu, GpuCublas).
 // Block (32, 8): 32 columns per block; the 8 rows of threads each sum a fixed
 // stride of rows, then a tree in shared memory adds the 8 partial sums. The
 // order of additions depends only on the shape: deterministic.

@@ -3,6 +3,8 @@
 //   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W
 //   backward dX(m,k) = dZ(m,n)·Wᵀ                A = dZ, B = W stored (N,K): trans_b
 //   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ
+//            db(n)   = 1ᵀ·dZ(m,n)                col_sums: one more row of C, its row of op(A) all ones,
+//                                                so the bias gradient costs no launch of its own
 //
 // Each block computes a BM x BN tile of C; each thread a TM x TN sub-tile held
 // in registers, with its rows and columns strided by the thread grid so that
@@ -20,7 +22,7 @@ namespace {
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-               const float* __restrict__ bias, Activation act) {
+               const float* __restrict__ bias, Activation act, float* __restrict__ col_sums) {
   constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
   __shared__ float As[BK][BM + 2];
   __shared__ float Bs[BK][BN + 2];
@@ -36,6 +38,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       const int gr = row0 + r, gk = k0 + kk;
       float v = 0.f;
       if (gr < M && gk < K) v = TRANS_A ? A[int64_t(gk) * M + gr] : A[int64_t(gr) * K + gk];
+      else if (col_sums && gr == M && gk < K) v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
       As[kk][r] = v;
     }
     for (int l = tid; l < BN * BK; l += THREADS) {
@@ -67,35 +70,38 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     for (int j = 0; j < TN; ++j) {
       const int r = row0 + ty + i * TY, c = col0 + tx + j * TX;
       if (r < M && c < N) C[int64_t(r) * N + c] = bias ? activate(act, acc[i][j] + bias[c]) : acc[i][j];
+      else if (col_sums && r == M && c < N) col_sums[c] = acc[i][j];
     }
 }
 
 template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
 void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const float* bias,
-                  Activation act, cudaStream_t stream) {
+                  Activation act, float* col_sums, cudaStream_t stream) {
   constexpr int BK = 16;
-  const dim3 grid((M + BM - 1) / BM, (N + BN - 1) / BN), block((BM / TM) * (BN / TN));
-  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, bias, act);
+  const int rows = M + (col_sums ? 1 : 0);  // the column sums are one more row
+  const dim3 grid((rows + BM - 1) / BM, (N + BN - 1) / BN), block((BM / TM) * (BN / TN));
+  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, bias, act,
+                                                                                  col_sums);
 }
 
 template <bool TRANS_A, bool TRANS_B>
 void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const float* bias, Activation act,
-              cudaStream_t stream) {
+              float* col_sums, cudaStream_t stream) {
   if (gemm_tile(M, N) == GemmTile::large64)
-    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, stream);
+    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, col_sums, stream);
   else
-    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, stream);
+    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, col_sums, stream);
 }
 
 }  // namespace
 
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const float* bias, Activation act, cudaStream_t stream) {
+          const float* bias, Activation act, cudaStream_t stream, float* col_sums) {
   // The three products of a dense layer; no product transposes both operands.
   if (trans_a && trans_b) throw std::invalid_argument("gemm: op(A) and op(B) both transposed is not a dense-layer product");
-  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, bias, act, stream);
-  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, bias, act, stream);
-  else dispatch<false, false>(A, B, C, M, N, K, bias, act, stream);
+  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, bias, act, col_sums, stream);
+  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, bias, act, col_sums, stream);
+  else dispatch<false, false>(A, B, C, M, N, K, bias, act, col_sums, stream);
 }
 
 }  // namespace mf::MF_TARGET

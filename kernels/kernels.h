@@ -26,16 +26,18 @@ constexpr GemmTile gemm_tile(int M, int N) {
 namespace mf::MF_TARGET {
 
 // gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N); A is stored (K,M) when trans_a, B (N,K)
-// when trans_b, not both. With bias, the epilogue writes act(C + bias(N)).
+// when trans_b, not both. With bias, the epilogue writes act(C + bias(N)). With col_sums, the same
+// launch also writes col_sums(N) = 1ᵀ·op(B), the column sums of op(B) (a dense layer's bias gradient).
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const float* bias, Activation act, cudaStream_t stream);
+          const float* bias, Activation act, cudaStream_t stream, float* col_sums = nullptr);
 
 // activation.cu
 void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
                          cudaStream_t stream);
 void bias_activation(float* Y, const float* bias, int m, int n, Activation act, cudaStream_t stream);
 
-// bias_grad.cu: db(n) = column sums of dZ(m,n), rows added in a fixed order.
+// bias_grad.cu: db(n) = column sums of dZ(m,n), rows added in a fixed order: the cuBLAS path's (the
+// tiled path folds it into the weight-gradient product's launch).
 void bias_grad(const float* dZ, float* db, int m, int n, cudaStream_t stream);
 
 // loss.cu: one thread per row (loss_row.h).
