@@ -41,8 +41,10 @@ class Backend {
   // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax).
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                              Activation act) = 0;
-  // dX(m,k) = dZ(m,n) · W(k,n)ᵀ
-  virtual void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) = 0;
+  // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then with Y: dX ⊙= act'(Y(m,k)), the gradient at the pre-activation of
+  // the layer below from its output Y (the CUDA kernels do both in one launch).
+  virtual void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                                    const float* Y = nullptr, Activation act = Activation::linear) = 0;
   // dW(k,n) = X(m,k)ᵀ · dZ(m,n);  db(n) = column sums of dZ
   virtual void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
                                      int n) = 0;

@@ -41,8 +41,10 @@ void CpuBackend::dense_forward(const float* X, const float* W, const float* b, f
                                Activation act) {
   cpu::dense_forward(X, W, b, Y, m, k, n, act);
 }
-void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
+void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
+                                      Activation act) {
   cpu::dense_backward_input(dZ, W, dX, m, k, n);
+  if (Y) cpu::activation_backward(Y, dX, dX, int64_t(m) * k, act);
 }
 void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
                                        int n) {

@@ -24,7 +24,8 @@ class CpuBackend final : public Backend {
 
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                      Activation act) override;
-  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) override;
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
+                            Activation act = Activation::linear) override;
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
                              int n) override;
   void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override;

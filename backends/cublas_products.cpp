@@ -47,10 +47,11 @@ class CublasProducts final : public GemmProducts {
     product(X, W, Y, m, k, n, stream);
     bias_activation(Y, b, m, n, act, stream);
   }
-  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
                       cudaStream_t stream) override {
     // dXᵀ(k,m) = W(k,n)·dZᵀ(n,m): W row-major (k,n) is column-major (n,k), transposed.
     sgemm(CUBLAS_OP_T, CUBLAS_OP_N, k, m, n, W, n, dZ, n, dX, k, stream);
+    if (Y) activation_backward(Y, dX, dX, int64_t(m) * k, act, stream);  // the epilogue as its own kernel
   }
   void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         cudaStream_t stream) override {

@@ -19,19 +19,19 @@ namespace {
 class TiledProducts final : public GemmProducts {
  public:
   void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
-    gemm(A, B, C, m, k, n, false, false, nullptr, Activation::linear, stream);
+    gemm(A, B, C, m, k, n, false, false, {}, stream);
   }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                cudaStream_t stream) override {
-    gemm(X, W, Y, m, k, n, false, false, b, act, stream);
+    gemm(X, W, Y, m, k, n, false, false, {.bias = b, .act = act}, stream);
   }
-  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
                       cudaStream_t stream) override {
-    gemm(dZ, W, dX, m, n, k, false, true, nullptr, Activation::linear, stream);  // K = n
+    gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act}, stream);  // K = n; act's backward in the same launch
   }
   void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         cudaStream_t stream) override {
-    gemm(X, dZ, dW, k, m, n, true, false, nullptr, Activation::linear, stream, db);  // K = m; db in the same launch
+    gemm(X, dZ, dW, k, m, n, true, false, {.col_sums = db}, stream);  // K = m; db in the same launch
   }
 };
 
@@ -92,8 +92,9 @@ class CudaBackend final : public Backend {
     products_->forward(X, W, b, Y, m, k, n, Activation::linear, s());
     library_->forward(Y, int64_t(m) * n, act, s());
   }
-  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) override {
-    products_->backward_input(dZ, W, dX, m, k, n, s());
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
+                            Activation act = Activation::linear) override {
+    products_->backward_input(dZ, W, dX, m, k, n, Y, act, s());
   }
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
                              int n) override {

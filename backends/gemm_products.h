@@ -14,9 +14,9 @@ struct GemmProducts {
   // Y(m,n) = act(X(m,k)·W(k,n) + b)
   virtual void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                        Activation act, cudaStream_t stream) = 0;
-  // dX(m,k) = dZ(m,n)·W(k,n)ᵀ
-  virtual void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
-                              cudaStream_t stream) = 0;
+  // dX(m,k) = dZ(m,n)·W(k,n)ᵀ ⊙ act'(Y(m,k)), from the output Y of the layer below (Y null: the product)
+  virtual void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
+                              Activation act, cudaStream_t stream) = 0;
   // dW(k,n) = X(m,k)ᵀ·dZ(m,n);  db(n) = column sums of dZ
   virtual void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                                 cudaStream_t stream) = 0;

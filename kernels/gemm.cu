@@ -1,7 +1,9 @@
 // Tiled GEMM for the three products of a dense layer. Must equal: dense_cpu.cpp (OpenBLAS).
 // Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.*, every tile configuration: KernelParityShapes).
 //   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W
-//   backward dX(m,k) = dZ(m,n)·Wᵀ                A = dZ, B = W stored (N,K): trans_b
+//   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; output_of = Y, the
+//                                                layer below's output, so its activation's backward
+//                                                costs no launch of its own
 //   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ
 //            db(n)   = 1ᵀ·dZ(m,n)                col_sums: one more row of C, its row of op(A) all ones,
 //                                                so the bias gradient costs no launch of its own
@@ -22,7 +24,7 @@ namespace {
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-               const float* __restrict__ bias, Activation act, float* __restrict__ col_sums) {
+               GemmEpilogue epilogue) {
   constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
   __shared__ float As[BK][BM + 2];
   __shared__ float Bs[BK][BN + 2];
@@ -38,7 +40,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       const int gr = row0 + r, gk = k0 + kk;
       float v = 0.f;
       if (gr < M && gk < K) v = TRANS_A ? A[int64_t(gk) * M + gr] : A[int64_t(gr) * K + gk];
-      else if (col_sums && gr == M && gk < K) v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
+      else if (epilogue.col_sums && gr == M && gk < K) v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
       As[kk][r] = v;
     }
     for (int l = tid; l < BN * BK; l += THREADS) {
@@ -69,39 +71,44 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int r = row0 + ty + i * TY, c = col0 + tx + j * TX;
-      if (r < M && c < N) C[int64_t(r) * N + c] = bias ? activate(act, acc[i][j] + bias[c]) : acc[i][j];
-      else if (col_sums && r == M && c < N) col_sums[c] = acc[i][j];
+      if (r < M && c < N) {
+        float v = acc[i][j];
+        if (epilogue.bias) v = activate(epilogue.act, v + epilogue.bias[c]);
+        else if (epilogue.output_of) v *= activation_grad_from_output(epilogue.act, epilogue.output_of[int64_t(r) * N + c]);
+        C[int64_t(r) * N + c] = v;
+      } else if (epilogue.col_sums && r == M && c < N) {
+        epilogue.col_sums[c] = acc[i][j];
+      }
     }
 }
 
 template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
-void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const float* bias,
-                  Activation act, float* col_sums, cudaStream_t stream) {
+void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const GemmEpilogue& epilogue,
+                  cudaStream_t stream) {
   constexpr int BK = 16;
-  const int rows = M + (col_sums ? 1 : 0);  // the column sums are one more row
+  const int rows = M + (epilogue.col_sums ? 1 : 0);  // the column sums are one more row
   const dim3 grid((rows + BM - 1) / BM, (N + BN - 1) / BN), block((BM / TM) * (BN / TN));
-  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, bias, act,
-                                                                                  col_sums);
+  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, epilogue);
 }
 
 template <bool TRANS_A, bool TRANS_B>
-void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const float* bias, Activation act,
-              float* col_sums, cudaStream_t stream) {
+void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const GemmEpilogue& epilogue,
+              cudaStream_t stream) {
   if (gemm_tile(M, N) == GemmTile::large64)
-    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, col_sums, stream);
+    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, epilogue, stream);
   else
-    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, bias, act, col_sums, stream);
+    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, epilogue, stream);
 }
 
 }  // namespace
 
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const float* bias, Activation act, cudaStream_t stream, float* col_sums) {
+          const GemmEpilogue& epilogue, cudaStream_t stream) {
   // The three products of a dense layer; no product transposes both operands.
   if (trans_a && trans_b) throw std::invalid_argument("gemm: op(A) and op(B) both transposed is not a dense-layer product");
-  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, bias, act, col_sums, stream);
-  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, bias, act, col_sums, stream);
-  else dispatch<false, false>(A, B, C, M, N, K, bias, act, col_sums, stream);
+  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, epilogue, stream);
+  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, epilogue, stream);
+  else dispatch<false, false>(A, B, C, M, N, K, epilogue, stream);
 }
 
 }  // namespace mf::MF_TARGET

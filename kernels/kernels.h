@@ -25,11 +25,19 @@ constexpr GemmTile gemm_tile(int M, int N) {
 
 namespace mf::MF_TARGET {
 
-// gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N); A is stored (K,M) when trans_a, B (N,K)
-// when trans_b, not both. With bias, the epilogue writes act(C + bias(N)). With col_sums, the same
-// launch also writes col_sums(N) = 1ᵀ·op(B), the column sums of op(B) (a dense layer's bias gradient).
+// What gemm does as it writes C, in the same launch (bias and output_of: at most one).
+struct GemmEpilogue {
+  const float* bias = nullptr;       // C = act(C + bias(N)): a layer's forward
+  const float* output_of = nullptr;  // C = C ⊙ act'(Y), Y(M,N) = output_of: a layer's input gradient
+                                     // through the activation of the layer below, from its output
+  Activation act = Activation::linear;
+  float* col_sums = nullptr;         // also col_sums(N) = 1ᵀ·op(B): a layer's bias gradient
+};
+
+// gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N), then the epilogue; A is stored (K,M)
+// when trans_a, B (N,K) when trans_b, not both.
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const float* bias, Activation act, cudaStream_t stream, float* col_sums = nullptr);
+          const GemmEpilogue& epilogue, cudaStream_t stream);
 
 // activation.cu
 void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,

@@ -177,8 +177,7 @@ void Model::backward(const float* X, int m) {
     backend_.dense_backward_params(input, dZ, l.dW, l.db, m, l.in, l.out);
     if (i == 0) break;  // no gradient for the data
     const Layer& below = layers_[i - 1];
-    backend_.dense_backward_input(dZ, l.W, dX, m, l.in, l.out);
-    backend_.activation_backward(below.Y, dX, dX, int64_t(m) * below.out, below.act);
+    backend_.dense_backward_input(dZ, l.W, dX, m, l.in, l.out, below.Y, below.act);  // through below's activation
     std::swap(dZ, dX);
   }
 }

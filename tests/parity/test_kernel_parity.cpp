@@ -67,12 +67,16 @@ class DenseParity : public KernelParity {
     device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, act);
     expect_close(want, Y.read(), sum_tolerance(s.k), "Y");
   }
-  void backward_input(const Shape& s) {
-    const auto w = random_vector(size_t(s.k) * s.n, 5), dz = random_vector(size_t(s.m) * s.n, 6);
+  // dX = dZ·Wᵀ, and with `below` (not linear) through that activation's backward, from outputs Y of
+  // the layer below in the activation's range: the product's epilogue on the device.
+  void backward_input(const Shape& s, Activation below = Activation::linear) {
+    const auto w = random_vector(size_t(s.k) * s.n, 5), dz = random_vector(size_t(s.m) * s.n, 6),
+               y = random_vector(size_t(s.m) * s.k, 9, below == Activation::sigmoid ? 0.05f : -0.9f, 0.9f);
+    const bool through = below != Activation::linear;
     std::vector<float> dx(size_t(s.m) * s.k);
-    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n);
-    Buffer<float> W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size()));
-    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n);
+    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n, through ? y.data() : nullptr, below);
+    Buffer<float> W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size())), Y(*device_, y);
+    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n, through ? Y.get() : nullptr, below);
     expect_close(dx, dX.read(), sum_tolerance(s.n), "dX");
   }
   void backward_params(const Shape& s) {
@@ -102,9 +106,18 @@ TEST_F(DenseParity, Backward) {
   }
 }
 
+TEST_F(DenseParity, BackwardInputThroughEveryActivation) {
+  for (const Shape& s : kShapes)
+    for (Activation below : {Activation::relu, Activation::tanh, Activation::sigmoid}) {
+      backward_input(s, below);
+      if (HasFailure()) FAIL() << "shape " << s << " act " << int(below);
+    }
+}
+
 TEST_F(DenseParity, LargeTiles) {
   forward(kLargeForward, Activation::relu);
   backward_input(kLargeBackwardInput);
+  backward_input(kLargeBackwardInput, Activation::tanh);
   backward_params(kLargeBackwardWeights);
 }
 
