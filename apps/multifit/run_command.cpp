@@ -26,6 +26,7 @@ struct RunArgs {
   std::string mode = "serial", json, csv, trace, memory_limit, memory_mode;
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
+  bool calibration_steps_given = false;
 };
 
 // One track per model and mode, in the process that ran it, on the clock every process shares.
@@ -55,7 +56,9 @@ void print_errors(const std::vector<RunReport>& runs) {
 // Runs the calibration of --mode auto, says what each mode measured and which it picks and why.
 nlohmann::json choose_mode(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
                            const RunOptions& options, const std::atomic<bool>& stop, const RunArgs& args) {
+  const Clock::time_point start = Clock::now();
   const std::vector<Calibration> calibrations = calibrate(modes, jobs, options, stop, args.calibration_steps);
+  const double calibration_s = seconds_since(start);
   nlohmann::json measured = nlohmann::json::array();
   for (const Calibration& c : calibrations) {
     measured.push_back({{"mode", c.mode}, {"startup_s", c.startup_s ? nlohmann::json(*c.startup_s) : nlohmann::json()},
@@ -66,11 +69,17 @@ nlohmann::json choose_mode(const std::vector<std::string>& modes, const std::vec
                    c.mode.c_str(), format_duration(c.startup_s.value_or(0)).c_str(), c.samples_per_s.value_or(0),
                    c.predicted_wall_s ? format_duration(*c.predicted_wall_s).c_str() : "(nothing trained)");
   }
-  const std::string mode = calibrations.front().predicted_wall_s ? calibrations.front().mode : "serial";
-  if (!options.quiet)
-    std::fprintf(stderr, "multifit: auto: %s, the fastest in a calibration of %lld steps per model\n", mode.c_str(),
-                 (long long)args.calibration_steps);
-  return {{"mode", mode}, {"calibration_steps", args.calibration_steps}, {"calibration", measured}};
+  // The choice is said even when quiet: it is what the run's figures are of.
+  const bool measured_any = calibrations.front().predicted_wall_s.has_value();
+  const std::string mode = measured_any ? calibrations.front().mode : "serial";
+  if (measured_any)
+    std::fprintf(stderr, "multifit: auto: %s, the fastest in a calibration of at most %lld steps per model (%s)\n",
+                 mode.c_str(), (long long)args.calibration_steps, format_duration(calibration_s).c_str());
+  else
+    std::fprintf(stderr, "multifit: auto: serial: no model trained in the calibration (%s), so nothing tells the modes apart\n",
+                 format_duration(calibration_s).c_str());
+  return {{"mode", mode}, {"calibration_steps", args.calibration_steps}, {"calibration_s", calibration_s},
+          {"calibration", measured}};
 }
 
 // The process's one-time start-up: the backend's libraries loaded, on a GPU the CUDA context made.
@@ -117,6 +126,8 @@ int run_study(RunArgs& args) {
   if (args.solo || args.mode != "processes") process_startup = start_process(options.backend);
   nlohmann::json chosen;  // --mode auto: the calibration and its choice
   if (args.mode == "auto") chosen = choose_mode(every_mode, jobs, options, stop, args);
+  else if (args.calibration_steps_given)
+    std::fprintf(stderr, "multifit: note: --calibration-steps has no effect without --mode auto\n");
   std::vector<std::string> modes = {args.mode == "auto" ? chosen["mode"].get<std::string>() : args.mode};
   if (args.mode == "all") modes = every_mode;
   const bool solo_first = args.solo && modes.front() != "serial";
@@ -180,7 +191,10 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--csv", args->csv, "Write one row per model (and mode) here");
   cmd->add_option("--trace", args->trace, "Write a Chrome/Perfetto trace here: one track per model");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines");
-  return [args] { return run_study(*args); };
+  return [args, calibration = cmd->get_option("--calibration-steps")] {
+    args->calibration_steps_given = calibration->count() > 0;
+    return run_study(*args);
+  };
 }
 
 }  // namespace mf

@@ -16,7 +16,8 @@ one thread (as each multifit model uses one BLAS thread) and once with their def
 
 usage: benchmarks/peers/harness.py --out DIR [--python .venv-peers/bin/python] [--multifit build/bin/multifit]
                                    [--reps 3] [--only w1,w2,w3] [--device cpu|cuda]
-Writes DIR/peers.json (every measurement), DIR/summary.md (the table) and DIR/machine.txt.
+Writes DIR/peers.json (every measurement, and the machine: CPU, cores, memory, load averages,
+versions, commit, date) and DIR/summary.md (the table).
 """
 import argparse
 import datetime
