@@ -60,6 +60,12 @@ class Backend {
                     float* row_correct, int m, int n) = 0;
   // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic).
   virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) = 0;
+  // loss(), then accumulate(): what a training step does; a backend may fold the two together.
+  virtual void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
+                                   float* row_correct, int m, int n, double* totals) {
+    loss(kind, out, target, d_out, row_loss, row_correct, m, n);
+    accumulate(row_loss, row_correct, m, totals);
+  }
 
   // One launch over a flat parameter buffer of n floats.
   virtual void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) = 0;

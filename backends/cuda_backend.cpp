@@ -115,6 +115,12 @@ class CudaBackend final : public Backend {
   void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) override {
     MF_TARGET::accumulate(row_loss, row_correct, m, totals, s());
   }
+  void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
+                           float* row_correct, int m, int n, double* totals) override {
+    if (library_ && kind == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
+      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals);
+    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, s());
+  }
   void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) override {
     MF_TARGET::adam(w, g, m, v, n, step, s());
   }

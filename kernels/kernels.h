@@ -60,6 +60,11 @@ void crossentropy_from_probabilities(const float* probabilities, const float* ta
 // reduce.cu: totals[0] += Σ row_loss, totals[1] += Σ row_correct; one block, a fixed tree: deterministic.
 void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, cudaStream_t stream);
 
+// loss.cu: loss(), then accumulate(): in one launch for a batch of at most 256 rows (the same
+// additions, in the same order), else in two.
+void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
+                         float* row_correct, int m, int n, double* totals, cudaStream_t stream);
+
 // optimizer.cu: one launch over the flat parameter buffer.
 void adam(float* w, const float* g, float* m, float* v, int64_t n, AdamStep step, cudaStream_t stream);
 void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum, cudaStream_t stream);

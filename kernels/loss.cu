@@ -1,6 +1,9 @@
 // The fused loss pass: one thread per row runs loss_row(), and its variant from probabilities
-// for the cuDNN softmax reference path. Must equal: loss_cpu.cpp (the same loss_row()).
-// Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.LossesAndGradients), tests/gpu (GpuCudnn).
+// for the cuDNN softmax reference path; for a batch of at most kAccumulateThreads rows, the metric
+// accumulation rides in the same launch. Must equal: loss_cpu.cpp (the same loss_row(), accumulate).
+// Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.LossesAndGradients,
+// KernelParity.LossAndAccumulateInOneLaunch), tests/gpu (GpuCudnn).
+#include "kernels/block_sums.h"
 #include "kernels/kernels.h"
 #include "kernels/loss_row.h"
 
@@ -15,6 +18,21 @@ __global__ void loss_kernel(Loss loss, const float* out, const float* target, fl
   if (r >= m) return;
   loss_row(loss, out + r * n, target + r * target_cols(loss, n), d_out + r * n, n,
            loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
+}
+
+// One block, a thread per row (m <= kAccumulateThreads), then the block's sums into totals: each
+// thread holds one row, so the additions are accumulate_kernel's exactly.
+__global__ void loss_accumulate_kernel(Loss loss, const float* out, const float* target, float* d_out,
+                                       float* row_loss, float* row_correct, int m, int n, double* totals) {
+  const int r = int(threadIdx.x);
+  double row = 0, correct = 0;
+  if (r < m) {
+    loss_row(loss, out + int64_t(r) * n, target + int64_t(r) * target_cols(loss, n), d_out + int64_t(r) * n, n,
+             loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
+    row = row_loss[r];
+    correct = row_correct[r];
+  }
+  add_block_sums(row, correct, totals);
 }
 
 __global__ void crossentropy_from_probabilities_kernel(const float* p, const float* target, float* d_out,
@@ -32,6 +50,16 @@ void crossentropy_from_probabilities(const float* probabilities, const float* ta
                                      float* row_loss, float* row_correct, int m, int n, cudaStream_t stream) {
   launch{crossentropy_from_probabilities_kernel, blocks_for(m, kThreads), dim3(kThreads), stream}(
       probabilities, target, d_out, row_loss, row_correct, m, n);
+}
+
+void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
+                         float* row_correct, int m, int n, double* totals, cudaStream_t stream) {
+  if (m > kAccumulateThreads) {
+    MF_TARGET::loss(loss, out, target, d_out, row_loss, row_correct, m, n, stream);
+    return accumulate(row_loss, row_correct, m, totals, stream);
+  }
+  launch{loss_accumulate_kernel, dim3(1), dim3(kAccumulateThreads), stream}(loss, out, target, d_out, row_loss,
+                                                                             row_correct, m, n, totals);
 }
 
 void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,

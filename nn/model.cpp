@@ -162,8 +162,7 @@ void Model::forward(const float* X, int m) {
 
 void Model::loss_and_accumulate(const float* T, int m) {
   const Layer& last = layers_.back();
-  backend_.loss(spec_.loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out);
-  backend_.accumulate(row_loss_, row_correct_, m, totals_);
+  backend_.loss_and_accumulate(spec_.loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out, totals_);
 }
 
 void Model::backward(const float* X, int m) {

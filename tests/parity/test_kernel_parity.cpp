@@ -174,6 +174,33 @@ TEST_F(KernelParity, AccumulateIsDeterministic) {
   EXPECT_EQ(second[0] - first[0], first[0] - 1.5);  // the same sum, bit for bit
 }
 
+// A step's loss pass with the metric accumulation folded in (one launch up to 256 rows) gives the
+// gradient and the totals of the two separate calls: the totals bit for bit, on the device.
+TEST_F(KernelParity, LossAndAccumulateInOneLaunch) {
+  const int classes = 10;
+  for (const int m : {1, 64, 256, 257}) {
+    std::vector<float> labels(m);
+    for (int r = 0; r < m; ++r) labels[r] = float(r % classes);
+    const auto out = random_vector(size_t(m) * classes, 17, -4.f, 4.f);
+    std::vector<float> d_out(out.size()), loss(m), correct(m);
+    std::vector<double> want = {0.5, 0.25};
+    cpu_.loss(Loss::sparse_categorical_crossentropy, out.data(), labels.data(), d_out.data(), loss.data(),
+              correct.data(), m, classes);
+    cpu_.accumulate(loss.data(), correct.data(), m, want.data());
+    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(d_out.size())), L(*device_, nans(m)),
+        C(*device_, nans(m));
+    Buffer<double> fused(*device_, {0.5, 0.25}), apart(*device_, {0.5, 0.25});
+    device_->loss_and_accumulate(Loss::sparse_categorical_crossentropy, Out.get(), T.get(), dOut.get(), L.get(),
+                                 C.get(), m, classes, fused.get());
+    expect_close(d_out, dOut.read(), 1e-6f, "d_out");
+    device_->accumulate(L.get(), C.get(), m, apart.get());  // the rows it wrote, added the separate way
+    const std::vector<double> one = fused.read(), two = apart.read();
+    EXPECT_EQ(one, two) << m << " rows";
+    EXPECT_NEAR(one[0], want[0], 1e-6 * want[0]) << m << " rows";
+    EXPECT_NEAR(one[1], want[1], 1e-9 * want[1]) << m << " rows";
+  }
+}
+
 TEST_F(KernelParity, OptimizerSteps) {
   const int64_t n = 1000;
   const auto w0 = random_vector(n, 13), g = random_vector(n, 14), m0 = random_vector(n, 15, -0.1f, 0.1f),
