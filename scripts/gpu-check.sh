@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check: one command on a machine with an NVIDIA GPU, under 6 minutes
+# The GPU check: one command on a machine with an NVIDIA GPU, under 10 minutes
 # on one H200. Runs the binaries of the bundle that scripts/gpu-bundle.sh made
 # (gpu-bundle/multifit-gpu.tar.gz, or the file MULTIFIT_BUNDLE names); without
 # one it builds in place in build-gpu/ (which needs scripts/setup.sh's packages).
@@ -159,13 +159,13 @@ else
   # ---- 7. the contention study ----------------------------------------------------------------------
   for study in grid:examples/fashion-mnist-grid.json tiny:examples/tiny-sweep.json; do
     name="study_${study%%:*}"
-    step "$name" 150 "$bin/multifit" run "${study#*:}" --mode all --backend cuda --quiet --json "$logs/$name.json" \
+    step "$name" 90 "$bin/multifit" run "${study#*:}" --mode all --backend cuda --quiet --json "$logs/$name.json" \
       --csv "$logs/$name.csv" --trace "$logs/$name.trace.json"
   done
   if command -v python3 >/dev/null; then
-    step scaling 200 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$bin/multifit"
+    step scaling 150 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$bin/multifit"
     if python3 -c 'import torch' 2>/dev/null; then
-      step peers_w1 120 python3 benchmarks/peers/harness.py --out "$logs/peers" --python "$(command -v python3)" \
+      step peers_w1 90 python3 benchmarks/peers/harness.py --out "$logs/peers" --python "$(command -v python3)" \
         --multifit "$bin/multifit" --device cuda --reps 2 --only w1
     else
       skip peers_w1 "no PyTorch in this python3"

@@ -1,6 +1,6 @@
 // multifit run SWEEP.json: the contention study. Trains a sweep's models serially, on streams in
-// one process, or as processes (or all three, one after another), and measures how they share the
-// machine.
+// one process, or as processes (all three one after another, or the fastest of them in a short
+// calibration), and measures how they share the machine.
 #include <climits>
 #include <cstdio>
 #include <iostream>
