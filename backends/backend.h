@@ -38,16 +38,21 @@ class Backend {
   // Waits for this backend's queued work.
   virtual std::string fault() = 0;
 
-  // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax).
+  // Whether the first layer's products can read a batch straight from the data set by row index
+  // (`rows` below), so that the batch's inputs need no gather of their own.
+  virtual bool fuses_gather() const { return false; }
+
+  // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax). With rows (only where
+  // fuses_gather()), X is the data set and the layer's input is its rows rows[0..m).
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                             Activation act) = 0;
+                             Activation act, const int* rows = nullptr) = 0;
   // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then with Y: dX ⊙= act'(Y(m,k)), the gradient at the pre-activation of
   // the layer below from its output Y (the CUDA kernels do both in one launch).
   virtual void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
                                     const float* Y = nullptr, Activation act = Activation::linear) = 0;
-  // dW(k,n) = X(m,k)ᵀ · dZ(m,n);  db(n) = column sums of dZ
-  virtual void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
-                                     int n) = 0;
+  // dW(k,n) = X(m,k)ᵀ · dZ(m,n);  db(n) = column sums of dZ; rows as for dense_forward.
+  virtual void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                                     const int* rows = nullptr) = 0;
   // dZ = dY ⊙ act'(Y) from the layer's output Y; dZ may alias dY.
   virtual void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count,
                                    Activation act) = 0;

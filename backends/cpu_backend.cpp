@@ -1,6 +1,7 @@
 #include "backends/cpu_backend.h"
 
 #include <cstring>
+#include <stdexcept>
 #include <fstream>
 #include <thread>
 #include <utility>
@@ -38,7 +39,8 @@ void CpuBackend::mark() { marks_.push_back(clock_seconds()); }
 std::vector<double> CpuBackend::take_marks() { return std::exchange(marks_, {}); }
 
 void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                               Activation act) {
+                               Activation act, const int* rows) {
+  if (rows) throw std::logic_error("the cpu backend does not fuse the gather: pass it a gathered batch");
   cpu::dense_forward(X, W, b, Y, m, k, n, act);
 }
 void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
@@ -46,8 +48,9 @@ void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX
   cpu::dense_backward_input(dZ, W, dX, m, k, n);
   if (Y) cpu::activation_backward(Y, dX, dX, int64_t(m) * k, act);
 }
-void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
-                                       int n) {
+void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                                       const int* rows) {
+  if (rows) throw std::logic_error("the cpu backend does not fuse the gather: pass it a gathered batch");
   cpu::dense_backward_params(X, dZ, dW, db, m, k, n);
 }
 void CpuBackend::activation_backward(const float* Y, const float* dY, float* dZ, int64_t count,

@@ -22,12 +22,13 @@ class CpuBackend final : public Backend {
   std::string fault() override { return ""; }  // a CPU fault ends the process; nothing is left to report
   std::vector<double> take_marks() override;
 
+  // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                     Activation act) override;
+                     Activation act, const int* rows = nullptr) override;
   void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
                             Activation act = Activation::linear) override;
-  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
-                             int n) override;
+  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                             const int* rows = nullptr) override;
   void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override;
   void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
             int m, int n) override;

@@ -41,8 +41,9 @@ class CublasProducts final : public GemmProducts {
     // Cᵀ(n,m) = Bᵀ(n,k)·Aᵀ(k,m)
     sgemm(CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, B, n, A, k, C, n, stream);
   }
+  bool gathers_rows() const override { return false; }  // cuBLAS reads a gathered batch
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
-               cudaStream_t stream) override {
+               const int* /*rows: never*/, cudaStream_t stream) override {
     // The plain product, then the bias+activation epilogue as its own kernel.
     product(X, W, Y, m, k, n, stream);
     bias_activation(Y, b, m, n, act, stream);
@@ -54,7 +55,7 @@ class CublasProducts final : public GemmProducts {
     if (Y) activation_backward(Y, dX, dX, int64_t(m) * k, act, stream);  // the epilogue as its own kernel
   }
   void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                        cudaStream_t stream) override {
+                        const int* /*rows: never*/, cudaStream_t stream) override {
     // dWᵀ(n,k) = dZᵀ(n,m)·X(m,k): X row-major (m,k) is column-major (k,m), transposed.
     sgemm(CUBLAS_OP_N, CUBLAS_OP_T, n, k, m, dZ, n, X, k, dW, n, stream);
     bias_grad(dZ, db, m, n, stream);

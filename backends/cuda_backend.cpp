@@ -21,17 +21,18 @@ class TiledProducts final : public GemmProducts {
   void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
     gemm(A, B, C, m, k, n, false, false, {}, stream);
   }
+  bool gathers_rows() const override { return true; }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
-               cudaStream_t stream) override {
-    gemm(X, W, Y, m, k, n, false, false, {.bias = b, .act = act}, stream);
+               const int* rows, cudaStream_t stream) override {
+    gemm(X, W, Y, m, k, n, false, false, {.a_rows = rows, .bias = b, .act = act}, stream);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
                       cudaStream_t stream) override {
     gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act}, stream);  // K = n; act's backward in the same launch
   }
   void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                        cudaStream_t stream) override {
-    gemm(X, dZ, dW, k, m, n, true, false, {.col_sums = db}, stream);  // K = m; db in the same launch
+                        const int* rows, cudaStream_t stream) override {
+    gemm(X, dZ, dW, k, m, n, true, false, {.a_rows = rows, .col_sums = db}, stream);  // K = m; db in the same launch
   }
 };
 
@@ -86,19 +87,20 @@ class CudaBackend final : public Backend {
     return times;
   }
 
+  bool fuses_gather() const override { return products_->gathers_rows(); }
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                     Activation act) override {
-    if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, s());
-    products_->forward(X, W, b, Y, m, k, n, Activation::linear, s());
+                     Activation act, const int* rows = nullptr) override {
+    if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, rows, s());
+    products_->forward(X, W, b, Y, m, k, n, Activation::linear, rows, s());
     library_->forward(Y, int64_t(m) * n, act, s());
   }
   void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
                             Activation act = Activation::linear) override {
     products_->backward_input(dZ, W, dX, m, k, n, Y, act, s());
   }
-  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
-                             int n) override {
-    products_->backward_weights(X, dZ, dW, db, m, k, n, s());
+  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                             const int* rows = nullptr) override {
+    products_->backward_weights(X, dZ, dW, db, m, k, n, rows, s());
   }
   void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override {
     if (library_ && library_->has_backward(act)) return library_->backward(Y, dY, dZ, count, act, s());

@@ -1,6 +1,7 @@
 // Tiled GEMM for the three products of a dense layer. Must equal: dense_cpu.cpp (OpenBLAS).
 // Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.*, every tile configuration: KernelParityShapes).
-//   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W
+//   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W; with a_rows, X's rows are read from the
+//                                                data set by index, so the batch needs no gather
 //   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; output_of = Y, the
 //                                                layer below's output, so its activation's backward
 //                                                costs no launch of its own
@@ -21,10 +22,13 @@
 namespace mf::MF_TARGET {
 namespace {
 
+// Where A's stored row i is: i, or a_rows[i] for a batch gathered by index.
+__device__ __forceinline__ int stored_row(const GemmFused& fused, int i) { return fused.a_rows ? fused.a_rows[i] : i; }
+
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-               GemmEpilogue epilogue) {
+               GemmFused fused) {
   constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
   __shared__ float As[BK][BM + 2];
   __shared__ float Bs[BK][BN + 2];
@@ -39,8 +43,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       const int r = TRANS_A ? l % BM : l / BK, kk = TRANS_A ? l / BM : l % BK;
       const int gr = row0 + r, gk = k0 + kk;
       float v = 0.f;
-      if (gr < M && gk < K) v = TRANS_A ? A[int64_t(gk) * M + gr] : A[int64_t(gr) * K + gk];
-      else if (epilogue.col_sums && gr == M && gk < K) v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
+      if (gr < M && gk < K) v = TRANS_A ? A[int64_t(stored_row(fused, gk)) * M + gr] : A[int64_t(stored_row(fused, gr)) * K + gk];
+      else if (fused.col_sums && gr == M && gk < K) v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
       As[kk][r] = v;
     }
     for (int l = tid; l < BN * BK; l += THREADS) {
@@ -73,42 +77,42 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       const int r = row0 + ty + i * TY, c = col0 + tx + j * TX;
       if (r < M && c < N) {
         float v = acc[i][j];
-        if (epilogue.bias) v = activate(epilogue.act, v + epilogue.bias[c]);
-        else if (epilogue.output_of) v *= activation_grad_from_output(epilogue.act, epilogue.output_of[int64_t(r) * N + c]);
+        if (fused.bias) v = activate(fused.act, v + fused.bias[c]);
+        else if (fused.output_of) v *= activation_grad_from_output(fused.act, fused.output_of[int64_t(r) * N + c]);
         C[int64_t(r) * N + c] = v;
-      } else if (epilogue.col_sums && r == M && c < N) {
-        epilogue.col_sums[c] = acc[i][j];
+      } else if (fused.col_sums && r == M && c < N) {
+        fused.col_sums[c] = acc[i][j];
       }
     }
 }
 
 template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
-void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const GemmEpilogue& epilogue,
+void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const GemmFused& fused,
                   cudaStream_t stream) {
   constexpr int BK = 16;
-  const int rows = M + (epilogue.col_sums ? 1 : 0);  // the column sums are one more row
+  const int rows = M + (fused.col_sums ? 1 : 0);  // the column sums are one more row
   const dim3 grid((rows + BM - 1) / BM, (N + BN - 1) / BN), block((BM / TM) * (BN / TN));
-  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, epilogue);
+  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, fused);
 }
 
 template <bool TRANS_A, bool TRANS_B>
-void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const GemmEpilogue& epilogue,
+void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const GemmFused& fused,
               cudaStream_t stream) {
   if (gemm_tile(M, N) == GemmTile::large64)
-    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, epilogue, stream);
+    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, stream);
   else
-    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, epilogue, stream);
+    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, stream);
 }
 
 }  // namespace
 
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const GemmEpilogue& epilogue, cudaStream_t stream) {
+          const GemmFused& fused, cudaStream_t stream) {
   // The three products of a dense layer; no product transposes both operands.
   if (trans_a && trans_b) throw std::invalid_argument("gemm: op(A) and op(B) both transposed is not a dense-layer product");
-  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, epilogue, stream);
-  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, epilogue, stream);
-  else dispatch<false, false>(A, B, C, M, N, K, epilogue, stream);
+  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, fused, stream);
+  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, fused, stream);
+  else dispatch<false, false>(A, B, C, M, N, K, fused, stream);
 }
 
 }  // namespace mf::MF_TARGET

@@ -25,8 +25,10 @@ constexpr GemmTile gemm_tile(int M, int N) {
 
 namespace mf::MF_TARGET {
 
-// What gemm does as it writes C, in the same launch (bias and output_of: at most one).
-struct GemmEpilogue {
+// The work fused into gemm's launch besides C = op(A)·op(B) (bias and output_of: at most one).
+struct GemmFused {
+  const int* a_rows = nullptr;       // A's stored rows gathered by index: stored row i is a_rows[i] of A's
+                                     // memory (a batch read straight from the data set)
   const float* bias = nullptr;       // C = act(C + bias(N)): a layer's forward
   const float* output_of = nullptr;  // C = C ⊙ act'(Y), Y(M,N) = output_of: a layer's input gradient
                                      // through the activation of the layer below, from its output
@@ -34,10 +36,10 @@ struct GemmEpilogue {
   float* col_sums = nullptr;         // also col_sums(N) = 1ᵀ·op(B): a layer's bias gradient
 };
 
-// gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N), then the epilogue; A is stored (K,M)
+// gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N), and the fused work; A is stored (K,M)
 // when trans_a, B (N,K) when trans_b, not both.
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const GemmEpilogue& epilogue, cudaStream_t stream);
+          const GemmFused& fused, cudaStream_t stream);
 
 // activation.cu
 void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,

@@ -51,9 +51,10 @@ EpochIterator::Batch EpochIterator::batch(int64_t step) {
   const int64_t first = step * batch_size_;
   const int m = int(std::min<int64_t>(batch_size_, rows_ - first));
   Backend& backend = model_.backend();
-  backend.gather(data_.x(), data_.features(), order_ + first, m, x_);
   backend.gather(data_.y(), data_.target_cols(), order_ + first, m, y_);
-  return {x_, y_, m};
+  if (backend.fuses_gather()) return {data_.x(), y_, m, order_ + first};  // the first layer reads the rows itself
+  backend.gather(data_.x(), data_.features(), order_ + first, m, x_);
+  return {x_, y_, m, nullptr};
 }
 
 }  // namespace mf

@@ -27,11 +27,13 @@ class EpochIterator {
   void begin_epoch(int epoch);  // reshuffles when the spec shuffles
 
   struct Batch {
-    const float* x;  // (rows, input)
+    const float* x;  // (rows, input); the whole data set when x_rows is set
     const float* y;  // (rows, target columns)
     int rows;
+    const int* x_rows;  // the batch's rows of x, when the backend's products read them by index
+                        // (Backend::fuses_gather); else null and x is gathered
   };
-  Batch batch(int64_t step);  // gathers the step's rows of the epoch's order
+  Batch batch(int64_t step);  // gathers the step's rows of the epoch's order (x only where needed)
 
  private:
   Model& model_;

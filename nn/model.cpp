@@ -152,11 +152,13 @@ int Model::target_cols() const {
   return mf::target_cols(spec_.loss, spec_.outputs());
 }
 
-void Model::forward(const float* X, int m) {
+void Model::forward(const float* X, int m, const int* x_rows) {
   const float* input = X;
+  const int* rows = x_rows;  // the first layer's only
   for (const Layer& l : layers_) {
-    backend_.dense_forward(input, l.W, l.b, l.Y, m, l.in, l.out, l.act);  // (m, out)
+    backend_.dense_forward(input, l.W, l.b, l.Y, m, l.in, l.out, l.act, rows);  // (m, out)
     input = l.Y;
+    rows = nullptr;
   }
 }
 
@@ -165,7 +167,7 @@ void Model::loss_and_accumulate(const float* T, int m) {
   backend_.loss_and_accumulate(spec_.loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out, totals_);
 }
 
-void Model::backward(const float* X, int m) {
+void Model::backward(const float* X, int m, const int* x_rows) {
   const Layer& last = layers_.back();
   if (last.act != Activation::linear)  // mse through a non-linear output
     backend_.activation_backward(last.Y, d_out_, d_out_, int64_t(m) * last.out, last.act);
@@ -173,7 +175,7 @@ void Model::backward(const float* X, int m) {
   for (size_t i = layers_.size(); i-- > 0;) {
     const Layer& l = layers_[i];
     const float* input = i == 0 ? X : layers_[i - 1].Y;
-    backend_.dense_backward_params(input, dZ, l.dW, l.db, m, l.in, l.out);
+    backend_.dense_backward_params(input, dZ, l.dW, l.db, m, l.in, l.out, i == 0 ? x_rows : nullptr);
     if (i == 0) break;  // no gradient for the data
     const Layer& below = layers_[i - 1];
     backend_.dense_backward_input(dZ, l.W, dX, m, l.in, l.out, below.Y, below.act);  // through below's activation
@@ -200,15 +202,15 @@ void Model::check_batch(int m) const {
                            std::to_string(spec_.fit.batch_size));
 }
 
-void Model::compute_gradients(const float* X, const float* T, int m) {
+void Model::compute_gradients(const float* X, const float* T, int m, const int* x_rows) {
   check_batch(m);
-  forward(X, m);
+  forward(X, m, x_rows);
   loss_and_accumulate(T, m);
-  backward(X, m);
+  backward(X, m, x_rows);
 }
 
-void Model::train_batch(const float* X, const float* T, int m) {
-  compute_gradients(X, T, m);
+void Model::train_batch(const float* X, const float* T, int m, const int* x_rows) {
+  compute_gradients(X, T, m, x_rows);
   optimizer_step();
 }
 
