@@ -15,6 +15,8 @@ size_t order_bytes(int64_t rows) { return size_t(rows) * sizeof(int); }
 
 }  // namespace
 
+// "batch x" serves backends that gather the inputs (the cpu backend, cuBLAS); it is planned on every
+// backend, so that a memory limit means the same everywhere.
 MemoryPlan EpochIterator::plan(const ModelSpec& spec, int64_t rows) {
   return {{{"batch x", MemoryPool::aligned(x_bytes(spec))},
            {"batch y", MemoryPool::aligned(y_bytes(spec))},
