@@ -5,7 +5,7 @@
 //   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; output_of = Y, the
 //                                                layer below's output, so its activation's backward
 //                                                costs no launch of its own
-//   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ
+//   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ; a_rows as forward's
 //            db(n)   = 1ᵀ·dZ(m,n)                col_sums: one more row of C, its row of op(A) all ones,
 //                                                so the bias gradient costs no launch of its own
 //
