@@ -5,6 +5,7 @@
 // on the backend's stream; only to_host() and synchronize() wait.
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,8 @@ class Backend {
   // Waits for this backend's queued work.
   virtual std::string fault() = 0;
 
-  // Whether the first layer's products can read a batch straight from the data set by row index
-  // (`rows` below), so that the batch's inputs need no gather of their own.
+  // Whether the first layer's products and the loss pass can read a batch straight from the data set
+  // by row index (`rows`, `target_rows` below), so that the batch needs no gather of its own.
   virtual bool fuses_gather() const { return false; }
 
   // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax). With rows (only where
@@ -65,9 +66,13 @@ class Backend {
                     float* row_correct, int m, int n) = 0;
   // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic).
   virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) = 0;
-  // loss(), then accumulate(): what a training step does; a backend may fold the two together.
+  // loss(), then accumulate(): what a training step does; a backend may fold the two together. With
+  // target_rows (only where fuses_gather()), target is the data set's targets and the batch's are its
+  // rows target_rows[0..m).
   virtual void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
-                                   float* row_correct, int m, int n, double* totals) {
+                                   float* row_correct, int m, int n, double* totals,
+                                   const int* target_rows = nullptr) {
+    if (target_rows) throw std::logic_error("this backend does not fuse the gather: pass it gathered targets");
     loss(kind, out, target, d_out, row_loss, row_correct, m, n);
     accumulate(row_loss, row_correct, m, totals);
   }

@@ -87,7 +87,8 @@ class CudaBackend final : public Backend {
     return times;
   }
 
-  bool fuses_gather() const override { return products_->gathers_rows(); }
+  // The reference paths keep gathered batches: cuBLAS's products and cuDNN's softmax read them.
+  bool fuses_gather() const override { return products_->gathers_rows() && !library_; }
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                      Activation act, const int* rows = nullptr) override {
     if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, rows, s());
@@ -118,10 +119,10 @@ class CudaBackend final : public Backend {
     MF_TARGET::accumulate(row_loss, row_correct, m, totals, s());
   }
   void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
-                           float* row_correct, int m, int n, double* totals) override {
+                           float* row_correct, int m, int n, double* totals, const int* target_rows = nullptr) override {
     if (library_ && kind == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
-      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals);
-    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, s());
+      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows);
+    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows, s());
   }
   void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) override {
     MF_TARGET::adam(w, g, m, v, n, step, s());

@@ -63,9 +63,11 @@ void crossentropy_from_probabilities(const float* probabilities, const float* ta
 void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, cudaStream_t stream);
 
 // loss.cu: loss(), then accumulate(): in one launch for a batch of at most 256 rows (the same
-// additions, in the same order), else in two.
+// additions, in the same order), else in two. With target_rows, target is the data set's targets and
+// the batch's are its rows target_rows[0..m) (read by index: the batch's targets need no gather).
 void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                         float* row_correct, int m, int n, double* totals, cudaStream_t stream);
+                         float* row_correct, int m, int n, double* totals, const int* target_rows,
+                         cudaStream_t stream);
 
 // optimizer.cu: one launch over the flat parameter buffer.
 void adam(float* w, const float* g, float* m, float* v, int64_t n, AdamStep step, cudaStream_t stream);

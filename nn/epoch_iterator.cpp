@@ -15,8 +15,8 @@ size_t order_bytes(int64_t rows) { return size_t(rows) * sizeof(int); }
 
 }  // namespace
 
-// "batch x" serves backends that gather the inputs (the cpu backend, cuBLAS); it is planned on every
-// backend, so that a memory limit means the same everywhere.
+// "batch x" and "batch y" serve backends that gather the batch (the cpu backend, the reference
+// paths); they are planned on every backend, so that a memory limit means the same everywhere.
 MemoryPlan EpochIterator::plan(const ModelSpec& spec, int64_t rows) {
   return {{{"batch x", MemoryPool::aligned(x_bytes(spec))},
            {"batch y", MemoryPool::aligned(y_bytes(spec))},
@@ -53,9 +53,9 @@ EpochIterator::Batch EpochIterator::batch(int64_t step) {
   const int64_t first = step * batch_size_;
   const int m = int(std::min<int64_t>(batch_size_, rows_ - first));
   Backend& backend = model_.backend();
-  backend.gather(data_.y(), data_.target_cols(), order_ + first, m, y_);
-  if (backend.fuses_gather()) return {data_.x(), y_, m, order_ + first};  // the first layer reads the rows itself
+  if (backend.fuses_gather()) return {data_.x(), data_.y(), m, order_ + first};  // read by index where used
   backend.gather(data_.x(), data_.features(), order_ + first, m, x_);
+  backend.gather(data_.y(), data_.target_cols(), order_ + first, m, y_);
   return {x_, y_, m, nullptr};
 }
 

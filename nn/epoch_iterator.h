@@ -27,13 +27,13 @@ class EpochIterator {
   void begin_epoch(int epoch);  // reshuffles when the spec shuffles
 
   struct Batch {
-    const float* x;  // (rows, input); the whole data set when x_rows is set
-    const float* y;  // (rows, target columns)
+    const float* x;  // (rows, input); the whole data set when indices is set
+    const float* y;  // (rows, target columns); the same
     int rows;
-    const int* x_rows;  // the batch's rows of x, when the backend's products read them by index
-                        // (Backend::fuses_gather); else null and x is gathered
+    const int* indices;  // the batch's rows of the data set, when the backend reads them by index
+                         // (Backend::fuses_gather); else null and x and y are gathered
   };
-  Batch batch(int64_t step);  // gathers the step's rows of the epoch's order (x only where needed)
+  Batch batch(int64_t step);  // the step's rows of the epoch's order, gathered where the backend needs it
 
  private:
   Model& model_;

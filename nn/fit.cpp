@@ -172,7 +172,7 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
       }
       if (options.timeline) backend.mark();
       const EpochIterator::Batch batch = batches.batch(step);
-      model.train_batch(batch.x, batch.y, batch.rows, batch.x_rows);
+      model.train_batch(batch.x, batch.y, batch.rows, batch.indices);
       result.samples += batch.rows;
       if (options.timeline) backend.mark();
     }

@@ -152,9 +152,9 @@ int Model::target_cols() const {
   return mf::target_cols(spec_.loss, spec_.outputs());
 }
 
-void Model::forward(const float* X, int m, const int* x_rows) {
+void Model::forward(const float* X, int m, const int* indices) {
   const float* input = X;
-  const int* rows = x_rows;  // the first layer's only
+  const int* rows = indices;  // the first layer's only
   for (const Layer& l : layers_) {
     backend_.dense_forward(input, l.W, l.b, l.Y, m, l.in, l.out, l.act, rows);  // (m, out)
     input = l.Y;
@@ -162,12 +162,12 @@ void Model::forward(const float* X, int m, const int* x_rows) {
   }
 }
 
-void Model::loss_and_accumulate(const float* T, int m) {
+void Model::loss_and_accumulate(const float* T, int m, const int* indices) {
   const Layer& last = layers_.back();
-  backend_.loss_and_accumulate(spec_.loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out, totals_);
+  backend_.loss_and_accumulate(spec_.loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out, totals_, indices);
 }
 
-void Model::backward(const float* X, int m, const int* x_rows) {
+void Model::backward(const float* X, int m, const int* indices) {
   const Layer& last = layers_.back();
   if (last.act != Activation::linear)  // mse through a non-linear output
     backend_.activation_backward(last.Y, d_out_, d_out_, int64_t(m) * last.out, last.act);
@@ -175,7 +175,7 @@ void Model::backward(const float* X, int m, const int* x_rows) {
   for (size_t i = layers_.size(); i-- > 0;) {
     const Layer& l = layers_[i];
     const float* input = i == 0 ? X : layers_[i - 1].Y;
-    backend_.dense_backward_params(input, dZ, l.dW, l.db, m, l.in, l.out, i == 0 ? x_rows : nullptr);
+    backend_.dense_backward_params(input, dZ, l.dW, l.db, m, l.in, l.out, i == 0 ? indices : nullptr);
     if (i == 0) break;  // no gradient for the data
     const Layer& below = layers_[i - 1];
     backend_.dense_backward_input(dZ, l.W, dX, m, l.in, l.out, below.Y, below.act);  // through below's activation
@@ -202,15 +202,15 @@ void Model::check_batch(int m) const {
                            std::to_string(spec_.fit.batch_size));
 }
 
-void Model::compute_gradients(const float* X, const float* T, int m, const int* x_rows) {
+void Model::compute_gradients(const float* X, const float* T, int m, const int* indices) {
   check_batch(m);
-  forward(X, m, x_rows);
-  loss_and_accumulate(T, m);
-  backward(X, m, x_rows);
+  forward(X, m, indices);
+  loss_and_accumulate(T, m, indices);
+  backward(X, m, indices);
 }
 
-void Model::train_batch(const float* X, const float* T, int m, const int* x_rows) {
-  compute_gradients(X, T, m, x_rows);
+void Model::train_batch(const float* X, const float* T, int m, const int* indices) {
+  compute_gradients(X, T, m, indices);
   optimizer_step();
 }
 

@@ -50,11 +50,11 @@ class Model {
   MemoryPool& pool() { return pool_; }
 
   // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size:
-  // leaves d(mean batch loss)/d(params) in the gradient buffer. With x_rows (only where the backend
-  // fuses_gather), X is the data set and the batch's inputs are its rows x_rows[0..m).
-  void compute_gradients(const float* X, const float* T, int m, const int* x_rows = nullptr);
+  // leaves d(mean batch loss)/d(params) in the gradient buffer. With indices (only where the backend
+  // fuses_gather), X and T are the data set and the batch is their rows indices[0..m).
+  void compute_gradients(const float* X, const float* T, int m, const int* indices = nullptr);
   // compute_gradients, then one optimizer step.
-  void train_batch(const float* X, const float* T, int m, const int* x_rows = nullptr);
+  void train_batch(const float* X, const float* T, int m, const int* indices = nullptr);
   // Forward and loss only.
   void evaluate_batch(const float* X, const float* T, int m);
   // The sums of row losses and row accuracies since reset_totals(); reading waits on this model only.
@@ -78,9 +78,9 @@ class Model {
     float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr, *Y = nullptr;
   };
   void check_batch(int m) const;
-  void forward(const float* X, int m, const int* x_rows = nullptr);
-  void loss_and_accumulate(const float* T, int m);
-  void backward(const float* X, int m, const int* x_rows);
+  void forward(const float* X, int m, const int* indices = nullptr);
+  void loss_and_accumulate(const float* T, int m, const int* indices = nullptr);
+  void backward(const float* X, int m, const int* indices);
   void optimizer_step();
   std::vector<float> download(const float* flat);  // (param_count) floats to the host
 

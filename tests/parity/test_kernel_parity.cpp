@@ -230,6 +230,37 @@ TEST_F(KernelParity, LossAndAccumulateInOneLaunch) {
   }
 }
 
+// The loss pass reading the batch's targets from the data set by row index (where the device fuses
+// the gather) equals the CPU's on the gathered targets, in one launch (64 rows) and in two (300).
+TEST_F(KernelParity, LossReadsTheTargetsByRowIndex) {
+  if (!device_->fuses_gather()) GTEST_SKIP() << "this device's loss pass reads gathered targets";
+  const int classes = 10, data_rows = 400;
+  std::vector<float> labels(data_rows);
+  for (int r = 0; r < data_rows; ++r) labels[r] = float((r * 3) % classes);
+  for (const int m : {64, 300}) {
+    std::vector<int> rows(m);
+    std::vector<float> gathered(m);
+    for (int r = 0; r < m; ++r) gathered[r] = labels[rows[r] = (r * 11 + 5) % data_rows];
+    const auto out = random_vector(size_t(m) * classes, 19, -4.f, 4.f);
+    std::vector<float> d_out(out.size()), loss(m), correct(m);
+    std::vector<double> want = {0, 0};
+    cpu_.loss(Loss::sparse_categorical_crossentropy, out.data(), gathered.data(), d_out.data(), loss.data(),
+              correct.data(), m, classes);
+    cpu_.accumulate(loss.data(), correct.data(), m, want.data());
+    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(d_out.size())), L(*device_, nans(m)),
+        C(*device_, nans(m));
+    Buffer<int> Rows(*device_, rows);
+    Buffer<double> totals(*device_, {0, 0});
+    device_->loss_and_accumulate(Loss::sparse_categorical_crossentropy, Out.get(), T.get(), dOut.get(), L.get(),
+                                 C.get(), m, classes, totals.get(), Rows.get());
+    expect_close(d_out, dOut.read(), 1e-6f, "d_out");
+    expect_close(correct, C.read(), 0.f, "row_correct");
+    const std::vector<double> got = totals.read();
+    EXPECT_NEAR(got[0], want[0], 1e-6 * want[0]) << m << " rows";
+    EXPECT_EQ(got[1], want[1]) << m << " rows";  // accuracies are counts
+  }
+}
+
 TEST_F(KernelParity, OptimizerSteps) {
   const int64_t n = 1000;
   const auto w0 = random_vector(n, 13), g = random_vector(n, 14), m0 = random_vector(n, 15, -0.1f, 0.1f),
