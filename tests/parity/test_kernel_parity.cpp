@@ -203,6 +203,21 @@ TEST_F(KernelParity, AccumulateIsDeterministic) {
   EXPECT_EQ(second[0] - first[0], first[0] - 1.5);  // the same sum, bit for bit
 }
 
+// The CPU's loss pass (sparse categorical cross-entropy) and its totals, added to `totals`: the
+// reference of the folded loss passes below.
+struct LossReference {
+  std::vector<float> d_out, loss, correct;
+  std::vector<double> totals;
+};
+LossReference cpu_loss_pass(CpuBackend& cpu, const std::vector<float>& out, const std::vector<float>& targets, int m,
+                            int classes, std::vector<double> totals) {
+  LossReference r{std::vector<float>(out.size()), std::vector<float>(m), std::vector<float>(m), std::move(totals)};
+  cpu.loss(Loss::sparse_categorical_crossentropy, out.data(), targets.data(), r.d_out.data(), r.loss.data(),
+           r.correct.data(), m, classes);
+  cpu.accumulate(r.loss.data(), r.correct.data(), m, r.totals.data());
+  return r;
+}
+
 // A step's loss pass with the metric accumulation folded in (one launch up to 256 rows) gives the
 // gradient and the totals of the two separate calls: the totals bit for bit, on the device.
 TEST_F(KernelParity, LossAndAccumulateInOneLaunch) {
@@ -211,22 +226,18 @@ TEST_F(KernelParity, LossAndAccumulateInOneLaunch) {
     std::vector<float> labels(m);
     for (int r = 0; r < m; ++r) labels[r] = float(r % classes);
     const auto out = random_vector(size_t(m) * classes, 17, -4.f, 4.f);
-    std::vector<float> d_out(out.size()), loss(m), correct(m);
-    std::vector<double> want = {0.5, 0.25};
-    cpu_.loss(Loss::sparse_categorical_crossentropy, out.data(), labels.data(), d_out.data(), loss.data(),
-              correct.data(), m, classes);
-    cpu_.accumulate(loss.data(), correct.data(), m, want.data());
-    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(d_out.size())), L(*device_, nans(m)),
+    const LossReference want = cpu_loss_pass(cpu_, out, labels, m, classes, {0.5, 0.25});
+    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(out.size())), L(*device_, nans(m)),
         C(*device_, nans(m));
     Buffer<double> fused(*device_, {0.5, 0.25}), apart(*device_, {0.5, 0.25});
     device_->loss_and_accumulate(Loss::sparse_categorical_crossentropy, Out.get(), T.get(), dOut.get(), L.get(),
                                  C.get(), m, classes, fused.get());
-    expect_close(d_out, dOut.read(), 1e-6f, "d_out");
+    expect_close(want.d_out, dOut.read(), 1e-6f, "d_out");
     device_->accumulate(L.get(), C.get(), m, apart.get());  // the rows it wrote, added the separate way
     const std::vector<double> one = fused.read(), two = apart.read();
     EXPECT_EQ(one, two) << m << " rows";
-    EXPECT_NEAR(one[0], want[0], 1e-6 * want[0]) << m << " rows";
-    EXPECT_NEAR(one[1], want[1], 1e-9 * want[1]) << m << " rows";
+    EXPECT_NEAR(one[0], want.totals[0], 1e-6 * want.totals[0]) << m << " rows";
+    EXPECT_NEAR(one[1], want.totals[1], 1e-9 * want.totals[1]) << m << " rows";
   }
 }
 
@@ -242,22 +253,18 @@ TEST_F(KernelParity, LossReadsTheTargetsByRowIndex) {
     std::vector<float> gathered(m);
     for (int r = 0; r < m; ++r) gathered[r] = labels[rows[r] = (r * 11 + 5) % data_rows];
     const auto out = random_vector(size_t(m) * classes, 19, -4.f, 4.f);
-    std::vector<float> d_out(out.size()), loss(m), correct(m);
-    std::vector<double> want = {0, 0};
-    cpu_.loss(Loss::sparse_categorical_crossentropy, out.data(), gathered.data(), d_out.data(), loss.data(),
-              correct.data(), m, classes);
-    cpu_.accumulate(loss.data(), correct.data(), m, want.data());
-    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(d_out.size())), L(*device_, nans(m)),
+    const LossReference want = cpu_loss_pass(cpu_, out, gathered, m, classes, {0, 0});
+    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(out.size())), L(*device_, nans(m)),
         C(*device_, nans(m));
     Buffer<int> Rows(*device_, rows);
     Buffer<double> totals(*device_, {0, 0});
     device_->loss_and_accumulate(Loss::sparse_categorical_crossentropy, Out.get(), T.get(), dOut.get(), L.get(),
                                  C.get(), m, classes, totals.get(), Rows.get());
-    expect_close(d_out, dOut.read(), 1e-6f, "d_out");
-    expect_close(correct, C.read(), 0.f, "row_correct");
+    expect_close(want.d_out, dOut.read(), 1e-6f, "d_out");
+    expect_close(want.correct, C.read(), 0.f, "row_correct");
     const std::vector<double> got = totals.read();
-    EXPECT_NEAR(got[0], want[0], 1e-6 * want[0]) << m << " rows";
-    EXPECT_EQ(got[1], want[1]) << m << " rows";  // accuracies are counts
+    EXPECT_NEAR(got[0], want.totals[0], 1e-6 * want.totals[0]) << m << " rows";
+    EXPECT_EQ(got[1], want.totals[1]) << m << " rows";  // accuracies are counts
   }
 }
 
