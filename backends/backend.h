@@ -3,6 +3,12 @@
 // that backend's memory (host memory for cpu, device memory for cuda); matrices
 // are row-major float32 with their shapes in the comments. Every call is queued
 // on the backend's stream; only to_host() and synchronize() wait.
+//
+// Every training operation serves a pack (kernels/pack.h): `pack.count` same-shape models in one
+// call, member z's buffers at member(p, z, stride) of member 0's. X of the first layer and the loss's
+// targets are input data, at pack.data_stride (0: the data set itself, read by every member); row
+// indices are at pack.rows_stride; every other buffer is the model's own, at pack.stride. Shapes are
+// a member's. The default, a pack of one, is one model.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -10,6 +16,7 @@
 #include <vector>
 
 #include "kernels/element_math.h"
+#include "kernels/pack.h"
 #include "runtime/memory_pool.h"
 
 namespace mf {
@@ -46,45 +53,50 @@ class Backend {
   // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax). With rows (only where
   // fuses_gather()), X is the data set and the layer's input is its rows rows[0..m).
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                             Activation act, const int* rows = nullptr) = 0;
+                             Activation act, const int* rows = nullptr, const Pack& pack = {}) = 0;
   // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then with Y: dX ⊙= act'(Y(m,k)), the gradient at the pre-activation of
-  // the layer below from its output Y (the CUDA kernels do both in one launch).
+  // the layer below from its output Y (the CUDA kernels do both in one launch). No input data here.
   virtual void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
-                                    const float* Y = nullptr, Activation act = Activation::linear) = 0;
+                                    const float* Y = nullptr, Activation act = Activation::linear,
+                                    const Pack& pack = {}) = 0;
   // dW(k,n) = X(m,k)ᵀ · dZ(m,n);  db(n) = column sums of dZ; rows as for dense_forward.
   virtual void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                                     const int* rows = nullptr) = 0;
+                                     const int* rows = nullptr, const Pack& pack = {}) = 0;
   // dZ = dY ⊙ act'(Y) from the layer's output Y; dZ may alias dY.
-  virtual void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count,
-                                   Activation act) = 0;
+  virtual void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+                                   const Pack& pack = {}) = 0;
 
   // One pass over out(m,n) and target(m,t) (t = 1 for class indices): the row
   // losses row_loss(m), the row accuracies row_correct(m) in [0,1], and
   // d_out(m,n) = d(mean batch loss)/d(out). For binary_crossentropy and
   // sparse_categorical_crossentropy `out` holds logits (sigmoid/softmax fused).
   virtual void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                    float* row_correct, int m, int n) = 0;
+                    float* row_correct, int m, int n, const Pack& pack = {}) = 0;
   // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic).
-  virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) = 0;
+  virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
+                          const Pack& pack = {}) = 0;
   // loss(), then accumulate(): what a training step does; a backend may fold the two together. With
   // target_rows (only where fuses_gather()), target is the data set's targets and the batch's are its
   // rows target_rows[0..m).
   virtual void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
                                    float* row_correct, int m, int n, double* totals,
-                                   const int* target_rows = nullptr) {
+                                   const int* target_rows = nullptr, const Pack& pack = {}) {
     if (target_rows) throw std::logic_error("this backend does not fuse the gather: pass it gathered targets");
-    loss(kind, out, target, d_out, row_loss, row_correct, m, n);
-    accumulate(row_loss, row_correct, m, totals);
+    loss(kind, out, target, d_out, row_loss, row_correct, m, n, pack);
+    accumulate(row_loss, row_correct, m, totals, pack);
   }
 
-  // One launch over a flat parameter buffer of n floats.
-  virtual void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) = 0;
-  virtual void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) = 0;
+  // One call over the flat parameter buffers of n floats: step t (from 1) of Adam, or an SGD step,
+  // each member with its own settings (a MemberSettings in the model's memory).
+  virtual void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
+                    int64_t t, const Pack& pack = {}) = 0;
+  virtual void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
+                   const Pack& pack = {}) = 0;
 
-  // order(n) = the permutation of [0,n) for (seed, epoch): permute_index of element_math.h.
-  virtual void shuffle(int* order, int n, uint64_t seed, int epoch) = 0;
-  // dst(m,cols) = src rows order[0..m)
-  virtual void gather(const float* src, int cols, const int* order, int m, float* dst) = 0;
+  // order(n) = the permutation of [0,n) for (the member's seed, epoch): permute_index of element_math.h.
+  virtual void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) = 0;
+  // dst(m,cols) = src rows order[0..m); src is the data set, dst each member's batch (at data_stride).
+  virtual void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) = 0;
 };
 
 }  // namespace mf

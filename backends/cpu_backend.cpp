@@ -38,41 +38,72 @@ void CpuBackend::zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
 void CpuBackend::mark() { marks_.push_back(clock_seconds()); }
 std::vector<double> CpuBackend::take_marks() { return std::exchange(marks_, {}); }
 
-void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                               Activation act, const int* rows) {
+namespace {
+
+void refuse_rows(const int* rows) {
   if (rows) throw std::logic_error("the cpu backend does not fuse the gather: pass it a gathered batch");
-  cpu::dense_forward(X, W, b, Y, m, k, n, act);
+}
+
+}  // namespace
+
+void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                               Activation act, const int* rows, const Pack& p) {
+  refuse_rows(rows);
+  for (int z = 0; z < p.count; ++z)
+    cpu::dense_forward(member(X, z, p.data_stride), member(W, z, p.stride), member(b, z, p.stride),
+                       member(Y, z, p.stride), m, k, n, act);
 }
 void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
-                                      Activation act) {
-  cpu::dense_backward_input(dZ, W, dX, m, k, n);
-  if (Y) cpu::activation_backward(Y, dX, dX, int64_t(m) * k, act);
+                                      Activation act, const Pack& p) {
+  for (int z = 0; z < p.count; ++z) {
+    float* dXz = member(dX, z, p.stride);
+    cpu::dense_backward_input(member(dZ, z, p.stride), member(W, z, p.stride), dXz, m, k, n);
+    if (Y) cpu::activation_backward(member(Y, z, p.stride), dXz, dXz, int64_t(m) * k, act);
+  }
 }
 void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                                       const int* rows) {
-  if (rows) throw std::logic_error("the cpu backend does not fuse the gather: pass it a gathered batch");
-  cpu::dense_backward_params(X, dZ, dW, db, m, k, n);
+                                       const int* rows, const Pack& p) {
+  refuse_rows(rows);
+  for (int z = 0; z < p.count; ++z)
+    cpu::dense_backward_params(member(X, z, p.data_stride), member(dZ, z, p.stride), member(dW, z, p.stride),
+                               member(db, z, p.stride), m, k, n);
 }
-void CpuBackend::activation_backward(const float* Y, const float* dY, float* dZ, int64_t count,
-                                     Activation act) {
-  cpu::activation_backward(Y, dY, dZ, count, act);
+void CpuBackend::activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+                                     const Pack& p) {
+  for (int z = 0; z < p.count; ++z)
+    cpu::activation_backward(member(Y, z, p.stride), member(dY, z, p.stride), member(dZ, z, p.stride), count, act);
 }
 void CpuBackend::loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                      float* row_correct, int m, int n) {
-  cpu::loss(loss, out, target, d_out, row_loss, row_correct, m, n);
+                      float* row_correct, int m, int n, const Pack& p) {
+  for (int z = 0; z < p.count; ++z)
+    cpu::loss(loss, member(out, z, p.stride), member(target, z, p.data_stride), member(d_out, z, p.stride),
+              member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, n);
 }
-void CpuBackend::accumulate(const float* row_loss, const float* row_correct, int m, double* totals) {
-  cpu::accumulate(row_loss, row_correct, m, totals);
+void CpuBackend::accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& p) {
+  for (int z = 0; z < p.count; ++z)
+    cpu::accumulate(member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, member(totals, z, p.stride));
 }
-void CpuBackend::adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) {
-  cpu::adam(w, g, m, v, n, step);
+void CpuBackend::adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
+                      int64_t t, const Pack& p) {
+  for (int z = 0; z < p.count; ++z)
+    cpu::adam(member(w, z, p.stride), member(g, z, p.stride), member(m, z, p.stride), member(v, z, p.stride), n,
+              adam_step(*member(settings, z, p.stride), t));
 }
-void CpuBackend::sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) {
-  cpu::sgd(w, g, velocity, n, lr, momentum);
+void CpuBackend::sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
+                     const Pack& p) {
+  for (int z = 0; z < p.count; ++z) {
+    const MemberSettings& s = *member(settings, z, p.stride);
+    cpu::sgd(member(w, z, p.stride), member(g, z, p.stride), member(velocity, z, p.stride), n, s.learning_rate,
+             s.momentum);
+  }
 }
-void CpuBackend::shuffle(int* order, int n, uint64_t seed, int epoch) { cpu::shuffle(order, n, seed, epoch); }
-void CpuBackend::gather(const float* src, int cols, const int* order, int m, float* dst) {
-  cpu::gather(src, cols, order, m, dst);
+void CpuBackend::shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& p) {
+  for (int z = 0; z < p.count; ++z)
+    cpu::shuffle(member(order, z, p.rows_stride), n, member(settings, z, p.stride)->seed, epoch);
+}
+void CpuBackend::gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& p) {
+  for (int z = 0; z < p.count; ++z)
+    cpu::gather(src, cols, member(order, z, p.rows_stride), m, member(dst, z, p.data_stride));
 }
 
 }  // namespace mf

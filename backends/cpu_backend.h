@@ -22,21 +22,26 @@ class CpuBackend final : public Backend {
   std::string fault() override { return ""; }  // a CPU fault ends the process; nothing is left to report
   std::vector<double> take_marks() override;
 
-  // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
+  // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch. A pack's members
+  // run one after another, each through the single-model reference.
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                     Activation act, const int* rows = nullptr) override;
+                     Activation act, const int* rows = nullptr, const Pack& pack = {}) override;
   void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
-                            Activation act = Activation::linear) override;
+                            Activation act = Activation::linear, const Pack& pack = {}) override;
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                             const int* rows = nullptr) override;
-  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override;
+                             const int* rows = nullptr, const Pack& pack = {}) override;
+  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+                           const Pack& pack = {}) override;
   void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-            int m, int n) override;
-  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) override;
-  void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) override;
-  void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) override;
-  void shuffle(int* order, int n, uint64_t seed, int epoch) override;
-  void gather(const float* src, int cols, const int* order, int m, float* dst) override;
+            int m, int n, const Pack& pack = {}) override;
+  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
+                  const Pack& pack = {}) override;
+  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int64_t t,
+            const Pack& pack = {}) override;
+  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
+           const Pack& pack = {}) override;
+  void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override;
+  void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override;
 
  private:
   HostUpstream upstream_;

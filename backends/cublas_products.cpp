@@ -42,23 +42,29 @@ class CublasProducts final : public GemmProducts {
     sgemm(CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, B, n, A, k, C, n, stream);
   }
   bool gathers_rows() const override { return false; }  // cuBLAS reads a gathered batch
+  // One cublasSgemm per member: a reference path, not a packed one.
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
-               const int* /*rows: never*/, cudaStream_t stream) override {
-    // The plain product, then the bias+activation epilogue as its own kernel.
-    product(X, W, Y, m, k, n, stream);
-    bias_activation(Y, b, m, n, act, stream);
+               const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {
+    // The plain products, then the bias+activation epilogue as its own kernel.
+    for (int z = 0; z < pack.count; ++z)
+      product(member(X, z, pack.data_stride), member(W, z, pack.stride), member(Y, z, pack.stride), m, k, n, stream);
+    bias_activation(Y, b, m, n, act, pack, stream);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
-                      cudaStream_t stream) override {
+                      const Pack& pack, cudaStream_t stream) override {
     // dXᵀ(k,m) = W(k,n)·dZᵀ(n,m): W row-major (k,n) is column-major (n,k), transposed.
-    sgemm(CUBLAS_OP_T, CUBLAS_OP_N, k, m, n, W, n, dZ, n, dX, k, stream);
-    if (Y) activation_backward(Y, dX, dX, int64_t(m) * k, act, stream);  // the epilogue as its own kernel
+    for (int z = 0; z < pack.count; ++z)
+      sgemm(CUBLAS_OP_T, CUBLAS_OP_N, k, m, n, member(W, z, pack.stride), n, member(dZ, z, pack.stride), n,
+            member(dX, z, pack.stride), k, stream);
+    if (Y) activation_backward(Y, dX, dX, int64_t(m) * k, act, pack, stream);  // the epilogue as its own kernel
   }
   void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                        const int* /*rows: never*/, cudaStream_t stream) override {
+                        const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {
     // dWᵀ(n,k) = dZᵀ(n,m)·X(m,k): X row-major (m,k) is column-major (k,m), transposed.
-    sgemm(CUBLAS_OP_N, CUBLAS_OP_T, n, k, m, dZ, n, X, k, dW, n, stream);
-    bias_grad(dZ, db, m, n, stream);
+    for (int z = 0; z < pack.count; ++z)
+      sgemm(CUBLAS_OP_N, CUBLAS_OP_T, n, k, m, member(dZ, z, pack.stride), n, member(X, z, pack.data_stride), k,
+            member(dW, z, pack.stride), n, stream);
+    bias_grad(dZ, db, m, n, pack, stream);
   }
 
  private:

@@ -19,20 +19,23 @@ namespace {
 class TiledProducts final : public GemmProducts {
  public:
   void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
-    gemm(A, B, C, m, k, n, false, false, {}, stream);
+    gemm(A, B, C, m, k, n, false, false, {}, {}, stream);
   }
   bool gathers_rows() const override { return true; }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
-               const int* rows, cudaStream_t stream) override {
-    gemm(X, W, Y, m, k, n, false, false, {.a_rows = rows, .bias = b, .act = act}, stream);
+               const int* rows, const Pack& pack, cudaStream_t stream) override {
+    gemm(X, W, Y, m, k, n, false, false, {.a_rows = rows, .bias = b, .act = act},
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride}, stream);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
-                      cudaStream_t stream) override {
-    gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act}, stream);  // K = n; act's backward in the same launch
+                      const Pack& pack, cudaStream_t stream) override {
+    gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act},  // K = n; act's backward in the same launch
+         {pack.count, pack.stride, pack.stride, pack.stride, 0}, stream);
   }
   void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                        const int* rows, cudaStream_t stream) override {
-    gemm(X, dZ, dW, k, m, n, true, false, {.a_rows = rows, .col_sums = db}, stream);  // K = m; db in the same launch
+                        const int* rows, const Pack& pack, cudaStream_t stream) override {
+    gemm(X, dZ, dW, k, m, n, true, false, {.a_rows = rows, .col_sums = db},  // K = m; db in the same launch
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride}, stream);
   }
 };
 
@@ -90,51 +93,62 @@ class CudaBackend final : public Backend {
   // The reference paths keep gathered batches: cuBLAS's products and cuDNN's softmax read them.
   bool fuses_gather() const override { return products_->gathers_rows() && !library_; }
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                     Activation act, const int* rows = nullptr) override {
-    if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, rows, s());
-    products_->forward(X, W, b, Y, m, k, n, Activation::linear, rows, s());
-    library_->forward(Y, int64_t(m) * n, act, s());
+                     Activation act, const int* rows = nullptr, const Pack& pack = {}) override {
+    if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, rows, pack, s());
+    products_->forward(X, W, b, Y, m, k, n, Activation::linear, rows, pack, s());
+    for (int z = 0; z < pack.count; ++z) library_->forward(member(Y, z, pack.stride), int64_t(m) * n, act, s());
   }
   void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
-                            Activation act = Activation::linear) override {
-    products_->backward_input(dZ, W, dX, m, k, n, Y, act, s());
+                            Activation act = Activation::linear, const Pack& pack = {}) override {
+    products_->backward_input(dZ, W, dX, m, k, n, Y, act, pack, s());
   }
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                             const int* rows = nullptr) override {
-    products_->backward_weights(X, dZ, dW, db, m, k, n, rows, s());
+                             const int* rows = nullptr, const Pack& pack = {}) override {
+    products_->backward_weights(X, dZ, dW, db, m, k, n, rows, pack, s());
   }
-  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) override {
-    if (library_ && library_->has_backward(act)) return library_->backward(Y, dY, dZ, count, act, s());
-    MF_TARGET::activation_backward(Y, dY, dZ, count, act, s());
+  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+                           const Pack& pack = {}) override {
+    if (!library_ || !library_->has_backward(act)) return MF_TARGET::activation_backward(Y, dY, dZ, count, act, pack, s());
+    for (int z = 0; z < pack.count; ++z)
+      library_->backward(member(Y, z, pack.stride), member(dY, z, pack.stride), member(dZ, z, pack.stride), count, act,
+                         s());
   }
   void loss(Loss kind, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-            int m, int n) override {
+            int m, int n, const Pack& pack = {}) override {
     if (library_ && kind == Loss::sparse_categorical_crossentropy) {
-      library_->softmax(out, d_out, m, n, s());  // the probabilities, overwritten by the gradient in place
-      return crossentropy_from_probabilities(d_out, target, d_out, row_loss, row_correct, m, n, s());
+      // The probabilities, overwritten by the gradient in place.
+      for (int z = 0; z < pack.count; ++z)
+        library_->softmax(member(out, z, pack.stride), member(d_out, z, pack.stride), m, n, s());
+      return crossentropy_from_probabilities(d_out, target, d_out, row_loss, row_correct, m, n, pack, s());
     }
-    MF_TARGET::loss(kind, out, target, d_out, row_loss, row_correct, m, n, s());
+    MF_TARGET::loss(kind, out, target, d_out, row_loss, row_correct, m, n, pack, s());
   }
-  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) override {
-    MF_TARGET::accumulate(row_loss, row_correct, m, totals, s());
+  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
+                  const Pack& pack = {}) override {
+    MF_TARGET::accumulate(row_loss, row_correct, m, totals, pack, s());
   }
   void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
-                           float* row_correct, int m, int n, double* totals, const int* target_rows = nullptr) override {
+                           float* row_correct, int m, int n, double* totals, const int* target_rows = nullptr,
+                           const Pack& pack = {}) override {
     if (library_ && kind == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
-      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows);
-    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows, s());
+      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows,
+                                          pack);
+    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows, pack,
+                                   s());
   }
-  void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamStep& step) override {
-    MF_TARGET::adam(w, g, m, v, n, step, s());
+  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int64_t t,
+            const Pack& pack = {}) override {
+    MF_TARGET::adam(w, g, m, v, n, settings, t, pack, s());
   }
-  void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum) override {
-    MF_TARGET::sgd(w, g, velocity, n, lr, momentum, s());
+  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
+           const Pack& pack = {}) override {
+    MF_TARGET::sgd(w, g, velocity, n, settings, pack, s());
   }
-  void shuffle(int* order, int n, uint64_t seed, int epoch) override {
-    MF_TARGET::shuffle(order, n, seed, epoch, s());
+  void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override {
+    MF_TARGET::shuffle(order, n, settings, epoch, pack, s());
   }
-  void gather(const float* src, int cols, const int* order, int m, float* dst) override {
-    MF_TARGET::gather(src, cols, order, m, dst, s());
+  void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override {
+    MF_TARGET::gather(src, cols, order, m, dst, pack, s());
   }
 
  private:

@@ -1,6 +1,7 @@
 #pragma once
 // The three products of a dense layer, by one GEMM implementation: our tiled
-// kernels (both targets) or cuBLAS (the GPU reference path).
+// kernels (both targets) or cuBLAS (the GPU reference path). Each serves a pack, with its strides as
+// in backends/backend.h.
 #include <memory>
 
 #include "kernels/kernels.h"
@@ -15,13 +16,13 @@ struct GemmProducts {
   virtual bool gathers_rows() const = 0;
   // Y(m,n) = act(X(m,k)·W(k,n) + b)
   virtual void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                       Activation act, const int* rows, cudaStream_t stream) = 0;
+                       Activation act, const int* rows, const Pack& pack, cudaStream_t stream) = 0;
   // dX(m,k) = dZ(m,n)·W(k,n)ᵀ ⊙ act'(Y(m,k)), from the output Y of the layer below (Y null: the product)
   virtual void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
-                              Activation act, cudaStream_t stream) = 0;
+                              Activation act, const Pack& pack, cudaStream_t stream) = 0;
   // dW(k,n) = X(m,k)ᵀ·dZ(m,n);  db(n) = column sums of dZ
   virtual void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                                const int* rows, cudaStream_t stream) = 0;
+                                const int* rows, const Pack& pack, cudaStream_t stream) = 0;
 };
 
 std::unique_ptr<GemmProducts> make_tiled_products();

@@ -48,6 +48,15 @@ class Scratch {
     blocks_.emplace_back(p, n * sizeof(float));
     return p;
   }
+  // One member's settings: Keras's Adam defaults, SGD's lr 0.01 with momentum 0.9, seed 42.
+  const MemberSettings* settings() {
+    MemberSettings s = adam_settings(1e-3f, 0.9, 0.999, 1e-7f);
+    s.seed = 42, s.momentum = 0.9f;
+    auto* p = zeros<MemberSettings>(1);
+    backend_.to_device(p, &s, sizeof s);
+    backend_.synchronize();
+    return p;
+  }
   template <class T>
   T* zeros(size_t n) {
     void* p = backend_.upstream().allocate(n * sizeof(T));
@@ -151,22 +160,25 @@ void register_elementwise(const Subject& s) {
   add("adam/params:235146", [&b](benchmark::State& st, Scratch& x) {
     const int64_t n = 235146;
     float *w = x.floats(n), *g = x.floats(n), *m = x.zeros<float>(n), *v = x.zeros<float>(n);
-    time_calls(st, b, [&] { b.adam(w, g, m, v, n, keras_adam_step(1e-3f, 0.9, 0.999, 1e-7f, 1)); });
+    const MemberSettings* settings = x.settings();
+    time_calls(st, b, [&] { b.adam(w, g, m, v, n, settings, 1); });
   });
   add("sgd/params:235146", [&b](benchmark::State& st, Scratch& x) {
     const int64_t n = 235146;
     float *w = x.floats(n), *g = x.floats(n), *vel = x.zeros<float>(n);
-    time_calls(st, b, [&] { b.sgd(w, g, vel, n, 1e-2f, 0.9f); });
+    const MemberSettings* settings = x.settings();
+    time_calls(st, b, [&] { b.sgd(w, g, vel, n, settings); });
   });
   add("shuffle/n:60000", [&b](benchmark::State& st, Scratch& x) {
     int* order = x.zeros<int>(60000);
+    const MemberSettings* settings = x.settings();
     int epoch = 0;
-    time_calls(st, b, [&] { b.shuffle(order, 60000, 42, epoch++); });
+    time_calls(st, b, [&] { b.shuffle(order, 60000, settings, epoch++); });
   });
   add("gather/m:128/cols:784", [&b](benchmark::State& st, Scratch& x) {
     float *src = x.floats(size_t(60000) * 784), *dst = x.floats(size_t(128) * 784);
     int* order = x.zeros<int>(60000);
-    b.shuffle(order, 60000, 42, 0);
+    b.shuffle(order, 60000, x.settings(), 0);
     time_calls(st, b, [&] { b.gather(src, 784, order, 128, dst); });
   });
 }

@@ -63,13 +63,33 @@ struct AdamStep {
   float alpha, one_minus_beta_1, one_minus_beta_2, epsilon;
 };
 
-// Step t (from 1) in Keras's arithmetic (keras/src/optimizers/adam.py): beta^t and alpha in
-// float32; the moment factors 1 - beta in double from beta as written (0.999), then float32
-// (0.001f, where 1 - 0.999f would be 0.00099998713f).
-inline AdamStep keras_adam_step(float learning_rate, double beta_1, double beta_2, float epsilon, int64_t t) {
-  const float beta_1_power = std::pow(float(beta_1), float(t)), beta_2_power = std::pow(float(beta_2), float(t));
-  return {learning_rate * std::sqrt(1.f - beta_2_power) / (1.f - beta_1_power), float(1.0 - beta_1),
-          float(1.0 - beta_2), epsilon};
+// One model's optimizer settings and data order as the kernels read them: one entry per member of
+// a pack, in the model's own memory, so that one launch steps every member with its own.
+struct MemberSettings {
+  uint64_t seed = 0;  // of the epoch shuffle (permute_index)
+  float learning_rate = 0, momentum = 0;
+  float beta_1 = 0, beta_2 = 0;                      // float32(beta)
+  float one_minus_beta_1 = 0, one_minus_beta_2 = 0;  // 1 - beta in double from beta as written, then float32
+  float epsilon = 0;
+};
+
+// Keras's arithmetic (keras/src/optimizers/adam.py): beta^t and alpha in float32 from float32(beta);
+// the moment factors 1 - beta in double from beta as written (0.999), then float32 (0.001f, where
+// 1 - 0.999f would be 0.00099998713f).
+inline MemberSettings adam_settings(float learning_rate, double beta_1, double beta_2, float epsilon) {
+  MemberSettings s;
+  s.learning_rate = learning_rate;
+  s.beta_1 = float(beta_1), s.beta_2 = float(beta_2);
+  s.one_minus_beta_1 = float(1.0 - beta_1), s.one_minus_beta_2 = float(1.0 - beta_2);
+  s.epsilon = epsilon;
+  return s;
+}
+
+// Step t (from 1) of Adam with settings s.
+MF_HD AdamStep adam_step(const MemberSettings& s, int64_t t) {
+  const float beta_1_power = powf(s.beta_1, float(t)), beta_2_power = powf(s.beta_2, float(t));
+  return {s.learning_rate * sqrtf(1.f - beta_2_power) / (1.f - beta_1_power), s.one_minus_beta_1, s.one_minus_beta_2,
+          s.epsilon};
 }
 
 MF_HD void adam_update(float& w, float& m, float& v, float g, const AdamStep& s) {

@@ -9,6 +9,7 @@
 //            db(n)   = 1ᵀ·dZ(m,n)                col_sums: one more row of C, its row of op(A) all ones,
 //                                                so the bias gradient costs no launch of its own
 //
+// A pack's products run in one launch, member z's on grid.z, each on its own operands.
 // Each block computes a BM x BN tile of C; each thread a TM x TN sub-tile held
 // in registers, with its rows and columns strided by the thread grid so that
 // shared-memory reads are broadcasts or consecutive words. Tiles are stored
@@ -28,10 +29,14 @@ __device__ __forceinline__ int stored_row(const GemmFused& fused, int i) { retur
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-               GemmFused fused) {
+               GemmFused fused, GemmStrides pack) {
   constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
   __shared__ float As[BK][BM + 2];
   __shared__ float Bs[BK][BN + 2];
+  const int z = int(blockIdx.z);  // the pack member
+  A = member(A, z, pack.a), B = member(B, z, pack.b), C = member(C, z, pack.c);
+  fused.a_rows = member(fused.a_rows, z, pack.a_rows), fused.bias = member(fused.bias, z, pack.b);
+  fused.output_of = member(fused.output_of, z, pack.c), fused.col_sums = member(fused.col_sums, z, pack.c);
   const int tid = int(threadIdx.x), tx = tid % TX, ty = tid / TX;
   // Row tiles on grid.x, which has no 65535 limit: M is the batch or a layer's fan-in.
   const int row0 = int(blockIdx.x) * BM, col0 = int(blockIdx.y) * BN;
@@ -88,31 +93,31 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
 template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
 void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const GemmFused& fused,
-                  cudaStream_t stream) {
+                  const GemmStrides& pack, cudaStream_t stream) {
   constexpr int BK = 16;
   const int rows = M + (fused.col_sums ? 1 : 0);  // the column sums are one more row
-  const dim3 grid((rows + BM - 1) / BM, (N + BN - 1) / BN), block((BM / TM) * (BN / TN));
-  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, fused);
+  const dim3 grid((rows + BM - 1) / BM, (N + BN - 1) / BN, pack.count), block((BM / TM) * (BN / TN));
+  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, fused, pack);
 }
 
 template <bool TRANS_A, bool TRANS_B>
 void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const GemmFused& fused,
-              cudaStream_t stream) {
-  if (gemm_tile(M, N) == GemmTile::large64)
-    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, stream);
+              const GemmStrides& pack, cudaStream_t stream) {
+  if (gemm_tile(M, N, pack.count) == GemmTile::large64)
+    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, pack, stream);
   else
-    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, stream);
+    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, pack, stream);
 }
 
 }  // namespace
 
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const GemmFused& fused, cudaStream_t stream) {
+          const GemmFused& fused, const GemmStrides& pack, cudaStream_t stream) {
   // The three products of a dense layer; no product transposes both operands.
   if (trans_a && trans_b) throw std::invalid_argument("gemm: op(A) and op(B) both transposed is not a dense-layer product");
-  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, fused, stream);
-  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, fused, stream);
-  else dispatch<false, false>(A, B, C, M, N, K, fused, stream);
+  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, fused, pack, stream);
+  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, fused, pack, stream);
+  else dispatch<false, false>(A, B, C, M, N, K, fused, pack, stream);
 }
 
 }  // namespace mf::MF_TARGET

@@ -3,10 +3,12 @@
 // (backends/cuda_backend.cpp) builds the operations of backends/backend.h. Each
 // is compiled for the GPU (mf::gpu) and for host execution (mf::hostexec); all
 // pointers are device memory, every launch goes on `stream`. Shapes as in
-// backends/backend.h; the CPU references are the *_cpu.h files beside these.
+// backends/backend.h; the CPU references are the *_cpu.h files beside these. Every launch serves a
+// whole pack (kernels/pack.h), its members along grid.y (grid.z for gemm); shapes are a member's.
 #include <cstdint>
 
 #include "kernels/element_math.h"
+#include "kernels/pack.h"
 #include "kernels/target.h"
 
 namespace mf {
@@ -16,9 +18,9 @@ namespace mf {
 // 2x2 each), four times as many blocks for the small products of a small model. The parity tests
 // use it to prove each configuration runs.
 enum class GemmTile { small32, large64 };
-constexpr GemmTile gemm_tile(int M, int N) {
+constexpr GemmTile gemm_tile(int M, int N, int members = 1) {
   constexpr int64_t kEnoughTiles = 128;
-  return int64_t((M + 63) / 64) * ((N + 63) / 64) >= kEnoughTiles ? GemmTile::large64 : GemmTile::small32;
+  return int64_t((M + 63) / 64) * ((N + 63) / 64) * members >= kEnoughTiles ? GemmTile::large64 : GemmTile::small32;
 }
 
 }  // namespace mf
@@ -36,45 +38,61 @@ struct GemmFused {
   float* col_sums = nullptr;         // also col_sums(N) = 1ᵀ·op(B): a layer's bias gradient
 };
 
+// A pack's products: `count` of them, member z's operands at member(p, z, stride) (kernels/pack.h),
+// with bias at B's stride and output_of and col_sums at C's.
+struct GemmStrides {
+  int count = 1;
+  int64_t a = 0, b = 0, c = 0, a_rows = 0;  // bytes
+};
+
 // gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N), and the fused work; A is stored (K,M)
 // when trans_a, B (N,K) when trans_b, not both.
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const GemmFused& fused, cudaStream_t stream);
+          const GemmFused& fused, const GemmStrides& pack, cudaStream_t stream);
 
-// activation.cu
+// activation.cu: every buffer at pack.stride.
 void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
-                         cudaStream_t stream);
-void bias_activation(float* Y, const float* bias, int m, int n, Activation act, cudaStream_t stream);
+                         const Pack& pack, cudaStream_t stream);
+void bias_activation(float* Y, const float* bias, int m, int n, Activation act, const Pack& pack,
+                     cudaStream_t stream);
 
 // bias_grad.cu: db(n) = column sums of dZ(m,n), rows added in a fixed order: the cuBLAS path's (the
 // tiled path folds it into the weight-gradient product's launch).
-void bias_grad(const float* dZ, float* db, int m, int n, cudaStream_t stream);
+void bias_grad(const float* dZ, float* db, int m, int n, const Pack& pack, cudaStream_t stream);
 
-// loss.cu: one thread per row (loss_row.h).
+// loss.cu: one thread per row (loss_row.h); target at pack.data_stride, the rest at pack.stride.
 void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-          int m, int n, cudaStream_t stream);
+          int m, int n, const Pack& pack, cudaStream_t stream);
 
 // loss.cu: sparse categorical cross-entropy from probabilities(m,n) (a library softmax's output);
 // d_out may alias probabilities.
 void crossentropy_from_probabilities(const float* probabilities, const float* target, float* d_out,
-                                     float* row_loss, float* row_correct, int m, int n, cudaStream_t stream);
+                                     float* row_loss, float* row_correct, int m, int n, const Pack& pack,
+                                     cudaStream_t stream);
 
-// reduce.cu: totals[0] += Σ row_loss, totals[1] += Σ row_correct; one block, a fixed tree: deterministic.
-void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, cudaStream_t stream);
+// reduce.cu: totals[0] += Σ row_loss, totals[1] += Σ row_correct; one block per member, a fixed tree:
+// deterministic.
+void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& pack,
+                cudaStream_t stream);
 
 // loss.cu: loss(), then accumulate(): in one launch for a batch of at most 256 rows (the same
-// additions, in the same order), else in two. With target_rows, target is the data set's targets and
-// the batch's are its rows target_rows[0..m) (read by index: the batch's targets need no gather).
+// additions, in the same order), else in two. With target_rows (at pack.rows_stride), target is the
+// data set's targets and the batch's are its rows target_rows[0..m) (read by index: the batch's
+// targets need no gather).
 void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
                          float* row_correct, int m, int n, double* totals, const int* target_rows,
-                         cudaStream_t stream);
+                         const Pack& pack, cudaStream_t stream);
 
-// optimizer.cu: one launch over the flat parameter buffer.
-void adam(float* w, const float* g, float* m, float* v, int64_t n, AdamStep step, cudaStream_t stream);
-void sgd(float* w, const float* g, float* velocity, int64_t n, float lr, float momentum, cudaStream_t stream);
+// optimizer.cu: one launch over the members' flat parameter buffers of n floats each; step t (from 1)
+// with each member's settings.
+void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int64_t t,
+          const Pack& pack, cudaStream_t stream);
+void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, const Pack& pack,
+         cudaStream_t stream);
 
-// batch.cu
-void shuffle(int* order, int n, uint64_t seed, int epoch, cudaStream_t stream);
-void gather(const float* src, int cols, const int* order, int m, float* dst, cudaStream_t stream);
+// batch.cu: order at pack.rows_stride, shuffled with each member's seed; gather's src is the data set
+// (shared), its dst at pack.data_stride.
+void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack, cudaStream_t stream);
+void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack, cudaStream_t stream);
 
 }  // namespace mf::MF_TARGET

@@ -1,8 +1,9 @@
 // The fused loss pass: one thread per row runs loss_row(), and its variant from probabilities
 // for the cuDNN softmax reference path; for a batch of at most kAccumulateThreads rows, the metric
-// accumulation rides in the same launch. Must equal: loss_cpu.cpp (the same loss_row(), accumulate).
+// accumulation rides in the same launch. A pack's members run along grid.y, each on its own
+// buffers. Must equal: loss_cpu.cpp (the same loss_row(), accumulate).
 // Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.LossesAndGradients,
-// KernelParity.LossAndAccumulateInOneLaunch), tests/gpu (GpuCudnn).
+// KernelParity.LossAndAccumulateInOneLaunch, PackParity.*), tests/gpu (GpuCudnn).
 #include "kernels/block_sums.h"
 #include "kernels/kernels.h"
 #include "kernels/loss_row.h"
@@ -12,68 +13,84 @@ namespace {
 
 constexpr int kThreads = 128;
 
-// Row r's targets: row r of a gathered batch, or row target_rows[r] of the data set.
-__device__ __forceinline__ const float* targets_of(const float* target, const int* target_rows, int64_t r, int cols) {
-  return target + (target_rows ? target_rows[r] : r) * int64_t(cols);
-}
+// One member's operands of the loss pass.
+struct LossBuffers {
+  const float* out;
+  const float* target;
+  float *d_out, *row_loss, *row_correct;
+  double* totals;
+  const int* target_rows;
 
-__global__ void loss_kernel(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                            float* row_correct, int m, int n, const int* target_rows) {
+  __device__ __forceinline__ LossBuffers of_member(int z, const Pack& pack) const {
+    return {member(out, z, pack.stride),         member(target, z, pack.data_stride),
+            member(d_out, z, pack.stride),       member(row_loss, z, pack.stride),
+            member(row_correct, z, pack.stride), member(totals, z, pack.stride),
+            member(target_rows, z, pack.rows_stride)};
+  }
+  // Row r's loss terms and gradient; its targets are row r of a gathered batch, or row
+  // target_rows[r] of the data set.
+  __device__ __forceinline__ void row(Loss loss, int64_t r, int m, int n) const {
+    const int cols = target_cols(loss, n);
+    loss_row(loss, out + r * n, target + (target_rows ? target_rows[r] : r) * int64_t(cols), d_out + r * n, n,
+             loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
+  }
+};
+
+__global__ void loss_kernel(Loss loss, LossBuffers buffers, int m, int n, Pack pack) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r >= m) return;
-  loss_row(loss, out + r * n, targets_of(target, target_rows, r, target_cols(loss, n)), d_out + r * n, n,
-           loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
+  if (r < m) buffers.of_member(int(blockIdx.y), pack).row(loss, r, m, n);
 }
 
-// One block, a thread per row (m <= kAccumulateThreads), then the block's sums into totals: each
-// thread holds one row, so the additions are accumulate_kernel's exactly.
-__global__ void loss_accumulate_kernel(Loss loss, const float* out, const float* target, float* d_out,
-                                       float* row_loss, float* row_correct, int m, int n, double* totals,
-                                       const int* target_rows) {
+// One block per member, a thread per row (m <= kAccumulateThreads), then the block's sums into
+// totals: each thread holds one row, so the additions are accumulate_kernel's exactly.
+__global__ void loss_accumulate_kernel(Loss loss, LossBuffers buffers, int m, int n, Pack pack) {
+  const LossBuffers b = buffers.of_member(int(blockIdx.y), pack);
   const int r = int(threadIdx.x);
   double row = 0, correct = 0;
   if (r < m) {
-    loss_row(loss, out + int64_t(r) * n, targets_of(target, target_rows, r, target_cols(loss, n)),
-             d_out + int64_t(r) * n, n, loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
-    row = row_loss[r];
-    correct = row_correct[r];
+    b.row(loss, r, m, n);
+    row = b.row_loss[r];
+    correct = b.row_correct[r];
   }
-  add_block_sums(row, correct, totals);
+  add_block_sums(row, correct, b.totals);
 }
 
-__global__ void crossentropy_from_probabilities_kernel(const float* p, const float* target, float* d_out,
-                                                      float* row_loss, float* row_correct, int m, int n) {
+__global__ void crossentropy_from_probabilities_kernel(LossBuffers buffers, int m, int n, Pack pack) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= m) return;
-  crossentropy_row_from_probabilities(p + r * n, int(target[r]), d_out + r * n, n,
-                                      loss_grad_scale(Loss::sparse_categorical_crossentropy, m, n), row_loss[r],
-                                      row_correct[r]);
+  const LossBuffers b = buffers.of_member(int(blockIdx.y), pack);
+  crossentropy_row_from_probabilities(b.out + r * n, int(b.target[r]), b.d_out + r * n, n,
+                                      loss_grad_scale(Loss::sparse_categorical_crossentropy, m, n), b.row_loss[r],
+                                      b.row_correct[r]);
 }
+
+dim3 row_grid(int m, const Pack& pack) { return dim3(blocks_for(m, kThreads).x, unsigned(pack.count)); }
 
 }  // namespace
 
 void crossentropy_from_probabilities(const float* probabilities, const float* target, float* d_out,
-                                     float* row_loss, float* row_correct, int m, int n, cudaStream_t stream) {
-  launch{crossentropy_from_probabilities_kernel, blocks_for(m, kThreads), dim3(kThreads), stream}(
-      probabilities, target, d_out, row_loss, row_correct, m, n);
+                                     float* row_loss, float* row_correct, int m, int n, const Pack& pack,
+                                     cudaStream_t stream) {
+  const LossBuffers buffers{probabilities, target, d_out, row_loss, row_correct, nullptr, nullptr};
+  launch{crossentropy_from_probabilities_kernel, row_grid(m, pack), dim3(kThreads), stream}(buffers, m, n, pack);
 }
 
 void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
                          float* row_correct, int m, int n, double* totals, const int* target_rows,
-                         cudaStream_t stream) {
+                         const Pack& pack, cudaStream_t stream) {
+  const LossBuffers buffers{out, target, d_out, row_loss, row_correct, totals, target_rows};
   if (m > kAccumulateThreads) {
-    launch{loss_kernel, blocks_for(m, kThreads), dim3(kThreads), stream}(loss, out, target, d_out, row_loss,
-                                                                         row_correct, m, n, target_rows);
-    return accumulate(row_loss, row_correct, m, totals, stream);
+    launch{loss_kernel, row_grid(m, pack), dim3(kThreads), stream}(loss, buffers, m, n, pack);
+    return accumulate(row_loss, row_correct, m, totals, pack, stream);
   }
-  launch{loss_accumulate_kernel, dim3(1), dim3(kAccumulateThreads), stream}(loss, out, target, d_out, row_loss,
-                                                                             row_correct, m, n, totals, target_rows);
+  launch{loss_accumulate_kernel, dim3(1, unsigned(pack.count)), dim3(kAccumulateThreads), stream}(loss, buffers, m, n,
+                                                                                                   pack);
 }
 
 void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-          int m, int n, cudaStream_t stream) {
-  launch{loss_kernel, blocks_for(m, kThreads), dim3(kThreads), stream}(loss, out, target, d_out, row_loss,
-                                                                       row_correct, m, n, nullptr);
+          int m, int n, const Pack& pack, cudaStream_t stream) {
+  const LossBuffers buffers{out, target, d_out, row_loss, row_correct, nullptr, nullptr};
+  launch{loss_kernel, row_grid(m, pack), dim3(kThreads), stream}(loss, buffers, m, n, pack);
 }
 
 }  // namespace mf::MF_TARGET

@@ -24,39 +24,41 @@ MemoryPlan EpochIterator::plan(const ModelSpec& spec, int64_t rows) {
 }
 
 EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows)
-    : model_(model), data_(data), rows_(rows), batch_size_(model.spec().fit.batch_size) {
-  MemoryPool& pool = model.pool();
+    : model_(model), data_(data), rows_(rows), batch_size_(model.spec().fit.batch_size),
+      stride_(int64_t(plan(model.spec(), rows).total())) {
   const ModelSpec& spec = model.spec();
-  x_ = static_cast<float*>(pool.allocate(x_bytes(spec)));
-  y_ = static_cast<float*>(pool.allocate(y_bytes(spec)));
-  order_ = static_cast<int*>(pool.allocate(order_bytes(rows)));
+  buffers_ = model.pool().allocate(size_t(stride_) * size_t(model.members()));
+  std::byte* at = static_cast<std::byte*>(buffers_);
+  x_ = reinterpret_cast<float*>(at);
+  y_ = reinterpret_cast<float*>(at += MemoryPool::aligned(x_bytes(spec)));
+  order_ = reinterpret_cast<int*>(at += MemoryPool::aligned(y_bytes(spec)));
   if (!spec.fit.shuffle) {  // the identity order, once
     std::vector<int> identity(static_cast<size_t>(rows));
     std::iota(identity.begin(), identity.end(), 0);
-    model.backend().to_device(order_, identity.data(), identity.size() * sizeof(int));
+    for (int z = 0; z < model.members(); ++z)
+      model.backend().to_device(member(order_, z, stride_), identity.data(), identity.size() * sizeof(int));
   }
 }
 
-EpochIterator::~EpochIterator() {
-  MemoryPool& pool = model_.pool();
-  pool.deallocate(order_);
-  pool.deallocate(y_);
-  pool.deallocate(x_);
-}
+EpochIterator::~EpochIterator() { model_.pool().deallocate(buffers_); }
 
 void EpochIterator::begin_epoch(int epoch) {
-  const ModelSpec& spec = model_.spec();
-  if (spec.fit.shuffle) model_.backend().shuffle(order_, int(rows_), spec.seed, epoch);
+  if (!model_.spec().fit.shuffle) return;
+  Pack layout = model_.pack();
+  layout.rows_stride = stride_;
+  model_.backend().shuffle(order_, int(rows_), model_.settings(), epoch, layout);
 }
 
 EpochIterator::Batch EpochIterator::batch(int64_t step) {
   const int64_t first = step * batch_size_;
   const int m = int(std::min<int64_t>(batch_size_, rows_ - first));
   Backend& backend = model_.backend();
-  if (backend.fuses_gather()) return {data_.x(), data_.y(), m, order_ + first};  // read by index where used
-  backend.gather(data_.x(), data_.features(), order_ + first, m, x_);
-  backend.gather(data_.y(), data_.target_cols(), order_ + first, m, y_);
-  return {x_, y_, m, nullptr};
+  if (backend.fuses_gather()) return {data_.x(), data_.y(), m, order_ + first, stride_};  // read by index where used
+  Pack layout = model_.pack();
+  layout.data_stride = layout.rows_stride = stride_;
+  backend.gather(data_.x(), data_.features(), order_ + first, m, x_, layout);
+  backend.gather(data_.y(), data_.target_cols(), order_ + first, m, y_, layout);
+  return {x_, y_, m, nullptr, stride_};
 }
 
 }  // namespace mf

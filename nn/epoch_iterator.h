@@ -3,7 +3,8 @@
 // (a new permutation every epoch from the seed, or the rows in order) and the
 // batch buffers, taken from the model's pool, and gathers each batch from the
 // device-resident data, so data flows one way: data -> batches -> model -> metrics.
-// The trainer (fit) owns the epochs and the validation split.
+// The trainer (fit) owns the epochs and the validation split. For a pack, every member has its own
+// order (from its seed) and batch buffers, side by side in one allocation (Batch::stride apart).
 #include <cstdint>
 
 #include "nn/device_data.h"
@@ -20,7 +21,8 @@ class EpochIterator {
   EpochIterator(const EpochIterator&) = delete;
   EpochIterator& operator=(const EpochIterator&) = delete;
 
-  // The buffers it takes for a spec and a number of training rows: batch x, batch y, shuffle order.
+  // The buffers it takes per member for a spec and a number of training rows: batch x, batch y,
+  // shuffle order.
   static MemoryPlan plan(const ModelSpec& spec, int64_t rows);
 
   int64_t steps() const { return (rows_ + batch_size_ - 1) / batch_size_; }  // the last partial batch counts
@@ -32,6 +34,7 @@ class EpochIterator {
     int rows;
     const int* indices;  // the batch's rows of the data set, when the backend reads them by index
                          // (Backend::fuses_gather); else null and x and y are gathered
+    int64_t stride;      // bytes between the members' batches: their indices, or their x and y
   };
   Batch batch(int64_t step);  // the step's rows of the epoch's order, gathered where the backend needs it
 
@@ -40,6 +43,8 @@ class EpochIterator {
   const DeviceData& data_;
   int64_t rows_;
   int batch_size_;
+  int64_t stride_;  // one member's share: its plan's bytes
+  void* buffers_ = nullptr;
   float *x_ = nullptr, *y_ = nullptr;
   int* order_ = nullptr;
 };

@@ -13,9 +13,9 @@ namespace {
 
 std::string metric(const char* name, double value) { return std::string(" - ") + name + ": " + format_metric(value); }
 
-// The first parameter that is not finite, as "layer 2 kernel[17] = nan", or "".
-std::string non_finite_parameter(Model& model) {
-  const std::vector<float> params = model.get_params();
+// Member z's first parameter that is not finite, as "layer 2 kernel[17] = nan", or "".
+std::string non_finite_parameter(Model& model, int z) {
+  const std::vector<float> params = model.get_params(z);
   const auto bad = std::find_if(params.begin(), params.end(), [](float v) { return !std::isfinite(v); });
   if (bad == params.end()) return "";
   int64_t index = bad - params.begin();
@@ -34,16 +34,16 @@ std::string non_finite_parameter(Model& model) {
   return "a parameter is " + format_metric(*bad);
 }
 
-// What is not finite after an epoch (its losses, then the parameters the last update left), or "".
-// Accuracies count correct rows (a NaN output is a wrong one), so they are always finite.
-std::string non_finite(Model& model, const EpochMetrics& e, bool validated) {
+// What is not finite of member z after an epoch (its losses, then the parameters the last update
+// left), or "". Accuracies count correct rows (a NaN output is a wrong one), so they are always finite.
+std::string non_finite(Model& model, int z, const EpochMetrics& e, bool validated) {
   if (!std::isfinite(e.loss)) return "the training loss is " + format_metric(e.loss);
   if (validated && !std::isfinite(e.val_loss)) return "val_loss is " + format_metric(e.val_loss);
-  const std::string param = non_finite_parameter(model);
+  const std::string param = non_finite_parameter(model, z);
   return param.empty() ? "" : "after the update, " + param;
 }
 
-void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, int64_t steps,
+void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int epoch, int64_t steps,
                  const EpochMetrics& e) {
   if (!options.progress) return;
   char head[160];
@@ -57,7 +57,7 @@ void print_epoch(const FitOptions& options, const ModelSpec& spec, int epoch, in
   }
   char rate[48];
   std::snprintf(rate, sizeof rate, " - %.0f samples/s", e.samples_per_s);
-  options.progress(line + rate);
+  options.progress(z, line + rate);
 }
 
 }  // namespace
@@ -129,7 +129,7 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
   }
 }
 
-Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
+std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
   const ModelSpec& spec = model.spec();
   const int B = spec.fit.batch_size;
   model.reset_totals();
@@ -137,12 +137,36 @@ Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int
     const int m = int(std::min<int64_t>(B, first_row + rows - r));
     model.evaluate_batch(data.x() + r * data.features(), data.y() + r * data.target_cols(), m);
   }
-  const auto [loss, correct] = model.read_totals();
-  return {loss / double(rows), has_accuracy(spec) ? correct / double(rows) : NAN};
+  std::vector<Evaluation> evaluations;
+  for (int z = 0; z < model.members(); ++z) {
+    const auto [loss, correct] = model.read_totals(z);
+    evaluations.push_back({loss / double(rows), has_accuracy(spec) ? correct / double(rows) : NAN});
+  }
+  return evaluations;
+}
+
+namespace {
+
+void require_one_member(const Model& model, const char* what) {
+  if (model.members() != 1)
+    throw std::invalid_argument(std::string(what) + " of a pack of " + std::to_string(model.members()) +
+                                " models: use the _pack form");
+}
+
+}  // namespace
+
+Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
+  require_one_member(model, "evaluate");
+  return evaluate_pack(model, data, first_row, rows).front();
 }
 
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
-  const ModelSpec& spec = model.spec();
+  require_one_member(model, "fit");
+  return fit_pack(model, data, options).front();
+}
+
+std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options) {
+  const ModelSpec& spec = model.spec();  // what the members share (pack_key)
   const int64_t train = training_rows(spec, data.rows()), val = data.rows() - train;
   char split[32];
   std::snprintf(split, sizeof split, "%g", spec.fit.validation_split);
@@ -156,54 +180,76 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
   EpochIterator batches(model, data, train);
   const int64_t steps = batches.steps();
   Backend& backend = model.backend();
-  FitResult result;
+  const int members = model.members();
+  std::vector<FitResult> results(static_cast<size_t>(members));
+  std::vector<bool> training(static_cast<size_t>(members), true);  // not diverged
+  int64_t samples = 0;
+  Track step_spans, epoch_spans;
   const Clock::time_point start = Clock::now();
-  for (int epoch = 0; epoch < spec.fit.epochs; ++epoch) {
+  bool stopped = false;
+  std::string why_stopped;
+  for (int epoch = 0; epoch < spec.fit.epochs && !stopped; ++epoch) {
     const Clock::time_point epoch_start = Clock::now();
     batches.begin_epoch(epoch);
     model.reset_totals();
     for (int64_t step = 0; step < steps; ++step) {
       const bool limit = options.max_steps > 0 && epoch * steps + step >= options.max_steps;
       if (limit || (options.stop && options.stop->load(std::memory_order_relaxed))) {
-        result.status = FitStatus::stopped;
-        result.why = "stopped in epoch " + std::to_string(epoch + 1) + " at step " + std::to_string(step + 1) + " of " +
-                     std::to_string(steps);
+        stopped = true;
+        why_stopped = "stopped in epoch " + std::to_string(epoch + 1) + " at step " + std::to_string(step + 1) +
+                      " of " + std::to_string(steps);
         break;
       }
       if (options.timeline) backend.mark();
       const EpochIterator::Batch batch = batches.batch(step);
-      model.train_batch(batch.x, batch.y, batch.rows, batch.indices);
-      result.samples += batch.rows;
+      model.train_batch(batch.x, batch.y, batch.rows, batch.indices, batch.stride);
+      samples += batch.rows;
       if (options.timeline) backend.mark();
     }
-    const auto [loss_sum, correct_sum] = model.read_totals();
+    std::vector<std::pair<double, double>> totals;
+    for (int z = 0; z < members; ++z) totals.push_back(model.read_totals(z));
     if (options.timeline) {
       const std::vector<double> marks = backend.take_marks();  // (begin, end) per step
-      for (size_t i = 0; i + 1 < marks.size(); i += 2) result.steps.push_back({marks[i], marks[i + 1]});
-      if (!marks.empty()) result.epoch_spans.push_back({marks.front(), marks.back()});
+      for (size_t i = 0; i + 1 < marks.size(); i += 2) step_spans.push_back({marks[i], marks[i + 1]});
+      if (!marks.empty()) epoch_spans.push_back({marks.front(), marks.back()});
     }
-    if (result.status == FitStatus::stopped) break;
-    EpochMetrics e;
-    e.loss = loss_sum / double(train);
-    e.accuracy = has_accuracy(spec) ? correct_sum / double(train) : NAN;
-    if (val > 0) {
-      const Evaluation v = evaluate(model, data, train, val);
-      e.val_loss = v.loss;
-      e.val_accuracy = v.accuracy;
+    if (stopped) break;
+    std::vector<Evaluation> validation(static_cast<size_t>(members));
+    if (val > 0) validation = evaluate_pack(model, data, train, val);
+    const double seconds = seconds_since(epoch_start);
+    for (int z = 0; z < members; ++z) {
+      if (!training[size_t(z)]) continue;
+      FitResult& result = results[size_t(z)];
+      EpochMetrics e;
+      e.loss = totals[size_t(z)].first / double(train);
+      e.accuracy = has_accuracy(spec) ? totals[size_t(z)].second / double(train) : NAN;
+      e.val_loss = validation[size_t(z)].loss;
+      e.val_accuracy = validation[size_t(z)].accuracy;
+      e.seconds = seconds;
+      e.samples_per_s = double(train) / seconds;
+      result.epochs.push_back(e);
+      result.samples = samples;
+      print_epoch(options, z, model.spec(z), epoch + 1, steps, e);
+      const std::string bad = non_finite(model, z, e, val > 0);
+      if (!bad.empty()) {
+        result.status = FitStatus::diverged;
+        result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
+        result.train_s = seconds_since(start);
+        result.steps = step_spans, result.epoch_spans = epoch_spans;
+        training[size_t(z)] = false;
+      }
     }
-    e.seconds = seconds_since(epoch_start);
-    e.samples_per_s = double(train) / e.seconds;
-    result.epochs.push_back(e);
-    print_epoch(options, spec, epoch + 1, steps, e);
-    const std::string bad = non_finite(model, e, val > 0);
-    if (!bad.empty()) {
-      result.status = FitStatus::diverged;
-      result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
-      break;
-    }
+    if (std::find(training.begin(), training.end(), true) == training.end()) break;
   }
-  result.train_s = seconds_since(start);
-  return result;
+  for (int z = 0; z < members; ++z) {
+    if (!training[size_t(z)]) continue;
+    FitResult& result = results[size_t(z)];
+    if (stopped) result.status = FitStatus::stopped, result.why = why_stopped;
+    result.samples = samples;
+    result.train_s = seconds_since(start);
+    result.steps = step_spans, result.epoch_spans = epoch_spans;
+  }
+  return results;
 }
 
 }  // namespace mf

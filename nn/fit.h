@@ -39,8 +39,8 @@ struct FitResult {
 
 struct FitOptions {
   // Receives each epoch's Keras-style line ("Epoch 1/10 - 1875 steps - 2.31s - loss: ..."), without
-  // a line break; empty for quiet.
-  std::function<void(const std::string& line)> progress;
+  // a line break, with the pack member it is of (0 for one model); empty for quiet.
+  std::function<void(int member, const std::string& line)> progress;
   bool timeline = false;             // time every step (Backend::mark: two events per step on a GPU)
   const std::atomic<bool>* stop = nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
   int64_t max_steps = 0;  // stop (as stopped) after this many steps in all; 0: no limit (a calibration's)
@@ -61,8 +61,17 @@ MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 // Trains spec.fit.epochs epochs. Stops as diverged at the first epoch after which a loss (training
 // or validation) or a parameter is not finite, naming it in FitResult::why; stops as stopped when
 // options.stop turns true or after options.max_steps steps, keeping the epochs completed before.
+// A model of one member only (std::invalid_argument otherwise).
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
+// fit() for every member of a pack, one result each. A member that diverges ends its result there;
+// it goes on stepping with the others (its kernels touch only its own buffers) until the pack ends.
+// Steps and epochs are the pack's, so every member's timeline is the same.
+std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options);
+
+// Mean loss and accuracy over rows [first_row, first_row + rows) of `data`: of a model of one member
+// (std::invalid_argument otherwise), or of each member of a pack.
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
+std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
 
 // "test_loss is nan" when e's loss is not finite, else ""; `prefix` names the set ("test").
 std::string non_finite(const Evaluation& e, const std::string& prefix);

@@ -1,6 +1,7 @@
 #include "nn/model.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <stdexcept>
 #include <type_traits>
@@ -51,6 +52,7 @@ void Model::walk_layout(const ModelSpec& spec, Model* self, Add add) {
   add("row losses", floats(B), slot(&Model::row_loss_));
   add("row accuracies", floats(B), slot(&Model::row_correct_));
   add("loss totals", MemoryPool::aligned(2 * sizeof(double)), slot(&Model::totals_));
+  add("member settings", MemoryPool::aligned(sizeof(MemberSettings)), slot(&Model::settings_));
 }
 
 MemoryPlan Model::plan(const ModelSpec& spec) {
@@ -78,10 +80,6 @@ std::string MemoryPlan::describe() const {
   return text;
 }
 
-namespace {
-
-}  // namespace
-
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& p) {
   if (p.total() > spec.memory.limit_bytes)
     throw OutOfMemory("model '" + spec.name + "' needs " + format_bytes_exact(p.total()) + " at batch size " +
@@ -90,21 +88,62 @@ void check_plan_fits(const ModelSpec& spec, const MemoryPlan& p) {
                       "); raise memory.limit or lower fit.batch_size");
 }
 
+std::string pack_key(const ModelSpec& spec) {
+  const OptimizerSpec& o = spec.optimizer;
+  std::string key = std::to_string(spec.input) + " " + to_string(spec.loss) + " " + to_string(o.kind) +
+                    (o.kind == OptimizerKind::sgd && o.momentum > 0 ? "+velocity" : "");
+  for (const LayerSpec& l : spec.layers) key += " " + std::to_string(l.units) + ":" + to_string(l.activation);
+  char fit[96];
+  std::snprintf(fit, sizeof fit, " batch %d epochs %d split %.17g shuffle %d ", spec.fit.batch_size, spec.fit.epochs,
+                spec.fit.validation_split, int(spec.fit.shuffle));
+  return key + fit + to_string(spec.memory.mode);
+}
+
+MemberSettings member_settings(const ModelSpec& spec) {
+  const OptimizerSpec& o = spec.optimizer;
+  MemberSettings s = adam_settings(o.learning_rate, o.beta_1, o.beta_2, o.epsilon);
+  s.seed = spec.seed;
+  s.momentum = o.momentum;
+  return s;
+}
+
 namespace {
 
-MemoryPlan checked_plan(const ModelSpec& spec) {
-  MemoryPlan p = Model::plan(spec);
-  check_plan_fits(spec, p);
+// The pack's members: at least one, all of one pack_key, each plan within its member's cap.
+MemoryPlan checked_plan(const std::vector<ModelSpec>& members) {
+  if (members.empty()) throw std::invalid_argument("a pack of no models");
+  MemoryPlan p = Model::plan(members[0]);
+  for (const ModelSpec& spec : members) {
+    if (pack_key(spec) != pack_key(members[0]))
+      throw std::invalid_argument("models '" + members[0].name + "' and '" + spec.name + "' differ in shape or fit (" +
+                                  pack_key(members[0]) + " / " + pack_key(spec) + ") and cannot share a pack");
+    check_plan_fits(spec, p);
+  }
   return p;
+}
+
+size_t summed_caps(const std::vector<ModelSpec>& members) {
+  size_t sum = 0;
+  for (const ModelSpec& spec : members) sum += spec.memory.limit_bytes;
+  return sum;
+}
+
+std::string pool_owner(const std::vector<ModelSpec>& members) {
+  if (members.size() == 1) return members[0].name;
+  return "pack of " + std::to_string(members.size()) + " ('" + members[0].name + "', ...)";
 }
 
 }  // namespace
 
-Model::Model(const ModelSpec& spec, Backend& backend)
-    : spec_(spec),
+Model::Model(const ModelSpec& spec, Backend& backend) : Model(std::vector<ModelSpec>{spec}, backend) {}
+
+Model::Model(std::vector<ModelSpec> specs, Backend& backend)
+    : specs_(std::move(specs)),
       backend_(backend),
-      plan_(checked_plan(spec)),
-      pool_(spec.name, spec.memory.limit_bytes, spec.memory.mode, backend.upstream()) {
+      plan_(checked_plan(specs_)),
+      stride_(int64_t(plan_.total())),
+      pool_(pool_owner(specs_), summed_caps(specs_), specs_[0].memory.mode, backend.upstream()) {
+  const ModelSpec& spec = specs_[0];
   int in = spec.input;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& l = spec.layers[i];
@@ -112,8 +151,8 @@ Model::Model(const ModelSpec& spec, Backend& backend)
     layers_.push_back({in, l.units, last && fused_output(spec.loss) ? Activation::linear : l.activation});
     in = l.units;
   }
-  // Carve the arena by walking the plan's table; the cursor must end exactly at the arena's end.
-  arena_ = pool_.allocate(plan_.total());
+  // Carve member 0's share by walking the plan's table; the cursor must end exactly at its end.
+  arena_ = pool_.allocate(plan_.total() * specs_.size());
   std::byte* cursor = static_cast<std::byte*>(arena_);
   walk_layout(spec, this, [&](const std::string&, size_t bytes, auto* slot) {
     *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(cursor);
@@ -130,115 +169,137 @@ Model::Model(const ModelSpec& spec, Backend& backend)
     g += kernel + layer.out;
   }
 
-  // Keras initialisation: Glorot-uniform kernels, zero biases, drawn on the host
-  // so that every backend starts from the same numbers.
-  std::vector<float> init(static_cast<size_t>(param_count()), 0.f);
-  Rng rng = Rng(spec.seed).fork(0);
-  float* at = init.data();
-  for (const Layer& layer : layers_) {
-    const float limit = std::sqrt(6.f / float(layer.in + layer.out));
-    for (int64_t j = 0; j < int64_t(layer.in) * layer.out; ++j) at[j] = rng.uniform(-limit, limit);
-    at += int64_t(layer.in + 1) * layer.out;
+  for (int z = 0; z < members(); ++z) {
+    // Keras initialisation: Glorot-uniform kernels, zero biases, drawn on the host
+    // so that every backend starts from the same numbers.
+    std::vector<float> init(static_cast<size_t>(param_count()), 0.f);
+    Rng rng = Rng(specs_[size_t(z)].seed).fork(0);
+    float* at = init.data();
+    for (const Layer& layer : layers_) {
+      const float limit = std::sqrt(6.f / float(layer.in + layer.out));
+      for (int64_t j = 0; j < int64_t(layer.in) * layer.out; ++j) at[j] = rng.uniform(-limit, limit);
+      at += int64_t(layer.in + 1) * layer.out;
+    }
+    set_params(init, z);
+    if (opt_m_) backend_.zero(member(opt_m_, z, stride_), floats(param_count()));
+    if (opt_v_) backend_.zero(member(opt_v_, z, stride_), floats(param_count()));
+    const MemberSettings settings = member_settings(specs_[size_t(z)]);
+    backend_.to_device(member(settings_, z, stride_), &settings, sizeof settings);
   }
-  set_params(init);
-  if (opt_m_) backend_.zero(opt_m_, floats(param_count()));
-  if (opt_v_) backend_.zero(opt_v_, floats(param_count()));
   reset_totals();
 }
 
 Model::~Model() { pool_.deallocate(arena_); }
 
-int Model::target_cols() const {
-  return mf::target_cols(spec_.loss, spec_.outputs());
+PoolStats Model::member_share(int z) const {
+  const PoolStats& pack = pool_.stats();
+  const size_t cap = specs_[size_t(z)].memory.limit_bytes, count = specs_.size();
+  const bool reserves_caps = pool_.mode() == PoolMode::reserve;
+  return {cap, reserves_caps ? cap : pack.reserved_bytes / count, pack.in_use_bytes / count, pack.peak_bytes / count};
 }
 
-void Model::forward(const float* X, int m, const int* indices) {
+int Model::target_cols() const {
+  return mf::target_cols(specs_[0].loss, specs_[0].outputs());
+}
+
+void Model::forward(const float* X, int m, const int* indices, const Pack& data) {
   const float* input = X;
   const int* rows = indices;  // the first layer's only
+  Pack layout = data;         // the first layer reads the data; the others the layer below's output
   for (const Layer& l : layers_) {
-    backend_.dense_forward(input, l.W, l.b, l.Y, m, l.in, l.out, l.act, rows);  // (m, out)
+    backend_.dense_forward(input, l.W, l.b, l.Y, m, l.in, l.out, l.act, rows, layout);  // (m, out)
     input = l.Y;
     rows = nullptr;
+    layout = pack();
   }
 }
 
-void Model::loss_and_accumulate(const float* T, int m, const int* indices) {
+void Model::loss_and_accumulate(const float* T, int m, const int* indices, const Pack& data) {
   const Layer& last = layers_.back();
-  backend_.loss_and_accumulate(spec_.loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out, totals_, indices);
+  backend_.loss_and_accumulate(specs_[0].loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out, totals_,
+                               indices, data);
 }
 
-void Model::backward(const float* X, int m, const int* indices) {
+void Model::backward(const float* X, int m, const int* indices, const Pack& data) {
   const Layer& last = layers_.back();
   if (last.act != Activation::linear)  // mse through a non-linear output
-    backend_.activation_backward(last.Y, d_out_, d_out_, int64_t(m) * last.out, last.act);
+    backend_.activation_backward(last.Y, d_out_, d_out_, int64_t(m) * last.out, last.act, pack());
   float *dZ = d_out_, *dX = d_next_;  // dZ: (m, out) gradient at layer i's pre-activation
   for (size_t i = layers_.size(); i-- > 0;) {
     const Layer& l = layers_[i];
-    const float* input = i == 0 ? X : layers_[i - 1].Y;
-    backend_.dense_backward_params(input, dZ, l.dW, l.db, m, l.in, l.out, i == 0 ? indices : nullptr);
-    if (i == 0) break;  // no gradient for the data
+    if (i == 0) {  // no gradient for the data
+      backend_.dense_backward_params(X, dZ, l.dW, l.db, m, l.in, l.out, indices, data);
+      break;
+    }
     const Layer& below = layers_[i - 1];
-    backend_.dense_backward_input(dZ, l.W, dX, m, l.in, l.out, below.Y, below.act);  // through below's activation
+    backend_.dense_backward_params(below.Y, dZ, l.dW, l.db, m, l.in, l.out, nullptr, pack());
+    backend_.dense_backward_input(dZ, l.W, dX, m, l.in, l.out, below.Y, below.act, pack());  // through below's activation
     std::swap(dZ, dX);
   }
 }
 
 void Model::optimizer_step() {
-  const OptimizerSpec& o = spec_.optimizer;
   ++step_;
-  if (o.kind == OptimizerKind::adam) {
-    backend_.adam(params_, grads_, opt_m_, opt_v_, param_count(),
-                  keras_adam_step(o.learning_rate, o.beta_1, o.beta_2, o.epsilon, step_));
+  if (specs_[0].optimizer.kind == OptimizerKind::adam) {
+    backend_.adam(params_, grads_, opt_m_, opt_v_, param_count(), settings_, step_, pack());
   } else {
     // Without momentum the velocity is always -lr*g: the grads buffer serves as scratch.
     float* velocity = opt_m_ ? opt_m_ : grads_;
-    backend_.sgd(params_, grads_, velocity, param_count(), o.learning_rate, o.momentum);
+    backend_.sgd(params_, grads_, velocity, param_count(), settings_, pack());
   }
 }
 
 void Model::check_batch(int m) const {
-  if (m < 1 || m > spec_.fit.batch_size)
+  if (m < 1 || m > specs_[0].fit.batch_size)
     throw std::logic_error("batch of " + std::to_string(m) + " rows for buffers of " +
-                           std::to_string(spec_.fit.batch_size));
+                           std::to_string(specs_[0].fit.batch_size));
 }
 
-void Model::compute_gradients(const float* X, const float* T, int m, const int* indices) {
+void Model::compute_gradients(const float* X, const float* T, int m, const int* indices, int64_t batch_stride) {
   check_batch(m);
-  forward(X, m, indices);
-  loss_and_accumulate(T, m, indices);
-  backward(X, m, indices);
+  // The data's layout: the members' own batches, or the data set read by index (or by all alike).
+  Pack data = pack();
+  data.data_stride = indices ? 0 : batch_stride;
+  data.rows_stride = indices ? batch_stride : 0;
+  forward(X, m, indices, data);
+  loss_and_accumulate(T, m, indices, data);
+  backward(X, m, indices, data);
 }
 
-void Model::train_batch(const float* X, const float* T, int m, const int* indices) {
-  compute_gradients(X, T, m, indices);
+void Model::train_batch(const float* X, const float* T, int m, const int* indices, int64_t batch_stride) {
+  compute_gradients(X, T, m, indices, batch_stride);
   optimizer_step();
 }
 
 void Model::evaluate_batch(const float* X, const float* T, int m) {
   check_batch(m);
-  forward(X, m);
-  loss_and_accumulate(T, m);
+  Pack data = pack();
+  data.data_stride = 0;  // every member reads the same rows
+  forward(X, m, nullptr, data);
+  loss_and_accumulate(T, m, nullptr, data);
 }
 
-void Model::reset_totals() { backend_.zero(totals_, 2 * sizeof(double)); }
+void Model::reset_totals() {
+  for (int z = 0; z < members(); ++z) backend_.zero(member(totals_, z, stride_), 2 * sizeof(double));
+}
 
-std::pair<double, double> Model::read_totals() {
+std::pair<double, double> Model::read_totals(int z) {
   double host[2];
-  backend_.to_host(host, totals_, sizeof host);
+  backend_.to_host(host, member(totals_, z, stride_), sizeof host);
   return {host[0], host[1]};
 }
 
-std::vector<float> Model::download(const float* flat) {
+std::vector<float> Model::download(const float* flat, int z) {
   std::vector<float> host(static_cast<size_t>(param_count()));
-  backend_.to_host(host.data(), flat, host.size() * sizeof(float));
+  backend_.to_host(host.data(), member(flat, z, stride_), host.size() * sizeof(float));
   return host;
 }
 
-std::vector<float> Model::get_params() { return download(params_); }
-std::vector<float> Model::get_gradients() { return download(grads_); }
+std::vector<float> Model::get_params(int z) { return download(params_, z); }
+std::vector<float> Model::get_gradients(int z) { return download(grads_, z); }
 
-void Model::set_params(const std::vector<float>& params) {
-  backend_.to_device(params_, params.data(), params.size() * sizeof(float));
+void Model::set_params(const std::vector<float>& params, int z) {
+  backend_.to_device(member(params_, z, stride_), params.data(), params.size() * sizeof(float));
 }
 
 }  // namespace mf

@@ -1,8 +1,11 @@
 #pragma once
-// A Sequential stack of Dense layers on one backend. All of its memory comes
-// from one allocation in its own capped pool, carved into parameters,
-// gradients, optimizer state and the buffers of one batch (llm.c style); nothing
-// is allocated after construction.
+// A Sequential stack of Dense layers on one backend, or a pack of them: K members of the same shape
+// (pack_key) trained in the same launches, each with its own weights, seed, data order and optimizer
+// settings. All of its memory comes from one allocation in its own capped pool, carved into
+// parameters, gradients, optimizer state and the buffers of one batch (llm.c style); nothing is
+// allocated after construction. A pack's allocation is K copies of one member's plan side by side,
+// member z's at z * the plan's bytes: every member's share is exactly its plan, and every kernel
+// finds a member's buffers from member 0's (kernels/pack.h).
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,40 +34,63 @@ struct MemoryPlan {
 // Throws OutOfMemory, naming the model, every part and the cap, when `plan` is over the spec's limit.
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
 
+// What members of one pack share: input, layers (units, activations), loss, optimizer kind (and
+// whether SGD keeps a velocity), batch size, epochs, validation split, shuffle and memory mode. Two
+// specs with the same key have the same plan and the same steps; they may differ in name, seed,
+// learning rate, the optimizer's other settings and memory limit.
+std::string pack_key(const ModelSpec& spec);
+
+// The settings a member's kernels read: its seed and optimizer settings (Keras's float32 roundings).
+MemberSettings member_settings(const ModelSpec& spec);
+
 class Model {
  public:
-  // Throws OutOfMemory when the plan is over the spec's memory limit, before taking anything.
+  // One model. Throws OutOfMemory when the plan is over the spec's memory limit, before taking anything.
   Model(const ModelSpec& spec, Backend& backend);
+  // A pack of members of one pack_key (std::invalid_argument otherwise, or when empty); its pool's cap
+  // is the sum of theirs, and each member's plan is checked against its own limit (OutOfMemory).
+  Model(std::vector<ModelSpec> specs, Backend& backend);
   ~Model();
 
   static MemoryPlan plan(const ModelSpec& spec);
   static int64_t param_count(const ModelSpec& spec);
 
-  const ModelSpec& spec() const { return spec_; }
+  int members() const { return int(specs_.size()); }
+  const ModelSpec& spec(int member = 0) const { return specs_[size_t(member)]; }
   Backend& backend() { return backend_; }
-  int64_t param_count() const { return param_count(spec_); }
+  int64_t param_count() const { return param_count(specs_[0]); }
   const PoolStats& pool_stats() const { return pool_.stats(); }
+  // A member's share of the pool: its own cap; the pack's reserved and peak bytes over its members
+  // (their plans are equal), or its cap where the pool reserves every cap (reserve mode).
+  PoolStats member_share(int member) const;
   int target_cols() const;
+  // The pack's layout for backend calls on the model's own buffers (data_stride = stride: no data).
+  Pack pack() const { return {members(), stride_, stride_, 0}; }
 
   // The model's pool: the arena of the plan, and what an EpochIterator takes for the batches.
   MemoryPool& pool() { return pool_; }
+  // Each member's MemberSettings, in the model's memory (at pack().stride): what the shuffle reads.
+  const MemberSettings* settings() const { return settings_; }
 
-  // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size:
-  // leaves d(mean batch loss)/d(params) in the gradient buffer. With indices (only where the backend
-  // fuses_gather), X and T are the data set and the batch is their rows indices[0..m).
-  void compute_gradients(const float* X, const float* T, int m, const int* indices = nullptr);
+  // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size, for every member:
+  // leaves d(mean batch loss)/d(params) in the gradient buffers. X and T are the data set, which
+  // every member reads, or the members' own batches `batch_stride` bytes apart. With indices (only
+  // where the backend fuses_gather, `batch_stride` apart), X and T are the data set and a member's
+  // batch is their rows indices[0..m).
+  void compute_gradients(const float* X, const float* T, int m, const int* indices = nullptr,
+                         int64_t batch_stride = 0);
   // compute_gradients, then one optimizer step.
-  void train_batch(const float* X, const float* T, int m, const int* indices = nullptr);
-  // Forward and loss only.
+  void train_batch(const float* X, const float* T, int m, const int* indices = nullptr, int64_t batch_stride = 0);
+  // Forward and loss only, every member on the same rows X(m, input), T(m, target_cols) of the data set.
   void evaluate_batch(const float* X, const float* T, int m);
   // The sums of row losses and row accuracies since reset_totals(); reading waits on this model only.
   void reset_totals();
-  std::pair<double, double> read_totals();
+  std::pair<double, double> read_totals(int member = 0);
 
-  // Parameters in layer order (W0, b0, W1, b1, ...), on the host.
-  std::vector<float> get_params();
-  void set_params(const std::vector<float>& params);
-  std::vector<float> get_gradients();
+  // A member's parameters in layer order (W0, b0, W1, b1, ...), on the host.
+  std::vector<float> get_params(int member = 0);
+  void set_params(const std::vector<float>& params, int member = 0);
+  std::vector<float> get_gradients(int member = 0);
 
  private:
   // Calls add(name, bytes, slot) for every buffer of the arena, in order; slot is where `self` keeps
@@ -78,21 +104,24 @@ class Model {
     float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr, *Y = nullptr;
   };
   void check_batch(int m) const;
-  void forward(const float* X, int m, const int* indices = nullptr);
-  void loss_and_accumulate(const float* T, int m, const int* indices = nullptr);
-  void backward(const float* X, int m, const int* indices);
+  // `data`: the layout of the input data X and T (pack() with the data's and the rows' strides).
+  void forward(const float* X, int m, const int* indices, const Pack& data);
+  void loss_and_accumulate(const float* T, int m, const int* indices, const Pack& data);
+  void backward(const float* X, int m, const int* indices, const Pack& data);
   void optimizer_step();
-  std::vector<float> download(const float* flat);  // (param_count) floats to the host
+  std::vector<float> download(const float* flat, int member);  // (param_count) floats to the host
 
-  ModelSpec spec_;
+  std::vector<ModelSpec> specs_;
   Backend& backend_;
-  MemoryPlan plan_;  // checked against the cap before the pool takes anything
+  MemoryPlan plan_;  // one member's, checked against each member's cap before the pool takes anything
+  int64_t stride_;   // bytes between members' buffers: the plan's total
   MemoryPool pool_;
   void* arena_ = nullptr;
-  std::vector<Layer> layers_;
+  std::vector<Layer> layers_;  // member 0's buffers
   float *params_, *grads_, *opt_m_ = nullptr, *opt_v_ = nullptr;
   float *d_out_, *d_next_, *row_loss_, *row_correct_;
   double* totals_;
+  MemberSettings* settings_;
   int64_t step_ = 0;
 };
 

@@ -113,7 +113,9 @@ void ModelWorker::build(Backend& backend, DataSets& data) {
 void ModelWorker::train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress) {
   if (!model_) return;
   attempt([&] {
-    report_.fit = fit(*model_, *data_->train, {progress, options_.timeline, stop, options_.calibration_steps});
+    FitOptions fitting{nullptr, options_.timeline, stop, options_.calibration_steps};
+    if (progress) fitting.progress = [&](int, const std::string& line) { progress(line); };
+    report_.fit = fit(*model_, *data_->train, fitting);
     report_.fitted = true;
     if (report_.fit.status == FitStatus::diverged) {
       report_.status = ModelStatus::diverged;

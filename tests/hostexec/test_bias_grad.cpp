@@ -34,7 +34,7 @@ TEST(BiasGrad, ColumnSumsOfEveryShape) {
   for (const auto& [m, n] : {std::pair{1, 1}, {37, 33}, {1030, 70}, {64, 1}}) {
     const std::vector<float> dZ = gradients(m, n);
     std::vector<float> db(n, NAN);
-    bias_grad(dZ.data(), db.data(), m, n, nullptr);
+    bias_grad(dZ.data(), db.data(), m, n, {}, nullptr);
     expect_column_sums(dZ, db, m, n);
   }
 }
@@ -45,7 +45,7 @@ TEST(BiasGrad, TheWeightGradientProductFoldsTheSameSums) {
   for (const auto& [m, k, n] : {std::tuple{37, 20, 33}, {1030, 3, 70}, {3, 784, 1024}}) {
     const std::vector<float> dZ = gradients(m, n), X(size_t(m) * k, 0.25f);
     std::vector<float> dW(size_t(k) * n), db(n, NAN);
-    gemm(X.data(), dZ.data(), dW.data(), k, m, n, true, false, {.col_sums = db.data()}, nullptr);
+    gemm(X.data(), dZ.data(), dW.data(), k, m, n, true, false, {.col_sums = db.data()}, {}, nullptr);
     expect_column_sums(dZ, db, m, n);
     for (int c = 0; c < n; ++c) EXPECT_NEAR(dW[c], 0.25f * db[c], 1e-4f * (1 + std::abs(db[c])));  // X is 0.25
   }

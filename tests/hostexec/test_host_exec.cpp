@@ -98,7 +98,7 @@ TEST(HostExec, CrossentropyFromProbabilitiesMatchesTheFusedLoss) {
   cpu::loss(Loss::sparse_categorical_crossentropy, logits.data(), labels.data(), want_d.data(), want_loss.data(),
             want_correct.data(), m, n);
   crossentropy_from_probabilities(probabilities.data(), labels.data(), probabilities.data(), loss.data(),
-                                  correct.data(), m, n, nullptr);  // the gradient overwrites the probabilities
+                                  correct.data(), m, n, {}, nullptr);  // the gradient overwrites the probabilities
   for (int r = 0; r < m; ++r) {
     EXPECT_NEAR(loss[r], want_loss[r], 1e-5f * (1.f + want_loss[r])) << "row " << r;
     EXPECT_EQ(correct[r], want_correct[r]) << "row " << r;

@@ -272,19 +272,21 @@ TEST_F(KernelParity, OptimizerSteps) {
   const int64_t n = 1000;
   const auto w0 = random_vector(n, 13), g = random_vector(n, 14), m0 = random_vector(n, 15, -0.1f, 0.1f),
              v0 = random_vector(n, 16, 0.f, 0.1f);
-  const AdamStep step{1e-3f * 0.5f, 0.1f, 0.001f, 1e-7f};
+  MemberSettings settings = adam_settings(5e-4f, 0.9, 0.999, 1e-7f);
+  settings.momentum = 0.9f;
+  Buffer<MemberSettings> Settings(*device_, {settings});
   std::vector<float> w = w0, m = m0, v = v0;
-  cpu_.adam(w.data(), g.data(), m.data(), v.data(), n, step);
+  cpu_.adam(w.data(), g.data(), m.data(), v.data(), n, &settings, 3);
   Buffer<float> W(*device_, w0), G(*device_, g), M(*device_, m0), V(*device_, v0);
-  device_->adam(W.get(), G.get(), M.get(), V.get(), n, step);
+  device_->adam(W.get(), G.get(), M.get(), V.get(), n, Settings.get(), 3);
   expect_close(w, W.read(), 1e-6f, "adam w");
   expect_close(m, M.read(), 1e-6f, "adam m");
   expect_close(v, V.read(), 1e-6f, "adam v");
 
   std::vector<float> ws = w0, velocity = m0;
-  cpu_.sgd(ws.data(), g.data(), velocity.data(), n, 0.01f, 0.9f);
+  cpu_.sgd(ws.data(), g.data(), velocity.data(), n, &settings);
   Buffer<float> Ws(*device_, w0), Vel(*device_, m0);
-  device_->sgd(Ws.get(), G.get(), Vel.get(), n, 0.01f, 0.9f);
+  device_->sgd(Ws.get(), G.get(), Vel.get(), n, Settings.get());
   expect_close(ws, Ws.read(), 1e-6f, "sgd w");
   expect_close(velocity, Vel.read(), 1e-6f, "sgd velocity");
 }
@@ -292,9 +294,12 @@ TEST_F(KernelParity, OptimizerSteps) {
 TEST_F(KernelParity, ShuffleAndGather) {
   for (int n : {1, 7, 1000, 4097}) {
     std::vector<int> want(n), unset(n, -1);
-    cpu_.shuffle(want.data(), n, 42, 3);
+    MemberSettings settings;
+    settings.seed = 42;
+    Buffer<MemberSettings> Settings(*device_, {settings});
+    cpu_.shuffle(want.data(), n, &settings, 3);
     Buffer<int> order(*device_, unset);
-    device_->shuffle(order.get(), n, 42, 3);
+    device_->shuffle(order.get(), n, Settings.get(), 3);
     EXPECT_EQ(want, order.read()) << "n " << n;  // the same permutation, exactly
   }
   const int rows = 50, cols = 300, m = 17;

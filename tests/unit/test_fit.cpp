@@ -201,7 +201,7 @@ TEST(Fit, ProgressLinesLikeKeras) {
   DeviceData data(cpu, split.train);
   Model model(spec, cpu);
   std::string text;
-  fit(model, data, {[&](const std::string& line) { text += line + '\n'; }});
+  fit(model, data, {[&](int, const std::string& line) { text += line + '\n'; }});
   EXPECT_TRUE(text.starts_with("Epoch 1/2 - 3 steps")) << text;
   EXPECT_TRUE(contains(text, "\nEpoch 2/2 - 3 steps")) << text;
   EXPECT_TRUE(contains(text, " - loss: ")) << text;

@@ -39,11 +39,12 @@ TEST(Adam, ThreeStepsMatchKerasFormulas) {
   const double literal[3][4] = {{0.490000316, -0.990000158, 1.990000011, 0.0},
                                 {0.480678784, -0.987336825, 1.985997829, -0.007417911},
                                 {0.484150984, -0.985278062, 1.981943579, -0.001032660}};
+  const MemberSettings settings = adam_settings(lr, 0.9, 0.999, eps);
   for (int t = 1; t <= 3; ++t) {
     const std::vector<float>& g = kGrads[t - 1];
     const double alpha = adam_alpha(lr, b1, b2, t);
     const std::vector<float> before = w;
-    cpu.adam(w.data(), g.data(), m.data(), v.data(), 4, keras_adam_step(lr, 0.9, 0.999, eps, t));
+    cpu.adam(w.data(), g.data(), m.data(), v.data(), 4, &settings, t);
     for (int i = 0; i < 4; ++i) {
       rm[i] += (g[i] - rm[i]) * (1 - 0.9);
       rv[i] += (double(g[i]) * g[i] - rv[i]) * (1 - 0.999);
@@ -64,7 +65,7 @@ TEST(Adam, ThreeStepsMatchKerasFormulas) {
 }
 
 TEST(Adam, StepConstantsAreKerasFloat32Arithmetic) {
-  const AdamStep s = keras_adam_step(1e-3f, 0.9, 0.999, 1e-7f, 1);
+  const AdamStep s = adam_step(adam_settings(1e-3f, 0.9, 0.999, 1e-7f), 1);
   EXPECT_EQ(s.one_minus_beta_2, 0.001f);  // 1 - 0.999 in double, then float32; 1 - 0.999f would differ
   EXPECT_NE(s.one_minus_beta_2, 1.f - 0.999f);
   EXPECT_EQ(s.one_minus_beta_1, 0.1f);
@@ -77,7 +78,8 @@ TEST(Adam, EpsilonDominatesATinyGradient) {
   CpuBackend cpu;
   float w = 1.f, m = 0.f, v = 0.f;
   const float g = 1e-9f, lr = 0.01f;
-  cpu.adam(&w, &g, &m, &v, 1, keras_adam_step(lr, 0.9, 0.999, 1e-7f, 1));
+  const MemberSettings settings = adam_settings(lr, 0.9, 0.999, 1e-7f);
+  cpu.adam(&w, &g, &m, &v, 1, &settings, 1);
   // m = 1e-10, sqrt(v) = sqrt(1e-3)*1e-9 = 3.16e-11; step = alpha*1e-10/(3.16e-11+1e-7) ~ 3.16e-5
   EXPECT_NEAR(1.f - w, adam_alpha(lr, 0.9, 0.999, 1) * 1e-10 / (std::sqrt(1e-3) * 1e-9 + 1e-7), 2e-7);
   EXPECT_LT(1.f - w, lr / 100);
@@ -88,8 +90,10 @@ void check_sgd(float momentum, const double (&literal)[3][4]) {
   CpuBackend cpu;
   std::vector<float> w = kW0, velocity(4, 0.f);
   std::vector<double> rw(kW0.begin(), kW0.end()), rvel(4, 0.0);
+  MemberSettings settings;
+  settings.learning_rate = lr, settings.momentum = momentum;
   for (int t = 0; t < 3; ++t) {
-    cpu.sgd(w.data(), kGrads[t].data(), velocity.data(), 4, lr, momentum);
+    cpu.sgd(w.data(), kGrads[t].data(), velocity.data(), 4, &settings);
     for (int i = 0; i < 4; ++i) {
       rvel[i] = momentum * rvel[i] - double(lr) * kGrads[t][i];
       rw[i] += rvel[i];
