@@ -64,7 +64,8 @@ MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 // A model of one member only (std::invalid_argument otherwise).
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
 // fit() for every member of a pack, one result each. A member that diverges ends its result there;
-// it goes on stepping with the others (its kernels touch only its own buffers) until the pack ends.
+// it goes on stepping with the others (its kernels touch only its own buffers) until the pack ends,
+// so its weights, not finite already, are those of the pack's last step.
 // Steps and epochs are the pack's, so every member's timeline is the same.
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options);
 

@@ -294,3 +294,74 @@ TEST(CpuBackend, GatherCopiesRowsInOrder) {
 
 }  // namespace
 }  // namespace mf
+
+namespace mf {
+namespace {
+
+std::vector<ModelSpec> three_members() {
+  std::vector<ModelSpec> specs;
+  for (int z = 0; z < 3; ++z) {
+    ModelSpec spec = small_spec();
+    spec.name = "member-" + std::to_string(z);
+    spec.seed = uint64_t(z + 1);
+    spec.optimizer.learning_rate = 1e-3f * float(z + 1);
+    spec.memory.limit_bytes = size_t(1 + z) << 20;  // caps may differ
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+TEST(Pack, OnePoolHoldsEveryMembersPlanSideBySide) {
+  CpuBackend cpu;
+  Model pack(three_members(), cpu);
+  EXPECT_EQ(pack.members(), 3);
+  EXPECT_EQ(pack.pool_stats().cap_bytes, size_t(6) << 20);  // the sum of the members' caps
+  EXPECT_EQ(pack.pool_stats().peak_bytes, 3 * Model::plan(small_spec()).total());
+  EXPECT_EQ(pack.pack().stride, int64_t(Model::plan(small_spec()).total()));
+  for (int z = 0; z < 3; ++z) {
+    const PoolStats share = pack.member_share(z);
+    EXPECT_EQ(share.cap_bytes, size_t(1 + z) << 20);
+    EXPECT_EQ(share.peak_bytes, Model::plan(small_spec()).total());  // what it would take alone
+  }
+}
+
+TEST(Pack, EachMemberStartsFromItsOwnSeed) {
+  CpuBackend cpu;
+  const std::vector<ModelSpec> specs = three_members();
+  Model pack(specs, cpu);
+  for (int z = 0; z < 3; ++z) EXPECT_EQ(pack.get_params(z), Model(specs[size_t(z)], cpu).get_params()) << z;
+  EXPECT_NE(pack.get_params(0), pack.get_params(1));
+}
+
+TEST(Pack, AMemberOverItsOwnCapIsOutOfMemoryNamingIt) {
+  CpuBackend cpu;
+  std::vector<ModelSpec> specs = three_members();
+  specs[2].memory.limit_bytes = Model::plan(specs[2]).total() - 1;  // the others' caps would cover it
+  const std::string message = test::user_error<OutOfMemory>([&] { Model pack(specs, cpu); });
+  EXPECT_TRUE(contains(message, "member-2")) << message;
+}
+
+TEST(Pack, MembersMustShareTheirShapeAndFit) {
+  CpuBackend cpu;
+  std::vector<ModelSpec> specs = three_members();
+  EXPECT_EQ(pack_key(specs[0]), pack_key(specs[1]));  // seed, learning rate and cap may differ
+  specs[1].layers[0].units = 51;
+  EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
+  EXPECT_THROW(Model(specs, cpu), std::invalid_argument);
+  specs[1] = small_spec();
+  specs[1].fit.batch_size = 64;
+  EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
+  EXPECT_THROW(Model(std::vector<ModelSpec>{}, cpu), std::invalid_argument);
+}
+
+TEST(Pack, FitAndEvaluateOfOneModelRefuseAPack) {
+  CpuBackend cpu;
+  const DataSplit split = make_synthetic("teacher:rows=200,features=10,classes=3");
+  DeviceData data(cpu, split.train);
+  Model pack(three_members(), cpu);
+  EXPECT_THROW(fit(pack, data, {}), std::invalid_argument);
+  EXPECT_THROW(evaluate(pack, data, 0, 10), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace mf

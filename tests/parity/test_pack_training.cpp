@@ -1,0 +1,145 @@
+// A model trained in a pack gives the same result as trained alone: every epoch's metrics, the test
+// evaluation and the final weights, bit for bit, on the CPU backend and on the CUDA backend (host
+// execution here; on a GPU the same code runs the same launches, so it must match there too).
+// Members differ in seed (weights and data order) and optimizer settings.
+#include <cstring>
+
+#include "data/dataset.h"
+#include "nn/fit.h"
+#include "tests/parity/backend_pair.h"
+#include "tests/parity/device_under_test.h"
+
+namespace mf::test {
+namespace {
+
+ModelSpec classifier(uint64_t seed, float learning_rate) {
+  ModelSpec spec;
+  spec.name = "member-" + std::to_string(seed);
+  spec.input = 20;
+  spec.layers = {{24, Activation::relu}, {16, Activation::tanh}, {4, Activation::softmax}};
+  spec.loss = Loss::sparse_categorical_crossentropy;
+  spec.optimizer.learning_rate = learning_rate;
+  spec.fit = {2, 32, 0.25f, true};
+  spec.seed = seed;
+  spec.memory.limit_bytes = 1 << 20;
+  return spec;
+}
+
+// The seeds' tiny model: Dense(64, relu) -> Dense(1, sigmoid), binary cross-entropy, batch 64.
+ModelSpec tiny(uint64_t seed, float learning_rate) {
+  ModelSpec spec = classifier(seed, learning_rate);
+  spec.layers = {{64, Activation::relu}, {1, Activation::sigmoid}};
+  spec.loss = Loss::binary_crossentropy;
+  spec.fit = {2, 64, 0.f, true};
+  return spec;
+}
+
+struct Trained {
+  FitResult fit;
+  Evaluation test;
+  std::vector<float> params;
+};
+
+std::vector<Trained> train_pack(Backend& backend, const std::vector<ModelSpec>& specs, const Dataset& data) {
+  DeviceData resident(backend, data);
+  Model pack(specs, backend);
+  const std::vector<FitResult> fits = fit_pack(pack, resident, {});
+  const std::vector<Evaluation> tests = evaluate_pack(pack, resident, 0, resident.rows());
+  std::vector<Trained> members;
+  for (int z = 0; z < pack.members(); ++z) members.push_back({fits[size_t(z)], tests[size_t(z)], pack.get_params(z)});
+  return members;
+}
+
+Trained train_alone(Backend& backend, const ModelSpec& spec, const Dataset& data) {
+  return train_pack(backend, {spec}, data).front();
+}
+
+// Equal as stored: NaN equals NaN (mse has no accuracy), and nothing else differs at all.
+void expect_same_bits(double want, double got, const std::string& what) {
+  EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << what << ": alone " << want << ", packed " << got;
+}
+
+void expect_pack_equals_alone(Backend& backend, const std::vector<ModelSpec>& specs, const Dataset& data) {
+  const std::vector<Trained> packed = train_pack(backend, specs, data);
+  ASSERT_EQ(packed.size(), specs.size());
+  for (size_t z = 0; z < specs.size(); ++z) {
+    SCOPED_TRACE(backend.name() + ", " + specs[z].name);
+    const Trained alone = train_alone(backend, specs[z], data);
+    EXPECT_EQ(packed[z].fit.status, alone.fit.status);
+    EXPECT_EQ(packed[z].fit.why, alone.fit.why);
+    EXPECT_EQ(packed[z].fit.samples, alone.fit.samples);
+    ASSERT_EQ(packed[z].fit.epochs.size(), alone.fit.epochs.size());
+    for (size_t e = 0; e < alone.fit.epochs.size(); ++e) {
+      const EpochMetrics &a = alone.fit.epochs[e], &p = packed[z].fit.epochs[e];
+      const std::string epoch = "epoch " + std::to_string(e + 1);
+      expect_same_bits(a.loss, p.loss, epoch + " loss");
+      expect_same_bits(a.accuracy, p.accuracy, epoch + " accuracy");
+      expect_same_bits(a.val_loss, p.val_loss, epoch + " val_loss");
+      expect_same_bits(a.val_accuracy, p.val_accuracy, epoch + " val_accuracy");
+    }
+    expect_same_bits(alone.test.loss, packed[z].test.loss, "test loss");
+    // A diverged member's weights are not finite and go on stepping with the pack: not compared.
+    if (alone.fit.status == FitStatus::ok) {
+      EXPECT_TRUE(alone.params == packed[z].params) << "the final weights differ";
+    }
+  }
+}
+
+// Runs `check` on the CPU backend and on the device under test (skipping only the latter when none).
+template <class Check>
+void on_every_backend(Check check) {
+  CpuBackend cpu;
+  check(cpu);
+  std::string why;
+  std::unique_ptr<Backend> device = make_device_under_test(why);
+  if (!device) GTEST_SKIP() << "checked on the cpu only: " << why;
+  check(*device);
+}
+
+TEST(PackTraining, ClassifiersWithDifferentSeedsAndLearningRates) {
+  const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
+  on_every_backend([&](Backend& b) {
+    expect_pack_equals_alone(b, {classifier(1, 1e-2f), classifier(2, 3e-3f), classifier(3, 1e-3f)}, data.train);
+  });
+}
+
+TEST(PackTraining, TinyModelsOfTheSeedsSweep) {
+  const DataSplit data = make_synthetic("teacher:rows=300,classes=2");
+  std::vector<ModelSpec> specs;
+  for (int i = 0; i < 4; ++i) specs.push_back(tiny(uint64_t(10 + i), 1e-3f * float(1 + i)));
+  on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
+}
+
+TEST(PackTraining, SgdWithEachMembersMomentumAndMse) {
+  const DataSplit data = make_synthetic("regression:rows=200");
+  std::vector<ModelSpec> specs;
+  for (float momentum : {0.5f, 0.9f}) {
+    ModelSpec spec = classifier(uint64_t(momentum * 10), 0.05f);
+    spec.layers = {{12, Activation::sigmoid}, {1, Activation::linear}};
+    spec.loss = Loss::mse;
+    spec.optimizer.kind = OptimizerKind::sgd;
+    spec.optimizer.momentum = momentum;
+    specs.push_back(spec);
+  }
+  on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
+}
+
+TEST(PackTraining, AMemberThatDivergesLeavesTheOthersAsAlone) {
+  const DataSplit data = make_synthetic("regression:rows=200");
+  std::vector<ModelSpec> specs;
+  for (float learning_rate : {0.01f, 1e13f, 0.02f}) {  // the middle one diverges in its first epoch
+    ModelSpec spec = classifier(7, learning_rate);
+    spec.layers = {{8, Activation::relu}, {1, Activation::linear}};
+    spec.loss = Loss::mse;
+    spec.optimizer.kind = OptimizerKind::sgd;
+    spec.fit.epochs = 3;
+    specs.push_back(spec);
+  }
+  on_every_backend([&](Backend& b) {
+    expect_pack_equals_alone(b, specs, data.train);
+    EXPECT_EQ(train_alone(b, specs[1], data.train).fit.status, FitStatus::diverged);
+  });
+}
+
+}  // namespace
+}  // namespace mf::test
