@@ -37,9 +37,9 @@ bool read(std::ifstream& in, T* data, size_t count) {
 
 }  // namespace
 
-void save_weights(Model& model, const std::string& path) {
+void save_weights(Model& model, const std::string& path, int member) {
   const std::vector<uint32_t> shapes = layer_shapes(model.spec());
-  const std::vector<float> params = model.get_params();
+  const std::vector<float> params = model.get_params(member);
   const uint32_t layers = uint32_t(model.spec().layers.size());
   const uint64_t count = params.size();
   write_file_atomically(path, "the weights file", [&](std::ostream& out) {
@@ -51,7 +51,7 @@ void save_weights(Model& model, const std::string& path) {
   });
 }
 
-void load_weights(Model& model, const std::string& path) {
+void load_weights(Model& model, const std::string& path, int member) {
   // The file holds a small header and the parameters; anything much larger is not one.
   check_input_file(path, "weights file", uintmax_t(model.param_count()) * sizeof(float) + (size_t(1) << 20));
   std::ifstream in(path, std::ios::binary);
@@ -81,7 +81,7 @@ void load_weights(Model& model, const std::string& path) {
   if (!read(in, &count, 1) || count != params.size() || !read(in, params.data(), params.size()))
     fail("parameters are truncated or of the wrong count");
   if (in.peek() != std::ifstream::traits_type::eof()) fail("has bytes after the parameters");
-  model.set_params(params);
+  model.set_params(params, member);
 }
 
 }  // namespace mf

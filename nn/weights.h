@@ -10,8 +10,9 @@
 
 namespace mf {
 
-void save_weights(Model& model, const std::string& path);
+// A model's weights, or those of one member of a pack.
+void save_weights(Model& model, const std::string& path, int member = 0);
 // Throws UserError naming the file and the first difference from the model's spec.
-void load_weights(Model& model, const std::string& path);
+void load_weights(Model& model, const std::string& path, int member = 0);
 
 }  // namespace mf

@@ -30,6 +30,7 @@ struct RunOptions {
   SpecOverrides overrides;
   std::vector<int> devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
   int concurrency = 0;       // at most this many models train at once; 0: all of a phase
+  int pack_size = 0;         // packed mode: at most this many models in a pack; 0: no bound of ours
   bool quiet = false;        // no per-epoch lines
   bool timeline = false;     // time every step (for the overlap and the trace)
   int64_t calibration_steps = 0;  // --mode auto's calibration: each model trains this many steps; 0: all

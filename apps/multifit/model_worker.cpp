@@ -7,6 +7,7 @@
 #include <new>
 
 #include "apps/multifit/output_path.h"
+#include "apps/multifit/pack_worker.h"
 #include "nn/weights.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
@@ -86,7 +87,14 @@ int worse_exit_code(int a, int b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
-void ModelWorker::build(Backend& backend, DataSets& data) {
+void ModelWorker::share_failure(const ModelWorker& lead) {
+  if (lead.ok() || !ok()) return;
+  report_.status = lead.report_.status;
+  report_.error = lead.report_.error;
+  code_ = worse_exit_code(code_, lead.code_);
+}
+
+void ModelWorker::prepare(Backend& backend, DataSets& data) {
   attempt([&] {
     const ModelSpec& spec = *job_.spec;
     report_.backend = backend.name();
@@ -101,33 +109,47 @@ void ModelWorker::build(Backend& backend, DataSets& data) {
     report_.plan = plan.parts;  // also when over the cap
     check_plan_fits(spec, plan);  // before the pool takes anything
     if (!job_.save.empty()) check_output_path("--save", job_.save);
-    model_ = std::make_unique<Model>(spec, backend);
-    if (!job_.load.empty()) load_weights(*model_, job_.load);
-    backend.synchronize();
     report_.validated = train_rows < data_->train->rows();
     report_.train_rows = train_rows;
   });
-  report_.startup_s = seconds_since(startup_);
+  end_startup();
+}
+
+void ModelWorker::build(Backend& backend, DataSets& data) {
+  prepare(backend, data);
+  attempt([&] {
+    model_ = std::make_unique<Model>(*job_.spec, backend);
+    if (!job_.load.empty()) load_weights(*model_, job_.load);
+    backend.synchronize();
+  });
+  end_startup();
 }
 
 void ModelWorker::train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress) {
   if (!model_) return;
+  ModelWorker* self = this;
+  train_pack(*model_, {&self, 1}, options_, stop,
+             progress ? [&](int, const std::string& line) { progress(line); } : MemberProgress());
+}
+
+void ModelWorker::end_startup() { report_.startup_s = seconds_since(startup_); }
+
+void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::optional<Evaluation>& test, Model& model,
+                         int member) {
   attempt([&] {
-    FitOptions fitting{nullptr, options_.timeline, stop, options_.calibration_steps};
-    if (progress) fitting.progress = [&](int, const std::string& line) { progress(line); };
-    report_.fit = fit(*model_, *data_->train, fitting);
+    report_.fit = fit;
     report_.fitted = true;
-    if (report_.fit.status == FitStatus::diverged) {
+    if (fit.status == FitStatus::diverged) {
       report_.status = ModelStatus::diverged;
-      report_.error = report_.fit.why + "; lower optimizer.learning_rate";
+      report_.error = fit.why + "; lower optimizer.learning_rate";
       code_ = 1;
-    } else if (report_.fit.status == FitStatus::stopped && stop && *stop) {  // not a calibration's step limit
+    } else if (fit.status == FitStatus::stopped && interrupted) {  // not a calibration's step limit
       report_.status = ModelStatus::failed;
-      report_.error = "interrupted (Ctrl-C): " + report_.fit.why;
+      report_.error = "interrupted (Ctrl-C): " + fit.why;
       code_ = 130;
     }
-    if (data_->test && report_.status == ModelStatus::ok && options_.calibration_steps == 0) {
-      report_.test = evaluate(*model_, *data_->test, 0, data_->test->rows());
+    if (test && report_.status == ModelStatus::ok) {
+      report_.test = *test;
       report_.tested = true;
       const std::string bad = non_finite(report_.test, "test");
       if (!bad.empty()) {
@@ -136,12 +158,12 @@ void ModelWorker::train(const std::atomic<bool>* stop, const std::function<void(
         code_ = 1;
       }
     }
-    report_.memory = model_->pool_stats();
-    report_.samples = report_.fit.samples;
-    if (report_.fit.train_s > 0) report_.samples_per_s = double(report_.samples) / report_.fit.train_s;
+    report_.memory = model.member_share(member);
+    report_.samples = fit.samples;
+    if (fit.train_s > 0) report_.samples_per_s = double(report_.samples) / fit.train_s;
     if (!job_.save.empty()) {
       try {
-        save_weights(*model_, job_.save);
+        save_weights(model, job_.save, member);
       } catch (const std::exception& e) {  // the folder was writable at the start: the machine failed
         report_.error = std::string("--save: ") + e.what();
         code_ = 1;

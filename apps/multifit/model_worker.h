@@ -2,10 +2,13 @@
 // One model's life in a run, the same in every mode: build (start-up: its data, its plan checked
 // against its cap, its pool and weights), wait for the start signal, train (fit, evaluate, save),
 // report. Every failure is caught into the report (status oom, failed or diverged, with the message)
-// so that the other models go on and the result document is still written.
+// so that the other models go on and the result document is still written. In packed mode a model
+// is a member of a pack (apps/multifit/pack_worker.h): it prepares alone, and the pack's model and
+// training are shared.
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "apps/multifit/data_sets.h"
 #include "apps/multifit/job.h"
@@ -25,17 +28,32 @@ class ModelWorker {
   // throws into the report's status and the exit code; a stage after a failure does not run. The
   // model and its pool stay until the worker goes: the mode releases pools after the phase.
   void attempt(const std::function<void()>& stage);
-  // The rest of start-up: data from `data` (read and uploaded once per process), the plan checked
-  // against the cap before the pool takes anything, then the model on `backend`.
+  // The rest of start-up short of the model: data from `data` (read and uploaded once per process),
+  // checked against the spec, and the plan checked against the cap before any pool takes anything.
+  void prepare(Backend& backend, DataSets& data);
+  // prepare(), then the model on `backend`, its weights loaded when the job says so.
   void build(Backend& backend, DataSets& data);
   // Fits and evaluates (a model that failed to build does nothing), handing each epoch's line to
   // `progress` (none when empty); stops early when *stop turns true.
   void train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress);
+  // What training left for this model, member `member` of `model`: its fit, its test evaluation
+  // (when one ran), its memory share and its saved weights.
+  // `interrupted`: the fit stopped for Ctrl-C (not for a calibration's step limit).
+  void finish(const FitResult& fit, bool interrupted, const std::optional<Evaluation>& test, Model& model,
+              int member);
+  // Ends the timing of start-up (prepare and build do; a pack's members when their model is built).
+  void end_startup();
 
   // Marks the model failed for a reason outside it (the run was interrupted before it trained, its
   // process's CUDA context was poisoned), keeping any error it had; `code` as exit_code().
   void fail(const std::string& why, int code);
+  // Takes on the failure of `lead`, whose stage (the pack's model, the pack's training) was this
+  // model's too.
+  void share_failure(const ModelWorker& lead);
 
+  bool ok() const { return report_.status == ModelStatus::ok; }
+  const Job& job() const { return job_; }
+  const ResidentData* data() const { return data_; }  // after prepare()
   ModelReport& report() { return report_; }
   // 0; 1 when it diverged or the machine failed; 2 for a user's mistake or memory over a cap; 130
   // when it was interrupted (Ctrl-C).

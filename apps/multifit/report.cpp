@@ -41,6 +41,8 @@ json to_json(const ModelReport& m) {
           {"device", m.device},
           {"cuda_visible_devices", text(m.visible_devices)},
           {"pid", m.pid},
+          {"pack", m.pack ? json(*m.pack) : json()},
+          {"pack_members", m.pack_members ? json(*m.pack_members) : json()},
           {"startup_s", number(m.startup_s)},
           {"epochs", epochs},
           {"train_s", m.fitted ? json(m.fit.train_s) : json()},

@@ -46,6 +46,8 @@ struct ModelReport {
   int pid = 0;                             // the process
   int device = 0;                          // the GPU it was given (--devices)
   std::string visible_devices;             // CUDA_VISIBLE_DEVICES as the process saw it ("" when unset)
+  // Packed mode: the pack it trained in (its number in the phase) and how many models that pack held.
+  std::optional<int> pack, pack_members;
 };
 
 

@@ -36,7 +36,8 @@ void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
                                      "startup_s", "train_s", "samples_per_s", "speedup_vs_serial"};
   static const char* const kModel[] = {"name",          "status",   "error",     "device",
                                        "startup_s",     "train_s",  "samples_per_s", "solo_s",
-                                       "slowdown",      "test_loss", "test_accuracy", "params"};
+                                       "slowdown",      "test_loss", "test_accuracy", "params",
+                                       "pack",          "pack_members"};
   static const char* const kMemory[] = {"cap_bytes", "reserved_bytes", "peak_bytes"};
   std::vector<json> header;
   for (const char* c : kRun) header.push_back(std::string("run_") + c);

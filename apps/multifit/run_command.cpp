@@ -121,7 +121,7 @@ int run_study(RunArgs& args) {
   options.timeline = true;
   const std::atomic<bool>& stop = stop_on_interrupt();
 
-  const std::vector<std::string> every_mode = {"serial", "streams", "processes"};
+  const std::vector<std::string> every_mode = {"serial", "streams", "processes", "packed"};
   std::optional<double> process_startup;
   if (args.solo || args.mode != "processes") process_startup = start_process(options.backend);
   nlohmann::json chosen;  // --mode auto: the calibration and its choice
@@ -161,15 +161,19 @@ int run_study(RunArgs& args) {
 Command add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   RunOptions& o = args->options;
-  CLI::App* cmd = app.add_subcommand("run", "Train a sweep of models serially, on streams or as processes, and "
-                                            "measure how they share the machine");
+  CLI::App* cmd = app.add_subcommand("run", "Train a sweep of models serially, on streams, as processes or packed "
+                                            "into shared kernels, and measure how they share the machine");
   cmd->add_option("sweep", o.sweep, "Sweep file (JSON: a base spec and grid axes, or a list of models), or one "
                                     "model's spec; e.g. examples/fashion-mnist-grid.json")
       ->required();
   cmd->add_option("--mode", args->mode, "serial: one model after another; streams: one thread and stream per "
-                                        "model; processes: one process per model; all: the three in turn; auto: the "
+                                        "model; processes: one process per model; packed: models of one shape "
+                                        "trained together in shared kernels; all: the four in turn; auto: the "
                                         "fastest in a short calibration on the sweep's own models")
-      ->check(CLI::IsMember({"serial", "streams", "processes", "all", "auto"}))
+      ->check(CLI::IsMember({"serial", "streams", "processes", "packed", "all", "auto"}))
+      ->capture_default_str();
+  cmd->add_option("--pack-size", o.pack_size, "--mode packed: at most N models in a pack (0: no bound)")
+      ->check(whole_number(0, int(kMaxPackSize)))
       ->capture_default_str();
   cmd->add_option("--concurrency", o.concurrency, "At most K models at once, the rest in later phases (0: all)")
       ->check(whole_number(0, INT_MAX));

@@ -67,6 +67,34 @@ TEST(Jobs, OptionsSurviveTheTripToAWorker) {
   EXPECT_FALSE(back.overrides.epochs.has_value());
 }
 
+// Jobs of two shapes, a second data source and a second device, around a bad entry.
+std::vector<Job> jobs_to_pack() {
+  std::vector<Job> jobs(8);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ModelSpec spec;
+    spec.name = "model-" + std::to_string(i);
+    spec.input = 4;
+    spec.layers = {{i % 2 ? 8 : 16, Activation::relu}, {1, Activation::linear}};  // odd and even: two shapes
+    spec.seed = i;
+    spec.optimizer.learning_rate = 1e-3f * float(i + 1);  // members may differ in these
+    jobs[i].index = i;
+    jobs[i].name = spec.name;
+    jobs[i].spec = spec;
+    jobs[i].data = "synthetic:regression";
+  }
+  jobs[3].spec.reset();                       // a bad entry
+  jobs[6].data = "synthetic:regression:seed=2";  // another data set
+  jobs[7].device = 1;                         // another GPU
+  return jobs;
+}
+
+TEST(PackedMode, PacksModelsOfOneShapeDataAndDevice) {
+  const std::vector<Job> jobs = jobs_to_pack();
+  EXPECT_EQ(plan_packs(jobs, 0), (std::vector<std::vector<size_t>>{{0, 2, 4}, {1, 5}, {3}, {6}, {7}}));
+  EXPECT_EQ(plan_packs(jobs, 2), (std::vector<std::vector<size_t>>{{0, 2}, {1, 5}, {3}, {4}, {6}, {7}}));
+  EXPECT_EQ(plan_packs(jobs, 1).size(), jobs.size());  // --pack-size 1: every model alone
+}
+
 TEST(Report, TheWireFormKeepsEveryField) {
   ModelReport m;
   m.name = "m";

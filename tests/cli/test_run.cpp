@@ -49,7 +49,7 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
   ASSERT_EQ(r.rc, 0) << r.err;
   const json doc = result("r.json");
   ASSERT_EQ(doc["mode"], "all");
-  ASSERT_EQ(doc["runs"].size(), 3u);
+  ASSERT_EQ(doc["runs"].size(), 4u);  // serial, streams, processes, packed (two shapes: two packs of one)
   for (const std::string name : {"binary-classifier", "regressor"}) {
     const Result solo = multifit("train " + quoted(example(name + ".json")) + " --backend cpu --quiet --json " +
                                  quoted(path(name + ".json")));
@@ -106,7 +106,7 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
 
   // The CSV: a header and one row per model and mode.
   const std::string csv = read_file(path("r.csv"));
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 2);
   EXPECT_TRUE(csv.starts_with("run_mode,")) << csv;
   // The trace: valid JSON, one named track per model and mode, steps on it.
   const json trace = result("t.json");
@@ -116,9 +116,47 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
     if (e["ph"] == "M") tracks.insert(e["args"]["name"].get<std::string>());
     if (e["name"] == "step") ++steps;
   }
-  EXPECT_EQ(tracks.size(), 6u);
+  EXPECT_EQ(tracks.size(), 8u);
   EXPECT_TRUE(tracks.count("streams: regressor"));
-  EXPECT_EQ(steps, 3u * (2 * 16 + 3 * 32));  // 2 epochs of 16 steps, 3 of 32, in each mode
+  EXPECT_EQ(steps, 4u * (2 * 16 + 3 * 32));  // 2 epochs of 16 steps, 3 of 32, in each mode
+}
+
+// Packed mode: tiny models of one shape, differing in learning rate and seed, train as one pack (or
+// as packs of at most --pack-size), each with the numbers of its own serial run: the 32 of the
+// example on the CPU, 6 of them in packs of 4 and 2 through host execution of the CUDA kernels.
+TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
+  json six = json::parse(read_file(example("tiny-sweep.json")));
+  six["grid"] = {{"learning_rate", {0.001, 0.01}}, {"seed", {1, 2, 3}}};
+  const std::string six_models = sweep(six);
+  for (const std::string backend : {"cpu", "host-exec"}) {
+    SCOPED_TRACE(backend);
+    const bool cpu = backend == "cpu";
+    const size_t models = cpu ? 32 : 6, pack_size = cpu ? 32 : 4;
+    const std::string run = "run " + (cpu ? quoted(example("tiny-sweep.json")) : six_models) +
+                            " --epochs 1 --data synthetic:binary:rows=256 --backend " + backend + " --json ";
+    const Result serial = multifit(run + quoted(path("serial.json")) + " --mode serial --quiet");
+    ASSERT_EQ(serial.rc, 0) << serial.err;
+    const Result packed = multifit(run + quoted(path("packed.json")) + " --mode packed --pack-size " +
+                                   (cpu ? "0" : "4"));
+    ASSERT_EQ(packed.rc, 0) << packed.err;
+    EXPECT_TRUE(contains(packed.err, cpu ? "32 models in 1 pack (32)" : "6 models in 2 packs (4, 2)")) << packed.err;
+    const json alone = result("serial.json"), together = result("packed.json");
+    ASSERT_EQ(together["mode"], "packed");
+    ASSERT_EQ(together["models"].size(), models);
+    for (size_t i = 0; i < models; ++i) {
+      const json &a = alone["models"][i], &p = together["models"][i];
+      SCOPED_TRACE(p["name"].get<std::string>());
+      EXPECT_EQ(p["status"], "ok");
+      EXPECT_EQ(p["epochs"][0]["loss"], a["epochs"][0]["loss"]);  // bit-identical
+      EXPECT_EQ(p["test_loss"], a["test_loss"]);
+      EXPECT_EQ(p["pack"], i / pack_size);
+      EXPECT_EQ(p["pack_members"], std::min(pack_size, models - i / pack_size * pack_size));
+      EXPECT_TRUE(a["pack"].is_null());
+      // Its share of the pack's pool: its own plan, as alone.
+      EXPECT_EQ(p["memory"]["peak_bytes"], a["memory"]["peak_bytes"]);
+      EXPECT_EQ(p["memory"]["cap_bytes"], a["memory"]["cap_bytes"]);
+    }
+  }
 }
 
 // --mode auto calibrates every mode on the sweep's own models, then runs the sweep in the one whose
@@ -130,7 +168,7 @@ TEST_F(Run, AutoPicksTheModeItsCalibrationPredictsFastest) {
   ASSERT_EQ(r.rc, 0) << r.err;
   const json doc = result("r.json");
   const json& calibration = doc["auto"]["calibration"];
-  ASSERT_EQ(calibration.size(), 3u);
+  ASSERT_EQ(calibration.size(), 4u);
   std::set<std::string> modes;
   double previous = 0;
   for (const json& c : calibration) {
@@ -140,7 +178,7 @@ TEST_F(Run, AutoPicksTheModeItsCalibrationPredictsFastest) {
     EXPECT_GT(c["samples_per_s"].get<double>(), 0);
     previous = wall;
   }
-  EXPECT_EQ(modes, (std::set<std::string>{"serial", "streams", "processes"}));
+  EXPECT_EQ(modes, (std::set<std::string>{"serial", "streams", "processes", "packed"}));
   EXPECT_EQ(doc["mode"], calibration[0]["mode"]);
   EXPECT_EQ(doc["auto"]["calibration_steps"], 20);
   for (const json& m : doc["models"]) {

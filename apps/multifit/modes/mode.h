@@ -31,7 +31,7 @@ class Mode {
   virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) = 0;
 };
 
-// The mode of that name: serial, streams or processes.
+// The mode of that name: serial, streams, processes or packed.
 std::unique_ptr<Mode> make_mode(const std::string& name, const RunOptions& options);
 
 // serial: one model after another on one backend (one stream), each pool released before the next.
@@ -42,5 +42,14 @@ std::unique_ptr<Mode> make_streams_mode(const RunOptions& options);
 // processes: one worker process per model (posix_spawn of this binary, CUDA_VISIBLE_DEVICES set for
 // it), its report returned over a pipe.
 std::unique_ptr<Mode> make_processes_mode(const RunOptions& options);
+// packed: the models that share a pack_key (nn/model.h), data source and device train as packs of at
+// most options.pack_size, each pack as one model in shared launches; packs side by side as streams.
+std::unique_ptr<Mode> make_packed_mode(const RunOptions& options);
+
+// The most members a pack may have: the kernels' member grid dimension (grid.y, grid.z) is at most 65535.
+inline constexpr size_t kMaxPackSize = 65535;
+// Packed mode's plan of a phase: packs of job indices, in the order of their first job, members in
+// job order; pack_size bounds a pack (0: kMaxPackSize). A job without a spec is a pack of its own.
+std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_size);
 
 }  // namespace mf
