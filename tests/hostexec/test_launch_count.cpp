@@ -15,16 +15,18 @@ namespace mf {
 namespace {
 
 // Launches of one training step (the batch, then forward, loss, backward, optimizer), after the
-// epoch's shuffle, as fit makes it.
-int64_t launches_per_step(const ModelSpec& spec, const Dataset& data) {
+// epoch's shuffle, as fit makes it, of a model or of a pack of `members` copies of it.
+int64_t launches_per_step(const ModelSpec& spec, const Dataset& data, int members = 1) {
   auto backend = hostexec::make_cuda_backend({});
   DeviceData resident(*backend, data);
-  Model model(spec, *backend);
+  std::vector<ModelSpec> specs;
+  for (int z = 0; z < members; ++z) specs.push_back(spec), specs.back().seed = uint64_t(z);
+  Model model(specs, *backend);
   EpochIterator batches(model, resident, resident.rows());
   batches.begin_epoch(0);
   const int64_t before = hostexec::kernel_launches().load();
   const EpochIterator::Batch batch = batches.batch(0);
-  model.train_batch(batch.x, batch.y, batch.rows, batch.indices);
+  model.train_batch(batch.x, batch.y, batch.rows, batch.indices, batch.stride);
   return hostexec::kernel_launches().load() - before;
 }
 
@@ -55,6 +57,12 @@ TEST(LaunchCount, TheSeedsTinyModel) {
   // each bias gradient and activation backward had launches of their own.
   const ModelSpec spec = mlp(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, 64);
   EXPECT_EQ(launches_per_step(spec, rows_of(128, 20, 2)), 7);
+}
+
+TEST(LaunchCount, APackOfTheSeedsTinyModelTakesOneModelsLaunches) {
+  // 32 tiny models in packed mode: the same 7 launches, each over all 32 (224 in serial or streams).
+  const ModelSpec spec = mlp(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, 64);
+  EXPECT_EQ(launches_per_step(spec, rows_of(128, 20, 2), 32), 7);
 }
 
 TEST(LaunchCount, TheFashionMnistMlp) {
