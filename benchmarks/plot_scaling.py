@@ -3,7 +3,8 @@
   DIR/throughput.png  samples/s while training (start-up apart) against the number of models,
   DIR/slowdown.png    mean per-model slowdown (train time against the model's serial train time)
                       against the number of models,
-each with one panel per workload and one line per mode (serial, streams, processes), x axis in log2.
+each with one panel per workload and one line per mode (serial, streams, processes, packed), x axis
+in log2.
 
 Needs matplotlib (Debian: apt-get install python3-matplotlib, then run it with /usr/bin/python3);
 draws with the Agg backend, no display needed.
@@ -21,7 +22,7 @@ except ImportError:
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
-MODES = ("serial", "streams", "processes")
+MODES = ("serial", "streams", "processes", "packed")
 
 
 def number(text):

@@ -1,35 +1,39 @@
 #!/usr/bin/env python3
-"""Scaling study: how training N copies of one small model at once shares the
-machine, for N = 1, 2, 4, 8, 16, in each of multifit's three ways (serial, one
-stream per model in one process, one process per model).
+"""Scaling study: how training N small models at once shares the machine, in each of multifit's
+four ways (serial, one stream per model in one process, one process per model, and packed: models
+of one shape trained together in shared kernels).
 
-For each workload and N it writes a sweep of N copies of the workload's model
-that differ only in their seed (a grid over seed 1..N) and runs
-`multifit run SWEEP --mode all` once. Workloads:
-  tiny        Dense(64, relu) -> Dense(1, sigmoid) on synthetic:binary (1024x20),
-              batch 64, 2 epochs (examples/binary-classifier.json)
-  fmnist-mlp  the Fashion-MNIST MLP 784-256-128-10 (examples/fashion-mnist-mlp.json),
-              --fmnist-epochs epochs (default 1), memory limit 64MiB grow
+For each workload and N it writes a sweep of N models and runs `multifit run SWEEP --mode all`
+once. Workloads:
+  tiny        N copies of the seeds' tiny model, Dense(64, relu) -> Dense(1, sigmoid) on
+              synthetic:binary (1024x20), batch 64, 2 epochs (examples/binary-classifier.json),
+              with seeds 1..N and learning rates cycling through 1e-3, 3e-3, 1e-2, 3e-2:
+              one shape, so packed mode trains them as one pack; N from --tiny-counts (8, 32, 128)
+  fmnist-mlp  N copies of the Fashion-MNIST MLP 784-256-128-10 (examples/fashion-mnist-mlp.json),
+              seeds 1..N, --fmnist-epochs epochs (default 1), memory limit 64MiB grow; N from
+              --fmnist-counts (1, 2, 4, 8)
+  fmnist-grid examples/fashion-mnist-grid.json: 8 models of 8 shapes (so 8 packs of one),
+              --fmnist-epochs epochs
 
-It also measures the overhead of separate processes (the issue's target: a
-sweep of 32 tiny models in serial or streams mode costs under a fifth of 32
-separate processes): examples/tiny-sweep.json with `multifit run --mode serial`,
-`--mode streams` and `--mode processes`, against its 32 models as 32 separate
-`multifit train` commands, one after another; each way's wall clock is timed
-here, around the commands.
+It also measures the overhead of separate processes (the target: a sweep of 32 tiny models in
+serial or streams mode costs under a fifth of 32 separate processes): examples/tiny-sweep.json with
+`multifit run --mode serial`, `streams`, `processes` and `packed`, against its 32 models as 32
+separate `multifit train` commands, one after another; each way's wall clock is timed here, around
+the commands.
 
 Writes into DIR:
   scaling.csv         one row per (workload, N, mode): wall_s, startup_s, samples_per_s,
-                      speedup_vs_serial, overlap, mean/max model slowdown, mean model startup_s, models_ok
-                      (the run's own figures, from its --json document)
+                      speedup_vs_serial, overlap, mean/max model slowdown, mean model startup_s,
+                      models_ok, packs (the run's own figures, from its --json document)
   overheads.csv       way, wall_s, ratio to the 32 separate processes
   runs/WORKLOAD-N.json, runs/overhead-MODE.json   every run's result document
   machine.txt         date, commit, CPU, cores, memory, `multifit info`
 Then benchmarks/plot_scaling.py DIR draws it and benchmarks/summarize_scaling.py DIR tabulates it.
 A run that exits non-zero stops the script and shows its stderr.
 
-usage: benchmarks/scaling.py --out DIR [--backend auto|cpu|cuda] [--binary PATH]
-                             [--counts 1,2,4,8,16] [--workloads tiny,fmnist-mlp] [--fmnist-epochs 1]
+usage: benchmarks/scaling.py --out DIR [--backend auto|cpu|cuda|host-exec] [--binary PATH]
+                             [--workloads tiny,fmnist-mlp,fmnist-grid] [--tiny-counts 8,32,128]
+                             [--fmnist-counts 1,2,4,8] [--fmnist-epochs 1]
 """
 import argparse
 import csv
@@ -44,9 +48,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
-MODES = ("serial", "streams", "processes")
+MODES = ("serial", "streams", "processes", "packed")
 COLUMNS = ["workload", "models", "mode", "backend", "wall_s", "startup_s", "samples_per_s", "speedup_vs_serial",
-           "overlap", "mean_slowdown", "max_slowdown", "mean_model_startup_s", "models_ok"]
+           "overlap", "mean_slowdown", "max_slowdown", "mean_model_startup_s", "models_ok", "packs"]
+TINY_LEARNING_RATES = (1e-3, 3e-3, 1e-2, 3e-2)
 
 
 def load_example(name):
@@ -54,8 +59,12 @@ def load_example(name):
         return json.load(f)
 
 
-def workload_spec(name, fmnist_epochs):
-    """The base spec of one workload's model."""
+def workload_sweep(name, n, fmnist_epochs):
+    """The sweep of one workload with n models."""
+    if name == "fmnist-grid":
+        sweep = load_example("fashion-mnist-grid.json")
+        sweep["base"]["fit"]["epochs"] = fmnist_epochs
+        return sweep
     if name == "tiny":
         spec = load_example("binary-classifier.json")
     elif name == "fmnist-mlp":
@@ -63,10 +72,16 @@ def workload_spec(name, fmnist_epochs):
         spec["fit"]["epochs"] = fmnist_epochs
         spec["memory"] = {"limit": "64MiB", "mode": "grow"}
     else:
-        sys.exit(f"scaling.py: unknown workload {name!r} (tiny, fmnist-mlp)")
+        sys.exit(f"scaling.py: unknown workload {name!r} (tiny, fmnist-mlp, fmnist-grid)")
     spec["name"] = name
-    spec.pop("seed", None)  # the grid sets it
-    return spec
+    spec.pop("seed", None)  # each model sets its own
+    models = []
+    for i in range(n):
+        model = {"name": f"{name}-{i + 1}", "seed": i + 1}
+        if name == "tiny":
+            model["optimizer"] = {"learning_rate": TINY_LEARNING_RATES[i % len(TINY_LEARNING_RATES)]}
+        models.append(model)
+    return {"name": f"{name}-x{n}", "base": spec, "models": models}
 
 
 def write_json(path, document):
@@ -113,6 +128,7 @@ def rows_of(workload, n, document):
             "speedup_vs_serial": r["speedup_vs_serial"], "overlap": (r.get("overlap") or {}).get("fraction"),
             "mean_slowdown": mean(slowdowns), "max_slowdown": max(slowdowns) if slowdowns else None,
             "mean_model_startup_s": mean(startups), "models_ok": sum(m["status"] == "ok" for m in models),
+            "packs": len({m["pack"] for m in models if m.get("pack") is not None}) or None,
         })
     return rows
 
@@ -162,10 +178,10 @@ def scaling(args, tmp):
     print(f"{'workload':>11} {'N':>3} {'mode':>9} {'wall_s':>9} {'startup_s':>9} {'samples/s':>12} "
           f"{'speedup':>8} {'overlap':>7} {'slowdown':>9} {'ok':>5}")
     for workload in args.workloads:
-        base = workload_spec(workload, args.fmnist_epochs)
-        for n in args.counts:
+        counts = {"tiny": args.tiny_counts, "fmnist-mlp": args.fmnist_counts, "fmnist-grid": [8]}[workload]
+        for n in counts:
             sweep = os.path.join(tmp, f"{workload}-{n}.json")
-            write_json(sweep, {"name": f"{workload}-x{n}", "base": base, "grid": {"seed": list(range(1, n + 1))}})
+            write_json(sweep, workload_sweep(workload, n, args.fmnist_epochs))
             result = os.path.join(args.out, "runs", f"{workload}-{n}.json")
             run([args.binary, "run", sweep, "--mode", "all", "--backend", args.backend, "--quiet", "--json", result], result)
             with open(result) as f:
@@ -229,15 +245,18 @@ def main():
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "multifit"))
     parser.add_argument("--backend", default="auto", help="auto, cpu, cuda or host-exec")
-    parser.add_argument("--counts", default="1,2,4,8,16", help="numbers of models, comma-separated")
-    parser.add_argument("--workloads", default="tiny,fmnist-mlp", help="tiny, fmnist-mlp, comma-separated")
-    parser.add_argument("--fmnist-epochs", type=int, default=1, help="epochs of the fmnist-mlp models")
+    parser.add_argument("--tiny-counts", default="8,32,128", help="numbers of tiny models, comma-separated")
+    parser.add_argument("--fmnist-counts", default="1,2,4,8", help="numbers of fmnist-mlp models, comma-separated")
+    parser.add_argument("--workloads", default="tiny,fmnist-mlp,fmnist-grid",
+                        help="tiny, fmnist-mlp, fmnist-grid, comma-separated")
+    parser.add_argument("--fmnist-epochs", type=int, default=1, help="epochs of the fmnist-mlp and fmnist-grid models")
     args = parser.parse_args()
-    args.counts = [int(c) for c in args.counts.split(",")]
+    args.tiny_counts = [int(c) for c in args.tiny_counts.split(",")]
+    args.fmnist_counts = [int(c) for c in args.fmnist_counts.split(",")]
     args.workloads = [w for w in args.workloads.split(",") if w]
     args.binary = os.path.abspath(args.binary)
     for w in args.workloads:
-        workload_spec(w, args.fmnist_epochs)  # an unknown name stops here, before anything runs
+        workload_sweep(w, 1, args.fmnist_epochs)  # an unknown name stops here, before anything runs
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     describe_machine(args.binary, args.out)
     with tempfile.TemporaryDirectory(prefix="multifit-scaling-") as tmp:
