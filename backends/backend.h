@@ -11,6 +11,8 @@
 // a member's. The default, a pack of one, is one model.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,12 +48,27 @@ class Backend {
   // Waits for this backend's queued work.
   virtual std::string fault() = 0;
 
+  // A training step recorded as a CUDA graph, launched (queued) as often as needed: every launch does
+  // what the recorded calls do, with the arguments they had. fit keeps one per batch size.
+  struct StepGraph {
+    virtual ~StepGraph() = default;
+    virtual void launch() = 0;
+  };
+  // Whether capture() works here (not on the cpu).
+  virtual bool has_graphs() const { return false; }
+  // Records the calls `step` makes into a graph, running none of them; they must be the same every
+  // step (what changes from step to step is in the model's memory: StepState, kernels/pack.h).
+  virtual std::unique_ptr<StepGraph> capture(const std::function<void()>& step) {
+    (void)step;
+    throw std::logic_error("this backend has no CUDA graphs");
+  }
+
   // Whether the first layer's products and the loss pass can read a batch straight from the data set
   // by row index (`rows`, `target_rows` below), so that the batch needs no gather of its own.
   virtual bool fuses_gather() const { return false; }
 
   // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax). With rows (only where
-  // fuses_gather()), X is the data set and the layer's input is its rows rows[0..m).
+  // fuses_gather()), X is the data set and the layer's input is its rows rows[f..f+m), f = first_row(pack).
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                              Activation act, const int* rows = nullptr, const Pack& pack = {}) = 0;
   // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then with Y: dX ⊙= act'(Y(m,k)), the gradient at the pre-activation of
@@ -72,12 +89,13 @@ class Backend {
   // sparse_categorical_crossentropy `out` holds logits (sigmoid/softmax fused).
   virtual void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
                     float* row_correct, int m, int n, const Pack& pack = {}) = 0;
-  // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic).
+  // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic); with
+  // pack.step, counts the training step (StepState::t).
   virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
                           const Pack& pack = {}) = 0;
   // loss(), then accumulate(): what a training step does; a backend may fold the two together. With
   // target_rows (only where fuses_gather()), target is the data set's targets and the batch's are its
-  // rows target_rows[0..m).
+  // rows target_rows[f..f+m), f = first_row(pack).
   virtual void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
                                    float* row_correct, int m, int n, double* totals,
                                    const int* target_rows = nullptr, const Pack& pack = {}) {
@@ -86,16 +104,18 @@ class Backend {
     accumulate(row_loss, row_correct, m, totals, pack);
   }
 
-  // One call over the flat parameter buffers of n floats: step t (from 1) of Adam, or an SGD step,
-  // each member with its own settings (a MemberSettings in the model's memory).
+  // One call over the flat parameter buffers of n floats: a step of Adam (its count from pack.step,
+  // which it needs) or of SGD, each member with its own settings (a MemberSettings in the model's
+  // memory); then, with pack.step, each member's first_row moves past its batch of batch_rows.
   virtual void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
-                    int64_t t, const Pack& pack = {}) = 0;
+                    int batch_rows, const Pack& pack) = 0;
   virtual void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
-                   const Pack& pack = {}) = 0;
+                   int batch_rows, const Pack& pack = {}) = 0;
 
   // order(n) = the permutation of [0,n) for (the member's seed, epoch): permute_index of element_math.h.
   virtual void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) = 0;
-  // dst(m,cols) = src rows order[0..m); src is the data set, dst each member's batch (at data_stride).
+  // dst(m,cols) = src rows order[f..f+m), f = first_row(pack); src is the data set, dst each member's
+  // batch (at data_stride).
   virtual void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) = 0;
 };
 

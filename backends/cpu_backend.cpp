@@ -80,21 +80,28 @@ void CpuBackend::loss(Loss loss, const float* out, const float* target, float* d
               member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, n);
 }
 void CpuBackend::accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& p) {
-  for (int z = 0; z < p.count; ++z)
+  for (int z = 0; z < p.count; ++z) {
     cpu::accumulate(member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, member(totals, z, p.stride));
+    count_step(p, z);
+  }
 }
 void CpuBackend::adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
-                      int64_t t, const Pack& p) {
-  for (int z = 0; z < p.count; ++z)
+                      int batch_rows, const Pack& p) {
+  if (!p.step) throw std::invalid_argument("adam: no step state (Pack::step) to take the step count from");
+  for (int z = 0; z < p.count; ++z) {
+    StepState& step = *member(p.step, z, p.stride);
     cpu::adam(member(w, z, p.stride), member(g, z, p.stride), member(m, z, p.stride), member(v, z, p.stride), n,
-              adam_step(*member(settings, z, p.stride), t));
+              adam_step(*member(settings, z, p.stride), step.t));
+    step.first_row += batch_rows;
+  }
 }
 void CpuBackend::sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
-                     const Pack& p) {
+                     int batch_rows, const Pack& p) {
   for (int z = 0; z < p.count; ++z) {
     const MemberSettings& s = *member(settings, z, p.stride);
     cpu::sgd(member(w, z, p.stride), member(g, z, p.stride), member(velocity, z, p.stride), n, s.learning_rate,
              s.momentum);
+    if (p.step) member(p.step, z, p.stride)->first_row += batch_rows;
   }
 }
 void CpuBackend::shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& p) {
@@ -103,7 +110,7 @@ void CpuBackend::shuffle(int* order, int n, const MemberSettings* settings, int 
 }
 void CpuBackend::gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& p) {
   for (int z = 0; z < p.count; ++z)
-    cpu::gather(src, cols, member(order, z, p.rows_stride), m, member(dst, z, p.data_stride));
+    cpu::gather(src, cols, member(order, z, p.rows_stride) + first_row(p, z), m, member(dst, z, p.data_stride));
 }
 
 }  // namespace mf

@@ -36,9 +36,9 @@ class CpuBackend final : public Backend {
             int m, int n, const Pack& pack = {}) override;
   void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
                   const Pack& pack = {}) override;
-  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int64_t t,
-            const Pack& pack = {}) override;
-  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
+  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,
+            const Pack& pack) override;
+  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, int batch_rows,
            const Pack& pack = {}) override;
   void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override;
   void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override;

@@ -25,7 +25,7 @@ class TiledProducts final : public GemmProducts {
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                const int* rows, const Pack& pack, cudaStream_t stream) override {
     gemm(X, W, Y, m, k, n, false, false, {.a_rows = rows, .bias = b, .act = act},
-         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride}, stream);
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
                       const Pack& pack, cudaStream_t stream) override {
@@ -35,7 +35,7 @@ class TiledProducts final : public GemmProducts {
   void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         const int* rows, const Pack& pack, cudaStream_t stream) override {
     gemm(X, dZ, dW, k, m, n, true, false, {.a_rows = rows, .col_sums = db},  // K = m; db in the same launch
-         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride}, stream);
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
   }
 };
 
@@ -90,6 +90,19 @@ class CudaBackend final : public Backend {
     return times;
   }
 
+  // MULTIFIT_SYNC_LAUNCHES waits after every launch, which a capturing stream refuses: it runs steps
+  // as they are.
+  bool has_graphs() const override { return !sync_launches(); }
+  std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override {
+    struct CapturedStep final : StepGraph {
+      CapturedStep(const Stream& stream, const std::function<void()>& step) : stream(stream), graph(stream, step) {}
+      void launch() override { graph.launch(stream); }
+      const Stream& stream;
+      Graph graph;
+    };
+    return std::make_unique<CapturedStep>(stream_, step);
+  }
+
   // The reference paths keep gathered batches: cuBLAS's products and cuDNN's softmax read them.
   bool fuses_gather() const override { return products_->gathers_rows() && !library_; }
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
@@ -136,13 +149,13 @@ class CudaBackend final : public Backend {
     MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows, pack,
                                    s());
   }
-  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int64_t t,
-            const Pack& pack = {}) override {
-    MF_TARGET::adam(w, g, m, v, n, settings, t, pack, s());
+  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,
+            const Pack& pack) override {
+    MF_TARGET::adam(w, g, m, v, n, settings, batch_rows, pack, s());
   }
-  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
+  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, int batch_rows,
            const Pack& pack = {}) override {
-    MF_TARGET::sgd(w, g, velocity, n, settings, pack, s());
+    MF_TARGET::sgd(w, g, velocity, n, settings, batch_rows, pack, s());
   }
   void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override {
     MF_TARGET::shuffle(order, n, settings, epoch, pack, s());

@@ -161,13 +161,14 @@ void register_elementwise(const Subject& s) {
     const int64_t n = 235146;
     float *w = x.floats(n), *g = x.floats(n), *m = x.zeros<float>(n), *v = x.zeros<float>(n);
     const MemberSettings* settings = x.settings();
-    time_calls(st, b, [&] { b.adam(w, g, m, v, n, settings, 1); });
+    auto* step = x.zeros<StepState>(1);  // t 0: alpha 0/0, but every element's work is done all the same
+    time_calls(st, b, [&] { b.adam(w, g, m, v, n, settings, 128, {.step = step}); });
   });
   add("sgd/params:235146", [&b](benchmark::State& st, Scratch& x) {
     const int64_t n = 235146;
     float *w = x.floats(n), *g = x.floats(n), *vel = x.zeros<float>(n);
     const MemberSettings* settings = x.settings();
-    time_calls(st, b, [&] { b.sgd(w, g, vel, n, settings); });
+    time_calls(st, b, [&] { b.sgd(w, g, vel, n, settings, 128); });
   });
   add("shuffle/n:60000", [&b](benchmark::State& st, Scratch& x) {
     int* order = x.zeros<int>(60000);

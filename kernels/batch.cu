@@ -17,12 +17,12 @@ __global__ void shuffle_kernel(int* order, int n, const MemberSettings* settings
       int(permute_index(uint32_t(i), uint32_t(n), member(settings, z, pack.stride)->seed, uint32_t(epoch)));
 }
 
-// dst(m,cols) = src rows order[0..m): grid.x walks the batch rows (no 65535 limit there), grid.y
+// dst(m,cols) = src rows order[first_row..+m): grid.x walks the batch rows (no 65535 limit there), grid.y
 // and the threads walk the columns (coalesced), grid.z the members.
 __global__ void gather_kernel(const float* src, int cols, const int* order, float* dst, Pack pack) {
   const int z = int(blockIdx.z);
   const int64_t r = blockIdx.x;
-  const float* from = src + int64_t(member(order, z, pack.rows_stride)[r]) * cols;
+  const float* from = src + int64_t(member(order, z, pack.rows_stride)[first_row(pack, z) + r]) * cols;
   float* to = member(dst, z, pack.data_stride) + r * cols;
   for (int c = int(blockIdx.y * blockDim.x + threadIdx.x); c < cols; c += int(gridDim.y * blockDim.x))
     to[c] = from[c];

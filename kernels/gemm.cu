@@ -1,7 +1,8 @@
 // Tiled GEMM for the three products of a dense layer. Must equal: dense_cpu.cpp (OpenBLAS).
 // Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.*, every tile configuration: KernelParityShapes).
 //   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W; with a_rows, X's rows are read from the
-//                                                data set by index, so the batch needs no gather
+//                                                data set by index (from the step state's first_row on),
+//                                                so the batch needs no gather
 //   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; output_of = Y, the
 //                                                layer below's output, so its activation's backward
 //                                                costs no launch of its own
@@ -35,7 +36,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   __shared__ float Bs[BK][BN + 2];
   const int z = int(blockIdx.z);  // the pack member
   A = member(A, z, pack.a), B = member(B, z, pack.b), C = member(C, z, pack.c);
-  fused.a_rows = member(fused.a_rows, z, pack.a_rows), fused.bias = member(fused.bias, z, pack.b);
+  if (fused.a_rows)  // from the training step's first row on
+    fused.a_rows = member(fused.a_rows, z, pack.a_rows) + (pack.step ? member(pack.step, z, pack.c)->first_row : 0);
+  fused.bias = member(fused.bias, z, pack.b);
   fused.output_of = member(fused.output_of, z, pack.c), fused.col_sums = member(fused.col_sums, z, pack.c);
   const int tid = int(threadIdx.x), tx = tid % TX, ty = tid / TX;
   // Row tiles on grid.x, which has no 65535 limit: M is the batch or a layer's fan-in.

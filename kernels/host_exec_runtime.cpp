@@ -10,7 +10,12 @@ namespace mf::hostexec {
 
 using Clock = std::chrono::steady_clock;
 
-struct HostStream {};
+struct HostGraph {
+  std::vector<LaunchRecord> launches;  // in issue order
+};
+struct HostStream {
+  HostGraph* capture = nullptr;  // while capturing: where its launches go
+};
 struct HostEvent {
   Clock::time_point at;
 };
@@ -20,6 +25,7 @@ const char* cudaGetErrorString(cudaError_t status) {
     case cudaSuccess: return "no error";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     default: return "invalid argument";
   }
 }
@@ -44,11 +50,19 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
 cudaError_t cudaMallocHost(void** p, size_t bytes) { return cudaMalloc(p, bytes); }
 cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t) {
+namespace {
+
+bool capturing(cudaStream_t stream) { return stream && stream->capture; }
+
+}  // namespace
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t stream) {
+  if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
   std::memcpy(dst, src, bytes);
   return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t) {
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
+  if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
   std::memset(dst, value, bytes);
   return cudaSuccess;
 }
@@ -61,7 +75,45 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   delete stream;
   return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  return capturing(stream) ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+  if (!stream || capturing(stream)) return cudaErrorInvalidValue;
+  stream->capture = new HostGraph;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  if (!capturing(stream)) return cudaErrorInvalidValue;
+  *graph = stream->capture;
+  stream->capture = nullptr;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  *exec = new HostGraph(*graph);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
+  for (const LaunchRecord& launch : exec->launches)
+    if (const cudaError_t status = launch(); status != cudaSuccess) return status;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  delete graph;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  delete exec;
+  return cudaSuccess;
+}
+
+cudaError_t launch_on(cudaStream_t stream, LaunchRecord launch) {
+  if (!capturing(stream)) return launch();
+  stream->capture->launches.push_back(std::move(launch));
+  return cudaSuccess;
+}
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
   *event = new HostEvent;

@@ -2,7 +2,16 @@
 // Host execution, part 2: the CUDA runtime API that multifit uses, on the host
 // (kernels/host_exec.h): device memory is host memory; streams, events and
 // copies are their host equivalents, in order and immediate.
+//
+// Stream capture (CUDA graphs) is emulated: between cudaStreamBeginCapture and
+// cudaStreamEndCapture a stream's kernel launches are recorded, not run, each with
+// the arguments it was given; launching the instantiated graph runs them again, in
+// order. So a step replayed from its graph computes what it computes only if every
+// launch's arguments are the same every step, as on a GPU. Copies, memsets and
+// synchronizations of a capturing stream are refused, as CUDA refuses most of them.
 #include <cstddef>
+#include <functional>
+#include <vector>
 
 namespace mf::hostexec {
 
@@ -10,7 +19,8 @@ enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
-  cudaErrorInvalidConfiguration = 9
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorStreamCaptureUnsupported = 900
 };
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
@@ -21,8 +31,12 @@ enum cudaMemcpyKind {
 };
 struct HostStream;
 struct HostEvent;
+struct HostGraph;
 using cudaStream_t = HostStream*;
 using cudaEvent_t = HostEvent*;
+using cudaGraph_t = HostGraph*;
+using cudaGraphExec_t = HostGraph*;
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1 };
 
 const char* cudaGetErrorString(cudaError_t status);
 cudaError_t cudaGetLastError();
@@ -43,5 +57,17 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 constexpr unsigned cudaStreamNonBlocking = 1;
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+
+// A kernel launch, ready to run: what a capture records.
+using LaunchRecord = std::function<cudaError_t()>;
+// Runs `launch` now, or records it when `stream` is capturing.
+cudaError_t launch_on(cudaStream_t stream, LaunchRecord launch);
 
 }  // namespace mf::hostexec

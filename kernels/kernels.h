@@ -43,6 +43,7 @@ struct GemmFused {
 struct GemmStrides {
   int count = 1;
   int64_t a = 0, b = 0, c = 0, a_rows = 0;  // bytes
+  const StepState* step = nullptr;  // a training step's, at C's stride: a_rows start at its first_row
 };
 
 // gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N), and the fused work; A is stored (K,M)
@@ -71,27 +72,28 @@ void crossentropy_from_probabilities(const float* probabilities, const float* ta
                                      cudaStream_t stream);
 
 // reduce.cu: totals[0] += Σ row_loss, totals[1] += Σ row_correct; one block per member, a fixed tree:
-// deterministic.
+// deterministic. With pack.step, counts the training step.
 void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& pack,
                 cudaStream_t stream);
 
 // loss.cu: loss(), then accumulate(): in one launch for a batch of at most 256 rows (the same
 // additions, in the same order), else in two. With target_rows (at pack.rows_stride), target is the
-// data set's targets and the batch's are its rows target_rows[0..m) (read by index: the batch's
-// targets need no gather).
+// data set's targets and the batch's are its rows target_rows[first_row(pack, z)..+m) (read by
+// index: the batch's targets need no gather).
 void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
                          float* row_correct, int m, int n, double* totals, const int* target_rows,
                          const Pack& pack, cudaStream_t stream);
 
-// optimizer.cu: one launch over the members' flat parameter buffers of n floats each; step t (from 1)
-// with each member's settings.
-void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int64_t t,
+// optimizer.cu: one launch over the members' flat parameter buffers of n floats each, each with its
+// own settings; then (with pack.step) each member's first_row moves past its batch of batch_rows.
+// Adam takes its step count from pack.step (std::invalid_argument without).
+void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,
           const Pack& pack, cudaStream_t stream);
-void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, const Pack& pack,
-         cudaStream_t stream);
+void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, int batch_rows,
+         const Pack& pack, cudaStream_t stream);
 
 // batch.cu: order at pack.rows_stride, shuffled with each member's seed; gather's src is the data set
-// (shared), its dst at pack.data_stride.
+// (shared), its rows order[first_row(pack, z)..+m), its dst at pack.data_stride.
 void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack, cudaStream_t stream);
 void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack, cudaStream_t stream);
 

@@ -25,10 +25,10 @@ struct LossBuffers {
     return {member(out, z, pack.stride),         member(target, z, pack.data_stride),
             member(d_out, z, pack.stride),       member(row_loss, z, pack.stride),
             member(row_correct, z, pack.stride), member(totals, z, pack.stride),
-            member(target_rows, z, pack.rows_stride)};
+            target_rows ? member(target_rows, z, pack.rows_stride) + first_row(pack, z) : nullptr};
   }
   // Row r's loss terms and gradient; its targets are row r of a gathered batch, or row
-  // target_rows[r] of the data set.
+  // target_rows[r] of the data set (target_rows already at the batch's first row).
   __device__ __forceinline__ void row(Loss loss, int64_t r, int m, int n) const {
     const int cols = target_cols(loss, n);
     loss_row(loss, out + r * n, target + (target_rows ? target_rows[r] : r) * int64_t(cols), d_out + r * n, n,
@@ -42,10 +42,13 @@ __global__ void loss_kernel(Loss loss, LossBuffers buffers, int m, int n, Pack p
 }
 
 // One block per member, a thread per row (m <= kAccumulateThreads), then the block's sums into
-// totals: each thread holds one row, so the additions are accumulate_kernel's exactly.
+// totals: each thread holds one row, so the additions are accumulate_kernel's exactly. It counts a
+// training step, as accumulate_kernel does.
 __global__ void loss_accumulate_kernel(Loss loss, LossBuffers buffers, int m, int n, Pack pack) {
-  const LossBuffers b = buffers.of_member(int(blockIdx.y), pack);
+  const int z = int(blockIdx.y);
+  const LossBuffers b = buffers.of_member(z, pack);
   const int r = int(threadIdx.x);
+  if (r == 0) count_step(pack, z);  // nothing else here reads the count
   double row = 0, correct = 0;
   if (r < m) {
     b.row(loss, r, m, n);

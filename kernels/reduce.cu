@@ -15,6 +15,7 @@ __global__ void accumulate_kernel(const float* row_loss, const float* row_correc
   double loss = 0, correct = 0;
   for (int r = int(threadIdx.x); r < m; r += kAccumulateThreads) loss += row_loss[r], correct += row_correct[r];
   add_block_sums(loss, correct, member(totals, z, pack.stride));
+  if (threadIdx.x == 0) count_step(pack, z);
 }
 
 }  // namespace

@@ -79,8 +79,12 @@ struct launch {
   void operator()(Args... args) const {
     kernel_launches().fetch_add(1, std::memory_order_relaxed);
 #if defined(MF_HOST_EXEC)
-    // In order, now: host execution has one stream.
-    cuda_check(run_grid(grid, block, [&] { kernel(Params(args)...); }), "kernel launch", file, line);
+    // In order, now (host execution runs every stream in issue order), or recorded by a capture with
+    // its arguments as they are now.
+    const auto run = [kernel = kernel, grid = grid, block = block, args...] {
+      return run_grid(grid, block, [&] { kernel(Params(args)...); });
+    };
+    cuda_check(launch_on(stream, run), "kernel launch", file, line);
 #elif defined(__CUDACC__)
     kernel<<<grid, block, 0, stream>>>(Params(args)...);
     cuda_check(cudaGetLastError(), "kernel launch", file, line);

@@ -43,6 +43,7 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows)
 EpochIterator::~EpochIterator() { model_.pool().deallocate(buffers_); }
 
 void EpochIterator::begin_epoch(int epoch) {
+  model_.start_epoch();
   if (!model_.spec().fit.shuffle) return;
   Pack layout = model_.pack();
   layout.rows_stride = stride_;
@@ -50,14 +51,15 @@ void EpochIterator::begin_epoch(int epoch) {
 }
 
 EpochIterator::Batch EpochIterator::batch(int64_t step) {
-  const int64_t first = step * batch_size_;
-  const int m = int(std::min<int64_t>(batch_size_, rows_ - first));
+  const int m = rows(step);
+  // Where the batch starts in the order is the model's step state (first_row), not an argument: a
+  // step's calls are then the same every step.
   Backend& backend = model_.backend();
-  if (backend.fuses_gather()) return {data_.x(), data_.y(), m, order_ + first, stride_};  // read by index where used
+  if (backend.fuses_gather()) return {data_.x(), data_.y(), m, order_, stride_};  // read by index where used
   Pack layout = model_.pack();
   layout.data_stride = layout.rows_stride = stride_;
-  backend.gather(data_.x(), data_.features(), order_ + first, m, x_, layout);
-  backend.gather(data_.y(), data_.target_cols(), order_ + first, m, y_, layout);
+  backend.gather(data_.x(), data_.features(), order_, m, x_, layout);
+  backend.gather(data_.y(), data_.target_cols(), order_, m, y_, layout);
   return {x_, y_, m, nullptr, stride_};
 }
 

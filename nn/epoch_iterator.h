@@ -5,6 +5,7 @@
 // device-resident data, so data flows one way: data -> batches -> model -> metrics.
 // The trainer (fit) owns the epochs and the validation split. For a pack, every member has its own
 // order (from its seed) and batch buffers, side by side in one allocation (Batch::stride apart).
+#include <algorithm>
 #include <cstdint>
 
 #include "nn/device_data.h"
@@ -26,17 +27,21 @@ class EpochIterator {
   static MemoryPlan plan(const ModelSpec& spec, int64_t rows);
 
   int64_t steps() const { return (rows_ + batch_size_ - 1) / batch_size_; }  // the last partial batch counts
+  int rows(int64_t step) const { return int(std::min<int64_t>(batch_size_, rows_ - step * batch_size_)); }
   void begin_epoch(int epoch);  // reshuffles when the spec shuffles
 
   struct Batch {
     const float* x;  // (rows, input); the whole data set when indices is set
     const float* y;  // (rows, target columns); the same
     int rows;
-    const int* indices;  // the batch's rows of the data set, when the backend reads them by index
-                         // (Backend::fuses_gather); else null and x and y are gathered
+    const int* indices;  // the epoch's orders, when the backend reads the batch by index
+                         // (Backend::fuses_gather), from the model's first_row on; else null and
+                         // x and y are gathered
     int64_t stride;      // bytes between the members' batches: their indices, or their x and y
   };
-  Batch batch(int64_t step);  // the step's rows of the epoch's order, gathered where the backend needs it
+  // The step's rows of the epoch's order, gathered where the backend needs it. Steps come in order:
+  // the model's step state says where the batch starts, and each train_batch moves it on.
+  Batch batch(int64_t step);
 
  private:
   Model& model_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <numeric>
 
 #include "nn/epoch_iterator.h"
@@ -188,6 +189,8 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
   const Clock::time_point start = Clock::now();
   bool stopped = false;
   std::string why_stopped;
+  const bool graphs = options.graphs && backend.has_graphs();
+  std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs;  // by the batch's rows: the last may be short
   for (int epoch = 0; epoch < spec.fit.epochs && !stopped; ++epoch) {
     const Clock::time_point epoch_start = Clock::now();
     batches.begin_epoch(epoch);
@@ -201,9 +204,20 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
         break;
       }
       if (options.timeline) backend.mark();
-      const EpochIterator::Batch batch = batches.batch(step);
-      model.train_batch(batch.x, batch.y, batch.rows, batch.indices, batch.stride);
-      samples += batch.rows;
+      // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
+      const int rows = batches.rows(step);
+      const auto train_step = [&] {
+        const EpochIterator::Batch batch = batches.batch(step);
+        model.train_batch(batch.x, batch.y, batch.rows, batch.indices, batch.stride);
+      };
+      if (graphs) {
+        std::unique_ptr<Backend::StepGraph>& graph = step_graphs[rows];
+        if (!graph) graph = backend.capture(train_step);
+        graph->launch();
+      } else {
+        train_step();
+      }
+      samples += rows;
       if (options.timeline) backend.mark();
     }
     std::vector<std::pair<double, double>> totals;

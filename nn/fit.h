@@ -44,6 +44,10 @@ struct FitOptions {
   bool timeline = false;             // time every step (Backend::mark: two events per step on a GPU)
   const std::atomic<bool>* stop = nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
   int64_t max_steps = 0;  // stop (as stopped) after this many steps in all; 0: no limit (a calibration's)
+  // Each training step as a CUDA graph (Backend::capture), captured at its first run and replayed:
+  // one launch a step instead of one per kernel, the same numbers as without. Ignored where the
+  // backend has no graphs.
+  bool graphs = false;
 };
 
 // Checks that the data fits the model (features, class labels, targets); a UserError otherwise,

@@ -53,6 +53,7 @@ void Model::walk_layout(const ModelSpec& spec, Model* self, Add add) {
   add("row accuracies", floats(B), slot(&Model::row_correct_));
   add("loss totals", MemoryPool::aligned(2 * sizeof(double)), slot(&Model::totals_));
   add("member settings", MemoryPool::aligned(sizeof(MemberSettings)), slot(&Model::settings_));
+  add("step state", MemoryPool::aligned(sizeof(StepState)), slot(&Model::step_));
 }
 
 MemoryPlan Model::plan(const ModelSpec& spec) {
@@ -185,6 +186,7 @@ Model::Model(std::vector<ModelSpec> specs, Backend& backend)
     if (opt_v_) backend_.zero(member(opt_v_, z, stride_), floats(param_count()));
     const MemberSettings settings = member_settings(specs_[size_t(z)]);
     backend_.to_device(member(settings_, z, stride_), &settings, sizeof settings);
+    backend_.zero(member(step_, z, stride_), sizeof(StepState));
   }
   reset_totals();
 }
@@ -238,15 +240,18 @@ void Model::backward(const float* X, int m, const int* indices, const Pack& data
   }
 }
 
-void Model::optimizer_step() {
-  ++step_;
+void Model::optimizer_step(int m) {
   if (specs_[0].optimizer.kind == OptimizerKind::adam) {
-    backend_.adam(params_, grads_, opt_m_, opt_v_, param_count(), settings_, step_, pack());
+    backend_.adam(params_, grads_, opt_m_, opt_v_, param_count(), settings_, m, pack());
   } else {
     // Without momentum the velocity is always -lr*g: the grads buffer serves as scratch.
     float* velocity = opt_m_ ? opt_m_ : grads_;
-    backend_.sgd(params_, grads_, velocity, param_count(), settings_, pack());
+    backend_.sgd(params_, grads_, velocity, param_count(), settings_, m, pack());
   }
+}
+
+void Model::start_epoch() {
+  for (int z = 0; z < members(); ++z) backend_.zero(&member(step_, z, stride_)->first_row, sizeof(int64_t));
 }
 
 void Model::check_batch(int m) const {
@@ -255,26 +260,29 @@ void Model::check_batch(int m) const {
                            std::to_string(specs_[0].fit.batch_size));
 }
 
-void Model::compute_gradients(const float* X, const float* T, int m, const int* indices, int64_t batch_stride) {
+void Model::gradients(const float* X, const float* T, int m, const int* indices, int64_t batch_stride,
+                      bool counts_step) {
   check_batch(m);
   // The data's layout: the members' own batches, or the data set read by index (or by all alike).
   Pack data = pack();
   data.data_stride = indices ? 0 : batch_stride;
   data.rows_stride = indices ? batch_stride : 0;
+  data.counts_step = counts_step;
   forward(X, m, indices, data);
   loss_and_accumulate(T, m, indices, data);
   backward(X, m, indices, data);
 }
 
 void Model::train_batch(const float* X, const float* T, int m, const int* indices, int64_t batch_stride) {
-  compute_gradients(X, T, m, indices, batch_stride);
-  optimizer_step();
+  gradients(X, T, m, indices, batch_stride, true);
+  optimizer_step(m);
 }
 
 void Model::evaluate_batch(const float* X, const float* T, int m) {
   check_batch(m);
   Pack data = pack();
-  data.data_stride = 0;  // every member reads the same rows
+  data.data_stride = 0;   // every member reads the same rows
+  data.step = nullptr;    // not a training step: nothing is counted
   forward(X, m, nullptr, data);
   loss_and_accumulate(T, m, nullptr, data);
 }

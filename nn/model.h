@@ -64,8 +64,9 @@ class Model {
   // (their plans are equal), or its cap where the pool reserves every cap (reserve mode).
   PoolStats member_share(int member) const;
   int target_cols() const;
-  // The pack's layout for backend calls on the model's own buffers (data_stride = stride: no data).
-  Pack pack() const { return {members(), stride_, stride_, 0}; }
+  // The pack's layout for a training step's backend calls on the model's own buffers (data_stride =
+  // stride: no data), with its step state.
+  Pack pack() const { return {members(), stride_, stride_, 0, step_}; }
 
   // The model's pool: the arena of the plan, and what an EpochIterator takes for the batches.
   MemoryPool& pool() { return pool_; }
@@ -73,14 +74,19 @@ class Model {
   const MemberSettings* settings() const { return settings_; }
 
   // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size, for every member:
-  // leaves d(mean batch loss)/d(params) in the gradient buffers. X and T are the data set, which
-  // every member reads, or the members' own batches `batch_stride` bytes apart. With indices (only
-  // where the backend fuses_gather, `batch_stride` apart), X and T are the data set and a member's
-  // batch is their rows indices[0..m).
+  // leaves d(mean batch loss)/d(params) in the gradient buffers. X and T are
+  // the data set, which every member reads, or the members' own batches `batch_stride` bytes apart.
+  // With indices (only where the backend fuses_gather, `batch_stride` apart: the epoch's orders), X
+  // and T are the data set and a member's batch is their rows indices[f..f+m), f its step state's
+  // first_row (kernels/pack.h). A step's calls are the same every step: a CUDA graph can replay them.
   void compute_gradients(const float* X, const float* T, int m, const int* indices = nullptr,
-                         int64_t batch_stride = 0);
-  // compute_gradients, then one optimizer step.
+                         int64_t batch_stride = 0) {
+    gradients(X, T, m, indices, batch_stride, false);
+  }
+  // compute_gradients, counting the step, then one optimizer step, which moves first_row past the batch.
   void train_batch(const float* X, const float* T, int m, const int* indices = nullptr, int64_t batch_stride = 0);
+  // An epoch's first batch starts at row 0 of its order (first_row = 0 for every member).
+  void start_epoch();
   // Forward and loss only, every member on the same rows X(m, input), T(m, target_cols) of the data set.
   void evaluate_batch(const float* X, const float* T, int m);
   // The sums of row losses and row accuracies since reset_totals(); reading waits on this model only.
@@ -104,11 +110,13 @@ class Model {
     float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr, *Y = nullptr;
   };
   void check_batch(int m) const;
+  // compute_gradients, and with `counts_step` the step counted for the optimizer (StepState::t).
+  void gradients(const float* X, const float* T, int m, const int* indices, int64_t batch_stride, bool counts_step);
   // `data`: the layout of the input data X and T (pack() with the data's and the rows' strides).
   void forward(const float* X, int m, const int* indices, const Pack& data);
   void loss_and_accumulate(const float* T, int m, const int* indices, const Pack& data);
   void backward(const float* X, int m, const int* indices, const Pack& data);
-  void optimizer_step();
+  void optimizer_step(int m);
   std::vector<float> download(const float* flat, int member);  // (param_count) floats to the host
 
   std::vector<ModelSpec> specs_;
@@ -122,7 +130,7 @@ class Model {
   float *d_out_, *d_next_, *row_loss_, *row_correct_;
   double* totals_;
   MemberSettings* settings_;
-  int64_t step_ = 0;
+  StepState* step_;
 };
 
 }  // namespace mf

@@ -1,5 +1,7 @@
 #pragma once
-// RAII CUDA stream and event, for both targets (kernels/target.h).
+// RAII CUDA stream, event and graph, for both targets (kernels/target.h).
+#include <functional>
+
 #include "kernels/target.h"
 
 namespace mf::MF_TARGET {
@@ -36,6 +38,36 @@ class Event {
 
  private:
   cudaEvent_t event_ = nullptr;
+};
+
+// A CUDA graph of the work `record` queues on `stream`, captured (nothing runs while it records) and
+// instantiated once, then launched as often as needed, each launch replaying the same kernels with the
+// same arguments. Capture mode thread-local: other threads' streams go on as they are.
+class Graph {
+ public:
+  Graph(const Stream& stream, const std::function<void()>& record) {
+    MF_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      record();
+    } catch (...) {
+      cudaStreamEndCapture(stream.get(), &graph);  // the stream leaves capture whatever failed
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    MF_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+    const cudaError_t made = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    cuda_check(made, "cudaGraphInstantiate", __FILE__, __LINE__);
+  }
+  ~Graph() { cudaGraphExecDestroy(exec_); }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  void launch(const Stream& stream) { MF_CUDA_CHECK(cudaGraphLaunch(exec_, stream.get())); }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
 };
 
 }  // namespace mf::MF_TARGET

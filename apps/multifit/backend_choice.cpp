@@ -9,15 +9,22 @@
 #include "runtime/error.h"
 
 namespace mf {
-namespace {
-
-std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
+void check_cpu_options(const BackendOptions& options) {
   if (options.gemm != "tiled")
     throw UserError("--gemm " + options.gemm + ": only the cuda backend has a cuBLAS path; drop --gemm or use "
                     "--backend cuda");
   if (options.activations != "ours")
     throw UserError("--activations " + options.activations +
                     ": only the cuda backend has a cuDNN path; drop --activations or use --backend cuda");
+  if (options.graphs == "on")
+    throw UserError("--graphs on: only the cuda backend has CUDA graphs (host-exec emulates them); drop --graphs or "
+                    "use --backend cuda or host-exec");
+}
+
+namespace {
+
+std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
+  check_cpu_options(options);
   return std::make_unique<CpuBackend>();
 }
 
@@ -44,6 +51,11 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
     log << "multifit: backend auto: cpu after all (the CUDA device is not usable: " << e.what() << ")\n";
     return make_cpu(options);
   }
+}
+
+bool use_graphs(const BackendOptions& options, const Backend& backend) {
+  if (!backend.has_graphs() || options.graphs == "off") return false;
+  return options.graphs == "on" || backend.name() == "cuda";
 }
 
 BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log) {

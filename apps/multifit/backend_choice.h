@@ -15,6 +15,7 @@ struct BackendOptions {
   std::string name = "auto";   // auto, cpu, cuda, host-exec
   std::string gemm = "tiled";  // the CUDA products: tiled (our kernels) or cublas (the reference path)
   std::string activations = "ours";  // activations and softmax: ours or cudnn (the reference path)
+  std::string graphs = "auto";  // training steps as CUDA graphs: on, off, or auto (on a GPU)
   int device = 0;  // the CUDA device (cuda, host-exec)
 };
 
@@ -24,7 +25,15 @@ struct BackendOptions {
 BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log);
 
 // auto picks cuda when a usable device exists, else cpu, and says which in one
-// line on `log`. cuda without a device, or cublas on the cpu, is a UserError.
+// line on `log`. cuda without a device, or cublas, cudnn or graphs on the cpu, is a UserError.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log);
+
+// The options only the cuda backend has (--gemm cublas, --activations cudnn, --graphs on), asked of
+// the cpu backend: a UserError naming the option.
+void check_cpu_options(const BackendOptions& options);
+
+// Whether training steps run as CUDA graphs on `backend`: --graphs on where the backend has them
+// (the cuda backend; host-exec emulates them, kernels/host_exec_runtime.h), auto on a GPU only.
+bool use_graphs(const BackendOptions& options, const Backend& backend);
 
 }  // namespace mf

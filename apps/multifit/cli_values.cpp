@@ -62,6 +62,11 @@ void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
                  "CUDA activations and softmax: ours (our kernels) or cudnn (reference)")
       ->check(CLI::IsMember({"ours", "cudnn"}))
       ->capture_default_str();
+  cmd.add_option("--graphs", backend.graphs,
+                 "Each training step as a CUDA graph, captured once and replayed (one launch a step): on, off, "
+                 "or auto (on a GPU); host-exec emulates graphs, the cpu has none")
+      ->check(CLI::IsMember({"on", "off", "auto"}))
+      ->capture_default_str();
 }
 
 }  // namespace mf

@@ -16,7 +16,7 @@ CLI::Validator positive_float();
 CLI::Validator seed_number();
 // --epochs and --batch-size: replace the spec's (every model's, for a sweep).
 void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides);
-// --backend, --gemm and --activations.
+// --backend, --gemm, --activations and --graphs.
 void add_backend_options(CLI::App& cmd, BackendOptions& backend);
 
 }  // namespace mf

@@ -59,7 +59,11 @@ nlohmann::json to_json(const RunOptions& o) {
   const SpecOverrides& s = o.overrides;
   return {{"sweep", o.sweep},
           {"data", o.data},
-          {"backend", {{"name", o.backend.name}, {"gemm", o.backend.gemm}, {"activations", o.backend.activations}}},
+          {"backend",
+           {{"name", o.backend.name},
+            {"gemm", o.backend.gemm},
+            {"activations", o.backend.activations},
+            {"graphs", o.backend.graphs}}},
           {"overrides",
            {{"epochs", optional_json(s.epochs)},
             {"batch_size", optional_json(s.batch_size)},
@@ -78,7 +82,8 @@ RunOptions run_options_from_json(const nlohmann::json& j) {
   RunOptions o;
   o.sweep = j.at("sweep");
   o.data = j.at("data");
-  o.backend = {j.at("backend").at("name"), j.at("backend").at("gemm"), j.at("backend").at("activations")};
+  o.backend = {j.at("backend").at("name"), j.at("backend").at("gemm"), j.at("backend").at("activations"),
+               j.at("backend").at("graphs")};
   const nlohmann::json& s = j.at("overrides");
   o.overrides.epochs = optional_from<int>(s.at("epochs"));
   o.overrides.batch_size = optional_from<int>(s.at("batch_size"));

@@ -15,8 +15,10 @@ void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOp
   std::vector<FitResult> fits;
   std::vector<Evaluation> tests;
   bool interrupted = false;
+  const bool graphs = use_graphs(options.backend, model.backend());
+  for (ModelWorker* member : members) member->report().settings["graphs"] = graphs;
   lead.attempt([&] {
-    fits = fit_pack(model, *data.train, {progress, options.timeline, stop, options.calibration_steps});
+    fits = fit_pack(model, *data.train, {progress, options.timeline, stop, options.calibration_steps, graphs});
     interrupted = stop && *stop;
     const bool any_ok = std::any_of(fits.begin(), fits.end(), [](const FitResult& f) { return f.status == FitStatus::ok; });
     if (data.test && options.calibration_steps == 0 && any_ok)

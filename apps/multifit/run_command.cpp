@@ -115,6 +115,7 @@ int run_study(RunArgs& args) {
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
   options.backend = resolve_auto(options.backend, std::cerr);
+  if (options.backend.name == "cpu") check_cpu_options(options.backend);  // before any work: every model would fail
   if (!options.devices.empty() && options.backend.name != "cuda")
     std::fprintf(stderr, "multifit: note: --devices is recorded but has no effect on the %s backend\n",
                  options.backend.name.c_str());

@@ -55,7 +55,7 @@ TEST(Jobs, WithoutDevicesEveryModelIsOnDeviceZero) {
 TEST(Jobs, OptionsSurviveTheTripToAWorker) {
   RunOptions options;
   options.sweep = "/x/sweep.json";
-  options.backend = {"host-exec", "tiled", "ours", 0};
+  options.backend = {"host-exec", "tiled", "ours", "off"};
   options.overrides.learning_rate = 0.25f;
   options.overrides.seed = 18446744073709551615u;
   options.overrides.memory_limit = size_t(3) << 30;

@@ -136,8 +136,9 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
                             " --epochs 1 --data synthetic:binary:rows=256 --backend " + backend + " --json ";
     const Result serial = multifit(run + quoted(path("serial.json")) + " --mode serial --quiet");
     ASSERT_EQ(serial.rc, 0) << serial.err;
+    // Through host execution the packs' steps are also replayed from CUDA graphs (emulated).
     const Result packed = multifit(run + quoted(path("packed.json")) + " --mode packed --pack-size " +
-                                   (cpu ? "0" : "4"));
+                                   (cpu ? "0 --graphs off" : "4 --graphs on"));
     ASSERT_EQ(packed.rc, 0) << packed.err;
     EXPECT_TRUE(contains(packed.err, cpu ? "32 models in 1 pack (32)" : "6 models in 2 packs (4, 2)")) << packed.err;
     const json alone = result("serial.json"), together = result("packed.json");
@@ -152,6 +153,8 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
       EXPECT_EQ(p["pack"], i / pack_size);
       EXPECT_EQ(p["pack_members"], std::min(pack_size, models - i / pack_size * pack_size));
       EXPECT_TRUE(a["pack"].is_null());
+      EXPECT_EQ(p["settings"]["graphs"], !cpu);
+      EXPECT_EQ(a["settings"]["graphs"], false);  // auto: on a GPU only
       // Its share of the pack's pool: its own plan, as alone.
       EXPECT_EQ(p["memory"]["peak_bytes"], a["memory"]["peak_bytes"]);
       EXPECT_EQ(p["memory"]["cap_bytes"], a["memory"]["cap_bytes"]);
@@ -335,7 +338,9 @@ TEST_F(Run, BadInputIsOneLineAndExitCode2) {
        {"run " + pair + " --mode parallel", "run " + quoted(path("missing.json")), "run " + pair + " --devices -1",
         "run " + pair + " --json " + quoted(path("no/such/folder/r.json")), "run " + pair + " --memory-limit 12parsecs",
         "run " + sweep({{"base", example_spec("regressor.json")}, {"grid", {{"colour", {1}}}}}),
-        "run " + own + " --json " + own, "run " + own + " --json " + quoted(path("x")) + " --csv " + quoted(path("x"))}) {
+        "run " + own + " --json " + own, "run " + own + " --json " + quoted(path("x")) + " --csv " + quoted(path("x")),
+        "run " + pair + " --backend cpu --graphs on", "run " + pair + " --graphs sometimes",
+        "run " + pair + " --mode packed --pack-size -1"}) {
     SCOPED_TRACE(args);
     const Result r = multifit(args);
     EXPECT_EQ(r.rc, 2);

@@ -108,3 +108,40 @@ TEST(HostExec, CrossentropyFromProbabilitiesMatchesTheFusedLoss) {
 
 }  // namespace
 }  // namespace mf::hostexec
+
+namespace mf::hostexec {
+namespace {
+
+__global__ void add_to_each(float* values, float amount, int n) {
+  const int i = int(threadIdx.x);
+  if (i < n) values[i] += amount;
+}
+
+// A capture records launches without running them, each with its arguments as they were; every
+// launch of the graph runs them again. That is what makes host execution check that a training
+// step's launches are the same every step: a replay cannot see an argument that changed since.
+TEST(HostExec, AGraphReplaysItsLaunchesWithTheirArguments) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<float> values = {1.f, 2.f, 3.f};
+  float amount = 10.f;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  launch{add_to_each, dim3(1), dim3(4), stream}(values.data(), amount, 3);
+  EXPECT_EQ(cudaMemsetAsync(values.data(), 0, sizeof(float), stream), cudaErrorStreamCaptureUnsupported);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorStreamCaptureUnsupported);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  EXPECT_EQ(values, (std::vector<float>{1.f, 2.f, 3.f}));  // recorded, not run
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  amount = 100.f;  // too late: the launch has its argument
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  EXPECT_EQ(values, (std::vector<float>{21.f, 22.f, 23.f}));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace mf::hostexec

@@ -275,18 +275,24 @@ TEST_F(KernelParity, OptimizerSteps) {
   MemberSettings settings = adam_settings(5e-4f, 0.9, 0.999, 1e-7f);
   settings.momentum = 0.9f;
   Buffer<MemberSettings> Settings(*device_, {settings});
+  // Step 3, its batch starting at row 64: the step moves the batch on by its 32 rows.
+  StepState step{3, 64};
+  Buffer<StepState> Step(*device_, {step});
   std::vector<float> w = w0, m = m0, v = v0;
-  cpu_.adam(w.data(), g.data(), m.data(), v.data(), n, &settings, 3);
+  cpu_.adam(w.data(), g.data(), m.data(), v.data(), n, &settings, 32, {.step = &step});
   Buffer<float> W(*device_, w0), G(*device_, g), M(*device_, m0), V(*device_, v0);
-  device_->adam(W.get(), G.get(), M.get(), V.get(), n, Settings.get(), 3);
+  device_->adam(W.get(), G.get(), M.get(), V.get(), n, Settings.get(), 32, {.step = Step.get()});
   expect_close(w, W.read(), 1e-6f, "adam w");
   expect_close(m, M.read(), 1e-6f, "adam m");
   expect_close(v, V.read(), 1e-6f, "adam v");
+  EXPECT_EQ(step.first_row, 96);
+  EXPECT_EQ(Step.read()[0].first_row, 96);
+  EXPECT_EQ(Step.read()[0].t, 3);  // the loss pass counts steps, not the optimizer
 
   std::vector<float> ws = w0, velocity = m0;
-  cpu_.sgd(ws.data(), g.data(), velocity.data(), n, &settings);
+  cpu_.sgd(ws.data(), g.data(), velocity.data(), n, &settings, 32);
   Buffer<float> Ws(*device_, w0), Vel(*device_, m0);
-  device_->sgd(Ws.get(), G.get(), Vel.get(), n, Settings.get());
+  device_->sgd(Ws.get(), G.get(), Vel.get(), n, Settings.get(), 32);
   expect_close(ws, Ws.read(), 1e-6f, "sgd w");
   expect_close(velocity, Vel.read(), 1e-6f, "sgd velocity");
 }

@@ -40,6 +40,12 @@ class PackBuffers {
     }
     return p;
   }
+  // Every member's step state: step 2 + z, its batch from row 5 + 7z of its order.
+  StepState* steps() {
+    auto* p = static_cast<StepState*>(take(kStride * kMembers));
+    for (int z = 0; z < kMembers; ++z) upload(member(p, z, kStride), std::vector<StepState>{{2 + z, 5 + 7 * z}});
+    return p;
+  }
   // Every member's settings: its own seed, learning rate and momentum. Read only, and not compared
   // (the struct's padding bytes are whatever they were).
   MemberSettings* settings() {
@@ -82,12 +88,14 @@ class PackBuffers {
   std::vector<bool> compared_;
 };
 
-// Runs op(pack, at) once for the whole pack, or once per member as a pack of one, with at(p, stride)
-// giving the member's pointer.
+// Runs op(pack, at) once for the whole pack, or once per member as a pack of one (with its own step
+// state), with at(p, stride) giving the member's pointer.
 template <class Op>
 void apply(bool packed, const Pack& pack, Op op) {
   if (packed) return op(pack, [](auto* p, int64_t) { return p; });
-  for (int z = 0; z < pack.count; ++z) op(Pack{}, [z](auto* p, int64_t stride) { return member(p, z, stride); });
+  for (int z = 0; z < pack.count; ++z)
+    op(Pack{.step = member(pack.step, z, pack.stride), .counts_step = pack.counts_step},
+       [z](auto* p, int64_t stride) { return member(p, z, stride); });
 }
 
 // Every operation of a training step and the epoch's, on buffers seeded alike: packed or member by
@@ -116,12 +124,13 @@ std::vector<std::vector<char>> run_step(Backend& b, bool packed) {
   float *w = buf.floats(1000, 19), *g = buf.floats(1000, 20), *m1 = buf.floats(1000, 21, -0.1f, 0.1f),
         *v1 = buf.floats(1000, 22, 0.f, 0.1f);
   MemberSettings* settings = buf.settings();
+  StepState* step = buf.steps();  // a training step's: rows from first_row on, counted, moved on
   b.zero(totals, kStride * kMembers);
 
-  const Pack model{kMembers, kStride, kStride, 0};
+  const Pack model{kMembers, kStride, kStride, 0, step, true};
   // The first layer's input: the data set by index, where the backend reads it so, else each
   // member's gathered batch.
-  const Pack input{kMembers, kStride, by_index ? 0 : kStride, by_index ? kStride : 0};
+  const Pack input{kMembers, kStride, by_index ? 0 : kStride, by_index ? kStride : 0, step, true};
   const float* X = by_index ? data_x : batch_x;
   const float* T = by_index ? data_t : batch_t;
   const int* rows = by_index ? order : nullptr;
@@ -129,7 +138,7 @@ std::vector<std::vector<char>> run_step(Backend& b, bool packed) {
   apply(packed, {kMembers, kStride, 0, kStride}, [&](const Pack& p, auto at) {
     b.shuffle(at(order, kStride), kDataRows, at(settings, kStride), 2, p);
   });
-  apply(packed, {kMembers, kStride, kStride, kStride}, [&](const Pack& p, auto at) {
+  apply(packed, {kMembers, kStride, kStride, kStride, step}, [&](const Pack& p, auto at) {
     b.gather(data_x, kInputs, at(order, kStride), 37, at(batch_x, kStride), p);
     b.gather(data_t, 1, at(order, kStride), 300, at(batch_t, kStride), p);
   });
@@ -152,8 +161,8 @@ std::vector<std::vector<char>> run_step(Backend& b, bool packed) {
     b.loss(Loss::mse, at(out, kStride), at(below, kStride), at(d_out, kStride), at(row_loss, kStride),
            at(row_correct, kStride), 300, kClasses, p);
     b.accumulate(at(row_loss, kStride), at(row_correct, kStride), 300, at(totals, kStride), p);
-    b.adam(at(w, kStride), at(g, kStride), at(m1, kStride), at(v1, kStride), 1000, at(settings, kStride), 2, p);
-    b.sgd(at(w, kStride), at(g, kStride), at(v1, kStride), 1000, at(settings, kStride), p);
+    b.adam(at(w, kStride), at(g, kStride), at(m1, kStride), at(v1, kStride), 1000, at(settings, kStride), 37, p);
+    b.sgd(at(w, kStride), at(g, kStride), at(v1, kStride), 1000, at(settings, kStride), 37, p);
   });
   return buf.contents();
 }

@@ -54,23 +54,24 @@ TEST(ParamCount, KerasCounts) {
 //   layer outputs: 100*50 floats = 20000 B -> 20224; 100*3 floats = 1200 B -> 1280
 //   backward dY and dX: the widest layer each, 20224 + 20224
 //   batch x 1000 floats -> 4096; batch y (class index) 100 floats -> 512
-//   row losses and row accuracies 512 each; loss totals 16 B -> 256; member settings 36 B -> 256:
-//   the model, 74752; and for fitting (the EpochIterator's): shuffle order 1000 ints -> 4096: in all 83456
+//   row losses and row accuracies 512 each; loss totals 16 B -> 256; member settings 40 B -> 256;
+//   step state 16 B -> 256: the model, 75008; and for fitting (the EpochIterator's): shuffle order
+//   1000 ints -> 4096: in all 83712
 TEST(MemoryPlan, ExactBytesByHand) {
   const MemoryPlan p = training_plan(small_spec(), 1000);
   const std::vector<std::pair<std::string, size_t>> want = {
       {"parameters", 2816},     {"gradients", 2816},      {"adam m", 2816},       {"adam v", 2816},
       {"layer 1 output", 20224}, {"layer 2 output", 1280}, {"backward dY", 20224}, {"backward dX", 20224},
       {"row losses", 512},      {"row accuracies", 512},  {"loss totals", 256},   {"member settings", 256},
-      {"batch x", 4096},
+      {"step state", 256},      {"batch x", 4096},
       {"batch y", 512},         {"shuffle order", 4096}};
   ASSERT_EQ(p.parts.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(p.parts[i].name, want[i].first);
     EXPECT_EQ(p.parts[i].bytes, want[i].second) << want[i].first;
   }
-  EXPECT_EQ(p.total(), 83456u);
-  EXPECT_EQ(Model::plan(small_spec()).total(), 74752u);  // the model alone: no batches, no order
+  EXPECT_EQ(p.total(), 83712u);
+  EXPECT_EQ(Model::plan(small_spec()).total(), 75008u);  // the model alone: no batches, no order
   EXPECT_EQ(p.bytes_of("batch y"), 512u);
   EXPECT_EQ(p.bytes_of("no such part"), 0u);
 }
@@ -79,10 +80,10 @@ TEST(MemoryPlan, OptimizerStateDependsOnTheOptimizer) {
   ModelSpec spec = small_spec();
   spec.optimizer.kind = OptimizerKind::sgd;
   spec.optimizer.momentum = 0.f;
-  EXPECT_EQ(training_plan(spec, 1000).total(), 83456u - 2 * 2816u);  // plain SGD keeps no state
+  EXPECT_EQ(training_plan(spec, 1000).total(), 83712u - 2 * 2816u);  // plain SGD keeps no state
   spec.optimizer.momentum = 0.9f;
   EXPECT_EQ(training_plan(spec, 1000).bytes_of("sgd velocity"), 2816u);  // one velocity per parameter
-  EXPECT_EQ(training_plan(spec, 1000).total(), 83456u - 2816u);
+  EXPECT_EQ(training_plan(spec, 1000).total(), 83712u - 2816u);
 }
 
 TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
@@ -125,14 +126,14 @@ TEST(Model, ReservePoolTakesTheCap) {
   spec.memory = {size_t(1) << 20, PoolMode::reserve};
   Model model(spec, cpu);
   EXPECT_EQ(model.pool_stats().reserved_bytes, size_t(1) << 20);
-  EXPECT_EQ(model.pool_stats().peak_bytes, 74752u);
+  EXPECT_EQ(model.pool_stats().peak_bytes, 75008u);
 }
 
 TEST(Model, PlanExactlyAtTheCapFits) {
   CpuBackend cpu;
   for (PoolMode mode : {PoolMode::grow, PoolMode::reserve}) {
     ModelSpec spec = small_spec();
-    spec.memory = {74752, mode};
+    spec.memory = {75008, mode};
     EXPECT_NO_THROW(Model(spec, cpu)) << to_string(mode);
   }
 }
@@ -142,13 +143,13 @@ TEST(Model, PlanOverTheCapIsOutOfMemoryNamingModelAndCap) {
   for (PoolMode mode : {PoolMode::grow, PoolMode::reserve}) {
     ModelSpec spec = small_spec();
     spec.name = "too-big";
-    spec.memory = {74751, mode};
+    spec.memory = {75007, mode};
     SCOPED_TRACE(to_string(mode));
     const std::string message = test::user_error<OutOfMemory>([&] { Model model(spec, cpu); });
     EXPECT_TRUE(contains(message, "too-big")) << message;
-    // One byte apart, both print as 73.00 KiB: the exact counts tell them apart.
-    EXPECT_TRUE(contains(message, "73.00 KiB (74751 bytes)")) << message;  // the cap
-    EXPECT_TRUE(contains(message, "73.00 KiB (74752 bytes)")) << message;  // what it needs
+    // One byte apart, both print as 73.25 KiB: the exact counts tell them apart.
+    EXPECT_TRUE(contains(message, "73.25 KiB (75007 bytes)")) << message;  // the cap
+    EXPECT_TRUE(contains(message, "73.25 KiB (75008 bytes)")) << message;  // what it needs
     EXPECT_FALSE(contains(message, "\n")) << message;
   }
 }

@@ -44,7 +44,8 @@ TEST(Adam, ThreeStepsMatchKerasFormulas) {
     const std::vector<float>& g = kGrads[t - 1];
     const double alpha = adam_alpha(lr, b1, b2, t);
     const std::vector<float> before = w;
-    cpu.adam(w.data(), g.data(), m.data(), v.data(), 4, &settings, t);
+    StepState step{t, 0};
+    cpu.adam(w.data(), g.data(), m.data(), v.data(), 4, &settings, 1, {.step = &step});
     for (int i = 0; i < 4; ++i) {
       rm[i] += (g[i] - rm[i]) * (1 - 0.9);
       rv[i] += (double(g[i]) * g[i] - rv[i]) * (1 - 0.999);
@@ -79,7 +80,8 @@ TEST(Adam, EpsilonDominatesATinyGradient) {
   float w = 1.f, m = 0.f, v = 0.f;
   const float g = 1e-9f, lr = 0.01f;
   const MemberSettings settings = adam_settings(lr, 0.9, 0.999, 1e-7f);
-  cpu.adam(&w, &g, &m, &v, 1, &settings, 1);
+  StepState step{1, 0};
+  cpu.adam(&w, &g, &m, &v, 1, &settings, 1, {.step = &step});
   // m = 1e-10, sqrt(v) = sqrt(1e-3)*1e-9 = 3.16e-11; step = alpha*1e-10/(3.16e-11+1e-7) ~ 3.16e-5
   EXPECT_NEAR(1.f - w, adam_alpha(lr, 0.9, 0.999, 1) * 1e-10 / (std::sqrt(1e-3) * 1e-9 + 1e-7), 2e-7);
   EXPECT_LT(1.f - w, lr / 100);
@@ -93,7 +95,7 @@ void check_sgd(float momentum, const double (&literal)[3][4]) {
   MemberSettings settings;
   settings.learning_rate = lr, settings.momentum = momentum;
   for (int t = 0; t < 3; ++t) {
-    cpu.sgd(w.data(), kGrads[t].data(), velocity.data(), 4, &settings);
+    cpu.sgd(w.data(), kGrads[t].data(), velocity.data(), 4, &settings, 1);
     for (int i = 0; i < 4; ++i) {
       rvel[i] = momentum * rvel[i] - double(lr) * kGrads[t][i];
       rw[i] += rvel[i];
