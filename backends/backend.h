@@ -34,6 +34,11 @@ class Backend {
   virtual void to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void to_host(void* dst, const void* src, size_t bytes) = 0;  // waits for queued work
   virtual void zero(void* dst, size_t bytes) = 0;
+  // The same for `rows` blocks of `width` bytes, `pitch` bytes apart (each member's copy of a value
+  // in a pack: one call for all); to_host_strided packs them `dst_pitch` apart on the host and waits.
+  virtual void to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
+                               size_t rows) = 0;
+  virtual void zero_strided(void* dst, size_t pitch, size_t width, size_t rows) = 0;
   virtual void synchronize() = 0;
 
   // Timestamps of training steps, for the models' overlap and the trace: mark() notes the moment the

@@ -35,6 +35,14 @@ std::string CpuBackend::device() const {
 void CpuBackend::to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+void CpuBackend::to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
+                                 size_t rows) {
+  for (size_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * pitch, width);
+}
+void CpuBackend::zero_strided(void* dst, size_t pitch, size_t width, size_t rows) {
+  for (size_t r = 0; r < rows; ++r) std::memset(static_cast<char*>(dst) + r * pitch, 0, width);
+}
 void CpuBackend::mark() { marks_.push_back(clock_seconds()); }
 std::vector<double> CpuBackend::take_marks() { return std::exchange(marks_, {}); }
 

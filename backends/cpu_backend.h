@@ -17,6 +17,9 @@ class CpuBackend final : public Backend {
   void to_device(void* dst, const void* src, size_t bytes) override;
   void to_host(void* dst, const void* src, size_t bytes) override;
   void zero(void* dst, size_t bytes) override;
+  void to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
+                       size_t rows) override;
+  void zero_strided(void* dst, size_t pitch, size_t width, size_t rows) override;
   void synchronize() override {}
   void mark() override;
   std::string fault() override { return ""; }  // a CPU fault ends the process; nothing is left to report

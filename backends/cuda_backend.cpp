@@ -72,6 +72,14 @@ class CudaBackend final : public Backend {
     stream_.synchronize();
   }
   void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
+  void to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
+                       size_t rows) override {
+    MF_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, pitch, width, rows, cudaMemcpyDeviceToHost, s()));
+    stream_.synchronize();
+  }
+  void zero_strided(void* dst, size_t pitch, size_t width, size_t rows) override {
+    MF_CUDA_CHECK(cudaMemset2DAsync(dst, pitch, 0, width, rows, s()));
+  }
   void synchronize() override { stream_.synchronize(); }
   std::string fault() override {
     cudaSetDevice(device_index_);

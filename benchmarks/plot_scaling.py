@@ -3,8 +3,8 @@
   DIR/throughput.png  samples/s while training (start-up apart) against the number of models,
   DIR/slowdown.png    mean per-model slowdown (train time against the model's serial train time)
                       against the number of models,
-each with one panel per workload and one line per mode (serial, streams, processes, packed), x axis
-in log2.
+each with one panel per workload and one line per mode (serial, streams, processes, packed), and
+per mode a dashed one with graphs where the study ran both ways; x axis in log2.
 
 Needs matplotlib (Debian: apt-get install python3-matplotlib, then run it with /usr/bin/python3);
 draws with the Agg backend, no display needed.
@@ -35,11 +35,15 @@ def plot(rows, column, ylabel, title, path, reference=None):
     for ax, workload in zip(axes[0], workloads):
         mine = [r for r in rows if r["workload"] == workload]
         counts = sorted({int(r["models"]) for r in mine})
+        settings = sorted({r.get("graphs", "") for r in mine})  # "True"/"False" when run both ways
         for mode in MODES:
-            points = sorted((int(r["models"]), number(r[column])) for r in mine
-                            if r["mode"] == mode and number(r[column]) is not None)
-            if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=mode)
+            for graphs in settings:
+                points = sorted((int(r["models"]), number(r[column])) for r in mine
+                                if r["mode"] == mode and r.get("graphs", "") == graphs and number(r[column]) is not None)
+                label = mode + (" + graphs" if graphs == "True" and len(settings) > 1 else "")
+                style = "--" if graphs == "True" and len(settings) > 1 else "-"
+                if points:
+                    ax.plot([p[0] for p in points], [p[1] for p in points], style, marker="o", label=label)
         if reference is not None:
             ax.axhline(reference, color="grey", linewidth=0.8, linestyle="--")
         ax.set_xscale("log", base=2)

@@ -3,8 +3,10 @@
 four ways (serial, one stream per model in one process, one process per model, and packed: models
 of one shape trained together in shared kernels).
 
-For each workload and N it writes a sweep of N models and runs `multifit run SWEEP --mode all`
-once. Workloads:
+For each workload, N and --graphs setting it writes a sweep of N models and runs
+`multifit run SWEEP --mode all --graphs G` once (G from --graphs: on and off on a GPU, to see
+what replaying each training step from a CUDA graph buys; the cpu backend has no graphs).
+Workloads:
   tiny        N copies of the seeds' tiny model, Dense(64, relu) -> Dense(1, sigmoid) on
               synthetic:binary (1024x20), batch 64, 2 epochs (examples/binary-classifier.json),
               with seeds 1..N and learning rates cycling through 1e-3, 3e-3, 1e-2, 3e-2:
@@ -22,18 +24,20 @@ separate `multifit train` commands, one after another; each way's wall clock is 
 the commands.
 
 Writes into DIR:
-  scaling.csv         one row per (workload, N, mode): wall_s, startup_s, samples_per_s,
+  scaling.csv         one row per (workload, N, graphs, mode): wall_s, startup_s, samples_per_s,
                       speedup_vs_serial, overlap, mean/max model slowdown, mean model startup_s,
-                      models_ok, packs (the run's own figures, from its --json document)
+                      models_ok, packs (the run's own figures, from its --json document); graphs
+                      says whether its steps ran as graphs
   overheads.csv       way, wall_s, ratio to the 32 separate processes
-  runs/WORKLOAD-N.json, runs/overhead-MODE.json   every run's result document
+  runs/WORKLOAD-N[-graphs-G].json, runs/overhead-MODE.json   every run's result document
   machine.txt         date, commit, CPU, cores, memory, `multifit info`
 Then benchmarks/plot_scaling.py DIR draws it and benchmarks/summarize_scaling.py DIR tabulates it.
 A run that exits non-zero stops the script and shows its stderr.
 
 usage: benchmarks/scaling.py --out DIR [--backend auto|cpu|cuda|host-exec] [--binary PATH]
                              [--workloads tiny,fmnist-mlp,fmnist-grid] [--tiny-counts 8,32,128]
-                             [--fmnist-counts 1,2,4,8] [--fmnist-epochs 1]
+                             [--fmnist-counts 1,2,4,8] [--fmnist-epochs 1] [--graphs auto|on,off]
+                             [--no-overheads]
 """
 import argparse
 import csv
@@ -49,7 +53,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 MODES = ("serial", "streams", "processes", "packed")
-COLUMNS = ["workload", "models", "mode", "backend", "wall_s", "startup_s", "samples_per_s", "speedup_vs_serial",
+COLUMNS = ["workload", "models", "graphs", "mode", "backend", "wall_s", "startup_s", "samples_per_s", "speedup_vs_serial",
            "overlap", "mean_slowdown", "max_slowdown", "mean_model_startup_s", "models_ok", "packs"]
 TINY_LEARNING_RATES = (1e-3, 3e-3, 1e-2, 3e-2)
 
@@ -120,10 +124,12 @@ def rows_of(workload, n, document):
     rows = []
     for r in document["runs"]:
         models = r["models"]
+        graphs = {m["settings"].get("graphs") for m in models if m.get("settings")}
         slowdowns = [m["slowdown"] for m in models if m.get("slowdown") is not None]
         startups = [m["startup_s"] for m in models if m.get("startup_s") is not None]
         rows.append({
-            "workload": workload, "models": n, "mode": r["mode"], "backend": r["backend"],
+            "workload": workload, "models": n, "graphs": graphs.pop() if len(graphs) == 1 else None,
+            "mode": r["mode"], "backend": r["backend"],
             "wall_s": r["wall_s"], "startup_s": r["startup_s"], "samples_per_s": r["samples_per_s"],
             "speedup_vs_serial": r["speedup_vs_serial"], "overlap": (r.get("overlap") or {}).get("fraction"),
             "mean_slowdown": mean(slowdowns), "max_slowdown": max(slowdowns) if slowdowns else None,
@@ -138,7 +144,8 @@ def fmt(value, spec, suffix=""):
 
 
 def print_row(row):
-    print(f"{row['workload']:>11} {row['models']:>3} {row['mode']:>9} {fmt(row['wall_s'], '9.3f')} "
+    graphs = {True: "on", False: "off"}.get(row["graphs"], "-")
+    print(f"{row['workload']:>11} {row['models']:>3} {graphs:>6} {row['mode']:>9} {fmt(row['wall_s'], '9.3f')} "
           f"{fmt(row['startup_s'], '9.3f')} {fmt(row['samples_per_s'], '12.0f')} "
           f"{fmt(row['speedup_vs_serial'], '7.2f', 'x'):>8} {fmt(row['overlap'], '7.0%'):>7} "
           f"{fmt(row['mean_slowdown'], '8.2f', 'x'):>9} {row['models_ok']:>3}/{row['models']}", flush=True)
@@ -175,20 +182,23 @@ def scaling(args, tmp):
     table = open(os.path.join(args.out, "scaling.csv"), "w", newline="")  # written as it goes: a failure keeps the rows so far
     writer = csv.DictWriter(table, COLUMNS)
     writer.writeheader()
-    print(f"{'workload':>11} {'N':>3} {'mode':>9} {'wall_s':>9} {'startup_s':>9} {'samples/s':>12} "
+    print(f"{'workload':>11} {'N':>3} {'graphs':>6} {'mode':>9} {'wall_s':>9} {'startup_s':>9} {'samples/s':>12} "
           f"{'speedup':>8} {'overlap':>7} {'slowdown':>9} {'ok':>5}")
     for workload in args.workloads:
         counts = {"tiny": args.tiny_counts, "fmnist-mlp": args.fmnist_counts, "fmnist-grid": [8]}[workload]
         for n in counts:
             sweep = os.path.join(tmp, f"{workload}-{n}.json")
             write_json(sweep, workload_sweep(workload, n, args.fmnist_epochs))
-            result = os.path.join(args.out, "runs", f"{workload}-{n}.json")
-            run([args.binary, "run", sweep, "--mode", "all", "--backend", args.backend, "--quiet", "--json", result], result)
-            with open(result) as f:
-                for row in rows_of(workload, n, json.load(f)):
-                    print_row(row)
-                    writer.writerow(row)
-            table.flush()
+            for graphs in args.graphs:
+                suffix = "" if graphs == "auto" else f"-graphs-{graphs}"
+                result = os.path.join(args.out, "runs", f"{workload}-{n}{suffix}.json")
+                run([args.binary, "run", sweep, "--mode", "all", "--backend", args.backend, "--graphs", graphs,
+                     "--quiet", "--json", result], result)
+                with open(result) as f:
+                    for row in rows_of(workload, n, json.load(f)):
+                        print_row(row)
+                        writer.writerow(row)
+                table.flush()
     table.close()
 
 
@@ -250,10 +260,16 @@ def main():
     parser.add_argument("--workloads", default="tiny,fmnist-mlp,fmnist-grid",
                         help="tiny, fmnist-mlp, fmnist-grid, comma-separated")
     parser.add_argument("--fmnist-epochs", type=int, default=1, help="epochs of the fmnist-mlp and fmnist-grid models")
+    parser.add_argument("--no-overheads", action="store_true", help="leave out the 32-tiny-models overhead runs")
+    parser.add_argument("--graphs", default="auto", help="--graphs settings to run each sweep with, comma-separated: "
+                                                          "auto, or on,off (a GPU, or host-exec's emulation)")
     args = parser.parse_args()
     args.tiny_counts = [int(c) for c in args.tiny_counts.split(",")]
     args.fmnist_counts = [int(c) for c in args.fmnist_counts.split(",")]
     args.workloads = [w for w in args.workloads.split(",") if w]
+    args.graphs = [g for g in args.graphs.split(",") if g]
+    if not args.graphs or set(args.graphs) - {"auto", "on", "off"}:
+        sys.exit(f"scaling.py: --graphs takes auto, on and off, comma-separated (got {','.join(args.graphs)!r})")
     args.binary = os.path.abspath(args.binary)
     for w in args.workloads:
         workload_sweep(w, 1, args.fmnist_epochs)  # an unknown name stops here, before anything runs
@@ -261,7 +277,8 @@ def main():
     describe_machine(args.binary, args.out)
     with tempfile.TemporaryDirectory(prefix="multifit-scaling-") as tmp:
         scaling(args, tmp)
-        overheads(args, tmp)
+        if not args.no_overheads:
+            overheads(args, tmp)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,19 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t str
   return cudaSuccess;
 }
 
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+                              size_t rows, cudaMemcpyKind, cudaStream_t stream) {
+  if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
+  for (size_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+  return cudaSuccess;
+}
+cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t rows, cudaStream_t stream) {
+  if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
+  for (size_t r = 0; r < rows; ++r) std::memset(static_cast<char*>(dst) + r * pitch, value, width);
+  return cudaSuccess;
+}
+
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
   *stream = new HostStream;
   return cudaSuccess;

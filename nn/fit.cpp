@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <span>
 
 #include "nn/epoch_iterator.h"
 #include "runtime/clock.h"
@@ -14,9 +15,9 @@ namespace {
 
 std::string metric(const char* name, double value) { return std::string(" - ") + name + ": " + format_metric(value); }
 
-// Member z's first parameter that is not finite, as "layer 2 kernel[17] = nan", or "".
-std::string non_finite_parameter(Model& model, int z) {
-  const std::vector<float> params = model.get_params(z);
+// The first of a member's parameters `params` (in layer order) that is not finite, as
+// "layer 2 kernel[17] = nan", or "".
+std::string non_finite_parameter(const Model& model, std::span<const float> params) {
   const auto bad = std::find_if(params.begin(), params.end(), [](float v) { return !std::isfinite(v); });
   if (bad == params.end()) return "";
   int64_t index = bad - params.begin();
@@ -35,12 +36,13 @@ std::string non_finite_parameter(Model& model, int z) {
   return "a parameter is " + format_metric(*bad);
 }
 
-// What is not finite of member z after an epoch (its losses, then the parameters the last update
-// left), or "". Accuracies count correct rows (a NaN output is a wrong one), so they are always finite.
-std::string non_finite(Model& model, int z, const EpochMetrics& e, bool validated) {
+// What is not finite of a member after an epoch (its losses, then `params`, the parameters the last
+// update left), or "". Accuracies count correct rows (a NaN output is a wrong one), so they are
+// always finite.
+std::string non_finite(const Model& model, std::span<const float> params, const EpochMetrics& e, bool validated) {
   if (!std::isfinite(e.loss)) return "the training loss is " + format_metric(e.loss);
   if (validated && !std::isfinite(e.val_loss)) return "val_loss is " + format_metric(e.val_loss);
-  const std::string param = non_finite_parameter(model, z);
+  const std::string param = non_finite_parameter(model, params);
   return param.empty() ? "" : "after the update, " + param;
 }
 
@@ -139,10 +141,8 @@ std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int6
     model.evaluate_batch(data.x() + r * data.features(), data.y() + r * data.target_cols(), m);
   }
   std::vector<Evaluation> evaluations;
-  for (int z = 0; z < model.members(); ++z) {
-    const auto [loss, correct] = model.read_totals(z);
+  for (const auto& [loss, correct] : model.read_totals())
     evaluations.push_back({loss / double(rows), has_accuracy(spec) ? correct / double(rows) : NAN});
-  }
   return evaluations;
 }
 
@@ -220,8 +220,7 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
       samples += rows;
       if (options.timeline) backend.mark();
     }
-    std::vector<std::pair<double, double>> totals;
-    for (int z = 0; z < members; ++z) totals.push_back(model.read_totals(z));
+    const std::vector<std::pair<double, double>> totals = model.read_totals();
     if (options.timeline) {
       const std::vector<double> marks = backend.take_marks();  // (begin, end) per step
       for (size_t i = 0; i + 1 < marks.size(); i += 2) step_spans.push_back({marks[i], marks[i + 1]});
@@ -231,6 +230,8 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
     std::vector<Evaluation> validation(static_cast<size_t>(members));
     if (val > 0) validation = evaluate_pack(model, data, train, val);
     const double seconds = seconds_since(epoch_start);
+    const std::vector<float> params = model.get_all_params();  // every member's, in one copy
+    const int64_t count = model.param_count();
     for (int z = 0; z < members; ++z) {
       if (!training[size_t(z)]) continue;
       FitResult& result = results[size_t(z)];
@@ -244,7 +245,7 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
       result.epochs.push_back(e);
       result.samples = samples;
       print_epoch(options, z, model.spec(z), epoch + 1, steps, e);
-      const std::string bad = non_finite(model, z, e, val > 0);
+      const std::string bad = non_finite(model, std::span(params).subspan(size_t(z * count), size_t(count)), e, val > 0);
       if (!bad.empty()) {
         result.status = FitStatus::diverged;
         result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;

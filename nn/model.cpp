@@ -251,7 +251,7 @@ void Model::optimizer_step(int m) {
 }
 
 void Model::start_epoch() {
-  for (int z = 0; z < members(); ++z) backend_.zero(&member(step_, z, stride_)->first_row, sizeof(int64_t));
+  backend_.zero_strided(&step_->first_row, size_t(stride_), sizeof(int64_t), specs_.size());
 }
 
 void Model::check_batch(int m) const {
@@ -287,14 +287,13 @@ void Model::evaluate_batch(const float* X, const float* T, int m) {
   loss_and_accumulate(T, m, nullptr, data);
 }
 
-void Model::reset_totals() {
-  for (int z = 0; z < members(); ++z) backend_.zero(member(totals_, z, stride_), 2 * sizeof(double));
-}
+void Model::reset_totals() { backend_.zero_strided(totals_, size_t(stride_), 2 * sizeof(double), specs_.size()); }
 
-std::pair<double, double> Model::read_totals(int z) {
-  double host[2];
-  backend_.to_host(host, member(totals_, z, stride_), sizeof host);
-  return {host[0], host[1]};
+std::vector<std::pair<double, double>> Model::read_totals() {
+  std::vector<std::pair<double, double>> totals(specs_.size());
+  static_assert(sizeof totals[0] == 2 * sizeof(double));
+  backend_.to_host_strided(totals.data(), sizeof totals[0], totals_, size_t(stride_), sizeof totals[0], totals.size());
+  return totals;
 }
 
 std::vector<float> Model::download(const float* flat, int z) {
@@ -304,6 +303,13 @@ std::vector<float> Model::download(const float* flat, int z) {
 }
 
 std::vector<float> Model::get_params(int z) { return download(params_, z); }
+
+std::vector<float> Model::get_all_params() {
+  const size_t bytes = size_t(param_count()) * sizeof(float);
+  std::vector<float> host(specs_.size() * size_t(param_count()));
+  backend_.to_host_strided(host.data(), bytes, params_, size_t(stride_), bytes, specs_.size());
+  return host;
+}
 std::vector<float> Model::get_gradients(int z) { return download(grads_, z); }
 
 void Model::set_params(const std::vector<float>& params, int z) {

@@ -89,14 +89,17 @@ class Model {
   void start_epoch();
   // Forward and loss only, every member on the same rows X(m, input), T(m, target_cols) of the data set.
   void evaluate_batch(const float* X, const float* T, int m);
-  // The sums of row losses and row accuracies since reset_totals(); reading waits on this model only.
+  // Each member's sums of row losses and row accuracies since reset_totals(), in one copy; reading
+  // waits on this model only.
   void reset_totals();
-  std::pair<double, double> read_totals(int member = 0);
+  std::vector<std::pair<double, double>> read_totals();
 
   // A member's parameters in layer order (W0, b0, W1, b1, ...), on the host.
   std::vector<float> get_params(int member = 0);
   void set_params(const std::vector<float>& params, int member = 0);
   std::vector<float> get_gradients(int member = 0);
+  // Every member's parameters, member after member (members() * param_count() floats), in one copy.
+  std::vector<float> get_all_params();
 
  private:
   // Calls add(name, bytes, slot) for every buffer of the arena, in order; slot is where `self` keeps

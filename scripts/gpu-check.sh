@@ -16,7 +16,8 @@
 #      kernels, cuBLAS products and cuDNN activations, and one run with
 #      MULTIFIT_SYNC_LAUNCHES=1;
 #   7. runs the contention study: the Fashion-MNIST grid and the 32 tiny models
-#      in every mode, and the scaling study (benchmarks/scaling.py);
+#      in every mode (packed included), and the scaling study (benchmarks/scaling.py:
+#      8, 32 and 128 tiny models, the MLP, the grid; with and without CUDA graphs);
 #   8. where Python has PyTorch, W1 side by side with it (benchmarks/peers/harness.py;
 #      Keras is left out, and said so, where it is not installed).
 # Without a GPU (a dry run) steps 4-8 are reported as skipped, not failed.
@@ -163,7 +164,8 @@ else
       --csv "$logs/$name.csv" --trace "$logs/$name.trace.json"
   done
   if command -v python3 >/dev/null; then
-    step scaling 150 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$bin/multifit"
+    step scaling 240 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$bin/multifit" \
+      --graphs on,off --fmnist-counts 1,4
     if python3 -c 'import torch' 2>/dev/null; then
       step peers_w1 90 python3 benchmarks/peers/harness.py --out "$logs/peers" --python "$(command -v python3)" \
         --multifit "$bin/multifit" --device cuda --reps 2 --only w1

@@ -92,7 +92,7 @@ void replay_epoch(bool shuffle) {
     ++steps;
   }
   EXPECT_EQ(steps, 3);
-  const auto [loss_sum, correct_sum] = manual.read_totals();
+  const auto [loss_sum, correct_sum] = manual.read_totals().front();
   EXPECT_DOUBLE_EQ(result.epochs[0].loss, loss_sum / 70);
   EXPECT_DOUBLE_EQ(result.epochs[0].accuracy, correct_sum / 70);
   EXPECT_EQ(fitted.get_params(), manual.get_params());  // bitwise: same steps, same order

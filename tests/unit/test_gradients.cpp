@@ -151,7 +151,7 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
     model.set_params(p);
     model.reset_totals();
     model.evaluate_batch(pb.X.data(), pb.T.data(), kRows);
-    return model.read_totals().first / kRows;
+    return model.read_totals().front().first / kRows;
   };
   EXPECT_NEAR(model_loss(params), base.loss, 1e-5 * std::max(1.0, base.loss)) << "forward loss vs reference";
 
