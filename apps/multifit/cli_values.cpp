@@ -44,7 +44,7 @@ CLI::Validator seed_number() {
 }
 
 void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides) {
-  cmd.add_option("--epochs", overrides.epochs, "Override fit.epochs (0 builds, evaluates and saves)")
+  cmd.add_option("--epochs", overrides.epochs, "Override fit.epochs (0: no training, the initial weights evaluated)")
       ->check(whole_number(0, INT_MAX));
   cmd.add_option("--batch-size", overrides.batch_size, "Override fit.batch_size")->check(whole_number(1, INT_MAX));
 }

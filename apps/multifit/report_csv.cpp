@@ -39,12 +39,14 @@ void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
                                        "slowdown",      "test_loss", "test_accuracy", "params",
                                        "pack",          "pack_members"};
   static const char* const kMemory[] = {"cap_bytes", "reserved_bytes", "peak_bytes"};
+  static const char* const kSettings[] = {"graphs"};
   std::vector<json> header;
   for (const char* c : kRun) header.push_back(std::string("run_") + c);
   header.insert(header.end(), {"overlap", "models"});
   header.insert(header.end(), std::begin(kModel), std::end(kModel));
   header.push_back("epochs");
   header.insert(header.end(), std::begin(kMemory), std::end(kMemory));
+  header.insert(header.end(), std::begin(kSettings), std::end(kSettings));
   std::string body = csv_line(header);
   for (const RunReport& run : runs) {
     const json r = to_json(run);
@@ -57,6 +59,7 @@ void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
       for (const char* c : kModel) row.push_back(m[c]);
       row.push_back(m["epochs"].size());
       for (const char* c : kMemory) row.push_back(m["memory"][c]);
+      for (const char* c : kSettings) row.push_back(m["settings"].is_object() ? m["settings"].value(c, json()) : json());
       body += csv_line(row);
     }
   }

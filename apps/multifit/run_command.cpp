@@ -26,7 +26,7 @@ struct RunArgs {
   std::string mode = "serial", json, csv, trace, memory_limit, memory_mode;
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
-  bool calibration_steps_given = false;
+  bool calibration_steps_given = false, pack_size_given = false;
 };
 
 // One track per model and mode, in the process that ran it, on the clock every process shares.
@@ -106,6 +106,14 @@ int run_study(RunArgs& args) {
   Sweep sweep;
   try {
     sweep = load_sweep(options.sweep);
+    const bool automatic = options.backend.name == "auto";
+    options.backend = resolve_auto(options.backend, std::cerr);
+    try {
+      if (options.backend.name == "cpu") check_cpu_options(options.backend);  // before any work: every model would fail
+    } catch (const UserError& e) {
+      if (!automatic) throw;
+      throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
+    }
   } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
     RunReport unread;
     unread.mode = args.mode;
@@ -114,8 +122,6 @@ int run_study(RunArgs& args) {
     throw;
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
-  options.backend = resolve_auto(options.backend, std::cerr);
-  if (options.backend.name == "cpu") check_cpu_options(options.backend);  // before any work: every model would fail
   if (!options.devices.empty() && options.backend.name != "cuda")
     std::fprintf(stderr, "multifit: note: --devices is recorded but has no effect on the %s backend\n",
                  options.backend.name.c_str());
@@ -129,6 +135,8 @@ int run_study(RunArgs& args) {
   if (args.mode == "auto") chosen = choose_mode(every_mode, jobs, options, stop, args);
   else if (args.calibration_steps_given)
     std::fprintf(stderr, "multifit: note: --calibration-steps has no effect without --mode auto\n");
+  if (args.pack_size_given && args.mode != "packed" && args.mode != "all" && args.mode != "auto")
+    std::fprintf(stderr, "multifit: note: --pack-size has no effect without --mode packed (or all, auto)\n");
   std::vector<std::string> modes = {args.mode == "auto" ? chosen["mode"].get<std::string>() : args.mode};
   if (args.mode == "all") modes = every_mode;
   const bool solo_first = args.solo && modes.front() != "serial";
@@ -169,7 +177,8 @@ Command add_run_command(CLI::App& app) {
       ->required();
   cmd->add_option("--mode", args->mode, "serial: one model after another; streams: one thread and stream per "
                                         "model; processes: one process per model; packed: models of one shape "
-                                        "trained together in shared kernels; all: the four in turn; auto: the "
+                                        "and fit (layers, loss, optimizer kind, batch size, epochs, data, memory "
+                                        "mode) trained together in shared kernels; all: the four in turn; auto: the "
                                         "fastest in a short calibration on the sweep's own models")
       ->check(CLI::IsMember({"serial", "streams", "processes", "packed", "all", "auto"}))
       ->capture_default_str();
@@ -195,9 +204,11 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--json", args->json, "Write the result document here");
   cmd->add_option("--csv", args->csv, "Write one row per model (and mode) here");
   cmd->add_option("--trace", args->trace, "Write a Chrome/Perfetto trace here: one track per model");
-  cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines");
-  return [args, calibration = cmd->get_option("--calibration-steps")] {
+  cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
+                                    "releases, auto's calibrations); the tables and errors stay");
+  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size")] {
     args->calibration_steps_given = calibration->count() > 0;
+    args->pack_size_given = pack_size->count() > 0;
     return run_study(*args);
   };
 }

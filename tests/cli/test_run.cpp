@@ -140,7 +140,8 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
     const Result packed = multifit(run + quoted(path("packed.json")) + " --mode packed --pack-size " +
                                    (cpu ? "0 --graphs off" : "4 --graphs on"));
     ASSERT_EQ(packed.rc, 0) << packed.err;
-    EXPECT_TRUE(contains(packed.err, cpu ? "32 models in 1 pack (32)" : "6 models in 2 packs (4, 2)")) << packed.err;
+    EXPECT_TRUE(contains(packed.err, cpu ? "32 models planned in 1 pack (32)" : "6 models planned in 2 packs (4, 2)"))
+        << packed.err;
     const json alone = result("serial.json"), together = result("packed.json");
     ASSERT_EQ(together["mode"], "packed");
     ASSERT_EQ(together["models"].size(), models);
@@ -348,6 +349,10 @@ TEST_F(Run, BadInputIsOneLineAndExitCode2) {
     EXPECT_TRUE(r.err.starts_with("multifit: error: ")) << r.err;
   }
   EXPECT_EQ(json::parse(read_file(path("own.json")))["models"].size(), 1u);  // the sweep was not overwritten
+  // So does an option the backend cannot honour.
+  const Result graphs = multifit("run " + pair + " --backend cpu --graphs on --json " + quoted(path("g.json")));
+  EXPECT_EQ(graphs.rc, 2);
+  EXPECT_TRUE(contains(result("g.json")["error"], "--graphs on")) << result("g.json");
   // A sweep that cannot be read still leaves the document asked for, saying why.
   const Result r = multifit("run " + quoted(path("missing.json")) + " --json " + quoted(path("r.json")));
   EXPECT_EQ(r.rc, 2);

@@ -37,8 +37,9 @@ class ThreadGroupsMode final : public Mode {
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(group.size());
     }
     if (packs_)
-      progress.note("multifit: " + std::string(name_) + ": " + std::to_string(jobs.size()) + " models in " +
-                    std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + sizes + ")");
+      progress.note("multifit: " + std::string(name_) + ": " + std::to_string(jobs.size()) + " models planned in " +
+                    std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + sizes +
+                    "); a model that fails to build leaves its pack");
     StartBarrier barrier(int(groups.size()));
     std::vector<std::thread> threads;
     for (size_t g = 0; g < groups.size(); ++g) {
