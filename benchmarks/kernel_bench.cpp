@@ -204,21 +204,34 @@ ModelSpec fashion_model(int batch) {
   return spec;
 }
 
+// One training step of a model, or of a pack of `members` copies of it (each its own seed) that all
+// read the same batch, launched call by call or, with `graph`, replayed from a CUDA graph.
 void register_steps(const Subject& s) {
-  auto add = [&](const std::string& name, ModelSpec spec) {
-    benchmark::RegisterBenchmark((s.name + "/train_step/" + name).c_str(), [=](benchmark::State& state) {
+  auto add = [&](const std::string& name, ModelSpec spec, int members, bool graph) {
+    if (graph && !s.backend->has_graphs()) return;
+    const std::string kind = std::string(graph ? "train_step_graph/" : "train_step/") + name +
+                             (members > 1 ? "/pack:" + std::to_string(members) : "");
+    benchmark::RegisterBenchmark((s.name + "/" + kind).c_str(), [=](benchmark::State& state) {
       Scratch scratch(*s.backend);
       const int B = spec.fit.batch_size;
       float* X = scratch.floats(size_t(B) * spec.input, 0.f, 1.f);
       float* T = scratch.zeros<float>(size_t(B));  // class 0 / label 0
-      Model model(spec, *s.backend);
-      time_calls(state, *s.backend, [&] { model.train_batch(X, T, B); });
-      state.counters["samples/s"] =
-          benchmark::Counter(double(B) * double(state.iterations()), benchmark::Counter::kIsRate);
+      std::vector<ModelSpec> specs(size_t(members), spec);
+      for (int z = 0; z < members; ++z) specs[size_t(z)].seed = uint64_t(z);
+      Model model(specs, *s.backend);
+      const auto step = [&] { model.train_batch(X, T, B); };
+      std::unique_ptr<Backend::StepGraph> captured = graph ? s.backend->capture(step) : nullptr;
+      time_calls(state, *s.backend, [&] { captured ? captured->launch() : step(); });
+      state.counters["samples/s"] = benchmark::Counter(double(B) * members * double(state.iterations()),
+                                                       benchmark::Counter::kIsRate);
     })->UseManualTime();
   };
-  add("seed_64-1/batch:64", seed_model());
-  for (int batch : {32, 128, 1024}) add("fashion_784-256-128-10/batch:" + std::to_string(batch), fashion_model(batch));
+  for (bool graph : {false, true}) {
+    add("seed_64-1/batch:64", seed_model(), 1, graph);
+    for (int members : {8, 128}) add("seed_64-1/batch:64", seed_model(), members, graph);
+    for (int batch : {32, 128, 1024})
+      add("fashion_784-256-128-10/batch:" + std::to_string(batch), fashion_model(batch), 1, graph);
+  }
 }
 
 std::vector<Subject> subjects() {
