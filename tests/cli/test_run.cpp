@@ -315,11 +315,11 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
   json models = {{"models", {kSlowModel, kSlowModel, kSlowModel}}};
   models["models"][1]["name"] = "slow-2";
   models["models"][2]["name"] = "slow-3";
-  for (const std::string mode : {"streams", "processes"}) {
+  for (const std::string mode : {"streams", "processes", "packed"}) {  // packed: the first two in one pack
     SCOPED_TRACE(mode);
     const Result r = in_background("run " + sweep(models) + " --backend cpu --quiet --concurrency 2 --mode " + mode +
                                        " --json " + quoted(path("r.json")),
-                                   "sleep 1.5; kill -INT $p");
+                                   "sleep 2.5; kill -INT $p");
     EXPECT_EQ(r.rc, 130) << r.err;
     const json doc = result("r.json");
     ASSERT_EQ(doc["models"].size(), 3u);
