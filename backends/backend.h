@@ -95,7 +95,7 @@ class Backend {
   virtual void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
                     float* row_correct, int m, int n, const Pack& pack = {}) = 0;
   // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic); with
-  // pack.step, counts the training step (StepState::t).
+  // pack.step and pack.counts_step, counts the training step (StepState::t).
   virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
                           const Pack& pack = {}) = 0;
   // loss(), then accumulate(): what a training step does; a backend may fold the two together. With

@@ -72,12 +72,24 @@ class CudaBackend final : public Backend {
     stream_.synchronize();
   }
   void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
+  // One 2D copy (or memset) where its pitch is one CUDA takes (under 2 GiB), else one per row.
   void to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
                        size_t rows) override {
-    MF_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, pitch, width, rows, cudaMemcpyDeviceToHost, s()));
+    if (rows == 1) return to_host(dst, src, width);  // through the pinned buffer when small
+    if (pitch < kMaxPitch) {
+      MF_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, pitch, width, rows, cudaMemcpyDeviceToHost, s()));
+    } else {
+      for (size_t r = 0; r < rows; ++r)
+        MF_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * pitch,
+                                      width, cudaMemcpyDeviceToHost, s()));
+    }
     stream_.synchronize();
   }
   void zero_strided(void* dst, size_t pitch, size_t width, size_t rows) override {
+    if (rows == 1 || pitch >= kMaxPitch) {
+      for (size_t r = 0; r < rows; ++r) zero(static_cast<char*>(dst) + r * pitch, width);
+      return;
+    }
     MF_CUDA_CHECK(cudaMemset2DAsync(dst, pitch, 0, width, rows, s()));
   }
   void synchronize() override { stream_.synchronize(); }
@@ -98,9 +110,10 @@ class CudaBackend final : public Backend {
     return times;
   }
 
-  // MULTIFIT_SYNC_LAUNCHES waits after every launch, which a capturing stream refuses: it runs steps
-  // as they are.
-  bool has_graphs() const override { return !sync_launches(); }
+  // Our kernels only: MULTIFIT_SYNC_LAUNCHES waits after every launch, which a capturing stream
+  // refuses, and the reference libraries may set themselves up at their first call, which a capture
+  // must not hold. Steps then run as they are.
+  bool has_graphs() const override { return !sync_launches() && fuses_gather(); }
   std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override {
     struct CapturedStep final : StepGraph {
       CapturedStep(const Stream& stream, const std::function<void()>& step) : stream(stream), graph(stream, step) {}
@@ -173,6 +186,7 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  static constexpr size_t kMaxPitch = size_t(1) << 31;  // cudaDevAttrMaxPitch on current GPUs: 2 GiB - 1
   cudaStream_t s() const { return stream_.get(); }
   // The origin of the marks: an event on the idle stream, waited for, is "now" on both clocks.
   void anchor_marks() {

@@ -8,7 +8,8 @@
 // the arguments it was given; launching the instantiated graph runs them again, in
 // order. So a step replayed from its graph computes what it computes only if every
 // launch's arguments are the same every step, as on a GPU. Copies, memsets and
-// synchronizations of a capturing stream are refused, as CUDA refuses most of them.
+// synchronizations of a capturing stream are refused: stricter than CUDA, which
+// records copies and memsets as nodes, but a training step makes none.
 #include <cstddef>
 #include <functional>
 #include <vector>

@@ -72,7 +72,7 @@ void crossentropy_from_probabilities(const float* probabilities, const float* ta
                                      cudaStream_t stream);
 
 // reduce.cu: totals[0] += Σ row_loss, totals[1] += Σ row_correct; one block per member, a fixed tree:
-// deterministic. With pack.step, counts the training step.
+// deterministic. With pack.step and pack.counts_step, counts the training step.
 void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& pack,
                 cudaStream_t stream);
 

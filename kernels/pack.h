@@ -27,9 +27,9 @@ struct Pack {
                             // targets, gather's destination): the members' own batches, or 0 for the
                             // data set, one copy that every member reads
   int64_t rows_stride = 0;  // of the batch's row indices (each member's own epoch order)
-  // A training step's state, member z's at `stride`: row indices are read from its first_row on, the
-  // metrics accumulation counts the step and the optimizer moves first_row on. Null outside a
-  // training step (evaluation, a plain product): row indices start at 0 and nothing advances.
+  // The members' step state, member z's at `stride`: row indices are read from its first_row on, the
+  // metrics accumulation counts the step (with counts_step) and the optimizer moves first_row on.
+  // Null where there is none (evaluation, a plain product): row indices start at 0, nothing advances.
   StepState* step = nullptr;
   bool counts_step = false;  // the metrics accumulation counts the step: train_batch's, not a bare
                              // gradient computation's

@@ -2,8 +2,8 @@
 // A Sequential stack of Dense layers on one backend, or a pack of them: K members of the same shape
 // (pack_key) trained in the same launches, each with its own weights, seed, data order and optimizer
 // settings. All of its memory comes from one allocation in its own capped pool, carved into
-// parameters, gradients, optimizer state and the buffers of one batch (llm.c style); nothing is
-// allocated after construction. A pack's allocation is K copies of one member's plan side by side,
+// parameters, gradients, optimizer state and the buffers of one batch (llm.c style); the only other
+// allocation is fit's batches (nn/epoch_iterator.h), from the same pool, before the first step. A pack's allocation is K copies of one member's plan side by side,
 // member z's at z * the plan's bytes: every member's share is exactly its plan, and every kernel
 // finds a member's buffers from member 0's (kernels/pack.h).
 #include <memory>

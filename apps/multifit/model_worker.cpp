@@ -7,7 +7,6 @@
 #include <new>
 
 #include "apps/multifit/output_path.h"
-#include "apps/multifit/pack_worker.h"
 #include "nn/weights.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
@@ -49,8 +48,6 @@ ModelWorker::ModelWorker(const Job& job, const RunOptions& options)
   report_.memory.cap_bytes = spec.memory.limit_bytes;
   report_.has_accuracy = has_accuracy(spec);
 }
-
-ModelWorker::~ModelWorker() = default;
 
 void ModelWorker::attempt(const std::function<void()>& stage) {
   if (report_.status != ModelStatus::ok) return;
@@ -113,23 +110,6 @@ void ModelWorker::prepare(Backend& backend, DataSets& data) {
     report_.train_rows = train_rows;
   });
   end_startup();
-}
-
-void ModelWorker::build(Backend& backend, DataSets& data) {
-  prepare(backend, data);
-  attempt([&] {
-    model_ = std::make_unique<Model>(*job_.spec, backend);
-    if (!job_.load.empty()) load_weights(*model_, job_.load);
-    backend.synchronize();
-  });
-  end_startup();
-}
-
-void ModelWorker::train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress) {
-  if (!model_) return;
-  ModelWorker* self = this;
-  train_pack(*model_, {&self, 1}, options_, stop,
-             progress ? [&](int, const std::string& line) { progress(line); } : MemberProgress());
 }
 
 void ModelWorker::end_startup() { report_.startup_s = seconds_since(startup_); }

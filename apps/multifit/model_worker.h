@@ -1,10 +1,10 @@
 #pragma once
-// One model's life in a run, the same in every mode: build (start-up: its data, its plan checked
-// against its cap, its pool and weights), wait for the start signal, train (fit, evaluate, save),
-// report. Every failure is caught into the report (status oom, failed or diverged, with the message)
-// so that the other models go on and the result document is still written. In packed mode a model
-// is a member of a pack (apps/multifit/pack_worker.h): it prepares alone, and the pack's model and
-// training are shared.
+// One model's life in a run, the same in every mode: prepare (start-up: its data, its plan checked
+// against its cap), then, as a member of a pack (apps/multifit/pack_worker.h: a pack of one outside
+// packed mode), get its pool and weights, wait for the start signal, train, and finish (its fit,
+// evaluation, memory share, saved weights) and report. Every failure is caught into the report
+// (status oom, failed or diverged, with the message) so that the other models go on and the result
+// document is still written.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -22,7 +22,6 @@ class ModelWorker {
  public:
   // The model's start-up is timed from here.
   ModelWorker(const Job& job, const RunOptions& options);
-  ~ModelWorker();  // releases the model's pool
 
   // Runs one stage of the model's work (the mode's too: making its backend), catching what it
   // throws into the report's status and the exit code; a stage after a failure does not run. The
@@ -31,24 +30,19 @@ class ModelWorker {
   // The rest of start-up short of the model: data from `data` (read and uploaded once per process),
   // checked against the spec, and the plan checked against the cap before any pool takes anything.
   void prepare(Backend& backend, DataSets& data);
-  // prepare(), then the model on `backend`, its weights loaded when the job says so.
-  void build(Backend& backend, DataSets& data);
-  // Fits and evaluates (a model that failed to build does nothing), handing each epoch's line to
-  // `progress` (none when empty); stops early when *stop turns true.
-  void train(const std::atomic<bool>* stop, const std::function<void(const std::string&)>& progress);
   // What training left for this model, member `member` of `model`: its fit, its test evaluation
   // (when one ran), its memory share and its saved weights.
   // `interrupted`: the fit stopped for Ctrl-C (not for a calibration's step limit).
   void finish(const FitResult& fit, bool interrupted, const std::optional<Evaluation>& test, Model& model,
               int member);
-  // Ends the timing of start-up (prepare and build do; a pack's members when their model is built).
+  // Ends the timing of start-up (prepare does, and the pack when its model is built).
   void end_startup();
 
   // Marks the model failed for a reason outside it (the run was interrupted before it trained, its
   // process's CUDA context was poisoned), keeping any error it had; `code` as exit_code().
   void fail(const std::string& why, int code);
-  // Takes on the failure of `lead`, whose stage (the pack's model, the pack's training) was this
-  // model's too.
+  // Takes on the failure of `lead` (when this model is still ok), whose stage (the pack's backend,
+  // model or training) was this model's too.
   void share_failure(const ModelWorker& lead);
 
   bool ok() const { return report_.status == ModelStatus::ok; }
@@ -63,7 +57,6 @@ class ModelWorker {
   const Job& job_;
   const RunOptions& options_;
   const ResidentData* data_ = nullptr;
-  std::unique_ptr<Model> model_;
   ModelReport report_;
   int code_ = 0;
   Clock::time_point startup_;

@@ -1,8 +1,9 @@
 #pragma once
-// A pack's life in packed mode: its members prepare one by one, so that a member with a bad spec,
-// data or cap fails alone; the prepared ones form one Model (nn/model.h) on one backend, wait at the
-// start barrier, and train in one fit_pack; each member then finishes with its own results. A
-// failure of the shared stages (the pack's model, its training) is every member's.
+// A pack's life: its members prepare one by one, so that a member with a bad spec, data, cap or
+// weights file fails alone; the prepared ones form one Model (nn/model.h) on one backend, wait at
+// the start barrier, and train in one fit_pack; each member then finishes with its own results. A
+// failure of the shared stages (the pack's model, its training) is every member's. Outside packed
+// mode every model is a pack of one.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -19,7 +20,7 @@ namespace mf {
 using MemberProgress = std::function<void(int member, const std::string& line)>;
 
 // Trains `model`, whose members are `members` in order (each prepared): fit_pack, the test
-// evaluation where a member is still ok, then each member's finish. A model alone is the pack of one.
+// evaluation where a member is still ok, then each member's finish.
 void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOptions& options,
                 const std::atomic<bool>* stop, const MemberProgress& progress);
 
@@ -29,7 +30,7 @@ class PackWorker {
   PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack);
   ~PackWorker();  // releases the pack's pool
 
-  // Each member's prepare(), then the model of those prepared.
+  // Each member's prepare(), then the model of those prepared and their weights files.
   void build(Backend& backend, DataSets& data);
   // Trains the pack (nothing when no member was prepared); epoch lines go to `progress` by the
   // member's job index.

@@ -11,6 +11,7 @@
 #include "apps/multifit/commands.h"
 #include "apps/multifit/data_sets.h"
 #include "apps/multifit/model_worker.h"
+#include "apps/multifit/pack_worker.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 #include "runtime/process_memory.h"
@@ -51,11 +52,12 @@ int run_worker() {
     backend = make_backend(options.backend, std::cerr);
     data = std::make_unique<DataSets>(*backend);
   });
-  if (backend) worker.build(*backend, *data);
+  PackWorker model({&worker}, options, std::nullopt);  // a pack of one
+  if (backend) model.build(*backend, *data);
   say(parent, "ready");  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == "go";
   if (!go) worker.fail(kNotStarted, 130);
-  worker.train(&stop, [&](const std::string& epoch) { say(parent, "epoch " + epoch); });
+  model.train(&stop, [&](size_t, const std::string& epoch) { say(parent, "epoch " + epoch); });
   if (backend) worker.attempt([&] { backend->synchronize(); });
   worker.report().process_peak_rss_bytes = peak_resident_bytes();
   say(parent, to_wire(worker.report()).dump());

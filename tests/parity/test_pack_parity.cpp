@@ -13,7 +13,9 @@ namespace mf::test {
 namespace {
 
 constexpr int kMembers = 3;
-constexpr int64_t kStride = 64 * 1024;  // bytes between members' copies: more than any buffer here
+constexpr int64_t kStride = 64 * 1024;  // bytes between members' copies of the model's buffers
+constexpr int64_t kBatchStride = 96 * 1024;  // of their batches and orders: another stride, so a kernel
+                                             // that took one for the other fails
 constexpr int kDataRows = 400, kInputs = 7, kUnits = 5, kClasses = 4;
 
 // Buffers on a backend, each with kMembers copies kStride bytes apart, filled from a seed per member.
@@ -23,20 +25,20 @@ class PackBuffers {
   ~PackBuffers() {
     for (auto& [p, bytes] : blocks_) backend_.upstream().deallocate(p, bytes);
   }
-  // n floats per member in [lo, hi).
-  float* floats(size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f) {
-    auto* p = static_cast<float*>(take(kStride * kMembers));
-    for (int z = 0; z < kMembers; ++z) upload(member(p, z, kStride), random_vector(n, seed + 100 * z, lo, hi));
+  // n floats per member in [lo, hi), `stride` bytes apart.
+  float* floats(size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f, int64_t stride = kStride) {
+    auto* p = static_cast<float*>(take(stride * kMembers));
+    for (int z = 0; z < kMembers; ++z) upload(member(p, z, stride), random_vector(n, seed + 100 * z, lo, hi));
     return p;
   }
-  // n ints per member in [0, bound).
+  // n ints per member in [0, bound), kBatchStride bytes apart (the members' orders).
   int* ints(size_t n, uint64_t seed, int bound) {
-    auto* p = static_cast<int*>(take(kStride * kMembers));
+    auto* p = static_cast<int*>(take(kBatchStride * kMembers));
     for (int z = 0; z < kMembers; ++z) {
       std::vector<int> host(n);
       Rng rng(seed + 100 * z);
       for (int& v : host) v = int(rng.uniform(0.f, float(bound))) % bound;
-      upload(member(p, z, kStride), host);
+      upload(member(p, z, kBatchStride), host);
     }
     return p;
   }
@@ -112,8 +114,8 @@ std::vector<std::vector<char>> run_step(Backend& b, bool packed) {
     b.synchronize();
   }
   int* order = buf.ints(kDataRows, 3, kDataRows);
-  float* batch_x = buf.floats(size_t(300) * kInputs, 4);
-  float* batch_t = buf.floats(300, 5);
+  float* batch_x = buf.floats(size_t(300) * kInputs, 4, -1.f, 1.f, kBatchStride);
+  float* batch_t = buf.floats(300, 5, -1.f, 1.f, kBatchStride);
   float *W = buf.floats(size_t(kInputs) * kUnits, 6), *bias = buf.floats(kUnits, 7);
   float *Y = buf.floats(size_t(300) * kUnits, 8), *below = buf.floats(size_t(300) * kInputs, 9, 0.05f, 0.95f);
   float *dZ = buf.floats(size_t(300) * kUnits, 10), *dX = buf.floats(size_t(300) * kInputs, 11);
@@ -130,28 +132,28 @@ std::vector<std::vector<char>> run_step(Backend& b, bool packed) {
   const Pack model{kMembers, kStride, kStride, 0, step, true};
   // The first layer's input: the data set by index, where the backend reads it so, else each
   // member's gathered batch.
-  const Pack input{kMembers, kStride, by_index ? 0 : kStride, by_index ? kStride : 0, step, true};
+  const Pack input{kMembers, kStride, by_index ? 0 : kBatchStride, by_index ? kBatchStride : 0, step, true};
   const float* X = by_index ? data_x : batch_x;
   const float* T = by_index ? data_t : batch_t;
   const int* rows = by_index ? order : nullptr;
 
-  apply(packed, {kMembers, kStride, 0, kStride}, [&](const Pack& p, auto at) {
-    b.shuffle(at(order, kStride), kDataRows, at(settings, kStride), 2, p);
+  apply(packed, {kMembers, kStride, 0, kBatchStride}, [&](const Pack& p, auto at) {
+    b.shuffle(at(order, kBatchStride), kDataRows, at(settings, kStride), 2, p);
   });
-  apply(packed, {kMembers, kStride, kStride, kStride, step}, [&](const Pack& p, auto at) {
-    b.gather(data_x, kInputs, at(order, kStride), 37, at(batch_x, kStride), p);
-    b.gather(data_t, 1, at(order, kStride), 300, at(batch_t, kStride), p);
+  apply(packed, {kMembers, kStride, kBatchStride, kBatchStride, step}, [&](const Pack& p, auto at) {
+    b.gather(data_x, kInputs, at(order, kBatchStride), 37, at(batch_x, kBatchStride), p);
+    b.gather(data_t, 1, at(order, kBatchStride), 300, at(batch_t, kBatchStride), p);
   });
   for (int m : {37, 300}) {  // the loss pass with its accumulation in one launch, and in two
     apply(packed, input, [&](const Pack& p, auto at) {
-      const int64_t data = by_index ? 0 : kStride;
+      const int64_t data = by_index ? 0 : kBatchStride;
       b.dense_forward(at(X, data), at(W, kStride), at(bias, kStride), at(Y, kStride), m, kInputs, kUnits,
-                      Activation::relu, at(rows, kStride), p);
+                      Activation::relu, at(rows, kBatchStride), p);
       b.loss_and_accumulate(Loss::sparse_categorical_crossentropy, at(out, kStride), at(T, data), at(d_out, kStride),
                             at(row_loss, kStride), at(row_correct, kStride), m, kClasses, at(totals, kStride),
-                            at(rows, kStride), p);
+                            at(rows, kBatchStride), p);
       b.dense_backward_params(at(X, data), at(dZ, kStride), at(dW, kStride), at(db, kStride), m, kInputs, kUnits,
-                              at(rows, kStride), p);
+                              at(rows, kBatchStride), p);
     });
   }
   apply(packed, model, [&](const Pack& p, auto at) {

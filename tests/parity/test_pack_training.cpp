@@ -147,7 +147,7 @@ TEST(PackTraining, AMemberThatDivergesLeavesTheOthersAsAlone) {
 }
 
 // Every training step captured once as a CUDA graph (one per batch size: 250 training rows make a
-// last batch of 26) and replayed gives the numbers of steps launched one by one, for a pack and for
+// last batch of 26; 560 rows in batches of 300, one of 260) and replayed gives the numbers of steps launched one by one, for a pack and for
 // a model alone, with Adam and with SGD's momentum. Under host execution a replay runs the captured
 // launches with the arguments they had, so a step whose launches changed from step to step fails.
 TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
@@ -162,6 +162,10 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   for (ModelSpec& spec : specs) spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.momentum = 0.9f;
   expect_pack_equals_alone(*device, specs, data.train, true);
   expect_pack_equals_alone(*device, {specs[0]}, data.train, true);
+  // Batches of 300 rows: the loss pass in two launches (more than 256 rows); no shuffle.
+  const DataSplit more = make_synthetic("teacher:rows=700,classes=4");
+  for (ModelSpec& spec : specs) spec.fit = {2, 300, 0.f, false};
+  expect_pack_equals_alone(*device, specs, more.train, true);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "apps/multifit/data_sets.h"
 #include "apps/multifit/model_worker.h"
+#include "apps/multifit/pack_worker.h"
 #include "runtime/bytes.h"
 #include "runtime/clock.h"
 
@@ -30,13 +31,14 @@ class SerialMode final : public Mode {
           backend_ = make_backend(options_.backend, std::cerr);
           data_ = std::make_unique<DataSets>(*backend_);
         });
-        if (backend_) worker.build(*backend_, *data_);
+        PackWorker model({&worker}, options_, std::nullopt);  // a pack of one, its pool with it
+        if (backend_) model.build(*backend_, *data_);
         phase.released_s = clock_seconds();  // alone: nothing to wait for
-        worker.train(&stop, [&](const std::string& line) { progress.epoch(job.index, line); });
+        model.train(&stop, [&](size_t index, const std::string& line) { progress.epoch(index, line); });
         if (backend_) held = backend_->upstream().in_use_bytes();
         phase.reports.push_back(worker.report());
         phase.exit_code = worse_exit_code(phase.exit_code, worker.exit_code());
-      }  // the worker goes, and its pool with it, before the next model is built
+      }  // the model goes, and its pool with it, before the next model is built
       if (held) report_release(phase.reports.back(), *held, progress);
     }
     return phase;
