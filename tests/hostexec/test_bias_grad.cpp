@@ -1,8 +1,10 @@
-// The bias-gradient kernel on its own, under host execution: the default (tiled) path folds the bias
-// gradient into the weight-gradient product, so the backend's parity tests no longer reach this
-// kernel, which the cuBLAS path still launches. Both sums are checked against double column sums.
+// The cuBLAS path's own kernels, under host execution: the bias gradient and the bias+activation
+// epilogue. The default (tiled) path folds both into its products, so the backend's parity tests
+// no longer reach them. The sums are checked against double column sums, the epilogue against
+// element_math.h's formula, and each also for a pack of two members with different inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -48,6 +50,39 @@ TEST(BiasGrad, TheWeightGradientProductFoldsTheSameSums) {
     gemm(X.data(), dZ.data(), dW.data(), k, m, n, true, false, {.col_sums = db.data()}, {}, nullptr);
     expect_column_sums(dZ, db, m, n);
     for (int c = 0; c < n; ++c) EXPECT_NEAR(dW[c], 0.25f * db[c], 1e-4f * (1 + std::abs(db[c])));  // X is 0.25
+  }
+}
+
+// Two members' buffers, `stride` bytes apart, the second member's values different from the first's.
+constexpr int64_t kStride = 64 * 1024;
+
+TEST(BiasGrad, APackSumsEachMembersColumns) {
+  const int m = 37, n = 33;
+  std::vector<float> dZ(2 * kStride / sizeof(float)), db(2 * kStride / sizeof(float), NAN);
+  const std::vector<float> first = gradients(m, n), second = gradients(m + 5, n);  // another stretch of sin
+  std::copy(first.begin(), first.end(), dZ.begin());
+  std::copy(second.begin(), second.begin() + first.size(), member(dZ.data(), 1, kStride));
+  bias_grad(dZ.data(), db.data(), m, n, {.count = 2, .stride = kStride}, nullptr);
+  expect_column_sums(first, db, m, n);
+  expect_column_sums(std::vector<float>(second.begin(), second.begin() + first.size()),
+                     std::vector<float>(member(db.data(), 1, kStride), member(db.data(), 1, kStride) + n), m, n);
+}
+
+TEST(BiasActivation, EveryActivationForEachMemberOfAPack) {
+  const int m = 5, n = 7;
+  for (Activation act : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh}) {
+    std::vector<float> Y(2 * kStride / sizeof(float)), bias(2 * kStride / sizeof(float));
+    for (int z = 0; z < 2; ++z) {
+      for (int i = 0; i < m * n; ++i) member(Y.data(), z, kStride)[i] = std::cos(0.5f * float(i + 11 * z));
+      for (int c = 0; c < n; ++c) member(bias.data(), z, kStride)[c] = 0.1f * float(c - 3 + z);
+    }
+    const std::vector<float> before = Y;
+    bias_activation(Y.data(), bias.data(), m, n, act, {.count = 2, .stride = kStride}, nullptr);
+    for (int z = 0; z < 2; ++z)
+      for (int i = 0; i < m * n; ++i)
+        EXPECT_EQ(member(Y.data(), z, kStride)[i],
+                  activate(act, member(before.data(), z, kStride)[i] + member(bias.data(), z, kStride)[i % n]))
+            << "member " << z << " element " << i << " activation " << int(act);
   }
 }
 
