@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu_backend.h"
-#include "backends/cuda_backend.h"
-#include "backends/gemm_products.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/gemm_products.h"
 #include "nn/model.h"
 #include "runtime/rng.h"
 #include "runtime/device.h"
-#include "runtime/stream.h"
+#include "target/stream.h"
 
 namespace mf {
 namespace {

@@ -4,7 +4,7 @@
 // them, and thread 0 adds the result. The order depends only on the block size, so the same batch
 // always gives the same totals, with no float atomics. Shared by the metric accumulation
 // (reduce.cu) and the loss pass that folds it in (loss.cu), so that the two add identically.
-#include "kernels/target.h"
+#include "target/target.h"
 
 namespace mf::MF_TARGET {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The hand-written kernels' launchers, from which the CUDA backend
-// (backends/cuda_backend.cpp) builds the operations of backends/backend.h. Each
+// (backends/cuda/cuda_backend.cpp) builds the operations of backends/backend.h. Each
 // is compiled for the GPU (mf::gpu) and for host execution (mf::hostexec); all
 // pointers are device memory, every launch goes on `stream`. Shapes as in
 // backends/backend.h; the CPU references are the *_cpu.h files beside these. Every launch serves a
@@ -9,7 +9,7 @@
 
 #include "kernels/element_math.h"
 #include "kernels/pack.h"
-#include "kernels/target.h"
+#include "target/target.h"
 
 namespace mf {
 

@@ -1,11 +1,15 @@
 #include "runtime/device.h"
 
-#include <cuda_runtime.h>
-#include <dlfcn.h>
-
 #include "runtime/bytes.h"
 
+#if defined(MF_HAVE_CUDA)
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#endif
+
 namespace mf {
+
+#if defined(MF_HAVE_CUDA)
 namespace {
 
 bool driver_present() {
@@ -36,6 +40,12 @@ DeviceQuery query_devices() {
   if (query.devices.empty()) query.why_none = "no CUDA device is visible";
   return query;
 }
+#else
+DeviceQuery query_devices() {
+  return {{}, "this multifit is built without CUDA (MULTIFIT_CUDA=OFF): rebuild where the CUDA toolkit 13 is installed "
+              "for --backend cuda"};
+}
+#endif
 
 std::string describe(const DeviceInfo& d) {
   return d.name + ", " + std::to_string(d.multiprocessors) + " SMs, " + format_bytes(d.memory_bytes) + ", sm_" +

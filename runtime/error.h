@@ -35,7 +35,7 @@ struct CudaError : SystemError {
 
 }  // namespace mf
 
-// A CUDA runtime call, checked: kernels/target.h defines cuda_check for each target (GPU, host execution).
+// A CUDA runtime call, checked: target/target.h defines cuda_check for each target (GPU, host execution).
 #define MF_CUDA_CHECK(call) ::mf::MF_TARGET::cuda_check((call), #call, __FILE__, __LINE__)
 
 // A call of a library that returns a status (cuBLAS, cuDNN, and NVML or CUPTI to come), checked against

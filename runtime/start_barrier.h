@@ -2,7 +2,7 @@
 // The start barrier of a phase: every worker thread arrives once (built, or failed to build) and
 // waits; the last to arrive releases them all and notes when, so that start-up is measured apart
 // from training. Workers in other processes use the same idea over pipes
-// (apps/multifit/modes/processes.cpp).
+// (study/modes/processes/parent.cpp).
 #include <condition_variable>
 #include <mutex>
 

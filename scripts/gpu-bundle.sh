@@ -35,7 +35,7 @@ glibc_max=2.36                     # Debian 12's
 provided='^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux-x86-64|libcuda|libcublas|libcublasLt|libcudnn)\.so'
 
 if [ -z "$build" ]; then
-  scripts/build.sh multifit gpu_tests kernel_bench
+  MULTIFIT_CUDA=ON scripts/build.sh multifit gpu_tests kernel_bench
   build=build
 else
   . scripts/env.sh
@@ -45,7 +45,7 @@ data=${MULTIFIT_DATA:-/usr/share/datasets}/fashion-mnist
 [ -d "$data" ] || { echo "gpu-bundle: $data not found; scripts/setup.sh installs dataset-fashion-mnist" >&2; exit 2; }
 
 # The GPU code must be Hopper machine code plus its PTX (what CMake's default architecture 90 gives).
-gencode=$(grep -ho -- '--generate-code=[^ ]*' "$build/CMakeFiles/mf_gpu.dir/flags.make" | sort -u | tr '\n' ' ')
+gencode=$(grep -ho -- '--generate-code=[^ ]*' "$build/backends/cuda/CMakeFiles/mf_cuda.dir/flags.make" | sort -u | tr '\n' ' ')
 [[ $gencode == *compute_90* && $gencode == *sm_90* ]] ||
   { echo "gpu-bundle: $build compiles CUDA for '$gencode', not sm_90 with compute_90 PTX" >&2; exit 1; }
 

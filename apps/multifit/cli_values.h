@@ -3,8 +3,8 @@
 // backend options.
 #include <CLI/CLI.hpp>
 
-#include "apps/multifit/backend_choice.h"
-#include "apps/multifit/job.h"
+#include "backends/factory.h"
+#include "study/job.h"
 
 namespace mf {
 

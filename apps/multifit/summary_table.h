@@ -3,7 +3,7 @@
 // modes side by side.
 #include <vector>
 
-#include "apps/multifit/report.h"
+#include "study/report/report.h"
 
 namespace mf {
 

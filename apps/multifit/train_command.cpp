@@ -8,8 +8,8 @@
 
 #include "apps/multifit/cli_values.h"
 #include "apps/multifit/commands.h"
-#include "apps/multifit/output_path.h"
-#include "apps/multifit/runner.h"
+#include "runtime/output_path.h"
+#include "study/runner.h"
 #include "apps/multifit/spec_reference.h"
 #include "apps/multifit/summary_table.h"
 #include "runtime/error.h"

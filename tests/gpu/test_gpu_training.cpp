@@ -3,7 +3,7 @@
 // and say why.
 #include <filesystem>
 
-#include "backends/cuda_backend.h"
+#include "backends/cuda/cuda_backend.h"
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "runtime/device.h"

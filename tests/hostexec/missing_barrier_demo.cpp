@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "kernels/target.h"
+#include "target/target.h"
 
 namespace mf::hostexec {
 namespace {

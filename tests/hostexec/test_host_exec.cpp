@@ -39,7 +39,7 @@ __global__ void multiply_denormal(float* out) {
   out[threadIdx.x] = denormal * one;
 }
 
-// The threads that play CUDA threads flush denormals, as the CPU backend's does (kernels/float_mode.h).
+// The threads that play CUDA threads flush denormals, as the CPU backend's does (runtime/float_mode.h).
 TEST(HostExec, ThreadsFlushDenormals) {
   std::vector<float> out(64, -1.f);
   launch{multiply_denormal, dim3(1), dim3(64), nullptr}(out.data());

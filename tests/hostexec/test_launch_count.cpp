@@ -4,9 +4,9 @@
 // here, and an issue that folds kernels together lowers them on purpose.
 #include <gtest/gtest.h>
 
-#include "backends/cuda_backend.h"
+#include "backends/cuda/cuda_backend.h"
 #include "data/dataset.h"
-#include "kernels/target.h"
+#include "target/target.h"
 #include "nn/device_data.h"
 #include "nn/epoch_iterator.h"
 #include "nn/model.h"

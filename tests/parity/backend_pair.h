@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "backends/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "runtime/rng.h"
 
 namespace mf::test {

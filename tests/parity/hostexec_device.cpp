@@ -1,4 +1,4 @@
-#include "backends/cuda_backend.h"
+#include "backends/cuda/cuda_backend.h"
 #include "tests/parity/device_under_test.h"
 
 namespace mf::test {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "test_support.h"

@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "data/dataset.h"
 #include "nn/weights.h"
 #include "runtime/error.h"

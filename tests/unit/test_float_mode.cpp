@@ -1,5 +1,5 @@
 // Denormals are flushed on the thread that builds and runs a CPU backend
-// (kernels/float_mode.h).
+// (runtime/float_mode.h).
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -9,7 +9,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "backends/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 
 namespace mf {
 namespace {

@@ -23,7 +23,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "nn/model.h"
 #include "runtime/rng.h"
 #include "test_support.h"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "backends/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 
 namespace mf {
 namespace {

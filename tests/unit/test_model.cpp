@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "data/dataset.h"
 #include "nn/device_data.h"
 #include "nn/epoch_iterator.h"

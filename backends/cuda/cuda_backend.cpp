@@ -1,0 +1,244 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "backends/cuda/gemm_products.h"
+#include "backends/cuda/library_activations.h"
+#include "target/device_memory.h"
+#include "runtime/clock.h"
+#include "runtime/error.h"
+#include "target/stream.h"
+
+namespace mf::MF_TARGET {
+namespace {
+
+class TiledProducts final : public GemmProducts {
+ public:
+  void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
+    gemm(A, B, C, m, k, n, false, false, {}, {}, stream);
+  }
+  bool gathers_rows() const override { return true; }
+  void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
+               const int* rows, const Pack& pack, cudaStream_t stream) override {
+    gemm(X, W, Y, m, k, n, false, false, {.a_rows = rows, .bias = b, .act = act},
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
+  }
+  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
+                      const Pack& pack, cudaStream_t stream) override {
+    gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act},  // K = n; act's backward in the same launch
+         {pack.count, pack.stride, pack.stride, pack.stride, 0}, stream);
+  }
+  void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                        const int* rows, const Pack& pack, cudaStream_t stream) override {
+    gemm(X, dZ, dW, k, m, n, true, false, {.a_rows = rows, .col_sums = db},  // K = m; db in the same launch
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
+  }
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // library: cuDNN for activations and softmax, or nullptr for our kernels.
+  // Made with `device_index` current; the stream, events and handles belong to that device.
+  CudaBackend(std::string name, std::string device, int device_index, std::unique_ptr<GemmProducts> products,
+              std::unique_ptr<LibraryActivations> library)
+      : name_(std::move(name)), device_(std::move(device)), device_index_(device_index),
+        products_(std::move(products)), library_(std::move(library)) {
+    anchor_marks();
+  }
+  // Its members go with its own device current, whichever thread lets it go (streams mode: the
+  // main thread, after the phase).
+  ~CudaBackend() override { cudaSetDevice(device_index_); }
+
+  std::string name() const override { return name_; }
+  std::string device() const override { return device_; }
+  Upstream& upstream() override { return upstream_; }
+
+  void to_device(void* dst, const void* src, size_t bytes) override {
+    MF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s()));
+  }
+  void to_host(void* dst, const void* src, size_t bytes) override {
+    // Small reads (metrics) go through the pinned buffer: one short DMA, then a wait on this stream only.
+    if (bytes <= staging_.bytes()) {
+      MF_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), src, bytes, cudaMemcpyDeviceToHost, s()));
+      stream_.synchronize();
+      std::memcpy(dst, staging_.data(), bytes);
+      return;
+    }
+    MF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s()));
+    stream_.synchronize();
+  }
+  void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
+  // One 2D copy (or memset) where its pitch is one CUDA takes (under 2 GiB), else one per row.
+  void to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
+                       size_t rows) override {
+    if (rows == 1) return to_host(dst, src, width);  // through the pinned buffer when small
+    if (pitch < kMaxPitch) {
+      MF_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, pitch, width, rows, cudaMemcpyDeviceToHost, s()));
+    } else {
+      for (size_t r = 0; r < rows; ++r)
+        MF_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * pitch,
+                                      width, cudaMemcpyDeviceToHost, s()));
+    }
+    stream_.synchronize();
+  }
+  void zero_strided(void* dst, size_t pitch, size_t width, size_t rows) override {
+    if (rows == 1 || pitch >= kMaxPitch) {
+      for (size_t r = 0; r < rows; ++r) zero(static_cast<char*>(dst) + r * pitch, width);
+      return;
+    }
+    MF_CUDA_CHECK(cudaMemset2DAsync(dst, pitch, 0, width, rows, s()));
+  }
+  void synchronize() override { stream_.synchronize(); }
+  std::string fault() override {
+    cudaSetDevice(device_index_);
+    const cudaError_t status = cudaStreamSynchronize(s());
+    return status == cudaSuccess ? "" : cudaGetErrorString(status);
+  }
+  void mark() override {
+    if (marked_ == marks_.size()) marks_.push_back(std::make_unique<Event>());  // created once, reused every epoch
+    marks_[marked_++]->record(stream_);
+  }
+  std::vector<double> take_marks() override {
+    std::vector<double> times(marked_);
+    for (size_t i = 0; i < marked_; ++i) times[i] = origin_s_ + 1e-3 * marks_[i]->elapsed_ms_since(origin_);
+    marked_ = 0;
+    anchor_marks();  // elapsed times are float milliseconds: kept short, they stay exact to a microsecond
+    return times;
+  }
+
+  // Our kernels only: MULTIFIT_SYNC_LAUNCHES waits after every launch, which a capturing stream
+  // refuses, and the reference libraries may set themselves up at their first call, which a capture
+  // must not hold. Steps then run as they are.
+  bool has_graphs() const override { return !sync_launches() && fuses_gather(); }
+  std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override {
+    struct CapturedStep final : StepGraph {
+      CapturedStep(const Stream& stream, const std::function<void()>& step) : stream(stream), graph(stream, step) {}
+      void launch() override { graph.launch(stream); }
+      const Stream& stream;
+      Graph graph;
+    };
+    return std::make_unique<CapturedStep>(stream_, step);
+  }
+
+  // The reference paths keep gathered batches: cuBLAS's products and cuDNN's softmax read them.
+  bool fuses_gather() const override { return products_->gathers_rows() && !library_; }
+  void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                     Activation act, const int* rows = nullptr, const Pack& pack = {}) override {
+    if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, rows, pack, s());
+    products_->forward(X, W, b, Y, m, k, n, Activation::linear, rows, pack, s());
+    for (int z = 0; z < pack.count; ++z) library_->forward(member(Y, z, pack.stride), int64_t(m) * n, act, s());
+  }
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
+                            Activation act = Activation::linear, const Pack& pack = {}) override {
+    products_->backward_input(dZ, W, dX, m, k, n, Y, act, pack, s());
+  }
+  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                             const int* rows = nullptr, const Pack& pack = {}) override {
+    products_->backward_weights(X, dZ, dW, db, m, k, n, rows, pack, s());
+  }
+  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+                           const Pack& pack = {}) override {
+    if (!library_ || !library_->has_backward(act)) return MF_TARGET::activation_backward(Y, dY, dZ, count, act, pack, s());
+    for (int z = 0; z < pack.count; ++z)
+      library_->backward(member(Y, z, pack.stride), member(dY, z, pack.stride), member(dZ, z, pack.stride), count, act,
+                         s());
+  }
+  void loss(Loss kind, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
+            int m, int n, const Pack& pack = {}) override {
+    if (library_ && kind == Loss::sparse_categorical_crossentropy) {
+      // The probabilities, overwritten by the gradient in place.
+      for (int z = 0; z < pack.count; ++z)
+        library_->softmax(member(out, z, pack.stride), member(d_out, z, pack.stride), m, n, s());
+      return crossentropy_from_probabilities(d_out, target, d_out, row_loss, row_correct, m, n, pack, s());
+    }
+    MF_TARGET::loss(kind, out, target, d_out, row_loss, row_correct, m, n, pack, s());
+  }
+  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
+                  const Pack& pack = {}) override {
+    MF_TARGET::accumulate(row_loss, row_correct, m, totals, pack, s());
+  }
+  void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
+                           float* row_correct, int m, int n, double* totals, const int* target_rows = nullptr,
+                           const Pack& pack = {}) override {
+    if (library_ && kind == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
+      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows,
+                                          pack);
+    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows, pack,
+                                   s());
+  }
+  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,
+            const Pack& pack) override {
+    MF_TARGET::adam(w, g, m, v, n, settings, batch_rows, pack, s());
+  }
+  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, int batch_rows,
+           const Pack& pack = {}) override {
+    MF_TARGET::sgd(w, g, velocity, n, settings, batch_rows, pack, s());
+  }
+  void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override {
+    MF_TARGET::shuffle(order, n, settings, epoch, pack, s());
+  }
+  void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override {
+    MF_TARGET::gather(src, cols, order, m, dst, pack, s());
+  }
+
+ private:
+  static constexpr size_t kMaxPitch = size_t(1) << 31;  // cudaDevAttrMaxPitch on current GPUs: 2 GiB - 1
+  cudaStream_t s() const { return stream_.get(); }
+  // The origin of the marks: an event on the idle stream, waited for, is "now" on both clocks.
+  void anchor_marks() {
+    origin_.record(stream_);
+    stream_.synchronize();
+    origin_s_ = clock_seconds();
+  }
+
+  std::string name_, device_;
+  int device_index_;
+  Stream stream_;
+  DeviceUpstream upstream_;
+  PinnedBuffer staging_{4096};
+  std::unique_ptr<GemmProducts> products_;
+  std::unique_ptr<LibraryActivations> library_;
+  Event origin_;
+  double origin_s_ = 0;  // clock_seconds() at origin_
+  std::vector<std::unique_ptr<Event>> marks_;
+  size_t marked_ = 0;  // marks_ recorded since the last take
+};
+
+}  // namespace
+
+std::unique_ptr<GemmProducts> make_tiled_products() { return std::make_unique<TiledProducts>(); }
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
+  MF_CUDA_CHECK(cudaSetDevice(options.device));
+#if defined(MF_HOST_EXEC)
+  if (options.gemm == GemmImpl::cublas)
+    throw UserError("--gemm cublas: cuBLAS needs a GPU; host execution runs the tiled kernels");
+  if (options.activations == ActivationImpl::cudnn)
+    throw UserError("--activations cudnn: cuDNN needs a GPU; host execution runs our kernels");
+  const std::string device = "host execution of the CUDA kernels (" +
+                             std::to_string(std::thread::hardware_concurrency()) + " CPU threads)";
+  return std::make_unique<CudaBackend>("host-exec", device, options.device, make_tiled_products(), nullptr);
+#else
+  cudaDeviceProp prop{};
+  MF_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
+  const std::string device = std::string(prop.name) + " (cuda:" + std::to_string(options.device) + ", " +
+                             std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
+                             std::to_string(prop.minor) + ")";
+  std::unique_ptr<LibraryActivations> library;
+  if (options.activations == ActivationImpl::cudnn) {
+#if defined(MF_HAVE_CUDNN)
+    library = make_cudnn_activations();
+#else
+    throw UserError("--activations cudnn: this build found no cuDNN headers; install them and rebuild, or drop the flag");
+#endif
+  }
+  auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();
+  return std::make_unique<CudaBackend>("cuda", device, options.device, std::move(products), std::move(library));
+#endif
+}
+
+}  // namespace mf::MF_TARGET

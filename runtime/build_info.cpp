@@ -1,0 +1,19 @@
+#include "runtime/build_info.h"
+
+#if defined(MF_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace mf {
+
+std::string describe_build() {
+  std::string build = std::string("multifit ") + multifit_version() + " (commit " + multifit_commit() + "), ";
+#if defined(MF_HAVE_CUDA)
+  // CUDART_VERSION is 1000 * major + 10 * minor.
+  return build + "with CUDA " + std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10);
+#else
+  return build + "without CUDA (MULTIFIT_CUDA=OFF)";
+#endif
+}
+
+}  // namespace mf

@@ -1,0 +1,62 @@
+#pragma once
+// What a run trains: one job per model of the sweep, the run's overrides applied, and the options
+// every mode shares. `multifit train` is a run of one job.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/factory.h"
+#include "nn/spec.h"
+#include "nn/sweep.h"
+
+namespace mf {
+
+// Command-line values that replace a spec's, for every model of the run.
+struct SpecOverrides {
+  std::optional<int> epochs, batch_size;
+  std::optional<float> learning_rate;
+  std::optional<uint64_t> seed;
+  std::optional<size_t> memory_limit;  // --memory-limit
+  std::optional<PoolMode> memory_mode;  // --memory grow|reserve
+};
+
+struct RunOptions {
+  std::string sweep;  // the sweep file, or one model's spec file
+  std::string data;   // --data: every model's data source when set
+  BackendOptions backend;
+  SpecOverrides overrides;
+  std::vector<int> devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
+  int concurrency = 0;       // at most this many models train at once; 0: all of a phase
+  int pack_size = 0;         // packed mode: at most this many models in a pack; 0: no bound of ours
+  bool quiet = false;        // no per-epoch lines
+  bool timeline = false;     // time every step (for the overlap and the trace)
+  int64_t calibration_steps = 0;  // --mode auto's calibration: each model trains this many steps; 0: all
+};
+
+struct Job {
+  size_t index = 0;  // the model's place in the sweep
+  std::string name;
+  std::optional<ModelSpec> spec;  // overrides applied; absent when the sweep's entry is bad
+  nlohmann::json spec_json;       // the spec as the sweep gave it, before the overrides
+  std::string error;              // why the entry is bad
+  std::string data;               // the data source it trains on
+  int device = 0;                 // the GPU it is given (--devices)
+  std::string load, save;         // train's --load and --save
+};
+
+ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);
+std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options);
+
+// A good job as JSON and back, with its spec: what a worker process is sent, so that it trains
+// exactly what the parent read (study/modes/processes/parent.cpp).
+nlohmann::json to_json(const Job& job);
+Job job_from_json(const nlohmann::json& json, const RunOptions& options);
+
+// The options as JSON and back, sent to a worker process with its job.
+nlohmann::json to_json(const RunOptions& options);
+RunOptions run_options_from_json(const nlohmann::json& json);
+
+}  // namespace mf

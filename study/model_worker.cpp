@@ -1,0 +1,155 @@
+#include "study/model_worker.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "runtime/output_path.h"
+#include "nn/weights.h"
+#include "runtime/clock.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+// A float as its shortest decimal form (0.01f, not 0.009999999776).
+double as_written(float x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.7g", x);
+  return std::strtod(text, nullptr);
+}
+
+nlohmann::json settings_of(const ModelSpec& spec) {
+  return {{"optimizer", to_string(spec.optimizer.kind)}, {"learning_rate", as_written(spec.optimizer.learning_rate)},
+          {"epochs", spec.fit.epochs},    {"batch_size", spec.fit.batch_size},
+          {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle},
+          {"seed", spec.seed},          {"memory_mode", to_string(spec.memory.mode)}};
+}
+
+}  // namespace
+
+ModelWorker::ModelWorker(const Job& job, const RunOptions& options)
+    : job_(job), options_(options), startup_(Clock::now()) {
+  report_.name = job.name;
+  report_.device = job.device;
+  report_.pid = int(getpid());
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) report_.visible_devices = visible;
+  if (!job.spec) {
+    report_.status = ModelStatus::failed;
+    report_.error = job.error;
+    code_ = 2;
+    return;
+  }
+  const ModelSpec& spec = *job.spec;
+  report_.settings = settings_of(spec);
+  report_.params = Model::param_count(spec);
+  report_.memory.cap_bytes = spec.memory.limit_bytes;
+  report_.has_accuracy = has_accuracy(spec);
+}
+
+void ModelWorker::attempt(const std::function<void()>& stage) {
+  if (report_.status != ModelStatus::ok) return;
+  try {
+    stage();
+  } catch (const OutOfMemory& e) {
+    report_.status = ModelStatus::oom;
+    report_.error = e.what();
+    code_ = 2;
+  } catch (const std::bad_alloc&) {  // data sets and other host buffers outside the pools
+    report_.status = ModelStatus::oom;
+    report_.error = "out of host memory outside the model's pool (data sets, buffers); use less data, or raise the "
+                    "process's memory limit (ulimit -v) if one is set";
+    code_ = 2;
+  } catch (const UserError& e) {
+    report_.status = ModelStatus::failed;
+    report_.error = e.what();
+    code_ = 2;
+  } catch (const std::exception& e) {
+    report_.status = ModelStatus::failed;
+    report_.error = e.what();
+    code_ = 1;
+  }
+}
+
+void ModelWorker::fail(const std::string& why, int code) {
+  report_.status = ModelStatus::failed;
+  report_.error = report_.error.empty() ? why : report_.error + "; " + why;
+  code_ = worse_exit_code(code_, code);
+}
+
+int worse_exit_code(int a, int b) {
+  auto rank = [](int code) { return code == 130 ? 3 : code == 2 ? 2 : code != 0 ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+void ModelWorker::share_failure(const ModelWorker& lead) {
+  if (lead.ok() || !ok()) return;
+  report_.status = lead.report_.status;
+  report_.error = lead.report_.error;
+  code_ = worse_exit_code(code_, lead.code_);
+}
+
+void ModelWorker::prepare(Backend& backend, DataSets& data) {
+  attempt([&] {
+    const ModelSpec& spec = *job_.spec;
+    report_.backend = backend.name();
+    report_.device_name = backend.device();
+    data_ = &data.get(job_.data, spec.targets);
+    report_.data = data_->description;
+    report_.data_bytes = data_->bytes();
+    check_data(spec, *data_->train, data_->train_labels, "training data '" + job_.data + "'");
+    if (data_->test) check_data(spec, *data_->test, *data_->test_labels, "test data '" + job_.data + "'");
+    const int64_t train_rows = training_rows(spec, data_->train->rows());
+    const MemoryPlan plan = training_plan(spec, train_rows);
+    report_.plan = plan.parts;  // also when over the cap
+    check_plan_fits(spec, plan);  // before the pool takes anything
+    if (!job_.save.empty()) check_output_path("--save", job_.save);
+    report_.validated = train_rows < data_->train->rows();
+    report_.train_rows = train_rows;
+  });
+  end_startup();
+}
+
+void ModelWorker::end_startup() { report_.startup_s = seconds_since(startup_); }
+
+void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::optional<Evaluation>& test, Model& model,
+                         int member) {
+  attempt([&] {
+    report_.fit = fit;
+    report_.fitted = true;
+    if (fit.status == FitStatus::diverged) {
+      report_.status = ModelStatus::diverged;
+      report_.error = fit.why + "; lower optimizer.learning_rate";
+      code_ = 1;
+    } else if (fit.status == FitStatus::stopped && interrupted) {  // not a calibration's step limit
+      report_.status = ModelStatus::failed;
+      report_.error = "interrupted (Ctrl-C): " + fit.why;
+      code_ = 130;
+    }
+    if (test && report_.status == ModelStatus::ok) {
+      report_.test = *test;
+      report_.tested = true;
+      const std::string bad = non_finite(report_.test, "test");
+      if (!bad.empty()) {
+        report_.status = ModelStatus::diverged;
+        report_.error = "evaluation: " + bad + "; lower optimizer.learning_rate";
+        code_ = 1;
+      }
+    }
+    report_.memory = model.member_share(member);
+    report_.samples = fit.samples;
+    if (fit.train_s > 0) report_.samples_per_s = double(report_.samples) / fit.train_s;
+    if (!job_.save.empty()) {
+      try {
+        save_weights(model, job_.save, member);
+      } catch (const std::exception& e) {  // the folder was writable at the start: the machine failed
+        report_.error = std::string("--save: ") + e.what();
+        code_ = 1;
+      }
+    }
+  });
+}
+
+}  // namespace mf

@@ -1,0 +1,55 @@
+#pragma once
+// How the models of a run share the machine. The runner (study/runner.h) splits a sweep
+// into phases of at most --concurrency models and hands each phase to its mode; a mode builds the
+// phase's models, holds them at a start barrier, trains them and returns their reports. Modes never
+// measure anything: every model measures itself (ModelWorker), the runner measures the run.
+#include <atomic>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "study/job.h"
+#include "study/progress.h"
+#include "study/report/report.h"
+
+namespace mf {
+
+struct Phase {
+  std::vector<ModelReport> reports;  // one per job, in the jobs' order
+  double released_s = 0;             // clock_seconds() when the start barrier let the models go
+  int exit_code = 0;                 // the worst of the models' (ModelWorker::exit_code)
+};
+
+class Mode {
+ public:
+  virtual ~Mode() = default;
+  virtual const char* name() const = 0;
+  // Builds, starts together and trains `jobs`; every failure is in a report, never thrown. When
+  // *stop turns true (Ctrl-C) the models stop after their current step and report what they did.
+  // Epoch lines go to `progress`, by the job's index.
+  virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) = 0;
+};
+
+// The mode of that name: serial, streams, processes or packed.
+std::unique_ptr<Mode> make_mode(const std::string& name, const RunOptions& options);
+
+// serial: one model after another on one backend (one stream), each pool released before the next.
+std::unique_ptr<Mode> make_serial_mode(const RunOptions& options);
+// streams: one host thread, backend (its own stream and library handles) and pool per model; the
+// data sets uploaded once per device.
+std::unique_ptr<Mode> make_streams_mode(const RunOptions& options);
+// processes: one worker process per model (posix_spawn of this binary, CUDA_VISIBLE_DEVICES set for
+// it), its report returned over a pipe.
+std::unique_ptr<Mode> make_processes_mode(const RunOptions& options);
+// packed: the models that share a pack_key (nn/model.h), data source and device train as packs of at
+// most options.pack_size, each pack as one model in shared launches; packs side by side as streams.
+std::unique_ptr<Mode> make_packed_mode(const RunOptions& options);
+
+// The most members a pack may have: the kernels' member grid dimension (grid.y, grid.z) is at most 65535.
+inline constexpr size_t kMaxPackSize = 65535;
+// Packed mode's plan of a phase: packs of job indices, in the order of their first job, members in
+// job order; pack_size bounds a pack (0: kMaxPackSize). A job without a spec is a pack of its own.
+std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_size);
+
+}  // namespace mf

@@ -1,0 +1,40 @@
+// packed: the models of a phase that can share kernels train as packs (nn/model.h), every launch
+// serving all the members of a pack at once, the member index one more grid dimension (HFTA's
+// horizontal fusion, MLSys 2021). Packs of different shapes run side by side, each on its own
+// thread and stream, as streams mode runs models (modes/thread_groups.h).
+#include <map>
+#include <tuple>
+
+#include "study/modes/thread_groups.h"
+#include "nn/model.h"
+
+namespace mf {
+
+std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_size) {
+  const size_t bound = pack_size > 0 ? size_t(pack_size) : kMaxPackSize;
+  std::vector<std::vector<size_t>> packs;
+  std::map<std::tuple<std::string, std::string, int>, size_t> open;  // (pack_key, data, device) -> its last pack
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& job = jobs[i];
+    if (!job.spec) {  // a bad entry fails alone
+      packs.push_back({i});
+      continue;
+    }
+    const auto key = std::make_tuple(pack_key(*job.spec), job.data, job.device);
+    const auto at = open.find(key);
+    if (at != open.end() && packs[at->second].size() < bound) {
+      packs[at->second].push_back(i);
+    } else {
+      open[key] = packs.size();
+      packs.push_back({i});
+    }
+  }
+  return packs;
+}
+
+std::unique_ptr<Mode> make_packed_mode(const RunOptions& options) {
+  return make_thread_groups_mode("packed", options,
+                                 [&options](std::span<const Job> jobs) { return plan_packs(jobs, options.pack_size); }, true);
+}
+
+}  // namespace mf

@@ -1,0 +1,66 @@
+// serial: the models one after another, as a Keras user's loop with clear_session() between them.
+// One backend (one stream, one context) serves them all; a model's pool is released before the next
+// is built, so a sweep needs the memory of its largest model, not of all of them.
+#include "study/modes/mode.h"
+
+#include <iostream>
+#include <optional>
+
+#include "study/data_sets.h"
+#include "study/model_worker.h"
+#include "study/pack_worker.h"
+#include "runtime/bytes.h"
+#include "runtime/clock.h"
+
+namespace mf {
+namespace {
+
+class SerialMode final : public Mode {
+ public:
+  explicit SerialMode(const RunOptions& options) : options_(options) {}
+  const char* name() const override { return "serial"; }
+
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
+    Phase phase;
+    for (const Job& job : jobs) {
+      std::optional<size_t> held;
+      {
+        ModelWorker worker(job, options_);
+        worker.attempt([&] {
+          if (backend_) return;
+          backend_ = make_backend(options_.backend, std::cerr);
+          data_ = std::make_unique<DataSets>(*backend_);
+        });
+        PackWorker model({&worker}, options_, std::nullopt);  // a pack of one, its pool with it
+        if (backend_) model.build(*backend_, *data_);
+        phase.released_s = clock_seconds();  // alone: nothing to wait for
+        model.train(&stop, [&](size_t index, const std::string& line) { progress.epoch(index, line); });
+        if (backend_) held = backend_->upstream().in_use_bytes();
+        phase.reports.push_back(worker.report());
+        phase.exit_code = worse_exit_code(phase.exit_code, worker.exit_code());
+      }  // the model goes, and its pool with it, before the next model is built
+      if (held) report_release(phase.reports.back(), *held, progress);
+    }
+    return phase;
+  }
+
+ private:
+  // Says what releasing the model gave back: the backend's memory in use before and after.
+  void report_release(ModelReport& report, size_t held, Progress& progress) const {
+    report.in_use_before_release_bytes = held;
+    report.in_use_after_release_bytes = backend_->upstream().in_use_bytes();
+    if (report.memory.reserved_bytes > 0)  // it had a pool to give back
+      progress.note("multifit: serial: released " + report.name + ": memory in use " + format_bytes(held) + " -> " +
+                    format_bytes(*report.in_use_after_release_bytes) + " (the data sets stay resident)");
+  }
+
+  const RunOptions& options_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<DataSets> data_;  // declared after the backend that holds them: freed first
+};
+
+}  // namespace
+
+std::unique_ptr<Mode> make_serial_mode(const RunOptions& options) { return std::make_unique<SerialMode>(options); }
+
+}  // namespace mf

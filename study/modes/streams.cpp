@@ -1,0 +1,15 @@
+// streams: every model of a phase on its own host thread, with its own backend (its own CUDA stream
+// and library handles) and pool, in one process (modes/thread_groups.h): groups of one.
+#include "study/modes/thread_groups.h"
+
+namespace mf {
+
+std::unique_ptr<Mode> make_streams_mode(const RunOptions& options) {
+  return make_thread_groups_mode("streams", options, [](std::span<const Job> jobs) {
+    std::vector<std::vector<size_t>> groups;
+    for (size_t i = 0; i < jobs.size(); ++i) groups.push_back({i});
+    return groups;
+  }, false);
+}
+
+}  // namespace mf

@@ -1,0 +1,130 @@
+#include "study/modes/thread_groups.h"
+
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "study/data_sets.h"
+#include "study/model_worker.h"
+#include "study/pack_worker.h"
+#include "runtime/clock.h"
+#include "runtime/error.h"
+#include "runtime/start_barrier.h"
+
+namespace mf {
+namespace {
+
+class ThreadGroupsMode final : public Mode {
+ public:
+  ThreadGroupsMode(const char* name, const RunOptions& options, Grouping grouping, bool packs)
+      : name_(name), options_(options), grouping_(std::move(grouping)), packs_(packs) {}
+  const char* name() const override { return name_; }
+
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
+    const std::vector<std::vector<size_t>> groups = grouping_(jobs);
+    std::vector<std::unique_ptr<Backend>> backends(groups.size());  // before the workers: they give their pools back
+    std::vector<std::unique_ptr<ModelWorker>> workers;
+    for (const Job& job : jobs) workers.push_back(std::make_unique<ModelWorker>(job, options_));
+    std::vector<std::unique_ptr<PackWorker>> packs;
+    std::string sizes;
+    for (const std::vector<size_t>& group : groups) {
+      std::vector<ModelWorker*> members;
+      for (size_t i : group) members.push_back(workers[i].get());
+      const std::optional<int> pack = packs_ ? std::optional(int(packs.size())) : std::nullopt;
+      packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack));
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(group.size());
+    }
+    if (packs_)
+      progress.note("multifit: " + std::string(name_) + ": " + std::to_string(jobs.size()) + " models planned in " +
+                    std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + sizes +
+                    "); a model that fails to build leaves its pack");
+    StartBarrier barrier(int(groups.size()));
+    std::vector<std::thread> threads;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      ModelWorker& lead = *workers[groups[g].front()];
+      const int device = jobs[groups[g].front()].device;  // the same for every member
+      try {
+        threads.emplace_back([&, g, device] {
+          // Made on the thread that runs it: the cpu backend sets the thread's float mode.
+          DataSets* data = nullptr;
+          lead.attempt([&] {
+            backends[g] = make_backend(with_device(device), std::cerr);
+            data = &data_for(device);
+          });
+          for (size_t i : groups[g]) workers[i]->share_failure(lead);
+          if (data) packs[g]->build(*backends[g], *data);
+          barrier.arrive_and_wait();
+          packs[g]->train(&stop, [&](size_t job, const std::string& line) { progress.epoch(job, line); });
+          if (backends[g]) lead.attempt([&] { backends[g]->synchronize(); });
+        });
+      } catch (const std::system_error& e) {  // no thread for it (a limit on threads or memory)
+        for (size_t i : groups[g]) workers[i]->fail(std::string("cannot start its thread: ") + e.what(), 1);
+        barrier.leave();
+      }
+    }
+    for (std::thread& t : threads) t.join();
+    report_poisoned_context(workers, backends);
+    Phase phase;
+    phase.released_s = barrier.released_s();
+    for (auto& worker : workers) {
+      phase.reports.push_back(worker->report());
+      phase.exit_code = worse_exit_code(phase.exit_code, worker->exit_code());
+    }
+    packs.clear();  // the pools, then the backends, go after every model of the phase has finished
+    return phase;
+  }
+
+ private:
+  // A device fault poisons the CUDA context, and so every model of this process: each says so.
+  static void report_poisoned_context(std::vector<std::unique_ptr<ModelWorker>>& workers,
+                                      std::vector<std::unique_ptr<Backend>>& backends) {
+    std::string fault;
+    for (size_t i = 0; i < backends.size() && fault.empty(); ++i)
+      if (backends[i]) fault = backends[i]->fault();
+    if (fault.empty()) return;
+    for (auto& worker : workers)
+      worker->fail("the process's CUDA context was poisoned by a device fault (" + fault +
+                       "); the process's streams share it, so every model of the process is lost (processes mode "
+                       "isolates it)",
+                   1);
+  }
+
+  BackendOptions with_device(int device) const {
+    BackendOptions options = options_.backend;
+    options.device = device;
+    return options;
+  }
+
+  // The process's data sets on `device`, with the backend that holds them, made on first use.
+  DataSets& data_for(int device) {
+    std::lock_guard lock(mutex_);
+    Resident& resident = resident_[device];
+    if (!resident.data) {
+      resident.backend = make_backend(with_device(device), std::cerr);
+      resident.data = std::make_unique<DataSets>(*resident.backend);
+    }
+    return *resident.data;
+  }
+
+  struct Resident {
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<DataSets> data;  // after the backend that holds them: freed first
+  };
+  const char* name_;
+  const RunOptions& options_;
+  Grouping grouping_;
+  bool packs_;
+  std::mutex mutex_;
+  std::map<int, Resident> resident_;
+};
+
+}  // namespace
+
+std::unique_ptr<Mode> make_thread_groups_mode(const char* name, const RunOptions& options, Grouping grouping,
+                                              bool packs) {
+  return std::make_unique<ThreadGroupsMode>(name, options, std::move(grouping), packs);
+}
+
+}  // namespace mf

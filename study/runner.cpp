@@ -1,0 +1,167 @@
+#include "study/runner.h"
+
+#include <algorithm>
+#include <set>
+#include <span>
+
+#include "study/model_worker.h"
+#include "runtime/clock.h"
+#include "runtime/nvml_monitor.h"
+#include "runtime/process_memory.h"
+
+namespace mf {
+namespace {
+
+// A model never started because the run was stopped first.
+ModelReport not_started(const Job& job, const RunOptions& options) {
+  ModelWorker worker(job, options);
+  worker.fail(kNotStarted, 130);
+  return worker.report();
+}
+
+nlohmann::json to_json(const GpuSummary& gpu) {
+  return {{"device", gpu.device},
+          {"samples", gpu.samples},
+          {"mean_utilization_percent", gpu.mean_utilization_percent},
+          {"max_utilization_percent", gpu.max_utilization_percent},
+          {"peak_used_bytes", gpu.peak_used_bytes},
+          {"total_bytes", gpu.total_bytes}};
+}
+
+// What the run ran on, and its resident data: one copy per process and data set.
+void describe_run(RunReport& run) {
+  std::set<std::pair<int, std::string>> copies;
+  for (const ModelReport& m : run.models) {
+    if (run.backend.empty() && !m.backend.empty()) {
+      run.backend = m.backend;
+      run.device = m.device_name;
+    }
+    if (m.data.empty()) continue;
+    if (run.data.empty()) run.data = m.data;
+    else if (run.data.find(m.data) == std::string::npos) run.data += "; " + m.data;
+    if (copies.insert({m.pid, m.data}).second) run.data_bytes += m.data_bytes;
+  }
+}
+
+}  // namespace
+
+RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& options,
+                   const std::atomic<bool>& stop, int* exit_code) {
+  RunReport run;
+  run.mode = mode.name();
+  const bool serial = run.mode == "serial";
+  const size_t all = std::max<size_t>(jobs.size(), 1);
+  const size_t per_phase = serial ? 1 : options.concurrency > 0 ? std::min<size_t>(options.concurrency, all) : all;
+  run.concurrency = int(per_phase);
+
+  std::vector<std::string> names;
+  for (const Job& job : jobs) names.push_back(job.name);
+  Progress progress(names, options.quiet);
+  std::optional<NvmlMonitor> monitor;
+  if (options.backend.name == "cuda") monitor.emplace(options.devices.empty() ? 0 : options.devices.front());
+  const double start = clock_seconds();
+  double startup = 0, training = 0;
+  for (size_t first = 0; first < jobs.size(); first += per_phase) {
+    const std::span<const Job> phase_jobs(jobs.data() + first, std::min(per_phase, jobs.size() - first));
+    if (stop) {
+      for (const Job& job : phase_jobs) run.models.push_back(not_started(job, options));
+      *exit_code = worse_exit_code(*exit_code, 130);
+      continue;
+    }
+    const double phase_start = clock_seconds();
+    Phase phase = mode.run(phase_jobs, stop, progress);
+    startup += phase.released_s - phase_start;
+    training += clock_seconds() - phase.released_s;
+    *exit_code = worse_exit_code(*exit_code, phase.exit_code);
+    for (ModelReport& m : phase.reports) run.models.push_back(std::move(m));
+  }
+  run.wall_s = clock_seconds() - start;
+  // Never measured, rather than 0, when no model got as far as its start-up (no backend, say).
+  if (std::any_of(run.models.begin(), run.models.end(), [](const ModelReport& m) { return m.startup_s.has_value(); }))
+    run.startup_s = startup;
+
+  if (!monitor) {
+    run.gpu_note = "no GPU sampled: the " + options.backend.name + " backend runs on the CPU";
+  } else if (!monitor->available()) {
+    run.gpu_note = monitor->why_not();
+  } else {
+    const GpuSummary gpu = monitor->stop();
+    run.gpu = to_json(gpu);
+    if (!gpu.sampling_error.empty()) run.gpu_note = gpu.sampling_error;
+    for (ModelReport& m : run.models)
+      if (const auto p = gpu.process_peak_bytes.find(m.pid); p != gpu.process_peak_bytes.end())
+        m.process_device_bytes = p->second;
+  }
+
+  describe_run(run);
+  int64_t samples = 0;
+  std::vector<Track> tracks;
+  for (const ModelReport& m : run.models) {
+    samples += m.samples;
+    if (!m.fit.steps.empty()) tracks.push_back(m.fit.steps);
+    if (m.process_peak_rss_bytes) run.workers_peak_rss_bytes = run.workers_peak_rss_bytes.value_or(0) + *m.process_peak_rss_bytes;
+  }
+  // Figures of training exist only when some model trained.
+  if (samples > 0) {
+    run.train_s = training;
+    run.samples_per_s = double(samples) / training;
+  }
+  if (options.timeline && !tracks.empty()) run.overlap = measure_overlap(tracks);
+  run.host_peak_rss_bytes = peak_resident_bytes();
+  return run;
+}
+
+std::vector<Calibration> calibrate(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
+                                   const RunOptions& options, const std::atomic<bool>& stop, int64_t steps) {
+  RunOptions short_run = options;
+  short_run.calibration_steps = steps;
+  short_run.quiet = true;
+  std::vector<Calibration> result;
+  for (const std::string& name : modes) {
+    int ignored = 0;
+    const RunReport run = run_mode(*make_mode(name, short_run), jobs, short_run, stop, &ignored);
+    // The rate while training: the calibration's samples over the span of its steps, from the first
+    // step's start to the last one's end (a short run's teardown is not training).
+    int64_t samples = 0, trained = 0;  // the whole sweep's (every model's rows times its epochs); the calibration's
+    double first = INFINITY, last = -INFINITY;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const ModelReport& m = run.models[i];
+      if (jobs[i].spec) samples += m.train_rows * jobs[i].spec->fit.epochs;
+      trained += m.samples;
+      if (!m.fit.steps.empty()) {
+        first = std::min(first, m.fit.steps.front().begin_s);
+        last = std::max(last, m.fit.steps.back().end_s);
+      }
+    }
+    Calibration c{name, run.startup_s, std::nullopt, std::nullopt};
+    if (trained > 0 && last > first) {
+      c.samples_per_s = double(trained) / (last - first);
+      c.predicted_wall_s = c.startup_s.value_or(0) + double(samples) / *c.samples_per_s;
+    }
+    result.push_back(c);
+  }
+  std::stable_sort(result.begin(), result.end(), [](const Calibration& a, const Calibration& b) {
+    return a.predicted_wall_s.value_or(INFINITY) < b.predicted_wall_s.value_or(INFINITY);
+  });
+  return result;
+}
+
+void compare_with_serial(RunReport& run, const RunReport& serial) {
+  // Comparable only when both trained every model: a failed model's time is no training time.
+  const auto all_trained = [](const RunReport& r) {
+    return std::all_of(r.models.begin(), r.models.end(), [](const ModelReport& m) { return m.fitted; });
+  };
+  if (all_trained(run) && all_trained(serial) && run.wall_s > 0) {
+    run.speedup_vs_serial = serial.wall_s / run.wall_s;
+    run.serial_wall_s = serial.wall_s;
+  }
+  for (size_t i = 0; i < run.models.size() && i < serial.models.size(); ++i) {
+    ModelReport& m = run.models[i];
+    const ModelReport& solo = serial.models[i];
+    if (!solo.fitted || solo.fit.train_s <= 0 || solo.status != ModelStatus::ok) continue;
+    m.solo_s = solo.fit.train_s;
+    if (m.fitted && m.status == ModelStatus::ok) m.slowdown = m.fit.train_s / solo.fit.train_s;
+  }
+}
+
+}  // namespace mf

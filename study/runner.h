@@ -1,0 +1,38 @@
+#pragma once
+// The runner of a study (HFTA's workflow runner is the picture): it splits the jobs into phases of
+// at most --concurrency models, hands each phase to the mode, and measures around the mode: the run's
+// wall and start-up time, its throughput, the models' overlap from their step timelines, the GPU
+// through NVML. It assembles the run report from the reports the workers return, and relates the
+// modes: a model's slowdown against its solo (serial) run, a run's speedup over the serial run.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "study/job.h"
+#include "study/modes/mode.h"
+#include "study/report/report.h"
+
+namespace mf {
+
+// Runs `jobs` in `mode` and measures the run. *exit_code takes the worst of the models' codes.
+RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& options,
+                   const std::atomic<bool>& stop, int* exit_code);
+
+// --mode auto: what each mode measured in a short calibration on the sweep's own models (its
+// start-up, and its samples per second over the span of its training steps), and the wall it
+// predicts for the whole sweep: its start-up, plus every model's samples at that rate.
+struct Calibration {
+  std::string mode;
+  std::optional<double> startup_s, samples_per_s, predicted_wall_s;  // absent when nothing trained
+};
+
+// Runs each mode on `jobs` with every model capped at `steps` training steps (start-up, barrier
+// and all), and returns the calibrations, fastest predicted wall first.
+std::vector<Calibration> calibrate(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
+                                   const RunOptions& options, const std::atomic<bool>& stop, int64_t steps);
+
+// Fills each model's solo_s and slowdown (train_s / solo_s) and the run's speedup_vs_serial
+// (serial wall / wall) from `serial`, the same jobs run in serial mode: each model alone.
+void compare_with_serial(RunReport& run, const RunReport& serial);
+
+}  // namespace mf
