@@ -10,13 +10,11 @@
 
 namespace mf {
 void check_cpu_options(const BackendOptions& options) {
-  if (options.gemm != "tiled")
-    throw UserError("--gemm " + options.gemm + ": only the cuda backend has a cuBLAS path; drop --gemm or use "
-                    "--backend cuda");
-  if (options.activations != "ours")
-    throw UserError("--activations " + options.activations +
-                    ": only the cuda backend has a cuDNN path; drop --activations or use --backend cuda");
-  if (options.graphs == "on")
+  if (options.gemm != GemmImpl::tiled)
+    throw UserError("--gemm cublas: only the cuda backend has a cuBLAS path; drop --gemm or use --backend cuda");
+  if (options.activations != ActivationImpl::ours)
+    throw UserError("--activations cudnn: only the cuda backend has a cuDNN path; drop --activations or use --backend cuda");
+  if (options.graphs == GraphsChoice::on)
     throw UserError("--graphs on: only the cuda backend has CUDA graphs (host-exec emulates them); drop --graphs or "
                     "use --backend cuda or host-exec");
 }
@@ -31,19 +29,18 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 }  // namespace
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log) {
-  if (options.name == "cpu") return make_cpu(options);
-  const CudaOptions cuda{options.device, options.gemm == "cublas" ? GemmImpl::cublas : GemmImpl::tiled,
-                         options.activations == "cudnn" ? ActivationImpl::cudnn : ActivationImpl::ours};
-  if (options.name == "host-exec") return hostexec::make_cuda_backend(cuda);
+  if (options.kind == BackendKind::cpu) return make_cpu(options);
+  const CudaOptions cuda{options.device, options.gemm, options.activations};
+  if (options.kind == BackendKind::host_exec) return hostexec::make_cuda_backend(cuda);
 #if defined(MF_HAVE_CUDA)
-  if (options.name == "cuda") {
+  if (options.kind == BackendKind::cuda) {
     const DeviceQuery query = query_devices();
     if (query.devices.empty())
       throw UserError("--backend cuda: no usable CUDA device (" + query.why_none +
                       "); use --backend cpu or --backend auto");
     return gpu::make_cuda_backend(cuda);
   }
-  if (resolve_auto(options, log).name == "cpu") return make_cpu(options);
+  if (resolve_auto(options, log).kind == BackendKind::cpu) return make_cpu(options);
   // A listed device can still refuse a context (exclusive mode, no memory): auto then falls back.
   try {
     return gpu::make_cuda_backend(cuda);
@@ -53,7 +50,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
     return make_cpu(options);
   }
 #else
-  if (options.name == "cuda")
+  if (options.kind == BackendKind::cuda)
     throw UserError("--backend cuda: " + query_devices().why_none + "; use --backend cpu, host-exec or auto");
   resolve_auto(options, log);  // says cpu, and why
   return make_cpu(options);
@@ -61,15 +58,15 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
 }
 
 bool use_graphs(const BackendOptions& options, const Backend& backend) {
-  if (!backend.has_graphs() || options.graphs == "off") return false;
-  return options.graphs == "on" || backend.name() == "cuda";
+  if (!backend.has_graphs() || options.graphs == GraphsChoice::off) return false;
+  return options.graphs == GraphsChoice::on || backend.name() == "cuda";
 }
 
 BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log) {
-  if (options.name != "auto") return options;
+  if (options.kind != BackendKind::automatic) return options;
   BackendOptions resolved = options;
   const DeviceQuery query = query_devices();
-  resolved.name = query.devices.empty() ? "cpu" : "cuda";
+  resolved.kind = query.devices.empty() ? BackendKind::cpu : BackendKind::cuda;
   if (query.devices.empty()) log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
   else log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
   return resolved;

@@ -1,25 +1,37 @@
 #pragma once
-// --backend auto|cpu|cuda|host-exec, --gemm tiled|cublas and --activations ours|cudnn:
-// builds the backend a run asks for.
-// host-exec runs the CUDA kernels on the CPU (target/host_exec.h): slow, but it
-// shows the GPU code path working on a machine without a GPU.
+// The one factory of backends, from typed options: --backend auto|cpu|cuda|host-exec,
+// --gemm tiled|cublas, --activations ours|cudnn and --graphs on|off|auto. host-exec runs the
+// CUDA kernels on the CPU (target/host_exec.h): slow, but it shows the GPU code path working on a
+// machine without a GPU.
 #include <iosfwd>
 #include <memory>
 #include <string>
 
 #include "backends/backend.h"
+#include "backends/cuda/cuda_backend.h"
+#include "runtime/names.h"
 
 namespace mf {
 
+enum class BackendKind { automatic, cpu, cuda, host_exec };
+inline constexpr Named<BackendKind> kBackendNames[] = {
+    {"auto", BackendKind::automatic}, {"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"host-exec", BackendKind::host_exec}};
+inline const char* to_string(BackendKind k) { return name_of(kBackendNames, k); }
+
+// Training steps as CUDA graphs: on, off, or auto (on a GPU).
+enum class GraphsChoice { automatic, on, off };
+inline constexpr Named<GraphsChoice> kGraphsNames[] = {
+    {"auto", GraphsChoice::automatic}, {"on", GraphsChoice::on}, {"off", GraphsChoice::off}};
+
 struct BackendOptions {
-  std::string name = "auto";   // auto, cpu, cuda, host-exec
-  std::string gemm = "tiled";  // the CUDA products: tiled (our kernels) or cublas (the reference path)
-  std::string activations = "ours";  // activations and softmax: ours or cudnn (the reference path)
-  std::string graphs = "auto";  // training steps as CUDA graphs: on, off, or auto (on a GPU)
+  BackendKind kind = BackendKind::automatic;
+  GemmImpl gemm = GemmImpl::tiled;                    // the CUDA products: our kernels, or cuBLAS's (reference)
+  ActivationImpl activations = ActivationImpl::ours;  // activations and softmax: ours, or cuDNN's (reference)
+  GraphsChoice graphs = GraphsChoice::automatic;
   int device = 0;  // the CUDA device (cuda, host-exec)
 };
 
-// auto resolved to cuda when a device is listed, else cpu, said in one line on `log`; other names
+// auto resolved to cuda when a device is listed, else cpu, said in one line on `log`; other kinds
 // unchanged. Queries the devices without creating a context, so that the parent of worker
 // processes holds no device memory.
 BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log);

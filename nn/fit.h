@@ -11,6 +11,7 @@
 
 #include "nn/device_data.h"
 #include "nn/model.h"
+#include "runtime/names.h"
 #include "runtime/timeline.h"
 
 namespace mf {
@@ -26,6 +27,8 @@ struct Evaluation {
 };
 
 enum class FitStatus { ok, diverged, stopped };
+inline constexpr Named<FitStatus> kFitStatusNames[] = {
+    {"ok", FitStatus::ok}, {"diverged", FitStatus::diverged}, {"stopped", FitStatus::stopped}};
 
 struct FitResult {
   FitStatus status = FitStatus::ok;

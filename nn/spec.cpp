@@ -25,13 +25,7 @@ constexpr uintmax_t kMaxSpecBytes = uintmax_t(16) << 20;  // a spec is a few KiB
 using nlohmann::json;
 using Keys = std::span<const char* const>;
 
-// The names a spec uses; the same tables print the values back, so the two never disagree.
-template <class E>
-struct Named {
-  const char* name;
-  E value;
-};
-
+// The names a spec uses (runtime/names.h); the same tables print the values back.
 enum class LayerKind { dense };  // Keras names a layer's kind; dense is the only one here
 
 constexpr Named<LayerKind> kLayerKinds[] = {{"dense", LayerKind::dense}};
@@ -44,8 +38,6 @@ constexpr Named<Loss> kLosses[] = {
     {"mse", Loss::mse},
     {"binary_crossentropy", Loss::binary_crossentropy},
     {"sparse_categorical_crossentropy", Loss::sparse_categorical_crossentropy}};
-constexpr Named<OptimizerKind> kOptimizers[] = {{"adam", OptimizerKind::adam}, {"sgd", OptimizerKind::sgd}};
-constexpr Named<PoolMode> kPoolModes[] = {{"grow", PoolMode::grow}, {"reserve", PoolMode::reserve}};
 
 constexpr const char* kTopKeys[] = {"name",      "data", "input", "layers", "loss", "targets",
                                     "optimizer", "fit",  "seed",  "memory"};
@@ -58,24 +50,10 @@ constexpr uint64_t kMaxWidth = uint64_t(1) << 20;
 constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
 
-template <class E, size_t N>
-const char* name_of(const Named<E> (&table)[N], E value) {
-  for (const Named<E>& entry : table)
-    if (entry.value == value) return entry.name;
-  return "unknown";
-}
-
 std::string join(Keys keys) {
   std::string out;
   for (const char* key : keys) out += (out.empty() ? "" : ", ") + std::string(key);
   return out;
-}
-
-template <class E, size_t N>
-std::string join_names(const Named<E> (&table)[N]) {
-  const char* names[N];
-  for (size_t i = 0; i < N; ++i) names[i] = table[i].name;
-  return join(names);
 }
 
 bool contains(Keys keys, std::string_view key) {
@@ -212,9 +190,8 @@ class Field {
   template <class E, size_t N>
   E one_of(const Named<E> (&table)[N]) const {
     if (value_->is_string())
-      for (const Named<E>& entry : table)
-        if (value_->get_ref<const std::string&>() == entry.name) return entry.value;
-    wrong("one of " + join_names(table));
+      if (const std::optional<E> value = find_named(table, value_->get_ref<const std::string&>())) return *value;
+    wrong("one of " + names_of(table));
   }
 
  private:
@@ -260,12 +237,12 @@ std::vector<LayerSpec> parse_layers(const Field& field) {
 OptimizerSpec parse_optimizer(const Field& field) {
   OptimizerSpec optimizer;
   if (field.value().is_string()) {  // Keras's shorthand: a name alone, with Keras's defaults
-    optimizer.kind = field.one_of(kOptimizers);
+    optimizer.kind = field.one_of(kOptimizerNames);
     if (optimizer.kind == OptimizerKind::sgd) optimizer.learning_rate = 0.01f;
     return optimizer;
   }
   field.require_object("an optimizer name (\"adam\" or \"sgd\") or an object with a name and its settings");
-  optimizer.kind = field.at("name").one_of(kOptimizers);
+  optimizer.kind = field.at("name").one_of(kOptimizerNames);
   const bool adam = optimizer.kind == OptimizerKind::adam;
   const Keys own = adam ? Keys(kAdamKeys) : Keys(kSgdKeys);
   const Keys other = adam ? Keys(kSgdKeys) : Keys(kAdamKeys);
@@ -319,7 +296,7 @@ MemorySpec parse_memory(const Field& field) {
   field.object(kMemoryKeys);
   MemorySpec memory;
   if (const auto limit = field.optional("limit")) memory.limit_bytes = parse_limit(*limit);
-  if (const auto mode = field.optional("mode")) memory.mode = mode->one_of(kPoolModes);
+  if (const auto mode = field.optional("mode")) memory.mode = mode->one_of(kPoolModeNames);
   return memory;
 }
 
@@ -408,11 +385,32 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
   }
 }
 
+json to_json(const ModelSpec& spec) {
+  json layers = json::array();
+  for (const LayerSpec& layer : spec.layers) layers.push_back({{"units", layer.units}, {"activation", to_string(layer.activation)}});
+  const OptimizerSpec& o = spec.optimizer;
+  json optimizer = {{"name", to_string(o.kind)}, {"learning_rate", o.learning_rate}};
+  if (o.kind == OptimizerKind::adam) {
+    optimizer.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}});
+  } else {
+    optimizer["momentum"] = o.momentum;
+  }
+  return {{"name", spec.name},
+          {"data", spec.data},
+          {"input", spec.input},
+          {"layers", layers},
+          {"loss", to_string(spec.loss)},
+          {"targets", spec.targets},
+          {"optimizer", optimizer},
+          {"fit", {{"epochs", spec.fit.epochs}, {"batch_size", spec.fit.batch_size},
+                   {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle}}},
+          {"seed", spec.seed},
+          {"memory", {{"limit", spec.memory.limit_bytes}, {"mode", to_string(spec.memory.mode)}}}};
+}
+
 ModelSpec load_model_spec(const std::string& path) { return parse_model_spec(read_json_file(path, "spec"), path); }
 
 const char* to_string(Activation a) { return name_of(kActivations, a); }
 const char* to_string(Loss l) { return name_of(kLosses, l); }
-const char* to_string(OptimizerKind k) { return name_of(kOptimizers, k); }
-const char* to_string(PoolMode m) { return name_of(kPoolModes, m); }
 
 }  // namespace mf

@@ -20,6 +20,7 @@
 
 #include "kernels/element_math.h"
 #include "runtime/memory_pool.h"
+#include "runtime/names.h"
 
 namespace mf {
 
@@ -29,6 +30,8 @@ struct LayerSpec {
 };
 
 enum class OptimizerKind { adam, sgd };
+inline constexpr Named<OptimizerKind> kOptimizerNames[] = {{"adam", OptimizerKind::adam}, {"sgd", OptimizerKind::sgd}};
+inline const char* to_string(OptimizerKind k) { return name_of(kOptimizerNames, k); }
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adam;
@@ -71,6 +74,9 @@ struct ModelSpec {
 // Validates strictly; every problem is a UserError of one line that names
 // `source` (a file name), the JSON path and what is allowed.
 ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source);
+// The spec as JSON that parse_model_spec reads back to the same spec, every key written: what a
+// child process is sent (a float's value crosses exactly: JSON numbers are doubles).
+nlohmann::json to_json(const ModelSpec& spec);
 // Reads a JSON file (a spec, a sweep): a regular file of at most 16 MiB; anything else, or invalid
 // JSON, is a UserError naming the file (`what` says which kind of file it should be).
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
@@ -79,7 +85,5 @@ ModelSpec load_model_spec(const std::string& path);
 
 const char* to_string(Activation a);
 const char* to_string(Loss l);
-const char* to_string(OptimizerKind k);
-const char* to_string(PoolMode m);
 
 }  // namespace mf

@@ -96,7 +96,6 @@ SweepEntry parse_entry(json spec, const std::string& source, const std::string& 
   try {
     entry.spec = parse_model_spec(spec, source);
     entry.name = entry.spec->name;
-    entry.json = std::move(spec);
   } catch (const UserError& e) {
     entry.error = e.what();
     entry.name = name_in(spec).empty() ? fallback : name_in(spec);
@@ -188,14 +187,12 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
   std::vector<SweepEntry> models;
   for (size_t index = 0; index < total; ++index) {
     json spec = *base;
-    json chosen = json::object();
     std::string name = base_name, label;
     size_t stride = total;  // the first axis varies slowest
     for (const auto& [axis, axis_values] : axes) {
       stride /= axis_values->size();
       const json& value = (*axis_values)[index / stride % axis_values->size()];
       apply(spec, axis->key, value);
-      chosen[axis->key] = value;
       std::string part = value_text(value);
       if (value.is_array()) {  // hidden: the widths joined by 'x'
         part.clear();
@@ -208,7 +205,6 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
     spec["name"] = name;
     labels.push_back("grid (" + label + ")");
     models.push_back(parse_entry(std::move(spec), path + " " + labels.back(), name));
-    models.back().axes = std::move(chosen);
   }
   return models;
 }

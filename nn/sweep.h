@@ -48,9 +48,6 @@ struct SweepEntry {
   std::string name;               // the model's name (derived from the axes for a grid); never empty
   std::optional<ModelSpec> spec;  // absent when this entry is bad; else spec->name == name
   std::string error;              // the one-line UserError message when the entry is bad, else ""
-  nlohmann::json json = nullptr;  // the spec as JSON (base merged, axes applied) when it parsed: what a worker is sent
-  // The grid values this model takes, e.g. {"activation":"relu","hidden":[100,10]}; {} for a list entry.
-  nlohmann::json axes = nlohmann::json::object();
 };
 
 struct Sweep {

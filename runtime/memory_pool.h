@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/names.h"
+
 namespace mf {
 
 struct Upstream {
@@ -41,6 +43,8 @@ class HostUpstream final : public Upstream {
 };
 
 enum class PoolMode { grow, reserve };
+inline constexpr Named<PoolMode> kPoolModeNames[] = {{"grow", PoolMode::grow}, {"reserve", PoolMode::reserve}};
+inline const char* to_string(PoolMode m) { return name_of(kPoolModeNames, m); }
 
 struct PoolStats {
   size_t cap_bytes = 0;

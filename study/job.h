@@ -24,7 +24,7 @@ struct SpecOverrides {
 };
 
 struct RunOptions {
-  std::string sweep;  // the sweep file, or one model's spec file
+  std::string models_path;  // the file of the models to train: a sweep, or one model's spec (a sweep of one)
   std::string data;   // --data: every model's data source when set
   BackendOptions backend;
   SpecOverrides overrides;
@@ -39,8 +39,7 @@ struct RunOptions {
 struct Job {
   size_t index = 0;  // the model's place in the sweep
   std::string name;
-  std::optional<ModelSpec> spec;  // overrides applied; absent when the sweep's entry is bad
-  nlohmann::json spec_json;       // the spec as the sweep gave it, before the overrides
+  std::optional<ModelSpec> spec;  // overrides applied, once; absent when the sweep's entry is bad
   std::string error;              // why the entry is bad
   std::string data;               // the data source it trains on
   int device = 0;                 // the GPU it is given (--devices)
@@ -50,12 +49,12 @@ struct Job {
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);
 std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options);
 
-// A good job as JSON and back, with its spec: what a worker process is sent, so that it trains
-// exactly what the parent read (study/modes/processes/parent.cpp).
+// A good job as JSON and back, with its spec as the parent read it, overrides applied: what a child
+// process is sent, so that it trains exactly that (study/modes/processes/protocol.h).
 nlohmann::json to_json(const Job& job);
-Job job_from_json(const nlohmann::json& json, const RunOptions& options);
+Job job_from_json(const nlohmann::json& json);
 
-// The options as JSON and back, sent to a worker process with its job.
+// The options as JSON and back, every field: sent to a child process with its job.
 nlohmann::json to_json(const RunOptions& options);
 RunOptions run_options_from_json(const nlohmann::json& json);
 

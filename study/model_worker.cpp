@@ -21,11 +21,9 @@ double as_written(float x) {
   return std::strtod(text, nullptr);
 }
 
-nlohmann::json settings_of(const ModelSpec& spec) {
-  return {{"optimizer", to_string(spec.optimizer.kind)}, {"learning_rate", as_written(spec.optimizer.learning_rate)},
-          {"epochs", spec.fit.epochs},    {"batch_size", spec.fit.batch_size},
-          {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle},
-          {"seed", spec.seed},          {"memory_mode", to_string(spec.memory.mode)}};
+TrainingSettings settings_of(const ModelSpec& spec) {
+  return {spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs, spec.fit.batch_size,
+          spec.fit.validation_split, spec.fit.shuffle, spec.seed, spec.memory.mode, std::nullopt};
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOp
   std::vector<Evaluation> tests;
   bool interrupted = false;
   const bool graphs = use_graphs(options.backend, model.backend());
-  for (ModelWorker* member : members) member->report().settings["graphs"] = graphs;
+  for (ModelWorker* member : members)
+    if (member->report().settings) member->report().settings->graphs = graphs;
   lead->attempt([&] {
     fits = fit_pack(model, *data.train, {progress, options.timeline, stop, options.calibration_steps, graphs});
     interrupted = stop && *stop;

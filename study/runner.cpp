@@ -49,7 +49,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
                    const std::atomic<bool>& stop, int* exit_code) {
   RunReport run;
   run.mode = mode.name();
-  const bool serial = run.mode == "serial";
+  const bool serial = mode.kind() == ModeKind::serial;
   const size_t all = std::max<size_t>(jobs.size(), 1);
   const size_t per_phase = serial ? 1 : options.concurrency > 0 ? std::min<size_t>(options.concurrency, all) : all;
   run.concurrency = int(per_phase);
@@ -58,7 +58,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
   for (const Job& job : jobs) names.push_back(job.name);
   Progress progress(names, options.quiet);
   std::optional<NvmlMonitor> monitor;
-  if (options.backend.name == "cuda") monitor.emplace(options.devices.empty() ? 0 : options.devices.front());
+  if (options.backend.kind == BackendKind::cuda) monitor.emplace(options.devices.empty() ? 0 : options.devices.front());
   const double start = clock_seconds();
   double startup = 0, training = 0;
   for (size_t first = 0; first < jobs.size(); first += per_phase) {
@@ -81,7 +81,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
     run.startup_s = startup;
 
   if (!monitor) {
-    run.gpu_note = "no GPU sampled: the " + options.backend.name + " backend runs on the CPU";
+    run.gpu_note = "no GPU sampled: the " + std::string(to_string(options.backend.kind)) + " backend runs on the CPU";
   } else if (!monitor->available()) {
     run.gpu_note = monitor->why_not();
   } else {
@@ -111,15 +111,15 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
   return run;
 }
 
-std::vector<Calibration> calibrate(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
+std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std::vector<Job>& jobs,
                                    const RunOptions& options, const std::atomic<bool>& stop, int64_t steps) {
   RunOptions short_run = options;
   short_run.calibration_steps = steps;
   short_run.quiet = true;
   std::vector<Calibration> result;
-  for (const std::string& name : modes) {
+  for (const ModeKind kind : modes) {
     int ignored = 0;
-    const RunReport run = run_mode(*make_mode(name, short_run), jobs, short_run, stop, &ignored);
+    const RunReport run = run_mode(*make_mode(kind, short_run), jobs, short_run, stop, &ignored);
     // The rate while training: the calibration's samples over the span of its steps, from the first
     // step's start to the last one's end (a short run's teardown is not training).
     int64_t samples = 0, trained = 0;  // the whole sweep's (every model's rows times its epochs); the calibration's
@@ -133,7 +133,7 @@ std::vector<Calibration> calibrate(const std::vector<std::string>& modes, const 
         last = std::max(last, m.fit.steps.back().end_s);
       }
     }
-    Calibration c{name, run.startup_s, std::nullopt, std::nullopt};
+    Calibration c{kind, run.startup_s, std::nullopt, std::nullopt};
     if (trained > 0 && last > first) {
       c.samples_per_s = double(trained) / (last - first);
       c.predicted_wall_s = c.startup_s.value_or(0) + double(samples) / *c.samples_per_s;

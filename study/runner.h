@@ -22,13 +22,13 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
 // start-up, and its samples per second over the span of its training steps), and the wall it
 // predicts for the whole sweep: its start-up, plus every model's samples at that rate.
 struct Calibration {
-  std::string mode;
+  ModeKind mode;
   std::optional<double> startup_s, samples_per_s, predicted_wall_s;  // absent when nothing trained
 };
 
 // Runs each mode on `jobs` with every model capped at `steps` training steps (start-up, barrier
 // and all), and returns the calibrations, fastest predicted wall first.
-std::vector<Calibration> calibrate(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
+std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std::vector<Job>& jobs,
                                    const RunOptions& options, const std::atomic<bool>& stop, int64_t steps);
 
 // Fills each model's solo_s and slowdown (train_s / solo_s) and the run's speedup_vs_serial

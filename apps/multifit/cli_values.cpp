@@ -50,23 +50,15 @@ void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides) {
 }
 
 void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
-  cmd.add_option("--backend", backend.name,
-                 "auto picks cuda when a device is usable, else cpu; host-exec runs the CUDA kernels on the "
-                 "CPU, one OS thread per CUDA thread (slow: for checking and teaching)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda", "host-exec"}))
-      ->capture_default_str();
-  cmd.add_option("--gemm", backend.gemm, "CUDA products: tiled (our kernels) or cublas (reference)")
-      ->check(CLI::IsMember({"tiled", "cublas"}))
-      ->capture_default_str();
-  cmd.add_option("--activations", backend.activations,
-                 "CUDA activations and softmax: ours (our kernels) or cudnn (reference)")
-      ->check(CLI::IsMember({"ours", "cudnn"}))
-      ->capture_default_str();
-  cmd.add_option("--graphs", backend.graphs,
-                 "Each training step as a CUDA graph, captured once and replayed (one launch a step): on, off, "
-                 "or auto (on a GPU); host-exec emulates graphs, the cpu has none")
-      ->check(CLI::IsMember({"on", "off", "auto"}))
-      ->capture_default_str();
+  add_named_option(cmd, "--backend", backend.kind, kBackendNames,
+                   "auto picks cuda when a device is usable, else cpu; host-exec runs the CUDA kernels on the "
+                   "CPU, one OS thread per CUDA thread (slow: for checking and teaching)");
+  add_named_option(cmd, "--gemm", backend.gemm, kGemmImplNames, "CUDA products: tiled (our kernels) or cublas (reference)");
+  add_named_option(cmd, "--activations", backend.activations, kActivationImplNames,
+                   "CUDA activations and softmax: ours (our kernels) or cudnn (reference)");
+  add_named_option(cmd, "--graphs", backend.graphs, kGraphsNames,
+                   "Each training step as a CUDA graph, captured once and replayed (one launch a step): on, off, "
+                   "or auto (on a GPU); host-exec emulates graphs, the cpu has none");
 }
 
 }  // namespace mf

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backends/factory.h"
+#include "runtime/names.h"
 #include "study/job.h"
 
 namespace mf {
@@ -14,6 +15,26 @@ CLI::Validator whole_number(long long low, long long high);
 CLI::Validator positive_float();
 // A seed: a whole number from 0 to 2^64 - 1, digits only (so -1 does not wrap around).
 CLI::Validator seed_number();
+// One of an enum's names (its table, runtime/names.h), turned into the value; anything else is
+// refused with the names allowed.
+template <class E, size_t N>
+CLI::Validator one_of(const Named<E> (&table)[N]) {
+  return CLI::Validator(
+      [&table](std::string& input) -> std::string {
+        const std::optional<E> value = find_named(table, input);
+        if (!value) return "'" + input + "' is not one of " + names_of(table);
+        input = std::to_string(static_cast<int>(*value));  // what CLI11 reads into the enum
+        return "";
+      },
+      "{" + names_of(table) + "}");
+}
+// An option that takes one of the table's names into `value`, its default shown by name.
+template <class E, size_t N>
+CLI::Option* add_named_option(CLI::App& cmd, const std::string& flag, E& value, const Named<E> (&table)[N],
+                              const std::string& help) {
+  return cmd.add_option(flag, value, help)->transform(one_of(table))->default_str(name_of(table, value));
+}
+
 // --epochs and --batch-size: replace the spec's (every model's, for a sweep).
 void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides);
 // --backend, --gemm, --activations and --graphs.

@@ -23,7 +23,8 @@ namespace {
 
 struct RunArgs {
   RunOptions options;
-  std::string mode = "serial", json, csv, trace, memory_limit, memory_mode;
+  std::string mode = "serial", json, csv, trace, memory_limit;
+  PoolMode memory_mode = PoolMode::grow;  // --memory, when given
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   bool calibration_steps_given = false, pack_size_given = false;
@@ -53,33 +54,43 @@ void print_errors(const std::vector<RunReport>& runs) {
       }
 }
 
+// --mode: one of the modes, all (the four in turn) or auto (the fastest in a calibration).
+std::vector<std::string> mode_choices() {
+  std::vector<std::string> names;
+  for (const Named<ModeKind>& mode : kModeNames) names.push_back(mode.name);
+  names.insert(names.end(), {"all", "auto"});
+  return names;
+}
+
 // Runs the calibration of --mode auto, says what each mode measured and which it picks and why.
-nlohmann::json choose_mode(const std::vector<std::string>& modes, const std::vector<Job>& jobs,
-                           const RunOptions& options, const std::atomic<bool>& stop, const RunArgs& args) {
+ModeKind choose_mode(const std::vector<ModeKind>& modes, const std::vector<Job>& jobs,
+                     const RunOptions& options, const std::atomic<bool>& stop, const RunArgs& args,
+                     nlohmann::json& record) {
   const Clock::time_point start = Clock::now();
   const std::vector<Calibration> calibrations = calibrate(modes, jobs, options, stop, args.calibration_steps);
   const double calibration_s = seconds_since(start);
   nlohmann::json measured = nlohmann::json::array();
   for (const Calibration& c : calibrations) {
-    measured.push_back({{"mode", c.mode}, {"startup_s", c.startup_s ? nlohmann::json(*c.startup_s) : nlohmann::json()},
+    measured.push_back({{"mode", to_string(c.mode)}, {"startup_s", c.startup_s ? nlohmann::json(*c.startup_s) : nlohmann::json()},
                         {"samples_per_s", c.samples_per_s ? nlohmann::json(*c.samples_per_s) : nlohmann::json()},
                         {"predicted_wall_s", c.predicted_wall_s ? nlohmann::json(*c.predicted_wall_s) : nlohmann::json()}});
     if (!options.quiet)
       std::fprintf(stderr, "multifit: auto: %-9s start-up %s, %.0f samples/s while training: the sweep in about %s\n",
-                   c.mode.c_str(), format_duration(c.startup_s.value_or(0)).c_str(), c.samples_per_s.value_or(0),
+                   to_string(c.mode), format_duration(c.startup_s.value_or(0)).c_str(), c.samples_per_s.value_or(0),
                    c.predicted_wall_s ? format_duration(*c.predicted_wall_s).c_str() : "(nothing trained)");
   }
   // The choice is said even when quiet: it is what the run's figures are of.
   const bool measured_any = calibrations.front().predicted_wall_s.has_value();
-  const std::string mode = measured_any ? calibrations.front().mode : "serial";
+  const ModeKind mode = measured_any ? calibrations.front().mode : ModeKind::serial;
   if (measured_any)
     std::fprintf(stderr, "multifit: auto: %s, the fastest in a calibration of at most %lld steps per model (%s)\n",
-                 mode.c_str(), (long long)args.calibration_steps, format_duration(calibration_s).c_str());
+                 to_string(mode), (long long)args.calibration_steps, format_duration(calibration_s).c_str());
   else
     std::fprintf(stderr, "multifit: auto: serial: no model trained in the calibration (%s), so nothing tells the modes apart\n",
                  format_duration(calibration_s).c_str());
-  return {{"mode", mode}, {"calibration_steps", args.calibration_steps}, {"calibration_s", calibration_s},
-          {"calibration", measured}};
+  record = {{"mode", to_string(mode)}, {"calibration_steps", args.calibration_steps}, {"calibration_s", calibration_s},
+            {"calibration", measured}};
+  return mode;
 }
 
 // The process's one-time start-up: the backend's libraries loaded, on a GPU the CUDA context made.
@@ -99,17 +110,15 @@ int run_study(RunArgs& args) {
   check_output_path("--json", args.json);
   check_output_path("--csv", args.csv);
   check_output_path("--trace", args.trace);
-  check_distinct_files({{"the sweep", options.sweep}}, {{"--json", args.json}, {"--csv", args.csv}, {"--trace", args.trace}});
+  check_distinct_files({{"the sweep", options.models_path}}, {{"--json", args.json}, {"--csv", args.csv}, {"--trace", args.trace}});
   if (!args.memory_limit.empty()) options.overrides.memory_limit = parse_bytes(args.memory_limit, "--memory-limit");
-  if (!args.memory_mode.empty())
-    options.overrides.memory_mode = args.memory_mode == "reserve" ? PoolMode::reserve : PoolMode::grow;
   Sweep sweep;
   try {
-    sweep = load_sweep(options.sweep);
-    const bool automatic = options.backend.name == "auto";
+    sweep = load_sweep(options.models_path);
+    const bool automatic = options.backend.kind == BackendKind::automatic;
     options.backend = resolve_auto(options.backend, std::cerr);
     try {
-      if (options.backend.name == "cpu") check_cpu_options(options.backend);  // before any work: every model would fail
+      if (options.backend.kind == BackendKind::cpu) check_cpu_options(options.backend);  // before any work: every model would fail
     } catch (const UserError& e) {
       if (!automatic) throw;
       throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
@@ -122,24 +131,27 @@ int run_study(RunArgs& args) {
     throw;
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
-  if (!options.devices.empty() && options.backend.name != "cuda")
+  if (!options.devices.empty() && options.backend.kind != BackendKind::cuda)
     std::fprintf(stderr, "multifit: note: --devices is recorded but has no effect on the %s backend\n",
-                 options.backend.name.c_str());
+                 to_string(options.backend.kind));
   options.timeline = true;
   const std::atomic<bool>& stop = stop_on_interrupt();
 
-  const std::vector<std::string> every_mode = {"serial", "streams", "processes", "packed"};
+  // --mode names a mode, or all (the four in turn), or auto (the fastest in a calibration).
+  const std::vector<ModeKind> every_mode = {ModeKind::serial, ModeKind::streams, ModeKind::processes, ModeKind::packed};
+  const bool all = args.mode == "all", automatic = args.mode == "auto";
+  std::vector<ModeKind> modes = all ? every_mode : std::vector<ModeKind>{};
+  if (!all && !automatic) modes = {parse_named(kModeNames, args.mode, "--mode")};
   std::optional<double> process_startup;
-  if (args.solo || args.mode != "processes") process_startup = start_process(options.backend);
+  if (args.solo || automatic || modes.size() > 1 || modes.front() != ModeKind::processes)
+    process_startup = start_process(options.backend);
   nlohmann::json chosen;  // --mode auto: the calibration and its choice
-  if (args.mode == "auto") chosen = choose_mode(every_mode, jobs, options, stop, args);
+  if (automatic) modes = {choose_mode(every_mode, jobs, options, stop, args, chosen)};
   else if (args.calibration_steps_given)
     std::fprintf(stderr, "multifit: note: --calibration-steps has no effect without --mode auto\n");
-  if (args.pack_size_given && args.mode != "packed" && args.mode != "all" && args.mode != "auto")
+  if (args.pack_size_given && !all && !automatic && modes.front() != ModeKind::packed)
     std::fprintf(stderr, "multifit: note: --pack-size has no effect without --mode packed (or all, auto)\n");
-  std::vector<std::string> modes = {args.mode == "auto" ? chosen["mode"].get<std::string>() : args.mode};
-  if (args.mode == "all") modes = every_mode;
-  const bool solo_first = args.solo && modes.front() != "serial";
+  const bool solo_first = args.solo && modes.front() != ModeKind::serial;
   int code = 0;
   std::optional<RunReport> serial;
   if (solo_first) {
@@ -147,12 +159,12 @@ int run_study(RunArgs& args) {
     serial = run_mode(*make_serial_mode(options), jobs, options, stop, &code);
   }
   std::vector<RunReport> runs;
-  for (const std::string& name : modes) {
-    if (modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", name.c_str());
-    RunReport run = run_mode(*make_mode(name, options), jobs, options, stop, &code);
-    if (name != "processes") run.process_startup_s = process_startup;
+  for (const ModeKind mode : modes) {
+    if (modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", to_string(mode));
+    RunReport run = run_mode(*make_mode(mode, options), jobs, options, stop, &code);
+    if (mode != ModeKind::processes) run.process_startup_s = process_startup;
     run.auto_choice = chosen;
-    if (name == "serial") serial = run;
+    if (mode == ModeKind::serial) serial = run;
     if (serial) compare_with_serial(run, *serial);
     print_run_table(run);
     runs.push_back(std::move(run));
@@ -172,7 +184,7 @@ Command add_run_command(CLI::App& app) {
   RunOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand("run", "Train a sweep of models serially, on streams, as processes or packed "
                                             "into shared kernels, and measure how they share the machine");
-  cmd->add_option("sweep", o.sweep, "Sweep file (JSON: a base spec and grid axes, or a list of models), or one "
+  cmd->add_option("sweep", o.models_path, "Sweep file (JSON: a base spec and grid axes, or a list of models), or one "
                                     "model's spec; e.g. examples/fashion-mnist-grid.json")
       ->required();
   cmd->add_option("--mode", args->mode, "serial: one model after another; streams: one thread and stream per "
@@ -180,7 +192,7 @@ Command add_run_command(CLI::App& app) {
                                         "and fit (layers, loss, optimizer kind, batch size, epochs, data, memory "
                                         "mode) trained together in shared kernels; all: the four in turn; auto: the "
                                         "fastest in a short calibration on the sweep's own models")
-      ->check(CLI::IsMember({"serial", "streams", "processes", "packed", "all", "auto"}))
+      ->check(CLI::IsMember(mode_choices()))
       ->capture_default_str();
   cmd->add_option("--pack-size", o.pack_size, "--mode packed: at most N models in a pack (0: no bound)")
       ->check(whole_number(0, int(kMaxPackSize)))
@@ -193,8 +205,7 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--solo", args->solo, "Run each model alone first, for its slowdown (--mode all has it)");
   cmd->add_option("--memory-limit", args->memory_limit, "Every model's memory.limit, e.g. 64MiB");
-  cmd->add_option("--memory", args->memory_mode, "Every model's memory.mode")
-      ->check(CLI::IsMember({"grow", "reserve"}));
+  add_named_option(*cmd, "--memory", args->memory_mode, kPoolModeNames, "Every model's memory.mode");
   cmd->add_option("--devices", o.devices, "GPUs to spread the models over, round robin, e.g. 0,1")
       ->delimiter(',')
       ->check(whole_number(0, 1023));
@@ -206,9 +217,11 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--trace", args->trace, "Write a Chrome/Perfetto trace here: one track per model");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
                                     "releases, auto's calibrations); the tables and errors stay");
-  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size")] {
+  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size"),
+          memory = cmd->get_option("--memory")] {
     args->calibration_steps_given = calibration->count() > 0;
     args->pack_size_given = pack_size->count() > 0;
+    if (memory->count() > 0) args->options.overrides.memory_mode = args->memory_mode;
     return run_study(*args);
   };
 }

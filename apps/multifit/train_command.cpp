@@ -27,11 +27,11 @@ struct TrainArgs {
 Job train_job(const TrainArgs& args) {
   const RunOptions& options = args.options;
   Job job;
-  job.name = std::filesystem::path(options.sweep).stem().string();  // until the spec names it
+  job.name = std::filesystem::path(options.models_path).stem().string();  // until the spec names it
   job.load = args.load;
   job.save = args.save;
   try {
-    job.spec = with_overrides(load_model_spec(options.sweep), options.overrides);
+    job.spec = with_overrides(load_model_spec(options.models_path), options.overrides);
     job.name = job.spec->name;
     job.data = options.data.empty() ? job.spec->data : options.data;
   } catch (const UserError& e) {
@@ -43,7 +43,7 @@ Job train_job(const TrainArgs& args) {
 int run_train(TrainArgs& args) {
   // Where a failure would be recorded, checked first: a document cannot be written there otherwise.
   check_output_path("--json", args.json);
-  check_distinct_files({{"the spec", args.options.sweep}, {"--load", args.load}},
+  check_distinct_files({{"the spec", args.options.models_path}, {"--load", args.load}},
                        {{"--json", args.json}, {"--save", args.save}});
   const std::vector<Job> jobs = {train_job(args)};
   int code = 0;
@@ -63,7 +63,7 @@ Command add_train_command(CLI::App& app) {
   SpecOverrides& overrides = o.overrides;
   CLI::App* cmd = app.add_subcommand("train", "Train one model from a JSON spec and evaluate it");
   cmd->footer(kSpecReference);
-  cmd->add_option("spec", o.sweep, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")->required();
+  cmd->add_option("spec", o.models_path, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")->required();
   cmd->add_option("--data", o.data,
                   "fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...]; "
                   "default: the spec's data");

@@ -7,12 +7,16 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "runtime/names.h"
 
 namespace mf {
 
 // The reference paths, GPU only: cuBLAS for the products, cuDNN for activations and softmax.
 enum class GemmImpl { tiled, cublas };
+inline constexpr Named<GemmImpl> kGemmImplNames[] = {{"tiled", GemmImpl::tiled}, {"cublas", GemmImpl::cublas}};
 enum class ActivationImpl { ours, cudnn };
+inline constexpr Named<ActivationImpl> kActivationImplNames[] = {{"ours", ActivationImpl::ours},
+                                                                 {"cudnn", ActivationImpl::cudnn}};
 
 struct CudaOptions {
   int device = 0;

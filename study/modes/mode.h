@@ -11,9 +11,17 @@
 
 #include "study/job.h"
 #include "study/progress.h"
+#include "runtime/names.h"
 #include "study/report/report.h"
 
 namespace mf {
+
+enum class ModeKind { serial, streams, processes, packed };
+inline constexpr Named<ModeKind> kModeNames[] = {{"serial", ModeKind::serial},
+                                                 {"streams", ModeKind::streams},
+                                                 {"processes", ModeKind::processes},
+                                                 {"packed", ModeKind::packed}};
+inline const char* to_string(ModeKind k) { return name_of(kModeNames, k); }
 
 struct Phase {
   std::vector<ModelReport> reports;  // one per job, in the jobs' order
@@ -24,15 +32,15 @@ struct Phase {
 class Mode {
  public:
   virtual ~Mode() = default;
-  virtual const char* name() const = 0;
+  virtual ModeKind kind() const = 0;
+  const char* name() const { return to_string(kind()); }
   // Builds, starts together and trains `jobs`; every failure is in a report, never thrown. When
   // *stop turns true (Ctrl-C) the models stop after their current step and report what they did.
   // Epoch lines go to `progress`, by the job's index.
   virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) = 0;
 };
 
-// The mode of that name: serial, streams, processes or packed.
-std::unique_ptr<Mode> make_mode(const std::string& name, const RunOptions& options);
+std::unique_ptr<Mode> make_mode(ModeKind kind, const RunOptions& options);
 
 // serial: one model after another on one backend (one stream), each pool released before the next.
 std::unique_ptr<Mode> make_serial_mode(const RunOptions& options);

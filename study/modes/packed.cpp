@@ -33,7 +33,7 @@ std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_
 }
 
 std::unique_ptr<Mode> make_packed_mode(const RunOptions& options) {
-  return make_thread_groups_mode("packed", options,
+  return make_thread_groups_mode(ModeKind::packed, options,
                                  [&options](std::span<const Job> jobs) { return plan_packs(jobs, options.pack_size); }, true);
 }
 

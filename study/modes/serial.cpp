@@ -18,7 +18,7 @@ namespace {
 class SerialMode final : public Mode {
  public:
   explicit SerialMode(const RunOptions& options) : options_(options) {}
-  const char* name() const override { return "serial"; }
+  ModeKind kind() const override { return ModeKind::serial; }
 
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
     Phase phase;

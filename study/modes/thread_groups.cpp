@@ -18,9 +18,9 @@ namespace {
 
 class ThreadGroupsMode final : public Mode {
  public:
-  ThreadGroupsMode(const char* name, const RunOptions& options, Grouping grouping, bool packs)
-      : name_(name), options_(options), grouping_(std::move(grouping)), packs_(packs) {}
-  const char* name() const override { return name_; }
+  ThreadGroupsMode(ModeKind kind, const RunOptions& options, Grouping grouping, bool packs)
+      : kind_(kind), options_(options), grouping_(std::move(grouping)), packs_(packs) {}
+  ModeKind kind() const override { return kind_; }
 
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
     const std::vector<std::vector<size_t>> groups = grouping_(jobs);
@@ -37,7 +37,7 @@ class ThreadGroupsMode final : public Mode {
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(group.size());
     }
     if (packs_)
-      progress.note("multifit: " + std::string(name_) + ": " + std::to_string(jobs.size()) + " models planned in " +
+      progress.note("multifit: " + std::string(name()) + ": " + std::to_string(jobs.size()) + " models planned in " +
                     std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + sizes +
                     "); a model that fails to build leaves its pack");
     StartBarrier barrier(int(groups.size()));
@@ -112,7 +112,7 @@ class ThreadGroupsMode final : public Mode {
     std::unique_ptr<Backend> backend;
     std::unique_ptr<DataSets> data;  // after the backend that holds them: freed first
   };
-  const char* name_;
+  const ModeKind kind_;
   const RunOptions& options_;
   Grouping grouping_;
   bool packs_;
@@ -122,9 +122,9 @@ class ThreadGroupsMode final : public Mode {
 
 }  // namespace
 
-std::unique_ptr<Mode> make_thread_groups_mode(const char* name, const RunOptions& options, Grouping grouping,
+std::unique_ptr<Mode> make_thread_groups_mode(ModeKind kind, const RunOptions& options, Grouping grouping,
                                               bool packs) {
-  return std::make_unique<ThreadGroupsMode>(name, options, std::move(grouping), packs);
+  return std::make_unique<ThreadGroupsMode>(kind, options, std::move(grouping), packs);
 }
 
 }  // namespace mf

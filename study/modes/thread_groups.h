@@ -18,7 +18,7 @@ namespace mf {
 using Grouping = std::function<std::vector<std::vector<size_t>>(std::span<const Job> jobs)>;
 
 // packs: the groups are packs, which the reports record and a note lists; else models alone.
-std::unique_ptr<Mode> make_thread_groups_mode(const char* name, const RunOptions& options, Grouping grouping,
+std::unique_ptr<Mode> make_thread_groups_mode(ModeKind kind, const RunOptions& options, Grouping grouping,
                                               bool packs);
 
 }  // namespace mf

@@ -1,9 +1,10 @@
-// The CSV rows of a run: one per model and mode, with its run's figures, for tables and plots.
-#include <iterator>
+// The CSV rows of a run: one per model and mode, with its run's figures, for tables and plots, made
+// from the report structs. Each value is written as the document writes it (metric_json), empty
+// where the document has null.
 #include <ostream>
 
-#include "study/report/report.h"
 #include "runtime/output_file.h"
+#include "study/report/report.h"
 
 namespace mf {
 namespace {
@@ -19,50 +20,56 @@ std::string csv_field(const json& v) {
   return quoted + "\"";
 }
 
-// Fields joined by commas, ending the line.
-std::string csv_line(const std::vector<json>& fields) {
-  std::string line;
-  for (const json& field : fields) {
-    if (&field != &fields.front()) line += ',';
-    line += csv_field(field);
-  }
-  return line + '\n';
-}
+// A column: its header and its value for a model of a run.
+struct Column {
+  const char* header;
+  json (*value)(const RunReport& run, const ModelReport& m);
+};
+
+const Column kColumns[] = {
+    {"run_mode", [](const RunReport& r, const ModelReport&) { return json(r.mode); }},
+    {"run_backend", [](const RunReport& r, const ModelReport&) { return r.backend.empty() ? json() : json(r.backend); }},
+    {"run_concurrency", [](const RunReport& r, const ModelReport&) { return json(r.concurrency); }},
+    {"run_wall_s", [](const RunReport& r, const ModelReport&) { return json(r.wall_s); }},
+    {"run_startup_s", [](const RunReport& r, const ModelReport&) { return metric_json(r.startup_s); }},
+    {"run_train_s", [](const RunReport& r, const ModelReport&) { return metric_json(r.train_s); }},
+    {"run_samples_per_s", [](const RunReport& r, const ModelReport&) { return metric_json(r.samples_per_s); }},
+    {"run_speedup_vs_serial", [](const RunReport& r, const ModelReport&) { return metric_json(r.speedup_vs_serial); }},
+    {"overlap", [](const RunReport& r, const ModelReport&) { return r.overlap ? json(r.overlap->fraction()) : json(); }},
+    {"models", [](const RunReport& r, const ModelReport&) { return json(r.models.size()); }},
+    {"name", [](const RunReport&, const ModelReport& m) { return json(m.name); }},
+    {"status", [](const RunReport&, const ModelReport& m) { return json(to_string(m.status)); }},
+    {"error", [](const RunReport&, const ModelReport& m) { return m.error.empty() ? json() : json(m.error); }},
+    {"device", [](const RunReport&, const ModelReport& m) { return json(m.device); }},
+    {"startup_s", [](const RunReport&, const ModelReport& m) { return metric_json(m.startup_s); }},
+    {"train_s", [](const RunReport&, const ModelReport& m) { return m.fitted ? json(m.fit.train_s) : json(); }},
+    {"samples_per_s", [](const RunReport&, const ModelReport& m) { return metric_json(m.samples_per_s); }},
+    {"solo_s", [](const RunReport&, const ModelReport& m) { return metric_json(m.solo_s); }},
+    {"slowdown", [](const RunReport&, const ModelReport& m) { return metric_json(m.slowdown); }},
+    {"test_loss", [](const RunReport&, const ModelReport& m) { return metric_json(m.test.loss, m.tested); }},
+    {"test_accuracy", [](const RunReport&, const ModelReport& m) { return metric_json(m.test.accuracy, m.tested && m.has_accuracy); }},
+    {"params", [](const RunReport&, const ModelReport& m) { return json(m.params); }},
+    {"pack", [](const RunReport&, const ModelReport& m) { return json(m.pack); }},
+    {"pack_members", [](const RunReport&, const ModelReport& m) { return json(m.pack_members); }},
+    {"epochs", [](const RunReport&, const ModelReport& m) { return json(m.fit.epochs.size()); }},
+    {"cap_bytes", [](const RunReport&, const ModelReport& m) { return json(m.memory.cap_bytes); }},
+    {"reserved_bytes", [](const RunReport&, const ModelReport& m) { return json(m.memory.reserved_bytes); }},
+    {"peak_bytes", [](const RunReport&, const ModelReport& m) { return json(m.memory.peak_bytes); }},
+    {"graphs", [](const RunReport&, const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
+};
 
 }  // namespace
 
 void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
-  static const char* const kRun[] = {"mode",    "backend",       "concurrency",      "wall_s",
-                                     "startup_s", "train_s", "samples_per_s", "speedup_vs_serial"};
-  static const char* const kModel[] = {"name",          "status",   "error",     "device",
-                                       "startup_s",     "train_s",  "samples_per_s", "solo_s",
-                                       "slowdown",      "test_loss", "test_accuracy", "params",
-                                       "pack",          "pack_members"};
-  static const char* const kMemory[] = {"cap_bytes", "reserved_bytes", "peak_bytes"};
-  static const char* const kSettings[] = {"graphs"};
-  std::vector<json> header;
-  for (const char* c : kRun) header.push_back(std::string("run_") + c);
-  header.insert(header.end(), {"overlap", "models"});
-  header.insert(header.end(), std::begin(kModel), std::end(kModel));
-  header.push_back("epochs");
-  header.insert(header.end(), std::begin(kMemory), std::end(kMemory));
-  header.insert(header.end(), std::begin(kSettings), std::end(kSettings));
-  std::string body = csv_line(header);
-  for (const RunReport& run : runs) {
-    const json r = to_json(run);
-    std::vector<json> prefix;
-    for (const char* c : kRun) prefix.push_back(r[c]);
-    prefix.push_back(r["overlap"].is_null() ? json() : r["overlap"]["fraction"]);
-    prefix.push_back(run.models.size());
-    for (const json& m : r["models"]) {
-      std::vector<json> row = prefix;
-      for (const char* c : kModel) row.push_back(m[c]);
-      row.push_back(m["epochs"].size());
-      for (const char* c : kMemory) row.push_back(m["memory"][c]);
-      for (const char* c : kSettings) row.push_back(m["settings"].is_object() ? m["settings"].value(c, json()) : json());
-      body += csv_line(row);
+  std::string body;
+  for (const Column& column : kColumns) body += (body.empty() ? "" : ",") + csv_field(column.header);
+  body += '\n';
+  for (const RunReport& run : runs)
+    for (const ModelReport& m : run.models) {
+      std::string line;
+      for (const Column& column : kColumns) line += (line.empty() ? "" : ",") + csv_field(column.value(run, m));
+      body += line + '\n';
     }
-  }
   write_file_atomically(path, "the CSV file", [&](std::ostream& out) { out << body; });
 }
 

@@ -1,31 +1,60 @@
-#include "study/report/report.h"
-
+// The one JSON form of each report struct (report.h), and the result document made of them.
 #include <cmath>
 #include <ostream>
 
+#include "runtime/json_forms.h"
 #include "runtime/output_file.h"
+#include "study/report/report.h"
 
 namespace mf {
+
+MF_JSON_BY_NAME(ModelStatus, kModelStatusNames)
+MF_JSON_BY_NAME(FitStatus, kFitStatusNames)
+MF_JSON_BY_NAME(OptimizerKind, kOptimizerNames)
+MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
+                                   shuffle, seed, memory_mode, graphs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
+
 namespace {
 
 using nlohmann::json;
 
-// A metric: a number; "nan", "inf" or "-inf" when it was computed and is not finite (JSON has no
-// such numbers); null when there is none (no test set, no validation rows, no accuracy for mse).
-json metric(double v) {
-  if (std::isfinite(v)) return v;
-  return std::isinf(v) ? json(v > 0 ? "inf" : "-inf") : json("nan");
+json metric(double v, bool present = true) { return metric_json(v, present); }
+json metric(const std::optional<double>& v) { return metric_json(v); }
+// metric() read back: NAN for null.
+double metric_from(const json& j) {
+  if (j.is_null()) return NAN;
+  if (j.is_string()) return j == "nan" ? NAN : j == "inf" ? INFINITY : -INFINITY;
+  return j.get<double>();
 }
-json metric(double v, bool present) { return present ? metric(v) : json(); }
-json number(const std::optional<double>& v) { return v ? metric(*v) : json(); }
-json bytes(const std::optional<size_t>& b) { return b ? json(*b) : json(); }
+std::optional<double> optional_metric_from(const json& j) {
+  return j.is_null() ? std::nullopt : std::optional<double>(metric_from(j));
+}
 json text(const std::string& s) { return s.empty() ? json() : json(s); }  // null: not reached
+std::string text_from(const json& j) { return j.is_null() ? "" : j.get<std::string>(); }
+
+json intervals(const Track& track) {
+  json out = json::array();
+  for (const Interval& i : track) out.push_back({i.begin_s, i.end_s});
+  return out;
+}
+Track track_from(const json& j) {
+  Track track;
+  for (const json& i : j) track.push_back({i.at(0).get<double>(), i.at(1).get<double>()});
+  return track;
+}
 
 }  // namespace
 
-json to_json(const ModelReport& m) {
-  json plan = json::array();
-  for (const PlanPart& part : m.plan) plan.push_back({{"name", part.name}, {"bytes", part.bytes}});
+json metric_json(double v, bool present) {
+  if (!present) return json();
+  if (std::isfinite(v)) return v;
+  return std::isinf(v) ? json(v > 0 ? "inf" : "-inf") : json("nan");
+}
+json metric_json(const std::optional<double>& v) { return v ? metric_json(*v) : json(); }
+
+void to_json(json& j, const ModelReport& m) {
   json epochs = json::array();
   for (const EpochMetrics& e : m.fit.epochs)
     epochs.push_back({{"loss", metric(e.loss)},
@@ -34,81 +63,129 @@ json to_json(const ModelReport& m) {
                       {"val_accuracy", metric(e.val_accuracy, m.validated && m.has_accuracy)},
                       {"seconds", e.seconds},
                       {"samples_per_s", e.samples_per_s}});
-  return {{"name", m.name},
-          {"settings", m.settings},
-          {"status", to_string(m.status)},
-          {"error", text(m.error)},
-          {"device", m.device},
-          {"cuda_visible_devices", text(m.visible_devices)},
-          {"pid", m.pid},
-          {"pack", m.pack ? json(*m.pack) : json()},
-          {"pack_members", m.pack_members ? json(*m.pack_members) : json()},
-          {"startup_s", number(m.startup_s)},
-          {"epochs", epochs},
-          {"train_s", m.fitted ? json(m.fit.train_s) : json()},
-          {"samples_per_s", number(m.samples_per_s)},
-          {"solo_s", number(m.solo_s)},
-          {"slowdown", number(m.slowdown)},
-          {"test_loss", metric(m.test.loss, m.tested)},
-          {"test_accuracy", metric(m.test.accuracy, m.tested && m.has_accuracy)},
-          {"params", m.params},
-          {"memory",
-           {{"cap_bytes", m.memory.cap_bytes},
-            {"reserved_bytes", m.memory.reserved_bytes},
-            {"peak_bytes", m.memory.peak_bytes},
-            {"process_device_bytes", bytes(m.process_device_bytes)},
-            {"process_peak_rss_bytes", bytes(m.process_peak_rss_bytes)},
-            {"in_use_before_release_bytes", bytes(m.in_use_before_release_bytes)},
-            {"in_use_after_release_bytes", bytes(m.in_use_after_release_bytes)},
-            {"plan", plan}}}};
+  j = {{"name", m.name},
+       {"settings", m.settings},
+       {"status", m.status},
+       {"error", text(m.error)},
+       {"backend", text(m.backend)},
+       {"device", m.device},
+       {"device_name", text(m.device_name)},
+       {"cuda_visible_devices", text(m.visible_devices)},
+       {"pid", m.pid},
+       {"pack", m.pack},
+       {"pack_members", m.pack_members},
+       {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
+       {"startup_s", metric(m.startup_s)},
+       {"fit", {{"status", m.fit.status}, {"why", text(m.fit.why)}}},
+       {"epochs", epochs},
+       {"train_rows", m.train_rows},
+       {"samples", m.samples},
+       {"train_s", m.fitted ? json(m.fit.train_s) : json()},
+       {"samples_per_s", metric(m.samples_per_s)},
+       {"solo_s", metric(m.solo_s)},
+       {"slowdown", metric(m.slowdown)},
+       {"metrics", {{"accuracy", m.has_accuracy}, {"validation", m.validated}, {"test", m.tested}}},
+       {"test_loss", metric(m.test.loss, m.tested)},
+       {"test_accuracy", metric(m.test.accuracy, m.tested && m.has_accuracy)},
+       {"params", m.params},
+       {"memory",
+        {{"cap_bytes", m.memory.cap_bytes},
+         {"reserved_bytes", m.memory.reserved_bytes},
+         {"in_use_bytes", m.memory.in_use_bytes},
+         {"peak_bytes", m.memory.peak_bytes},
+         {"process_device_bytes", m.process_device_bytes},
+         {"process_peak_rss_bytes", m.process_peak_rss_bytes},
+         {"in_use_before_release_bytes", m.in_use_before_release_bytes},
+         {"in_use_after_release_bytes", m.in_use_after_release_bytes},
+         {"plan", m.plan}}},
+       {"timeline", {{"steps", intervals(m.fit.steps)}, {"epochs", intervals(m.fit.epoch_spans)}}}};
 }
 
-
-const char* to_string(ModelStatus s) {
-  switch (s) {
-    case ModelStatus::ok: return "ok";
-    case ModelStatus::diverged: return "diverged";
-    case ModelStatus::oom: return "oom";
-    default: return "failed";
-  }
+void from_json(const json& j, ModelReport& m) {
+  m = ModelReport{};
+  m.name = j.at("name");
+  j.at("settings").get_to(m.settings);
+  m.status = j.at("status");
+  m.error = text_from(j.at("error"));
+  m.backend = text_from(j.at("backend"));
+  m.device = j.at("device");
+  m.device_name = text_from(j.at("device_name"));
+  m.visible_devices = text_from(j.at("cuda_visible_devices"));
+  m.pid = j.at("pid");
+  j.at("pack").get_to(m.pack);
+  j.at("pack_members").get_to(m.pack_members);
+  m.data = text_from(j.at("data").at("source"));
+  m.data_bytes = j.at("data").at("bytes");
+  m.startup_s = optional_metric_from(j.at("startup_s"));
+  m.fit.status = j.at("fit").at("status");
+  m.fit.why = text_from(j.at("fit").at("why"));
+  for (const json& e : j.at("epochs"))
+    m.fit.epochs.push_back({metric_from(e.at("loss")), metric_from(e.at("accuracy")), metric_from(e.at("val_loss")),
+                            metric_from(e.at("val_accuracy")), e.at("seconds"), e.at("samples_per_s")});
+  m.train_rows = j.at("train_rows");
+  m.samples = j.at("samples");
+  m.fitted = !j.at("train_s").is_null();
+  if (m.fitted) m.fit.train_s = j.at("train_s");
+  m.fit.samples = m.samples;
+  m.samples_per_s = optional_metric_from(j.at("samples_per_s"));
+  m.solo_s = optional_metric_from(j.at("solo_s"));
+  m.slowdown = optional_metric_from(j.at("slowdown"));
+  m.has_accuracy = j.at("metrics").at("accuracy");
+  m.validated = j.at("metrics").at("validation");
+  m.tested = j.at("metrics").at("test");
+  m.test = {metric_from(j.at("test_loss")), metric_from(j.at("test_accuracy"))};
+  m.params = j.at("params");
+  const json& memory = j.at("memory");
+  m.memory = {memory.at("cap_bytes"), memory.at("reserved_bytes"), memory.at("in_use_bytes"), memory.at("peak_bytes")};
+  memory.at("process_device_bytes").get_to(m.process_device_bytes);
+  memory.at("process_peak_rss_bytes").get_to(m.process_peak_rss_bytes);
+  memory.at("in_use_before_release_bytes").get_to(m.in_use_before_release_bytes);
+  memory.at("in_use_after_release_bytes").get_to(m.in_use_after_release_bytes);
+  memory.at("plan").get_to(m.plan);
+  m.fit.steps = track_from(j.at("timeline").at("steps"));
+  m.fit.epoch_spans = track_from(j.at("timeline").at("epochs"));
 }
 
-json to_json(const RunReport& run) {
+void to_json(json& j, const RunReport& run) {
   json models = json::array();
-  for (const ModelReport& m : run.models) models.push_back(to_json(m));
+  for (const ModelReport& m : run.models) {
+    json model = m;
+    model.erase("timeline");  // the steps go to --trace, not into the document
+    models.push_back(std::move(model));
+  }
   json overlap;
   if (run.overlap)
     overlap = {{"fraction", run.overlap->fraction()}, {"busy_s", run.overlap->busy_s},
                {"concurrent_s", run.overlap->concurrent_s}};
-  return {{"backend", text(run.backend)},
-          {"device", text(run.device)},
-          {"mode", run.mode},
-          {"concurrency", run.concurrency},
-          {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
-          {"host_peak_rss_bytes", run.host_peak_rss_bytes},
-          {"workers_peak_rss_bytes", bytes(run.workers_peak_rss_bytes)},
-          {"process_startup_s", number(run.process_startup_s)},
-          {"startup_s", number(run.startup_s)},
-          {"train_s", number(run.train_s)},
-          {"wall_s", run.wall_s},
-          {"samples_per_s", number(run.samples_per_s)},
-          {"speedup_vs_serial", number(run.speedup_vs_serial)},
-          {"serial_wall_s", number(run.serial_wall_s)},
-          {"overlap", overlap},
-          {"gpu", run.gpu},
-          {"gpu_note", text(run.gpu_note)},
-          {"error", text(run.error)},
-          {"auto", run.auto_choice},
-          {"models", models}};
+  j = {{"backend", text(run.backend)},
+       {"device", text(run.device)},
+       {"mode", run.mode},
+       {"concurrency", run.concurrency},
+       {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
+       {"host_peak_rss_bytes", run.host_peak_rss_bytes},
+       {"workers_peak_rss_bytes", run.workers_peak_rss_bytes},
+       {"process_startup_s", metric(run.process_startup_s)},
+       {"startup_s", metric(run.startup_s)},
+       {"train_s", metric(run.train_s)},
+       {"wall_s", run.wall_s},
+       {"samples_per_s", metric(run.samples_per_s)},
+       {"speedup_vs_serial", metric(run.speedup_vs_serial)},
+       {"serial_wall_s", metric(run.serial_wall_s)},
+       {"overlap", overlap},
+       {"gpu", run.gpu},
+       {"gpu_note", text(run.gpu_note)},
+       {"error", text(run.error)},
+       {"auto", run.auto_choice},
+       {"models", models}};
 }
 
 void write_json(const std::vector<RunReport>& runs, const std::string& path) {
   json doc;
   if (runs.size() == 1) {
-    doc = to_json(runs[0]);
+    doc = runs[0];
   } else {
     doc = {{"mode", "all"}, {"runs", json::array()}};
-    for (const RunReport& run : runs) doc["runs"].push_back(to_json(run));
+    for (const RunReport& run : runs) doc["runs"].push_back(run);
   }
   write_file_atomically(path, "the result file", [&](std::ostream& out) { out << doc.dump(2) << '\n'; });
 }

@@ -1,19 +1,38 @@
 #pragma once
-// The result document of a run (DESIGN.md "Results"), written to a temporary file, then renamed, so
-// a reader never sees half of it; the CSV rows for tables and plots; and the wire form in which a
-// worker process returns its model's report.
+// The reports of a run and their forms. Each struct has one JSON form (json.cpp), which the result
+// document uses (written to a temporary file, then renamed, so a reader never sees half of it; the
+// step timeline left out: it goes to --trace) and in which a child process returns its model's
+// report, timeline included (study/modes/processes/protocol.h). The CSV rows for tables and plots
+// are made from the structs (csv.cpp). A field added here is added to json.cpp, csv.cpp if it is a
+// column, the README's table of fields, and tests/study's round trips.
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "nn/fit.h"
+#include "nn/spec.h"
+#include "runtime/json_forms.h"
+#include "runtime/names.h"
 #include "runtime/timeline.h"
 
 namespace mf {
 
 enum class ModelStatus { ok, diverged, oom, failed };
+inline constexpr Named<ModelStatus> kModelStatusNames[] = {
+    {"ok", ModelStatus::ok}, {"diverged", ModelStatus::diverged}, {"oom", ModelStatus::oom}, {"failed", ModelStatus::failed}};
+inline const char* to_string(ModelStatus s) { return name_of(kModelStatusNames, s); }
+
+// What a model trained with, its spec's settings with the command line's overrides applied.
+struct TrainingSettings {
+  OptimizerKind optimizer = OptimizerKind::adam;
+  double learning_rate = 0;  // as written: the float's shortest decimal form (0.01, not 0.009999999776)
+  int epochs = 0, batch_size = 0;
+  double validation_split = 0;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  PoolMode memory_mode = PoolMode::grow;
+  std::optional<bool> graphs;  // training steps as CUDA graphs; unknown until the model is built
+};
 
 struct ModelReport {
   std::string name;
@@ -31,7 +50,7 @@ struct ModelReport {
   bool validated = false;     // fit.validation_split took rows
   bool tested = false;        // a test set was evaluated
   bool fitted = false;        // fit ran (train_s is measured)
-  nlohmann::json settings;    // the settings the model trained with, command-line overrides applied
+  std::optional<TrainingSettings> settings;  // absent when the spec was not read
   std::vector<PlanPart> plan;  // the model's memory plan, part by part (empty when the spec was not read)
   int64_t params = 0;
   PoolStats memory;
@@ -75,16 +94,20 @@ struct RunReport {
   std::vector<ModelReport> models;
 };
 
-const char* to_string(ModelStatus s);
-nlohmann::json to_json(const ModelReport& model);
-nlohmann::json to_json(const RunReport& run);
+// A metric as the forms write it: a number; "nan", "inf" or "-inf" when it was computed and is not
+// finite (JSON has no such numbers); null when there is none (no test set, no validation rows, no
+// accuracy for mse).
+nlohmann::json metric_json(double value, bool present = true);
+nlohmann::json metric_json(const std::optional<double>& value);
+
+// The one JSON form of each: every field (a model's step timeline under "timeline"); a metric that
+// is not finite is "nan", "inf" or "-inf", a metric that does not exist null.
+void to_json(nlohmann::json& j, const ModelReport& model);
+void from_json(const nlohmann::json& j, ModelReport& model);
+void to_json(nlohmann::json& j, const RunReport& run);
 // One run's document, or {"mode": "all", "runs": [...]} for several modes of one sweep.
 void write_json(const std::vector<RunReport>& runs, const std::string& path);
 // One row per model and mode, with its run's figures, under a header line.
 void write_csv(const std::vector<RunReport>& runs, const std::string& path);
-
-// A model's report as a worker process sends it (one line of JSON, the timeline included) and back.
-nlohmann::json to_wire(const ModelReport& m);
-ModelReport model_report_from_wire(const nlohmann::json& wire);
 
 }  // namespace mf

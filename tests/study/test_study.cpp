@@ -54,8 +54,8 @@ TEST(Jobs, WithoutDevicesEveryModelIsOnDeviceZero) {
 
 TEST(Jobs, OptionsSurviveTheTripToAWorker) {
   RunOptions options;
-  options.sweep = "/x/sweep.json";
-  options.backend = {"host-exec", "tiled", "ours", "off"};
+  options.models_path = "/x/sweep.json";
+  options.backend = {BackendKind::host_exec, GemmImpl::tiled, ActivationImpl::ours, GraphsChoice::off};
   options.overrides.learning_rate = 0.25f;
   options.overrides.seed = 18446744073709551615u;
   options.overrides.memory_limit = size_t(3) << 30;
@@ -111,7 +111,8 @@ TEST(Report, TheWireFormKeepsEveryField) {
   m.samples = 640;
   m.samples_per_s = 232.5;
   m.test = {INFINITY, 0.5};
-  m.settings = {{"seed", 3}};
+  m.settings = TrainingSettings{};
+  m.settings->seed = 3;
   m.plan = {{"parameters", 512}, {"gradients", 512}};
   m.params = 100;
   m.memory = {4096, 2048, 1024, 1536};
@@ -122,8 +123,8 @@ TEST(Report, TheWireFormKeepsEveryField) {
   m.pid = 42;
   m.device = 3;
   m.visible_devices = "3";
-  const ModelReport back = model_report_from_wire(nlohmann::json::parse(to_wire(m).dump()));
-  EXPECT_EQ(to_wire(back), to_wire(m));  // NaN and inf come back as they went
+  const ModelReport back = nlohmann::json::parse(nlohmann::json(m).dump()).get<ModelReport>();
+  EXPECT_EQ(nlohmann::json(back), nlohmann::json(m));  // NaN and inf come back as they went
   EXPECT_TRUE(std::isnan(back.fit.epochs[1].loss));
   EXPECT_TRUE(std::isinf(back.test.loss));
   EXPECT_EQ(back.fit.steps.size(), 2u);

@@ -44,7 +44,7 @@ int run_child_process() {
   if (!std::getline(std::cin, line)) throw UserError("multifit worker: no job on stdin (it is started by 'multifit run')");
   const nlohmann::json request = nlohmann::json::parse(line);
   const RunOptions options = run_options_from_json(request.at("options"));
-  Job job = job_from_json(request.at("job"), options);
+  Job job = job_from_json(request.at("job"));
   job.device = 0;  // CUDA_VISIBLE_DEVICES shows this process its one GPU as device 0
 
   std::unique_ptr<Backend> backend;  // declared before the model, which gives its pool back to it
@@ -62,7 +62,7 @@ int run_child_process() {
   model.train(&stop, [&](size_t, const std::string& epoch) { say(parent, std::string(kEpoch) + epoch); });
   if (backend) worker.attempt([&] { backend->synchronize(); });
   worker.report().process_peak_rss_bytes = peak_resident_bytes();
-  say(parent, to_wire(worker.report()).dump());
+  say(parent, nlohmann::json(worker.report()).dump());
   return worker.exit_code();
 }
 

@@ -52,7 +52,7 @@ std::string visible_device(int device) {
 class ProcessesMode final : public Mode {
  public:
   explicit ProcessesMode(const RunOptions& options) : options_(options), self_(self_executable()) {}
-  const char* name() const override { return "processes"; }
+  ModeKind kind() const override { return ModeKind::processes; }
 
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
     std::vector<std::unique_ptr<Child>> children;
@@ -139,7 +139,7 @@ class ProcessesMode final : public Mode {
         progress.epoch(child.index, line.substr(kEpoch.size()));
       } else {
         try {
-          child.report = model_report_from_wire(nlohmann::json::parse(line));
+          child.report = nlohmann::json::parse(line).get<ModelReport>();
         } catch (const std::exception& e) {  // cut short by the worker's death, say
           child.unreadable = e.what();
         }

@@ -1,0 +1,49 @@
+#pragma once
+// An enum's names, written once, in one table beside the enum: the table reads a name at the edge
+// (a spec, a command line, a child process's message), refusing an unknown one with what is
+// allowed, and prints the value back, so the two never disagree.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "runtime/error.h"
+
+namespace mf {
+
+template <class E>
+struct Named {
+  const char* name;
+  E value;
+};
+
+template <class E, size_t N>
+constexpr const char* name_of(const Named<E> (&table)[N], E value) {
+  for (const Named<E>& entry : table)
+    if (entry.value == value) return entry.name;
+  return "unknown";  // never for a value of the enum: every table names all of its values
+}
+
+template <class E, size_t N>
+constexpr std::optional<E> find_named(const Named<E> (&table)[N], std::string_view name) {
+  for (const Named<E>& entry : table)
+    if (name == entry.name) return entry.value;
+  return std::nullopt;
+}
+
+// "grow, reserve".
+template <class E, size_t N>
+std::string names_of(const Named<E> (&table)[N]) {
+  std::string names;
+  for (const Named<E>& entry : table) names += (names.empty() ? "" : ", ") + std::string(entry.name);
+  return names;
+}
+
+// The value named `name`; an unknown name is a UserError: "`what`: 'x' is not one of grow, reserve".
+template <class E, size_t N>
+E parse_named(const Named<E> (&table)[N], std::string_view name, const std::string& what) {
+  if (const std::optional<E> value = find_named(table, name)) return *value;
+  throw UserError(what + ": '" + std::string(name) + "' is not one of " + names_of(table));
+}
+
+}  // namespace mf
