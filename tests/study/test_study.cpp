@@ -20,7 +20,7 @@ Sweep three_models() {
     spec.name = name;
     spec.input = 4;
     spec.layers = {{1, Activation::linear}};
-    sweep.models.push_back({name, spec, "", nlohmann::json::object()});
+    sweep.models.push_back({name, spec, ""});
   }
   sweep.models[1].spec.reset();
   sweep.models[1].error = "sweep.json models[1]: layers: bad";
