@@ -1,8 +1,10 @@
 #pragma once
 // The operations a dense network needs, on one backend's memory. Pointers are
-// that backend's memory (host memory for cpu, device memory for cuda); matrices
-// are row-major float32 with their shapes in the comments. Every call is queued
-// on the backend's stream; only to_host() and synchronize() wait.
+// that backend's memory (host memory for cpu and host-exec, device memory for
+// cuda); matrices are row-major float32 with their shapes in the comments. Every
+// call is queued on the backend's stream (on the cpu, and under host execution
+// outside a capture, it has run when it returns); those that wait for queued work
+// say so: to_host(), to_host_strided(), synchronize(), take_marks(), fault().
 //
 // Every training operation serves a pack (kernels/pack.h): `pack.count` same-shape models in one
 // call, member z's buffers at member(p, z, stride) of member 0's. X of the first layer and the loss's
@@ -54,12 +56,14 @@ class Backend {
   virtual std::string fault() = 0;
 
   // A training step recorded as a CUDA graph, launched (queued) as often as needed: every launch does
-  // what the recorded calls do, with the arguments they had. fit keeps one per batch size.
+  // what the recorded calls do, with the arguments they had. fit keeps one per batch row count (an
+  // epoch's shorter last batch has its own).
   struct StepGraph {
     virtual ~StepGraph() = default;
     virtual void launch() = 0;
   };
-  // Whether capture() works here (not on the cpu).
+  // Whether capture() works here: on the cuda backend (real graphs) and host-exec (emulated) with our
+  // kernels; not on the cpu, not with MULTIFIT_SYNC_LAUNCHES=1 or the cuBLAS and cuDNN paths.
   virtual bool has_graphs() const { return false; }
   // Records the calls `step` makes into a graph, running none of them; they must be the same every
   // step (what changes from step to step is in the model's memory: StepState, kernels/pack.h).
@@ -77,7 +81,7 @@ class Backend {
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                              Activation act, const int* rows = nullptr, const Pack& pack = {}) = 0;
   // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then with Y: dX ⊙= act'(Y(m,k)), the gradient at the pre-activation of
-  // the layer below from its output Y (the CUDA kernels do both in one launch). No input data here.
+  // the layer below from its output Y (the tiled kernels do both in one launch). No input data here.
   virtual void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
                                     const float* Y = nullptr, Activation act = Activation::linear,
                                     const Pack& pack = {}) = 0;

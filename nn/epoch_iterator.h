@@ -1,8 +1,12 @@
 #pragma once
 // Keras's EpochIterator: the batches of one fit. It owns the epoch's row order
-// (a new permutation every epoch from the seed, or the rows in order) and the
-// batch buffers, taken from the model's pool, and gathers each batch from the
-// device-resident data, so data flows one way: data -> batches -> model -> metrics.
+// (a new permutation every epoch from the seed and the epoch, made on the backend,
+// or the rows in order) and the batch buffers, taken from the model's pool. Where
+// the backend needs a gathered batch (the cpu backend, the cuBLAS and cuDNN paths)
+// it gathers each batch from the device-resident data; where the backend reads the
+// rows by index (Backend::fuses_gather) it hands over the data set and the order
+// instead, and the batch buffers stay unused. Data flows one way:
+// data -> batches -> model -> metrics.
 // The trainer (fit) owns the epochs and the validation split. For a pack, every member has its own
 // order (from its seed) and batch buffers, side by side in one allocation (Batch::stride apart).
 #include <algorithm>
@@ -28,7 +32,9 @@ class EpochIterator {
 
   int64_t steps() const { return (rows_ + batch_size_ - 1) / batch_size_; }  // the last partial batch counts
   int rows(int64_t step) const { return int(std::min<int64_t>(batch_size_, rows_ - step * batch_size_)); }
-  void begin_epoch(int epoch);  // reshuffles when the spec shuffles
+  // Every member's batches start again at row 0 of its order (Model::start_epoch); reshuffles when
+  // the spec shuffles.
+  void begin_epoch(int epoch);
 
   struct Batch {
     const float* x;  // (rows, input); the whole data set when indices is set

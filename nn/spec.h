@@ -5,13 +5,19 @@
 //     "name": "fashion-mnist-mlp",
 //     "data": "fashion-mnist",
 //     "input": 784,
-//     "layers": [{"units": 256, "activation": "relu"}, {"units": 10, "activation": "softmax"}],
+//     "layers": [
+//       {"units": 256, "activation": "relu"},
+//       {"units": 128, "activation": "relu"},
+//       {"units": 10, "activation": "softmax"}
+//     ],
 //     "loss": "sparse_categorical_crossentropy",
 //     "optimizer": {"name": "adam", "learning_rate": 0.001},
-//     "fit": {"epochs": 10, "batch_size": 32, "validation_split": 0.1, "shuffle": true},
+//     "fit": {"epochs": 10, "batch_size": 32, "shuffle": true},
 //     "seed": 42,
-//     "memory": {"limit": "256MiB", "mode": "grow"}
+//     "memory": {"limit": "64MiB", "mode": "grow"}
 //   }
+//
+// Every key with its default and unit: `multifit train --help`.
 #include <cstdint>
 #include <string>
 #include <vector>

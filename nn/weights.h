@@ -3,7 +3,9 @@
 // round trip is exact and a file that does not match a spec is refused.
 //
 //   "MFW1", u32 layers, per layer {u32 in, u32 out, u32 activation}, u64 count, count x f32
-//   (little-endian)
+//   (each layer's kernel (in, out) row-major, then its bias), written as they lie in memory: in the
+//   host's byte order, with no conversion (little-endian on x86-64 and AArch64), so a file reads
+//   back on a machine of the same byte order.
 #include <string>
 
 #include "nn/model.h"

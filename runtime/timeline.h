@@ -1,6 +1,8 @@
 #pragma once
 // How much the models' training ran at the same time: from each model's executing intervals (its training
-// steps, timed on the host), the time in which at least one ran and the time in which two or more did.
+// steps, as fit times them with Backend::mark: CUDA events on the model's stream on a GPU, the clock on
+// the CPU), the time in which at least one ran and the time in which two or more did. The members of a
+// pack share their steps, so each of them brings the same track.
 // The fraction of the second in the first is the run's overlap: 0 for a serial run, near 1 when every
 // model's steps were always in flight together.
 #include <vector>

@@ -1,7 +1,8 @@
 #pragma once
 // The data sets of a process, resident on one device: each source is read and uploaded once, and
-// every model that trains on it shares that copy (DESIGN.md "Memory"). Thread-safe: the streams
-// mode's workers ask for their data at once.
+// every model that trains on it shares that copy, outside the models' pools (docs/ARCHITECTURE.md,
+// "A pack's memory"). Thread-safe: the threads of the streams and packed modes ask for their data at
+// once.
 #include <map>
 #include <memory>
 #include <mutex>

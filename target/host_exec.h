@@ -1,5 +1,6 @@
 #pragma once
-// Host execution: runs the CUDA kernels on a machine without a GPU (DESIGN.md).
+// Host execution: runs the CUDA kernels on a machine without a GPU (the README's "Kernels without a
+// GPU"; docs/ARCHITECTURE.md, "The CUDA code: two libraries, one per execution target").
 //
 //   - blocks run one at a time; each CUDA thread of a block is a real OS thread,
 //     so __syncthreads() is a barrier across them and a missing barrier is a
@@ -8,7 +9,9 @@
 //     serialized, blocks run one after another);
 //   - threadIdx, blockIdx, blockDim, gridDim are per-thread values;
 //   - device memory is host memory; streams, events and copies are their host
-//     equivalents, in order and immediate.
+//     equivalents, in order and immediate, except that a stream being captured
+//     records its kernel launches instead of running them (CUDA graphs,
+//     host_exec_runtime.h).
 //
 // Stricter than hardware in one way that matters: there is no implicit warp
 // synchrony. Laxer in others, so kernels keep to CUDA's rules by review:

@@ -1,6 +1,6 @@
 // A model trained in a pack gives the same result as trained alone: every epoch's metrics, the test
 // evaluation and the final weights, bit for bit, on the CPU backend and on the CUDA backend (host
-// execution here; on a GPU the same code runs the same launches, so it must match there too).
+// execution in hostexec_tests, the GPU in gpu_tests: the same code runs the same launches).
 // Members differ in seed (weights and data order) and optimizer settings.
 #include <cstring>
 
@@ -25,7 +25,8 @@ ModelSpec classifier(uint64_t seed, float learning_rate) {
   return spec;
 }
 
-// The seeds' tiny model: Dense(64, relu) -> Dense(1, sigmoid), binary cross-entropy, batch 64.
+// The tiny model of examples/tiny-sweep.json: Dense(64, relu) -> Dense(1, sigmoid), binary
+// cross-entropy, 2 epochs of batch 64.
 ModelSpec tiny(uint64_t seed, float learning_rate) {
   ModelSpec spec = classifier(seed, learning_rate);
   spec.layers = {{64, Activation::relu}, {1, Activation::sigmoid}};
@@ -146,10 +147,12 @@ TEST(PackTraining, AMemberThatDivergesLeavesTheOthersAsAlone) {
   });
 }
 
-// Every training step captured once as a CUDA graph (one per batch size: 250 training rows make a
-// last batch of 26; 560 rows in batches of 300, one of 260) and replayed gives the numbers of steps launched one by one, for a pack and for
-// a model alone, with Adam and with SGD's momentum. Under host execution a replay runs the captured
-// launches with the arguments they had, so a step whose launches changed from step to step fails.
+// Every training step captured once as a CUDA graph (one per batch row count: 330 rows with a
+// validation split of 0.25 leave floor(247.5) = 247 training rows, 7 batches of 32 and a last of 23;
+// 700 rows in batches of 300 end in one of 100) and replayed gives the numbers of steps launched one
+// by one, for a pack and for a model alone, with Adam and with SGD's momentum. Under host execution a
+// replay runs the captured launches with the arguments they had, so a step whose launches changed from
+// step to step fails.
 TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   std::string why;
   std::unique_ptr<Backend> device = make_device_under_test(why);
