@@ -52,7 +52,9 @@ gencode=$(grep -ho -- '--generate-code=[^ ]*' "$build/backends/cuda/CMakeFiles/m
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/multifit-gpu
-cmake --install "$build" --prefix "$root" --strip >/dev/null
+# The programs only: the component development (headers, static libraries, the CMake package) is no
+# part of a bundle.
+cmake --install "$build" --prefix "$root" --component runtime --strip >/dev/null
 
 # lib/: OpenBLAS (loaded at run time, so no binary lists it) and, transitively, whatever the
 # binaries and the copied libraries need that the machine does not provide.
