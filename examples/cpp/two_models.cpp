@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,12 +34,13 @@ const char* const kSpecs = R"([
 
 int main(int argc, char** argv) {
   mf::RunOptions options;
-  options.backend.name = "cpu";
+  options.backend.kind = mf::BackendKind::cpu;
   options.quiet = true;  // no per-epoch lines
-  const std::set<std::string> backends = {"cpu", "host-exec", "cuda", "auto"};
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--backend" && i + 1 < argc && backends.contains(argv[i + 1])) {
-      options.backend.name = argv[++i];
+    const auto kind = i + 1 < argc ? mf::find_named(mf::kBackendNames, argv[i + 1]) : std::nullopt;
+    if (std::string(argv[i]) == "--backend" && kind) {
+      options.backend.kind = *kind;
+      ++i;
     } else {
       std::fprintf(stderr, "usage: two_models [--backend cpu|host-exec|cuda|auto]\n");
       return 2;
@@ -56,7 +56,6 @@ int main(int argc, char** argv) {
       mf::SweepEntry entry;
       entry.name = spec["name"];
       entry.spec = mf::parse_model_spec(spec, "two_models.cpp");
-      entry.json = spec;  // what a worker process would be sent (the processes mode)
       sweep.models.push_back(std::move(entry));
     }
     const std::vector<mf::Job> jobs = mf::make_jobs(sweep, options);
@@ -68,7 +67,7 @@ int main(int argc, char** argv) {
     const mf::RunReport serial = mf::run_mode(*mf::make_serial_mode(options), jobs, options, stop, &exit_code);
     mf::compare_with_serial(streams, serial);  // each model's slowdown: its time on streams over its time alone
 
-    std::printf("%s backend%s%s\n", options.backend.name.c_str(), streams.device.empty() ? "" : ", ",
+    std::printf("%s backend%s%s\n", mf::to_string(options.backend.kind), streams.device.empty() ? "" : ", ",
                 streams.device.c_str());
     for (const mf::ModelReport& m : streams.models) {
       if (!m.slowdown) {
