@@ -72,7 +72,7 @@ const NvmlApi& nvml() {
   return api;
 }
 
-#define MF_NVML_CHECK(call) MF_LIBRARY_CHECK(call, NVML_SUCCESS, nvml().error_string)
+#define NVML_CHECK(call) MF_NVML_CHECK(call, NVML_SUCCESS, nvml().error_string)
 
 }  // namespace
 
@@ -92,15 +92,15 @@ GpuSummary summarize(const std::vector<GpuSample>& samples) {
 
 NvmlMonitor::NvmlMonitor(int device_index, double period_s) {
   try {
-    MF_NVML_CHECK(nvml().init());
+    NVML_CHECK(nvml().init());
     initialized_ = true;
-    MF_NVML_CHECK(nvml().device_get_handle_by_index(unsigned(device_index), &device_));
+    NVML_CHECK(nvml().device_get_handle_by_index(unsigned(device_index), &device_));
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-    MF_NVML_CHECK(nvml().device_get_name(device_, name, sizeof name));
+    NVML_CHECK(nvml().device_get_name(device_, name, sizeof name));
     device_name_ = name;
     sample();
     thread_ = std::thread([this, period_s] { run(period_s); });
-  } catch (const std::exception& e) {  // a failed load (UserError), call (CudaError) or thread start
+  } catch (const std::exception& e) {  // a failed load (UserError), call (NvmlError) or thread start
     why_not_ = e.what();
   }
 }
@@ -144,8 +144,8 @@ void NvmlMonitor::run(double period_s) {
 void NvmlMonitor::sample() {
   nvmlUtilization_t utilization{};
   nvmlMemory_t memory{};
-  MF_NVML_CHECK(nvml().device_get_utilization_rates(device_, &utilization));
-  MF_NVML_CHECK(nvml().device_get_memory_info(device_, &memory));
+  NVML_CHECK(nvml().device_get_utilization_rates(device_, &utilization));
+  NVML_CHECK(nvml().device_get_memory_info(device_, &memory));
   samples_.push_back({clock_seconds(), utilization.gpu, size_t(memory.used)});
   total_bytes_ = size_t(memory.total);
 
@@ -161,7 +161,7 @@ void NvmlMonitor::sample() {
     count = unsigned(processes.size());
   }
   if (status != NVML_SUCCESS)
-    throw_cuda_error("nvmlDeviceGetComputeRunningProcesses_v3", __FILE__, __LINE__, nvml().error_string(status));
+    throw_nvml_error("nvmlDeviceGetComputeRunningProcesses_v3", __FILE__, __LINE__, nvml().error_string(status));
   for (unsigned int i = 0; i < count; ++i) {
     const nvmlProcessInfo_t& process = processes[i];
     if (process.usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE) continue;

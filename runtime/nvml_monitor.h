@@ -57,7 +57,7 @@ class NvmlMonitor {
   GpuSummary stop();
 
  private:
-  void sample();  // one tick: appends to samples_, raises process_peak_bytes_; throws CudaError on a failed call
+  void sample();  // one tick: appends to samples_, raises process_peak_bytes_; throws NvmlError on a failed call
   void run(double period_s);  // the thread: a sample every period_s until stop()
 
   std::string why_not_;       // set by the constructor only
