@@ -35,7 +35,15 @@ DeviceQuery query_devices() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    query.devices.push_back({i, prop.name, prop.multiProcessorCount, prop.totalGlobalMem, prop.major, prop.minor});
+    // The bus id names the same GPU to NVML, which orders devices on its own and ignores
+    // CUDA_VISIBLE_DEVICES; CUDA's ordinal `i` already has it applied.
+    char bus_id[32] = {};  // "0000:17:00.0" and its terminator, with room to spare
+    if (cudaDeviceGetPCIBusId(bus_id, int(sizeof bus_id), i) != cudaSuccess) {
+      bus_id[0] = '\0';
+      cudaGetLastError();
+    }
+    query.devices.push_back(
+        {i, prop.name, prop.multiProcessorCount, prop.totalGlobalMem, prop.major, prop.minor, bus_id});
   }
   if (query.devices.empty()) query.why_none = "no CUDA device is visible";
   return query;

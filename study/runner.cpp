@@ -19,15 +19,6 @@ ModelReport not_started(const Job& job, const RunOptions& options) {
   return worker.report();
 }
 
-nlohmann::json to_json(const GpuSummary& gpu) {
-  return {{"device", gpu.device},
-          {"samples", gpu.samples},
-          {"mean_utilization_percent", gpu.mean_utilization_percent},
-          {"max_utilization_percent", gpu.max_utilization_percent},
-          {"peak_used_bytes", gpu.peak_used_bytes},
-          {"total_bytes", gpu.total_bytes}};
-}
-
 // What the run ran on, and its resident data: one copy per process and data set.
 void describe_run(RunReport& run) {
   std::set<std::pair<int, std::string>> copies;
@@ -58,7 +49,10 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
   for (const Job& job : jobs) names.push_back(job.name);
   Progress progress(names, options.quiet);
   std::optional<NvmlMonitor> monitor;
-  if (options.backend.kind == BackendKind::cuda) monitor.emplace(options.devices.empty() ? 0 : options.devices.front());
+  // Every GPU of --devices, found in NVML by its PCI bus id; in processes mode each worker sees only its
+  // own, but this process sees them all.
+  if (options.backend.kind == BackendKind::cuda)
+    monitor.emplace(gpu_targets(options.devices.empty() ? std::vector<int>{0} : options.devices));
   const double start = clock_seconds();
   double startup = 0, training = 0;
   for (size_t first = 0; first < jobs.size(); first += per_phase) {
@@ -82,15 +76,8 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
 
   if (!monitor) {
     run.gpu_note = "no GPU sampled: the " + std::string(to_string(options.backend.kind)) + " backend runs on the CPU";
-  } else if (!monitor->available()) {
-    run.gpu_note = monitor->why_not();
   } else {
-    const GpuSummary gpu = monitor->stop();
-    run.gpu = to_json(gpu);
-    if (!gpu.sampling_error.empty()) run.gpu_note = gpu.sampling_error;
-    for (ModelReport& m : run.models)
-      if (const auto p = gpu.process_peak_bytes.find(m.pid); p != gpu.process_peak_bytes.end())
-        m.process_device_bytes = p->second;
+    report_gpus(run, monitor->stop());
   }
 
   describe_run(run);

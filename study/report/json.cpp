@@ -1,8 +1,10 @@
 // The one JSON form of each report struct (report.h), and the result document made of them.
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
 #include "runtime/json_forms.h"
+#include "runtime/nvml_monitor.h"
 #include "runtime/output_file.h"
 #include "study/report/report.h"
 
@@ -144,6 +146,45 @@ void from_json(const json& j, ModelReport& m) {
   memory.at("plan").get_to(m.plan);
   m.fit.steps = track_from(j.at("timeline").at("steps"));
   m.fit.epoch_spans = track_from(j.at("timeline").at("epochs"));
+}
+
+void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus) {
+  const auto figures = [](const GpuSummary& gpu) -> json {
+    return {{"device", gpu.device},
+            {"samples", gpu.samples},
+            {"mean_utilization_percent", gpu.mean_utilization_percent},
+            {"max_utilization_percent", gpu.max_utilization_percent},
+            {"peak_used_bytes", gpu.peak_used_bytes},
+            {"total_bytes", gpu.total_bytes}};
+  };
+  run.gpu = json();
+  run.gpu_note = gpu_notes(gpus);
+  if (std::none_of(gpus.begin(), gpus.end(), [](const GpuSummary& gpu) { return gpu.why_not.empty(); })) {
+    if (run.gpu_note.empty()) run.gpu_note = "no GPU sampled";
+  } else if (gpus.size() == 1) {
+    run.gpu = figures(gpus[0]);
+  } else {
+    run.gpu = json::array();
+    for (const GpuSummary& gpu : gpus) {
+      json entry = {{"cuda_device", gpu.cuda_device}, {"pci_bus_id", text(gpu.pci_bus_id)}};
+      if (gpu.why_not.empty()) {
+        entry.update(figures(gpu));
+        entry["note"] = text(gpu.sampling_error);
+      } else {  // never sampled: no figures
+        for (const char* field : {"device", "mean_utilization_percent", "max_utilization_percent", "peak_used_bytes",
+                                  "total_bytes"})
+          entry[field] = nullptr;
+        entry["samples"] = 0;
+        entry["note"] = gpu.why_not;
+      }
+      run.gpu.push_back(std::move(entry));
+    }
+  }
+  for (ModelReport& m : run.models) {
+    for (const GpuSummary& gpu : gpus)
+      if (const auto p = gpu.process_peak_bytes.find(m.pid); p != gpu.process_peak_bytes.end())
+        m.process_device_bytes = m.process_device_bytes.value_or(0) + p->second;
+  }
 }
 
 void to_json(json& j, const RunReport& run) {

@@ -17,6 +17,8 @@
 
 namespace mf {
 
+struct GpuSummary;  // runtime/nvml_monitor.h
+
 enum class ModelStatus { ok, diverged, oom, failed };
 inline constexpr Named<ModelStatus> kModelStatusNames[] = {
     {"ok", ModelStatus::ok}, {"diverged", ModelStatus::diverged}, {"oom", ModelStatus::oom}, {"failed", ModelStatus::failed}};
@@ -87,8 +89,8 @@ struct RunReport {
   std::optional<double> speedup_vs_serial, serial_wall_s;  // and the serial (or --solo) run's wall it is against
   int concurrency = 1;  // at most this many models trained at once
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
-  nlohmann::json gpu;              // NVML's samples summarised; null when there are none
-  std::string gpu_note;            // why gpu is null
+  nlohmann::json gpu;              // NVML's samples summarised (report_gpus); null when there are none
+  std::string gpu_note;            // why gpu is null, or why some GPU's sampling stopped early or never began
   std::string error;  // a failure of the run as a whole (its sweep file could not be read)
   nlohmann::json auto_choice;  // --mode auto: each mode's calibration and the mode chosen; null otherwise
   std::vector<ModelReport> models;
@@ -105,6 +107,11 @@ nlohmann::json metric_json(const std::optional<double>& value);
 void to_json(nlohmann::json& j, const ModelReport& model);
 void from_json(const nlohmann::json& j, ModelReport& model);
 void to_json(nlohmann::json& j, const RunReport& run);
+
+// The run's `gpu` and `gpu_note` from NVML's summaries, one per GPU sampled (the README's table of
+// fields): for one GPU, its summary or null; for several, an array of them, null when none was sampled.
+// Each model's process_device_bytes is its process's peak over the GPUs it was seen on.
+void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus);
 // One run's document, or {"mode": "all", "runs": [...]} for several modes of one sweep.
 void write_json(const std::vector<RunReport>& runs, const std::string& path);
 // One row per model and mode, with its run's figures, under a header line.
