@@ -1,0 +1,68 @@
+// The loss kernel where a naive formula overflows, against values computed by hand (not only against
+// the CPU backend, which runs the same loss_row()): softmax cross-entropy with one logit far above the
+// others, the last one among them (a maximum taken over all but the last logit sums exp(1000) = inf),
+// and binary cross-entropy of large logits. tests/unit/test_loss_stability.cpp checks the CPU backend.
+#include "tests/parity/backend_pair.h"
+#include "tests/parity/device_under_test.h"
+
+namespace mf::test {
+namespace {
+
+class LossStability : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    device_ = make_device_under_test(why);
+    if (!device_) GTEST_SKIP() << why;
+  }
+
+  struct Rows {
+    std::vector<float> loss, correct, d_out;
+  };
+  // The device's loss pass over rows of `n` outputs; both forms, the loss alone and the loss with the
+  // accumulation in one launch, must give the same rows (and the latter their sums in `totals`).
+  Rows run(Loss loss, const std::vector<float>& out, const std::vector<float>& target, int n,
+           std::vector<double>* totals = nullptr) {
+    const int m = int(out.size()) / n;
+    Buffer<float> Out(*device_, out), T(*device_, target), dOut(*device_, nans(out.size())), L(*device_, nans(m)),
+        C(*device_, nans(m));
+    device_->loss(loss, Out.get(), T.get(), dOut.get(), L.get(), C.get(), m, n);
+    Rows rows{L.read(), C.read(), dOut.read()};
+    if (totals) {
+      Buffer<float> dOut2(*device_, nans(out.size())), L2(*device_, nans(m)), C2(*device_, nans(m));
+      Buffer<double> Totals(*device_, {0, 0});
+      device_->loss_and_accumulate(loss, Out.get(), T.get(), dOut2.get(), L2.get(), C2.get(), m, n, Totals.get());
+      EXPECT_EQ(L2.read(), rows.loss);
+      EXPECT_EQ(C2.read(), rows.correct);
+      EXPECT_EQ(dOut2.read(), rows.d_out);
+      *totals = Totals.read();
+    }
+    return rows;
+  }
+
+  std::unique_ptr<Backend> device_;
+};
+
+TEST_F(LossStability, SoftmaxCrossEntropyWithTheLargestLogitLast) {
+  // {0, 0, 1000} with labels 2 (right) and 0 (wrong); then the large logit first, {1000, -3, -3} with
+  // label 0 (right), and in the middle, {-3, 1000, -3} with label 2 (wrong).
+  const std::vector<float> out = {0, 0, 1000, 0, 0, 1000, 1000, -3, -3, -3, 1000, -3};
+  const std::vector<float> labels = {2, 0, 0, 2};
+  std::vector<double> totals;
+  const Rows r = run(Loss::sparse_categorical_crossentropy, out, labels, 3, &totals);
+  EXPECT_EQ(r.loss, (std::vector<float>{0, 1000, 0, 1003}));
+  EXPECT_EQ(r.correct, (std::vector<float>{1, 0, 1, 0}));
+  const float s = 1.f / 4;  // d(mean over 4 rows)/d(logit) = (p - onehot) / 4
+  EXPECT_EQ(r.d_out, (std::vector<float>{0, 0, 0, -s, 0, s, 0, 0, 0, 0, s, -s}));
+  EXPECT_EQ(totals, (std::vector<double>{2003, 2}));
+}
+
+TEST_F(LossStability, BinaryCrossEntropyOfLargeLogits) {
+  const Rows r = run(Loss::binary_crossentropy, {1000, -1000, 1000, -1000}, {1, 0, 0, 1}, 4);
+  EXPECT_EQ(r.loss, (std::vector<float>{500}));  // (0 + 0 + 1000 + 1000) / 4
+  EXPECT_EQ(r.correct, (std::vector<float>{0.5f}));
+  EXPECT_EQ(r.d_out, (std::vector<float>{0, 0, 0.25f, -0.25f}));
+}
+
+}  // namespace
+}  // namespace mf::test
