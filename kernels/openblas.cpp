@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include "runtime/bytes.h"
 #include "runtime/error.h"
@@ -46,9 +47,15 @@ const OpenBlas& openblas() {
     setenv("OPENBLAS_NUM_THREADS", "1", 1);  // read once, as the library loads: no thread pool
     OpenBlas loaded{SharedLibrary("libopenblas.so.0", "the cpu backend")};
     require_room_for_work_buffer();
-    const float one = 1.f;  // the first product takes the work buffer, now that there is room
-    float out = 0.f;
-    loaded.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.f, &one, 1, &one, 1, 0.f, &out, 1);
+    // The first product takes the work buffer, now that there is room, and OpenBLAS keeps it for every
+    // later one; taken later, under a limit, it can fail, and OpenBLAS retries that malloc forever. So this
+    // must be a product that needs the buffer on every core type: SkylakeX's small-matrix kernels do a
+    // small NN product (a 1x1x1 one included) without one; they skip TT, and M*N*K above 100^3.
+    constexpr int kSide = 128;
+    const std::vector<float> in(kSide * kSide, 0.f);
+    std::vector<float> out(kSide * kSide);
+    loaded.sgemm(CblasRowMajor, CblasTrans, CblasTrans, kSide, kSide, kSide, 1.f, in.data(), kSide, in.data(),
+                 kSide, 0.f, out.data(), kSide);
     return loaded;
   }();
   return api;
