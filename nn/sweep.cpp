@@ -1,8 +1,7 @@
 #include "nn/sweep.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+#include <charconv>
 #include <filesystem>
 #include <unordered_map>
 #include <utility>
@@ -59,18 +58,15 @@ std::string one_line(const std::string& text) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
-// A grid value as a name part or a label: a string bare, a float in its shortest %g form that reads
-// back the same (0.001, not 0.0010000000000000000208), anything else as JSON.
+// A grid value as a name part or a label: a string bare, a float in its shortest form that reads
+// back the same (std::to_chars: 0.001, not 0.0010000000000000000208), anything else as JSON.
 std::string value_text(const json& value) {
   if (value.is_string()) return one_line(value.get<std::string>());
   if (value.is_number_float()) {
-    const double x = value.get<double>();
     char buffer[32];
-    for (int digits = 1; digits <= 17; ++digits) {
-      std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
-      if (std::strtod(buffer, nullptr) == x) break;
-    }
-    return buffer;
+    const std::to_chars_result end =
+        std::to_chars(buffer, buffer + sizeof buffer, value.get<double>(), std::chars_format::general);
+    return std::string(buffer, end.ptr);
   }
   return escaped(value);
 }

@@ -14,7 +14,7 @@
 //     axis           sets                     name part
 //     hidden         the hidden layers        h100x10: the widths joined by x (h0: no hidden layer)
 //     activation     their activation         relu (linear, relu, sigmoid or tanh)
-//     learning_rate  optimizer.learning_rate  lr0.001 (the shortest %g form that reads back the same)
+//     learning_rate  optimizer.learning_rate  lr0.001 (the shortest form that reads back the same)
 //     batch_size     fit.batch_size           b32
 //     seed           seed                     s7
 //     epochs         fit.epochs               e5

@@ -63,12 +63,9 @@ class MemoryPool {
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
 
-  // Throws UserError naming the owner, the request and the cap when it does not fit.
+  // Throws OutOfMemory (a UserError) naming the owner, the request and the cap when it does not fit.
   void* allocate(size_t bytes);
   void deallocate(void* p);
-
-  template <class T>
-  T* allocate_array(size_t count) { return static_cast<T*>(allocate(count * sizeof(T))); }
 
   const PoolStats& stats() const { return stats_; }
   PoolMode mode() const { return mode_; }

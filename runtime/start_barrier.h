@@ -2,9 +2,8 @@
 // The start barrier of a phase: every worker thread arrives once (built, or failed to build) and
 // waits; the last to arrive releases them all and notes when, so that start-up is measured apart
 // from training. Workers in other processes use the same idea over pipes
-// (study/modes/processes/parent.cpp).
-#include <condition_variable>
-#include <mutex>
+// (study/modes/processes/protocol.h).
+#include <barrier>
 
 #include "runtime/clock.h"
 
@@ -12,36 +11,22 @@ namespace mf {
 
 class StartBarrier {
  public:
-  explicit StartBarrier(int parties) : waiting_(parties) {}
+  explicit StartBarrier(int parties) : barrier_(parties, NoteRelease{&released_s_}) {}
 
-  void arrive_and_wait() {
-    std::unique_lock lock(mutex_);
-    if (!arrive()) released_.wait(lock, [&] { return waiting_ == 0; });
-  }
+  void arrive_and_wait() { barrier_.arrive_and_wait(); }
   // One party will never come (its thread could not start): the others need not wait for it.
-  void leave() {
-    std::lock_guard lock(mutex_);
-    arrive();
-  }
+  void leave() { barrier_.arrive_and_drop(); }
   // clock_seconds() at the release; read after the workers have gone.
-  double released_s() const {
-    std::lock_guard lock(mutex_);
-    return released_s_;
-  }
+  double released_s() const { return released_s_; }
 
  private:
-  // One party fewer to wait for; the last one releases all and notes when. mutex_ held.
-  bool arrive() {
-    if (--waiting_ > 0) return false;
-    released_s_ = clock_seconds();
-    released_.notify_all();
-    return true;
-  }
+  struct NoteRelease {  // run once, by the last to arrive, before any is released
+    double* at;
+    void operator()() noexcept { *at = clock_seconds(); }
+  };
 
-  mutable std::mutex mutex_;
-  std::condition_variable released_;
-  int waiting_;
   double released_s_ = 0;
+  std::barrier<NoteRelease> barrier_;
 };
 
 }  // namespace mf

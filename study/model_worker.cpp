@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include <cstdio>
+#include <charconv>
 #include <cstdlib>
 #include <new>
 
@@ -14,10 +14,10 @@
 namespace mf {
 namespace {
 
-// A float as its shortest decimal form (0.01f, not 0.009999999776).
+// A float as its shortest decimal form that reads back the same float (0.01f, not 0.009999999776).
 double as_written(float x) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.7g", x);
+  *std::to_chars(text, text + sizeof text - 1, x, std::chars_format::general).ptr = '\0';
   return std::strtod(text, nullptr);
 }
 

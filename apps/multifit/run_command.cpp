@@ -71,9 +71,8 @@ ModeKind choose_mode(const std::vector<ModeKind>& modes, const std::vector<Job>&
   const double calibration_s = seconds_since(start);
   nlohmann::json measured = nlohmann::json::array();
   for (const Calibration& c : calibrations) {
-    measured.push_back({{"mode", to_string(c.mode)}, {"startup_s", c.startup_s ? nlohmann::json(*c.startup_s) : nlohmann::json()},
-                        {"samples_per_s", c.samples_per_s ? nlohmann::json(*c.samples_per_s) : nlohmann::json()},
-                        {"predicted_wall_s", c.predicted_wall_s ? nlohmann::json(*c.predicted_wall_s) : nlohmann::json()}});
+    measured.push_back({{"mode", to_string(c.mode)}, {"startup_s", c.startup_s}, {"samples_per_s", c.samples_per_s},
+                        {"predicted_wall_s", c.predicted_wall_s}});
     if (!options.quiet)
       std::fprintf(stderr, "multifit: auto: %-9s start-up %s, %.0f samples/s while training: the sweep in about %s\n",
                    to_string(c.mode), format_duration(c.startup_s.value_or(0)).c_str(), c.samples_per_s.value_or(0),

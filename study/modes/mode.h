@@ -1,8 +1,10 @@
 #pragma once
 // How the models of a run share the machine. The runner (study/runner.h) splits a sweep
 // into phases of at most --concurrency models and hands each phase to its mode; a mode builds the
-// phase's models, holds them at a start barrier, trains them and returns their reports. Modes never
-// measure anything: every model measures itself (ModelWorker), the runner measures the run.
+// phase's models, holds them at a start barrier, trains them and returns their reports. Every model
+// measures its own training (ModelWorker) and the runner measures the run; a mode measures only what
+// only it sees: when its barrier let the models go (Phase::released_s), serial mode what each release
+// gave back, processes mode each child's start-up from its spawn.
 #include <atomic>
 #include <memory>
 #include <span>

@@ -18,15 +18,9 @@
 namespace mf::test {
 namespace {
 
-class KernelParity : public ::testing::Test {
+class KernelParity : public DeviceTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    device_ = make_device_under_test(why);
-    if (!device_) GTEST_SKIP() << why;
-  }
   CpuBackend cpu_;
-  std::unique_ptr<Backend> device_;
 };
 
 float sum_tolerance(int terms) { return std::max(1e-5f, 1.2e-7f * float(terms)); }

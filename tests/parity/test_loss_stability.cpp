@@ -8,13 +8,8 @@
 namespace mf::test {
 namespace {
 
-class LossStability : public ::testing::Test {
+class LossStability : public DeviceTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    device_ = make_device_under_test(why);
-    if (!device_) GTEST_SKIP() << why;
-  }
 
   struct Rows {
     std::vector<float> loss, correct, d_out;
@@ -39,8 +34,6 @@ class LossStability : public ::testing::Test {
     }
     return rows;
   }
-
-  std::unique_ptr<Backend> device_;
 };
 
 TEST_F(LossStability, SoftmaxCrossEntropyWithTheLargestLogitLast) {
