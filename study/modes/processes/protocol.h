@@ -6,7 +6,8 @@
 //   child -> parent  ready                                  built (or failed to): at the start barrier
 //   parent -> child  go | stop                              every child is at the barrier | Ctrl-C
 //   child -> parent  epoch LINE                             an epoch's progress line, as it ends
-//   child -> parent  {report}                               the model's report (report/wire.cpp)
+//   child -> parent  {report}                               the model's report in its one JSON form
+//                                                           (study/report/json.cpp), timeline included
 //
 // A child that dies leaves its model failed with how it ended; the others go on.
 #include <string_view>
