@@ -1,7 +1,6 @@
-// The pieces of `multifit run` below the command line: jobs from a sweep, the options a worker is
-// sent, the wire form of a model's report, the ranking of exit codes, and progress lines.
-#include <cmath>
-
+// The pieces of `multifit run` below the command line: jobs from a sweep, packing, the ranking of exit
+// codes, and progress lines. The options and the job a child is sent, and the report's forms:
+// test_report_forms.cpp.
 #include <gtest/gtest.h>
 
 #include "study/job.h"
@@ -52,20 +51,7 @@ TEST(Jobs, WithoutDevicesEveryModelIsOnDeviceZero) {
   EXPECT_EQ(jobs[0].data, "fashion-mnist");  // the spec's own
 }
 
-TEST(Jobs, OptionsSurviveTheTripToAWorker) {
-  RunOptions options;
-  options.models_path = "/x/sweep.json";
-  options.backend = {BackendKind::host_exec, GemmImpl::tiled, ActivationImpl::ours, GraphsChoice::off};
-  options.overrides.learning_rate = 0.25f;
-  options.overrides.seed = 18446744073709551615u;
-  options.overrides.memory_limit = size_t(3) << 30;
-  options.devices = {1, 2};
-  options.quiet = true;
-  const RunOptions back = run_options_from_json(nlohmann::json::parse(to_json(options).dump()));
-  EXPECT_EQ(to_json(back), to_json(options));
-  EXPECT_EQ(*back.overrides.seed, 18446744073709551615u);
-  EXPECT_FALSE(back.overrides.epochs.has_value());
-}
+// The options and the job a child is sent, field by field: test_report_forms.cpp (ChildOptions, ChildJob).
 
 // Jobs of two shapes, a second data source and a second device, around a bad entry.
 std::vector<Job> jobs_to_pack() {
@@ -95,43 +81,8 @@ TEST(PackedMode, PacksModelsOfOneShapeDataAndDevice) {
   EXPECT_EQ(plan_packs(jobs, 1).size(), jobs.size());  // --pack-size 1: every model alone
 }
 
-TEST(Report, TheWireFormKeepsEveryField) {
-  ModelReport m;
-  m.name = "m";
-  m.status = ModelStatus::diverged;
-  m.error = "epoch 2: the training loss is nan";
-  m.has_accuracy = m.fitted = m.tested = true;
-  m.fit.status = FitStatus::diverged;
-  m.fit.why = "epoch 2: the training loss is nan";
-  m.fit.epochs = {{0.5, 0.75, NAN, NAN, 1.5, 100}, {NAN, 0.5, NAN, NAN, 1.25, 120}};
-  m.fit.train_s = 2.75;
-  m.fit.steps = {{10.0, 10.5}, {10.5, 11.25}};
-  m.fit.epoch_spans = {{10.0, 11.25}};
-  m.startup_s = 0.125;
-  m.samples = 640;
-  m.samples_per_s = 232.5;
-  m.test = {INFINITY, 0.5};
-  m.settings = TrainingSettings{};
-  m.settings->seed = 3;
-  m.plan = {{"parameters", 512}, {"gradients", 512}};
-  m.params = 100;
-  m.memory = {4096, 2048, 1024, 1536};
-  m.backend = "cpu";
-  m.device_name = "a CPU";
-  m.data = "synthetic";
-  m.data_bytes = 800;
-  m.pid = 42;
-  m.device = 3;
-  m.visible_devices = "3";
-  const ModelReport back = nlohmann::json::parse(nlohmann::json(m).dump()).get<ModelReport>();
-  EXPECT_EQ(nlohmann::json(back), nlohmann::json(m));  // NaN and inf come back as they went
-  EXPECT_TRUE(std::isnan(back.fit.epochs[1].loss));
-  EXPECT_TRUE(std::isinf(back.test.loss));
-  EXPECT_EQ(back.fit.steps.size(), 2u);
-  EXPECT_EQ(back.fit.steps[1].end_s, 11.25);
-  EXPECT_EQ(back.memory.peak_bytes, 1536u);
-  EXPECT_EQ(back.status, ModelStatus::diverged);
-}
+// A model's report through its one form, the document, the pipe and the CSV, field by field:
+// test_report_forms.cpp.
 
 TEST(ExitCodes, CtrlCOverAMistakeOverAFailure) {
   EXPECT_EQ(worse_exit_code(0, 1), 1);

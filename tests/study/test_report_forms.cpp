@@ -1,0 +1,868 @@
+// Every field of a model's and a run's report through each of its forms, against values written
+// here, never against the form itself:
+//  * a model's one JSON form (nlohmann::json(report), study/report/json.cpp) against literal JSON
+//    text, step timeline included;
+//  * the document (to_json(RunReport), write_json): that form with each model's "timeline" left
+//    out, against literal JSON text;
+//  * the pipe a child process returns its report through (study/modes/processes/protocol.h):
+//    json(report).dump() as one line, parsed, get<ModelReport>(); what comes back compared field by
+//    field with what went;
+//  * the CSV (write_csv) against a literal header and rows.
+// And what a child is sent with its job, field by field: the options (to_json, run_options_from_json)
+// and the job itself, its spec included (to_json(Job), job_from_json).
+//
+// A field added to a report, to the options or to a job must fail here too: see the field-count
+// guards below.
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "runtime/nvml_monitor.h"
+#include "study/job.h"
+#include "study/report/report.h"
+
+namespace mf {
+namespace {
+
+using nlohmann::json;
+
+// ---- Field-count guards ------------------------------------------------------------------------
+// A structured binding must name every field of the struct it takes apart, so each guard below
+// stops compiling ("N names provided for structured binding ... decomposes into M elements") as soon
+// as a field is added to or removed from one of these structs. That is on purpose. Whoever adds a
+// field: give it a distinct, non-default value in full_model() / full_run() / full_options() /
+// full_job(), add it to the literal JSON and CSV below if those forms carry it, and to the
+// field-by-field comparisons of the pipe, of the options and of the job (or, if it does not cross,
+// to a test that says so); then add its name here. A check on sizeof() would catch most additions
+// too, but it moves with the standard library and with padding (a bool can hide in the padding
+// after another), and it names nothing; the binding counts fields exactly, on every compiler.
+[[maybe_unused]] void field_count_guards(ModelReport& m, RunReport& r, TrainingSettings& ts, FitResult& f,
+                                         EpochMetrics& e, Evaluation& v, PoolStats& p, PlanPart& pp, Interval& i,
+                                         Overlap& o, RunOptions& ro, SpecOverrides& so, BackendOptions& bo, Job& jb,
+                                         ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os, FitSpec& fs,
+                                         MemorySpec& mm) {
+  [[maybe_unused]] auto& [m_name, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
+                          m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
+                          m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
+                          m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend, m_device_name,
+                          m_data, m_data_bytes, m_pid, m_device, m_visible_devices, m_pack, m_pack_members] = m;
+  [[maybe_unused]] auto& [r_backend, r_device, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
+                          r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
+                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_overlap, r_gpu,
+                          r_gpu_note, r_error, r_auto_choice, r_models] = r;
+  [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
+                          ts_seed, ts_memory_mode, ts_graphs] = ts;
+  [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
+  [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s] = e;
+  [[maybe_unused]] auto& [v_loss, v_accuracy] = v;
+  [[maybe_unused]] auto& [p_cap_bytes, p_reserved_bytes, p_in_use_bytes, p_peak_bytes] = p;
+  [[maybe_unused]] auto& [pp_name, pp_bytes] = pp;
+  [[maybe_unused]] auto& [i_begin_s, i_end_s] = i;
+  [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
+  [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
+                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps] = ro;
+  [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
+  [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device] = bo;
+  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save] = jb;
+  [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_optimizer, ms_fit, ms_seed, ms_memory,
+                          ms_targets] = ms;
+  [[maybe_unused]] auto& [ls_units, ls_activation] = ls;
+  [[maybe_unused]] auto& [os_kind, os_learning_rate, os_beta_1, os_beta_2, os_epsilon, os_momentum] = os;
+  [[maybe_unused]] auto& [fs_epochs, fs_batch_size, fs_validation_split, fs_shuffle] = fs;
+  [[maybe_unused]] auto& [mm_limit_bytes, mm_mode] = mm;
+}
+
+// ---- Reports with every field set -----------------------------------------------------------------
+// Every value distinct and none a default, so that a field that comes back as its default, or as
+// another field's value, is caught. Numbers are exact in binary, so that they print and parse back
+// as the same text.
+
+TrainingSettings full_settings() {
+  TrainingSettings s;
+  s.optimizer = OptimizerKind::sgd;
+  s.learning_rate = 0.375;
+  s.epochs = 3;
+  s.batch_size = 48;
+  s.validation_split = 0.125;
+  s.shuffle = false;
+  s.seed = 18446744073709551615u;  // the largest: must not pass through a double or an int64
+  s.memory_mode = PoolMode::reserve;
+  s.graphs = false;  // known, and not the default (unknown)
+  return s;
+}
+
+ModelReport full_model() {
+  ModelReport m;
+  m.name = "m-7";
+  m.status = ModelStatus::oom;
+  m.error = "the pool's cap, 4 KiB, is \"too small\"";  // a comma and quotes: the CSV quotes it
+  m.fit.status = FitStatus::stopped;
+  m.fit.why = "stopped in epoch 3 at step 1 of 5";
+  m.fit.epochs = {{0.5, 0.75, 0.625, 0.875, 1.5, 100}, {0.25, 0.8125, 0.375, 0.9375, 1.25, 120}};
+  m.fit.train_s = 2.75;
+  m.fit.samples = 1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
+  m.fit.steps = {{10.0, 10.5}, {10.5, 11.25}};
+  m.fit.epoch_spans = {{10.0, 11.25}, {11.5, 12.75}};
+  m.startup_s = 0.125;
+  m.samples_per_s = 232.5;
+  m.samples = 640;
+  m.train_rows = 320;
+  m.solo_s = 2.5;
+  m.slowdown = 1.125;
+  m.test = {0.4375, 0.5625};
+  m.has_accuracy = m.validated = m.tested = m.fitted = true;
+  m.settings = full_settings();
+  m.plan = {{"parameters", 512}, {"gradients", 768}};
+  m.params = 100;
+  m.memory = {4096, 2048, 1024, 1536};
+  m.process_device_bytes = 8192;
+  m.process_peak_rss_bytes = 16384;
+  m.in_use_before_release_bytes = 300;
+  m.in_use_after_release_bytes = 200;
+  m.backend = "cpu";
+  m.device_name = "a CPU";
+  m.data = "synthetic";
+  m.data_bytes = 800;
+  m.pid = 42;
+  m.device = 3;
+  m.visible_devices = "3,4";
+  m.pack = 2;
+  m.pack_members = 5;
+  return m;
+}
+
+RunReport full_run() {
+  RunReport r;
+  r.backend = "cpu";
+  r.device = "a CPU";
+  r.mode = "packed";
+  r.data = "synthetic:regression";
+  r.data_bytes = 900;
+  r.host_peak_rss_bytes = 1048576;
+  r.workers_peak_rss_bytes = 2097152;
+  r.wall_s = 3.5;
+  r.startup_s = 0.25;
+  r.train_s = 3.0;
+  r.samples_per_s = 213.5;
+  r.process_startup_s = 0.0625;
+  r.speedup_vs_serial = 1.75;
+  r.serial_wall_s = 6.125;
+  r.concurrency = 4;
+  r.overlap = Overlap{4.0, 1.0};
+  // gpu and gpu_note as the run builds them (report_gpus; its forms: test_gpu_report.cpp): one GPU,
+  // sampled until it was lost. Before the models, so that their process_device_bytes stay as set.
+  GpuSummary gpu;
+  gpu.cuda_device = 1;
+  gpu.pci_bus_id = "00000000:17:00.0";
+  gpu.device = "NVIDIA H200";
+  gpu.samples = 7;
+  gpu.mean_utilization_percent = 37.5;
+  gpu.max_utilization_percent = 87.5;
+  gpu.peak_used_bytes = 65536;
+  gpu.total_bytes = 131072;
+  gpu.sampling_error = "GPU is lost";
+  report_gpus(r, {gpu});
+  r.error = "the sweep had a bad entry";
+  r.auto_choice = {{"chosen", "packed"}};
+  r.models = {full_model()};
+  return r;
+}
+
+// The document's form of full_model(), written out by hand from the README's table of fields.
+const char* const kFullModelDocument = R"({
+  "name": "m-7",
+  "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
+               "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
+               "memory_mode": "reserve", "graphs": false},
+  "status": "oom",
+  "error": "the pool's cap, 4 KiB, is \"too small\"",
+  "backend": "cpu",
+  "device": 3,
+  "device_name": "a CPU",
+  "cuda_visible_devices": "3,4",
+  "pid": 42,
+  "pack": 2,
+  "pack_members": 5,
+  "data": {"source": "synthetic", "bytes": 800},
+  "startup_s": 0.125,
+  "fit": {"status": "stopped", "why": "stopped in epoch 3 at step 1 of 5"},
+  "epochs": [
+    {"loss": 0.5, "accuracy": 0.75, "val_loss": 0.625, "val_accuracy": 0.875, "seconds": 1.5, "samples_per_s": 100.0},
+    {"loss": 0.25, "accuracy": 0.8125, "val_loss": 0.375, "val_accuracy": 0.9375, "seconds": 1.25, "samples_per_s": 120.0}
+  ],
+  "train_rows": 320,
+  "samples": 640,
+  "train_s": 2.75,
+  "samples_per_s": 232.5,
+  "solo_s": 2.5,
+  "slowdown": 1.125,
+  "metrics": {"accuracy": true, "validation": true, "test": true},
+  "test_loss": 0.4375,
+  "test_accuracy": 0.5625,
+  "params": 100,
+  "memory": {
+    "cap_bytes": 4096,
+    "reserved_bytes": 2048,
+    "in_use_bytes": 1024,
+    "peak_bytes": 1536,
+    "process_device_bytes": 8192,
+    "process_peak_rss_bytes": 16384,
+    "in_use_before_release_bytes": 300,
+    "in_use_after_release_bytes": 200,
+    "plan": [{"name": "parameters", "bytes": 512}, {"name": "gradients", "bytes": 768}]
+  }
+})";
+// And its step timeline, which the one form has and the document leaves out.
+const char* const kFullModelTimeline = R"({"steps": [[10.0, 10.5], [10.5, 11.25]], "epochs": [[10.0, 11.25], [11.5, 12.75]]})";
+
+// A default ModelReport: nothing measured, every metric absent (null), nothing reached.
+const char* const kEmptyModelDocument = R"({
+  "name": "",
+  "settings": null,
+  "status": "ok",
+  "error": null,
+  "backend": null,
+  "device": 0,
+  "device_name": null,
+  "cuda_visible_devices": null,
+  "pid": 0,
+  "pack": null,
+  "pack_members": null,
+  "data": {"source": null, "bytes": 0},
+  "startup_s": null,
+  "fit": {"status": "ok", "why": null},
+  "epochs": [],
+  "train_rows": 0,
+  "samples": 0,
+  "train_s": null,
+  "samples_per_s": null,
+  "solo_s": null,
+  "slowdown": null,
+  "metrics": {"accuracy": false, "validation": false, "test": false},
+  "test_loss": null,
+  "test_accuracy": null,
+  "params": 0,
+  "memory": {
+    "cap_bytes": 0,
+    "reserved_bytes": 0,
+    "in_use_bytes": 0,
+    "peak_bytes": 0,
+    "process_device_bytes": null,
+    "process_peak_rss_bytes": null,
+    "in_use_before_release_bytes": null,
+    "in_use_after_release_bytes": null,
+    "plan": []
+  }
+})";
+const char* const kEmptyModelTimeline = R"({"steps": [], "epochs": []})";
+
+// The one form of a model: its document with its timeline.
+std::string with_timeline(const char* document, const char* timeline) {
+  json form = json::parse(document);
+  form["timeline"] = json::parse(timeline);
+  return form.dump();
+}
+
+// The run part of full_run()'s document, its models left to "models".
+std::string full_run_document(const std::string& models) {
+  return R"({
+  "backend": "cpu",
+  "device": "a CPU",
+  "mode": "packed",
+  "concurrency": 4,
+  "data": {"source": "synthetic:regression", "bytes": 900},
+  "host_peak_rss_bytes": 1048576,
+  "workers_peak_rss_bytes": 2097152,
+  "process_startup_s": 0.0625,
+  "startup_s": 0.25,
+  "train_s": 3.0,
+  "wall_s": 3.5,
+  "samples_per_s": 213.5,
+  "speedup_vs_serial": 1.75,
+  "serial_wall_s": 6.125,
+  "overlap": {"fraction": 0.25, "busy_s": 4.0, "concurrent_s": 1.0},
+  "gpu": {"device": "NVIDIA H200", "samples": 7, "mean_utilization_percent": 37.5, "max_utilization_percent": 87.5,
+          "peak_used_bytes": 65536, "total_bytes": 131072},
+  "gpu_note": "GPU is lost",
+  "error": "the sweep had a bad entry",
+  "auto": {"chosen": "packed"},
+  "models": )" + models + "}";
+}
+
+const char* const kEmptyRunDocumentUpToModels = R"({
+    "backend": null, "device": null, "mode": "serial", "concurrency": 1, "data": {"source": null, "bytes": 0},
+    "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
+    "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
+    "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "models": )";
+
+// Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
+// Keys are in nlohmann::json's (sorted) order on both sides.
+void expect_json(const json& got, const std::string& literal) { EXPECT_EQ(got.dump(2), json::parse(literal).dump(2)); }
+
+// A fresh folder per test, removed afterwards.
+class ReportFiles : public testing::Test {
+ protected:
+  void SetUp() override {
+    const testing::TestInfo& t = *testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("mf_" + std::to_string(getpid()) + "_" + t.test_suite_name() + "." + t.name());
+    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(std::filesystem::create_directories(dir_));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // The names in the folder: the file written and nothing else (no temporary left behind).
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) names.push_back(entry.path().filename());
+    return names;
+  }
+  static std::string read(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// ---- A model's one form ----------------------------------------------------------------------------
+
+TEST(ReportForm, EveryModelFieldAsWritten) {
+  expect_json(json(full_model()), with_timeline(kFullModelDocument, kFullModelTimeline));
+}
+
+TEST(ReportForm, ADefaultModelHasNullsWhereNothingWasMeasured) {
+  expect_json(json(ModelReport{}), with_timeline(kEmptyModelDocument, kEmptyModelTimeline));
+}
+
+// A default TrainingSettings: graphs unknown (null) until the model is built.
+TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
+  ModelReport m;
+  m.settings = TrainingSettings{};
+  expect_json(json(m)["settings"], R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
+    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null})");
+}
+
+// Metrics that do not exist are null, metrics computed as not finite are strings.
+TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
+  ModelReport m;
+  m.fit.epochs = {{NAN, 0.5, 0.25, 0.75, 1.0, 2.0}, {INFINITY, -INFINITY, NAN, NAN, 0.5, 4.0}};
+  m.test = {0.5, 0.25};
+  m.fit.train_s = 1.5;
+  m.startup_s = NAN;
+  m.samples_per_s = -INFINITY;
+  m.solo_s = INFINITY;
+  // has_accuracy, validated, tested and fitted all false: accuracy, val_*, test_* and train_s are null.
+  const json doc = m;
+  EXPECT_EQ(doc["epochs"].dump(),
+            R"([{"accuracy":null,"loss":"nan","samples_per_s":2.0,"seconds":1.0,"val_accuracy":null,"val_loss":null},)"
+            R"({"accuracy":null,"loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":null,"val_loss":null}])");
+  EXPECT_EQ(doc["train_s"], json());
+  EXPECT_EQ(doc["test_loss"], json());
+  EXPECT_EQ(doc["test_accuracy"], json());
+  EXPECT_EQ(doc["startup_s"], "nan");
+  EXPECT_EQ(doc["samples_per_s"], "-inf");
+  EXPECT_EQ(doc["solo_s"], "inf");
+  EXPECT_EQ(doc["slowdown"], json());
+  EXPECT_EQ(doc["metrics"].dump(), R"({"accuracy":false,"test":false,"validation":false})");
+
+  m.has_accuracy = m.validated = true;  // accuracies and validation metrics exist, test metrics not yet
+  EXPECT_EQ(json(m)["epochs"][1].dump(),
+            R"({"accuracy":"-inf","loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan"})");
+  EXPECT_EQ(json(m)["test_loss"], json());
+  m.tested = true;
+  EXPECT_EQ(json(m)["test_loss"], 0.5);
+  EXPECT_EQ(json(m)["test_accuracy"], 0.25);
+  m.has_accuracy = false;  // mse: a test loss, no test accuracy
+  EXPECT_EQ(json(m)["test_accuracy"], json());
+  m.fitted = true;
+  EXPECT_EQ(json(m)["train_s"], 1.5);
+  EXPECT_EQ(json(m)["metrics"].dump(), R"({"accuracy":false,"test":true,"validation":true})");
+}
+
+// ---- The document ---------------------------------------------------------------------------------
+
+TEST(ReportDocument, EveryRunFieldAsWrittenAndTheModelsWithoutTheirTimeline) {
+  expect_json(json(full_run()), full_run_document(std::string("[") + kFullModelDocument + "]"));
+}
+
+TEST(ReportDocument, ADefaultRunHasNullsWhereNothingWasMeasured) {
+  expect_json(json(RunReport{}), std::string(kEmptyRunDocumentUpToModels) + "[]}");
+}
+
+TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
+  write_json({full_run()}, path("one.json"));
+  const std::string one = read(path("one.json"));
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(one.back(), '\n');
+  expect_json(json::parse(one), full_run_document(std::string("[") + kFullModelDocument + "]"));
+  EXPECT_EQ(files(), std::vector<std::string>{"one.json"});
+
+  RunReport serial;
+  serial.models = {ModelReport{}};
+  write_json({serial, full_run()}, path("all.json"));
+  expect_json(json::parse(read(path("all.json"))),
+              std::string(R"({"mode": "all", "runs": [)") + kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument +
+                  "]}, " + full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
+}
+
+// ---- The CSV ---------------------------------------------------------------------------------------
+
+const char* const kCsvHeader =
+    "run_mode,run_backend,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
+    "run_speedup_vs_serial,overlap,models,name,status,error,device,startup_s,train_s,samples_per_s,solo_s,"
+    "slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,cap_bytes,reserved_bytes,peak_bytes,graphs\n";
+
+TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
+  RunReport serial;  // a run of one default model: its empty fields stay empty
+  serial.models = {ModelReport{}};
+  RunReport graphs_on = serial;  // settings known, graphs on; the other metric not finite
+  graphs_on.models[0].settings = full_settings();
+  graphs_on.models[0].settings->graphs = true;
+  graphs_on.models[0].startup_s = NAN;
+  graphs_on.models[0].slowdown = INFINITY;
+  RunReport graphs_unknown = serial;
+  graphs_unknown.models[0].settings = TrainingSettings{};
+  write_csv({full_run(), serial, graphs_on, graphs_unknown}, path("r.csv"));
+  EXPECT_EQ(read(path("r.csv")),
+            std::string(kCsvHeader) +
+                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,m-7,oom,\"the pool's cap, 4 KiB, is \"\"too small\"\"\",3,"
+                "0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false\n"
+                "serial,,1,0.0,,,,,,1,,ok,,0,,,,,,,,0,,,0,0,0,0,\n"
+                "serial,,1,0.0,,,,,,1,,ok,,0,nan,,,,inf,,,0,,,0,0,0,0,true\n"
+                "serial,,1,0.0,,,,,,1,,ok,,0,,,,,,,,0,,,0,0,0,0,\n");
+  EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
+}
+
+TEST_F(ReportFiles, ARunWithoutModelsHasOnlyTheHeader) {
+  write_csv({RunReport{}}, path("r.csv"));
+  EXPECT_EQ(read(path("r.csv")), kCsvHeader);
+}
+
+// ---- The pipe: a child's report to its parent ------------------------------------------------------
+
+ModelReport through_the_pipe(const ModelReport& m) {
+  return json::parse(json(m).dump()).get<ModelReport>();  // as one line through the pipe
+}
+
+void expect_same_track(const Track& got, const Track& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].begin_s, want[i].begin_s) << what << "[" << i << "]";
+    EXPECT_EQ(got[i].end_s, want[i].end_s) << what << "[" << i << "]";
+  }
+}
+
+// Doubles compared so that NaN equals NaN (a metric computed as NaN must come back NaN).
+#define EXPECT_SAME_DOUBLE(got, want)                             \
+  do {                                                            \
+    const double got_ = (got), want_ = (want);                    \
+    if (std::isnan(want_)) {                                      \
+      EXPECT_TRUE(std::isnan(got_)) << #got << ": " << got_;      \
+    } else {                                                      \
+      EXPECT_EQ(got_, want_) << #got;                             \
+    }                                                             \
+  } while (0)
+
+void expect_same_settings(const std::optional<TrainingSettings>& got, const std::optional<TrainingSettings>& want) {
+  ASSERT_EQ(got.has_value(), want.has_value()) << "settings";
+  if (!want) return;
+  EXPECT_EQ(got->optimizer, want->optimizer);
+  EXPECT_EQ(got->learning_rate, want->learning_rate);
+  EXPECT_EQ(got->epochs, want->epochs);
+  EXPECT_EQ(got->batch_size, want->batch_size);
+  EXPECT_EQ(got->validation_split, want->validation_split);
+  EXPECT_EQ(got->shuffle, want->shuffle);
+  EXPECT_EQ(got->seed, want->seed);
+  EXPECT_EQ(got->memory_mode, want->memory_mode);
+  EXPECT_EQ(got->graphs, want->graphs);
+}
+
+// Every field of the report, one by one.
+void expect_same_report(const ModelReport& got, const ModelReport& want) {
+  EXPECT_EQ(got.name, want.name);
+  EXPECT_EQ(got.status, want.status);
+  EXPECT_EQ(got.error, want.error);
+  EXPECT_EQ(got.fit.status, want.fit.status);
+  EXPECT_EQ(got.fit.why, want.fit.why);
+  ASSERT_EQ(got.fit.epochs.size(), want.fit.epochs.size());
+  for (size_t e = 0; e < want.fit.epochs.size(); ++e) {
+    SCOPED_TRACE("epoch " + std::to_string(e));
+    EXPECT_SAME_DOUBLE(got.fit.epochs[e].loss, want.fit.epochs[e].loss);
+    EXPECT_SAME_DOUBLE(got.fit.epochs[e].accuracy, want.fit.epochs[e].accuracy);
+    EXPECT_SAME_DOUBLE(got.fit.epochs[e].val_loss, want.fit.epochs[e].val_loss);
+    EXPECT_SAME_DOUBLE(got.fit.epochs[e].val_accuracy, want.fit.epochs[e].val_accuracy);
+    EXPECT_SAME_DOUBLE(got.fit.epochs[e].seconds, want.fit.epochs[e].seconds);
+    EXPECT_SAME_DOUBLE(got.fit.epochs[e].samples_per_s, want.fit.epochs[e].samples_per_s);
+  }
+  EXPECT_EQ(got.fit.train_s, want.fit.train_s);
+  // The form carries one count of rows trained on, `samples` (which the worker sets from fit.samples,
+  // study/model_worker.cpp); fit.samples comes back as it.
+  EXPECT_EQ(got.fit.samples, want.samples);
+  expect_same_track(got.fit.steps, want.fit.steps, "fit.steps");
+  expect_same_track(got.fit.epoch_spans, want.fit.epoch_spans, "fit.epoch_spans");
+  EXPECT_EQ(got.startup_s.has_value(), want.startup_s.has_value());
+  if (want.startup_s) EXPECT_SAME_DOUBLE(*got.startup_s, *want.startup_s);
+  EXPECT_EQ(got.samples_per_s.has_value(), want.samples_per_s.has_value());
+  if (want.samples_per_s) EXPECT_SAME_DOUBLE(*got.samples_per_s, *want.samples_per_s);
+  EXPECT_EQ(got.samples, want.samples);
+  EXPECT_EQ(got.train_rows, want.train_rows);
+  EXPECT_EQ(got.solo_s, want.solo_s);
+  EXPECT_EQ(got.slowdown, want.slowdown);
+  EXPECT_SAME_DOUBLE(got.test.loss, want.test.loss);
+  EXPECT_SAME_DOUBLE(got.test.accuracy, want.test.accuracy);
+  EXPECT_EQ(got.has_accuracy, want.has_accuracy);
+  EXPECT_EQ(got.validated, want.validated);
+  EXPECT_EQ(got.tested, want.tested);
+  EXPECT_EQ(got.fitted, want.fitted);
+  expect_same_settings(got.settings, want.settings);
+  ASSERT_EQ(got.plan.size(), want.plan.size());
+  for (size_t i = 0; i < want.plan.size(); ++i) {
+    EXPECT_EQ(got.plan[i].name, want.plan[i].name) << "plan[" << i << "]";
+    EXPECT_EQ(got.plan[i].bytes, want.plan[i].bytes) << "plan[" << i << "]";
+  }
+  EXPECT_EQ(got.params, want.params);
+  EXPECT_EQ(got.memory.cap_bytes, want.memory.cap_bytes);
+  EXPECT_EQ(got.memory.reserved_bytes, want.memory.reserved_bytes);
+  EXPECT_EQ(got.memory.in_use_bytes, want.memory.in_use_bytes);
+  EXPECT_EQ(got.memory.peak_bytes, want.memory.peak_bytes);
+  EXPECT_EQ(got.process_device_bytes, want.process_device_bytes);
+  EXPECT_EQ(got.process_peak_rss_bytes, want.process_peak_rss_bytes);
+  EXPECT_EQ(got.in_use_before_release_bytes, want.in_use_before_release_bytes);
+  EXPECT_EQ(got.in_use_after_release_bytes, want.in_use_after_release_bytes);
+  EXPECT_EQ(got.backend, want.backend);
+  EXPECT_EQ(got.device_name, want.device_name);
+  EXPECT_EQ(got.data, want.data);
+  EXPECT_EQ(got.data_bytes, want.data_bytes);
+  EXPECT_EQ(got.pid, want.pid);
+  EXPECT_EQ(got.device, want.device);
+  EXPECT_EQ(got.visible_devices, want.visible_devices);
+  EXPECT_EQ(got.pack, want.pack);
+  EXPECT_EQ(got.pack_members, want.pack_members);
+}
+
+TEST(ReportPipe, EveryFieldComesBackAsSent) {
+  const ModelReport sent = full_model();
+  const ModelReport back = through_the_pipe(sent);
+  expect_same_report(back, sent);
+  EXPECT_EQ(json(back).dump(), json(sent).dump());  // and it writes the same form again
+}
+
+// Each status, each fit status, and the flags of which metrics exist, one at a time off: a flag or a
+// status read back from the wrong key or hard-coded is caught.
+TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
+  for (ModelStatus status : {ModelStatus::ok, ModelStatus::diverged, ModelStatus::oom, ModelStatus::failed})
+    for (FitStatus fit_status : {FitStatus::ok, FitStatus::diverged, FitStatus::stopped}) {
+      ModelReport sent = full_model();
+      sent.status = status;
+      sent.fit.status = fit_status;
+      const ModelReport back = through_the_pipe(sent);
+      EXPECT_EQ(back.status, status) << to_string(status);
+      EXPECT_EQ(back.fit.status, fit_status) << int(fit_status);
+    }
+  for (bool ModelReport::*flag : {&ModelReport::has_accuracy, &ModelReport::validated, &ModelReport::tested,
+                                  &ModelReport::fitted}) {
+    ModelReport sent = full_model();
+    sent.*flag = false;
+    if (flag == &ModelReport::fitted) sent.fit.train_s = 0;  // not measured when fit did not run
+    if (flag == &ModelReport::tested) sent.test = {};        // NaN: none
+    if (flag == &ModelReport::has_accuracy || flag == &ModelReport::validated)
+      for (EpochMetrics& e : sent.fit.epochs) {
+        if (flag == &ModelReport::has_accuracy) e.accuracy = e.val_accuracy = NAN;
+        if (flag == &ModelReport::validated) e.val_loss = e.val_accuracy = NAN;
+      }
+    if (flag == &ModelReport::has_accuracy) sent.test.accuracy = NAN;
+    expect_same_report(through_the_pipe(sent), sent);
+  }
+}
+
+// A child's report with nothing measured: absent stays absent, empty stays empty, and a metric
+// computed as not finite comes back so.
+TEST(ReportPipe, AnEmptyReportComesBackEmpty) {
+  ModelReport sent;
+  sent.fit.epochs = {{NAN, NAN, NAN, NAN, 0.25, 8.0}};  // an epoch whose loss was computed as NaN
+  sent.test = {INFINITY, NAN};
+  sent.tested = true;
+  sent.slowdown = -INFINITY;
+  const ModelReport back = through_the_pipe(sent);
+  expect_same_report(back, sent);
+  EXPECT_FALSE(back.startup_s.has_value());
+  EXPECT_FALSE(back.samples_per_s.has_value());
+  EXPECT_FALSE(back.solo_s.has_value());
+  EXPECT_FALSE(back.settings.has_value());
+  EXPECT_FALSE(back.pack.has_value());
+  EXPECT_FALSE(back.process_device_bytes.has_value());
+  EXPECT_FALSE(back.process_peak_rss_bytes.has_value());
+  EXPECT_FALSE(back.in_use_before_release_bytes.has_value());
+  EXPECT_TRUE(std::isinf(back.test.loss));
+  EXPECT_TRUE(std::isnan(back.fit.epochs[0].loss));
+  EXPECT_EQ(back.slowdown, -INFINITY);
+  EXPECT_TRUE(back.fit.steps.empty());
+}
+
+// Settings known with graphs unknown, and with graphs on: each comes back as it went.
+TEST(ReportPipe, SettingsComeBackWithGraphsUnknownOnOrOff) {
+  for (std::optional<bool> graphs : {std::optional<bool>(), std::optional<bool>(true), std::optional<bool>(false)}) {
+    ModelReport sent = full_model();
+    sent.settings->graphs = graphs;
+    expect_same_settings(through_the_pipe(sent).settings, sent.settings);
+  }
+}
+
+// Fields the wire form of old did not carry, each by name (fixed by the one form).
+TEST(ReportPipe, InUseBytesCrosses) { EXPECT_EQ(through_the_pipe(full_model()).memory.in_use_bytes, 1024u); }
+
+TEST(ReportPipe, PackAndPackMembersCross) {
+  const ModelReport back = through_the_pipe(full_model());
+  EXPECT_EQ(back.pack, 2);
+  EXPECT_EQ(back.pack_members, 5);
+}
+
+TEST(ReportPipe, SoloAndSlowdownCross) {
+  const ModelReport back = through_the_pipe(full_model());
+  EXPECT_EQ(back.solo_s, 2.5);
+  EXPECT_EQ(back.slowdown, 1.125);
+}
+
+TEST(ReportPipe, DeviceAndReleaseBytesCross) {
+  const ModelReport back = through_the_pipe(full_model());
+  EXPECT_EQ(back.process_device_bytes, 8192u);
+  EXPECT_EQ(back.in_use_before_release_bytes, 300u);
+  EXPECT_EQ(back.in_use_after_release_bytes, 200u);
+}
+
+// The form has one count of rows trained on, "samples"; fit.samples comes back as it, not as itself.
+// The worker sets the report's samples from fit.samples (study/model_worker.cpp, finish), so in a
+// child's report the two are one number.
+TEST(ReportPipe, FitSamplesIsTheReportsSamples) {
+  const ModelReport back = through_the_pipe(full_model());  // fit.samples 1280, samples 640
+  EXPECT_EQ(back.samples, 640);
+  EXPECT_EQ(back.fit.samples, 640);
+}
+
+// ---- The options a child is sent -------------------------------------------------------------------
+
+RunOptions full_options() {
+  RunOptions o;
+  o.models_path = "/x/sweep.json";
+  o.data = "synthetic:teacher:rows=70";
+  o.backend = {BackendKind::host_exec, GemmImpl::cublas, ActivationImpl::cudnn, GraphsChoice::off, 3};
+  o.overrides.epochs = 7;
+  o.overrides.batch_size = 48;
+  o.overrides.learning_rate = 0.25f;
+  o.overrides.seed = 18446744073709551615u;  // the largest: must not pass through a double or an int64
+  o.overrides.memory_limit = size_t(3) << 30;
+  o.overrides.memory_mode = PoolMode::reserve;
+  o.devices = {1, 2, 5};
+  o.concurrency = 6;
+  o.pack_size = 9;
+  o.quiet = true;
+  o.timeline = true;
+  o.calibration_steps = 11;
+  return o;
+}
+
+RunOptions options_through_the_pipe(const RunOptions& o) {
+  return run_options_from_json(json::parse(to_json(o).dump()));  // as the child reads it on stdin
+}
+
+// Every field of the options, one by one, against what was sent.
+void expect_same_options(const RunOptions& got, const RunOptions& want) {
+  EXPECT_EQ(got.models_path, want.models_path);
+  EXPECT_EQ(got.data, want.data);
+  EXPECT_EQ(got.backend.kind, want.backend.kind);
+  EXPECT_EQ(got.backend.gemm, want.backend.gemm);
+  EXPECT_EQ(got.backend.activations, want.backend.activations);
+  EXPECT_EQ(got.backend.graphs, want.backend.graphs);
+  EXPECT_EQ(got.backend.device, want.backend.device);
+  EXPECT_EQ(got.overrides.epochs, want.overrides.epochs);
+  EXPECT_EQ(got.overrides.batch_size, want.overrides.batch_size);
+  EXPECT_EQ(got.overrides.learning_rate, want.overrides.learning_rate);
+  EXPECT_EQ(got.overrides.seed, want.overrides.seed);
+  EXPECT_EQ(got.overrides.memory_limit, want.overrides.memory_limit);
+  EXPECT_EQ(got.overrides.memory_mode, want.overrides.memory_mode);
+  EXPECT_EQ(got.devices, want.devices);
+  EXPECT_EQ(got.concurrency, want.concurrency);
+  EXPECT_EQ(got.pack_size, want.pack_size);
+  EXPECT_EQ(got.quiet, want.quiet);
+  EXPECT_EQ(got.timeline, want.timeline);
+  EXPECT_EQ(got.calibration_steps, want.calibration_steps);
+}
+
+TEST(ChildOptions, EveryFieldArrivesAsSent) {
+  const RunOptions sent = full_options();
+  expect_same_options(options_through_the_pipe(sent), sent);
+}
+
+// The message itself, with its enums by name.
+TEST(ChildOptions, TheFormAsWritten) {
+  expect_json(to_json(full_options()), R"({
+    "models_path": "/x/sweep.json",
+    "data": "synthetic:teacher:rows=70",
+    "backend": {"kind": "host-exec", "gemm": "cublas", "activations": "cudnn", "graphs": "off", "device": 3},
+    "overrides": {"epochs": 7, "batch_size": 48, "learning_rate": 0.25, "seed": 18446744073709551615,
+                  "memory_limit": 3221225472, "memory_mode": "reserve"},
+    "devices": [1, 2, 5],
+    "concurrency": 6,
+    "pack_size": 9,
+    "quiet": true,
+    "timeline": true,
+    "calibration_steps": 11})");
+}
+
+// The defaults arrive as defaults: unset overrides stay unset, the grow mode stays grow.
+TEST(ChildOptions, DefaultsArriveAsDefaults) {
+  RunOptions sent;
+  sent.overrides.memory_mode = PoolMode::grow;
+  const RunOptions back = options_through_the_pipe(sent);
+  expect_same_options(back, sent);
+  EXPECT_FALSE(back.overrides.epochs.has_value());
+  EXPECT_FALSE(back.overrides.batch_size.has_value());
+  EXPECT_FALSE(back.overrides.learning_rate.has_value());
+  EXPECT_FALSE(back.overrides.seed.has_value());
+  EXPECT_FALSE(back.overrides.memory_limit.has_value());
+  EXPECT_EQ(back.overrides.memory_mode, PoolMode::grow);
+  EXPECT_FALSE(options_through_the_pipe(RunOptions{}).overrides.memory_mode.has_value());
+  expect_same_options(options_through_the_pipe(RunOptions{}), RunOptions{});
+}
+
+// The defects of old, each by name: both now cross (the options' one form writes every field).
+TEST(ChildOptions, PackSizeArrives) { EXPECT_EQ(options_through_the_pipe(full_options()).pack_size, 9); }
+
+// A processes-mode child sees its GPU as device 0 (CUDA_VISIBLE_DEVICES, study/modes/processes/child.cpp),
+// which picks the device it uses; the options it is sent still carry the parent's backend.device.
+TEST(ChildOptions, BackendDeviceArrives) { EXPECT_EQ(options_through_the_pipe(full_options()).backend.device, 3); }
+
+// ---- The job a child is sent -----------------------------------------------------------------------
+
+// Two specs between them setting every field of a spec to a value not its default: adam has betas
+// and epsilon, sgd momentum (each form writes only its optimizer's own).
+ModelSpec adam_spec() {
+  ModelSpec s;
+  s.name = "j-5";
+  s.data = "synthetic:multilabel";
+  s.input = 6;
+  s.layers = {{16, Activation::tanh}, {8, Activation::relu}, {2, Activation::sigmoid}};
+  s.loss = Loss::binary_crossentropy;
+  s.targets = 2;
+  s.optimizer.kind = OptimizerKind::adam;
+  s.optimizer.learning_rate = 0.1f;  // not exact in binary: the float must cross as itself
+  s.optimizer.beta_1 = 0.75;
+  s.optimizer.beta_2 = 0.875;
+  s.optimizer.epsilon = 1e-5f;
+  s.fit = {4, 24, 0.25, false};
+  s.seed = 18446744073709551615u;
+  s.memory = {size_t(5) << 20, PoolMode::reserve};
+  return s;
+}
+
+ModelSpec sgd_spec() {
+  ModelSpec s = adam_spec();
+  s.layers = {{12, Activation::linear}, {3, Activation::softmax}};
+  s.loss = Loss::sparse_categorical_crossentropy;
+  s.targets = 1;
+  s.optimizer = {};
+  s.optimizer.kind = OptimizerKind::sgd;
+  s.optimizer.learning_rate = 0.03f;
+  s.optimizer.momentum = 0.5f;
+  return s;
+}
+
+Job full_job(const ModelSpec& spec) {
+  Job j;
+  j.index = 4;
+  j.name = "j-5 of the sweep";
+  j.spec = spec;
+  j.data = "synthetic:teacher:rows=70";
+  j.device = 3;
+  j.load = "/x/in.weights";
+  j.save = "/x/out.weights";
+  return j;
+}
+
+Job job_through_the_pipe(const Job& job) { return job_from_json(json::parse(to_json(job).dump())); }
+
+void expect_same_spec(const ModelSpec& got, const ModelSpec& want) {
+  EXPECT_EQ(to_json(got).dump(), to_json(want).dump());
+  EXPECT_EQ(got.name, want.name);
+  EXPECT_EQ(got.data, want.data);
+  EXPECT_EQ(got.input, want.input);
+  ASSERT_EQ(got.layers.size(), want.layers.size());
+  for (size_t i = 0; i < want.layers.size(); ++i) {
+    EXPECT_EQ(got.layers[i].units, want.layers[i].units) << "layers[" << i << "]";
+    EXPECT_EQ(got.layers[i].activation, want.layers[i].activation) << "layers[" << i << "]";
+  }
+  EXPECT_EQ(got.loss, want.loss);
+  EXPECT_EQ(got.optimizer.kind, want.optimizer.kind);
+  EXPECT_EQ(got.optimizer.learning_rate, want.optimizer.learning_rate);
+  EXPECT_EQ(got.optimizer.beta_1, want.optimizer.beta_1);
+  EXPECT_EQ(got.optimizer.beta_2, want.optimizer.beta_2);
+  EXPECT_EQ(got.optimizer.epsilon, want.optimizer.epsilon);
+  EXPECT_EQ(got.optimizer.momentum, want.optimizer.momentum);
+  EXPECT_EQ(got.fit.epochs, want.fit.epochs);
+  EXPECT_EQ(got.fit.batch_size, want.fit.batch_size);
+  EXPECT_EQ(got.fit.validation_split, want.fit.validation_split);
+  EXPECT_EQ(got.fit.shuffle, want.fit.shuffle);
+  EXPECT_EQ(got.seed, want.seed);
+  EXPECT_EQ(got.memory.limit_bytes, want.memory.limit_bytes);
+  EXPECT_EQ(got.memory.mode, want.memory.mode);
+  EXPECT_EQ(got.targets, want.targets);
+}
+
+// Every field of a good job, its spec included, one by one. Its error is not sent: a bad job is
+// never given to a child (to_json takes a job with a spec).
+TEST(ChildJob, EveryFieldArrivesAsSent) {
+  for (const ModelSpec& spec : {adam_spec(), sgd_spec()}) {
+    SCOPED_TRACE(to_string(spec.optimizer.kind));
+    const Job sent = full_job(spec);
+    const Job back = job_through_the_pipe(sent);
+    EXPECT_EQ(back.index, sent.index);
+    EXPECT_EQ(back.name, sent.name);
+    ASSERT_TRUE(back.spec.has_value());
+    expect_same_spec(*back.spec, *sent.spec);
+    EXPECT_EQ(back.error, "");
+    EXPECT_EQ(back.data, sent.data);
+    EXPECT_EQ(back.device, sent.device);
+    EXPECT_EQ(back.load, sent.load);
+    EXPECT_EQ(back.save, sent.save);
+  }
+}
+
+// A job with what the run's overrides made of its spec: the child trains that, not the spec's file.
+TEST(ChildJob, TheSpecArrivesWithTheOverridesApplied) {
+  Job sent = full_job(with_overrides(adam_spec(), full_options().overrides));
+  const Job back = job_through_the_pipe(sent);
+  ASSERT_TRUE(back.spec.has_value());
+  expect_same_spec(*back.spec, *sent.spec);
+  EXPECT_EQ(back.spec->fit.epochs, 7);
+  EXPECT_EQ(back.spec->fit.batch_size, 48);
+  EXPECT_EQ(back.spec->optimizer.learning_rate, 0.25f);
+  EXPECT_EQ(back.spec->memory.limit_bytes, size_t(3) << 30);
+}
+
+// The defaults arrive as defaults: no load, no save, device 0.
+TEST(ChildJob, DefaultsArriveAsDefaults) {
+  Job sent;
+  sent.spec = sgd_spec();
+  const Job back = job_through_the_pipe(sent);
+  EXPECT_EQ(back.index, 0u);
+  EXPECT_EQ(back.name, "");
+  EXPECT_EQ(back.device, 0);
+  EXPECT_EQ(back.data, "");
+  EXPECT_EQ(back.load, "");
+  EXPECT_EQ(back.save, "");
+  ASSERT_TRUE(back.spec.has_value());
+  expect_same_spec(*back.spec, *sent.spec);
+}
+
+}  // namespace
+}  // namespace mf
