@@ -63,8 +63,8 @@ void to_json(json& j, const ModelReport& m) {
                       {"accuracy", metric(e.accuracy, m.has_accuracy)},
                       {"val_loss", metric(e.val_loss, m.validated)},
                       {"val_accuracy", metric(e.val_accuracy, m.validated && m.has_accuracy)},
-                      {"seconds", e.seconds},
-                      {"samples_per_s", e.samples_per_s}});
+                      {"seconds", metric(e.seconds)},
+                      {"samples_per_s", metric(e.samples_per_s)}});
   j = {{"name", m.name},
        {"settings", m.settings},
        {"status", m.status},
@@ -123,7 +123,8 @@ void from_json(const json& j, ModelReport& m) {
   m.fit.why = text_from(j.at("fit").at("why"));
   for (const json& e : j.at("epochs"))
     m.fit.epochs.push_back({metric_from(e.at("loss")), metric_from(e.at("accuracy")), metric_from(e.at("val_loss")),
-                            metric_from(e.at("val_accuracy")), e.at("seconds"), e.at("samples_per_s")});
+                            metric_from(e.at("val_accuracy")), metric_from(e.at("seconds")),
+                            metric_from(e.at("samples_per_s"))});
   m.train_rows = j.at("train_rows");
   m.samples = j.at("samples");
   m.fitted = !j.at("train_s").is_null();

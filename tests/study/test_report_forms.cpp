@@ -649,6 +649,17 @@ TEST(ReportPipe, FitSamplesIsTheReportsSamples) {
   EXPECT_EQ(back.fit.samples, 640);
 }
 
+// An epoch too short for the clock has an infinite rate: it crosses as "inf", as every metric does.
+TEST(ReportPipe, AnEpochOfNoMeasurableTimeCrossesWithItsInfiniteRate) {
+  ModelReport sent;
+  sent.fit.epochs.push_back({0.5, NAN, NAN, NAN, 0.0, INFINITY});
+  EXPECT_EQ(json(sent)["epochs"][0]["samples_per_s"], "inf");
+  const ModelReport back = through_the_pipe(sent);
+  ASSERT_EQ(back.fit.epochs.size(), 1u);
+  EXPECT_EQ(back.fit.epochs[0].seconds, 0.0);
+  EXPECT_EQ(back.fit.epochs[0].samples_per_s, INFINITY);
+}
+
 // ---- The options a child is sent -------------------------------------------------------------------
 
 RunOptions full_options() {
