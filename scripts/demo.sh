@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the main job: the contention study on the Fashion-MNIST
 # grid (activation tanh or relu x hidden layers (10), (100), (10,10), (100,10): 8 MLPs)
-# in every mode, serial, streams and processes, on the best available backend. Prints
+# in every mode, serial, streams, processes and packed, on the best available backend. Prints
 # each mode's table (each model's test accuracy, slowdown, memory) and the modes side
 # by side; the documents go to results/.
 set -euo pipefail

@@ -62,14 +62,17 @@ const Column kColumns[] = {
 
 void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
   std::string body;
-  for (const Column& column : kColumns) body += (body.empty() ? "" : ",") + csv_field(column.header);
-  body += '\n';
-  for (const RunReport& run : runs)
-    for (const ModelReport& m : run.models) {
-      std::string line;
-      for (const Column& column : kColumns) line += (line.empty() ? "" : ",") + csv_field(column.value(run, m));
-      body += line + '\n';
+  // One line: `field(column)` for each column, joined by commas.
+  const auto line = [&](const auto& field) {
+    for (const Column& column : kColumns) {
+      if (&column != kColumns) body += ',';
+      body += csv_field(field(column));
     }
+    body += '\n';
+  };
+  line([](const Column& column) { return json(column.header); });
+  for (const RunReport& run : runs)
+    for (const ModelReport& m : run.models) line([&](const Column& column) { return column.value(run, m); });
   write_file_atomically(path, "the CSV file", [&](std::ostream& out) { out << body; });
 }
 

@@ -78,7 +78,7 @@ void to_json(json& j, const ModelReport& m) {
        {"pack_members", m.pack_members},
        {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
        {"startup_s", metric(m.startup_s)},
-       {"fit", {{"status", m.fit.status}, {"why", text(m.fit.why)}}},
+       {"fit", m.fitted ? json{{"status", m.fit.status}, {"why", text(m.fit.why)}} : json()},  // null: not fitted
        {"epochs", epochs},
        {"train_rows", m.train_rows},
        {"samples", m.samples},
@@ -119,8 +119,10 @@ void from_json(const json& j, ModelReport& m) {
   m.data = text_from(j.at("data").at("source"));
   m.data_bytes = j.at("data").at("bytes");
   m.startup_s = optional_metric_from(j.at("startup_s"));
-  m.fit.status = j.at("fit").at("status");
-  m.fit.why = text_from(j.at("fit").at("why"));
+  if (const json& fit = j.at("fit"); !fit.is_null()) {
+    m.fit.status = fit.at("status");
+    m.fit.why = text_from(fit.at("why"));
+  }
   for (const json& e : j.at("epochs"))
     m.fit.epochs.push_back({metric_from(e.at("loss")), metric_from(e.at("accuracy")), metric_from(e.at("val_loss")),
                             metric_from(e.at("val_accuracy")), metric_from(e.at("seconds")),

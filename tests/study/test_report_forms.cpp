@@ -236,7 +236,7 @@ const char* const kEmptyModelDocument = R"({
   "pack_members": null,
   "data": {"source": null, "bytes": 0},
   "startup_s": null,
-  "fit": {"status": "ok", "why": null},
+  "fit": null,
   "epochs": [],
   "train_rows": 0,
   "samples": 0,
@@ -573,7 +573,11 @@ TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
                                   &ModelReport::fitted}) {
     ModelReport sent = full_model();
     sent.*flag = false;
-    if (flag == &ModelReport::fitted) sent.fit.train_s = 0;  // not measured when fit did not run
+    if (flag == &ModelReport::fitted) {  // fit did not run: no train_s, and no status or why of its own
+      sent.fit.train_s = 0;
+      sent.fit.status = FitStatus::ok;
+      sent.fit.why.clear();
+    }
     if (flag == &ModelReport::tested) sent.test = {};        // NaN: none
     if (flag == &ModelReport::has_accuracy || flag == &ModelReport::validated)
       for (EpochMetrics& e : sent.fit.epochs) {
