@@ -8,8 +8,8 @@
 //
 // Every training operation serves a pack (kernels/pack.h): `pack.count` same-shape models in one
 // call, member z's buffers at member(p, z, stride) of member 0's. X of the first layer and the loss's
-// targets are input data, at pack.data_stride (0: the data set itself, read by every member); row
-// indices are at pack.rows_stride; every other buffer is the model's own, at pack.stride. Shapes are
+// targets are input data, at pack.data_stride (0: the data set itself, read by every member); the
+// row indices (`rows`: each member's epoch order) are at pack.rows_stride; every other buffer is the model's own, at pack.stride. Shapes are
 // a member's. The default, a pack of one, is one model.
 #include <cstddef>
 #include <cstdint>
@@ -73,11 +73,11 @@ class Backend {
   }
 
   // Whether the first layer's products and the loss pass can read a batch straight from the data set
-  // by row index (`rows`, `target_rows` below), so that the batch needs no gather of its own.
+  // by row index (`rows` below), so that the batch needs no gather of its own.
   virtual bool fuses_gather() const { return false; }
 
   // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax). With rows (only where
-  // fuses_gather()), X is the data set and the layer's input is its rows rows[f..f+m), f = first_row(pack).
+  // fuses_gather()), X is the data set and the layer's input is the data set's rows rows[f..f+m), f = first_row(pack).
   virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                              Activation act, const int* rows = nullptr, const Pack& pack = {}) = 0;
   // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then with Y: dX ⊙= act'(Y(m,k)), the gradient at the pre-activation of
@@ -103,12 +103,12 @@ class Backend {
   virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
                           const Pack& pack = {}) = 0;
   // loss(), then accumulate(): what a training step does; a backend may fold the two together. With
-  // target_rows (only where fuses_gather()), target is the data set's targets and the batch's are its
-  // rows target_rows[f..f+m), f = first_row(pack).
+  // rows (only where fuses_gather()), target is the data set's targets and the batch's are the
+  // data set's rows rows[f..f+m), f = first_row(pack).
   virtual void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
                                    float* row_correct, int m, int n, double* totals,
-                                   const int* target_rows = nullptr, const Pack& pack = {}) {
-    if (target_rows) throw std::logic_error("this backend does not fuse the gather: pass it gathered targets");
+                                   const int* rows = nullptr, const Pack& pack = {}) {
+    if (rows) throw std::logic_error("this backend does not fuse the gather: pass it gathered targets");
     loss(kind, out, target, d_out, row_loss, row_correct, m, n, pack);
     accumulate(row_loss, row_correct, m, totals, pack);
   }

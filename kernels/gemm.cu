@@ -1,12 +1,12 @@
 // Tiled GEMM for the three products of a dense layer. Must equal: dense_cpu.cpp (OpenBLAS).
 // Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.*, every tile configuration: KernelParityShapes).
-//   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W; with a_rows, X's rows are read from the
+//   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W; with rows, X's rows are read from the
 //                                                data set by index (from the step state's first_row on),
 //                                                so the batch needs no gather
 //   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; output_of = Y, the
 //                                                layer below's output, so its activation's backward
 //                                                costs no launch of its own
-//   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ; a_rows as forward's
+//   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ; rows as forward's
 //            db(n)   = 1ᵀ·dZ(m,n)                col_sums: one more row of C, its row of op(A) all ones,
 //                                                so the bias gradient costs no launch of its own
 //
@@ -24,20 +24,20 @@
 namespace mf::MF_TARGET {
 namespace {
 
-// Where A's stored row i is: i, or a_rows[i] for a batch gathered by index.
-__device__ __forceinline__ int stored_row(const GemmFused& fused, int i) { return fused.a_rows ? fused.a_rows[i] : i; }
+// Where A's stored row i is: i, or rows[i] for a batch gathered by index.
+__device__ __forceinline__ int stored_row(const GemmFused& fused, int i) { return fused.rows ? fused.rows[i] : i; }
 
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
-    gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K,
+    gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int K, int N,
                GemmFused fused, GemmStrides pack) {
   constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
   __shared__ float As[BK][BM + 2];
   __shared__ float Bs[BK][BN + 2];
   const int z = int(blockIdx.z);  // the pack member
   A = member(A, z, pack.a), B = member(B, z, pack.b), C = member(C, z, pack.c);
-  if (fused.a_rows)  // from the training step's first row on
-    fused.a_rows = member(fused.a_rows, z, pack.a_rows) + (pack.step ? member(pack.step, z, pack.c)->first_row : 0);
+  if (fused.rows)  // from the training step's first row on
+    fused.rows = member(fused.rows, z, pack.rows) + (pack.step ? member(pack.step, z, pack.c)->first_row : 0);
   fused.bias = member(fused.bias, z, pack.b);
   fused.output_of = member(fused.output_of, z, pack.c), fused.col_sums = member(fused.col_sums, z, pack.c);
   const int tid = int(threadIdx.x), tx = tid % TX, ty = tid / TX;
@@ -95,21 +95,21 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 }
 
 template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
-void launch_tiled(const float* A, const float* B, float* C, int M, int N, int K, const GemmFused& fused,
+void launch_tiled(const float* A, const float* B, float* C, int M, int K, int N, const GemmFused& fused,
                   const GemmStrides& pack, cudaStream_t stream) {
   constexpr int BK = 16;
-  const int rows = M + (fused.col_sums ? 1 : 0);  // the column sums are one more row
-  const dim3 grid((rows + BM - 1) / BM, (N + BN - 1) / BN, pack.count), block((BM / TM) * (BN / TN));
-  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, N, K, fused, pack);
+  const int c_rows = M + (fused.col_sums ? 1 : 0);  // the column sums are one more row
+  const dim3 grid((c_rows + BM - 1) / BM, (N + BN - 1) / BN, pack.count), block((BM / TM) * (BN / TN));
+  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, K, N, fused, pack);
 }
 
 template <bool TRANS_A, bool TRANS_B>
-void dispatch(const float* A, const float* B, float* C, int M, int N, int K, const GemmFused& fused,
+void dispatch(const float* A, const float* B, float* C, int M, int K, int N, const GemmFused& fused,
               const GemmStrides& pack, cudaStream_t stream) {
   if (gemm_tile(M, N, pack.count) == GemmTile::large64)
-    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, pack, stream);
+    launch_tiled<64, 64, 4, 4, TRANS_A, TRANS_B>(A, B, C, M, K, N, fused, pack, stream);
   else
-    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, N, K, fused, pack, stream);
+    launch_tiled<32, 32, 2, 2, TRANS_A, TRANS_B>(A, B, C, M, K, N, fused, pack, stream);
 }
 
 }  // namespace
@@ -118,9 +118,9 @@ void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool tr
           const GemmFused& fused, const GemmStrides& pack, cudaStream_t stream) {
   // The three products of a dense layer; no product transposes both operands.
   if (trans_a && trans_b) throw std::invalid_argument("gemm: op(A) and op(B) both transposed is not a dense-layer product");
-  if (trans_a) dispatch<true, false>(A, B, C, M, N, K, fused, pack, stream);
-  else if (trans_b) dispatch<false, true>(A, B, C, M, N, K, fused, pack, stream);
-  else dispatch<false, false>(A, B, C, M, N, K, fused, pack, stream);
+  if (trans_a) dispatch<true, false>(A, B, C, M, K, N, fused, pack, stream);
+  else if (trans_b) dispatch<false, true>(A, B, C, M, K, N, fused, pack, stream);
+  else dispatch<false, false>(A, B, C, M, K, N, fused, pack, stream);
 }
 
 }  // namespace mf::MF_TARGET

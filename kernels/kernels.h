@@ -29,7 +29,7 @@ namespace mf::MF_TARGET {
 
 // The work fused into gemm's launch besides C = op(A)·op(B) (bias and output_of: at most one).
 struct GemmFused {
-  const int* a_rows = nullptr;       // A's stored rows gathered by index: stored row i is a_rows[i] of A's
+  const int* rows = nullptr;       // A's stored rows gathered by index: stored row i is rows[i] of A's
                                      // memory (a batch read straight from the data set)
   const float* bias = nullptr;       // C = act(C + bias(N)): a layer's forward
   const float* output_of = nullptr;  // C = C ⊙ act'(Y), Y(M,N) = output_of: a layer's input gradient
@@ -42,8 +42,8 @@ struct GemmFused {
 // with bias at B's stride and output_of and col_sums at C's.
 struct GemmStrides {
   int count = 1;
-  int64_t a = 0, b = 0, c = 0, a_rows = 0;  // bytes
-  const StepState* step = nullptr;  // a training step's, at C's stride: a_rows start at its first_row
+  int64_t a = 0, b = 0, c = 0, rows = 0;  // bytes between the members' A, B, C and row indices
+  const StepState* step = nullptr;  // a training step's, at C's stride: rows start at its first_row
 };
 
 // gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N), and the fused work; A is stored (K,M)
@@ -77,11 +77,11 @@ void accumulate(const float* row_loss, const float* row_correct, int m, double* 
                 cudaStream_t stream);
 
 // loss.cu: loss(), then accumulate(): in one launch for a batch of at most 256 rows (the same
-// additions, in the same order), else in two. With target_rows (at pack.rows_stride), target is the
-// data set's targets and the batch's are its rows target_rows[first_row(pack, z)..+m) (read by
+// additions, in the same order), else in two. With rows (at pack.rows_stride), target is the
+// data set's targets and the batch's are the data set's rows rows[first_row(pack, z)..+m) (read by
 // index: the batch's targets need no gather).
 void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                         float* row_correct, int m, int n, double* totals, const int* target_rows,
+                         float* row_correct, int m, int n, double* totals, const int* rows,
                          const Pack& pack, cudaStream_t stream);
 
 // optimizer.cu: one launch over the members' flat parameter buffers of n floats each, each with its

@@ -19,19 +19,19 @@ struct LossBuffers {
   const float* target;
   float *d_out, *row_loss, *row_correct;
   double* totals;
-  const int* target_rows;
+  const int* rows;
 
   __device__ __forceinline__ LossBuffers of_member(int z, const Pack& pack) const {
     return {member(out, z, pack.stride),         member(target, z, pack.data_stride),
             member(d_out, z, pack.stride),       member(row_loss, z, pack.stride),
             member(row_correct, z, pack.stride), member(totals, z, pack.stride),
-            target_rows ? member(target_rows, z, pack.rows_stride) + first_row(pack, z) : nullptr};
+            rows ? member(rows, z, pack.rows_stride) + first_row(pack, z) : nullptr};
   }
   // Row r's loss terms and gradient; its targets are row r of a gathered batch, or row
-  // target_rows[r] of the data set (target_rows already at the batch's first row).
+  // rows[r] of the data set (rows already at the batch's first row).
   __device__ __forceinline__ void row(Loss loss, int64_t r, int m, int n) const {
     const int cols = target_cols(loss, n);
-    loss_row(loss, out + r * n, target + (target_rows ? target_rows[r] : r) * int64_t(cols), d_out + r * n, n,
+    loss_row(loss, out + r * n, target + (rows ? rows[r] : r) * int64_t(cols), d_out + r * n, n,
              loss_grad_scale(loss, m, n), row_loss[r], row_correct[r]);
   }
 };
@@ -79,9 +79,9 @@ void crossentropy_from_probabilities(const float* probabilities, const float* ta
 }
 
 void loss_and_accumulate(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                         float* row_correct, int m, int n, double* totals, const int* target_rows,
+                         float* row_correct, int m, int n, double* totals, const int* rows,
                          const Pack& pack, cudaStream_t stream) {
-  const LossBuffers buffers{out, target, d_out, row_loss, row_correct, totals, target_rows};
+  const LossBuffers buffers{out, target, d_out, row_loss, row_correct, totals, rows};
   if (m > kAccumulateThreads) {
     launch{loss_kernel, row_grid(m, pack), dim3(kThreads), stream}(loss, buffers, m, n, pack);
     return accumulate(row_loss, row_correct, m, totals, pack, stream);

@@ -37,13 +37,13 @@ class EpochIterator {
   void begin_epoch(int epoch);
 
   struct Batch {
-    const float* x;  // (rows, input); the whole data set when indices is set
-    const float* y;  // (rows, target columns); the same
-    int rows;
-    const int* indices;  // the epoch's orders, when the backend reads the batch by index
-                         // (Backend::fuses_gather), from the model's first_row on; else null and
-                         // x and y are gathered
-    int64_t stride;      // bytes between the members' batches: their indices, or their x and y
+    const float* x;  // (size, input); the whole data set when rows is set
+    const float* y;  // (size, target columns); the same
+    int size;        // the batch's rows
+    const int* rows;  // the epoch's orders, when the backend reads the batch by index
+                      // (Backend::fuses_gather), from the model's first_row on; else null and
+                      // x and y are gathered
+    int64_t stride;   // bytes between the members' batches: their row orders, or their x and y
   };
   // The step's rows of the epoch's order, gathered where the backend needs it. Steps come in order:
   // the model's step state says where the batch starts, and each train_batch moves it on.

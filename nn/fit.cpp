@@ -208,7 +208,7 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
       const int rows = batches.rows(step);
       const auto train_step = [&] {
         const EpochIterator::Batch batch = batches.batch(step);
-        model.train_batch(batch.x, batch.y, batch.rows, batch.indices, batch.stride);
+        model.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
       };
       if (graphs) {
         std::unique_ptr<Backend::StepGraph>& graph = step_graphs[rows];

@@ -204,25 +204,25 @@ int Model::target_cols() const {
   return mf::target_cols(specs_[0].loss, specs_[0].outputs());
 }
 
-void Model::forward(const float* X, int m, const int* indices, const Pack& data) {
+void Model::forward(const float* X, int m, const int* rows, const Pack& data) {
   const float* input = X;
-  const int* rows = indices;  // the first layer's only
+  const int* layer_rows = rows;  // the first layer's only
   Pack layout = data;         // the first layer reads the data; the others the layer below's output
   for (const Layer& l : layers_) {
-    backend_.dense_forward(input, l.W, l.b, l.Y, m, l.in, l.out, l.act, rows, layout);  // (m, out)
+    backend_.dense_forward(input, l.W, l.b, l.Y, m, l.in, l.out, l.act, layer_rows, layout);  // (m, out)
     input = l.Y;
-    rows = nullptr;
+    layer_rows = nullptr;
     layout = pack();
   }
 }
 
-void Model::loss_and_accumulate(const float* T, int m, const int* indices, const Pack& data) {
+void Model::loss_and_accumulate(const float* T, int m, const int* rows, const Pack& data) {
   const Layer& last = layers_.back();
   backend_.loss_and_accumulate(specs_[0].loss, last.Y, T, d_out_, row_loss_, row_correct_, m, last.out, totals_,
-                               indices, data);
+                               rows, data);
 }
 
-void Model::backward(const float* X, int m, const int* indices, const Pack& data) {
+void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
   const Layer& last = layers_.back();
   if (last.act != Activation::linear)  // mse through a non-linear output
     backend_.activation_backward(last.Y, d_out_, d_out_, int64_t(m) * last.out, last.act, pack());
@@ -230,7 +230,7 @@ void Model::backward(const float* X, int m, const int* indices, const Pack& data
   for (size_t i = layers_.size(); i-- > 0;) {
     const Layer& l = layers_[i];
     if (i == 0) {  // no gradient for the data
-      backend_.dense_backward_params(X, dZ, l.dW, l.db, m, l.in, l.out, indices, data);
+      backend_.dense_backward_params(X, dZ, l.dW, l.db, m, l.in, l.out, rows, data);
       break;
     }
     const Layer& below = layers_[i - 1];
@@ -260,21 +260,21 @@ void Model::check_batch(int m) const {
                            std::to_string(specs_[0].fit.batch_size));
 }
 
-void Model::gradients(const float* X, const float* T, int m, const int* indices, int64_t batch_stride,
+void Model::gradients(const float* X, const float* T, int m, const int* rows, int64_t batch_stride,
                       bool counts_step) {
   check_batch(m);
   // The data's layout: the members' own batches, or the data set read by index (or by all alike).
   Pack data = pack();
-  data.data_stride = indices ? 0 : batch_stride;
-  data.rows_stride = indices ? batch_stride : 0;
+  data.data_stride = rows ? 0 : batch_stride;
+  data.rows_stride = rows ? batch_stride : 0;
   data.counts_step = counts_step;
-  forward(X, m, indices, data);
-  loss_and_accumulate(T, m, indices, data);
-  backward(X, m, indices, data);
+  forward(X, m, rows, data);
+  loss_and_accumulate(T, m, rows, data);
+  backward(X, m, rows, data);
 }
 
-void Model::train_batch(const float* X, const float* T, int m, const int* indices, int64_t batch_stride) {
-  gradients(X, T, m, indices, batch_stride, true);
+void Model::train_batch(const float* X, const float* T, int m, const int* rows, int64_t batch_stride) {
+  gradients(X, T, m, rows, batch_stride, true);
   optimizer_step(m);
 }
 

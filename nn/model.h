@@ -76,15 +76,15 @@ class Model {
   // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size, for every member:
   // leaves d(mean batch loss)/d(params) in the gradient buffers. X and T are
   // the data set, which every member reads, or the members' own batches `batch_stride` bytes apart.
-  // With indices (only where the backend fuses_gather, `batch_stride` apart: the epoch's orders), X
-  // and T are the data set and a member's batch is their rows indices[f..f+m), f its step state's
+  // With rows (only where the backend fuses_gather, `batch_stride` apart: the epoch's orders), X
+  // and T are the data set and a member's batch is their rows rows[f..f+m), f its step state's
   // first_row (kernels/pack.h). A step's calls are the same every step: a CUDA graph can replay them.
-  void compute_gradients(const float* X, const float* T, int m, const int* indices = nullptr,
+  void compute_gradients(const float* X, const float* T, int m, const int* rows = nullptr,
                          int64_t batch_stride = 0) {
-    gradients(X, T, m, indices, batch_stride, false);
+    gradients(X, T, m, rows, batch_stride, false);
   }
   // compute_gradients, counting the step, then one optimizer step, which moves first_row past the batch.
-  void train_batch(const float* X, const float* T, int m, const int* indices = nullptr, int64_t batch_stride = 0);
+  void train_batch(const float* X, const float* T, int m, const int* rows = nullptr, int64_t batch_stride = 0);
   // An epoch's first batch starts at row 0 of its order (first_row = 0 for every member).
   void start_epoch();
   // Forward and loss only, every member on the same rows X(m, input), T(m, target_cols) of the data set.
@@ -114,11 +114,11 @@ class Model {
   };
   void check_batch(int m) const;
   // compute_gradients, and with `counts_step` the step counted for the optimizer (StepState::t).
-  void gradients(const float* X, const float* T, int m, const int* indices, int64_t batch_stride, bool counts_step);
+  void gradients(const float* X, const float* T, int m, const int* rows, int64_t batch_stride, bool counts_step);
   // `data`: the layout of the input data X and T (pack() with the data's and the rows' strides).
-  void forward(const float* X, int m, const int* indices, const Pack& data);
-  void loss_and_accumulate(const float* T, int m, const int* indices, const Pack& data);
-  void backward(const float* X, int m, const int* indices, const Pack& data);
+  void forward(const float* X, int m, const int* rows, const Pack& data);
+  void loss_and_accumulate(const float* T, int m, const int* rows, const Pack& data);
+  void backward(const float* X, int m, const int* rows, const Pack& data);
   void optimizer_step(int m);
   std::vector<float> download(const float* flat, int member);  // (param_count) floats to the host
 

@@ -72,9 +72,9 @@ void load_weights(Model& model, const std::string& path, int member) {
     const uint32_t* got = &shapes[3 * i];
     const uint32_t* want = &expected[3 * i];
     if (got[0] != want[0] || got[1] != want[1])
-      fail("layer " + std::to_string(i) + " is " + std::to_string(got[0]) + "x" + std::to_string(got[1]) +
+      fail("layer " + std::to_string(i + 1) + " is " + std::to_string(got[0]) + "x" + std::to_string(got[1]) +
            " in the file, " + std::to_string(want[0]) + "x" + std::to_string(want[1]) + " in the spec");
-    if (got[2] != want[2]) fail("layer " + std::to_string(i) + " has another activation than in the spec");
+    if (got[2] != want[2]) fail("layer " + std::to_string(i + 1) + " has another activation than in the spec");
   }
   uint64_t count = 0;
   std::vector<float> params(static_cast<size_t>(model.param_count()));

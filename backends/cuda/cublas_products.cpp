@@ -41,7 +41,7 @@ class CublasProducts final : public GemmProducts {
     // Cᵀ(n,m) = Bᵀ(n,k)·Aᵀ(k,m)
     sgemm(CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, B, n, A, k, C, n, stream);
   }
-  bool gathers_rows() const override { return false; }  // cuBLAS reads a gathered batch
+  bool fuses_gather() const override { return false; }  // cuBLAS reads a gathered batch
   // One cublasSgemm per member: a reference path, not a packed one.
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {
@@ -58,7 +58,7 @@ class CublasProducts final : public GemmProducts {
             member(dX, z, pack.stride), k, stream);
     if (Y) activation_backward(Y, dX, dX, int64_t(m) * k, act, pack, stream);  // the epilogue as its own kernel
   }
-  void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+  void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {
     // dWᵀ(n,k) = dZᵀ(n,m)·X(m,k): X row-major (m,k) is column-major (k,m), transposed.
     for (int z = 0; z < pack.count; ++z)

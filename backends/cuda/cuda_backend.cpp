@@ -21,10 +21,10 @@ class TiledProducts final : public GemmProducts {
   void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
     gemm(A, B, C, m, k, n, false, false, {}, {}, stream);
   }
-  bool gathers_rows() const override { return true; }
+  bool fuses_gather() const override { return true; }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                const int* rows, const Pack& pack, cudaStream_t stream) override {
-    gemm(X, W, Y, m, k, n, false, false, {.a_rows = rows, .bias = b, .act = act},
+    gemm(X, W, Y, m, k, n, false, false, {.rows = rows, .bias = b, .act = act},
          {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
@@ -32,9 +32,9 @@ class TiledProducts final : public GemmProducts {
     gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act},  // K = n; act's backward in the same launch
          {pack.count, pack.stride, pack.stride, pack.stride, 0}, stream);
   }
-  void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+  void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         const int* rows, const Pack& pack, cudaStream_t stream) override {
-    gemm(X, dZ, dW, k, m, n, true, false, {.a_rows = rows, .col_sums = db},  // K = m; db in the same launch
+    gemm(X, dZ, dW, k, m, n, true, false, {.rows = rows, .col_sums = db},  // K = m; db in the same launch
          {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
   }
 };
@@ -125,7 +125,7 @@ class CudaBackend final : public Backend {
   }
 
   // The reference paths keep gathered batches: cuBLAS's products and cuDNN's softmax read them.
-  bool fuses_gather() const override { return products_->gathers_rows() && !library_; }
+  bool fuses_gather() const override { return products_->fuses_gather() && !library_; }
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                      Activation act, const int* rows = nullptr, const Pack& pack = {}) override {
     if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, rows, pack, s());
@@ -138,7 +138,7 @@ class CudaBackend final : public Backend {
   }
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                              const int* rows = nullptr, const Pack& pack = {}) override {
-    products_->backward_weights(X, dZ, dW, db, m, k, n, rows, pack, s());
+    products_->backward_params(X, dZ, dW, db, m, k, n, rows, pack, s());
   }
   void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
                            const Pack& pack = {}) override {
@@ -162,12 +162,12 @@ class CudaBackend final : public Backend {
     MF_TARGET::accumulate(row_loss, row_correct, m, totals, pack, s());
   }
   void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
-                           float* row_correct, int m, int n, double* totals, const int* target_rows = nullptr,
+                           float* row_correct, int m, int n, double* totals, const int* rows = nullptr,
                            const Pack& pack = {}) override {
     if (library_ && kind == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
-      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows,
+      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, rows,
                                           pack);
-    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, target_rows, pack,
+    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, rows, pack,
                                    s());
   }
   void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,

@@ -12,8 +12,8 @@ struct GemmProducts {
   virtual ~GemmProducts() = default;
   // C(m,n) = A(m,k)·B(k,n), the plain product: what the benchmarks set against cublasSgemm.
   virtual void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) = 0;
-  // Whether forward and backward_weights take `rows`: X read from the data set by row index.
-  virtual bool gathers_rows() const = 0;
+  // Whether forward and backward_params take `rows`: X read from the data set by row index.
+  virtual bool fuses_gather() const = 0;
   // Y(m,n) = act(X(m,k)·W(k,n) + b)
   virtual void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                        Activation act, const int* rows, const Pack& pack, cudaStream_t stream) = 0;
@@ -21,7 +21,7 @@ struct GemmProducts {
   virtual void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
                               Activation act, const Pack& pack, cudaStream_t stream) = 0;
   // dW(k,n) = X(m,k)ᵀ·dZ(m,n);  db(n) = column sums of dZ
-  virtual void backward_weights(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+  virtual void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                                 const int* rows, const Pack& pack, cudaStream_t stream) = 0;
 };
 

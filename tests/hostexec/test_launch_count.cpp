@@ -26,7 +26,7 @@ int64_t launches_per_step(const ModelSpec& spec, const Dataset& data, int member
   batches.begin_epoch(0);
   const int64_t before = hostexec::kernel_launches().load();
   const EpochIterator::Batch batch = batches.batch(0);
-  model.train_batch(batch.x, batch.y, batch.rows, batch.indices, batch.stride);
+  model.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
   return hostexec::kernel_launches().load() - before;
 }
 
