@@ -1,6 +1,7 @@
-// multifit run SWEEP.json: the contention study. Trains a sweep's models serially, on streams in
-// one process, or as processes (all three one after another, or the fastest of them in a short
-// calibration), and measures how they share the machine.
+// multifit run SWEEP.json: the contention study. Trains a sweep's models in one of four modes:
+// serially, on streams in one process, as processes, or packed into shared kernels (`all` runs the
+// four one after another, `auto` the fastest of them in a short calibration), and measures how they
+// share the machine.
 #include <climits>
 #include <cstdio>
 #include <iostream>
