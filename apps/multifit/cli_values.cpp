@@ -1,9 +1,14 @@
 #include "apps/multifit/cli_values.h"
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+
+#include "runtime/bytes.h"
+#include "runtime/error.h"
 
 namespace mf {
 
@@ -43,10 +48,51 @@ CLI::Validator seed_number() {
       "UINT");
 }
 
-void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides) {
+CLI::Validator size_with_unit() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        // parse_bytes reads a bare number as bytes (the spec's rule); here the unit is required.
+        const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
+        std::optional<size_t> bytes;
+        if (has_unit) try {
+            bytes = parse_bytes(text, "");
+          } catch (const UserError&) {
+          }
+        if (bytes && *bytes > 0) {  // "0.1B" rounds to no bytes at all
+          text = std::to_string(*bytes);
+          return "";
+        }
+        char* end = nullptr;
+        std::strtod(text.c_str(), &end);
+        const bool bare_number = !text.empty() && *end == '\0';
+        return "got " + text + (bare_number ? ", a number without a unit" : "") +
+               "; expected a size with its unit, B, KB, MB, GB, KiB, MiB or GiB, like 64MiB";
+      },
+      "");
+}
+
+void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
   cmd.add_option("--epochs", overrides.epochs, "Override fit.epochs (0: no training, the initial weights evaluated)")
       ->check(whole_number(0, INT_MAX));
   cmd.add_option("--batch-size", overrides.batch_size, "Override fit.batch_size")->check(whole_number(1, INT_MAX));
+  cmd.add_option("--learning-rate", overrides.learning_rate, "Override optimizer.learning_rate")
+      ->check(positive_float());
+  cmd.add_option("--seed", overrides.seed,
+                 "Override seed")
+      ->check(seed_number());
+  cmd.add_option("--memory-limit", overrides.memory_limit,
+                 "Override memory.limit: a size with its unit (B, KB, MB, GB, KiB, MiB or GiB), e.g. 64MiB")
+      ->transform(size_with_unit())
+      ->type_name("SIZE");
+  cmd.add_option("--memory", overrides.memory_mode,
+                 "Override memory.mode: grow takes memory as needed, reserve takes the limit at once")
+      ->transform(one_of(kPoolModeNames));
+}
+
+void add_data_option(CLI::App& cmd, std::string& data) {
+  cmd.add_option("--data", data,
+                 "The data source instead of the spec's data (every model's, for a sweep): fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | "
+                 "synthetic:KIND[:key=value,...]");
 }
 
 void add_backend_options(CLI::App& cmd, BackendOptions& backend) {

@@ -23,7 +23,8 @@ A spec (JSON), every key with its default; only input, layers and loss are requi
   "targets": 1                      target columns at the end of a CSV row: one per output unit
                                     for multi-output mse or multi-label binary_crossentropy
   "seed": 0                         weights, shuffles and synthetic data
-  "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB
+  "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB (the
+                                    --memory-limit flag takes only the latter: a unit is required)
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once
 Exit codes: 0 ok; 1 a model diverged or the machine failed; 2 a mistake in a spec, a data file,
 a flag or a memory limit (one line on stderr; the --json document is written all the same, unless

@@ -1,0 +1,105 @@
+// The command line itself: the options `train` and `run` share, and a size without a unit.
+#include <string>
+#include <vector>
+
+#include "cli_support.h"
+
+namespace {
+
+using namespace cli_test;
+
+const std::string kBinary = quoted(example("binary-classifier.json"));
+const std::string kPair = quoted(example("seed-pair.json"));
+
+// Every option that means the same for one model as for a sweep is in both commands' help.
+TEST_F(Cli, BothCommandsTakeTheSameOverridesAndOutputs) {
+  const std::string train = multifit("train --help").out, run = multifit("run --help").out;
+  for (const char* flag : {"--epochs", "--batch-size", "--learning-rate", "--seed", "--memory-limit", "--memory ",
+                           "--data", "--backend", "--gemm", "--activations", "--graphs", "--json", "--csv", "--trace",
+                           "--quiet"}) {
+    EXPECT_TRUE(contains(train, std::string("  ") + flag)) << flag << " missing from train --help";
+    EXPECT_TRUE(contains(run, std::string("  ") + flag)) << flag << " missing from run --help";
+  }
+}
+
+// run's --learning-rate and --seed replace every model's, as train's replace its model's.
+TEST_F(Cli, RunTakesTheLearningRateAndSeedOverrides) {
+  const Result r = multifit("run " + kPair + " --backend cpu --quiet --epochs 1 --learning-rate 0.01 --seed 7 --json " +
+                            quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json models = result("r.json")["models"];
+  ASSERT_EQ(models.size(), 2u);
+  for (const json& m : models) {
+    EXPECT_EQ(m["settings"]["learning_rate"], 0.01) << m["name"];
+    EXPECT_EQ(m["settings"]["seed"], 7) << m["name"];
+  }
+}
+
+// train's --memory-limit and --memory replace the spec's (4MiB, reserve in the example).
+TEST_F(Cli, TrainTakesTheMemoryOverrides) {
+  const Result r = multifit("train " + kBinary + " --backend cpu --quiet --memory-limit 8MiB --memory grow --json " +
+                            quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json m = result("r.json")["models"][0];
+  EXPECT_EQ(m["memory"]["cap_bytes"], 8u << 20);
+  EXPECT_EQ(m["settings"]["memory_mode"], "grow");
+  EXPECT_LT(m["memory"]["reserved_bytes"].get<size_t>(), size_t(8) << 20);  // grow: what it needed, not the limit
+  // And a limit the model does not fit in is oom, as in the spec.
+  const Result small = multifit("train " + kBinary + " --backend cpu --quiet --memory-limit 1KiB");
+  EXPECT_EQ(small.rc, 2);
+  EXPECT_TRUE(contains(small.err, "memory.limit is 1.00 KiB")) << small.err;
+}
+
+// train writes the CSV row and the trace of its one model, as run does of each.
+TEST_F(Cli, TrainWritesCsvAndTrace) {
+  const Result r = multifit("train " + kBinary + " --backend cpu --quiet --csv " + quoted(path("r.csv")) +
+                            " --trace " + quoted(path("t.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string csv = read_file(path("r.csv"));
+  EXPECT_TRUE(csv.starts_with("run_mode,")) << csv;
+  EXPECT_TRUE(contains(csv, "\nserial,cpu,")) << csv;
+  EXPECT_TRUE(contains(csv, ",binary-classifier,ok,")) << csv;
+  const json trace = json::parse(read_file(path("t.json")));
+  size_t steps = 0;
+  for (const json& event : trace["traceEvents"])
+    if (event.value("ph", "") == "X") ++steps;
+  EXPECT_GT(steps, 0u) << trace.dump().substr(0, 400);
+  // The outputs are checked before the work, like --json.
+  const Result bad = multifit("train " + kBinary + " --backend cpu --csv " + quoted(path("no/such/dir/r.csv")));
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_TRUE(contains(bad.err, "--csv ")) << bad.err;
+  EXPECT_FALSE(contains(bad.out, "test_loss")) << bad.out;
+}
+
+// On the command line a size needs its unit: "3" is refused, naming the flag, the value and the
+// units, before any work and in one line, in both commands.
+TEST_F(Cli, ASizeWithoutAUnitIsRefusedAtTheFlag) {
+  for (const std::string& command : {"train " + kBinary, "run " + kPair}) {
+    const std::string name = command.substr(0, command.find(' '));
+    const std::string expected = "; expected a size with its unit, B, KB, MB, GB, KiB, MiB or GiB, like 64MiB; see "
+                                 "'multifit " + name + " --help'\n";
+    const Result r = multifit(command + " --backend cpu --quiet --memory-limit 3 --json " + quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2) << command;
+    EXPECT_EQ(r.err, "multifit: error: --memory-limit: got 3, a number without a unit" + expected);
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(path("r.json")));  // the command line could not be read
+    const Result e = multifit(command + " --backend cpu --quiet --memory-limit 3e5");
+    EXPECT_EQ(e.err, "multifit: error: --memory-limit: got 3e5, a number without a unit" + expected);
+    for (const std::string bad : {"12parsecs", "0.1B", "-4MiB", "4 MiB", "MiB"}) {
+      const Result b = multifit(command + " --backend cpu --quiet --memory-limit " + quoted(bad));
+      EXPECT_EQ(b.rc, 2) << bad;
+      EXPECT_EQ(b.err, "multifit: error: --memory-limit: got " + bad + expected);
+    }
+  }
+  // Every unit is taken; a spec's own memory.limit still reads a bare number as bytes.
+  for (const std::string good : {"4194304B", "4200KB", "5MB", "1GB", "4096KiB", "4MiB", "1GiB", "4.5MiB"}) {
+    const Result r = multifit("train " + kBinary + " --backend cpu --quiet --epochs 0 --memory grow --memory-limit " + good);
+    EXPECT_EQ(r.rc, 0) << good << ": " << r.err;
+  }
+  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", "8388608"}}}}, "bare.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(result("r.json")["models"][0]["memory"]["cap_bytes"], 8388608);
+}
+
+}  // namespace
