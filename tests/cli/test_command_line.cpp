@@ -1,4 +1,6 @@
-// The command line itself: the options `train` and `run` share, and a size without a unit.
+// The command line itself: the options `train` and `run` share, --version, the near miss a mistyped
+// flag or command is told, and a size without a unit.
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,51 @@ TEST_F(Cli, ASizeWithoutAUnitIsRefusedAtTheFlag) {
   const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(result("r.json")["models"][0]["memory"]["cap_bytes"], 8388608);
+}
+
+TEST_F(Cli, VersionPrintsTheVersionAndTheCommit) {
+  const Result r = multifit("--version");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(std::regex_match(r.out, std::regex(R"(multifit \d+\.\d+\.\d+ \(commit ([0-9a-f]+(\+changes)?|unknown)\), with.*\n)")))
+      << r.out;
+  // The same words as info's build line.
+  const Result info = multifit("info");
+  EXPECT_TRUE(contains(info.out, "build:   " + r.out)) << info.out;
+}
+
+// A mistyped flag is told the closest flag of its command, when one is close; a flag of the other
+// command is said to be that command's; anything else is named alone.
+TEST_F(Cli, AMistypedFlagIsToldTheClosestFlag) {
+  struct Case {
+    std::string args, error;
+  };
+  const Case cases[] = {
+      {"train " + kBinary + " --epoch 3", "unknown flag --epoch (did you mean --epochs?); see 'multifit train --help'"},
+      {"train " + kBinary + " --learnig-rate 0.1",
+       "unknown flag --learnig-rate (did you mean --learning-rate?); see 'multifit train --help'"},
+      {"train " + kBinary + " --laod w", "unknown flag --laod (did you mean --load?); see 'multifit train --help'"},
+      {"train " + kBinary + " --epoch=3", "unknown flag --epoch=3 (did you mean --epochs?); see 'multifit train --help'"},
+      {"run " + kPair + " --calibration-step 5",
+       "unknown flag --calibration-step (did you mean --calibration-steps?); see 'multifit run --help'"},
+      {"run " + kPair + " --memory-limt 4MiB",
+       "unknown flag --memory-limt (did you mean --memory-limit?); see 'multifit run --help'"},
+      {"--verison", "unknown flag --verison (did you mean --version?); see 'multifit --help'"},
+      {"train " + kBinary + " --mode packed",
+       "unknown flag --mode (a flag of multifit run, not of multifit train); see 'multifit train --help'"},
+      {"run " + kPair + " --save w",
+       "unknown flag --save (a flag of multifit train, not of multifit run); see 'multifit run --help'"},
+      {"train " + kBinary + " --frobnicate", "unknown flag --frobnicate; see 'multifit train --help'"},
+      {"train " + kBinary + " --lr 0.1", "unknown flag --lr; see 'multifit train --help'"},
+      {"trian " + kBinary, "unknown command 'trian' (did you mean train?); the commands are train, run and info"},
+      {"rnu " + kPair, "unknown command 'rnu' (did you mean run?); the commands are train, run and info"},
+      {"fit " + kBinary, "unknown command 'fit'; the commands are train, run and info"},
+  };
+  for (const Case& c : cases) {
+    const Result r = multifit(c.args);
+    EXPECT_EQ(r.rc, 2) << c.args;
+    EXPECT_EQ(r.err, "multifit: error: " + c.error + "\n") << c.args;
+  }
 }
 
 }  // namespace
