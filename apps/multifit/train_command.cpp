@@ -22,6 +22,18 @@ struct TrainArgs {
   std::string save, load;
 };
 
+// Whether `path` holds a sweep where a spec belongs: its top level has "grid" or "models" (and no
+// layers, which would make it a spec, as `multifit run` reads it). Asked only of a file that failed
+// as a spec.
+bool is_sweep_file(const std::string& path) {
+  try {
+    const nlohmann::json root = read_json_file(path, "spec");
+    return root.is_object() && !root.contains("layers") && (root.contains("grid") || root.contains("models"));
+  } catch (const UserError&) {
+    return false;
+  }
+}
+
 // The one job: the spec with the overrides, or the reason it cannot be read (named after the file).
 Job train_job(const TrainArgs& args) {
   const RunOptions& options = args.options;
@@ -35,7 +47,9 @@ Job train_job(const TrainArgs& args) {
     job.name = job.spec->name;
     job.data = options.data.empty() ? job.spec->data : options.data;
   } catch (const UserError& e) {
-    job.error = e.what();
+    job.error = is_sweep_file(path) ? path + " is a sweep; train one model with multifit train SPEC, or the sweep "
+                                             "with multifit run " + path
+                                    : e.what();
   }
   return job;
 }

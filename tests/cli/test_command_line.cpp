@@ -1,5 +1,5 @@
 // The command line itself: the options `train` and `run` share, --version, the near miss a mistyped
-// flag or command is told, and a size without a unit.
+// flag or command is told, a sweep given to `train`, and a size without a unit.
 #include <regex>
 #include <string>
 #include <vector>
@@ -147,6 +147,24 @@ TEST_F(Cli, AMistypedFlagIsToldTheClosestFlag) {
     EXPECT_EQ(r.rc, 2) << c.args;
     EXPECT_EQ(r.err, "multifit: error: " + c.error + "\n") << c.args;
   }
+}
+
+// A sweep given to train is named as one, with the command that runs it; the document says so too.
+TEST_F(Cli, TrainGivenASweepSaysToUseRun) {
+  for (const std::string name : {"tiny-sweep.json", "seed-pair.json"}) {  // a grid, a list of models
+    const std::string sweep = example(name);
+    const Result r = multifit("train " + quoted(sweep) + " --backend cpu --json " + quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2) << name;
+    const std::string error = sweep + " is a sweep; train one model with multifit train SPEC, or the sweep with "
+                                      "multifit run " + sweep;
+    EXPECT_EQ(r.err, "multifit: error: " + error + "\n");
+    EXPECT_EQ(result("r.json")["models"][0]["error"], error);
+  }
+  // A spec is still a spec, even with a key a sweep has: its parser names the key.
+  const std::string spec = spec_from("binary-classifier.json", {{"grid", {{"seed", {1, 2}}}}}, "spec.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(contains(r.err, "grid: unknown key")) << r.err;
 }
 
 }  // namespace
