@@ -79,7 +79,8 @@ void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
   cmd.add_option("--learning-rate", overrides.learning_rate, "Override optimizer.learning_rate")
       ->check(positive_float());
   cmd.add_option("--seed", overrides.seed,
-                 "Override seed")
+                 "Override seed, which draws the initial weights and each epoch's shuffle; synthetic data has "
+                 "a seed of its own (--data synthetic:KIND:seed=N)")
       ->check(seed_number());
   cmd.add_option("--memory-limit", overrides.memory_limit,
                  "Override memory.limit: a size with its unit (B, KB, MB, GB, KiB, MiB or GiB), e.g. 64MiB")
@@ -92,8 +93,10 @@ void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
 
 void add_data_option(CLI::App& cmd, std::string& data) {
   cmd.add_option("--data", data,
-                 "The data source instead of the spec's data (every model's, for a sweep): fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | "
-                 "synthetic:KIND[:key=value,...]");
+                 "The data source instead of the spec's data (every model's, for a sweep): fashion-mnist | "
+                 "mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...] with KIND binary, regression or "
+                 "teacher and keys rows, features, classes (teacher), seed (the data's own, 1234 unless given: the "
+                 "spec's seed and --seed do not change it)");
 }
 
 void add_backend_options(CLI::App& cmd, BackendOptions& backend) {

@@ -22,7 +22,8 @@ A spec (JSON), every key with its default; only input, layers and loss are requi
           "shuffle": true}          a new order every epoch
   "targets": 1                      target columns at the end of a CSV row: one per output unit
                                     for multi-output mse or multi-label binary_crossentropy
-  "seed": 0                         weights, shuffles and synthetic data
+  "seed": 0                         the initial weights and each epoch's shuffle; synthetic data
+                                    has a seed of its own (synthetic:KIND:seed=N, 1234 by default)
   "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB (the
                                     --memory-limit flag takes only the latter: a unit is required)
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once

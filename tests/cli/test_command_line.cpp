@@ -1,5 +1,5 @@
 // The command line itself: the options `train` and `run` share, --version, the near miss a mistyped
-// flag or command is told, a sweep given to `train`, and a size without a unit.
+// flag or command is told, a sweep given to `train`, a size without a unit, and what --help says.
 #include <regex>
 #include <string>
 #include <vector>
@@ -165,6 +165,35 @@ TEST_F(Cli, TrainGivenASweepSaysToUseRun) {
   const Result r = multifit("train " + quoted(spec) + " --backend cpu");
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(contains(r.err, "grid: unknown key")) << r.err;
+}
+
+// --help says what the seed seeds: the weights and the shuffles; synthetic data has its own seed,
+// which neither the spec's seed nor --seed changes.
+TEST_F(Cli, HelpSaysWhatTheSeedSeeds) {
+  for (const std::string command : {"train", "run"}) {
+    const std::string help = multifit(command + " --help").out;
+    EXPECT_TRUE(contains(help, "--seed UINT:UINT            Override seed, which draws the initial weights and "
+                               "each epoch's shuffle; synthetic data has a seed of its own"))
+        << help;
+    EXPECT_TRUE(contains(help, "seed (the data's own, 1234 unless given: the spec's seed and --seed do not change it)"))
+        << help;
+  }
+  const std::string reference = multifit("train --help").out;
+  EXPECT_FALSE(contains(reference, "shuffles and synthetic data")) << reference;
+  EXPECT_TRUE(contains(reference, "\"seed\": 0                         the initial weights and each epoch's shuffle; "
+                                  "synthetic data\n"))
+      << reference;
+  // What the help says is so: the data is the same whatever --seed, the weights are not.
+  std::vector<json> runs;
+  for (const char* seed : {"1", "2"}) {
+    const Result r = multifit("train " + kBinary + " --backend cpu --quiet --data synthetic:binary --seed " + seed +
+                              " --json " + quoted(path("r.json")));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    runs.push_back(result("r.json"));
+  }
+  EXPECT_EQ(runs[0]["data"]["source"], runs[1]["data"]["source"]);
+  EXPECT_TRUE(contains(runs[0]["data"]["source"], "seed=1234")) << runs[0]["data"];
+  EXPECT_NE(runs[0]["models"][0]["epochs"][0]["loss"], runs[1]["models"][0]["epochs"][0]["loss"]);
 }
 
 }  // namespace
