@@ -1,9 +1,15 @@
 #include "apps/multifit/cli_values.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+
+#include "runtime/bytes.h"
+#include "runtime/error.h"
 
 namespace mf {
 
@@ -43,10 +49,54 @@ CLI::Validator seed_number() {
       "UINT");
 }
 
-void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides) {
+CLI::Validator size_with_unit() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        // parse_bytes reads a bare number as bytes (the spec's rule); here the unit is required.
+        const bool has_unit = !text.empty() && std::isalpha(static_cast<unsigned char>(text.back()));
+        std::optional<size_t> bytes;
+        if (has_unit) try {
+            bytes = parse_bytes(text, "");
+          } catch (const UserError&) {
+          }
+        if (bytes && *bytes > 0) {  // "0.1B" rounds to no bytes at all
+          text = std::to_string(*bytes);
+          return "";
+        }
+        char* end = nullptr;
+        std::strtod(text.c_str(), &end);
+        const bool bare_number = !text.empty() && *end == '\0';
+        return "got " + text + (bare_number ? ", a number without a unit" : "") +
+               "; expected a size with its unit, B, KB, MB, GB, KiB, MiB or GiB, like 64MiB";
+      },
+      "");
+}
+
+void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
   cmd.add_option("--epochs", overrides.epochs, "Override fit.epochs (0: no training, the initial weights evaluated)")
       ->check(whole_number(0, INT_MAX));
   cmd.add_option("--batch-size", overrides.batch_size, "Override fit.batch_size")->check(whole_number(1, INT_MAX));
+  cmd.add_option("--learning-rate", overrides.learning_rate, "Override optimizer.learning_rate")
+      ->check(positive_float());
+  cmd.add_option("--seed", overrides.seed,
+                 "Override seed, which draws the initial weights and each epoch's shuffle; synthetic data has "
+                 "a seed of its own (--data synthetic:KIND:seed=N)")
+      ->check(seed_number());
+  cmd.add_option("--memory-limit", overrides.memory_limit,
+                 "Override memory.limit: a size with its unit (B, KB, MB, GB, KiB, MiB or GiB), e.g. 64MiB")
+      ->transform(size_with_unit())
+      ->type_name("SIZE");
+  cmd.add_option("--memory", overrides.memory_mode,
+                 "Override memory.mode: grow takes memory as needed, reserve takes the limit at once")
+      ->transform(one_of(kPoolModeNames));
+}
+
+void add_data_option(CLI::App& cmd, std::string& data) {
+  cmd.add_option("--data", data,
+                 "The data source instead of the spec's data (every model's, for a sweep): fashion-mnist | "
+                 "mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...] with KIND binary, regression or "
+                 "teacher and keys rows, features, classes (teacher), seed (the data's own, 1234 unless given: the "
+                 "spec's seed and --seed do not change it)");
 }
 
 void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
@@ -59,6 +109,34 @@ void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
   add_named_option(cmd, "--graphs", backend.graphs, kGraphsNames,
                    "Each training step as a CUDA graph, captured once and replayed (one launch a step): on, off, "
                    "or auto (on a GPU); host-exec emulates graphs, the cpu has none");
+}
+
+namespace {
+
+// Optimal string alignment distance: insertions, deletions, substitutions, and swaps of neighbours.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string near_miss(const std::string& word, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const std::string& name : known) {
+    const size_t distance = edit_distance(word, name);
+    if (distance < best_distance) best = name, best_distance = distance;
+  }
+  if (best_distance == 0 || best_distance > 2) return "";
+  return 3 * best_distance <= std::max(word.size(), best.size()) ? best : "";
 }
 
 }  // namespace mf

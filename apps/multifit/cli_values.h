@@ -1,6 +1,9 @@
 #pragma once
-// Command-line values shared by the commands: validators that say what is allowed, and the
-// backend options.
+// Command-line values shared by the commands: validators that say what is allowed, the options both
+// commands take (each registered here once), and the near miss of a mistyped name.
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "backends/factory.h"
@@ -15,6 +18,10 @@ CLI::Validator whole_number(long long low, long long high);
 CLI::Validator positive_float();
 // A seed: a whole number from 0 to 2^64 - 1, digits only (so -1 does not wrap around).
 CLI::Validator seed_number();
+// A size with its unit, "64MiB", turned into its bytes. Stricter than the spec's memory.limit, where
+// a bare number is bytes: on a command line "--memory-limit 3" more likely means 3 of something
+// else, so a number without a unit is refused with the units allowed.
+CLI::Validator size_with_unit();
 // One of an enum's names (its table, runtime/names.h), turned into the value; anything else is
 // refused with the names allowed.
 template <class E, size_t N>
@@ -35,9 +42,17 @@ CLI::Option* add_named_option(CLI::App& cmd, const std::string& flag, E& value, 
   return cmd.add_option(flag, value, help)->transform(one_of(table))->default_str(name_of(table, value));
 }
 
-// --epochs and --batch-size: replace the spec's (every model's, for a sweep).
-void add_fit_overrides(CLI::App& cmd, SpecOverrides& overrides);
+// The overrides of the spec, every model's for a sweep: --epochs, --batch-size, --learning-rate,
+// --seed, --memory-limit and --memory.
+void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides);
+// --data: the data source instead of the spec's (every model's, for a sweep).
+void add_data_option(CLI::App& cmd, std::string& data);
 // --backend, --gemm, --activations and --graphs.
 void add_backend_options(CLI::App& cmd, BackendOptions& backend);
+
+// The one of `known` closest to `word` by edit distance (a swap of two neighbours counts as one
+// edit), when it is close enough to be what was meant: at most 2 edits, and at most a third of the
+// longer name. "" when none is.
+std::string near_miss(const std::string& word, const std::vector<std::string>& known);
 
 }  // namespace mf

@@ -6,18 +6,60 @@
 #include <string>
 #include <vector>
 
+#include "apps/multifit/cli_values.h"
 #include "apps/multifit/commands.h"
+#include "runtime/build_info.h"
 #include "runtime/error.h"
 
+namespace {
+
+// The commands a user may give (not the hidden worker).
+std::vector<CLI::App*> user_commands(CLI::App& app) {
+  std::vector<CLI::App*> commands = app.get_subcommands({});
+  std::erase_if(commands, [](const CLI::App* c) { return c->get_group().empty(); });
+  return commands;
+}
+
+// The long names of a command's flags, without their dashes ("epochs").
+std::vector<std::string> flag_names(const CLI::App& cmd) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : cmd.get_options())
+    for (const std::string& name : option->get_lnames()) names.push_back(name);
+  return names;
+}
+
+// Why a flag is unknown, when that can be said: " (did you mean --epochs?)" for a near miss of the
+// command's own flags, " (a flag of multifit run)" for another command's; else "".
+std::string unknown_flag_hint(CLI::App& app, const CLI::App& cmd, const std::string& flag) {
+  if (!flag.starts_with("--")) return "";
+  const std::string name = flag.substr(2, flag.find('=') - 2);  // --epoch=3 names --epoch
+  const std::vector<std::string> own = flag_names(cmd);
+  if (const std::string meant = mf::near_miss(name, own); !meant.empty()) return " (did you mean --" + meant + "?)";
+  if (&cmd == &app) return "";
+  std::vector<std::string> others;
+  for (const CLI::App* other : user_commands(app)) {
+    const std::vector<std::string> names = flag_names(*other);
+    if (other != &cmd && std::find(names.begin(), names.end(), name) != names.end())
+      others.push_back("multifit " + other->get_name());
+  }
+  if (others.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < others.size(); ++i) list += (i == 0 ? "" : i + 1 == others.size() ? " or " : ", ") + others[i];
+  return " (a flag of " + list + ", not of multifit " + cmd.get_name() + ")";
+}
+
 // Where to look for the flags: the command's own help when a command was given.
-static std::string help_for(CLI::App& app) {
+std::string help_for(CLI::App& app) {
   const auto commands = app.get_subcommands();
   return commands.empty() ? "multifit --help" : "multifit " + commands[0]->get_name() + " --help";
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"multifit: small dense networks on hand-written CUDA kernels"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", mf::describe_build(), "Print the version, the commit and whether the build has CUDA");
   const mf::Command train = mf::add_train_command(app);
   const mf::Command run = mf::add_run_command(app);
   const mf::Command info = mf::add_info_command(app);
@@ -28,7 +70,11 @@ int main(int argc, char** argv) {
     return std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == word; });
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "multifit: error: unknown command '%s'; the commands are train, run and info\n", argv[1]);
+    std::vector<std::string> names;
+    for (const CLI::App* c : user_commands(app)) names.push_back(c->get_name());
+    const std::string meant = mf::near_miss(argv[1], names);
+    std::fprintf(stderr, "multifit: error: unknown command '%s'%s; the commands are train, run and info\n", argv[1],
+                 meant.empty() ? "" : (" (did you mean " + meant + "?)").c_str());
     return 2;
   }
   try {
@@ -37,18 +83,27 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::ExtrasError&) {
-    // CLI11 lists what it could not place, last first ("3 --epoch"); a user wants the flag named.
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // What CLI11 could not place: it lists that last first ("3 --epoch"); a user wants the flag named.
+    // Without a command CLI11 says first that one is missing, but a flag it does not know ("multifit
+    // --verison") is the mistake to name.
     const std::vector<std::string> extras = app.remaining(true);
+    const bool unplaced = dynamic_cast<const CLI::ExtrasError*>(&e) || (app.get_subcommands().empty() && !extras.empty());
+    if (!unplaced) {
+      std::fprintf(stderr, "multifit: error: %s; see '%s'\n", e.what(), help_for(app).c_str());
+      return 2;
+    }
     const auto flag = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.starts_with("-"); });
+    const auto commands = app.get_subcommands();
+    CLI::App& cmd = commands.empty() ? app : *commands[0];
     if (flag != extras.end())
-      std::fprintf(stderr, "multifit: error: unknown flag %s; see '%s'\n", flag->c_str(), help_for(app).c_str());
+      std::fprintf(stderr, "multifit: error: unknown flag %s%s; see '%s'\n", flag->c_str(),
+                   unknown_flag_hint(app, cmd, *flag).c_str(), help_for(app).c_str());
     else
       std::fprintf(stderr, "multifit: error: unexpected argument %s; see '%s'\n",
                    extras.empty() ? "" : extras.front().c_str(), help_for(app).c_str());
-    return 2;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "multifit: error: %s; see '%s'\n", e.what(), help_for(app).c_str());
     return 2;
   }
   try {

@@ -1,6 +1,7 @@
-// multifit run SWEEP.json: the contention study. Trains a sweep's models serially, on streams in
-// one process, or as processes (all three one after another, or the fastest of them in a short
-// calibration), and measures how they share the machine.
+// multifit run SWEEP.json: the contention study. Trains a sweep's models in one of four modes:
+// serially, on streams in one process, as processes, or packed into shared kernels (`all` runs the
+// four one after another, `auto` the fastest of them in a short calibration), and measures how they
+// share the machine.
 #include <climits>
 #include <cstdio>
 #include <iostream>
@@ -9,39 +10,24 @@
 
 #include "apps/multifit/cli_values.h"
 #include "apps/multifit/commands.h"
-#include "runtime/output_path.h"
-#include "study/runner.h"
+#include "apps/multifit/output_files.h"
 #include "apps/multifit/summary_table.h"
-#include "runtime/bytes.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
-#include "runtime/trace.h"
+#include "study/runner.h"
 
 namespace mf {
 namespace {
 
 struct RunArgs {
   RunOptions options;
-  std::string mode = "serial", json, csv, trace, memory_limit;
-  PoolMode memory_mode = PoolMode::grow;  // --memory, when given
+  OutputFiles files;
+  std::string mode = "serial";
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   bool calibration_steps_given = false, pack_size_given = false;
 };
-
-// One track per model and mode, in the process that ran it, on the clock every process shares.
-void write_trace_file(const std::vector<RunReport>& runs, const std::string& path) {
-  std::vector<TraceTrack> tracks;
-  double origin = INFINITY;
-  for (const RunReport& run : runs)
-    for (const ModelReport& m : run.models) {
-      const std::string name = runs.size() > 1 ? run.mode + ": " + m.name : m.name;
-      tracks.push_back({name, m.pid, m.fit.steps, m.fit.epoch_spans});
-      if (!m.fit.steps.empty()) origin = std::min(origin, m.fit.steps.front().begin_s);
-    }
-  write_trace(tracks, std::isfinite(origin) ? origin : 0, path);
-}
 
 // Every model that did not end ok, one line each on stderr (once when it failed alike in every mode).
 void print_errors(const std::vector<RunReport>& runs) {
@@ -106,11 +92,7 @@ double start_process(const BackendOptions& backend) {
 
 int run_study(RunArgs& args) {
   RunOptions& options = args.options;
-  check_output_path("--json", args.json);
-  check_output_path("--csv", args.csv);
-  check_output_path("--trace", args.trace);
-  check_distinct_files({{"the sweep", options.models_path}}, {{"--json", args.json}, {"--csv", args.csv}, {"--trace", args.trace}});
-  if (!args.memory_limit.empty()) options.overrides.memory_limit = parse_bytes(args.memory_limit, "--memory-limit");
+  check_output_files(args.files, {{"the sweep", options.models_path}});
   Sweep sweep;
   try {
     sweep = load_sweep(options.models_path);
@@ -126,7 +108,7 @@ int run_study(RunArgs& args) {
     RunReport unread;
     unread.mode = args.mode;
     unread.error = e.what();
-    if (!args.json.empty()) write_json({unread}, args.json);
+    if (!args.files.json.empty()) write_json({unread}, args.files.json);
     throw;
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
@@ -170,9 +152,7 @@ int run_study(RunArgs& args) {
   }
   if (runs.size() > 1) print_modes_table(runs);
   print_errors(runs);
-  if (!args.json.empty()) write_json(runs, args.json);
-  if (!args.csv.empty()) write_csv(runs, args.csv);
-  if (!args.trace.empty()) write_trace_file(runs, args.trace);
+  write_output_files(runs, args.files);
   return code;
 }
 
@@ -203,24 +183,18 @@ Command add_run_command(CLI::App& app) {
       ->check(whole_number(1, INT_MAX))
       ->capture_default_str();
   cmd->add_flag("--solo", args->solo, "Run each model alone first, for its slowdown (--mode all has it)");
-  cmd->add_option("--memory-limit", args->memory_limit, "Every model's memory.limit, e.g. 64MiB");
-  add_named_option(*cmd, "--memory", args->memory_mode, kPoolModeNames, "Every model's memory.mode");
   cmd->add_option("--devices", o.devices, "GPUs to spread the models over, round robin, e.g. 0,1")
       ->delimiter(',')
       ->check(whole_number(0, 1023));
   add_backend_options(*cmd, o.backend);
-  add_fit_overrides(*cmd, o.overrides);
-  cmd->add_option("--data", o.data, "Every model's data source (default: each spec's data)");
-  cmd->add_option("--json", args->json, "Write the result document here");
-  cmd->add_option("--csv", args->csv, "Write one row per model (and mode) here");
-  cmd->add_option("--trace", args->trace, "Write a Chrome/Perfetto trace here: one track per model");
+  add_spec_overrides(*cmd, o.overrides);
+  add_data_option(*cmd, o.data);
+  add_output_options(*cmd, args->files);
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
                                     "releases, auto's calibrations); the tables and errors stay");
-  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size"),
-          memory = cmd->get_option("--memory")] {
+  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size")] {
     args->calibration_steps_given = calibration->count() > 0;
     args->pack_size_given = pack_size->count() > 0;
-    if (memory->count() > 0) args->options.overrides.memory_mode = args->memory_mode;
     return run_study(*args);
   };
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The spec reference that `multifit train --help` prints: every key, its default and its unit
-// (the parser is nn/spec.cpp; the README's "Spec reference" says the same to a reader).
+// (the parser is nn/spec.cpp). It is the one reference: the README points to `multifit train --help`.
 namespace mf {
 
 inline constexpr const char* kSpecReference = R"(
@@ -22,8 +22,10 @@ A spec (JSON), every key with its default; only input, layers and loss are requi
           "shuffle": true}          a new order every epoch
   "targets": 1                      target columns at the end of a CSV row: one per output unit
                                     for multi-output mse or multi-label binary_crossentropy
-  "seed": 0                         weights, shuffles and synthetic data
-  "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB
+  "seed": 0                         the initial weights and each epoch's shuffle; synthetic data
+                                    has a seed of its own (synthetic:KIND:seed=N, 1234 by default)
+  "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB (the
+                                    --memory-limit flag takes only the latter: a unit is required)
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once
 Exit codes: 0 ok; 1 a model diverged or the machine failed; 2 a mistake in a spec, a data file,
 a flag or a memory limit (one line on stderr; the --json document is written all the same, unless

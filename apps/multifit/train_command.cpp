@@ -1,57 +1,71 @@
 // multifit train SPEC.json: one model, fitted and evaluated, with its result document: a run of one
 // model in serial mode, through the same runner as `multifit run`.
-#include <climits>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <memory>
 
 #include "apps/multifit/cli_values.h"
 #include "apps/multifit/commands.h"
-#include "runtime/output_path.h"
-#include "study/runner.h"
+#include "apps/multifit/output_files.h"
 #include "apps/multifit/spec_reference.h"
 #include "apps/multifit/summary_table.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
+#include "study/runner.h"
 
 namespace mf {
 namespace {
 
 struct TrainArgs {
   RunOptions options;
-  std::string json, save, load;
+  OutputFiles files;
+  std::string save, load;
 };
+
+// Whether `path` holds a sweep where a spec belongs: its top level has "grid" or "models" (and no
+// layers, which would make it a spec, as `multifit run` reads it). Asked only of a file that failed
+// as a spec.
+bool is_sweep_file(const std::string& path) {
+  try {
+    const nlohmann::json root = read_json_file(path, "spec");
+    return root.is_object() && !root.contains("layers") && (root.contains("grid") || root.contains("models"));
+  } catch (const UserError&) {
+    return false;
+  }
+}
 
 // The one job: the spec with the overrides, or the reason it cannot be read (named after the file).
 Job train_job(const TrainArgs& args) {
   const RunOptions& options = args.options;
+  const std::string& path = options.models_path;
   Job job;
-  job.name = std::filesystem::path(options.models_path).stem().string();  // until the spec names it
+  job.name = std::filesystem::path(path).stem().string();  // until the spec names it
   job.load = args.load;
   job.save = args.save;
   try {
-    job.spec = with_overrides(load_model_spec(options.models_path), options.overrides);
+    job.spec = with_overrides(load_model_spec(path), options.overrides);
     job.name = job.spec->name;
     job.data = options.data.empty() ? job.spec->data : options.data;
   } catch (const UserError& e) {
-    job.error = e.what();
+    job.error = is_sweep_file(path) ? path + " is a sweep; train one model with multifit train SPEC, or the sweep "
+                                             "with multifit run " + path
+                                    : e.what();
   }
   return job;
 }
 
 int run_train(TrainArgs& args) {
   // Where a failure would be recorded, checked first: a document cannot be written there otherwise.
-  check_output_path("--json", args.json);
-  check_distinct_files({{"the spec", args.options.models_path}, {"--load", args.load}},
-                       {{"--json", args.json}, {"--save", args.save}});
+  check_output_files(args.files, {{"the spec", args.options.models_path}, {"--load", args.load}},
+                     {{"--save", args.save}});
+  args.options.timeline = !args.files.trace.empty();  // the steps' times, for the trace alone
   const std::vector<Job> jobs = {train_job(args)};
   int code = 0;
   const RunReport run = run_mode(*make_serial_mode(args.options), jobs, args.options, stop_on_interrupt(), &code);
   const ModelReport& report = run.models.front();
   print_model_line(report);
   if (!report.error.empty() && code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
-  if (!args.json.empty()) write_json({run}, args.json);
+  write_output_files({run}, args.files);
   return code;
 }
 
@@ -60,22 +74,16 @@ int run_train(TrainArgs& args) {
 Command add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   RunOptions& o = args->options;
-  SpecOverrides& overrides = o.overrides;
   CLI::App* cmd = app.add_subcommand("train", "Train one model from a JSON spec and evaluate it");
   cmd->footer(kSpecReference);
   cmd->add_option("spec", o.models_path, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")->required();
-  cmd->add_option("--data", o.data,
-                  "fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...]; "
-                  "default: the spec's data");
+  add_data_option(*cmd, o.data);
   add_backend_options(*cmd, o.backend);
-  cmd->add_option("--json", args->json, "Write the result document here");
+  add_output_options(*cmd, args->files);
   cmd->add_option("--save", args->save, "Save the trained weights here");
   cmd->add_option("--load", args->load, "Start from these weights (saved for the same spec)");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines");
-  add_fit_overrides(*cmd, overrides);
-  cmd->add_option("--learning-rate", overrides.learning_rate, "Override optimizer.learning_rate")
-      ->check(positive_float());
-  cmd->add_option("--seed", overrides.seed, "Override seed")->check(seed_number());
+  add_spec_overrides(*cmd, o.overrides);
   return [args] { return run_train(*args); };
 }
 

@@ -268,13 +268,13 @@ TEST_F(Cli, OverridesAreValidatedLikeTheSpec) {
 TEST_F(Cli, AMistypedCommandIsNamed) {
   const Result r = multifit("trian " + quoted(example("binary-classifier.json")));
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, "multifit: error: unknown command 'trian'; the commands are train, run and info\n");
+  EXPECT_EQ(r.err, "multifit: error: unknown command 'trian' (did you mean train?); the commands are train, run and info\n");
 }
 
 TEST_F(Cli, AnUnknownFlagIsNamed) {
   const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --epoch 3");
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, "multifit: error: unknown flag --epoch; see 'multifit train --help'\n");
+  EXPECT_EQ(r.err, "multifit: error: unknown flag --epoch (did you mean --epochs?); see 'multifit train --help'\n");
 }
 
 // An epoch under a second shows milliseconds, not "0.00s".

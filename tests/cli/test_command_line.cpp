@@ -1,0 +1,199 @@
+// The command line itself: the options `train` and `run` share, --version, the near miss a mistyped
+// flag or command is told, a sweep given to `train`, a size without a unit, and what --help says.
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cli_support.h"
+
+namespace {
+
+using namespace cli_test;
+
+const std::string kBinary = quoted(example("binary-classifier.json"));
+const std::string kPair = quoted(example("seed-pair.json"));
+
+// Every option that means the same for one model as for a sweep is in both commands' help.
+TEST_F(Cli, BothCommandsTakeTheSameOverridesAndOutputs) {
+  const std::string train = multifit("train --help").out, run = multifit("run --help").out;
+  for (const char* flag : {"--epochs", "--batch-size", "--learning-rate", "--seed", "--memory-limit", "--memory ",
+                           "--data", "--backend", "--gemm", "--activations", "--graphs", "--json", "--csv", "--trace",
+                           "--quiet"}) {
+    EXPECT_TRUE(contains(train, std::string("  ") + flag)) << flag << " missing from train --help";
+    EXPECT_TRUE(contains(run, std::string("  ") + flag)) << flag << " missing from run --help";
+  }
+}
+
+// run's --learning-rate and --seed replace every model's, as train's replace its model's.
+TEST_F(Cli, RunTakesTheLearningRateAndSeedOverrides) {
+  const Result r = multifit("run " + kPair + " --backend cpu --quiet --epochs 1 --learning-rate 0.01 --seed 7 --json " +
+                            quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json models = result("r.json")["models"];
+  ASSERT_EQ(models.size(), 2u);
+  for (const json& m : models) {
+    EXPECT_EQ(m["settings"]["learning_rate"], 0.01) << m["name"];
+    EXPECT_EQ(m["settings"]["seed"], 7) << m["name"];
+  }
+}
+
+// train's --memory-limit and --memory replace the spec's (4MiB, reserve in the example).
+TEST_F(Cli, TrainTakesTheMemoryOverrides) {
+  const Result r = multifit("train " + kBinary + " --backend cpu --quiet --memory-limit 8MiB --memory grow --json " +
+                            quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json m = result("r.json")["models"][0];
+  EXPECT_EQ(m["memory"]["cap_bytes"], 8u << 20);
+  EXPECT_EQ(m["settings"]["memory_mode"], "grow");
+  EXPECT_LT(m["memory"]["reserved_bytes"].get<size_t>(), size_t(8) << 20);  // grow: what it needed, not the limit
+  // And a limit the model does not fit in is oom, as in the spec.
+  const Result small = multifit("train " + kBinary + " --backend cpu --quiet --memory-limit 1KiB");
+  EXPECT_EQ(small.rc, 2);
+  EXPECT_TRUE(contains(small.err, "memory.limit is 1.00 KiB")) << small.err;
+}
+
+// train writes the CSV row and the trace of its one model, as run does of each.
+TEST_F(Cli, TrainWritesCsvAndTrace) {
+  const Result r = multifit("train " + kBinary + " --backend cpu --quiet --csv " + quoted(path("r.csv")) +
+                            " --trace " + quoted(path("t.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string csv = read_file(path("r.csv"));
+  EXPECT_TRUE(csv.starts_with("run_mode,")) << csv;
+  EXPECT_TRUE(contains(csv, "\nserial,cpu,")) << csv;
+  EXPECT_TRUE(contains(csv, ",binary-classifier,ok,")) << csv;
+  const json trace = json::parse(read_file(path("t.json")));
+  size_t steps = 0;
+  for (const json& event : trace["traceEvents"])
+    if (event.value("ph", "") == "X") ++steps;
+  EXPECT_GT(steps, 0u) << trace.dump().substr(0, 400);
+  // The outputs are checked before the work, like --json.
+  const Result bad = multifit("train " + kBinary + " --backend cpu --csv " + quoted(path("no/such/dir/r.csv")));
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_TRUE(contains(bad.err, "--csv ")) << bad.err;
+  EXPECT_FALSE(contains(bad.out, "test_loss")) << bad.out;
+}
+
+// On the command line a size needs its unit: "3" is refused, naming the flag, the value and the
+// units, before any work and in one line, in both commands.
+TEST_F(Cli, ASizeWithoutAUnitIsRefusedAtTheFlag) {
+  for (const std::string& command : {"train " + kBinary, "run " + kPair}) {
+    const std::string name = command.substr(0, command.find(' '));
+    const std::string expected = "; expected a size with its unit, B, KB, MB, GB, KiB, MiB or GiB, like 64MiB; see "
+                                 "'multifit " + name + " --help'\n";
+    const Result r = multifit(command + " --backend cpu --quiet --memory-limit 3 --json " + quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2) << command;
+    EXPECT_EQ(r.err, "multifit: error: --memory-limit: got 3, a number without a unit" + expected);
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(path("r.json")));  // the command line could not be read
+    const Result e = multifit(command + " --backend cpu --quiet --memory-limit 3e5");
+    EXPECT_EQ(e.err, "multifit: error: --memory-limit: got 3e5, a number without a unit" + expected);
+    for (const std::string bad : {"12parsecs", "0.1B", "-4MiB", "4 MiB", "MiB"}) {
+      const Result b = multifit(command + " --backend cpu --quiet --memory-limit " + quoted(bad));
+      EXPECT_EQ(b.rc, 2) << bad;
+      EXPECT_EQ(b.err, "multifit: error: --memory-limit: got " + bad + expected);
+    }
+  }
+  // Every unit is taken; a spec's own memory.limit still reads a bare number as bytes.
+  for (const std::string good : {"4194304B", "4200KB", "5MB", "1GB", "4096KiB", "4MiB", "1GiB", "4.5MiB"}) {
+    const Result r = multifit("train " + kBinary + " --backend cpu --quiet --epochs 0 --memory grow --memory-limit " + good);
+    EXPECT_EQ(r.rc, 0) << good << ": " << r.err;
+  }
+  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", "8388608"}}}}, "bare.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(result("r.json")["models"][0]["memory"]["cap_bytes"], 8388608);
+}
+
+TEST_F(Cli, VersionPrintsTheVersionAndTheCommit) {
+  const Result r = multifit("--version");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(std::regex_match(r.out, std::regex(R"(multifit \d+\.\d+\.\d+ \(commit ([0-9a-f]+(\+changes)?|unknown)\), with.*\n)")))
+      << r.out;
+  // The same words as info's build line.
+  const Result info = multifit("info");
+  EXPECT_TRUE(contains(info.out, "build:   " + r.out)) << info.out;
+}
+
+// A mistyped flag is told the closest flag of its command, when one is close; a flag of the other
+// command is said to be that command's; anything else is named alone.
+TEST_F(Cli, AMistypedFlagIsToldTheClosestFlag) {
+  struct Case {
+    std::string args, error;
+  };
+  const Case cases[] = {
+      {"train " + kBinary + " --epoch 3", "unknown flag --epoch (did you mean --epochs?); see 'multifit train --help'"},
+      {"train " + kBinary + " --learnig-rate 0.1",
+       "unknown flag --learnig-rate (did you mean --learning-rate?); see 'multifit train --help'"},
+      {"train " + kBinary + " --laod w", "unknown flag --laod (did you mean --load?); see 'multifit train --help'"},
+      {"train " + kBinary + " --epoch=3", "unknown flag --epoch=3 (did you mean --epochs?); see 'multifit train --help'"},
+      {"run " + kPair + " --calibration-step 5",
+       "unknown flag --calibration-step (did you mean --calibration-steps?); see 'multifit run --help'"},
+      {"run " + kPair + " --memory-limt 4MiB",
+       "unknown flag --memory-limt (did you mean --memory-limit?); see 'multifit run --help'"},
+      {"--verison", "unknown flag --verison (did you mean --version?); see 'multifit --help'"},
+      {"train " + kBinary + " --mode packed",
+       "unknown flag --mode (a flag of multifit run, not of multifit train); see 'multifit train --help'"},
+      {"run " + kPair + " --save w",
+       "unknown flag --save (a flag of multifit train, not of multifit run); see 'multifit run --help'"},
+      {"train " + kBinary + " --frobnicate", "unknown flag --frobnicate; see 'multifit train --help'"},
+      {"train " + kBinary + " --lr 0.1", "unknown flag --lr; see 'multifit train --help'"},
+      {"trian " + kBinary, "unknown command 'trian' (did you mean train?); the commands are train, run and info"},
+      {"rnu " + kPair, "unknown command 'rnu' (did you mean run?); the commands are train, run and info"},
+      {"fit " + kBinary, "unknown command 'fit'; the commands are train, run and info"},
+  };
+  for (const Case& c : cases) {
+    const Result r = multifit(c.args);
+    EXPECT_EQ(r.rc, 2) << c.args;
+    EXPECT_EQ(r.err, "multifit: error: " + c.error + "\n") << c.args;
+  }
+}
+
+// A sweep given to train is named as one, with the command that runs it; the document says so too.
+TEST_F(Cli, TrainGivenASweepSaysToUseRun) {
+  for (const std::string name : {"tiny-sweep.json", "seed-pair.json"}) {  // a grid, a list of models
+    const std::string sweep = example(name);
+    const Result r = multifit("train " + quoted(sweep) + " --backend cpu --json " + quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2) << name;
+    const std::string error = sweep + " is a sweep; train one model with multifit train SPEC, or the sweep with "
+                                      "multifit run " + sweep;
+    EXPECT_EQ(r.err, "multifit: error: " + error + "\n");
+    EXPECT_EQ(result("r.json")["models"][0]["error"], error);
+  }
+  // A spec is still a spec, even with a key a sweep has: its parser names the key.
+  const std::string spec = spec_from("binary-classifier.json", {{"grid", {{"seed", {1, 2}}}}}, "spec.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(contains(r.err, "grid: unknown key")) << r.err;
+}
+
+// --help says what the seed seeds: the weights and the shuffles; synthetic data has its own seed,
+// which neither the spec's seed nor --seed changes.
+TEST_F(Cli, HelpSaysWhatTheSeedSeeds) {
+  for (const std::string command : {"train", "run"}) {
+    const std::string help = multifit(command + " --help").out;
+    EXPECT_TRUE(contains(help, "--seed UINT:UINT            Override seed, which draws the initial weights and "
+                               "each epoch's shuffle; synthetic data has a seed of its own"))
+        << help;
+    EXPECT_TRUE(contains(help, "seed (the data's own, 1234 unless given: the spec's seed and --seed do not change it)"))
+        << help;
+  }
+  const std::string reference = multifit("train --help").out;
+  EXPECT_FALSE(contains(reference, "shuffles and synthetic data")) << reference;
+  EXPECT_TRUE(contains(reference, "\"seed\": 0                         the initial weights and each epoch's shuffle; "
+                                  "synthetic data\n"))
+      << reference;
+  // What the help says is so: the data is the same whatever --seed, the weights are not.
+  std::vector<json> runs;
+  for (const char* seed : {"1", "2"}) {
+    const Result r = multifit("train " + kBinary + " --backend cpu --quiet --data synthetic:binary --seed " + seed +
+                              " --json " + quoted(path("r.json")));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    runs.push_back(result("r.json"));
+  }
+  EXPECT_EQ(runs[0]["data"]["source"], runs[1]["data"]["source"]);
+  EXPECT_TRUE(contains(runs[0]["data"]["source"], "seed=1234")) << runs[0]["data"];
+  EXPECT_NE(runs[0]["models"][0]["epochs"][0]["loss"], runs[1]["models"][0]["epochs"][0]["loss"]);
+}
+
+}  // namespace
