@@ -16,6 +16,7 @@
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "runtime/input_file.h"
+#include "runtime/near_miss.h"
 
 namespace mf {
 namespace {
@@ -135,9 +136,17 @@ class Field {
   void require_object(const std::string& allowed) const {
     if (!value_->is_object()) wrong(allowed);
   }
+  // An unknown key is refused, with the allowed key it was likely meant to be (one not given already).
   void allow_keys(Keys keys) const {
+    std::vector<std::string> absent;
+    for (const char* key : keys)
+      if (!value_->contains(key)) absent.push_back(key);
     for (const auto& entry : value_->items())
-      if (!contains(keys, entry.key())) at(entry.key()).fail("unknown key", "allowed keys: " + join(keys));
+      if (!contains(keys, entry.key())) {
+        const std::string meant = near_miss(entry.key(), absent);
+        at(entry.key()).fail(meant.empty() ? "unknown key" : "unknown key (did you mean \"" + meant + "\"?)",
+                             "allowed keys: " + join(keys));
+      }
   }
   void object(Keys keys) const {
     require_object("an object with keys " + join(keys));
@@ -278,7 +287,7 @@ FitSpec parse_fit(const Field& field) {
 
 size_t parse_limit(const Field& field) {
   const std::string allowed =
-      "a positive number of bytes or a size with B, KB, MB, GB, KiB, MiB or GiB, like \"64MiB\"";
+      "a positive number of bytes or a size with " + size_units() + ", like \"64MiB\"";
   if (field.value().is_string()) {
     // parse_bytes says the same in its own words; this message keeps the spec's shape.
     try {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "runtime/error.h"
+#include "runtime/near_miss.h"
 
 namespace mf {
 namespace {
@@ -69,6 +70,16 @@ std::string value_text(const json& value) {
     return std::string(buffer, end.ptr);
   }
   return escaped(value);
+}
+
+// "unknown axis", with the name of `names` it was likely meant to be: "unknown axis (did you mean
+// \"epochs\"?)".
+template <class T, size_t N, class Name>
+std::string unknown(const char* what, const std::string& word, Name name, const T (&names)[N]) {
+  std::vector<std::string> known;
+  for (const T& n : names) known.push_back(name(n));
+  const std::string meant = near_miss(word, known);
+  return std::string("unknown ") + what + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)");
 }
 
 [[noreturn]] void fail(const std::string& file, const std::string& where, const std::string& problem,
@@ -158,7 +169,7 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
   for (const auto& [key, values] : grid.items()) {
     const std::string where = "grid." + one_line(key);
     if (std::none_of(std::begin(kAxes), std::end(kAxes), [&](const Axis& a) { return key == a.key; }))
-      fail(path, where, "unknown axis", "allowed axes: " + kAxisKeys);
+      fail(path, where, unknown("axis", key, [](const Axis& a) { return a.key; }, kAxes), "allowed axes: " + kAxisKeys);
     if (!values.is_array() || values.empty())
       fail(path, where, "got " + shown(values), "expected a non-empty array of values");
     if (key == "hidden")  // each value becomes layers: a shape the parser cannot name once rewritten
@@ -289,7 +300,7 @@ Sweep load_sweep(const std::string& path) {
 
   for (const auto& entry : root.items())
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), entry.key()) == std::end(kTopKeys))
-      fail(path, one_line(entry.key()), "unknown key",
+      fail(path, one_line(entry.key()), unknown("key", entry.key(), [](const char* k) { return k; }, kTopKeys),
            "allowed keys: " + kTopKeyList + " (or a model spec, with its layers)");
   sweep.name = stem;
   if (const auto name = root.find("name"); name != root.end()) {

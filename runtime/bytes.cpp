@@ -3,28 +3,44 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 #include "runtime/error.h"
 
 namespace mf {
+
+namespace {
+
+struct Unit {
+  const char* name;
+  double scale;
+};
+// A bare number is bytes.
+constexpr Unit kUnits[] = {{"", 1},     {"B", 1},          {"KB", 1e3},          {"MB", 1e6},
+                           {"GB", 1e9}, {"KiB", 1024.0},   {"MiB", 1048576.0},   {"GiB", 1073741824.0}};
+
+}  // namespace
 
 size_t parse_bytes(const std::string& text, const std::string& what) {
   const char* begin = text.c_str();
   char* end = nullptr;
   const double number = std::strtod(begin, &end);
   const std::string unit(end);
-  struct Unit {
-    const char* name;
-    double scale;
-  };
-  static const Unit units[] = {{"", 1},         {"B", 1},          {"KB", 1e3},       {"MB", 1e6},
-                               {"GB", 1e9},     {"KiB", 1024.0},   {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
   if (end != begin && std::isfinite(number) && number > 0) {
-    for (const Unit& u : units)
+    for (const Unit& u : kUnits)
       if (unit == u.name && number * u.scale < 0x1p62) return size_t(std::llround(number * u.scale));
   }
-  throw UserError(what + ": '" + text +
-                  "' is not a positive size; write bytes or a number with B, KB, MB, GB, KiB, MiB or GiB");
+  throw UserError(what + ": '" + text + "' is not a positive size; write bytes or a number with " + size_units());
+}
+
+const std::string& size_units() {
+  static const std::string units = [] {
+    std::string names;
+    constexpr size_t n = std::size(kUnits);
+    for (size_t i = 1; i < n; ++i) names += std::string(i == 1 ? "" : i + 1 == n ? " or " : ", ") + kUnits[i].name;
+    return names;
+  }();
+  return units;
 }
 
 std::string format_bytes(size_t bytes) {

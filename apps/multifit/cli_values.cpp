@@ -67,7 +67,7 @@ CLI::Validator size_with_unit() {
         std::strtod(text.c_str(), &end);
         const bool bare_number = !text.empty() && *end == '\0';
         return "got " + text + (bare_number ? ", a number without a unit" : "") +
-               "; expected a size with its unit, B, KB, MB, GB, KiB, MiB or GiB, like 64MiB";
+               "; expected a size with its unit, " + size_units() + ", like 64MiB";
       },
       "");
 }
@@ -83,7 +83,7 @@ void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
                  "a seed of its own (--data synthetic:KIND:seed=N)")
       ->check(seed_number());
   cmd.add_option("--memory-limit", overrides.memory_limit,
-                 "Override memory.limit: a size with its unit (B, KB, MB, GB, KiB, MiB or GiB), e.g. 64MiB")
+                 "Override memory.limit: a size with its unit (" + size_units() + "), e.g. 64MiB")
       ->transform(size_with_unit())
       ->type_name("SIZE");
   cmd.add_option("--memory", overrides.memory_mode,
@@ -109,34 +109,6 @@ void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
   add_named_option(cmd, "--graphs", backend.graphs, kGraphsNames,
                    "Each training step as a CUDA graph, captured once and replayed (one launch a step): on, off, "
                    "or auto (on a GPU); host-exec emulates graphs, the cpu has none");
-}
-
-namespace {
-
-// Optimal string alignment distance: insertions, deletions, substitutions, and swaps of neighbours.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
-}  // namespace
-
-std::string near_miss(const std::string& word, const std::vector<std::string>& known) {
-  std::string best;
-  size_t best_distance = SIZE_MAX;
-  for (const std::string& name : known) {
-    const size_t distance = edit_distance(word, name);
-    if (distance < best_distance) best = name, best_distance = distance;
-  }
-  if (best_distance == 0 || best_distance > 2) return "";
-  return 3 * best_distance <= std::max(word.size(), best.size()) ? best : "";
 }
 
 }  // namespace mf

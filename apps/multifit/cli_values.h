@@ -50,9 +50,4 @@ void add_data_option(CLI::App& cmd, std::string& data);
 // --backend, --gemm, --activations and --graphs.
 void add_backend_options(CLI::App& cmd, BackendOptions& backend);
 
-// The one of `known` closest to `word` by edit distance (a swap of two neighbours counts as one
-// edit), when it is close enough to be what was meant: at most 2 edits, and at most a third of the
-// longer name. "" when none is.
-std::string near_miss(const std::string& word, const std::vector<std::string>& known);
-
 }  // namespace mf

@@ -10,6 +10,7 @@
 #include "apps/multifit/commands.h"
 #include "runtime/build_info.h"
 #include "runtime/error.h"
+#include "runtime/near_miss.h"
 
 namespace {
 

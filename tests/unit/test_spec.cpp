@@ -230,20 +230,20 @@ TEST(Spec, MemoryNotAnObjectRejected) {
 
 TEST(Spec, UnknownTopLevelKey) {
   EXPECT_THAT(error_for(with("seeds", 1)),
-              AllOf(HasSubstr("spec.json: seeds: unknown key"),
+              AllOf(HasSubstr("spec.json: seeds: unknown key (did you mean \"seed\"?); allowed keys: "),
                     HasSubstr("name, data, input, layers, loss, targets, optimizer, fit, seed, memory")));
 }
 
 TEST(Spec, UnknownLayerKey) {
   json spec = minimal();
-  spec["layers"][1]["unit"] = 3;
+  spec["layers"][1]["unit"] = 3;  // beside its units: no typo of them
   EXPECT_THAT(error_for(spec),
-              AllOf(HasSubstr("layers[1].unit: unknown key"), HasSubstr("type, units, activation")));
+              AllOf(HasSubstr("layers[1].unit: unknown key; allowed keys"), HasSubstr("type, units, activation")));
 }
 
 TEST(Spec, UnknownOptimizerKey) {
   EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"lr", 0.1}})),
-              AllOf(HasSubstr("optimizer.lr: unknown key"),
+              AllOf(HasSubstr("optimizer.lr: unknown key; allowed keys"),  // too far from any to guess
                     HasSubstr("name, learning_rate, beta_1, beta_2, epsilon")));
   EXPECT_THAT(
       error_for(with("optimizer", {{"name", "sgd"}, {"nesterov", true}})),
@@ -253,12 +253,20 @@ TEST(Spec, UnknownOptimizerKey) {
 TEST(Spec, UnknownFitKey) {
   EXPECT_THAT(
       error_for(with("fit", {{"epoch", 3}})),
-      AllOf(HasSubstr("fit.epoch: unknown key"), HasSubstr("epochs, batch_size, validation_split, shuffle")));
+      AllOf(HasSubstr("fit.epoch: unknown key (did you mean \"epochs\"?); allowed keys"), HasSubstr("epochs, batch_size, validation_split, shuffle")));
+}
+
+// A near miss of a key the object already has is no guess: {"epochs": 2, "epoch": 3} is not a typo
+// of epochs.
+TEST(Spec, AKeyAlreadyGivenIsNotSuggested) {
+  EXPECT_THAT(error_for(with("fit", {{"epochs", 2}, {"epoch", 3}})), HasSubstr("fit.epoch: unknown key; allowed keys"));
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"learnig_rate", 0.1}})),
+              HasSubstr("optimizer.learnig_rate: unknown key (did you mean \"learning_rate\"?)"));
 }
 
 TEST(Spec, UnknownMemoryKey) {
   EXPECT_THAT(error_for(with("memory", {{"limits", "1MiB"}})),
-              AllOf(HasSubstr("memory.limits: unknown key"), HasSubstr("limit, mode")));
+              AllOf(HasSubstr("memory.limits: unknown key (did you mean \"limit\"?)"), HasSubstr("limit, mode")));
 }
 
 TEST(Spec, UnknownKeyWithControlCharactersIsQuoted) {

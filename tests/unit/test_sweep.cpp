@@ -249,6 +249,10 @@ TEST_F(SweepFile, AxisErrors) {
   EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"depth", {1}}}}}),
               HasSubstr(": grid.depth: unknown axis; allowed axes: hidden, activation, learning_rate, batch_size, "
                         "seed, epochs"));
+  EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"epoch", {1}}}}}),
+              HasSubstr(": grid.epoch: unknown axis (did you mean \"epochs\"?); allowed axes: "));
+  EXPECT_THAT(load_error({{"models", json::array({spec()})}, {"nmae", "x"}}),
+              HasSubstr(": nmae: unknown key (did you mean \"name\"?); allowed keys: "));
   EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"seed", json::array()}}}}),
               HasSubstr(": grid.seed: got []; expected a non-empty array of values"));
   EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"seed", 1}}}}), HasSubstr(": grid.seed: got 1; expected"));

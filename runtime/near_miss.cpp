@@ -1,0 +1,36 @@
+#include "runtime/near_miss.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace mf {
+namespace {
+
+// Optimal string alignment distance: insertions, deletions, substitutions, and swaps of neighbours.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string near_miss(const std::string& word, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const std::string& name : known) {
+    const size_t distance = edit_distance(word, name);
+    if (distance < best_distance) best = name, best_distance = distance;
+  }
+  if (best_distance == 0 || best_distance > 2) return "";
+  return 3 * best_distance <= std::max(word.size(), best.size()) ? best : "";
+}
+
+}  // namespace mf
