@@ -2,9 +2,11 @@
 // serially, on streams in one process, as processes, or packed into shared kernels (`all` runs the
 // four one after another, `auto` the fastest of them in a short calibration), and measures how they
 // share the machine.
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -29,15 +31,28 @@ struct RunArgs {
   bool calibration_steps_given = false, pack_size_given = false;
 };
 
-// Every model that did not end ok, one line each on stderr (once when it failed alike in every mode).
+// Every model that did not end ok on stderr, one line per error: an error that several models share
+// word for word (no usable GPU, the run interrupted before they started) is one line that counts
+// them and names the first, however large the sweep; an error alike in every mode is said once.
 void print_errors(const std::vector<RunReport>& runs) {
-  std::set<std::pair<std::string, std::string>> said;
+  std::vector<std::string> errors;                         // in the order first met
+  std::map<std::string, std::vector<std::string>> models;  // by error, each model once
   for (const RunReport& run : runs)
-    for (const ModelReport& m : run.models)
-      if (m.status != ModelStatus::ok && said.insert({m.name, m.error}).second) {
-        const bool named = m.error.starts_with(m.name + ":") || m.error.starts_with("model '" + m.name + "'");
-        std::fprintf(stderr, "multifit: error: %s%s\n", named ? "" : (m.name + ": ").c_str(), m.error.c_str());
-      }
+    for (const ModelReport& m : run.models) {
+      if (m.status == ModelStatus::ok) continue;
+      std::vector<std::string>& names = models[m.error];
+      if (names.empty()) errors.push_back(m.error);
+      if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
+    }
+  for (const std::string& error : errors) {
+    const std::vector<std::string>& names = models[error];
+    const std::string& first = names.front();
+    const bool named = error.starts_with(first + ":") || error.starts_with("model '" + first + "'");
+    const std::string who = names.size() > 1 ? std::to_string(names.size()) + " models (" + first + " and others): "
+                            : named          ? ""
+                                             : first + ": ";
+    std::fprintf(stderr, "multifit: error: %s%s\n", who.c_str(), error.c_str());
+  }
 }
 
 // --mode: one of the modes, all (the four in turn) or auto (the fastest in a calibration).

@@ -332,6 +332,19 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
   }
 }
 
+// An error that every model of a sweep shares is one line on stderr, whatever the sweep's size; each
+// model still has it in the document.
+TEST_F(Run, AnErrorEveryModelSharesIsOneLine) {
+  const Result r = multifit("run " + quoted(example("tiny-sweep.json")) + " --backend cpu --quiet --data " +
+                            quoted("csv:" + path("missing.csv")) + " --json " + quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "multifit: error: 32 models (tiny-lr0.001-s1 and others): ")) << r.err;
+  const json doc = result("r.json");
+  ASSERT_EQ(doc["models"].size(), 32u);
+  for (const json& m : doc["models"]) EXPECT_TRUE(contains(m["error"], "missing.csv")) << m["error"];
+}
+
 TEST_F(Run, BadInputIsOneLineAndExitCode2) {
   const std::string pair = quoted(example("seed-pair.json"));
   const std::string own = sweep({{"models", {example_spec("regressor.json")}}}, "own.json");
