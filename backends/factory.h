@@ -31,6 +31,13 @@ struct BackendOptions {
   int device = 0;  // the CUDA device (cuda, host-exec)
 };
 
+// `options` on CUDA device `device` (--devices gives each model its own); the cpu and host execution
+// have one device each, so for them --devices is recorded and has no effect.
+inline BackendOptions on_device(BackendOptions options, int device) {
+  if (options.kind == BackendKind::cuda) options.device = device;
+  return options;
+}
+
 // auto resolved to cuda when a device is listed, else cpu, said in one line on `log`; other kinds
 // unchanged. Queries the devices without creating a context, so that the parent of worker
 // processes holds no device memory.

@@ -1,9 +1,10 @@
 // serial: the models one after another, as a Keras user's loop with clear_session() between them.
-// One backend (one stream, one context) serves them all; a model's pool is released before the next
-// is built, so a sweep needs the memory of its largest model, not of all of them.
+// One backend per device (one stream, one context) serves them all; a model's pool is released before
+// the next is built, so a sweep needs the memory of its largest model, not of all of them.
 #include "study/modes/mode.h"
 
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "study/data_sets.h"
@@ -25,38 +26,44 @@ class SerialMode final : public Mode {
     for (const Job& job : jobs) {
       std::optional<size_t> held;
       {
+        OnDevice& device = devices_[job.device];
         ModelWorker worker(job, options_);
         worker.attempt([&] {
-          if (backend_) return;
-          backend_ = make_backend(options_.backend, std::cerr);
-          data_ = std::make_unique<DataSets>(*backend_);
+          if (device.backend) return;
+          device.backend = make_backend(on_device(options_.backend, job.device), std::cerr);
+          device.data = std::make_unique<DataSets>(*device.backend);
         });
         PackWorker model({&worker}, options_, std::nullopt);  // a pack of one, its pool with it
-        if (backend_) model.build(*backend_, *data_);
+        if (device.backend) model.build(*device.backend, *device.data);
         phase.released_s = clock_seconds();  // alone: nothing to wait for
         model.train(&stop, [&](size_t index, const std::string& line) { progress.epoch(index, line); });
-        if (backend_) held = backend_->upstream().in_use_bytes();
+        if (device.backend) held = device.backend->upstream().in_use_bytes();
         phase.reports.push_back(worker.report());
         phase.exit_code = worse_exit_code(phase.exit_code, worker.exit_code());
       }  // the model goes, and its pool with it, before the next model is built
-      if (held) report_release(phase.reports.back(), *held, progress);
+      if (held) report_release(phase.reports.back(), *devices_[job.device].backend, *held, progress);
     }
     return phase;
   }
 
  private:
   // Says what releasing the model gave back: the backend's memory in use before and after.
-  void report_release(ModelReport& report, size_t held, Progress& progress) const {
+  static void report_release(ModelReport& report, Backend& backend, size_t held, Progress& progress) {
     report.in_use_before_release_bytes = held;
-    report.in_use_after_release_bytes = backend_->upstream().in_use_bytes();
+    report.in_use_after_release_bytes = backend.upstream().in_use_bytes();
     if (report.memory.reserved_bytes > 0)  // it had a pool to give back
       progress.note("multifit: serial: released " + report.name + ": memory in use " + format_bytes(held) + " -> " +
                     format_bytes(*report.in_use_after_release_bytes) + " (the data sets stay resident)");
   }
 
+  // A device's backend and the data sets it holds, made for the first model on it.
+  struct OnDevice {
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<DataSets> data;  // declared after the backend that holds them: freed first
+  };
+
   const RunOptions& options_;
-  std::unique_ptr<Backend> backend_;
-  std::unique_ptr<DataSets> data_;  // declared after the backend that holds them: freed first
+  std::map<int, OnDevice> devices_;  // by CUDA device (--devices)
 };
 
 }  // namespace

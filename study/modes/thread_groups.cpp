@@ -50,7 +50,7 @@ class ThreadGroupsMode final : public Mode {
           // Made on the thread that runs it: the cpu backend sets the thread's float mode.
           DataSets* data = nullptr;
           lead.attempt([&] {
-            backends[g] = make_backend(with_device(device), std::cerr);
+            backends[g] = make_backend(on_device(options_.backend, device), std::cerr);
             data = &data_for(device);
           });
           for (size_t i : groups[g]) workers[i]->share_failure(lead);
@@ -91,18 +91,12 @@ class ThreadGroupsMode final : public Mode {
                    1);
   }
 
-  BackendOptions with_device(int device) const {
-    BackendOptions options = options_.backend;
-    options.device = device;
-    return options;
-  }
-
   // The process's data sets on `device`, with the backend that holds them, made on first use.
   DataSets& data_for(int device) {
     std::lock_guard lock(mutex_);
     Resident& resident = resident_[device];
     if (!resident.data) {
-      resident.backend = make_backend(with_device(device), std::cerr);
+      resident.backend = make_backend(on_device(options_.backend, device), std::cerr);
       resident.data = std::make_unique<DataSets>(*resident.backend);
     }
     return *resident.data;

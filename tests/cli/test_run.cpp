@@ -332,6 +332,20 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
   }
 }
 
+// Host execution, like the cpu, has one device: --devices is recorded, says it has no effect, and every
+// mode trains every model (serial and streams once asked host execution for device 1, which it lacks).
+TEST_F(Run, DevicesHaveNoEffectOnHostExecutionInAnyMode) {
+  const Result r = multifit("run " + quoted(example("seed-pair.json")) + " --mode all --devices 0,1 --backend host-exec" +
+                            " --epochs 1 --quiet --json " + quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "--devices is recorded but has no effect on the host-exec backend")) << r.err;
+  for (const json& run : result("r.json")["runs"])
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(run["models"][i]["status"], "ok") << run["mode"] << ": " << run["models"][i]["error"];
+      EXPECT_EQ(run["models"][i]["device"], int(i)) << run["mode"];
+    }
+}
+
 // An error that every model of a sweep shares is one line on stderr, whatever the sweep's size; each
 // model still has it in the document.
 TEST_F(Run, AnErrorEveryModelSharesIsOneLine) {
