@@ -23,7 +23,7 @@ CLI::Validator whole_number(long long low, long long high) {
         const bool ok = end != text.c_str() && *end == '\0' && errno == 0 && value >= low && value <= high;
         return ok ? "" : "got " + text + "; expected " + rule;
       },
-      "INT");
+      "");  // the type says INT
 }
 
 CLI::Validator positive_float() {
@@ -34,7 +34,7 @@ CLI::Validator positive_float() {
         const bool ok = end != text.c_str() && *end == '\0' && std::isfinite(value) && value > 0.f;
         return ok ? "" : "got " + text + "; expected a finite number > 0 (as a float: 1.2e-38 to 3.4e38)";
       },
-      "FLOAT");
+      "");  // the type says FLOAT
 }
 
 CLI::Validator seed_number() {
@@ -46,7 +46,7 @@ CLI::Validator seed_number() {
         const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
         return digits && errno == 0 ? "" : "got " + text + "; expected a whole number from 0 to 18446744073709551615";
       },
-      "UINT");
+      "");  // the type says UINT
 }
 
 CLI::Validator size_with_unit() {

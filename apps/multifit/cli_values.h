@@ -33,7 +33,11 @@ CLI::Validator one_of(const Named<E> (&table)[N]) {
         input = std::to_string(static_cast<int>(*value));  // what CLI11 reads into the enum
         return "";
       },
-      "{" + names_of(table) + "}");
+      [&table] {  // as CLI::IsMember lists its set
+        std::string names;
+        for (const Named<E>& entry : table) names += (names.empty() ? "" : ",") + std::string(entry.name);
+        return "{" + names + "}";
+      }());
 }
 // An option that takes one of the table's names into `value`, its default shown by name.
 template <class E, size_t N>

@@ -187,6 +187,7 @@ Command add_run_command(CLI::App& app) {
                                         "mode) trained together in shared kernels; all: the four in turn; auto: the "
                                         "fastest in a short calibration on the sweep's own models")
       ->check(CLI::IsMember(mode_choices()))
+      ->type_name("ENUM")
       ->capture_default_str();
   cmd->add_option("--pack-size", o.pack_size, "--mode packed: at most N models in a pack (0: no bound)")
       ->check(whole_number(0, int(kMaxPackSize)))

@@ -172,9 +172,10 @@ TEST_F(Cli, TrainGivenASweepSaysToUseRun) {
 TEST_F(Cli, HelpSaysWhatTheSeedSeeds) {
   for (const std::string command : {"train", "run"}) {
     const std::string help = multifit(command + " --help").out;
-    EXPECT_TRUE(contains(help, "--seed UINT:UINT            Override seed, which draws the initial weights and "
+    EXPECT_TRUE(contains(help, "--seed UINT                 Override seed, which draws the initial weights and "
                                "each epoch's shuffle; synthetic data has a seed of its own"))
         << help;
+    EXPECT_FALSE(contains(help, "INT:INT")) << help;  // each type once
     EXPECT_TRUE(contains(help, "seed (the data's own, 1234 unless given: the spec's seed and --seed do not change it)"))
         << help;
   }
