@@ -154,6 +154,145 @@ void require_one_member(const Model& model, const char* what) {
                                 " models: use the _pack form");
 }
 
+// The rows fit trains on: all but the validation split's, which takes the last of them (Keras's
+// rule). A split that leaves no training rows, or takes none, is a UserError.
+int64_t checked_training_rows(const ModelSpec& spec, int64_t rows) {
+  const int64_t train = training_rows(spec, rows);
+  char split[32];
+  std::snprintf(split, sizeof split, "%g", spec.fit.validation_split);
+  const std::string of_rows =
+      "model '" + spec.name + "': fit.validation_split " + split + " of " + std::to_string(rows) + " rows";
+  if (train < 1) throw UserError(of_rows + " leaves no training rows; lower it");
+  if (spec.fit.validation_split > 0 && rows - train < 1)  // Keras refuses such a split too
+    throw UserError(of_rows + " takes no validation rows (floor(" + std::to_string(rows) + " * (1 - " + split +
+                    ")) = " + std::to_string(train) + " training rows); raise it to at least 1/" +
+                    std::to_string(rows) + " or set it to 0");
+  return train;
+}
+
+// One fit of a pack: each epoch's steps, then each member's record of the epoch. A member that
+// diverges ends its result there and goes on stepping with the pack.
+class PackFit {
+ public:
+  PackFit(Model& model, const DeviceData& data, const FitOptions& options)
+      : model_(model), data_(data), options_(options), spec_(model.spec()),
+        train_(checked_training_rows(spec_, data.rows())), val_(data.rows() - train_),
+        batches_(model, data, train_), results_(size_t(model.members())), training_(size_t(model.members()), true),
+        graphs_(options.graphs && model.backend().has_graphs()) {}
+
+  std::vector<FitResult> run() {
+    for (int epoch = 0; epoch < spec_.fit.epochs; ++epoch) {
+      const Clock::time_point epoch_start = Clock::now();
+      const bool completed = train_epoch(epoch);
+      const std::vector<std::pair<double, double>> totals = model_.read_totals();
+      take_timeline();
+      if (!completed) break;
+      record_epoch(epoch, totals, seconds_since(epoch_start));
+      if (std::find(training_.begin(), training_.end(), true) == training_.end()) break;
+    }
+    for (size_t z = 0; z < results_.size(); ++z)
+      if (training_[z]) {
+        if (!why_stopped_.empty()) results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
+        end(results_[z]);
+      }
+    return results_;
+  }
+
+ private:
+  // The epoch's training steps; false when a stop (Ctrl-C, the calibration's step limit) came first.
+  bool train_epoch(int epoch) {
+    Backend& backend = model_.backend();
+    const int64_t steps = batches_.steps();
+    batches_.begin_epoch(epoch);
+    model_.reset_totals();
+    for (int64_t step = 0; step < steps; ++step) {
+      const bool limit = options_.max_steps > 0 && epoch * steps + step >= options_.max_steps;
+      if (limit || (options_.stop && options_.stop->load(std::memory_order_relaxed))) {
+        why_stopped_ = "stopped in epoch " + std::to_string(epoch + 1) + " at step " + std::to_string(step + 1) +
+                       " of " + std::to_string(steps);
+        return false;
+      }
+      if (options_.timeline) backend.mark();
+      // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
+      const int rows = batches_.rows(step);
+      const auto train_step = [&] {
+        const EpochIterator::Batch batch = batches_.batch(step);
+        model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
+      };
+      if (graphs_) {
+        std::unique_ptr<Backend::StepGraph>& graph = step_graphs_[rows];
+        if (!graph) graph = backend.capture(train_step);
+        graph->launch();
+      } else {
+        train_step();
+      }
+      samples_ += rows;
+      if (options_.timeline) backend.mark();
+    }
+    return true;
+  }
+
+  // The epoch's step marks, (begin, end) per step, into the timeline.
+  void take_timeline() {
+    if (!options_.timeline) return;
+    const std::vector<double> marks = model_.backend().take_marks();
+    for (size_t i = 0; i + 1 < marks.size(); i += 2) step_spans_.push_back({marks[i], marks[i + 1]});
+    if (!marks.empty()) epoch_spans_.push_back({marks.front(), marks.back()});
+  }
+
+  // Each member still training: its metrics of the epoch, its progress line, and whether it diverged.
+  void record_epoch(int epoch, const std::vector<std::pair<double, double>>& totals, double seconds) {
+    std::vector<Evaluation> validation(results_.size());
+    if (val_ > 0) validation = evaluate_pack(model_, data_, train_, val_);
+    const std::vector<float> params = model_.get_all_params();  // every member's, in one copy
+    const int64_t count = model_.param_count();
+    for (size_t z = 0; z < results_.size(); ++z) {
+      if (!training_[z]) continue;
+      FitResult& result = results_[z];
+      EpochMetrics e;
+      e.loss = totals[z].first / double(train_);
+      e.accuracy = has_accuracy(spec_) ? totals[z].second / double(train_) : NAN;
+      e.val_loss = validation[z].loss;
+      e.val_accuracy = validation[z].accuracy;
+      e.seconds = seconds;
+      e.samples_per_s = double(train_) / seconds;
+      result.epochs.push_back(e);
+      result.samples = samples_;
+      print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e);
+      const std::span<const float> own = std::span(params).subspan(z * size_t(count), size_t(count));
+      const std::string bad = non_finite(model_, own, e, val_ > 0);
+      if (!bad.empty()) {
+        result.status = FitStatus::diverged;
+        result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
+        end(result);
+        training_[z] = false;
+      }
+    }
+  }
+
+  // A member's result ends: its time and the timeline so far.
+  void end(FitResult& result) const {
+    result.samples = samples_;
+    result.train_s = seconds_since(start_);
+    result.steps = step_spans_, result.epoch_spans = epoch_spans_;
+  }
+
+  Model& model_;
+  const DeviceData& data_;
+  const FitOptions& options_;
+  const ModelSpec& spec_;  // what the members share (pack_key)
+  const int64_t train_, val_;
+  EpochIterator batches_;
+  std::vector<FitResult> results_;
+  std::vector<bool> training_;  // not diverged
+  const bool graphs_;
+  std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;  // by the batch's rows: the last may be short
+  int64_t samples_ = 0;
+  Track step_spans_, epoch_spans_;
+  std::string why_stopped_;  // "" unless a stop came
+  const Clock::time_point start_ = Clock::now();
+};
+
 }  // namespace
 
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
@@ -167,104 +306,7 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
 }
 
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options) {
-  const ModelSpec& spec = model.spec();  // what the members share (pack_key)
-  const int64_t train = training_rows(spec, data.rows()), val = data.rows() - train;
-  char split[32];
-  std::snprintf(split, sizeof split, "%g", spec.fit.validation_split);
-  const std::string of_rows = "model '" + spec.name + "': fit.validation_split " + split + " of " +
-                              std::to_string(data.rows()) + " rows";
-  if (train < 1) throw UserError(of_rows + " leaves no training rows; lower it");
-  if (spec.fit.validation_split > 0 && val < 1)  // Keras refuses such a split too
-    throw UserError(of_rows + " takes no validation rows (floor(" + std::to_string(data.rows()) + " * (1 - " + split +
-                    ")) = " + std::to_string(train) + " training rows); raise it to at least 1/" +
-                    std::to_string(data.rows()) + " or set it to 0");
-  EpochIterator batches(model, data, train);
-  const int64_t steps = batches.steps();
-  Backend& backend = model.backend();
-  const int members = model.members();
-  std::vector<FitResult> results(static_cast<size_t>(members));
-  std::vector<bool> training(static_cast<size_t>(members), true);  // not diverged
-  int64_t samples = 0;
-  Track step_spans, epoch_spans;
-  const Clock::time_point start = Clock::now();
-  bool stopped = false;
-  std::string why_stopped;
-  const bool graphs = options.graphs && backend.has_graphs();
-  std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs;  // by the batch's rows: the last may be short
-  for (int epoch = 0; epoch < spec.fit.epochs && !stopped; ++epoch) {
-    const Clock::time_point epoch_start = Clock::now();
-    batches.begin_epoch(epoch);
-    model.reset_totals();
-    for (int64_t step = 0; step < steps; ++step) {
-      const bool limit = options.max_steps > 0 && epoch * steps + step >= options.max_steps;
-      if (limit || (options.stop && options.stop->load(std::memory_order_relaxed))) {
-        stopped = true;
-        why_stopped = "stopped in epoch " + std::to_string(epoch + 1) + " at step " + std::to_string(step + 1) +
-                      " of " + std::to_string(steps);
-        break;
-      }
-      if (options.timeline) backend.mark();
-      // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
-      const int rows = batches.rows(step);
-      const auto train_step = [&] {
-        const EpochIterator::Batch batch = batches.batch(step);
-        model.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
-      };
-      if (graphs) {
-        std::unique_ptr<Backend::StepGraph>& graph = step_graphs[rows];
-        if (!graph) graph = backend.capture(train_step);
-        graph->launch();
-      } else {
-        train_step();
-      }
-      samples += rows;
-      if (options.timeline) backend.mark();
-    }
-    const std::vector<std::pair<double, double>> totals = model.read_totals();
-    if (options.timeline) {
-      const std::vector<double> marks = backend.take_marks();  // (begin, end) per step
-      for (size_t i = 0; i + 1 < marks.size(); i += 2) step_spans.push_back({marks[i], marks[i + 1]});
-      if (!marks.empty()) epoch_spans.push_back({marks.front(), marks.back()});
-    }
-    if (stopped) break;
-    std::vector<Evaluation> validation(static_cast<size_t>(members));
-    if (val > 0) validation = evaluate_pack(model, data, train, val);
-    const double seconds = seconds_since(epoch_start);
-    const std::vector<float> params = model.get_all_params();  // every member's, in one copy
-    const int64_t count = model.param_count();
-    for (int z = 0; z < members; ++z) {
-      if (!training[size_t(z)]) continue;
-      FitResult& result = results[size_t(z)];
-      EpochMetrics e;
-      e.loss = totals[size_t(z)].first / double(train);
-      e.accuracy = has_accuracy(spec) ? totals[size_t(z)].second / double(train) : NAN;
-      e.val_loss = validation[size_t(z)].loss;
-      e.val_accuracy = validation[size_t(z)].accuracy;
-      e.seconds = seconds;
-      e.samples_per_s = double(train) / seconds;
-      result.epochs.push_back(e);
-      result.samples = samples;
-      print_epoch(options, z, model.spec(z), epoch + 1, steps, e);
-      const std::string bad = non_finite(model, std::span(params).subspan(size_t(z * count), size_t(count)), e, val > 0);
-      if (!bad.empty()) {
-        result.status = FitStatus::diverged;
-        result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
-        result.train_s = seconds_since(start);
-        result.steps = step_spans, result.epoch_spans = epoch_spans;
-        training[size_t(z)] = false;
-      }
-    }
-    if (std::find(training.begin(), training.end(), true) == training.end()) break;
-  }
-  for (int z = 0; z < members; ++z) {
-    if (!training[size_t(z)]) continue;
-    FitResult& result = results[size_t(z)];
-    if (stopped) result.status = FitStatus::stopped, result.why = why_stopped;
-    result.samples = samples;
-    result.train_s = seconds_since(start);
-    result.steps = step_spans, result.epoch_spans = epoch_spans;
-  }
-  return results;
+  return PackFit(model, data, options).run();
 }
 
 }  // namespace mf

@@ -20,42 +20,45 @@ std::string csv_field(const json& v) {
   return quoted + "\"";
 }
 
-// A column: its header and its value for a model of a run.
+// A column: its header and its value, a figure of the model's run or of the model.
 struct Column {
   const char* header;
-  json (*value)(const RunReport& run, const ModelReport& m);
+  json (*of_run)(const RunReport& run) = nullptr;
+  json (*of_model)(const ModelReport& m) = nullptr;
+  json value(const RunReport& run, const ModelReport& m) const { return of_run ? of_run(run) : of_model(m); }
 };
 
 const Column kColumns[] = {
-    {"run_mode", [](const RunReport& r, const ModelReport&) { return json(r.mode); }},
-    {"run_backend", [](const RunReport& r, const ModelReport&) { return r.backend.empty() ? json() : json(r.backend); }},
-    {"run_concurrency", [](const RunReport& r, const ModelReport&) { return json(r.concurrency); }},
-    {"run_wall_s", [](const RunReport& r, const ModelReport&) { return json(r.wall_s); }},
-    {"run_startup_s", [](const RunReport& r, const ModelReport&) { return metric_json(r.startup_s); }},
-    {"run_train_s", [](const RunReport& r, const ModelReport&) { return metric_json(r.train_s); }},
-    {"run_samples_per_s", [](const RunReport& r, const ModelReport&) { return metric_json(r.samples_per_s); }},
-    {"run_speedup_vs_serial", [](const RunReport& r, const ModelReport&) { return metric_json(r.speedup_vs_serial); }},
-    {"overlap", [](const RunReport& r, const ModelReport&) { return r.overlap ? json(r.overlap->fraction()) : json(); }},
-    {"models", [](const RunReport& r, const ModelReport&) { return json(r.models.size()); }},
-    {"name", [](const RunReport&, const ModelReport& m) { return json(m.name); }},
-    {"status", [](const RunReport&, const ModelReport& m) { return json(to_string(m.status)); }},
-    {"error", [](const RunReport&, const ModelReport& m) { return m.error.empty() ? json() : json(m.error); }},
-    {"device", [](const RunReport&, const ModelReport& m) { return json(m.device); }},
-    {"startup_s", [](const RunReport&, const ModelReport& m) { return metric_json(m.startup_s); }},
-    {"train_s", [](const RunReport&, const ModelReport& m) { return m.fitted ? json(m.fit.train_s) : json(); }},
-    {"samples_per_s", [](const RunReport&, const ModelReport& m) { return metric_json(m.samples_per_s); }},
-    {"solo_s", [](const RunReport&, const ModelReport& m) { return metric_json(m.solo_s); }},
-    {"slowdown", [](const RunReport&, const ModelReport& m) { return metric_json(m.slowdown); }},
-    {"test_loss", [](const RunReport&, const ModelReport& m) { return metric_json(m.test.loss, m.tested); }},
-    {"test_accuracy", [](const RunReport&, const ModelReport& m) { return metric_json(m.test.accuracy, m.tested && m.has_accuracy); }},
-    {"params", [](const RunReport&, const ModelReport& m) { return json(m.params); }},
-    {"pack", [](const RunReport&, const ModelReport& m) { return json(m.pack); }},
-    {"pack_members", [](const RunReport&, const ModelReport& m) { return json(m.pack_members); }},
-    {"epochs", [](const RunReport&, const ModelReport& m) { return json(m.fit.epochs.size()); }},
-    {"cap_bytes", [](const RunReport&, const ModelReport& m) { return json(m.memory.cap_bytes); }},
-    {"reserved_bytes", [](const RunReport&, const ModelReport& m) { return json(m.memory.reserved_bytes); }},
-    {"peak_bytes", [](const RunReport&, const ModelReport& m) { return json(m.memory.peak_bytes); }},
-    {"graphs", [](const RunReport&, const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
+    {"run_mode", [](const RunReport& r) { return json(r.mode); }},
+    {"run_backend", [](const RunReport& r) { return r.backend.empty() ? json() : json(r.backend); }},
+    {"run_concurrency", [](const RunReport& r) { return json(r.concurrency); }},
+    {"run_wall_s", [](const RunReport& r) { return json(r.wall_s); }},
+    {"run_startup_s", [](const RunReport& r) { return metric_json(r.startup_s); }},
+    {"run_train_s", [](const RunReport& r) { return metric_json(r.train_s); }},
+    {"run_samples_per_s", [](const RunReport& r) { return metric_json(r.samples_per_s); }},
+    {"run_speedup_vs_serial", [](const RunReport& r) { return metric_json(r.speedup_vs_serial); }},
+    {"overlap", [](const RunReport& r) { return r.overlap ? json(r.overlap->fraction()) : json(); }},
+    {"models", [](const RunReport& r) { return json(r.models.size()); }},
+    {"name", nullptr, [](const ModelReport& m) { return json(m.name); }},
+    {"status", nullptr, [](const ModelReport& m) { return json(to_string(m.status)); }},
+    {"error", nullptr, [](const ModelReport& m) { return m.error.empty() ? json() : json(m.error); }},
+    {"device", nullptr, [](const ModelReport& m) { return json(m.device); }},
+    {"startup_s", nullptr, [](const ModelReport& m) { return metric_json(m.startup_s); }},
+    {"train_s", nullptr, [](const ModelReport& m) { return m.fitted ? json(m.fit.train_s) : json(); }},
+    {"samples_per_s", nullptr, [](const ModelReport& m) { return metric_json(m.samples_per_s); }},
+    {"solo_s", nullptr, [](const ModelReport& m) { return metric_json(m.solo_s); }},
+    {"slowdown", nullptr, [](const ModelReport& m) { return metric_json(m.slowdown); }},
+    {"test_loss", nullptr, [](const ModelReport& m) { return metric_json(m.test.loss, m.tested); }},
+    {"test_accuracy", nullptr,
+     [](const ModelReport& m) { return metric_json(m.test.accuracy, m.tested && m.has_accuracy); }},
+    {"params", nullptr, [](const ModelReport& m) { return json(m.params); }},
+    {"pack", nullptr, [](const ModelReport& m) { return json(m.pack); }},
+    {"pack_members", nullptr, [](const ModelReport& m) { return json(m.pack_members); }},
+    {"epochs", nullptr, [](const ModelReport& m) { return json(m.fit.epochs.size()); }},
+    {"cap_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.cap_bytes); }},
+    {"reserved_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.reserved_bytes); }},
+    {"peak_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.peak_bytes); }},
+    {"graphs", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
 };
 
 }  // namespace
