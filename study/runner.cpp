@@ -25,7 +25,7 @@ void describe_run(RunReport& run) {
   for (const ModelReport& m : run.models) {
     if (run.backend.empty() && !m.backend.empty()) {
       run.backend = m.backend;
-      run.device = m.device_name;
+      run.device_name = m.device_name;
     }
     if (m.data.empty()) continue;
     if (run.data.empty()) run.data = m.data;

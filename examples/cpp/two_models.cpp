@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
     const mf::RunReport serial = mf::run_mode(*mf::make_serial_mode(options), jobs, options, stop, &exit_code);
     mf::compare_with_serial(streams, serial);  // each model's slowdown: its time on streams over its time alone
 
-    std::printf("%s backend%s%s\n", mf::to_string(options.backend.kind), streams.device.empty() ? "" : ", ",
-                streams.device.c_str());
+    std::printf("%s backend%s%s\n", mf::to_string(options.backend.kind), streams.device_name.empty() ? "" : ", ",
+                streams.device_name.c_str());
     for (const mf::ModelReport& m : streams.models) {
       if (!m.slowdown) {
         std::printf("%-10s %s: %s\n", m.name.c_str(), mf::to_string(m.status), m.error.c_str());

@@ -202,7 +202,7 @@ void to_json(json& j, const RunReport& run) {
     overlap = {{"fraction", run.overlap->fraction()}, {"busy_s", run.overlap->busy_s},
                {"concurrent_s", run.overlap->concurrent_s}};
   j = {{"backend", text(run.backend)},
-       {"device", text(run.device)},
+       {"device_name", text(run.device_name)},
        {"mode", run.mode},
        {"concurrency", run.concurrency},
        {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},

@@ -73,7 +73,7 @@ struct ModelReport {
 
 
 struct RunReport {
-  std::string backend, device, mode = "serial", data;
+  std::string backend, device_name, mode = "serial", data;  // device_name: the processor or GPU in words
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
   // Peak resident host memory (VmHWM) of this process: pools, data, libraries. It never goes
   // down, so in --mode all a later mode shows an earlier one's peak if that was higher.

@@ -52,7 +52,7 @@ using nlohmann::json;
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
                           m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend, m_device_name,
                           m_data, m_data_bytes, m_pid, m_device, m_visible_devices, m_pack, m_pack_members] = m;
-  [[maybe_unused]] auto& [r_backend, r_device, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
+  [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_overlap, r_gpu,
                           r_gpu_note, r_error, r_auto_choice, r_models] = r;
@@ -140,7 +140,7 @@ ModelReport full_model() {
 RunReport full_run() {
   RunReport r;
   r.backend = "cpu";
-  r.device = "a CPU";
+  r.device_name = "a CPU";
   r.mode = "packed";
   r.data = "synthetic:regression";
   r.data_bytes = 900;
@@ -273,7 +273,7 @@ std::string with_timeline(const char* document, const char* timeline) {
 std::string full_run_document(const std::string& models) {
   return R"({
   "backend": "cpu",
-  "device": "a CPU",
+  "device_name": "a CPU",
   "mode": "packed",
   "concurrency": 4,
   "data": {"source": "synthetic:regression", "bytes": 900},
@@ -296,7 +296,7 @@ std::string full_run_document(const std::string& models) {
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
-    "backend": null, "device": null, "mode": "serial", "concurrency": 1, "data": {"source": null, "bytes": 0},
+    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
     "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "models": )";
