@@ -17,7 +17,7 @@
 #include "study/modes/processes/protocol.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
-#include "runtime/worker_process.h"
+#include "runtime/child_process.h"
 
 namespace mf {
 namespace {
@@ -27,7 +27,7 @@ constexpr double kStopGrace_s = 5;  // a worker still building this long after C
 struct Child {
   Child(const Job& job, const RunOptions& options) : index(job.index), placeholder(job, options) {}
   size_t index;                            // the job's place in the run, for its progress line
-  std::unique_ptr<WorkerProcess> process;  // null when it did not start
+  std::unique_ptr<ChildProcess> process;  // null when it did not start
   ModelWorker placeholder;                 // the model's report as far as the parent knows it
   std::string visible_devices;             // the worker's CUDA_VISIBLE_DEVICES
   double spawned_s = 0, ready_s = 0;       // clock_seconds() at the spawn and at "ready"
@@ -99,7 +99,7 @@ class ProcessesMode final : public Mode {
     child->placeholder.attempt([&] {
       if (!job.spec) return;  // a bad entry has its error already: nothing to start
       child->spawned_s = clock_seconds();
-      child->process = std::make_unique<WorkerProcess>(std::vector<std::string>{self_, "worker", job.name},
+      child->process = std::make_unique<ChildProcess>(std::vector<std::string>{self_, "worker", job.name},
                                                        std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" +
                                                                                 child->visible_devices});
       const nlohmann::json request = {{"options", to_json(options_)}, {"job", to_json(job)}};

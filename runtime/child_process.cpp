@@ -1,4 +1,4 @@
-#include "runtime/worker_process.h"
+#include "runtime/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -84,9 +84,9 @@ std::string ExitStatus::describe() const {
   return "killed by signal " + std::to_string(signal) + " (" + name + ")";
 }
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env)
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env)
     : program_(argv.at(0)) {
-  // Every end is close-on-exec, made so atomically (pipe2): a worker spawned by another thread at the
+  // Every end is close-on-exec, made so atomically (pipe2): a child spawned by another thread at the
   // same moment inherits none of them, and a child holding another's stdin would keep it from EOF.
   // The child's own ends become its 0 and 1 through dup2, which clears the flag on the copy.
   int input[2], output[2];
@@ -103,8 +103,8 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::ve
   posix_spawn_file_actions_adddup2(&actions, input[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
   // The child inherits the calling thread's signal mask; a thread that blocks SIGTERM or SIGINT for
-  // itself must not pass that on to a worker that should die of them. It starts a process group of
-  // its own, so that a terminal's Ctrl-C reaches the parent only, which tells its workers once.
+  // itself must not pass that on to a child that should die of them. It starts a process group of
+  // its own, so that a terminal's Ctrl-C reaches the parent only, which tells its children once.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t none;
@@ -130,7 +130,7 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::ve
   }
 }
 
-WorkerProcess::~WorkerProcess() {
+ChildProcess::~ChildProcess() {
   close_fd(input_fd_);
   close_fd(output_fd_);
   if (status_) return;
@@ -139,7 +139,7 @@ WorkerProcess::~WorkerProcess() {
   }
 }
 
-bool WorkerProcess::send(const std::string& text) {
+bool ChildProcess::send(const std::string& text) {
   if (input_fd_ < 0) return false;
   int error = 0;
   if (!write_without_sigpipe(input_fd_, text, &error)) return false;
@@ -148,9 +148,9 @@ bool WorkerProcess::send(const std::string& text) {
   return true;
 }
 
-void WorkerProcess::close_input() { close_fd(input_fd_); }
+void ChildProcess::close_input() { close_fd(input_fd_); }
 
-void WorkerProcess::read_some() {
+void ChildProcess::read_some() {
   if (eof_) return;
   char chunk[64 * 1024];
   ssize_t n;
@@ -176,7 +176,7 @@ void WorkerProcess::read_some() {
   buffer_.erase(0, start);
 }
 
-std::vector<std::string> WorkerProcess::read_lines(bool* eof) {
+std::vector<std::string> ChildProcess::read_lines(bool* eof) {
   read_some();
   *eof = eof_;
   std::vector<std::string> result(std::make_move_iterator(lines_.begin()), std::make_move_iterator(lines_.end()));
@@ -184,7 +184,7 @@ std::vector<std::string> WorkerProcess::read_lines(bool* eof) {
   return result;
 }
 
-std::optional<std::string> WorkerProcess::read_line() {
+std::optional<std::string> ChildProcess::read_line() {
   while (lines_.empty() && !eof_) read_some();
   if (lines_.empty()) return std::nullopt;
   std::string line = std::move(lines_.front());
@@ -192,7 +192,7 @@ std::optional<std::string> WorkerProcess::read_line() {
   return line;
 }
 
-ExitStatus WorkerProcess::wait() {
+ExitStatus ChildProcess::wait() {
   if (status_) return *status_;
   int raw = 0;
   while (waitpid(pid_, &raw, 0) == -1) {
@@ -207,7 +207,7 @@ ExitStatus WorkerProcess::wait() {
   return status;
 }
 
-void WorkerProcess::kill(int signal) {
+void ChildProcess::kill(int signal) {
   if (status_) return;
   if (::kill(pid_, signal) != 0)
     throw SystemError("cannot signal " + program_ + " (pid " + std::to_string(pid_) + "): " + errno_text(errno));

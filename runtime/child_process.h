@@ -1,13 +1,14 @@
 #pragma once
-// A worker process: the same binary started once per model (processes mode), so
-// that a device fault in one model poisons only its own CUDA context. It is
+// A child process with pipes to its stdin and stdout: in processes mode, the same binary started once
+// per model (`multifit worker NAME`), so that a device fault in one model poisons only its own CUDA
+// context. It is
 // started with posix_spawn, never fork (forking a process whose CUDA has started
 // leaves the child a broken copy of the driver's state) and never through a
 // shell, with its environment (CUDA_VISIBLE_DEVICES) set before it runs. The
 // parent writes the job to the child's stdin and reads lines from its stdout;
 // the child's stderr is the parent's, so its progress lines reach the terminal.
 //
-// Not thread-safe: one owner per worker; several workers are read together with
+// Not thread-safe: one owner per child; several children are read together with
 // poll() over their output_fd().
 #include <sys/types.h>
 
@@ -26,19 +27,19 @@ struct ExitStatus {
   std::string describe() const;
 };
 
-class WorkerProcess {
+class ChildProcess {
  public:
   // Starts argv[0] (a path to an executable, not searched in PATH) with `argv`, the parent's
   // environment with `env` applied ("NAME=value" replaces NAME or adds it), stdin and stdout connected
   // to pipes and stderr inherited, in a process group of its own (a terminal's Ctrl-C reaches only
-  // the parent, which decides what its workers are told). The child starts with no signal blocked, whatever the calling
+  // the parent, which decides what its children are told). The child starts with no signal blocked, whatever the calling
   // thread blocks. Throws SystemError naming the program and errno's text when it cannot start
   // (no such file, not executable: posix_spawn's error) or the pipes cannot be made.
-  WorkerProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+  ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env);
   // Kills (SIGKILL) a child still running and reaps it, so none is left a zombie; never throws.
-  ~WorkerProcess();
-  WorkerProcess(const WorkerProcess&) = delete;
-  WorkerProcess& operator=(const WorkerProcess&) = delete;
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
 
@@ -49,7 +50,7 @@ class WorkerProcess {
   // Closes the child's stdin: it reads EOF once it has read what was sent. Idempotent.
   void close_input();
 
-  // The child's stdout, for poll() over several workers.
+  // The child's stdout, for poll() over several children.
   int output_fd() const { return output_fd_; }
   // After poll() said output_fd() is readable: reads once (at most 64 KiB, what a pipe holds) and
   // returns the lines now complete, without their '\n'; the rest of a line waits for the next read,
@@ -80,7 +81,7 @@ class WorkerProcess {
   std::optional<ExitStatus> status_;  // set once reaped
 };
 
-// The running program's own path (/proc/self/exe resolved), to spawn workers of the same binary.
+// The running program's own path (/proc/self/exe resolved), to spawn children of the same binary.
 // Throws SystemError when it cannot be read.
 std::string self_executable();
 

@@ -1,7 +1,7 @@
-// WorkerProcess (runtime/worker_process.h). The children are /bin/sh scripts, only here, as small
+// ChildProcess (runtime/child_process.h). The children are /bin/sh scripts, only here, as small
 // stand-ins for a worker: multifit itself never spawns through a shell. Every wait for a child's output
 // that a bug could turn into a hang goes through poll with a timeout.
-#include "runtime/worker_process.h"
+#include "runtime/child_process.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -31,8 +31,8 @@ bool readable_within(int fd, int milliseconds) {
   return poll(&entry, 1, milliseconds) == 1;
 }
 
-TEST(WorkerProcess, SendsToStdinAndReadsLinesFromStdout) {
-  WorkerProcess worker(sh("read line; echo got:$line; echo second"), {});
+TEST(ChildProcess, SendsToStdinAndReadsLinesFromStdout) {
+  ChildProcess worker(sh("read line; echo got:$line; echo second"), {});
   ASSERT_TRUE(worker.send("hello\n"));
   EXPECT_EQ(worker.read_line(), "got:hello");
   EXPECT_EQ(worker.read_line(), "second");
@@ -40,10 +40,10 @@ TEST(WorkerProcess, SendsToStdinAndReadsLinesFromStdout) {
   EXPECT_EQ(worker.wait().describe(), "exited with code 0");
 }
 
-TEST(WorkerProcess, EnvironmentOverridesReplaceAndAddToTheParents) {
+TEST(ChildProcess, EnvironmentOverridesReplaceAndAddToTheParents) {
   ASSERT_EQ(setenv("MF_TEST_EXISTING", "old", 1), 0);
   ASSERT_EQ(setenv("MF_TEST_INHERITED", "kept", 1), 0);
-  WorkerProcess worker(sh("echo \"$MF_TEST_EXISTING\"; env | grep -c ^MF_TEST_EXISTING=; "
+  ChildProcess worker(sh("echo \"$MF_TEST_EXISTING\"; env | grep -c ^MF_TEST_EXISTING=; "
                           "echo \"$CUDA_VISIBLE_DEVICES\"; echo \"$MF_TEST_INHERITED\""),
                        {"MF_TEST_EXISTING=new", "CUDA_VISIBLE_DEVICES=3"});
   unsetenv("MF_TEST_EXISTING");
@@ -54,9 +54,9 @@ TEST(WorkerProcess, EnvironmentOverridesReplaceAndAddToTheParents) {
   EXPECT_EQ(worker.read_line(), "kept");
 }
 
-TEST(WorkerProcess, ReportsAChildKilledMidRun) {
+TEST(ChildProcess, ReportsAChildKilledMidRun) {
   // exec, so that no grandchild outlives the shell holding its stdout open.
-  WorkerProcess worker(sh("echo started; exec sleep 10"), {});
+  ChildProcess worker(sh("echo started; exec sleep 10"), {});
   ASSERT_EQ(worker.read_line(), "started");
   worker.kill(SIGKILL);
   EXPECT_EQ(worker.read_line(), std::nullopt);
@@ -67,8 +67,8 @@ TEST(WorkerProcess, ReportsAChildKilledMidRun) {
   worker.kill(SIGKILL);  // reaped: nothing is sent to a pid that may be another process's now
 }
 
-TEST(WorkerProcess, ReportsTheExitCodeAndWaitsOnce) {
-  WorkerProcess worker(sh("exit 3"), {});
+TEST(ChildProcess, ReportsTheExitCodeAndWaitsOnce) {
+  ChildProcess worker(sh("exit 3"), {});
   const ExitStatus status = worker.wait();
   EXPECT_TRUE(status.exited);
   EXPECT_EQ(status.code, 3);
@@ -76,20 +76,20 @@ TEST(WorkerProcess, ReportsTheExitCodeAndWaitsOnce) {
   EXPECT_EQ(worker.wait().describe(), "exited with code 3");
 }
 
-TEST(WorkerProcess, DescribesSignalsWithoutAShortName) {
+TEST(ChildProcess, DescribesSignalsWithoutAShortName) {
   EXPECT_EQ((ExitStatus{.signal = SIGTERM}).describe(), "killed by signal 15 (SIGTERM)");
   EXPECT_TRUE(test::contains((ExitStatus{.signal = SIGRTMIN + 1}).describe(), "Real-time signal"));
 }
 
-TEST(WorkerProcess, AMissingProgramIsNamed) {
+TEST(ChildProcess, AMissingProgramIsNamed) {
   const std::string message = test::user_error<SystemError>(
-      [] { WorkerProcess worker({"/nonexistent/mf-no-such-worker", "--x"}, {}); });
+      [] { ChildProcess worker({"/nonexistent/mf-no-such-worker", "--x"}, {}); });
   EXPECT_TRUE(test::contains(message, "/nonexistent/mf-no-such-worker")) << message;
   EXPECT_TRUE(test::contains(message, "No such file or directory")) << message;
 }
 
-TEST(WorkerProcess, SendingToAnExitedChildFailsWithoutSigpipe) {
-  WorkerProcess worker(sh("exit 0"), {});
+TEST(ChildProcess, SendingToAnExitedChildFailsWithoutSigpipe) {
+  ChildProcess worker(sh("exit 0"), {});
   worker.wait();
   EXPECT_FALSE(worker.send("too late\n"));  // the test process is still here to check it
   sigset_t pending;
@@ -99,9 +99,9 @@ TEST(WorkerProcess, SendingToAnExitedChildFailsWithoutSigpipe) {
   EXPECT_FALSE(worker.send("closed\n"));
 }
 
-TEST(WorkerProcess, ALongLineArrivesWhole) {
+TEST(ChildProcess, ALongLineArrivesWhole) {
   constexpr size_t kLength = 3'000'000;  // a result document on one line, many pipe buffers long
-  WorkerProcess worker(sh("head -c " + std::to_string(kLength) + " /dev/zero | tr '\\0' a; echo; echo end"), {});
+  ChildProcess worker(sh("head -c " + std::to_string(kLength) + " /dev/zero | tr '\\0' a; echo; echo end"), {});
   std::vector<std::string> lines;
   for (bool eof = false; !eof;) {
     ASSERT_TRUE(readable_within(worker.output_fd(), 2000));
@@ -112,17 +112,17 @@ TEST(WorkerProcess, ALongLineArrivesWhole) {
   EXPECT_EQ(lines[1], "end");
 }
 
-TEST(WorkerProcess, AnUnterminatedLastLineIsReturnedAtEof) {
-  WorkerProcess worker(sh("printf 'one\\ntwo'"), {});
+TEST(ChildProcess, AnUnterminatedLastLineIsReturnedAtEof) {
+  ChildProcess worker(sh("printf 'one\\ntwo'"), {});
   EXPECT_EQ(worker.read_line(), "one");
   EXPECT_EQ(worker.read_line(), "two");
   EXPECT_EQ(worker.read_line(), std::nullopt);
 }
 
-TEST(WorkerProcess, WorkersDoNotInheritEachOthersPipes) {
+TEST(ChildProcess, WorkersDoNotInheritEachOthersPipes) {
   // Builtins only: a grandchild such as cat would outlive the shell killed on failure, holding its pipes.
-  WorkerProcess first(sh("while read -r line; do :; done; echo eof"), {});
-  WorkerProcess second(sh("exec sleep 10"), {});  // would hold first's pipe ends open, were they inherited
+  ChildProcess first(sh("while read -r line; do :; done; echo eof"), {});
+  ChildProcess second(sh("exec sleep 10"), {});  // would hold first's pipe ends open, were they inherited
   first.close_input();
   ASSERT_TRUE(readable_within(first.output_fd(), 1000)) << "the first child's stdin never reached EOF";
   EXPECT_EQ(first.read_line(), "eof");
@@ -130,11 +130,11 @@ TEST(WorkerProcess, WorkersDoNotInheritEachOthersPipes) {
   EXPECT_EQ(first.read_line(), std::nullopt);
 }
 
-TEST(WorkerProcess, TheDestructorKillsAndReapsARunningChild) {
+TEST(ChildProcess, TheDestructorKillsAndReapsARunningChild) {
   pid_t pid = -1;
   const auto start = std::chrono::steady_clock::now();
   {
-    WorkerProcess worker(sh("exec sleep 10"), {});
+    ChildProcess worker(sh("exec sleep 10"), {});
     pid = worker.pid();
     ASSERT_EQ(::kill(pid, 0), 0);
   }
@@ -146,7 +146,7 @@ TEST(WorkerProcess, TheDestructorKillsAndReapsARunningChild) {
   EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);
 }
 
-TEST(WorkerProcess, SelfExecutableIsThisTestBinary) {
+TEST(ChildProcess, SelfExecutableIsThisTestBinary) {
   const std::filesystem::path path = self_executable();
   EXPECT_TRUE(path.is_absolute());
   EXPECT_TRUE(std::filesystem::is_regular_file(path));
