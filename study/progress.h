@@ -1,7 +1,8 @@
 #pragma once
 // The progress of a run: each model's latest epoch line (Keras's, from fit). With several models on
-// a terminal, one live line per model, redrawn in place; otherwise (one model, a file, a pipe, CI)
-// plain lines as they come, prefixed with the model's name when there are several. Thread-safe:
+// a terminal that has a row for each, one live line per model, redrawn in place; otherwise (one
+// model, more models than rows, a file, a pipe, CI) plain lines as they come, prefixed with the
+// model's name when there are several. Thread-safe:
 // the streams mode's threads and the processes mode's reader report at once.
 #include <cstddef>
 #include <mutex>
@@ -12,7 +13,8 @@ namespace mf {
 
 class Progress {
  public:
-  // Nothing is shown when quiet; live lines only when stderr is a terminal and there are several models.
+  // Nothing is shown when quiet; live lines only when stderr is a terminal with a row for each of
+  // several models.
   Progress(std::vector<std::string> names, bool quiet);
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;

@@ -346,6 +346,22 @@ TEST_F(Run, DevicesHaveNoEffectOnHostExecutionInAnyMode) {
     }
 }
 
+// On a terminal, live progress lines only when the terminal has a row for each model: the cursor
+// cannot go up past the screen's top, and 2048 models redrawn on every epoch once wrote 724 MB to a
+// 40-row terminal. The terminal is script(1)'s, of the size stty gives it.
+TEST_F(Run, LiveLinesOnlyWhenEveryModelHasARow) {
+  for (const int rows : {40, 10}) {  // the tiny sweep has 32 models
+    const std::string inner = "stty rows " + std::to_string(rows) + " cols 120; " + quoted(MULTIFIT_BIN) + " run " +
+                              quoted(example("tiny-sweep.json")) + " --backend cpu >/dev/null";
+    const std::string command = "script -qec " + quoted(inner) + " " + quoted(path("tty")) + " >/dev/null </dev/null";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    const std::string screen = read_file(path("tty"));
+    const bool redrawn = contains(screen, "\x1b[32A");  // up to the top of the 32 live lines
+    EXPECT_EQ(redrawn, rows == 40) << rows << " rows";
+    EXPECT_TRUE(contains(screen, rows == 40 ? "tiny-lr0.03-s8  " : "tiny-lr0.03-s8: Epoch 2/2")) << rows << " rows";
+  }
+}
+
 // An error that every model of a sweep shares is one line on stderr, whatever the sweep's size; each
 // model still has it in the document.
 TEST_F(Run, AnErrorEveryModelSharesIsOneLine) {
