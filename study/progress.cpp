@@ -36,6 +36,11 @@ void Progress::epoch(size_t model, const std::string& line) {
   redraw();
 }
 
+void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
+  std::lock_guard lock(mutex_);
+  if (ended_) ended_(model, report, exit_code);
+}
+
 void Progress::note(const std::string& line) {
   if (quiet_ || names_.size() < 2) return;
   std::lock_guard lock(mutex_);

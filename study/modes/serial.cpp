@@ -25,6 +25,7 @@ class SerialMode final : public Mode {
     Phase phase;
     for (const Job& job : jobs) {
       std::optional<size_t> held;
+      int code = 0;
       {
         OnDevice& device = devices_[job.device];
         ModelWorker worker(job, options_);
@@ -39,9 +40,11 @@ class SerialMode final : public Mode {
         model.train(&stop, [&](size_t index, const std::string& line) { progress.epoch(index, line); });
         if (device.backend) held = device.backend->upstream().in_use_bytes();
         phase.reports.push_back(worker.report());
-        phase.exit_code = worse_exit_code(phase.exit_code, worker.exit_code());
+        code = worker.exit_code();
+        phase.exit_code = worse_exit_code(phase.exit_code, code);
       }  // the model goes, and its pool with it, before the next model is built
       if (held) report_release(phase.reports.back(), *devices_[job.device].backend, *held, progress);
+      progress.ended(job.index, phase.reports.back(), code);
     }
     return phase;
   }

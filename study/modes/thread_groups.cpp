@@ -58,14 +58,19 @@ class ThreadGroupsMode final : public Mode {
           barrier.arrive_and_wait();
           packs[g]->train(&stop, [&](size_t job, const std::string& line) { progress.epoch(job, line); });
           if (backends[g]) lead.attempt([&] { backends[g]->synchronize(); });
+          for (size_t i : groups[g]) progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
         });
       } catch (const std::system_error& e) {  // no thread for it (a limit on threads or memory)
-        for (size_t i : groups[g]) workers[i]->fail(std::string("cannot start its thread: ") + e.what(), 1);
+        for (size_t i : groups[g]) {
+          workers[i]->fail(std::string("cannot start its thread: ") + e.what(), 1);
+          progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
+        }
         barrier.leave();
       }
     }
     for (std::thread& t : threads) t.join();
-    report_poisoned_context(workers, backends);
+    if (report_poisoned_context(workers, backends))
+      for (size_t i = 0; i < jobs.size(); ++i) progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
     Phase phase;
     phase.released_s = barrier.released_s();
     for (auto& worker : workers) {
@@ -78,17 +83,19 @@ class ThreadGroupsMode final : public Mode {
 
  private:
   // A device fault poisons the CUDA context, and so every model of this process: each says so.
-  static void report_poisoned_context(std::vector<std::unique_ptr<ModelWorker>>& workers,
+  // Returns whether one did.
+  static bool report_poisoned_context(std::vector<std::unique_ptr<ModelWorker>>& workers,
                                       std::vector<std::unique_ptr<Backend>>& backends) {
     std::string fault;
     for (size_t i = 0; i < backends.size() && fault.empty(); ++i)
       if (backends[i]) fault = backends[i]->fault();
-    if (fault.empty()) return;
+    if (fault.empty()) return false;
     for (auto& worker : workers)
       worker->fail("the process's CUDA context was poisoned by a device fault (" + fault +
                        "); the process's streams share it, so every model of the process is lost (processes mode "
                        "isolates it)",
                    1);
+    return true;
   }
 
   // The process's data sets on `device`, with the backend that holds them, made on first use.

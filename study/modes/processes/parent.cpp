@@ -83,7 +83,9 @@ class ProcessesMode final : public Mode {
     for (size_t i = 0; i < jobs.size(); ++i) {
       Child& child = *children[i];
       ModelReport report = finish(child, jobs[i]);
-      phase.exit_code = worse_exit_code(phase.exit_code, exit_code_of(child));
+      const int code = exit_code_of(child);
+      progress.ended(jobs[i].index, report, code);
+      phase.exit_code = worse_exit_code(phase.exit_code, code);
       phase.reports.push_back(std::move(report));
     }
     return phase;
