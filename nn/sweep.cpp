@@ -15,7 +15,9 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxModels = 4096;
+// A bound against a grid typed wrong (three axes of a thousand values): every model costs the runner a
+// job, a report and a journal line, about 10 KiB, so 2^20 models are about 10 GiB before any trains.
+constexpr size_t kMaxModels = size_t(1) << 20;
 
 // The grid's axes in the order they combine (the first varies slowest) and name a model.
 struct Axis {
@@ -185,7 +187,7 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
   for (const Axis& axis : kAxes) {
     if (!grid.contains(axis.key)) continue;
     axes.emplace_back(&axis, &grid[axis.key]);
-    total *= axes.back().second->size();  // cannot overflow: total <= 4096 before, a size < 2^24
+    total *= axes.back().second->size();  // cannot overflow: total <= 2^20 before, a size < 2^24
     if (total > kMaxModels)
       fail(path, "grid", "the axes make more than " + std::to_string(kMaxModels) + " models",
            "a sweep holds at most " + std::to_string(kMaxModels));

@@ -265,16 +265,18 @@ TEST_F(SweepFile, AxisErrors) {
   EXPECT_THAT(load_error({{"base", named}, {"grid", {{"seed", {1}}}}}), HasSubstr(": base.name: got 7; expected"));
 }
 
-TEST_F(SweepFile, AtMost4096Models) {
-  std::vector<int> values(65);  // 65 x 65 = 4225
-  EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"seed", values}, {"epochs", values}}}}),
-              HasSubstr(": grid: the axes make more than 4096 models; a sweep holds at most 4096"));
-  EXPECT_THAT(load_error({{"models", std::vector<json>(4097, json::object())}}),
-              HasSubstr(": models: 4097 models; a sweep holds at most 4096"));
-  std::vector<int> seeds(64);
-  EXPECT_EQ(load_sweep(write_json("full.json", {{"base", spec()}, {"grid", {{"seed", seeds}, {"epochs", seeds}}}}))
-                .models.size(),
-            4096u);
+TEST_F(SweepFile, AtMostAMillionModels) {
+  std::vector<int> values(1025);  // 1025 x 1024 = 2^20 + 1024
+  EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"seed", values}, {"epochs", std::vector<int>(1024)}}}}),
+              HasSubstr(": grid: the axes make more than 1048576 models; a sweep holds at most 1048576"));
+  EXPECT_THAT(load_error({{"models", std::vector<json>((size_t(1) << 20) + 1, json::object())}}),
+              HasSubstr(": models: 1048577 models; a sweep holds at most 1048576"));
+  std::vector<int> seeds(2048);  // 8 learning rates by 2048 seeds: a grid the old bound of 4096 refused
+  for (int i = 0; i < 2048; ++i) seeds[size_t(i)] = i;
+  const Sweep big = load_sweep(write_json(
+      "big.json", {{"base", spec()}, {"grid", {{"learning_rate", {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3}}, {"seed", seeds}}}}));
+  ASSERT_EQ(big.models.size(), 16384u);
+  EXPECT_TRUE(std::all_of(big.models.begin(), big.models.end(), [](const SweepEntry& e) { return e.error.empty(); }));
 }
 
 // ---- The examples ----------------------------------------------------------------------
