@@ -1,10 +1,13 @@
 #include "backends/factory.h"
 
+#include <algorithm>
 #include <ostream>
+#include <thread>
 
 #include "backends/cpu/cpu_backend.h"
 #include "target/target.h"
 #include "backends/cuda/cuda_backend.h"
+#include "kernels/openblas.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
 
@@ -55,6 +58,24 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
   resolve_auto(options, log);  // says cpu, and why
   return make_cpu(options);
 #endif
+}
+
+size_t max_training_threads(const BackendOptions& options) {
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  switch (options.kind) {
+    case BackendKind::host_exec:
+      return cores;
+    case BackendKind::cpu:
+      try {
+        return std::min(4 * cores, size_t(cpu::openblas_max_threads()));
+      } catch (const UserError&) {  // no OpenBLAS: every model will say so when it makes its backend
+        return 1;
+      }
+    case BackendKind::automatic:
+    case BackendKind::cuda:
+      break;
+  }
+  return 4 * cores;
 }
 
 bool use_graphs(const BackendOptions& options, const Backend& backend) {

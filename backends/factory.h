@@ -51,6 +51,14 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
 // the cpu backend: a UserError naming the option.
 void check_cpu_options(const BackendOptions& options);
 
+// The most host threads that may train models at once on `options`' backend (streams and packed
+// mode drive many models from a pool of this many at most): 4 per hardware thread for cuda (a thread
+// spends most of a step waiting on its stream), one per hardware thread for host execution (each
+// launch runs its blocks on threads of its own), and for the cpu backend 4 per hardware thread but
+// never more than OpenBLAS's MAX_THREADS (kernels/openblas.h: past its table of buffers it ends the
+// process). At least 1. Loads OpenBLAS for cpu.
+size_t max_training_threads(const BackendOptions& options);
+
 // Whether training steps run as CUDA graphs on `backend`: --graphs on where the backend has them
 // (the cuda backend; host-exec emulates them, target/host_exec_runtime.h), auto on a GPU only.
 bool use_graphs(const BackendOptions& options, const Backend& backend);

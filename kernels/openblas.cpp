@@ -40,6 +40,7 @@ void require_room_for_work_buffer() {
 struct OpenBlas {
   SharedLibrary library;
   decltype(&cblas_sgemm) sgemm = lookup<decltype(sgemm)>(library, "cblas_sgemm");
+  char* (*config)() = lookup<decltype(config)>(library, "openblas_get_config");
 };
 
 const OpenBlas& openblas() {
@@ -69,5 +70,12 @@ void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k
 }
 
 std::string openblas_library() { return openblas().library.path(); }
+
+int openblas_max_threads() {
+  const std::string config = openblas().config();
+  const size_t at = config.find("MAX_THREADS=");
+  const int threads = at == std::string::npos ? 0 : std::atoi(config.c_str() + at + 12);
+  return threads > 0 ? threads : 64;
+}
 
 }  // namespace mf::cpu

@@ -24,4 +24,10 @@ void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k
 
 std::string openblas_library();  // the path OpenBLAS was loaded from; loads it
 
+// The MAX_THREADS OpenBLAS was built with, from openblas_get_config() ("... MAX_THREADS=64"): each
+// thread that calls it at the same time takes one of its work buffers, from a table of twice that,
+// and a caller past the table ends the process ("too many memory regions"). 64, Debian's, when the
+// library does not say. Loads it.
+int openblas_max_threads();
+
 }  // namespace mf::cpu

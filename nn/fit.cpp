@@ -170,33 +170,41 @@ int64_t checked_training_rows(const ModelSpec& spec, int64_t rows) {
   return train;
 }
 
+}  // namespace
+
 // One fit of a pack: each epoch's steps, then each member's record of the epoch. A member that
 // diverges ends its result there and goes on stepping with the pack.
-class PackFit {
+class PackFit::Epochs {
  public:
-  PackFit(Model& model, const DeviceData& data, const FitOptions& options)
-      : model_(model), data_(data), options_(options), spec_(model.spec()),
+  Epochs(Model& model, const DeviceData& data, FitOptions options)
+      : model_(model), data_(data), options_(std::move(options)), spec_(model.spec()),
         train_(checked_training_rows(spec_, data.rows())), val_(data.rows() - train_),
         batches_(model, data, train_), results_(size_t(model.members())), training_(size_t(model.members()), true),
-        graphs_(options.graphs && model.backend().has_graphs()) {}
+        graphs_(options_.graphs && model.backend().has_graphs()) {}
 
-  std::vector<FitResult> run() {
-    for (int epoch = 0; epoch < spec_.fit.epochs; ++epoch) {
-      const Clock::time_point epoch_start = Clock::now();
-      const bool completed = train_epoch(epoch);
-      const std::vector<std::pair<double, double>> totals = model_.read_totals();
-      take_timeline();
-      if (!completed) break;
-      record_epoch(epoch, totals, seconds_since(epoch_start));
-      if (std::find(training_.begin(), training_.end(), true) == training_.end()) break;
-    }
-    for (size_t z = 0; z < results_.size(); ++z)
-      if (training_[z]) {
-        if (!why_stopped_.empty()) results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
-        end(results_[z]);
-      }
-    return results_;
+  bool done() const { return done_; }
+
+  void launch() {
+    epoch_start_ = Clock::now();
+    completed_ = train_epoch(epoch_);
   }
+
+  void end() {
+    const std::vector<std::pair<double, double>> totals = model_.read_totals();
+    take_timeline();
+    if (completed_) record_epoch(epoch_, totals, seconds_since(epoch_start_));
+    ++epoch_;
+    done_ = !completed_ || epoch_ == spec_.fit.epochs ||
+            std::find(training_.begin(), training_.end(), true) == training_.end();
+    if (done_)
+      for (size_t z = 0; z < results_.size(); ++z)
+        if (training_[z]) {
+          if (!why_stopped_.empty()) results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
+          end(results_[z]);
+        }
+  }
+
+  std::vector<FitResult>& results() { return results_; }
 
  private:
   // The epoch's training steps; false when a stop (Ctrl-C, the calibration's step limit) came first.
@@ -279,7 +287,7 @@ class PackFit {
 
   Model& model_;
   const DeviceData& data_;
-  const FitOptions& options_;
+  const FitOptions options_;
   const ModelSpec& spec_;  // what the members share (pack_key)
   const int64_t train_, val_;
   EpochIterator batches_;
@@ -291,9 +299,19 @@ class PackFit {
   Track step_spans_, epoch_spans_;
   std::string why_stopped_;  // "" unless a stop came
   const Clock::time_point start_ = Clock::now();
+  int epoch_ = 0;  // the epoch launch() runs next
+  Clock::time_point epoch_start_;
+  bool completed_ = false;  // the launched epoch ran every step
+  bool done_ = spec_.fit.epochs < 1;
 };
 
-}  // namespace
+PackFit::PackFit(Model& model, const DeviceData& data, FitOptions options)
+    : epochs_(std::make_unique<Epochs>(model, data, std::move(options))) {}
+PackFit::~PackFit() = default;
+bool PackFit::done() const { return epochs_->done(); }
+void PackFit::launch_epoch() { epochs_->launch(); }
+void PackFit::end_epoch() { epochs_->end(); }
+std::vector<FitResult> PackFit::take_results() { return std::move(epochs_->results()); }
 
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
   require_one_member(model, "evaluate");
@@ -306,7 +324,12 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
 }
 
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options) {
-  return PackFit(model, data, options).run();
+  PackFit fit(model, data, options);
+  while (!fit.done()) {
+    fit.launch_epoch();
+    fit.end_epoch();
+  }
+  return fit.take_results();
 }
 
 }  // namespace mf

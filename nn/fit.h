@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +76,27 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
 // so its weights, not finite already, are those of the pack's last step.
 // Steps and epochs are the pack's, so every member's timeline is the same.
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options);
+
+// fit_pack an epoch at a time, so that one host thread can drive several packs in turn: launch_epoch()
+// queues the next epoch's steps on the model's backend (on a GPU it returns while they run, so the
+// thread can queue another pack's epoch on its own stream), end_epoch() waits for them and records the
+// epoch (its metrics, validation, divergence check and progress line). fit_pack is
+//   while (!done()) { launch_epoch(); end_epoch(); }  then take_results().
+// The constructor throws UserError for a validation_split that leaves no training or no validation
+// rows; launch_epoch and end_epoch throw what the backend throws.
+class PackFit {
+ public:
+  PackFit(Model& model, const DeviceData& data, FitOptions options);
+  ~PackFit();
+  bool done() const;  // every epoch ran, or every member diverged, or a stop came
+  void launch_epoch();  // before done() only
+  void end_epoch();     // after each launch_epoch()
+  std::vector<FitResult> take_results();  // once done(): one per member
+
+ private:
+  class Epochs;
+  std::unique_ptr<Epochs> epochs_;
+};
 
 // Mean loss and accuracy over rows [first_row, first_row + rows) of `data`: of a model of one member
 // (std::invalid_argument otherwise), or of each member of a pack.

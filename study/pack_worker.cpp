@@ -18,29 +18,6 @@ ModelWorker* lead_of(std::span<ModelWorker* const> members) {
 
 }  // namespace
 
-void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOptions& options,
-                const std::atomic<bool>* stop, const MemberProgress& progress) {
-  ModelWorker* lead = lead_of(members);
-  if (!lead) return;
-  const ResidentData& data = *lead->data();  // the members' (their data source is part of the pack's key)
-  std::vector<FitResult> fits;
-  std::vector<Evaluation> tests;
-  bool interrupted = false;
-  const bool graphs = use_graphs(options.backend, model.backend());
-  for (ModelWorker* member : members)
-    if (member->report().settings) member->report().settings->graphs = graphs;
-  lead->attempt([&] {
-    fits = fit_pack(model, *data.train, {progress, options.timeline, stop, options.calibration_steps, graphs});
-    interrupted = stop && *stop;
-    const bool any_ok = std::any_of(fits.begin(), fits.end(), [](const FitResult& f) { return f.status == FitStatus::ok; });
-    if (data.test && options.calibration_steps == 0 && any_ok)
-      tests = evaluate_pack(model, *data.test, 0, data.test->rows());
-  });
-  for (ModelWorker* member : members) member->share_failure(*lead);
-  for (size_t z = 0; z < fits.size(); ++z)  // a member that failed before (its weights file) stays failed
-    members[z]->finish(fits[z], interrupted, tests.empty() ? std::nullopt : std::optional(tests[z]), model, int(z));
-}
-
 PackWorker::PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack)
     : members_(std::move(members)), options_(options), pack_(pack) {}
 
@@ -76,11 +53,63 @@ void PackWorker::build(Backend& backend, DataSets& data) {
   }
 }
 
-void PackWorker::train(const std::atomic<bool>* stop,
-                       const std::function<void(size_t job, const std::string&)>& progress) {
-  if (!model_) return;
-  train_pack(*model_, prepared_, options_, stop,
-             [&](int member, const std::string& line) { progress(prepared_[size_t(member)]->job().index, line); });
+void PackWorker::begin_training(const std::atomic<bool>* stop, JobProgress progress) {
+  if (!model_ || !lead_of(prepared_)) return;
+  stop_ = stop;
+  progress_ = std::move(progress);
+  const bool graphs = use_graphs(options_.backend, model_->backend());
+  for (ModelWorker* member : prepared_)
+    if (member->report().settings) member->report().settings->graphs = graphs;
+  const auto line = [this](int member, const std::string& text) {
+    if (progress_) progress_(prepared_[size_t(member)]->job().index, text);
+  };
+  attempt([&] {
+    fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
+                                     FitOptions{line, options_.timeline, stop, options_.calibration_steps, graphs});
+  });
+}
+
+void PackWorker::launch_epoch() {
+  attempt([&] { fit_->launch_epoch(); });
+}
+
+void PackWorker::end_epoch() {
+  attempt([&] { fit_->end_epoch(); });
+  if (fit_ && fit_->done()) finish_training();
+}
+
+void PackWorker::train(const std::atomic<bool>* stop, JobProgress progress) {
+  begin_training(stop, std::move(progress));
+  while (training()) {
+    launch_epoch();
+    end_epoch();
+  }
+}
+
+// The shared stages change no member's status (finish does, after them), so the lead fails only
+// when the stage threw.
+void PackWorker::attempt(const std::function<void()>& stage) {
+  ModelWorker* lead = lead_of(prepared_);
+  if (lead) lead->attempt(stage);
+  if (lead && lead->ok()) return;
+  for (ModelWorker* member : prepared_)
+    if (lead) member->share_failure(*lead);
+  fit_.reset();
+}
+
+// The test set where a member is still ok (not after a calibration's few steps), then each member's
+// finish with its own results.
+void PackWorker::finish_training() {
+  std::vector<FitResult> fits = fit_->take_results();
+  fit_.reset();
+  const ResidentData& data = *lead_of(prepared_)->data();  // the members' (their data source is in the pack's key)
+  const bool interrupted = stop_ && *stop_;
+  const bool any_ok = std::any_of(fits.begin(), fits.end(), [](const FitResult& f) { return f.status == FitStatus::ok; });
+  std::vector<Evaluation> tests;
+  if (data.test && options_.calibration_steps == 0 && any_ok)
+    attempt([&] { tests = evaluate_pack(*model_, *data.test, 0, data.test->rows()); });
+  for (size_t z = 0; z < fits.size(); ++z)  // a member that failed before (its weights file) stays failed
+    prepared_[z]->finish(fits[z], interrupted, tests.empty() ? std::nullopt : std::optional(tests[z]), *model_, int(z));
 }
 
 }  // namespace mf

@@ -1,7 +1,7 @@
 #pragma once
 // A pack's life: its members prepare one by one, so that a member with a bad spec, data, cap or
 // weights file fails alone; the prepared ones form one Model (nn/model.h) on one backend, wait at
-// the start barrier, and train in one fit_pack; each member then finishes with its own results. A
+// the start barrier, and train in one PackFit (nn/fit.h); each member then finishes with its own results. A
 // failure of the shared stages (the pack's model, its training) is every member's. Outside packed
 // mode every model is a pack of one.
 #include <atomic>
@@ -12,17 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "nn/fit.h"
 #include "study/model_worker.h"
 
 namespace mf {
 
-// An epoch's line of member `member` of a pack.
-using MemberProgress = std::function<void(int member, const std::string& line)>;
-
-// Trains `model`, whose members are `members` in order (each prepared): fit_pack, the test
-// evaluation where a member is still ok, then each member's finish.
-void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOptions& options,
-                const std::atomic<bool>* stop, const MemberProgress& progress);
+// An epoch's line of the model with job index `job`.
+using JobProgress = std::function<void(size_t job, const std::string& line)>;
 
 class PackWorker {
  public:
@@ -32,15 +28,34 @@ class PackWorker {
 
   // Each member's prepare(), then the model of those prepared and their weights files.
   void build(Backend& backend, DataSets& data);
-  // Trains the pack (nothing when no member was prepared); epoch lines go to `progress` by the
-  // member's job index.
-  void train(const std::atomic<bool>* stop, const std::function<void(size_t job, const std::string&)>& progress);
+
+  // Training, an epoch at a time, so that one host thread can drive several packs in turn (their
+  // epochs queued on their own streams before any is waited for): begin_training(), then
+  // launch_epoch() and end_epoch() while training(); after the last epoch, the test evaluation where
+  // a member is still ok and each member's finish. A failure is the lead member's and so every
+  // member's, and ends the training. Nothing trains when no member was prepared. Epoch lines go to
+  // `progress` by the member's job index.
+  void begin_training(const std::atomic<bool>* stop, JobProgress progress);
+  bool training() const { return fit_ != nullptr; }
+  void launch_epoch();
+  void end_epoch();
+  // All of the above for this pack alone.
+  void train(const std::atomic<bool>* stop, JobProgress progress);
+
+  std::span<ModelWorker* const> members() const { return members_; }
 
  private:
+  // Runs a stage of the shared training on the lead member; a failure ends the training.
+  void attempt(const std::function<void()>& stage);
+  void finish_training();
+
   std::vector<ModelWorker*> members_, prepared_;
   const RunOptions& options_;
   std::optional<int> pack_;
   std::unique_ptr<Model> model_;
+  const std::atomic<bool>* stop_ = nullptr;
+  JobProgress progress_;
+  std::unique_ptr<PackFit> fit_;  // while training
 };
 
 }  // namespace mf

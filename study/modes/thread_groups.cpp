@@ -40,31 +40,25 @@ class ThreadGroupsMode final : public Mode {
       progress.note("multifit: " + std::string(name()) + ": " + std::to_string(jobs.size()) + " models planned in " +
                     std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + sizes +
                     "); a model that fails to build leaves its pack");
-    StartBarrier barrier(int(groups.size()));
+    // A bounded pool of host threads, never one per group: thread t drives groups t, t + T, t + 2T...
+    const size_t pool = std::min(groups.size(), max_training_threads(options_.backend));
+    StartBarrier barrier{int(pool)};
     std::vector<std::thread> threads;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      ModelWorker& lead = *workers[groups[g].front()];
-      const int device = jobs[groups[g].front()].device;  // the same for every member
+    for (size_t t = 0; t < pool; ++t) {
+      std::vector<size_t> own;  // the thread's groups
+      for (size_t g = t; g < groups.size(); g += pool) own.push_back(g);
       try {
-        threads.emplace_back([&, g, device] {
-          // Made on the thread that runs it: the cpu backend sets the thread's float mode.
-          DataSets* data = nullptr;
-          lead.attempt([&] {
-            backends[g] = make_backend(on_device(options_.backend, device), std::cerr);
-            data = &data_for(device);
-          });
-          for (size_t i : groups[g]) workers[i]->share_failure(lead);
-          if (data) packs[g]->build(*backends[g], *data);
+        threads.emplace_back([&, own] {
+          for (size_t g : own) build(groups[g], jobs, workers, *packs[g], backends[g]);
           barrier.arrive_and_wait();
-          packs[g]->train(&stop, [&](size_t job, const std::string& line) { progress.epoch(job, line); });
-          if (backends[g]) lead.attempt([&] { backends[g]->synchronize(); });
-          for (size_t i : groups[g]) progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
+          train(own, groups, jobs, workers, packs, backends, stop, progress);
         });
       } catch (const std::system_error& e) {  // no thread for it (a limit on threads or memory)
-        for (size_t i : groups[g]) {
-          workers[i]->fail(std::string("cannot start its thread: ") + e.what(), 1);
-          progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
-        }
+        for (size_t g : own)
+          for (size_t i : groups[g]) {
+            workers[i]->fail(std::string("cannot start its thread: ") + e.what(), 1);
+            progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
+          }
         barrier.leave();
       }
     }
@@ -82,6 +76,55 @@ class ThreadGroupsMode final : public Mode {
   }
 
  private:
+  // Builds a group on the thread that trains it (the cpu backend sets the thread's float mode): its
+  // backend (its own stream), the device's data sets, its pack.
+  void build(const std::vector<size_t>& group, std::span<const Job> jobs,
+             std::vector<std::unique_ptr<ModelWorker>>& workers, PackWorker& pack, std::unique_ptr<Backend>& backend) {
+    ModelWorker& lead = *workers[group.front()];
+    const int device = jobs[group.front()].device;  // the same for every member
+    DataSets* data = nullptr;
+    lead.attempt([&] {
+      backend = make_backend(on_device(options_.backend, device), std::cerr);
+      data = &data_for(device);
+    });
+    for (size_t i : group) workers[i]->share_failure(lead);
+    if (data) pack.build(*backend, *data);
+  }
+
+  // Trains a thread's groups in turn, an epoch at a time: every group's epoch is queued on its own
+  // stream before the first is waited for, so on a GPU they run at once. A group that ends is waited
+  // for and its models' reports handed on.
+  void train(const std::vector<size_t>& own, const std::vector<std::vector<size_t>>& groups,
+             std::span<const Job> jobs, std::vector<std::unique_ptr<ModelWorker>>& workers,
+             std::vector<std::unique_ptr<PackWorker>>& packs, std::vector<std::unique_ptr<Backend>>& backends,
+             const std::atomic<bool>& stop, Progress& progress) {
+    const auto line = [&](size_t job, const std::string& text) { progress.epoch(job, text); };
+    std::vector<size_t> training;
+    for (size_t g : own) {
+      packs[g]->begin_training(&stop, line);
+      training.push_back(g);
+    }
+    while (!training.empty()) {
+      for (size_t g : training)
+        if (packs[g]->training()) packs[g]->launch_epoch();
+      std::vector<size_t> still;
+      for (size_t g : training) {
+        if (packs[g]->training()) packs[g]->end_epoch();
+        if (packs[g]->training()) {
+          still.push_back(g);
+          continue;
+        }
+        ModelWorker& lead = *workers[groups[g].front()];
+        if (backends[g]) lead.attempt([&] { backends[g]->synchronize(); });
+        for (size_t i : groups[g]) {
+          workers[i]->share_failure(lead);
+          progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
+        }
+      }
+      training = std::move(still);
+    }
+  }
+
   // A device fault poisons the CUDA context, and so every model of this process: each says so.
   // Returns whether one did.
   static bool report_poisoned_context(std::vector<std::unique_ptr<ModelWorker>>& workers,
