@@ -36,18 +36,24 @@ void describe_run(RunReport& run) {
 
 }  // namespace
 
-RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& options,
-                   const std::atomic<bool>& stop, int* exit_code) {
+RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOptions& options,
+                   const std::atomic<bool>& stop, int* exit_code, const RunRecord& record) {
   RunReport run;
   run.mode = mode.name();
+  // The models still to train; those that ended before keep their places in the report.
+  std::vector<Job> jobs;
+  for (const Job& job : all_jobs)
+    if (!record.ended || !record.ended->contains(job.index)) jobs.push_back(job);
+  run.resumed_models = int(all_jobs.size() - jobs.size());
   const bool serial = mode.kind() == ModeKind::serial;
   const size_t all = std::max<size_t>(jobs.size(), 1);
   const size_t per_phase = serial ? 1 : options.concurrency > 0 ? std::min<size_t>(options.concurrency, all) : all;
   run.concurrency = int(per_phase);
 
   std::vector<std::string> names;
-  for (const Job& job : jobs) names.push_back(job.name);
+  for (const Job& job : all_jobs) names.push_back(job.name);  // by job index
   Progress progress(names, options.quiet);
+  if (record.on_ended) progress.on_ended(record.on_ended);
   std::optional<NvmlMonitor> monitor;
   // Every GPU of --devices, found in NVML by its PCI bus id; in processes mode each worker sees only its
   // own, but this process sees them all.
@@ -70,9 +76,30 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
     for (ModelReport& m : phase.reports) run.models.push_back(std::move(m));
   }
   run.wall_s = clock_seconds() - start;
+  // Figures of this run: of the models it trained (a journal's have no timeline, and their time was another run's).
+  int64_t samples = 0;
+  std::vector<Track> tracks;
+  for (const ModelReport& m : run.models) {
+    samples += m.samples;
+    if (!m.fit.steps.empty()) tracks.push_back(m.fit.steps);
+    if (m.process_peak_rss_bytes) run.workers_peak_rss_bytes = run.workers_peak_rss_bytes.value_or(0) + *m.process_peak_rss_bytes;
+  }
   // Never measured, rather than 0, when no model got as far as its start-up (no backend, say).
   if (std::any_of(run.models.begin(), run.models.end(), [](const ModelReport& m) { return m.startup_s.has_value(); }))
     run.startup_s = startup;
+  if (record.ended) {  // back into sweep order
+    std::vector<ModelReport> trained = std::move(run.models);
+    run.models.clear();
+    size_t next = 0;
+    for (const Job& job : all_jobs) {
+      if (const auto e = record.ended->find(job.index); e != record.ended->end()) {
+        run.models.push_back(e->second.report);
+        *exit_code = worse_exit_code(*exit_code, e->second.exit_code);
+      } else {
+        run.models.push_back(std::move(trained[next++]));
+      }
+    }
+  }
 
   if (!monitor) {
     run.gpu_note = "no GPU sampled: the " + std::string(to_string(options.backend.kind)) + " backend runs on the CPU";
@@ -81,13 +108,6 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
   }
 
   describe_run(run);
-  int64_t samples = 0;
-  std::vector<Track> tracks;
-  for (const ModelReport& m : run.models) {
-    samples += m.samples;
-    if (!m.fit.steps.empty()) tracks.push_back(m.fit.steps);
-    if (m.process_peak_rss_bytes) run.workers_peak_rss_bytes = run.workers_peak_rss_bytes.value_or(0) + *m.process_peak_rss_bytes;
-  }
   // Figures of training exist only when some model trained.
   if (samples > 0) {
     run.train_s = training;

@@ -5,18 +5,28 @@
 // through NVML. It assembles the run report from the reports the workers return, and relates the
 // modes: a model's slowdown against its solo (serial) run, a run's speedup over the serial run.
 #include <atomic>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "study/job.h"
+#include "study/journal.h"
 #include "study/modes/mode.h"
 #include "study/report/report.h"
 
 namespace mf {
 
+// What a run has already and where it records what ends.
+struct RunRecord {
+  // Models that ended in an earlier run of this mode (a resumed run's journal, study/journal.h), by
+  // job index: not trained again, their reports and exit codes taken as they are.
+  const std::map<size_t, EndedModel>* ended = nullptr;
+  Progress::EndedSink on_ended;  // each model's report as it ends (the journal); none: not recorded
+};
+
 // Runs `jobs` in `mode` and measures the run. *exit_code takes the worst of the models' codes.
 RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& options,
-                   const std::atomic<bool>& stop, int* exit_code);
+                   const std::atomic<bool>& stop, int* exit_code, const RunRecord& record = {});
 
 // --mode auto: what each mode measured in a short calibration on the sweep's own models (its
 // start-up, and its samples per second over the span of its training steps), and the wall it

@@ -17,6 +17,9 @@
 #include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
+#include "runtime/output_path.h"
+#include "study/journal.h"
+#include "study/model_worker.h"
 #include "study/runner.h"
 
 namespace mf {
@@ -28,6 +31,8 @@ struct RunArgs {
   std::string mode = "serial";
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
+  std::string journal;  // --journal; empty: OUT.journal beside --json OUT
+  bool resume = false;
   bool calibration_steps_given = false, pack_size_given = false;
 };
 
@@ -105,9 +110,35 @@ double start_process(const BackendOptions& backend) {
   return seconds_since(start);
 }
 
+// The journal's path: --journal, or OUT.journal beside --json OUT; none without either.
+std::string journal_path(const RunArgs& args) {
+  if (!args.journal.empty()) return args.journal;
+  if (args.files.json.empty() || args.files.json == "-") return "";
+  return args.files.json + ".journal";
+}
+
+// Opens the journal (read first with --resume); a journal that cannot be opened is said, and the run
+// goes on without one.
+std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector<Job>& jobs,
+                                      const RunOptions& options, bool resume, int* code) {
+  if (path.empty()) return nullptr;
+  try {
+    return std::make_unique<Journal>(path, jobs, to_string(options.backend.kind), resume);
+  } catch (const SystemError& e) {
+    std::fprintf(stderr, "multifit: error: %s; the run goes on without a journal\n", e.what());
+    *code = worse_exit_code(*code, 1);
+    return nullptr;
+  }
+}
+
 int run_study(RunArgs& args) {
   RunOptions& options = args.options;
-  check_output_files(args.files, {{"the sweep", options.models_path}});
+  const std::string journal_file = journal_path(args);
+  if (args.resume && journal_file.empty())
+    throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
+                    "OUT.journal) or --journal PATH");
+  if (!args.resume) check_output_path("--journal", journal_file);
+  check_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
   Sweep sweep;
   try {
     sweep = load_sweep(options.models_path);
@@ -127,6 +158,26 @@ int run_study(RunArgs& args) {
     throw;
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
+  std::optional<JournalContents> resumed;
+  if (args.resume) {
+    resumed = read_journal(journal_file, jobs, to_string(options.backend.kind));
+    std::fprintf(stderr, "multifit: resume: %zu model lines in %s; those models are not trained again\n",
+                 resumed->lines, journal_file.c_str());
+  }
+  int code = 0;
+  const std::unique_ptr<Journal> journal = open_journal(journal_file, jobs, options, args.resume, &code);
+  // What each mode's run has already (from the journal) and where it records each model as it ends.
+  const auto record_of = [&](ModeKind mode) {
+    RunRecord record;
+    if (resumed)
+      if (const auto ended = resumed->ended.find(to_string(mode)); ended != resumed->ended.end())
+        record.ended = &ended->second;
+    if (journal)
+      record.on_ended = [&journal, &jobs, mode](size_t index, const ModelReport& report, int exit_code) {
+        journal->ended(to_string(mode), jobs[index], report, exit_code);
+      };
+    return record;
+  };
   if (!options.devices.empty() && options.backend.kind != BackendKind::cuda)
     std::fprintf(stderr, "multifit: note: --devices is recorded but has no effect on the %s backend\n",
                  to_string(options.backend.kind));
@@ -142,22 +193,28 @@ int run_study(RunArgs& args) {
   if (args.solo || automatic || modes.size() > 1 || modes.front() != ModeKind::processes)
     process_startup = start_process(options.backend);
   nlohmann::json chosen;  // --mode auto: the calibration and its choice
-  if (automatic) modes = {choose_mode(every_mode, jobs, options, stop, args, chosen)};
+  if (automatic && resumed && !resumed->auto_choice.is_null()) {
+    chosen = resumed->auto_choice;
+    modes = {parse_named(kModeNames, chosen.at("mode").get<std::string>(), "the journal's auto choice")};
+    std::fprintf(stderr, "multifit: auto: %s, as the journal's run chose (no calibration on resume)\n", to_string(modes[0]));
+  } else if (automatic) {
+    modes = {choose_mode(every_mode, jobs, options, stop, args, chosen)};
+    if (journal) journal->auto_choice(chosen);
+  }
   else if (args.calibration_steps_given)
     std::fprintf(stderr, "multifit: note: --calibration-steps has no effect without --mode auto\n");
   if (args.pack_size_given && !all && !automatic && modes.front() != ModeKind::packed)
     std::fprintf(stderr, "multifit: note: --pack-size has no effect without --mode packed (or all, auto)\n");
   const bool solo_first = args.solo && modes.front() != ModeKind::serial;
-  int code = 0;
   std::optional<RunReport> serial;
   if (solo_first) {
     if (!options.quiet) std::fprintf(stderr, "multifit: solo runs: each model alone, for its slowdown\n");
-    serial = run_mode(*make_serial_mode(options), jobs, options, stop, &code);
+    serial = run_mode(*make_serial_mode(options), jobs, options, stop, &code, record_of(ModeKind::serial));
   }
   std::vector<RunReport> runs;
   for (const ModeKind mode : modes) {
     if (modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", to_string(mode));
-    RunReport run = run_mode(*make_mode(mode, options), jobs, options, stop, &code);
+    RunReport run = run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode));
     if (mode != ModeKind::processes) run.process_startup_s = process_startup;
     run.auto_choice = chosen;
     if (mode == ModeKind::serial) serial = run;
@@ -167,6 +224,10 @@ int run_study(RunArgs& args) {
   }
   if (runs.size() > 1) print_modes_table(runs);
   print_errors(runs);
+  if (journal && !journal->error().empty()) {
+    std::fprintf(stderr, "multifit: error: %s\n", journal->error().c_str());
+    code = worse_exit_code(code, 1);
+  }
   write_output_files(runs, args.files);
   return code;
 }
@@ -206,6 +267,10 @@ Command add_run_command(CLI::App& app) {
   add_spec_overrides(*cmd, o.overrides);
   add_data_option(*cmd, o.data);
   add_output_options(*cmd, args->files);
+  cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
+                                              "OUT.journal beside --json OUT), so that --resume can finish the run");
+  cmd->add_flag("--resume", args->resume, "Finish an interrupted run: skip the models its journal (--journal, or "
+                                         "--json OUT's) records as ended, train the rest, write the whole document");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
                                     "releases, auto's calibrations); the tables and errors stay");
   return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size")] {

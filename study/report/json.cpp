@@ -205,6 +205,7 @@ void to_json(json& j, const RunReport& run) {
        {"device_name", text(run.device_name)},
        {"mode", run.mode},
        {"concurrency", run.concurrency},
+       {"resumed_models", run.resumed_models},
        {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
        {"host_peak_rss_bytes", run.host_peak_rss_bytes},
        {"workers_peak_rss_bytes", run.workers_peak_rss_bytes},

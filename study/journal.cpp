@@ -1,0 +1,172 @@
+#include "study/journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "runtime/clock.h"
+#include "runtime/error.h"
+
+namespace mf {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kVersion = 1;
+constexpr double kSyncInterval_s = 1;
+
+json header(const std::vector<Job>& jobs, const std::string& backend) {
+  return {{"journal", "multifit"}, {"version", kVersion}, {"models", jobs.size()}, {"backend", backend}};
+}
+
+json spec_of(const Job& job) { return job.spec ? to_json(*job.spec) : json(nullptr); }
+
+// The first field where `was` and `now` differ, as "optimizer.learning_rate: 0.01 then, 0.02 now", or "".
+std::string first_difference(const json& was, const json& now, const std::string& at) {
+  if (was.is_object() && now.is_object()) {
+    for (const auto& [key, value] : was.items()) {
+      const std::string field = at.empty() ? key : at + "." + key;
+      if (!now.contains(key)) return field + ": " + value.dump() + " then, absent now";
+      if (std::string d = first_difference(value, now[key], field); !d.empty()) return d;
+    }
+    for (const auto& [key, value] : now.items())
+      if (!was.contains(key)) return (at.empty() ? key : at + "." + key) + ": absent then, " + value.dump() + " now";
+    return "";
+  }
+  if (was.is_array() && now.is_array() && was.size() == now.size()) {
+    for (size_t i = 0; i < was.size(); ++i)
+      if (std::string d = first_difference(was[i], now[i], at + "[" + std::to_string(i) + "]"); !d.empty()) return d;
+    return "";
+  }
+  return was == now ? "" : (at.empty() ? "the spec" : at) + ": " + was.dump() + " then, " + now.dump() + " now";
+}
+
+std::string os_reason() { return std::strerror(errno); }
+
+}  // namespace
+
+JournalContents read_journal(const std::string& path, const std::vector<Job>& jobs, const std::string& backend) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw UserError("--resume: no journal at " + path + " (" + os_reason() +
+                    "); give the --json or --journal of the run to resume, or run without --resume");
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  JournalContents contents;
+  std::vector<std::string> lines;
+  for (size_t begin = 0; begin < all.size();) {
+    const size_t end = std::min(all.find('\n', begin), all.size());
+    lines.push_back(all.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  const bool cut_short = !all.empty() && all.back() != '\n';  // the last line has no end
+  const auto fail = [&](size_t line, const std::string& problem) {
+    throw UserError(path + ":" + std::to_string(line) + ": " + problem);
+  };
+  if (lines.empty()) fail(1, "empty: not a multifit journal");
+  json head;
+  try {
+    head = json::parse(lines[0]);
+  } catch (const json::exception&) {
+    fail(1, "not a multifit journal (its first line is not JSON)");
+  }
+  if (!head.is_object() || head.value("journal", "") != "multifit") fail(1, "not a multifit journal");
+  if (head.value("version", 0) != kVersion)
+    fail(1, "a journal of version " + head.value("version", json()).dump() + "; this multifit reads version " +
+                std::to_string(kVersion));
+  if (head.value("models", size_t(0)) != jobs.size())
+    fail(1, "a journal of a sweep of " + head.value("models", json()).dump() + " models; this sweep has " +
+                std::to_string(jobs.size()) + ": another sweep");
+  if (head.value("backend", "") != backend)
+    fail(1, "a journal of a run on the " + head.value("backend", "") + " backend; this run is on " + backend +
+                "; resume with --backend " + head.value("backend", ""));
+  for (size_t n = 1; n < lines.size(); ++n) {
+    const size_t at = n + 1;
+    json line;
+    try {
+      line = json::parse(lines[n]);
+    } catch (const json::exception& e) {
+      if (n + 1 == lines.size() && cut_short) break;  // the runner died writing it
+      fail(at, std::string("not a JSON line: ") + e.what());
+    }
+    try {
+      if (line.contains("auto")) {
+        contents.auto_choice = line.at("auto");
+        continue;
+      }
+      const size_t index = line.at("index");
+      const std::string name = line.at("name");
+      if (index >= jobs.size()) fail(at, "model #" + std::to_string(index) + " '" + name + "': this sweep has " +
+                                         std::to_string(jobs.size()) + " models: another sweep");
+      const Job& job = jobs[index];
+      if (name != job.name)
+        fail(at, "model #" + std::to_string(index) + " is '" + name + "' but this sweep's is '" + job.name +
+                     "': another sweep");
+      if (const std::string d = first_difference(line.at("spec"), spec_of(job), ""); !d.empty())
+        fail(at, "model '" + name + "' changed since it was journaled: " + d +
+                     "; resume with the sweep and overrides it ran with, or start afresh without --resume");
+      json report = line.at("report");
+      report["timeline"] = {{"steps", json::array()}, {"epochs", json::array()}};
+      contents.ended[line.at("mode")][index] = {report.get<ModelReport>(), line.at("exit_code")};
+      ++contents.lines;
+    } catch (const json::exception& e) {
+      fail(at, std::string("a model line without what it needs: ") + e.what());
+    }
+  }
+  return contents;
+}
+
+Journal::Journal(std::string path, const std::vector<Job>& jobs, const std::string& backend, bool resume)
+    : path_(std::move(path)) {
+  fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (resume ? 0 : O_TRUNC), 0644);
+  if (fd_ < 0) throw SystemError(path_ + ": cannot open the journal: " + os_reason());
+  std::lock_guard lock(mutex_);
+  if (!resume) append(header(jobs, backend));
+  if (!error_.empty()) throw SystemError(error_);
+}
+
+Journal::~Journal() {
+  if (fd_ < 0) return;
+  if (error_.empty()) fdatasync(fd_);
+  close(fd_);
+}
+
+void Journal::ended(const std::string& mode, const Job& job, const ModelReport& report, int exit_code) {
+  if (exit_code == 130) return;  // interrupted: not ended
+  json model = report;
+  model.erase("timeline");
+  const json line = {{"mode", mode},          {"index", job.index},        {"name", job.name},
+                     {"spec", spec_of(job)}, {"exit_code", exit_code}, {"report", std::move(model)}};
+  std::lock_guard lock(mutex_);
+  append(line);
+}
+
+void Journal::auto_choice(const json& choice) {
+  std::lock_guard lock(mutex_);
+  append({{"auto", choice}});
+}
+
+void Journal::append(const json& line) {
+  if (!error_.empty()) return;
+  const std::string text = line.dump() + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error_ = path_ + ": cannot write the journal: " + os_reason() + "; the run goes on without it";
+      return;
+    }
+    done += size_t(n);
+  }
+  if (const double now = clock_seconds(); now - synced_s_ >= kSyncInterval_s) {
+    fdatasync(fd_);
+    synced_s_ = now;
+  }
+}
+
+}  // namespace mf
