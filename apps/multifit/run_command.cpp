@@ -107,7 +107,7 @@ double start_process(const BackendOptions& backend) {
 
 int run_study(RunArgs& args) {
   RunOptions& options = args.options;
-  check_output_files(args.files, {{"the sweep", options.models_path}});
+  prepare_output_files(args.files, {{"the sweep", options.models_path}});
   Sweep sweep;
   try {
     sweep = load_sweep(options.models_path);
@@ -123,7 +123,7 @@ int run_study(RunArgs& args) {
     RunReport unread;
     unread.mode = args.mode;
     unread.error = e.what();
-    if (!args.files.json.empty()) write_json({unread}, args.files.json);
+    write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
     throw;
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
@@ -167,8 +167,7 @@ int run_study(RunArgs& args) {
   }
   if (runs.size() > 1) print_modes_table(runs);
   print_errors(runs);
-  write_output_files(runs, args.files);
-  return code;
+  return write_output_files(runs, args.files, code);
 }
 
 }  // namespace
