@@ -26,8 +26,8 @@ std::vector<uint32_t> layer_shapes(const ModelSpec& spec) {
 }
 
 template <class T>
-void write(std::ostream& out, const T* data, size_t count) {
-  out.write(reinterpret_cast<const char*>(data), std::streamsize(count * sizeof(T)));
+void append(std::string& bytes, const T* data, size_t count) {
+  bytes.append(reinterpret_cast<const char*>(data), count * sizeof(T));
 }
 
 template <class T>
@@ -42,13 +42,12 @@ void save_weights(Model& model, const std::string& path, int member) {
   const std::vector<float> params = model.get_params(member);
   const uint32_t layers = uint32_t(model.spec().layers.size());
   const uint64_t count = params.size();
-  write_file_atomically(path, "the weights file", [&](std::ostream& out) {
-    out.write(kMagic, 4);
-    write(out, &layers, 1);
-    write(out, shapes.data(), shapes.size());
-    write(out, &count, 1);
-    write(out, params.data(), params.size());
-  });
+  std::string bytes(kMagic, 4);
+  append(bytes, &layers, 1);
+  append(bytes, shapes.data(), shapes.size());
+  append(bytes, &count, 1);
+  append(bytes, params.data(), params.size());
+  write_output_file(path, "the weights file", bytes);
 }
 
 void load_weights(Model& model, const std::string& path, int member) {

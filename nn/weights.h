@@ -12,7 +12,8 @@
 
 namespace mf {
 
-// A model's weights, or those of one member of a pack.
+// A model's weights, or those of one member of a pack, to `path` (`-`: standard output). Throws
+// SystemError naming the path and the OS's reason when it cannot be written (runtime/output_file.h).
 void save_weights(Model& model, const std::string& path, int member = 0);
 // Throws UserError naming the file and the first difference from the model's spec.
 void load_weights(Model& model, const std::string& path, int member = 0);

@@ -5,34 +5,61 @@
 #include <filesystem>
 
 #include "runtime/error.h"
+#include "runtime/output_file.h"
 
 namespace mf {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a file that is neither a folder nor a regular file is, in words.
+const char* kind_of(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    default: return "of an unknown kind";
+  }
+}
+
+}  // namespace
 
 void check_output_path(const char* flag, const std::string& path) {
-  if (path.empty()) return;
-  namespace fs = std::filesystem;
+  if (path.empty() || is_standard_output(path)) return;
+  const std::string named = std::string(flag) + " " + path;
   std::error_code error;
   const fs::path parent = fs::absolute(path, error).parent_path();
-  if (fs::is_directory(path, error))
-    throw UserError(std::string(flag) + " " + path + ": is a folder; give a file name");
+  const fs::file_status status = fs::status(path, error);  // through a symbolic link
+  if (fs::is_directory(status)) throw UserError(named + ": is a folder; give a file name");
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    throw UserError(named + ": is " + kind_of(status.type()) +
+                    ", not a regular file; give a file name, or - for standard output");
   if (!fs::is_directory(parent, error))
-    throw UserError(std::string(flag) + " " + path + ": the folder " + parent.string() + " does not exist");
+    throw UserError(named + ": the folder " + parent.string() + " does not exist");
   if (access(parent.c_str(), W_OK) != 0)
-    throw UserError(std::string(flag) + " " + path + ": the folder " + parent.string() + " is not writable");
+    throw UserError(named + ": the folder " + parent.string() + " is not writable");
 }
 
 void check_distinct_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
-  namespace fs = std::filesystem;
-  std::vector<NamedFile> seen = inputs;
+  const NamedFile* standard = nullptr;  // the output that is `-`, no file
+  std::vector<NamedFile> files = inputs;
   for (const NamedFile& out : outputs) {
-    for (const NamedFile& other : seen) {
+    if (out.path.empty()) continue;
+    if (is_standard_output(out.path)) {
+      if (standard)
+        throw UserError(std::string(out.what) + " -: " + standard->what +
+                        " writes to standard output already; at most one output may be -");
+      standard = &out;
+      continue;
+    }
+    for (const NamedFile& other : files) {
       std::error_code error;
-      if (!out.path.empty() && !other.path.empty() &&
-          fs::weakly_canonical(out.path, error) == fs::weakly_canonical(other.path, error))
+      if (!other.path.empty() && fs::weakly_canonical(out.path, error) == fs::weakly_canonical(other.path, error))
         throw UserError(std::string(out.what) + " " + out.path + ": is also " + other.what +
                         "; give the output its own file");
     }
-    seen.push_back(out);
+    files.push_back(out);
   }
 }
 

@@ -1,7 +1,5 @@
 #include "runtime/trace.h"
 
-#include <ostream>
-
 #include <nlohmann/json.hpp>
 
 #include "runtime/output_file.h"
@@ -26,7 +24,7 @@ void write_trace(const std::vector<TraceTrack>& tracks, double origin_s, const s
     for (const Interval& step : track.steps) slice("step", step);
   }
   const nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-  write_file_atomically(path, "the trace file", [&](std::ostream& out) { out << trace.dump() << '\n'; });
+  write_output_file(path, "the trace file", trace.dump() + '\n');
 }
 
 }  // namespace mf

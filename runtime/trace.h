@@ -16,10 +16,10 @@ struct TraceTrack {
 };
 
 // Writes {"traceEvents": [...], "displayTimeUnit": "ms"} to `path` (a temporary file, then renamed, so a
-// reader never sees half of it): per track a thread_name metadata event, then one complete event ("ph":
+// reader never sees half of it: runtime/output_file.h): per track a thread_name metadata event, then one complete event ("ph":
 // "X", "ts" and "dur" in microseconds from `origin_s`) per epoch ("epoch N", N from 1) and per step
-// ("step"); tid = the track's index + 1, pid = its process. Throws UserError naming the path when it
-// cannot be written.
+// ("step"); tid = the track's index + 1, pid = its process. `-` writes it to standard output. Throws
+// SystemError naming the path and the OS's reason when it cannot be written.
 void write_trace(const std::vector<TraceTrack>& tracks, double origin_s, const std::string& path);
 
 }  // namespace mf

@@ -142,9 +142,8 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
     if (!job_.save.empty()) {
       try {
         save_weights(model, job_.save, member);
-      } catch (const std::exception& e) {  // the folder was writable at the start: the machine failed
-        report_.error = std::string("--save: ") + e.what();
-        code_ = 1;
+      } catch (const SystemError& e) {  // the path was checked at the start: the machine failed
+        fail(std::string("--save ") + e.what(), 1);
       }
     }
   });

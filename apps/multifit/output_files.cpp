@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 
+#include "runtime/error.h"
+#include "runtime/output_file.h"
 #include "runtime/trace.h"
+#include "study/model_worker.h"
 
 namespace mf {
 namespace {
@@ -24,25 +29,36 @@ void write_trace_file(const std::vector<RunReport>& runs, const std::string& pat
 }  // namespace
 
 void add_output_options(CLI::App& cmd, OutputFiles& files) {
-  cmd.add_option("--json", files.json, "Write the result document here");
-  cmd.add_option("--csv", files.csv, "Write one row per model (and mode) here");
-  cmd.add_option("--trace", files.trace, "Write a Chrome/Perfetto trace here: one track per model");
+  cmd.add_option("--json", files.json, "Write the result document here (-: standard output)");
+  cmd.add_option("--csv", files.csv, "Write one row per model (and mode) here (-: standard output)");
+  cmd.add_option("--trace", files.trace,
+                 "Write a Chrome/Perfetto trace here: one track per model (-: standard output)");
 }
 
-void check_output_files(const OutputFiles& files, const std::vector<NamedFile>& inputs,
-                        const std::vector<NamedFile>& other_outputs) {
-  check_output_path("--json", files.json);
-  check_output_path("--csv", files.csv);
-  check_output_path("--trace", files.trace);
+void prepare_output_files(const OutputFiles& files, const std::vector<NamedFile>& inputs,
+                          const std::vector<NamedFile>& other_outputs) {
   std::vector<NamedFile> outputs = {{"--json", files.json}, {"--csv", files.csv}, {"--trace", files.trace}};
-  outputs.insert(outputs.end(), other_outputs.begin(), other_outputs.end());
+  for (const NamedFile& output : outputs) check_output_path(output.what, output.path);
+  outputs.insert(outputs.end(), other_outputs.begin(), other_outputs.end());  // checked where they are written
   check_distinct_files(inputs, outputs);
+  if (std::any_of(outputs.begin(), outputs.end(), [](const NamedFile& f) { return is_standard_output(f.path); }))
+    take_standard_output();
 }
 
-void write_output_files(const std::vector<RunReport>& runs, const OutputFiles& files) {
-  if (!files.json.empty()) write_json(runs, files.json);
-  if (!files.csv.empty()) write_csv(runs, files.csv);
-  if (!files.trace.empty()) write_trace_file(runs, files.trace);
+int write_output_files(const std::vector<RunReport>& runs, const OutputFiles& files, int exit_code) {
+  const auto write = [&](const std::string& path, const std::function<void()>& write_file) {
+    if (path.empty()) return;
+    try {
+      write_file();
+    } catch (const SystemError& e) {
+      std::fprintf(stderr, "multifit: error: %s\n", e.what());
+      exit_code = worse_exit_code(exit_code, 1);
+    }
+  };
+  write(files.json, [&] { write_json(runs, files.json); });
+  write(files.csv, [&] { write_csv(runs, files.csv); });
+  write(files.trace, [&] { write_trace_file(runs, files.trace); });
+  return exit_code;
 }
 
 }  // namespace mf

@@ -17,6 +17,7 @@
 #include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
+#include "runtime/output_file.h"
 #include "runtime/output_path.h"
 #include "study/journal.h"
 #include "study/model_worker.h"
@@ -137,8 +138,10 @@ int run_study(RunArgs& args) {
   if (args.resume && journal_file.empty())
     throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
                     "OUT.journal) or --journal PATH");
+  if (is_standard_output(journal_file))
+    throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
   if (!args.resume) check_output_path("--journal", journal_file);
-  check_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
+  prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
   Sweep sweep;
   try {
     sweep = load_sweep(options.models_path);
@@ -154,7 +157,7 @@ int run_study(RunArgs& args) {
     RunReport unread;
     unread.mode = args.mode;
     unread.error = e.what();
-    if (!args.files.json.empty()) write_json({unread}, args.files.json);
+    write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
     throw;
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
@@ -228,8 +231,7 @@ int run_study(RunArgs& args) {
     std::fprintf(stderr, "multifit: error: %s\n", journal->error().c_str());
     code = worse_exit_code(code, 1);
   }
-  write_output_files(runs, args.files);
-  return code;
+  return write_output_files(runs, args.files, code);
 }
 
 }  // namespace

@@ -56,8 +56,8 @@ Job train_job(const TrainArgs& args) {
 
 int run_train(TrainArgs& args) {
   // Where a failure would be recorded, checked first: a document cannot be written there otherwise.
-  check_output_files(args.files, {{"the spec", args.options.models_path}, {"--load", args.load}},
-                     {{"--save", args.save}});
+  prepare_output_files(args.files, {{"the spec", args.options.models_path}, {"--load", args.load}},
+                       {{"--save", args.save}});
   args.options.timeline = !args.files.trace.empty();  // the steps' times, for the trace alone
   const std::vector<Job> jobs = {train_job(args)};
   int code = 0;
@@ -65,8 +65,7 @@ int run_train(TrainArgs& args) {
   const ModelReport& report = run.models.front();
   print_model_line(report);
   if (!report.error.empty() && code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
-  write_output_files({run}, args.files);
-  return code;
+  return write_output_files({run}, args.files, code);
 }
 
 }  // namespace

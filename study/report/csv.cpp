@@ -1,7 +1,7 @@
 // The CSV rows of a run: one per model and mode, with its run's figures, for tables and plots, made
 // from the report structs. Each value is written as the document writes it (metric_json), empty
 // where the document has null.
-#include <ostream>
+#include <string>
 
 #include "runtime/output_file.h"
 #include "study/report/report.h"
@@ -76,7 +76,7 @@ void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
   line([](const Column& column) { return json(column.header); });
   for (const RunReport& run : runs)
     for (const ModelReport& m : run.models) line([&](const Column& column) { return column.value(run, m); });
-  write_file_atomically(path, "the CSV file", [&](std::ostream& out) { out << body; });
+  write_output_file(path, "the CSV file", body);
 }
 
 }  // namespace mf

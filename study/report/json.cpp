@@ -1,7 +1,6 @@
 // The one JSON form of each report struct (report.h), and the result document made of them.
 #include <algorithm>
 #include <cmath>
-#include <ostream>
 
 #include "runtime/json_forms.h"
 #include "runtime/nvml_monitor.h"
@@ -232,7 +231,7 @@ void write_json(const std::vector<RunReport>& runs, const std::string& path) {
     doc = {{"mode", "all"}, {"runs", json::array()}};
     for (const RunReport& run : runs) doc["runs"].push_back(run);
   }
-  write_file_atomically(path, "the result file", [&](std::ostream& out) { out << doc.dump(2) << '\n'; });
+  write_output_file(path, "the result file", doc.dump(2) + '\n');
 }
 
 }  // namespace mf

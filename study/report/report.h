@@ -113,6 +113,8 @@ void to_json(nlohmann::json& j, const RunReport& run);
 // fields): for one GPU, its summary or null; for several, an array of them, null when none was sampled.
 // Each model's process_device_bytes is its process's peak over the GPUs it was seen on.
 void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus);
+// write_json and write_csv write `path` as runtime/output_file.h does (`-`: standard output), and
+// throw SystemError naming it and the OS's reason when it cannot be written.
 // One run's document, or {"mode": "all", "runs": [...]} for several modes of one sweep.
 void write_json(const std::vector<RunReport>& runs, const std::string& path);
 // One row per model and mode, with its run's figures, under a header line.
