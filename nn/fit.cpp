@@ -194,7 +194,7 @@ class PackFit::Epochs {
     take_timeline();
     if (completed_) record_epoch(epoch_, totals, seconds_since(epoch_start_));
     ++epoch_;
-    done_ = !completed_ || epoch_ == spec_.fit.epochs ||
+    done_ = !completed_ || epoch_ >= spec_.fit.epochs ||
             std::find(training_.begin(), training_.end(), true) == training_.end();
     if (done_)
       for (size_t z = 0; z < results_.size(); ++z)

@@ -67,6 +67,7 @@ void PackWorker::begin_training(const std::atomic<bool>* stop, JobProgress progr
     fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
                                      FitOptions{line, options_.timeline, stop, options_.calibration_steps, graphs});
   });
+  if (fit_ && fit_->done()) finish_training();  // no epochs to train (--epochs 0)
 }
 
 void PackWorker::launch_epoch() {

@@ -73,6 +73,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     startup += phase.released_s - phase_start;
     training += clock_seconds() - phase.released_s;
     *exit_code = worse_exit_code(*exit_code, phase.exit_code);
+    if (phase.threads > 0) run.training_threads = std::max(run.training_threads.value_or(0), phase.threads);
     for (ModelReport& m : phase.reports) run.models.push_back(std::move(m));
   }
   run.wall_s = clock_seconds() - start;

@@ -23,6 +23,7 @@ class SerialMode final : public Mode {
 
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
     Phase phase;
+    phase.threads = 1;
     for (const Job& job : jobs) {
       std::optional<size_t> held;
       int code = 0;

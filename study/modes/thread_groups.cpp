@@ -67,6 +67,7 @@ class ThreadGroupsMode final : public Mode {
       for (size_t i = 0; i < jobs.size(); ++i) progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
     Phase phase;
     phase.released_s = barrier.released_s();
+    phase.threads = int(threads.size());
     for (auto& worker : workers) {
       phase.reports.push_back(worker->report());
       phase.exit_code = worse_exit_code(phase.exit_code, worker->exit_code());

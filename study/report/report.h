@@ -88,6 +88,7 @@ struct RunReport {
   std::optional<double> process_startup_s;
   std::optional<double> speedup_vs_serial, serial_wall_s;  // and the serial (or --solo) run's wall it is against
   int concurrency = 1;  // at most this many models trained at once
+  std::optional<int> training_threads;  // in-process modes: the most host threads that trained models at once
   int resumed_models = 0;  // --resume: models taken as they ended in the journal's run, not trained again
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
   nlohmann::json gpu;              // NVML's samples summarised (report_gpus); null when there are none

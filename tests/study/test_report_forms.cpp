@@ -54,7 +54,7 @@ using nlohmann::json;
                           m_data, m_data_bytes, m_pid, m_device, m_visible_devices, m_pack, m_pack_members] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
-                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_resumed_models, r_overlap, r_gpu,
+                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_training_threads, r_resumed_models, r_overlap, r_gpu,
                           r_gpu_note, r_error, r_auto_choice, r_models] = r;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs] = ts;
@@ -154,6 +154,7 @@ RunReport full_run() {
   r.speedup_vs_serial = 1.75;
   r.serial_wall_s = 6.125;
   r.concurrency = 4;
+  r.training_threads = 5;
   r.resumed_models = 3;
   r.overlap = Overlap{4.0, 1.0};
   // gpu and gpu_note as the run builds them (report_gpus; its forms: test_gpu_report.cpp): one GPU,
@@ -277,6 +278,7 @@ std::string full_run_document(const std::string& models) {
   "device_name": "a CPU",
   "mode": "packed",
   "concurrency": 4,
+  "training_threads": 5,
   "resumed_models": 3,
   "data": {"source": "synthetic:regression", "bytes": 900},
   "host_peak_rss_bytes": 1048576,
@@ -298,7 +300,7 @@ std::string full_run_document(const std::string& models) {
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
-    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "resumed_models": 0,
+    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "training_threads": null, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,

@@ -1,0 +1,178 @@
+// Sweeps at the sizes users push them to, and sweeps that survive the runner: thousands of tiny
+// models in each in-process mode on a bounded pool of threads; the journal, a runner killed with
+// SIGKILL and resumed, compared model by model with an uninterrupted run; journals that must be
+// refused.
+#include <csignal>
+#include <set>
+
+#include "cli_support.h"
+
+namespace {
+
+using namespace cli_test;
+
+// examples/tiny-sweep.json's model, with `rates` learning rates by `seeds` seeds.
+json tiny_grid(int rates, int seeds, int epochs = 2) {
+  json sweep = json::parse(read_file(example("tiny-sweep.json")));
+  std::vector<double> lr;
+  for (int i = 0; i < rates; ++i) lr.push_back(0.001 * (i + 1));
+  std::vector<int> s;
+  for (int i = 0; i < seeds; ++i) s.push_back(i + 1);
+  sweep["grid"] = {{"learning_rate", lr}, {"seed", s}};
+  sweep["base"]["fit"]["epochs"] = epochs;
+  return sweep;
+}
+
+// What must be equal between two runs of a model: all but when and where it ran (a resumed packed
+// run packs the models left, so their packs are others).
+json numbers_of(json model) {
+  for (const char* key : {"startup_s", "samples_per_s", "train_s", "solo_s", "slowdown", "pid", "memory", "pack",
+                          "pack_members"})
+    model.erase(key);
+  for (json& epoch : model["epochs"]) epoch.erase("seconds"), epoch.erase("samples_per_s");
+  return model;
+}
+
+class Sweeps : public Cli {
+ protected:
+  std::string sweep(const json& doc, const std::string& file = "sweep.json") const {
+    std::ofstream(path(file)) << doc.dump(2);
+    return quoted(path(file));
+  }
+  int journal_lines(const std::string& file) const {
+    const std::string text = read_file(path(file));
+    return int(std::count(text.begin(), text.end(), '\n'));
+  }
+  // Every model of `got` equals the same model of `want`, but for its timings and its process.
+  void expect_same_models(const json& got, const json& want) const {
+    ASSERT_EQ(got["models"].size(), want["models"].size());
+    for (size_t i = 0; i < want["models"].size(); ++i) {
+      const json a = numbers_of(got["models"][i]), b = numbers_of(want["models"][i]);
+      for (const auto& [key, value] : b.items())
+        EXPECT_EQ(a.value(key, json()), value) << want["models"][i]["name"] << ": " << key;
+    }
+  }
+};
+
+TEST_F(Sweeps, ThousandsOfTinyModelsTrainInEachInProcessModeOnABoundedPool) {
+  const std::string grid = sweep(tiny_grid(8, 512));  // 4096 models
+  for (const std::string mode : {"streams", "packed"}) {
+    SCOPED_TRACE(mode);
+    const Result r = multifit("run " + grid + " --backend cpu --quiet --mode " + mode + " --json " + quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 0) << r.err.substr(0, 2000);
+    const json doc = result("r.json");
+    ASSERT_EQ(doc["models"].size(), 4096u);
+    for (const json& m : doc["models"]) ASSERT_EQ(m["status"], "ok") << m["name"] << ": " << m["error"];
+    EXPECT_GE(doc["training_threads"].get<int>(), 1);
+    EXPECT_LE(doc["training_threads"].get<int>(), 64);  // OpenBLAS's MAX_THREADS here, and far from 4096
+  }
+}
+
+TEST_F(Sweeps, EachModelIsJournaledAsItEnds) {
+  const Result r = multifit("run " + sweep(tiny_grid(2, 3)) + " --backend cpu --quiet --mode streams --json " +
+                            quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::ifstream in(path("r.json.journal"));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(json::parse(line), json({{"journal", "multifit"}, {"version", 1}, {"models", 6}, {"backend", "cpu"}}));
+  const json doc = result("r.json");
+  std::set<size_t> seen;
+  while (std::getline(in, line)) {
+    const json entry = json::parse(line);
+    EXPECT_EQ(entry["mode"], "streams");
+    EXPECT_EQ(entry["exit_code"], 0);
+    const size_t index = entry["index"];
+    seen.insert(index);
+    EXPECT_EQ(entry["name"], doc["models"][index]["name"]);
+    EXPECT_FLOAT_EQ(entry["spec"]["optimizer"]["learning_rate"].get<float>(),
+                    doc["models"][index]["settings"]["learning_rate"].get<float>());
+    EXPECT_EQ(numbers_of(entry["report"]), numbers_of(doc["models"][index]));
+  }
+  EXPECT_EQ(seen.size(), 6u);
+}
+
+TEST_F(Sweeps, ARunnerKilledMidSweepResumesToTheDocumentOfAnUninterruptedRun) {
+  const std::string grid = sweep(tiny_grid(4, 10, 60));  // 40 models of 60 epochs, one after another
+  const std::string common = " --backend cpu --quiet --mode serial";
+  ASSERT_EQ(multifit("run " + grid + common + " --json " + quoted(path("whole.json"))).rc, 0);
+  // SIGKILL once the journal holds a few models (its header and 3 lines), then resume.
+  const std::string journal = quoted(path("cut.json.journal"));
+  const Result killed = multifit("run " + grid + common + " --json " + quoted(path("cut.json")) +
+                                 " & p=$!; for i in $(seq 400); do [ \"$(cat " + journal +
+                                 " 2>/dev/null | wc -l)\" -ge 4 ] && break; sleep 0.01; done; kill -KILL $p; wait $p");
+  EXPECT_EQ(killed.rc, 128 + SIGKILL) << killed.err;
+  EXPECT_FALSE(fs::exists(path("cut.json")));  // nothing but the journal
+  const int ended = journal_lines("cut.json.journal") - 1;
+  ASSERT_GE(ended, 3);
+  ASSERT_LT(ended, 40) << "the run ended before it was killed";
+  const Result resumed = multifit("run " + grid + common + " --json " + quoted(path("cut.json")) + " --resume");
+  EXPECT_EQ(resumed.rc, 0) << resumed.err;
+  EXPECT_TRUE(contains(resumed.err, "resume: " + std::to_string(ended) + " model lines")) << resumed.err;
+  const json doc = result("cut.json");
+  EXPECT_EQ(doc["resumed_models"], ended);
+  expect_same_models(doc, result("whole.json"));
+  EXPECT_EQ(journal_lines("cut.json.journal"), 41);  // the header and every model once
+}
+
+TEST_F(Sweeps, AResumedStreamsOrPackedRunGivesTheModelsLeftTheirNumbers) {
+  const std::string grid = sweep(tiny_grid(2, 6));
+  for (const std::string mode : {"streams", "packed"}) {
+    SCOPED_TRACE(mode);
+    const std::string common = " --backend cpu --quiet --mode " + mode;
+    ASSERT_EQ(multifit("run " + grid + common + " --json " + quoted(path("whole.json"))).rc, 0);
+    // A journal of 5 of the 12 models, as a runner killed after them leaves it.
+    std::ifstream in(path("whole.json.journal"));
+    std::ofstream out(path("cut.json.journal"));
+    std::string line;
+    for (int i = 0; i < 6 && std::getline(in, line); ++i) out << line << '\n';
+    out.close();
+    const Result r = multifit("run " + grid + common + " --json " + quoted(path("cut.json")) + " --resume");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    const json doc = result("cut.json");
+    EXPECT_EQ(doc["resumed_models"], 5);
+    expect_same_models(doc, result("whole.json"));
+  }
+}
+
+TEST_F(Sweeps, AJournalCutShortInItsLastLineResumes) {
+  const std::string grid = sweep(tiny_grid(1, 3));
+  ASSERT_EQ(multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("r.json"))).rc, 0);
+  std::string text = read_file(path("r.json.journal"));
+  text.resize(text.size() - 40);  // the runner died writing the last model's line
+  std::ofstream(path("r.json.journal"), std::ios::trunc) << text;
+  const Result r = multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("r.json")) + " --resume");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(result("r.json")["resumed_models"], 2);
+}
+
+TEST_F(Sweeps, AJournalOfAnotherSweepOrAChangedSpecIsRefused) {
+  const std::string grid = sweep(tiny_grid(2, 2));
+  const std::string out = " --backend cpu --quiet --json " + quoted(path("r.json"));
+  ASSERT_EQ(multifit("run " + grid + out).rc, 0);
+  const auto refused = [&](const std::string& args, const std::string& why) {
+    const Result r = multifit(args);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, why)) << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+  };
+  refused("run " + grid + out + " --resume --learning-rate 0.5",
+          "r.json.journal:2: model 'tiny-lr0.001-s1' changed since it was journaled: optimizer.learning_rate: ");
+  json other = tiny_grid(2, 2);
+  other["base"]["name"] = "other";
+  refused("run " + sweep(other, "other.json") + out + " --resume",
+          "r.json.journal:2: model #0 is 'tiny-lr0.001-s1' but this sweep's is 'other-lr0.001-s1': another sweep");
+  refused("run " + sweep(tiny_grid(3, 3), "bigger.json") + out + " --resume",
+          "r.json.journal:1: a journal of a sweep of 4 models; this sweep has 9: another sweep");
+  refused("run " + grid + " --backend host-exec --quiet --json " + quoted(path("r.json")) + " --resume",
+          "a journal of a run on the cpu backend; this run is on host-exec; resume with --backend cpu");
+  refused("run " + grid + " --backend cpu --quiet --resume", "--resume needs the journal of the run to resume");
+  refused("run " + grid + " --backend cpu --quiet --resume --journal " + quoted(path("none.journal")),
+          "--resume: no journal at " + path("none.journal"));
+  std::ofstream(path("junk.journal")) << "{\"not\": \"a journal\"}\n";
+  refused("run " + grid + " --backend cpu --quiet --resume --journal " + quoted(path("junk.journal")),
+          "junk.journal:1: not a multifit journal");
+  refused("run " + grid + " --backend cpu --quiet --journal -", "--journal -: the journal is read back by --resume");
+}
+
+}  // namespace
