@@ -164,8 +164,11 @@ int run_study(RunArgs& args) {
   std::optional<JournalContents> resumed;
   if (args.resume) {
     resumed = read_journal(journal_file, jobs, to_string(options.backend.kind));
-    std::fprintf(stderr, "multifit: resume: %zu model lines in %s; those models are not trained again\n",
-                 resumed->lines, journal_file.c_str());
+    std::string per_mode;
+    for (const auto& [mode, ended] : resumed->ended)
+      per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode";
+    std::fprintf(stderr, "multifit: resume: %zu model lines in %s (%s); those models are not trained again\n",
+                 resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
   }
   int code = 0;
   const std::unique_ptr<Journal> journal = open_journal(journal_file, jobs, options, args.resume, &code);
