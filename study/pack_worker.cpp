@@ -19,7 +19,7 @@ ModelWorker* lead_of(std::span<ModelWorker* const> members) {
 }  // namespace
 
 void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOptions& options,
-                const std::atomic<bool>* stop, const MemberProgress& progress) {
+                const std::atomic<bool>* stop, const MemberProgress& progress, std::atomic<int64_t>* steps) {
   ModelWorker* lead = lead_of(members);
   if (!lead) return;
   const ResidentData& data = *lead->data();  // the members' (their data source is part of the pack's key)
@@ -30,7 +30,7 @@ void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOp
   for (ModelWorker* member : members)
     if (member->report().settings) member->report().settings->graphs = graphs;
   lead->attempt([&] {
-    fits = fit_pack(model, *data.train, {progress, options.timeline, stop, options.calibration_steps, graphs});
+    fits = fit_pack(model, *data.train, {progress, options.timeline, stop, options.calibration_steps, graphs, steps});
     interrupted = stop && *stop;
     const bool any_ok = std::any_of(fits.begin(), fits.end(), [](const FitResult& f) { return f.status == FitStatus::ok; });
     if (data.test && options.calibration_steps == 0 && any_ok)
@@ -77,10 +77,12 @@ void PackWorker::build(Backend& backend, DataSets& data) {
 }
 
 void PackWorker::train(const std::atomic<bool>* stop,
-                       const std::function<void(size_t job, const std::string&)>& progress) {
+                       const std::function<void(size_t job, const std::string&)>& progress,
+                       std::atomic<int64_t>* steps) {
   if (!model_) return;
-  train_pack(*model_, prepared_, options_, stop,
-             [&](int member, const std::string& line) { progress(prepared_[size_t(member)]->job().index, line); });
+  train_pack(
+      *model_, prepared_, options_, stop,
+      [&](int member, const std::string& line) { progress(prepared_[size_t(member)]->job().index, line); }, steps);
 }
 
 }  // namespace mf

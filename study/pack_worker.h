@@ -21,8 +21,9 @@ using MemberProgress = std::function<void(int member, const std::string& line)>;
 
 // Trains `model`, whose members are `members` in order (each prepared): fit_pack, the test
 // evaluation where a member is still ok, then each member's finish.
+// `steps`, when set, counts the pack's training steps as they are taken (FitOptions::steps).
 void train_pack(Model& model, std::span<ModelWorker* const> members, const RunOptions& options,
-                const std::atomic<bool>* stop, const MemberProgress& progress);
+                const std::atomic<bool>* stop, const MemberProgress& progress, std::atomic<int64_t>* steps = nullptr);
 
 class PackWorker {
  public:
@@ -33,8 +34,9 @@ class PackWorker {
   // Each member's prepare(), then the model of those prepared and their weights files.
   void build(Backend& backend, DataSets& data);
   // Trains the pack (nothing when no member was prepared); epoch lines go to `progress` by the
-  // member's job index.
-  void train(const std::atomic<bool>* stop, const std::function<void(size_t job, const std::string&)>& progress);
+  // member's job index; `steps` as train_pack's.
+  void train(const std::atomic<bool>* stop, const std::function<void(size_t job, const std::string&)>& progress,
+             std::atomic<int64_t>* steps = nullptr);
 
  private:
   std::vector<ModelWorker*> members_, prepared_;
