@@ -47,7 +47,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
 
   std::vector<std::string> names;
   for (const Job& job : jobs) names.push_back(job.name);
-  Progress progress(names, options.quiet);
+  Progress progress(names, options.quiet, per_phase);
   std::optional<NvmlMonitor> monitor;
   // Every GPU of --devices, found in NVML by its PCI bus id; in processes mode each worker sees only its
   // own, but this process sees them all.
