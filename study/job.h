@@ -34,6 +34,10 @@ struct RunOptions {
   bool quiet = false;        // no per-epoch lines
   bool timeline = false;     // time every step (for the overlap and the trace)
   int64_t calibration_steps = 0;  // --mode auto's calibration: each model trains this many steps; 0: all
+  // --stall-timeout: processes mode ends a worker that takes no step for this many seconds (or uses
+  // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
+  // (study/modes/processes/parent.cpp)
+  std::optional<double> stall_timeout_s;
 };
 
 struct Job {

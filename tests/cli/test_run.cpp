@@ -1,6 +1,7 @@
 // `multifit run` end to end on the CPU backend and through host execution: every mode gives each
 // model the numbers of its solo `train`; the document's fields obey their consistency rules; workers
 // are spawned with their devices; serial releases memory; faults stay with their model.
+#include <chrono>
 #include <csignal>
 #include <set>
 
@@ -309,6 +310,37 @@ TEST_F(Run, AKilledWorkerLeavesTheOthersResults) {
   EXPECT_TRUE(doc["models"][0]["test_loss"].is_number());
   EXPECT_EQ(doc["models"][1]["status"], "failed");
   EXPECT_TRUE(contains(doc["models"][1]["error"], "killed by signal 9 (SIGKILL)")) << doc["models"][1]["error"];
+}
+
+// A worker stopped mid-training (SIGSTOP) takes no step: after --stall-timeout it is killed and its
+// model failed as stalled, while the others finish with their numbers, long before the run would
+// have waited for it (forever).
+TEST_F(Run, AStalledWorkerIsEndedAndTheOthersFinish) {
+  json models = {{"models", json::array()}};
+  for (const char* name : {"m0", "m1", "m2"}) {  // each trains a few seconds, three on this machine's cores
+    json model = kSlowModel;
+    model["name"] = name;
+    model["fit"]["epochs"] = 120;
+    models["models"].push_back(model);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = in_background(
+      "run " + sweep(models) + " --backend cpu --quiet --mode processes --stall-timeout 2 --json " +
+          quoted(path("r.json")),
+      "for i in $(seq 100); do w=$(pgrep -f '[m]ultifit worker m1$'); [ -n \"$w\" ] && break; sleep 0.05; done; "
+      "sleep 0.5; kill -STOP $w");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.rc, 1) << r.err;
+  const json doc = result("r.json");
+  ASSERT_EQ(doc["models"].size(), 3u);
+  for (const int i : {0, 2}) {
+    EXPECT_EQ(doc["models"][i]["status"], "ok") << doc["models"][i]["error"];
+    EXPECT_EQ(doc["models"][i]["epochs"].size(), 120u);
+    EXPECT_TRUE(doc["models"][i]["test_loss"].is_number());
+  }
+  EXPECT_EQ(doc["models"][1]["status"], "failed");
+  EXPECT_TRUE(contains(doc["models"][1]["error"], "stalled: no step for 2 s")) << doc["models"][1]["error"];
+  EXPECT_LT(took, 30) << "the others' training and the timeout take seconds";
 }
 
 TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {

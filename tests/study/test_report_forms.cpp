@@ -66,7 +66,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [i_begin_s, i_end_s] = i;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
-                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps] = ro;
+                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device] = bo;
   [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save] = jb;
@@ -683,6 +683,7 @@ RunOptions full_options() {
   o.quiet = true;
   o.timeline = true;
   o.calibration_steps = 11;
+  o.stall_timeout_s = 2.5;
   return o;
 }
 
@@ -711,6 +712,7 @@ void expect_same_options(const RunOptions& got, const RunOptions& want) {
   EXPECT_EQ(got.quiet, want.quiet);
   EXPECT_EQ(got.timeline, want.timeline);
   EXPECT_EQ(got.calibration_steps, want.calibration_steps);
+  EXPECT_EQ(got.stall_timeout_s, want.stall_timeout_s);
 }
 
 TEST(ChildOptions, EveryFieldArrivesAsSent) {
@@ -731,7 +733,8 @@ TEST(ChildOptions, TheFormAsWritten) {
     "pack_size": 9,
     "quiet": true,
     "timeline": true,
-    "calibration_steps": 11})");
+    "calibration_steps": 11,
+    "stall_timeout_s": 2.5})");
 }
 
 // The defaults arrive as defaults: unset overrides stay unset, the grow mode stays grow.
@@ -746,6 +749,7 @@ TEST(ChildOptions, DefaultsArriveAsDefaults) {
   EXPECT_FALSE(back.overrides.seed.has_value());
   EXPECT_FALSE(back.overrides.memory_limit.has_value());
   EXPECT_EQ(back.overrides.memory_mode, PoolMode::grow);
+  EXPECT_FALSE(back.stall_timeout_s.has_value());  // the derived timeout, not 0 (never)
   EXPECT_FALSE(options_through_the_pipe(RunOptions{}).overrides.memory_mode.has_value());
   expect_same_options(options_through_the_pipe(RunOptions{}), RunOptions{});
 }
