@@ -29,7 +29,9 @@ struct RunOptions {
   BackendOptions backend;
   SpecOverrides overrides;
   std::vector<int> devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
-  int concurrency = 0;       // at most this many models train at once; 0: all of a phase
+  // --concurrency: at most this many models train at once; 0: all of them; absent: as many as the
+  // machine holds (study/concurrency.h)
+  std::optional<int> concurrency;
   int pack_size = 0;         // packed mode: at most this many models in a pack; 0: no bound of ours
   bool quiet = false;        // no per-epoch lines
   bool timeline = false;     // time every step (for the overlap and the trace)

@@ -4,6 +4,7 @@
 #include <set>
 #include <span>
 
+#include "study/concurrency.h"
 #include "study/model_worker.h"
 #include "runtime/clock.h"
 #include "runtime/nvml_monitor.h"
@@ -40,10 +41,10 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
                    const std::atomic<bool>& stop, int* exit_code) {
   RunReport run;
   run.mode = mode.name();
-  const bool serial = mode.kind() == ModeKind::serial;
-  const size_t all = std::max<size_t>(jobs.size(), 1);
-  const size_t per_phase = serial ? 1 : options.concurrency > 0 ? std::min<size_t>(options.concurrency, all) : all;
+  const ConcurrencyChoice concurrency = choose_concurrency(mode.kind(), jobs, options, stop);
+  const size_t per_phase = concurrency.per_phase;
   run.concurrency = int(per_phase);
+  run.concurrency_reason = concurrency.reason;
 
   std::vector<std::string> names;
   for (const Job& job : jobs) names.push_back(job.name);

@@ -194,7 +194,10 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--pack-size", o.pack_size, "--mode packed: at most N models in a pack (0: no bound)")
       ->check(whole_number(0, int(kMaxPackSize)))
       ->capture_default_str();
-  cmd->add_option("--concurrency", o.concurrency, "At most K models at once, the rest in later phases (0: all)")
+  cmd->add_option("--concurrency", o.concurrency,
+                  "At most K models at once, the rest in later phases (0: all at once). Default: as many as the "
+                  "machine holds (memory, and for processes cores, open files, processes), said on stderr when "
+                  "fewer than all; above that bound K runs as asked, with a warning")
       ->check(whole_number(0, INT_MAX));
   cmd->add_option("--stall-timeout", o.stall_timeout_s,
                   "--mode processes: a worker that takes no training step for SECONDS (or uses no CPU while it "

@@ -205,6 +205,7 @@ void to_json(json& j, const RunReport& run) {
        {"device_name", text(run.device_name)},
        {"mode", run.mode},
        {"concurrency", run.concurrency},
+       {"concurrency_reason", text(run.concurrency_reason)},
        {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
        {"host_peak_rss_bytes", run.host_peak_rss_bytes},
        {"workers_peak_rss_bytes", run.workers_peak_rss_bytes},

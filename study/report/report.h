@@ -88,6 +88,9 @@ struct RunReport {
   std::optional<double> process_startup_s;
   std::optional<double> speedup_vs_serial, serial_wall_s;  // and the serial (or --solo) run's wall it is against
   int concurrency = 1;  // at most this many models trained at once
+  // Why that many, in one line: --concurrency as asked, or the machine's bound that chose it and the
+  // others (study/concurrency.h)
+  std::string concurrency_reason;
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
   nlohmann::json gpu;              // NVML's samples summarised (report_gpus); null when there are none
   std::string gpu_note;            // why gpu is null, or why some GPU's sampling stopped early or never began

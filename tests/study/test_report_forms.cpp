@@ -54,8 +54,8 @@ using nlohmann::json;
                           m_data, m_data_bytes, m_pid, m_device, m_visible_devices, m_pack, m_pack_members] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
-                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_overlap, r_gpu,
-                          r_gpu_note, r_error, r_auto_choice, r_models] = r;
+                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
+                          r_overlap, r_gpu, r_gpu_note, r_error, r_auto_choice, r_models] = r;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
@@ -154,6 +154,7 @@ RunReport full_run() {
   r.speedup_vs_serial = 1.75;
   r.serial_wall_s = 6.125;
   r.concurrency = 4;
+  r.concurrency_reason = "--concurrency 4, as asked";
   r.overlap = Overlap{4.0, 1.0};
   // gpu and gpu_note as the run builds them (report_gpus; its forms: test_gpu_report.cpp): one GPU,
   // sampled until it was lost. Before the models, so that their process_device_bytes stay as set.
@@ -276,6 +277,7 @@ std::string full_run_document(const std::string& models) {
   "device_name": "a CPU",
   "mode": "packed",
   "concurrency": 4,
+  "concurrency_reason": "--concurrency 4, as asked",
   "data": {"source": "synthetic:regression", "bytes": 900},
   "host_peak_rss_bytes": 1048576,
   "workers_peak_rss_bytes": 2097152,
@@ -296,7 +298,8 @@ std::string full_run_document(const std::string& models) {
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
-    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "data": {"source": null, "bytes": 0},
+    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "concurrency_reason": null,
+    "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
     "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "models": )";
@@ -749,6 +752,7 @@ TEST(ChildOptions, DefaultsArriveAsDefaults) {
   EXPECT_FALSE(back.overrides.seed.has_value());
   EXPECT_FALSE(back.overrides.memory_limit.has_value());
   EXPECT_EQ(back.overrides.memory_mode, PoolMode::grow);
+  EXPECT_FALSE(back.concurrency.has_value());     // the machine's bound, not 0 (all at once)
   EXPECT_FALSE(back.stall_timeout_s.has_value());  // the derived timeout, not 0 (never)
   EXPECT_FALSE(options_through_the_pipe(RunOptions{}).overrides.memory_mode.has_value());
   expect_same_options(options_through_the_pipe(RunOptions{}), RunOptions{});

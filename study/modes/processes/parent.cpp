@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "study/model_worker.h"
+#include "study/modes/processes/probe.h"
 #include "study/modes/processes/protocol.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
@@ -288,6 +289,23 @@ class ProcessesMode final : public Mode {
 
 std::unique_ptr<Mode> make_processes_mode(const RunOptions& options) {
   return std::make_unique<ProcessesMode>(options);
+}
+
+WorkerProbe probe_worker(const Job& job, const RunOptions& options, const std::atomic<bool>& stop) {
+  RunOptions briefly = options;
+  briefly.calibration_steps = kProbeSteps;
+  Progress quiet({job.name}, true);
+  Workers workers(briefly, quiet, stop);
+  // Named apart from the run's own workers, for ps and for whoever looks for those by name.
+  Child& child = workers.start(job, "probe:" + job.name);
+  wait_for_the_barrier(workers, stop);
+  workers.release(!stop);
+  workers.wait_for([](Child&) { return false; });
+  WorkerProbe probe;
+  if (child.at_barrier) probe.threads = child.at_barrier->threads;
+  probe.peak_resident_bytes = child.final.process_peak_rss_bytes.value_or(child.at_barrier ? child.at_barrier->resident_bytes : 0);
+  probe.report = std::move(child.final);
+  return probe;
 }
 
 }  // namespace mf
