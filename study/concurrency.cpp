@@ -143,7 +143,10 @@ ConcurrencyChoice choose_concurrency(ModeKind mode, const std::vector<Job>& jobs
   const std::vector<int> devices = options.devices.empty() ? std::vector<int>{0} : options.devices;
   const size_t gpus = std::set<int>(devices.begin(), devices.end()).size();
   const bool matters = mode != ModeKind::serial && jobs.size() > 1 && options.concurrency != 1;
-  const MachineResources machine = read_machine_resources(matters && gpu ? devices : std::vector<int>{});
+  // Read for every run of several models, serial too, so that a bad MULTIFIT_MEMORY_AVAILABLE stops
+  // --mode all before its first mode rather than after it.
+  const MachineResources machine =
+      jobs.size() > 1 ? read_machine_resources(matters && gpu ? devices : std::vector<int>{}) : MachineResources{};
   const ModelNeeds needs = matters ? measure_needs(mode, jobs, options, stop) : ModelNeeds{};
   const ConcurrencyChoice choice = decide_concurrency(mode, jobs.size(), options.concurrency, needs, machine, gpus);
   if (!options.concurrency && mode != ModeKind::serial && choice.per_phase < jobs.size())

@@ -88,7 +88,8 @@ ModelNeeds measure_needs(ModeKind mode, const std::vector<Job>& jobs, const RunO
 // The run's choice: the machine read and, unless it cannot matter (serial, one model,
 // --concurrency 1), the models' needs measured. Says on stderr what it chose when the machine's bound
 // splits the run into phases, and the warning when there is one, even when quiet: they are what the
-// run's figures are of. Throws UserError when MULTIFIT_MEMORY_AVAILABLE is no size.
+// run's figures are of. Throws UserError when MULTIFIT_MEMORY_AVAILABLE is no size (read for any run
+// of several models).
 ConcurrencyChoice choose_concurrency(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
                                      const std::atomic<bool>& stop);
 
