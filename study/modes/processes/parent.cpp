@@ -167,24 +167,22 @@ class Workers {
   // time used (it says nothing until it is ready); once released, no step. At the barrier it waits
   // for the others, which is no stall.
   void watch(Child& child, double now) {
-    if (child.done || options_.stall_timeout_s == 0.0 || (child.ready && !child.released)) return;
+    if (child.done || !child.stalled.empty() || options_.stall_timeout_s == 0.0 || (child.ready && !child.released))
+      return;
     double limit = options_.stall_timeout_s.value_or(kStallFloor_s);
-    std::string what;
     if (!child.ready) {
       if (const auto usage = child.process->usage(); usage && usage->cpu_s > child.cpu_s) {
         child.cpu_s = usage->cpu_s;
         child.last_sign_s = now;
       }
-      what = "used no CPU while building its model";
-    } else {
-      if (!options_.stall_timeout_s) {
-        const double epoch = std::max(child.slowest_epoch_s, child.last_sign_s - child.epoch_start_s);
-        limit = std::max(limit, kStallFactor * epoch);
-      }
-      what = "no step";
+    } else if (!options_.stall_timeout_s) {
+      const double epoch = std::max(child.slowest_epoch_s, child.last_sign_s - child.epoch_start_s);
+      limit = std::max(limit, kStallFactor * epoch);
     }
     if (now - child.last_sign_s <= limit) return;
-    child.stalled = "stalled: " + what + " for " + seconds_text(limit) + " s";
+    const std::string seconds = seconds_text(limit) + " s";
+    child.stalled = child.ready ? "stalled: no step for " + seconds
+                                : "stalled: no CPU time used for " + seconds + " while it built its model";
     try {
       child.process->kill_group(SIGKILL);
     } catch (const SystemError&) {  // it ended meanwhile: its end is read as any other
