@@ -235,6 +235,7 @@ class PackFit::Epochs {
         train_step();
       }
       samples_ += rows;
+      if (options_.steps) options_.steps->store(++steps_taken_, std::memory_order_relaxed);
       if (options_.timeline) backend.mark();
     }
     return true;
@@ -295,7 +296,7 @@ class PackFit::Epochs {
   std::vector<bool> training_;  // not diverged
   const bool graphs_;
   std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;  // by the batch's rows: the last may be short
-  int64_t samples_ = 0;
+  int64_t samples_ = 0, steps_taken_ = 0;
   Track step_spans_, epoch_spans_;
   std::string why_stopped_;  // "" unless a stop came
   const Clock::time_point start_ = Clock::now();

@@ -52,6 +52,10 @@ struct FitOptions {
   // one launch a step instead of one per kernel, the same numbers as without. Ignored where the
   // backend has no graphs.
   bool graphs = false;
+  // When set, fit stores in it the training steps it has taken so far, after each step: a relaxed
+  // store, no clock read, so that another thread can tell training from a stall (processes mode's
+  // heartbeat) at no cost to the step.
+  std::atomic<int64_t>* steps = nullptr;
 };
 
 // Checks that the data fits the model (features, class labels, targets); a UserError otherwise,

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "runtime/error.h"
 
@@ -211,6 +213,31 @@ void ChildProcess::kill(int signal) {
   if (status_) return;
   if (::kill(pid_, signal) != 0)
     throw SystemError("cannot signal " + program_ + " (pid " + std::to_string(pid_) + "): " + errno_text(errno));
+}
+
+void ChildProcess::kill_group(int signal) {
+  if (status_) return;
+  if (::kill(-pid_, signal) != 0)  // the group's id is the child's pid (POSIX_SPAWN_SETPGROUP with 0)
+    throw SystemError("cannot signal the process group of " + program_ + " (pid " + std::to_string(pid_) +
+                      "): " + errno_text(errno));
+}
+
+std::optional<ChildProcess::Usage> ChildProcess::usage() const {
+  if (status_) return std::nullopt;
+  std::ifstream file("/proc/" + std::to_string(pid_) + "/stat");
+  std::string stat;
+  if (!std::getline(file, stat)) return std::nullopt;
+  // "pid (comm) state ...": comm may hold spaces and parentheses, so the fields start after the last ')'.
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::vector<std::string> f{std::istream_iterator<std::string>(fields), std::istream_iterator<std::string>()};
+  // proc(5) numbers the fields from 1 with pid; f[0] is field 3 (state).
+  constexpr size_t kUtime = 14 - 3, kStime = 15 - 3, kThreads = 20 - 3, kRss = 24 - 3;
+  if (f.size() <= kRss) return std::nullopt;
+  const double tick = double(sysconf(_SC_CLK_TCK));
+  return Usage{double(std::stoull(f[kUtime]) + std::stoull(f[kStime])) / tick, size_t(std::stoull(f[kThreads])),
+               size_t(std::stoull(f[kRss])) * size_t(sysconf(_SC_PAGESIZE))};
 }
 
 std::string self_executable() {

@@ -67,6 +67,17 @@ class ChildProcess {
   // Sends `signal` to the child if it has not been reaped (after that its pid may be another
   // process's). Throws SystemError when kill fails (an invalid signal).
   void kill(int signal);
+  // The same to the child's process group (its own: the child and whatever it started).
+  void kill_group(int signal);
+
+  // What the child uses now, from /proc/PID/stat; absent once it has been reaped, or when /proc
+  // cannot be read.
+  struct Usage {
+    double cpu_s = 0;           // user and system time, in seconds (the kernel counts in ticks of 10 ms)
+    size_t threads = 0;
+    size_t resident_bytes = 0;  // its resident set (VmRSS)
+  };
+  std::optional<Usage> usage() const;
 
  private:
   void read_some();  // one read() into buffer_, complete lines moved to lines_

@@ -29,11 +29,17 @@ struct RunOptions {
   BackendOptions backend;
   SpecOverrides overrides;
   std::vector<int> devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
-  int concurrency = 0;       // at most this many models train at once; 0: all of a phase
+  // --concurrency: at most this many models train at once; 0: all of them; absent: as many as the
+  // machine holds (study/concurrency.h)
+  std::optional<int> concurrency;
   int pack_size = 0;         // packed mode: at most this many models in a pack; 0: no bound of ours
   bool quiet = false;        // no per-epoch lines
   bool timeline = false;     // time every step (for the overlap and the trace)
   int64_t calibration_steps = 0;  // --mode auto's calibration: each model trains this many steps; 0: all
+  // --stall-timeout: processes mode ends a worker that takes no step for this many seconds (or uses
+  // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
+  // (study/modes/processes/parent.cpp)
+  std::optional<double> stall_timeout_s;
 };
 
 struct Job {

@@ -53,7 +53,7 @@ void PackWorker::build(Backend& backend, DataSets& data) {
   }
 }
 
-void PackWorker::begin_training(const std::atomic<bool>* stop, JobProgress progress) {
+void PackWorker::begin_training(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps) {
   if (!model_ || !lead_of(prepared_)) return;
   stop_ = stop;
   progress_ = std::move(progress);
@@ -65,7 +65,7 @@ void PackWorker::begin_training(const std::atomic<bool>* stop, JobProgress progr
   };
   attempt([&] {
     fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
-                                     FitOptions{line, options_.timeline, stop, options_.calibration_steps, graphs});
+                                     FitOptions{line, options_.timeline, stop, options_.calibration_steps, graphs, steps});
   });
   if (fit_ && fit_->done()) finish_training();  // no epochs to train (--epochs 0)
 }
@@ -79,8 +79,8 @@ void PackWorker::end_epoch() {
   if (fit_ && fit_->done()) finish_training();
 }
 
-void PackWorker::train(const std::atomic<bool>* stop, JobProgress progress) {
-  begin_training(stop, std::move(progress));
+void PackWorker::train(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps) {
+  begin_training(stop, std::move(progress), steps);
   while (training()) {
     launch_epoch();
     end_epoch();

@@ -34,13 +34,14 @@ class PackWorker {
   // launch_epoch() and end_epoch() while training(); after the last epoch, the test evaluation where
   // a member is still ok and each member's finish. A failure is the lead member's and so every
   // member's, and ends the training. Nothing trains when no member was prepared. Epoch lines go to
-  // `progress` by the member's job index.
-  void begin_training(const std::atomic<bool>* stop, JobProgress progress);
+  // `progress` by the member's job index; `steps`, when set, counts the pack's training steps as
+  // they are taken (FitOptions::steps).
+  void begin_training(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps = nullptr);
   bool training() const { return fit_ != nullptr; }
   void launch_epoch();
   void end_epoch();
   // All of the above for this pack alone.
-  void train(const std::atomic<bool>* stop, JobProgress progress);
+  void train(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps = nullptr);
 
   std::span<ModelWorker* const> members() const { return members_; }
 

@@ -3,7 +3,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+
+#include "runtime/clock.h"
 
 namespace mf {
 namespace {
@@ -20,36 +23,107 @@ winsize terminal_size() {
 
 }  // namespace
 
-Progress::Progress(std::vector<std::string> names, bool quiet)
-    : names_(std::move(names)), lines_(names_.size(), "waiting"), quiet_(quiet),
-      live_(!quiet && names_.size() > 1 && isatty(STDERR_FILENO) && names_.size() < terminal_size().ws_row) {}
+Progress::Progress(std::vector<std::string> names, bool quiet, size_t phase, StillRunning still,
+                   std::vector<size_t> order)
+    : names_(std::move(names)), lines_(names_.size(), "ended before (in the journal)"), models_(names_.size()),
+      order_(std::move(order)), quiet_(quiet),
+      live_(!quiet && names_.size() > 1 && isatty(STDERR_FILENO) && names_.size() < terminal_size().ws_row),
+      phase_(phase == 0 ? names_.size() : phase), still_(still) {
+  if (order_.empty())
+    for (size_t i = 0; i < names_.size(); ++i) order_.push_back(i);
+  for (size_t i : order_) lines_[i] = "waiting";
+  if (!quiet_ && phase_ > 1) watch_ = std::thread([this] { watch(); });
+}
+
+Progress::~Progress() {
+  if (!watch_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  wake_.notify_one();
+  watch_.join();
+}
+
+void Progress::step(size_t model) {
+  std::lock_guard lock(mutex_);
+  models_[model].last_step_s = clock_seconds();
+}
 
 void Progress::epoch(size_t model, const std::string& line) {
-  if (quiet_) return;
   std::lock_guard lock(mutex_);
+  models_[model].last_epoch_s = clock_seconds();
+  lines_[model] = line;
+  if (quiet_) return;
   if (!live_) {
     const std::string prefix = names_.size() > 1 ? names_[model] + ": " : "";
     std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str());
     return;
   }
-  lines_[model] = line;
   redraw();
 }
 
 void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   std::lock_guard lock(mutex_);
+  if (!models_[model].ended_s) models_[model].ended_s = clock_seconds();
   if (ended_) ended_(model, report, exit_code);
 }
 
 void Progress::note(const std::string& line) {
   if (quiet_ || names_.size() < 2) return;
   std::lock_guard lock(mutex_);
+  print_above(line);
+}
+
+void Progress::print_above(const std::string& line) {
   if (live_ && drawn_ > 0) std::fprintf(stderr, "\x1b[%zuA\x1b[J", drawn_);  // up to the block, clear below
   std::fprintf(stderr, "%s\n", line.c_str());
   if (live_ && drawn_ > 0) {
     drawn_ = 0;
     redraw();
   }
+}
+
+void Progress::watch() {
+  const auto tick = std::chrono::duration<double>(std::min(1.0, still_.after_s / 4));
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, tick, [&] { return closing_; }))
+    if (const std::string line = still_running(clock_seconds()); !line.empty()) {
+      print_above(line);
+      std::fflush(stderr);
+    }
+}
+
+std::string Progress::still_running(double now) {
+  if (now - said_s_ < still_.every_s) return "";
+  // The phase running now: the one of the first model not ended (phases end one after another).
+  size_t first = 0;  // a place in order_
+  while (first < order_.size() && models_[order_[first]].ended_s) ++first;
+  if (first == order_.size()) return "";
+  first -= first % phase_;
+  const size_t end = std::min(first + phase_, order_.size());
+  std::vector<size_t> running;
+  double last_end = -1;
+  for (size_t place = first; place < end; ++place) {
+    const size_t i = order_[place];
+    if (!models_[i].ended_s) running.push_back(i);
+    else last_end = std::max(last_end, *models_[i].ended_s);
+  }
+  const size_t most = std::max(still_.most, (end - first) / 10);
+  if (last_end < 0 || running.size() > most || now - last_end < still_.after_s) return "";
+  said_s_ = now;
+  std::string line = "multifit: still running:";
+  for (size_t k = 0; k < running.size() && k < still_.names; ++k) {
+    const Model& m = models_[running[k]];
+    const std::string& epoch = lines_[running[k]];
+    std::string state = m.last_epoch_s ? epoch.substr(0, epoch.find(" - ")) + " done" : "no epoch done";
+    char since[64] = "";
+    if (m.last_step_s) std::snprintf(since, sizeof since, ", %.0f s since its last step", now - *m.last_step_s);
+    else if (m.last_epoch_s) std::snprintf(since, sizeof since, ", %.0f s since its last epoch", now - *m.last_epoch_s);
+    line += std::string(k ? ", " : " ") + names_[running[k]] + " (" + state + since + ")";
+  }
+  if (running.size() > still_.names) line += " and " + std::to_string(running.size() - still_.names) + " others";
+  return line;
 }
 
 void Progress::redraw() {

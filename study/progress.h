@@ -4,26 +4,50 @@
 // model, more models than rows, a file, a pipe, CI) plain lines as they come, prefixed with the
 // model's name when there are several. Thread-safe:
 // the streams mode's threads and the processes mode's reader report at once.
+//
+// When nearly all of a phase's models have ended and the rest run on long after, one line says which
+// ("multifit: still running: m17 (Epoch 3/10 done, 42 s since its last step), ..."), so that a run
+// waiting on one model says so. A thread of its own watches, since the modes block in their phase
+// and would each need to call a tick; it wakes a few times a second and takes the lock only then.
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mf {
 
 struct ModelReport;  // study/report/report.h
 
+// When the "still running" line is said: once no more than `most` models of a phase are left (or a
+// tenth of it, when that is more), the last of the others ended `after_s` seconds ago; again every
+// `every_s` seconds while that holds.
+struct StillRunning {
+  size_t most = 1;
+  double after_s = 10, every_s = 30;
+  size_t names = 4;  // the models named; the rest are counted ("and 12 others")
+};
+
 class Progress {
  public:
   // Nothing is shown when quiet; live lines only when stderr is a terminal with a row for each of
-  // several models.
-  Progress(std::vector<std::string> names, bool quiet);
+  // several models. The models train in `order` (their places in `names`; empty: all, in their
+  // order) in phases of `phase` (the runner's concurrency; 0: one phase), each phase ending before
+  // the next begins; a model not in `order` does not train (a resumed run's journal has it).
+  Progress(std::vector<std::string> names, bool quiet, size_t phase = 0, StillRunning still = {},
+           std::vector<size_t> order = {});
+  ~Progress();  // stops the watch
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
   // Model `model` (its place in the run) finished an epoch: `line` is fit's line.
   void epoch(size_t model, const std::string& line);
+  // Model `model` is taking training steps (processes mode's heartbeat): shown nowhere but in the
+  // "still running" line, as the time since its last step.
+  void step(size_t model);
   // Model `model`'s report is final, with its exit code (ModelWorker::exit_code): it trained, failed, diverged or was interrupted (a mode calls this as each model
   // ends, from any thread; a later call for the same model, a report corrected after the phase,
   // supersedes it). Passed to the sink of on_ended (the run's journal) under the lock, so that reports
@@ -36,13 +60,28 @@ class Progress {
   void note(const std::string& line);
 
  private:
-  void redraw();  // the live lines, from the top of the block; mutex_ held
+  struct Model {
+    std::optional<double> last_step_s, last_epoch_s;  // clock_seconds() of its last step and epoch line
+    std::optional<double> ended_s;                    // when its report was final
+  };
+  void redraw();                        // the live lines, from the top of the block; mutex_ held
+  void print_above(const std::string& line);  // a line above the live block; mutex_ held
+  void watch();                         // the watch thread's body
+  std::string still_running(double now);  // the line due now, or ""; mutex_ held
 
   std::vector<std::string> names_, lines_;
+  std::vector<Model> models_;
+  std::vector<size_t> order_;  // the models that train, in order
   EndedSink ended_;
   bool quiet_, live_;
+  size_t phase_;
+  StillRunning still_;
+  double said_s_ = -1e300;  // when the still-running line was last said
   size_t drawn_ = 0;  // live lines on the screen
   std::mutex mutex_;
+  std::condition_variable wake_;  // the destructor wakes the watch to end it
+  bool closing_ = false;
+  std::thread watch_;  // last: started once the rest is made; none when quiet or for one model
 };
 
 }  // namespace mf

@@ -4,6 +4,7 @@
 #include <set>
 #include <span>
 
+#include "study/concurrency.h"
 #include "study/model_worker.h"
 #include "runtime/clock.h"
 #include "runtime/nvml_monitor.h"
@@ -45,14 +46,16 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   for (const Job& job : all_jobs)
     if (!record.ended || !record.ended->contains(job.index)) jobs.push_back(job);
   run.resumed_models = int(all_jobs.size() - jobs.size());
-  const bool serial = mode.kind() == ModeKind::serial;
-  const size_t all = std::max<size_t>(jobs.size(), 1);
-  const size_t per_phase = serial ? 1 : options.concurrency > 0 ? std::min<size_t>(options.concurrency, all) : all;
+  const ConcurrencyChoice concurrency = choose_concurrency(mode.kind(), jobs, options, stop);
+  const size_t per_phase = concurrency.per_phase;
   run.concurrency = int(per_phase);
+  run.concurrency_reason = concurrency.reason;
 
   std::vector<std::string> names;
-  for (const Job& job : all_jobs) names.push_back(job.name);  // by job index
-  Progress progress(names, options.quiet);
+  std::vector<size_t> order;  // the models that train, by job index
+  for (const Job& job : all_jobs) names.push_back(job.name);
+  for (const Job& job : jobs) order.push_back(job.index);
+  Progress progress(names, options.quiet, per_phase, {}, order);
   if (record.on_ended) progress.on_ended(record.on_ended);
   std::optional<NvmlMonitor> monitor;
   // Every GPU of --devices, found in NVML by its PCI bus id; in processes mode each worker sees only its

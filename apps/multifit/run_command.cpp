@@ -4,7 +4,9 @@
 // share the machine.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -258,8 +260,24 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--pack-size", o.pack_size, "--mode packed: at most N models in a pack (0: no bound)")
       ->check(whole_number(0, int(kMaxPackSize)))
       ->capture_default_str();
-  cmd->add_option("--concurrency", o.concurrency, "At most K models at once, the rest in later phases (0: all)")
+  cmd->add_option("--concurrency", o.concurrency,
+                  "At most K models at once, the rest in later phases (0: all at once). Default: as many as the "
+                  "machine holds (memory, and for processes cores, open files, processes), said on stderr when "
+                  "fewer than all; above that bound K runs as asked, with a warning")
       ->check(whole_number(0, INT_MAX));
+  cmd->add_option("--stall-timeout", o.stall_timeout_s,
+                  "--mode processes: a worker that takes no training step for SECONDS (or uses no CPU while it "
+                  "builds) is killed and its model failed as stalled (0: never). Default: 10 times its slowest "
+                  "epoch so far, never under 60")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            const bool ok = end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= 0;
+            return ok ? "" : "got " + text + "; expected a number of seconds, 0 or more (0: never)";
+          },
+          ""))
+      ->type_name("SECONDS");
   cmd->add_option("--calibration-steps", args->calibration_steps,
                   "--mode auto: training steps per model in each mode's calibration")
       ->check(whole_number(1, INT_MAX))

@@ -204,6 +204,7 @@ void to_json(json& j, const RunReport& run) {
        {"device_name", text(run.device_name)},
        {"mode", run.mode},
        {"concurrency", run.concurrency},
+       {"concurrency_reason", text(run.concurrency_reason)},
        {"training_threads", run.training_threads},
        {"resumed_models", run.resumed_models},
        {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},

@@ -88,6 +88,9 @@ struct RunReport {
   std::optional<double> process_startup_s;
   std::optional<double> speedup_vs_serial, serial_wall_s;  // and the serial (or --solo) run's wall it is against
   int concurrency = 1;  // at most this many models trained at once
+  // Why that many, in one line: --concurrency as asked, or the machine's bound that chose it and the
+  // others (study/concurrency.h)
+  std::string concurrency_reason;
   std::optional<int> training_threads;  // in-process modes: the most host threads that trained models at once
   int resumed_models = 0;  // --resume: models taken as they ended in the journal's run, not trained again
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded

@@ -1,6 +1,7 @@
 // `multifit run` end to end on the CPU backend and through host execution: every mode gives each
 // model the numbers of its solo `train`; the document's fields obey their consistency rules; workers
 // are spawned with their devices; serial releases memory; faults stay with their model.
+#include <chrono>
 #include <csignal>
 #include <set>
 
@@ -309,6 +310,78 @@ TEST_F(Run, AKilledWorkerLeavesTheOthersResults) {
   EXPECT_TRUE(doc["models"][0]["test_loss"].is_number());
   EXPECT_EQ(doc["models"][1]["status"], "failed");
   EXPECT_TRUE(contains(doc["models"][1]["error"], "killed by signal 9 (SIGKILL)")) << doc["models"][1]["error"];
+}
+
+// A worker stopped mid-training (SIGSTOP) takes no step: after --stall-timeout it is killed and its
+// model failed as stalled, while the others finish with their numbers, long before the run would
+// have waited for it (forever).
+TEST_F(Run, AStalledWorkerIsEndedAndTheOthersFinish) {
+  json models = {{"models", json::array()}};
+  for (const char* name : {"m0", "m1", "m2"}) {  // each trains a few seconds, three on this machine's cores
+    json model = kSlowModel;
+    model["name"] = name;
+    model["fit"]["epochs"] = 120;
+    models["models"].push_back(model);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = in_background(
+      "run " + sweep(models) + " --backend cpu --quiet --mode processes --stall-timeout 2 --json " +
+          quoted(path("r.json")),
+      "for i in $(seq 100); do w=$(pgrep -f '[m]ultifit worker m1$'); [ -n \"$w\" ] && break; sleep 0.05; done; "
+      "sleep 0.5; kill -STOP $w");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.rc, 1) << r.err;
+  const json doc = result("r.json");
+  ASSERT_EQ(doc["models"].size(), 3u);
+  for (const int i : {0, 2}) {
+    EXPECT_EQ(doc["models"][i]["status"], "ok") << doc["models"][i]["error"];
+    EXPECT_EQ(doc["models"][i]["epochs"].size(), 120u);
+    EXPECT_TRUE(doc["models"][i]["test_loss"].is_number());
+  }
+  EXPECT_EQ(doc["models"][1]["status"], "failed");
+  EXPECT_TRUE(contains(doc["models"][1]["error"], "stalled: no step for 2 s")) << doc["models"][1]["error"];
+  EXPECT_LT(took, 30) << "the others' training and the timeout take seconds";
+}
+
+// Without --concurrency, processes mode starts no more workers at once than half the memory
+// available holds, each as much as a probe worker measured: in phases, every model still trained.
+// The memory is given (MULTIFIT_MEMORY_AVAILABLE) so that the bound is small here; an explicit
+// --concurrency above it runs as asked, with a warning naming it.
+TEST_F(Run, DefaultConcurrencyKeepsTheWorkersInHalfTheMemory) {
+  const std::string tiny = quoted(example("tiny-sweep.json"));  // 32 models
+  const Result r = multifit("run " + tiny + " --backend cpu --quiet --mode processes --json " + quoted(path("r.json")),
+                            "MULTIFIT_MEMORY_AVAILABLE=200MiB ");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = result("r.json");
+  const int concurrency = doc["concurrency"];
+  EXPECT_GE(concurrency, 2);
+  EXPECT_LT(concurrency, 32);
+  const std::string reason = doc["concurrency_reason"];
+  EXPECT_TRUE(reason.starts_with("host memory: " + std::to_string(concurrency) + " workers of about ")) << reason;
+  EXPECT_TRUE(contains(reason, "fit in half of the 200.00 MiB available (MULTIFIT_MEMORY_AVAILABLE)")) << reason;
+  EXPECT_TRUE(contains(r.err, "multifit: concurrency " + std::to_string(concurrency) + " (" + reason + ")\n")) << r.err;
+  size_t peak = 0;  // the most any worker held: the phases together never held more than concurrency of them
+  for (const json& m : doc["models"]) {
+    EXPECT_EQ(m["status"], "ok") << m["error"];
+    peak = std::max(peak, m["memory"]["process_peak_rss_bytes"].get<size_t>());
+  }
+  EXPECT_LE(size_t(concurrency) * peak, size_t(100) << 20);
+
+  const Result asked = multifit("run " + tiny + " --backend cpu --quiet --mode processes --concurrency 32 --json " +
+                                    quoted(path("a.json")),
+                                "MULTIFIT_MEMORY_AVAILABLE=200MiB ");
+  ASSERT_EQ(asked.rc, 0) << asked.err;
+  EXPECT_EQ(result("a.json")["concurrency"], 32);
+  EXPECT_TRUE(contains(asked.err, "multifit: warning: --concurrency 32 is above the " + std::to_string(concurrency) +
+                                      " this machine can hold (host memory); running as asked\n"))
+      << asked.err;
+  // Each worker holds two pipe ends in the parent: a low RLIMIT_NOFILE bounds them as well.
+  const Result files = multifit("run " + tiny + " --backend cpu --quiet --mode processes --json " + quoted(path("f.json")),
+                                "ulimit -n 90; ");
+  ASSERT_EQ(files.rc, 0) << files.err;
+  EXPECT_TRUE(result("f.json")["concurrency_reason"].get<std::string>().starts_with("open files: "))
+      << result("f.json")["concurrency_reason"];
+  EXPECT_LT(result("f.json")["concurrency"].get<int>(), 32);
 }
 
 TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {

@@ -54,8 +54,9 @@ using nlohmann::json;
                           m_data, m_data_bytes, m_pid, m_device, m_visible_devices, m_pack, m_pack_members] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
-                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_training_threads, r_resumed_models, r_overlap, r_gpu,
-                          r_gpu_note, r_error, r_auto_choice, r_models] = r;
+                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
+                          r_training_threads, r_resumed_models, r_overlap, r_gpu, r_gpu_note, r_error, r_auto_choice,
+                          r_models] = r;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
@@ -66,7 +67,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [i_begin_s, i_end_s] = i;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
-                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps] = ro;
+                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device] = bo;
   [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save] = jb;
@@ -154,6 +155,7 @@ RunReport full_run() {
   r.speedup_vs_serial = 1.75;
   r.serial_wall_s = 6.125;
   r.concurrency = 4;
+  r.concurrency_reason = "--concurrency 4, as asked";
   r.training_threads = 5;
   r.resumed_models = 3;
   r.overlap = Overlap{4.0, 1.0};
@@ -278,6 +280,7 @@ std::string full_run_document(const std::string& models) {
   "device_name": "a CPU",
   "mode": "packed",
   "concurrency": 4,
+  "concurrency_reason": "--concurrency 4, as asked",
   "training_threads": 5,
   "resumed_models": 3,
   "data": {"source": "synthetic:regression", "bytes": 900},
@@ -300,7 +303,8 @@ std::string full_run_document(const std::string& models) {
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
-    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "training_threads": null, "resumed_models": 0,
+    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "concurrency_reason": null,
+    "training_threads": null, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
@@ -688,6 +692,7 @@ RunOptions full_options() {
   o.quiet = true;
   o.timeline = true;
   o.calibration_steps = 11;
+  o.stall_timeout_s = 2.5;
   return o;
 }
 
@@ -716,6 +721,7 @@ void expect_same_options(const RunOptions& got, const RunOptions& want) {
   EXPECT_EQ(got.quiet, want.quiet);
   EXPECT_EQ(got.timeline, want.timeline);
   EXPECT_EQ(got.calibration_steps, want.calibration_steps);
+  EXPECT_EQ(got.stall_timeout_s, want.stall_timeout_s);
 }
 
 TEST(ChildOptions, EveryFieldArrivesAsSent) {
@@ -736,7 +742,8 @@ TEST(ChildOptions, TheFormAsWritten) {
     "pack_size": 9,
     "quiet": true,
     "timeline": true,
-    "calibration_steps": 11})");
+    "calibration_steps": 11,
+    "stall_timeout_s": 2.5})");
 }
 
 // The defaults arrive as defaults: unset overrides stay unset, the grow mode stays grow.
@@ -751,6 +758,8 @@ TEST(ChildOptions, DefaultsArriveAsDefaults) {
   EXPECT_FALSE(back.overrides.seed.has_value());
   EXPECT_FALSE(back.overrides.memory_limit.has_value());
   EXPECT_EQ(back.overrides.memory_mode, PoolMode::grow);
+  EXPECT_FALSE(back.concurrency.has_value());     // the machine's bound, not 0 (all at once)
+  EXPECT_FALSE(back.stall_timeout_s.has_value());  // the derived timeout, not 0 (never)
   EXPECT_FALSE(options_through_the_pipe(RunOptions{}).overrides.memory_mode.has_value());
   expect_same_options(options_through_the_pipe(RunOptions{}), RunOptions{});
 }

@@ -3,6 +3,9 @@
 // test_report_forms.cpp.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "study/job.h"
 #include "study/model_worker.h"
 #include "study/modes/mode.h"
@@ -105,6 +108,53 @@ TEST(Progress, PlainLinesNameTheModelWhenThereAreSeveral) {
     quiet.epoch(0, "not shown");
   }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "b: Epoch 1/2\nreleased a\nEpoch 1/1\n");
+}
+
+// The "still running" line, with its times made small: said once no more than `most` models of the
+// phase are left and the last of the others ended `after_s` ago, naming them with their last epoch
+// and step; not again within `every_s`.
+TEST(Progress, SaysWhichModelsAreStillRunningLongAfterTheOthers) {
+  const StillRunning soon{1, 0.2, 30, 4};
+  const ModelReport report;
+  testing::internal::CaptureStderr();
+  {
+    Progress progress({"a", "b", "c"}, false, 3, soon);
+    progress.epoch(2, "Epoch 3/10 - 5 steps - 1ms - loss: 0.5");
+    progress.step(2);
+    progress.ended(0, report, 0);
+    progress.ended(1, report, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "c: Epoch 3/10 - 5 steps - 1ms - loss: 0.5\n"
+            "multifit: still running: c (Epoch 3/10 done, 0 s since its last step)\n");
+}
+
+// Nothing while more models than that are left, nor for a phase none of whose models has ended;
+// phases are the runner's, in order.
+TEST(Progress, SaysNothingWhileMoreAreRunningOrNoneHasEnded) {
+  const StillRunning soon{1, 0.1, 30, 4};
+  const ModelReport report;
+  testing::internal::CaptureStderr();
+  {
+    Progress two_left({"a", "b", "c"}, false, 3, soon);
+    two_left.ended(0, report, 0);
+    Progress next_phase({"a", "b", "c", "d"}, false, 2, soon);  // phases {a, b}, {c, d}
+    next_phase.ended(0, report, 0);
+    next_phase.ended(1, report, 0);
+    Progress quiet({"a", "b"}, true, 2, soon);
+    quiet.ended(0, report, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  testing::internal::CaptureStderr();
+  {
+    Progress many({"a", "b", "c", "d", "e", "f", "g"}, false, 7, {6, 0.1, 30, 2});
+    many.ended(0, report, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "multifit: still running: b (no epoch done), c (no epoch done) and 4 others\n");
 }
 
 }  // namespace

@@ -146,6 +146,38 @@ TEST(ChildProcess, TheDestructorKillsAndReapsARunningChild) {
   EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);
 }
 
+// The group kill reaches what the child started too (a worker's library might start a helper), where a
+// kill of the child alone would leave the grandchild holding its stdout open.
+TEST(ChildProcess, AGroupKillEndsTheChildAndWhatItStarted) {
+  ChildProcess worker(sh("sleep 30 & echo started; wait"), {});
+  ASSERT_EQ(worker.read_line(), "started");
+  worker.kill_group(SIGKILL);
+  ASSERT_TRUE(readable_within(worker.output_fd(), 5000)) << "the grandchild still holds the pipe";
+  EXPECT_EQ(worker.read_line(), std::nullopt);
+  EXPECT_EQ(worker.wait().describe(), "killed by signal 9 (SIGKILL)");
+}
+
+// What the child uses: its CPU time grows while it computes and stands while it is stopped; once
+// reaped there is nothing to read.
+TEST(ChildProcess, UsageShowsCpuTimeThreadsAndResidentMemory) {
+  ChildProcess worker(sh("echo started; while :; do :; done"), {});
+  ASSERT_EQ(worker.read_line(), "started");
+  usleep(300000);
+  const std::optional<ChildProcess::Usage> busy = worker.usage();
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_GT(busy->cpu_s, 0.0);
+  EXPECT_EQ(busy->threads, 1u);
+  EXPECT_GT(busy->resident_bytes, 0u);
+  worker.kill(SIGSTOP);
+  usleep(100000);
+  const double stopped = worker.usage()->cpu_s;
+  usleep(300000);
+  EXPECT_EQ(worker.usage()->cpu_s, stopped);
+  worker.kill(SIGKILL);
+  worker.wait();
+  EXPECT_FALSE(worker.usage().has_value());
+}
+
 TEST(ChildProcess, SelfExecutableIsThisTestBinary) {
   const std::filesystem::path path = self_executable();
   EXPECT_TRUE(path.is_absolute());

@@ -2,10 +2,14 @@
 // protocol.h describes.
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "backends/factory.h"
 #include "runtime/error.h"
@@ -29,17 +33,57 @@ FILE* take_stdout_for_the_parent() {
   return pipe;
 }
 
-void say(FILE* parent, const std::string& line) {
-  std::fputs(line.c_str(), parent);
-  std::fputc('\n', parent);
-  std::fflush(parent);
-}
+// The pipe's writers, the main thread and the heartbeat, one whole line at a time.
+class Parent {
+ public:
+  explicit Parent(FILE* pipe) : pipe_(pipe) {}
+  void say(const std::string& line) {
+    std::lock_guard lock(mutex_);
+    std::fputs(line.c_str(), pipe_);
+    std::fputc('\n', pipe_);
+    std::fflush(pipe_);
+  }
+
+ private:
+  FILE* pipe_;
+  std::mutex mutex_;
+};
+
+// While it lives, says "step N" about once a second when fit's step count has moved since the last
+// time: the parent's sign that training goes on (its stall timeout). Per step, not per epoch, since
+// an epoch may take minutes, and an epoch line alone cannot tell a long epoch from a stall; the step
+// loop pays only fit's relaxed store of the count (FitOptions::steps), this thread the rest.
+class Heartbeat {
+ public:
+  Heartbeat(Parent& parent, const std::atomic<int64_t>& steps)
+      : thread_([this, &parent, &steps] {
+          int64_t said = 0;
+          std::unique_lock lock(mutex_);
+          while (!wake_.wait_for(lock, std::chrono::duration<double>(kHeartbeat_s), [&] { return done_; }))
+            if (const int64_t now = steps.load(std::memory_order_relaxed); now != said)
+              parent.say(std::string(kStep) + std::to_string(said = now));
+        }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;  // last: it starts once the rest is made
+};
 
 }  // namespace
 
 int run_child_process() {
   const std::atomic<bool>& stop = stop_on_interrupt();
-  FILE* parent = take_stdout_for_the_parent();
+  Parent parent(take_stdout_for_the_parent());
   std::string line;
   if (!std::getline(std::cin, line)) throw UserError("multifit worker: no job on stdin (it is started by 'multifit run')");
   const nlohmann::json request = nlohmann::json::parse(line);
@@ -56,13 +100,17 @@ int run_child_process() {
   });
   PackWorker model({&worker}, options, std::nullopt);  // a pack of one
   if (backend) model.build(*backend, *data);
-  say(parent, std::string(kReady));  // at the start barrier
+  parent.say(std::string(kReady));  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == kGo;
   if (!go) worker.fail(kNotStarted, 130);
-  model.train(&stop, [&](size_t, const std::string& epoch) { say(parent, std::string(kEpoch) + epoch); });
-  if (backend) worker.attempt([&] { backend->synchronize(); });
+  {
+    std::atomic<int64_t> steps{0};
+    const Heartbeat heartbeat(parent, steps);
+    model.train(&stop, [&](size_t, const std::string& epoch) { parent.say(std::string(kEpoch) + epoch); }, &steps);
+    if (backend) worker.attempt([&] { backend->synchronize(); });
+  }
   worker.report().process_peak_rss_bytes = peak_resident_bytes();
-  say(parent, nlohmann::json(worker.report()).dump());
+  parent.say(nlohmann::json(worker.report()).dump());
   return worker.exit_code();
 }
 

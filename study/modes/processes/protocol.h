@@ -5,11 +5,15 @@
 //   parent -> child  {"options": RunOptions, "job": Job}    the job, its spec as the parent read it
 //   child -> parent  ready                                  built (or failed to): at the start barrier
 //   parent -> child  go | stop                              every child is at the barrier | Ctrl-C
+//   child -> parent  step N                                 training goes on: N steps taken so far;
+//                                                           about once a second while N moves
 //   child -> parent  epoch LINE                             an epoch's progress line, as it ends
 //   child -> parent  {report}                               the model's report in its one JSON form
 //                                                           (study/report/json.cpp), timeline included
 //
-// A child that dies leaves its model failed with how it ended; the others go on.
+// A child that dies leaves its model failed with how it ended; the others go on. One that stalls
+// (RunOptions::stall_timeout_s: no step for that long, or no CPU time used while it builds) is
+// killed, its model failed as "stalled".
 #include <string_view>
 
 namespace mf {
@@ -17,7 +21,9 @@ namespace mf {
 inline constexpr std::string_view kReady = "ready";
 inline constexpr std::string_view kGo = "go";
 inline constexpr std::string_view kStop = "stop";
+inline constexpr std::string_view kStep = "step ";    // followed by the steps taken so far
 inline constexpr std::string_view kEpoch = "epoch ";  // followed by the line
+inline constexpr double kHeartbeat_s = 1;             // the most often a child says "step N"
 
 // The body of `multifit worker`: reads its job from stdin, builds, waits for go, trains, and
 // returns the model's exit code (ModelWorker::exit_code).
