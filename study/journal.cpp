@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -51,6 +52,8 @@ std::string os_reason() { return std::strerror(errno); }
 }  // namespace
 
 JournalContents read_journal(const std::string& path, const std::vector<Job>& jobs, const std::string& backend) {
+  if (std::filesystem::is_directory(path))
+    throw UserError("--resume: " + path + " is a folder, not a journal; give the --json or --journal of the run to resume");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw UserError("--resume: no journal at " + path + " (" + os_reason() +
@@ -114,7 +117,9 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
       contents.ended[line.at("mode")][index] = {report.get<ModelReport>(), line.at("exit_code")};
       ++contents.lines;
     } catch (const json::exception& e) {
-      fail(at, std::string("a model line without what it needs: ") + e.what());
+      const std::string what = e.what();  // "[json.exception.out_of_range.403] key 'spec' not found"
+      const size_t tag = what.find("] ");
+      fail(at, "a model line without what it needs: " + (tag == std::string::npos ? what : what.substr(tag + 2)));
     }
   }
   return contents;
@@ -126,7 +131,11 @@ Journal::Journal(std::string path, const std::vector<Job>& jobs, const std::stri
   if (fd_ < 0) throw SystemError(path_ + ": cannot open the journal: " + os_reason());
   std::lock_guard lock(mutex_);
   if (!resume) append(header(jobs, backend));
-  if (!error_.empty()) throw SystemError(error_);
+  if (error_.empty()) return;
+  close(fd_);
+  fd_ = -1;
+  unlink(path_.c_str());  // a journal without its header could never be resumed from
+  throw SystemError(error_);
 }
 
 Journal::~Journal() {
@@ -158,7 +167,7 @@ void Journal::append(const json& line) {
     const ssize_t n = write(fd_, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      error_ = path_ + ": cannot write the journal: " + os_reason() + "; the run goes on without it";
+      error_ = path_ + ": cannot write the journal: " + os_reason();
       return;
     }
     done += size_t(n);

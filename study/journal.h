@@ -52,7 +52,8 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
 class Journal {
  public:
   // Opens `path`: with `resume`, for appending to the journal read_journal read; else a new journal,
-  // replacing any file there, its header written. Throws SystemError with the OS's reason.
+  // replacing any file there, its header written. Throws SystemError with the OS's reason, leaving
+  // no journal without its header behind.
   Journal(std::string path, const std::vector<Job>& jobs, const std::string& backend, bool resume);
   ~Journal();  // syncs and closes
   Journal(const Journal&) = delete;
@@ -63,8 +64,8 @@ class Journal {
   // Records --mode auto's choice.
   void auto_choice(const nlohmann::json& choice);
 
-  // The first write that failed, with the OS's reason ("" while none has): the journal stops there and
-  // the run goes on without it.
+  // The first write that failed, with the OS's reason ("" while none has): the journal stops there,
+  // its lines before it whole, and the run goes on without it.
   const std::string& error() const { return error_; }
   const std::string& path() const { return path_; }
 

@@ -233,7 +233,8 @@ int run_study(RunArgs& args) {
   if (runs.size() > 1) print_modes_table(runs);
   print_errors(runs);
   if (journal && !journal->error().empty()) {
-    std::fprintf(stderr, "multifit: error: %s\n", journal->error().c_str());
+    std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
+                 journal->error().c_str());
     code = worse_exit_code(code, 1);
   }
   return write_output_files(runs, args.files, code);

@@ -94,6 +94,20 @@ TEST_F(FullDisk, ARunWritesTheDocumentWhenTheCsvCannotBe) {
   EXPECT_EQ(result("ok/r.json")["models"].size(), 32u);
 }
 
+// A journal that cannot be written is said, and the run goes on without it: every model trains and
+// the document is written; no journal without its header is left.
+TEST_F(FullDisk, AJournalThatCannotBeWrittenLeavesTheRunToFinish) {
+  const Result r = multifit_on_a_full_disk("run " + quoted(example("tiny-sweep.json")) + " --backend cpu --quiet" +
+                                           " --json " + quoted(ok("r.json")) + " --journal " + quoted(full("r.journal")));
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_EQ(r.err, "multifit: error: " + full("r.journal") +
+                       ": cannot write the journal: No space left on device; the run goes on without a journal\n");
+  EXPECT_EQ(listing(), "fill\n");
+  const json doc = result("ok/r.json");
+  ASSERT_EQ(doc["models"].size(), 32u);
+  for (const json& m : doc["models"]) EXPECT_EQ(m["status"], "ok");
+}
+
 // Weights that cannot be saved fail the model (exit 1), and the document, written elsewhere, says why.
 TEST_F(FullDisk, AFailedWeightsSaveFailsTheModelAndTheDocumentSaysWhy) {
   const Result r = multifit_on_a_full_disk("train " + kBinary + " --save " + quoted(full("w")) + " --json " +
