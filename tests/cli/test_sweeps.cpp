@@ -56,7 +56,7 @@ class Sweeps : public Cli {
 
 TEST_F(Sweeps, ThousandsOfTinyModelsTrainInEachInProcessModeOnABoundedPool) {
   const std::string grid = sweep(tiny_grid(8, 512));  // 4096 models
-  for (const std::string mode : {"streams", "packed"}) {
+  for (const std::string mode : {"serial", "streams", "packed"}) {
     SCOPED_TRACE(mode);
     const Result r = multifit("run " + grid + " --backend cpu --quiet --mode " + mode + " --json " + quoted(path("r.json")));
     EXPECT_EQ(r.rc, 0) << r.err.substr(0, 2000);
