@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
@@ -21,8 +22,9 @@ using nlohmann::json;
 constexpr int kVersion = 1;
 constexpr double kSyncInterval_s = 1;
 
-json header(const std::vector<Job>& jobs, const std::string& backend) {
-  return {{"journal", "multifit"}, {"version", kVersion}, {"models", jobs.size()}, {"backend", backend}};
+json header(const std::vector<Job>& jobs, const JournalRun& run) {
+  return {{"journal", "multifit"}, {"version", kVersion}, {"models", jobs.size()},
+          {"backend", run.backend}, {"mode", run.mode}, {"solo", run.solo}};
 }
 
 json spec_of(const Job& job) { return job.spec ? to_json(*job.spec) : json(nullptr); }
@@ -49,9 +51,15 @@ std::string first_difference(const json& was, const json& now, const std::string
 
 std::string os_reason() { return std::strerror(errno); }
 
+// nlohmann's message without its tag: "key 'spec' not found", not "[json.exception.out_of_range.403] key...".
+std::string without_tag(const std::string& what) {
+  const size_t tag = what.starts_with("[json.exception.") ? what.find("] ") : std::string::npos;
+  return tag == std::string::npos ? what : what.substr(tag + 2);
+}
+
 }  // namespace
 
-JournalContents read_journal(const std::string& path, const std::vector<Job>& jobs, const std::string& backend) {
+JournalContents read_journal(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run) {
   if (std::filesystem::is_directory(path))
     throw UserError("--resume: " + path + " is a folder, not a journal; give the --json or --journal of the run to resume");
   std::ifstream in(path, std::ios::binary);
@@ -67,6 +75,7 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
     begin = end + 1;
   }
   const bool cut_short = !all.empty() && all.back() != '\n';  // the last line has no end
+  contents.whole_bytes = all.rfind('\n') == std::string::npos ? 0 : all.rfind('\n') + 1;
   const auto fail = [&](size_t line, const std::string& problem) {
     throw UserError(path + ":" + std::to_string(line) + ": " + problem);
   };
@@ -84,9 +93,15 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
   if (head.value("models", size_t(0)) != jobs.size())
     fail(1, "a journal of a sweep of " + head.value("models", json()).dump() + " models; this sweep has " +
                 std::to_string(jobs.size()) + ": another sweep");
-  if (head.value("backend", "") != backend)
-    fail(1, "a journal of a run on the " + head.value("backend", "") + " backend; this run is on " + backend +
+  if (head.value("backend", "") != run.backend)
+    fail(1, "a journal of a run on the " + head.value("backend", "") + " backend; this run is on " + run.backend +
                 "; resume with --backend " + head.value("backend", ""));
+  if (head.value("mode", "") != run.mode)
+    fail(1, "a journal of a run with --mode " + head.value("mode", "") + "; this run's is " + run.mode +
+                "; resume with --mode " + head.value("mode", ""));
+  if (head.value("solo", false) != run.solo)
+    fail(1, std::string("a journal of a run ") + (run.solo ? "without" : "with") + " --solo; resume " +
+                (run.solo ? "without" : "with") + " it");
   for (size_t n = 1; n < lines.size(); ++n) {
     const size_t at = n + 1;
     json line;
@@ -94,7 +109,7 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
       line = json::parse(lines[n]);
     } catch (const json::exception& e) {
       if (n + 1 == lines.size() && cut_short) break;  // the runner died writing it
-      fail(at, std::string("not a JSON line: ") + e.what());
+      fail(at, "not a JSON line: " + without_tag(e.what()));
     }
     try {
       if (line.contains("auto")) {
@@ -114,27 +129,44 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
                      "; resume with the sweep and overrides it ran with, or start afresh without --resume");
       json report = line.at("report");
       report["timeline"] = {{"steps", json::array()}, {"epochs", json::array()}};
-      contents.ended[line.at("mode")][index] = {report.get<ModelReport>(), line.at("exit_code")};
+      EndedModel& ended = contents.ended[line.at("mode")][index];
+      try {
+        ended = {report.get<ModelReport>(), line.at("exit_code")};
+      } catch (const std::exception& e) {  // a field of the report, a status that is no status's name
+        fail(at, "model '" + name + "': its report cannot be read: " + without_tag(e.what()));
+      }
       ++contents.lines;
     } catch (const json::exception& e) {
-      const std::string what = e.what();  // "[json.exception.out_of_range.403] key 'spec' not found"
-      const size_t tag = what.find("] ");
-      fail(at, "a model line without what it needs: " + (tag == std::string::npos ? what : what.substr(tag + 2)));
+      fail(at, "a model line without what it needs: " + without_tag(e.what()));
     }
   }
   return contents;
 }
 
-Journal::Journal(std::string path, const std::vector<Job>& jobs, const std::string& backend, bool resume)
+Journal::Journal(std::string path, const std::vector<Job>& jobs, const JournalRun& run,
+                 const JournalContents* resumed)
     : path_(std::move(path)) {
-  fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (resume ? 0 : O_TRUNC), 0644);
+  std::error_code exists;
+  if (!resumed && std::filesystem::file_size(path_, exists) > 0 && !exists) {
+    previous_ = path_ + ".previous";
+    if (std::rename(path_.c_str(), previous_.c_str()) != 0)
+      throw SystemError(path_ + ": cannot keep the earlier journal as " + previous_ + ": " + os_reason());
+  }
+  fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (resumed ? 0 : O_TRUNC), 0644);
   if (fd_ < 0) throw SystemError(path_ + ": cannot open the journal: " + os_reason());
+  // A resumed journal goes on after its last whole line: a line cut short by the runner's death is cut off.
+  if (resumed && ftruncate(fd_, off_t(resumed->whole_bytes)) != 0) {
+    const std::string why = os_reason();
+    close(fd_);
+    throw SystemError(path_ + ": cannot cut off the journal's last line, cut short: " + why);
+  }
   std::lock_guard lock(mutex_);
-  if (!resume) append(header(jobs, backend));
+  if (!resumed) append(header(jobs, run));
   if (error_.empty()) return;
   close(fd_);
   fd_ = -1;
   unlink(path_.c_str());  // a journal without its header could never be resumed from
+  if (!previous_.empty()) std::rename(previous_.c_str(), path_.c_str());  // the earlier one back in its place
   throw SystemError(error_);
 }
 

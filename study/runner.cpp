@@ -46,9 +46,11 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   for (const Job& job : all_jobs)
     if (!record.ended || !record.ended->contains(job.index)) jobs.push_back(job);
   run.resumed_models = int(all_jobs.size() - jobs.size());
-  const ConcurrencyChoice concurrency = choose_concurrency(mode.kind(), jobs, options, stop);
+  const ConcurrencyChoice concurrency =
+      jobs.empty() ? ConcurrencyChoice{1, "none to train: every model ended before (the journal)", ""}
+                   : choose_concurrency(mode.kind(), jobs, options, stop);
   const size_t per_phase = concurrency.per_phase;
-  run.concurrency = int(per_phase);
+  run.concurrency = jobs.empty() ? 0 : int(per_phase);
   run.concurrency_reason = concurrency.reason;
 
   std::vector<std::string> names;
@@ -162,7 +164,9 @@ void compare_with_serial(RunReport& run, const RunReport& serial) {
   const auto all_trained = [](const RunReport& r) {
     return std::all_of(r.models.begin(), r.models.end(), [](const ModelReport& m) { return m.fitted; });
   };
-  if (all_trained(run) && all_trained(serial) && run.wall_s > 0) {
+  // And only when both trained all their models themselves: a resumed run's wall is of its rest alone.
+  if (all_trained(run) && all_trained(serial) && run.resumed_models == 0 && serial.resumed_models == 0 &&
+      run.wall_s > 0) {
     run.speedup_vs_serial = serial.wall_s / run.wall_s;
     run.serial_wall_s = serial.wall_s;
   }

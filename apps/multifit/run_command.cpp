@@ -120,13 +120,17 @@ std::string journal_path(const RunArgs& args) {
   return args.files.json + ".journal";
 }
 
-// Opens the journal (read first with --resume); a journal that cannot be opened is said, and the run
-// goes on without one.
-std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector<Job>& jobs,
-                                      const RunOptions& options, bool resume, int* code) {
+// Opens the journal (read first with --resume), saying where an earlier one was kept (unless quiet);
+// a journal that cannot be opened is said, and the run goes on without one.
+std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run,
+                                      const JournalContents* resumed, bool quiet, int* code) {
   if (path.empty()) return nullptr;
   try {
-    return std::make_unique<Journal>(path, jobs, to_string(options.backend.kind), resume);
+    auto journal = std::make_unique<Journal>(path, jobs, run, resumed);
+    if (!journal->previous().empty() && !quiet)
+      std::fprintf(stderr, "multifit: note: the earlier journal at %s is kept as %s (--resume finishes a run instead)\n",
+                   path.c_str(), journal->previous().c_str());
+    return journal;
   } catch (const SystemError& e) {
     std::fprintf(stderr, "multifit: error: %s; the run goes on without a journal\n", e.what());
     *code = worse_exit_code(*code, 1);
@@ -142,8 +146,8 @@ int run_study(RunArgs& args) {
                     "OUT.journal) or --journal PATH");
   if (is_standard_output(journal_file))
     throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
-  if (!args.resume) check_output_path("--journal", journal_file);
   prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
+  if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
   Sweep sweep;
   try {
     sweep = load_sweep(options.models_path);
@@ -164,8 +168,9 @@ int run_study(RunArgs& args) {
   }
   const std::vector<Job> jobs = make_jobs(sweep, options);
   std::optional<JournalContents> resumed;
+  const JournalRun journal_run{to_string(options.backend.kind), args.mode, args.solo};
   if (args.resume) {
-    resumed = read_journal(journal_file, jobs, to_string(options.backend.kind));
+    resumed = read_journal(journal_file, jobs, journal_run);
     std::string per_mode;
     for (const auto& [mode, ended] : resumed->ended)
       per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode";
@@ -173,7 +178,8 @@ int run_study(RunArgs& args) {
                  resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
   }
   int code = 0;
-  const std::unique_ptr<Journal> journal = open_journal(journal_file, jobs, options, args.resume, &code);
+  const std::unique_ptr<Journal> journal =
+      open_journal(journal_file, jobs, journal_run, resumed ? &*resumed : nullptr, options.quiet, &code);
   // What each mode's run has already (from the journal) and where it records each model as it ends.
   const auto record_of = [&](ModeKind mode) {
     RunRecord record;
@@ -213,6 +219,9 @@ int run_study(RunArgs& args) {
     std::fprintf(stderr, "multifit: note: --calibration-steps has no effect without --mode auto\n");
   if (args.pack_size_given && !all && !automatic && modes.front() != ModeKind::packed)
     std::fprintf(stderr, "multifit: note: --pack-size has no effect without --mode packed (or all, auto)\n");
+  if (options.stall_timeout_s && !all && !automatic && modes.front() != ModeKind::processes)
+    std::fprintf(stderr, "multifit: note: --stall-timeout has no effect without --mode processes (or all, auto): "
+                         "a model in this process cannot be ended alone\n");
   const bool solo_first = args.solo && modes.front() != ModeKind::serial;
   std::optional<RunReport> serial;
   if (solo_first) {

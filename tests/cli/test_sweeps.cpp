@@ -75,7 +75,8 @@ TEST_F(Sweeps, EachModelIsJournaledAsItEnds) {
   std::ifstream in(path("r.json.journal"));
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(json::parse(line), json({{"journal", "multifit"}, {"version", 1}, {"models", 6}, {"backend", "cpu"}}));
+  EXPECT_EQ(json::parse(line), json({{"journal", "multifit"}, {"version", 1}, {"models", 6}, {"backend", "cpu"},
+                                     {"mode", "streams"}, {"solo", false}}));
   const json doc = result("r.json");
   std::set<size_t> seen;
   while (std::getline(in, line)) {
@@ -135,15 +136,57 @@ TEST_F(Sweeps, AResumedStreamsOrPackedRunGivesTheModelsLeftTheirNumbers) {
   }
 }
 
-TEST_F(Sweeps, AJournalCutShortInItsLastLineResumes) {
+TEST_F(Sweeps, AJournalCutShortInItsLastLineResumesAndStaysWhole) {
   const std::string grid = sweep(tiny_grid(1, 3));
-  ASSERT_EQ(multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("r.json"))).rc, 0);
+  const std::string run = "run " + grid + " --backend cpu --quiet --json " + quoted(path("r.json"));
+  ASSERT_EQ(multifit(run).rc, 0);
   std::string text = read_file(path("r.json.journal"));
   text.resize(text.size() - 40);  // the runner died writing the last model's line
   std::ofstream(path("r.json.journal"), std::ios::trunc) << text;
-  const Result r = multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("r.json")) + " --resume");
+  const Result r = multifit(run + " --resume");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(result("r.json")["resumed_models"], 2);
+  // The cut line was cut off, so the journal reads whole: a second resume takes all three.
+  EXPECT_EQ(journal_lines("r.json.journal"), 4);
+  const Result again = multifit(run + " --resume");
+  EXPECT_EQ(again.rc, 0) << again.err;
+  EXPECT_EQ(result("r.json")["resumed_models"], 3);
+}
+
+TEST_F(Sweeps, AFreshRunKeepsTheEarlierJournal) {
+  const std::string run = "run " + sweep(tiny_grid(1, 2)) + " --backend cpu --json " + quoted(path("r.json"));
+  ASSERT_EQ(multifit(run).rc, 0);
+  const std::string first = read_file(path("r.json.journal"));
+  const Result r = multifit(run);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "the earlier journal at " + path("r.json.journal") + " is kept as " +
+                                  path("r.json.journal.previous")))
+      << r.err;
+  EXPECT_EQ(read_file(path("r.json.journal.previous")), first);
+  EXPECT_EQ(journal_lines("r.json.journal"), 3);
+}
+
+TEST_F(Sweeps, AResumedModeOfAllHasNoSpeedupOfItsOwn) {
+  const std::string grid = sweep(tiny_grid(1, 4));
+  const std::string run = "run " + grid + " --backend cpu --quiet --mode all --json " + quoted(path("r.json"));
+  ASSERT_EQ(multifit(run).rc, 0);
+  // Serial and streams ended, the rest not: as a runner killed during processes mode leaves it.
+  std::ifstream in(path("r.json.journal"));
+  std::ofstream out(path("cut.journal"));
+  for (std::string line; std::getline(in, line);)
+    if (!contains(line, "\"mode\":\"processes\"") && !contains(line, "\"mode\":\"packed\"")) out << line << '\n';
+  out.close();
+  const Result r = multifit(run + " --resume --journal " + quoted(path("cut.journal")));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const json doc = result("r.json");
+  ASSERT_EQ(doc["runs"].size(), 4u);
+  for (int i = 0; i < 2; ++i) {  // serial, streams: every model from the journal
+    EXPECT_EQ(doc["runs"][i]["resumed_models"], 4);
+    EXPECT_EQ(doc["runs"][i]["concurrency"], 0);
+    EXPECT_TRUE(doc["runs"][i]["speedup_vs_serial"].is_null());
+  }
+  EXPECT_TRUE(doc["runs"][3]["speedup_vs_serial"].is_null());  // packed trained all, serial did not
+  EXPECT_TRUE(doc["runs"][3]["models"][0]["slowdown"].is_number());  // a model's own solo time stands
 }
 
 TEST_F(Sweeps, AJournalOfAnotherSweepOrAChangedSpecIsRefused) {
@@ -166,6 +209,9 @@ TEST_F(Sweeps, AJournalOfAnotherSweepOrAChangedSpecIsRefused) {
           "r.json.journal:1: a journal of a sweep of 4 models; this sweep has 9: another sweep");
   refused("run " + grid + " --backend host-exec --quiet --json " + quoted(path("r.json")) + " --resume",
           "a journal of a run on the cpu backend; this run is on host-exec; resume with --backend cpu");
+  refused("run " + grid + out + " --resume --mode streams",
+          "r.json.journal:1: a journal of a run with --mode serial; this run's is streams; resume with --mode serial");
+  refused("run " + grid + out + " --resume --solo", "r.json.journal:1: a journal of a run without --solo; resume without it");
   refused("run " + grid + " --backend cpu --quiet --resume", "--resume needs the journal of the run to resume");
   refused("run " + grid + " --backend cpu --quiet --resume --journal " + quoted(path("none.journal")),
           "--resume: no journal at " + path("none.journal"));
