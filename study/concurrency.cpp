@@ -88,6 +88,9 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
     if (choice.per_phase < models) {
       choice.reason = binding->name + ": " + binding->detail;
       if (const std::string others = listed(bounds, binding); !others.empty()) choice.reason += "; " + others;
+      if (binding->count == 0)  // one runs all the same: the run may still fit, or each model fails alone
+        choice.warning = "not even one model fits by " + binding->name + " (" + binding->detail +
+                         "); running one at a time";
     } else {
       choice.reason = "all " + n + " models fit" + (bounds.empty() ? "" : ": " + listed(bounds, nullptr));
     }

@@ -112,7 +112,10 @@ TEST(Concurrency, AllModelsWhenTheMachineHoldsThem) {
 TEST(Concurrency, OneModelAtLeast) {
   MachineResources m = roomy();
   m.memory_available_bytes = 100 * MiB;
-  EXPECT_EQ(decide_concurrency(ModeKind::processes, 8, std::nullopt, worker_of(1 * GiB), m).per_phase, 1u);
+  const ConcurrencyChoice none_fit = decide_concurrency(ModeKind::processes, 8, std::nullopt, worker_of(1 * GiB), m);
+  EXPECT_EQ(none_fit.per_phase, 1u);
+  EXPECT_EQ(none_fit.warning, "not even one model fits by host memory (0 workers of about 1.00 GiB fit in half of "
+                              "the 100.00 MiB available (MemAvailable)); running one at a time");
   EXPECT_EQ(decide_concurrency(ModeKind::serial, 8, std::nullopt, worker_of(1), roomy()).per_phase, 1u);
   EXPECT_EQ(decide_concurrency(ModeKind::serial, 8, 4, worker_of(1), roomy()).reason, "serial: one model at a time");
   EXPECT_EQ(decide_concurrency(ModeKind::streams, 1, std::nullopt, worker_of(1), roomy()).reason, "one model");
