@@ -22,6 +22,7 @@
 #include "runtime/output_file.h"
 #include "runtime/output_path.h"
 #include "study/journal.h"
+#include "study/report/ranking.h"
 #include "study/model_worker.h"
 #include "study/runner.h"
 
@@ -35,6 +36,7 @@ struct RunArgs {
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   std::string journal;  // --journal; empty: OUT.journal beside --json OUT
+  std::optional<RankBy> rank_by;  // --rank-by; absent: default_rank_by
   bool resume = false;
   bool calibration_steps_given = false, pack_size_given = false;
 };
@@ -236,6 +238,7 @@ int run_study(RunArgs& args) {
     run.auto_choice = chosen;
     if (mode == ModeKind::serial) serial = run;
     if (serial) compare_with_serial(run, *serial);
+    rank_run(run, args.rank_by);
     print_run_table(run);
     runs.push_back(std::move(run));
   }
@@ -300,6 +303,11 @@ Command add_run_command(CLI::App& app) {
   add_spec_overrides(*cmd, o.overrides);
   add_data_option(*cmd, o.data);
   add_output_options(*cmd, args->files);
+  cmd->add_option("--rank-by", args->rank_by,
+                  "Rank the models by this metric (default: val_accuracy where models were validated, else "
+                  "val_loss, test_accuracy, test_loss, train_s, the first some model has); a run of more than 24 "
+                  "models prints its best and worst 5")
+      ->transform(one_of(kRankByNames));
   cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
                                               "OUT.journal beside --json OUT), so that --resume can finish the run");
   cmd->add_flag("--resume", args->resume, "Finish an interrupted run: skip the models its journal (--journal, or "

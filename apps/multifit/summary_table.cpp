@@ -3,7 +3,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+
 #include "runtime/bytes.h"
+#include "study/report/ranking.h"
 
 namespace mf {
 namespace {
@@ -26,6 +32,33 @@ std::string percent(double fraction) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f%%", 100 * fraction);
   return text;
+}
+
+// "min 0.5120, median 0.6250, max 0.7340" of `values` (not empty).
+std::string spread(std::vector<double> values) {
+  if (values.empty()) return "-";
+  std::sort(values.begin(), values.end());
+  return "min " + format_metric(values.front()) + ", median " + format_metric(values[values.size() / 2]) + ", max " +
+         format_metric(values.back());
+}
+
+// The table's header; `ranked`, the metric of a last column.
+void print_header(const std::string& ranked = "") {
+  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s  %s\n", "model", "status", "start-up", "train", "solo", "slowdown",
+              "test acc", "peak mem", ranked.c_str());
+}
+
+// One model's row; with its error below when `errors`, with its ranked value after it when given.
+void print_row(const ModelReport& m, bool errors, std::optional<double> ranked = std::nullopt) {
+  const std::string accuracy = m.tested && m.has_accuracy ? format_metric(m.test.accuracy)
+                               : m.tested                 ? "loss " + format_metric(m.test.loss)
+                                                          : "-";
+  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s", m.name.c_str(), to_string(m.status),
+              seconds(m.startup_s).c_str(), m.fitted ? format_duration(m.fit.train_s).c_str() : "-",
+              seconds(m.solo_s).c_str(), times(m.slowdown).c_str(), accuracy.c_str(),
+              format_bytes(m.memory.peak_bytes).c_str());
+  std::printf(ranked ? "  %s\n" : "%s\n", ranked ? format_metric(*ranked).c_str() : "");
+  if (errors && !m.error.empty()) std::printf("    %s\n", m.error.c_str());
 }
 
 }  // namespace
@@ -51,18 +84,36 @@ void print_run_table(const RunReport& run) {
               seconds(run.startup_s).c_str(), throughput.c_str());
   if (run.speedup_vs_serial) std::printf(" - speedup vs serial %s", times(run.speedup_vs_serial).c_str());
   if (run.overlap) std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
-  std::printf("\n  %-28s %-8s %9s %9s %9s %9s %9s %10s\n", "model", "status", "start-up", "train", "solo", "slowdown",
-              "test acc", "peak mem");
-  for (const ModelReport& m : run.models) {
-    const std::string accuracy = m.tested && m.has_accuracy ? format_metric(m.test.accuracy)
-                                 : m.tested                 ? "loss " + format_metric(m.test.loss)
-                                                            : "-";
-    std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s\n", m.name.c_str(), to_string(m.status),
-                seconds(m.startup_s).c_str(), m.fitted ? format_duration(m.fit.train_s).c_str() : "-",
-                seconds(m.solo_s).c_str(), times(m.slowdown).c_str(), accuracy.c_str(),
-                format_bytes(m.memory.peak_bytes).c_str());
-    if (!m.error.empty()) std::printf("    %s\n", m.error.c_str());
+  std::printf("\n");
+  if (run.models.size() <= kFullTableModels) {
+    print_header();
+    for (const ModelReport& m : run.models) print_row(m, true);
+    return;
   }
+  // A large run: counts, then the best and worst few, then the spreads.
+  std::map<std::string, size_t> statuses;
+  for (const ModelReport& m : run.models) ++statuses[to_string(m.status)];
+  std::string counts;
+  for (const auto& [status, n] : statuses) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  std::printf("  by status: %s (every model in the CSV and the document; each error once on stderr)\n", counts.c_str());
+  const std::optional<RankBy> by = find_named(kRankByNames, run.rank_by);
+  if (!by || run.ranking.empty()) return;
+  std::map<std::string, const ModelReport*> named;
+  for (const ModelReport& m : run.models) named.emplace(m.name, &m);
+  const auto shown = [&](size_t first, size_t end, const char* what) {
+    std::printf("  %s by %s:\n", what, run.rank_by.c_str());
+    print_header(run.rank_by);
+    for (size_t i = first; i < end; ++i) print_row(*named.at(run.ranking[i]), false, rank_value(*named.at(run.ranking[i]), *by));
+  };
+  const size_t n = run.ranking.size(), best = std::min(n, kRankedShown);
+  shown(0, best, ("best " + std::to_string(best)).c_str());
+  if (n > best) shown(std::max(best, n - kRankedShown), n, ("worst " + std::to_string(n - std::max(best, n - kRankedShown))).c_str());
+  std::vector<double> values, train;
+  for (const ModelReport& m : run.models) {
+    if (const auto v = rank_value(m, *by)) values.push_back(*v);
+    if (const auto t = rank_value(m, RankBy::train_s)) train.push_back(*t);
+  }
+  std::printf("  spread: %s %s; train_s %s\n", run.rank_by.c_str(), spread(values).c_str(), spread(train).c_str());
 }
 
 void print_modes_table(const std::vector<RunReport>& runs) {

@@ -1,6 +1,7 @@
 #pragma once
-// What a run prints when it ends: a table of its models, and for several modes of one sweep the
-// modes side by side.
+// What a run prints when it ends: a table of its models (for more than kFullTableModels, the counts
+// by status, the best and worst few by the run's ranking and the spread of each figure: the full
+// table is in the CSV and the document), and for several modes of one sweep the modes side by side.
 #include <vector>
 
 #include "study/report/report.h"
@@ -9,6 +10,9 @@ namespace mf {
 
 // "name: test_loss 0.3512 - test_accuracy 0.8731 - 3 epochs in 4.21s - peak memory 1.20 MiB", or its status.
 void print_model_line(const ModelReport& m);
+inline constexpr size_t kFullTableModels = 24;
+inline constexpr size_t kRankedShown = 5;  // the best and the worst shown of a large run
+// The run's table; ranked by run.rank_by when it is set (study/report/ranking.h).
 void print_run_table(const RunReport& run);
 void print_modes_table(const std::vector<RunReport>& runs);
 

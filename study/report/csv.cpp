@@ -1,6 +1,8 @@
 // The CSV rows of a run: one per model and mode, with its run's figures, for tables and plots, made
 // from the report structs. Each value is written as the document writes it (metric_json), empty
 // where the document has null.
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "runtime/output_file.h"
@@ -20,13 +22,28 @@ std::string csv_field(const json& v) {
   return quoted + "\"";
 }
 
-// A column: its header and its value, a figure of the model's run or of the model.
+// A column: its header and its value, a figure of the model's run, of the model, or of the model in
+// its run (its rank).
 struct Column {
   const char* header;
   json (*of_run)(const RunReport& run) = nullptr;
   json (*of_model)(const ModelReport& m) = nullptr;
-  json value(const RunReport& run, const ModelReport& m) const { return of_run ? of_run(run) : of_model(m); }
+  json (*of_model_in_run)(const RunReport& run, const ModelReport& m) = nullptr;
+  json value(const RunReport& run, const ModelReport& m) const {
+    return of_run ? of_run(run) : of_model ? of_model(m) : of_model_in_run(run, m);
+  }
 };
+
+// A training setting of the model, null when its spec was not read.
+template <class Get>
+json setting(const ModelReport& m, Get get) {
+  return m.settings ? json(get(*m.settings)) : json();
+}
+
+// The model's last completed epoch's metric, null without one (or without validation rows, or an accuracy).
+json last_epoch(const ModelReport& m, double EpochMetrics::*metric, bool present) {
+  return metric_json(m.fit.epochs.empty() ? NAN : m.fit.epochs.back().*metric, present && !m.fit.epochs.empty());
+}
 
 const Column kColumns[] = {
     {"run_mode", [](const RunReport& r) { return json(r.mode); }},
@@ -39,8 +56,25 @@ const Column kColumns[] = {
     {"run_speedup_vs_serial", [](const RunReport& r) { return metric_json(r.speedup_vs_serial); }},
     {"overlap", [](const RunReport& r) { return r.overlap ? json(r.overlap->fraction()) : json(); }},
     {"models", [](const RunReport& r) { return json(r.models.size()); }},
+    {"rank_by", [](const RunReport& r) { return r.rank_by.empty() ? json() : json(r.rank_by); }},
     {"name", nullptr, [](const ModelReport& m) { return json(m.name); }},
     {"status", nullptr, [](const ModelReport& m) { return json(to_string(m.status)); }},
+    {"rank", nullptr, nullptr,
+     [](const RunReport& r, const ModelReport& m) {
+       const auto at = std::find(r.ranking.begin(), r.ranking.end(), m.name);
+       return at == r.ranking.end() ? json() : json(at - r.ranking.begin() + 1);
+     }},
+    {"optimizer", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return to_string(s.optimizer); }); }},
+    {"learning_rate", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.learning_rate; }); }},
+    {"batch_size", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.batch_size; }); }},
+    {"epochs_asked", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.epochs; }); }},
+    {"validation_split", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.validation_split; }); }},
+    {"seed", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.seed; }); }},
+    {"loss", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::loss, true); }},
+    {"accuracy", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::accuracy, m.has_accuracy); }},
+    {"val_loss", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::val_loss, m.validated); }},
+    {"val_accuracy", nullptr,
+     [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::val_accuracy, m.validated && m.has_accuracy); }},
     {"error", nullptr, [](const ModelReport& m) { return m.error.empty() ? json() : json(m.error); }},
     {"device", nullptr, [](const ModelReport& m) { return json(m.device); }},
     {"startup_s", nullptr, [](const ModelReport& m) { return metric_json(m.startup_s); }},

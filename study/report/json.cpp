@@ -222,6 +222,8 @@ void to_json(json& j, const RunReport& run) {
        {"gpu_note", text(run.gpu_note)},
        {"error", text(run.error)},
        {"auto", run.auto_choice},
+       {"rank_by", text(run.rank_by)},
+       {"ranking", run.ranking},
        {"models", models}};
 }
 

@@ -98,6 +98,10 @@ struct RunReport {
   std::string gpu_note;            // why gpu is null, or why some GPU's sampling stopped early or never began
   std::string error;  // a failure of the run as a whole (its sweep file could not be read)
   nlohmann::json auto_choice;  // --mode auto: each mode's calibration and the mode chosen; null otherwise
+  // The ranking (study/report/ranking.h): its metric ("" before ranking), and the names of the models
+  // that have a value of it, best first.
+  std::string rank_by;
+  std::vector<std::string> ranking;
   std::vector<ModelReport> models;
 };
 

@@ -1,8 +1,9 @@
-// Sweeps at the sizes users push them to, and sweeps that survive the runner: thousands of tiny
-// models in each in-process mode on a bounded pool of threads; the journal, a runner killed with
-// SIGKILL and resumed, compared model by model with an uninterrupted run; journals that must be
-// refused.
+// Sweeps at the sizes users push them to, sweeps that survive the runner, and their results ranked:
+// thousands of tiny models in each in-process mode on a bounded pool of threads; the journal, a
+// runner killed with SIGKILL and resumed, compared model by model with an uninterrupted run;
+// journals that must be refused; the ranking in the document, the CSV and on the terminal.
 #include <csignal>
+#include <map>
 #include <set>
 
 #include "cli_support.h"
@@ -219,6 +220,62 @@ TEST_F(Sweeps, AJournalOfAnotherSweepOrAChangedSpecIsRefused) {
   refused("run " + grid + " --backend cpu --quiet --resume --journal " + quoted(path("junk.journal")),
           "junk.journal:1: not a multifit journal");
   refused("run " + grid + " --backend cpu --quiet --journal -", "--journal -: the journal is read back by --resume");
+}
+
+}  // namespace
+
+namespace {
+
+using namespace cli_test;
+
+class Ranking : public Cli {};
+
+// A large sweep is ranked by validation accuracy where it has validation rows (Keras Tuner's best
+// trials), best first, in the document, the CSV and on the terminal; --rank-by picks another metric.
+TEST_F(Ranking, ALargeSweepIsRankedByValidationAccuracyBestFirst) {
+  json grid = tiny_grid(4, 8);  // 32 models: more than the full table shows
+  grid["base"]["fit"]["validation_split"] = 0.25;
+  std::ofstream(path("sweep.json")) << grid.dump();
+  const Result r = multifit("run " + quoted(path("sweep.json")) + " --backend cpu --quiet --json " +
+                            quoted(path("r.json")) + " --csv " + quoted(path("r.csv")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = result("r.json");
+  EXPECT_EQ(doc["rank_by"], "val_accuracy");
+  ASSERT_EQ(doc["ranking"].size(), 32u);
+  std::map<std::string, double> val_accuracy;
+  for (const json& m : doc["models"]) val_accuracy[m["name"]] = m["epochs"].back()["val_accuracy"].get<double>();
+  for (size_t i = 1; i < 32; ++i) EXPECT_GE(val_accuracy[doc["ranking"][i - 1]], val_accuracy[doc["ranking"][i]]);
+  // The terminal: counts and the best and worst five, not 32 rows.
+  EXPECT_TRUE(contains(r.out, "by status: 32 ok")) << r.out;
+  EXPECT_TRUE(contains(r.out, "best 5 by val_accuracy:")) << r.out;
+  EXPECT_TRUE(contains(r.out, "worst 5 by val_accuracy:")) << r.out;
+  EXPECT_TRUE(contains(r.out, "  " + doc["ranking"][0].get<std::string>() + " ")) << r.out;
+  EXPECT_FALSE(contains(r.out, "  " + doc["ranking"][10].get<std::string>() + " ")) << r.out;
+  // The CSV: each model's rank, its hyper-parameters and final metrics.
+  std::ifstream csv(path("r.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  EXPECT_TRUE(contains(header, ",name,status,rank,optimizer,learning_rate,batch_size,epochs_asked,validation_split,"
+                               "seed,loss,accuracy,val_loss,val_accuracy,"))
+      << header;
+  std::getline(csv, row);
+  const std::string first = doc["models"][0]["name"];
+  const auto place = std::find(doc["ranking"].begin(), doc["ranking"].end(), first) - doc["ranking"].begin() + 1;
+  EXPECT_TRUE(contains(row, "," + first + ",ok," + std::to_string(place) + ",adam,0.001,64,2,0.25,1,")) << row;
+
+  const Result by_time = multifit("run " + quoted(path("sweep.json")) + " --backend cpu --quiet --rank-by train_s " +
+                                  "--json " + quoted(path("t.json")));
+  ASSERT_EQ(by_time.rc, 0) << by_time.err;
+  const json timed = result("t.json");
+  EXPECT_EQ(timed["rank_by"], "train_s");
+  std::map<std::string, double> train_s;
+  for (const json& m : timed["models"]) train_s[m["name"]] = m["train_s"].get<double>();
+  for (size_t i = 1; i < 32; ++i) EXPECT_LE(train_s[timed["ranking"][i - 1]], train_s[timed["ranking"][i]]);
+
+  const Result bad = multifit("run " + quoted(path("sweep.json")) + " --backend cpu --rank-by accuracy");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_TRUE(contains(bad.err, "'accuracy' is not one of val_accuracy, val_loss, test_accuracy, test_loss, train_s"))
+      << bad.err;
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ using nlohmann::json;
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
                           r_training_threads, r_resumed_models, r_overlap, r_gpu, r_gpu_note, r_error, r_auto_choice,
-                          r_models] = r;
+                          r_rank_by, r_ranking, r_models] = r;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
@@ -174,6 +174,8 @@ RunReport full_run() {
   report_gpus(r, {gpu});
   r.error = "the sweep had a bad entry";
   r.auto_choice = {{"chosen", "packed"}};
+  r.rank_by = "val_accuracy";
+  r.ranking = {"m-7"};
   r.models = {full_model()};
   return r;
 }
@@ -299,6 +301,8 @@ std::string full_run_document(const std::string& models) {
   "gpu_note": "GPU is lost",
   "error": "the sweep had a bad entry",
   "auto": {"chosen": "packed"},
+  "rank_by": "val_accuracy",
+  "ranking": ["m-7"],
   "models": )" + models + "}";
 }
 
@@ -308,7 +312,8 @@ const char* const kEmptyRunDocumentUpToModels = R"({
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
-    "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "models": )";
+    "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "rank_by": null,
+    "ranking": [], "models": )";
 
 // Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
 // Keys are in nlohmann::json's (sorted) order on both sides.
@@ -428,7 +433,8 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
 
 const char* const kCsvHeader =
     "run_mode,run_backend,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
-    "run_speedup_vs_serial,overlap,models,name,status,error,device,startup_s,train_s,samples_per_s,solo_s,"
+    "run_speedup_vs_serial,overlap,models,rank_by,name,status,rank,optimizer,learning_rate,batch_size,epochs_asked,"
+    "validation_split,seed,loss,accuracy,val_loss,val_accuracy,error,device,startup_s,train_s,samples_per_s,solo_s,"
     "slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,cap_bytes,reserved_bytes,peak_bytes,graphs\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
@@ -444,11 +450,13 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   write_csv({full_run(), serial, graphs_on, graphs_unknown}, path("r.csv"));
   EXPECT_EQ(read(path("r.csv")),
             std::string(kCsvHeader) +
-                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,m-7,oom,\"the pool's cap, 4 KiB, is \"\"too small\"\"\",3,"
+                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,m-7,oom,1,sgd,0.375,48,3,0.125,"
+                "18446744073709551615,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\",3,"
                 "0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false\n"
-                "serial,,1,0.0,,,,,,1,,ok,,0,,,,,,,,0,,,0,0,0,0,\n"
-                "serial,,1,0.0,,,,,,1,,ok,,0,nan,,,,inf,,,0,,,0,0,0,0,true\n"
-                "serial,,1,0.0,,,,,,1,,ok,,0,,,,,,,,0,,,0,0,0,0,\n");
+                "serial,,1,0.0,,,,,,1,,,ok,,,,,,,,,,,,,0,,,,,,,,0,,,0,0,0,0,\n"
+                "serial,,1,0.0,,,,,,1,,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,,,,,,0,nan,,,,inf,,,0,,,0,0,0,0,"
+                "true\n"
+                "serial,,1,0.0,,,,,,1,,,ok,,adam,0.0,0,0,0.0,0,,,,,,0,,,,,,,,0,,,0,0,0,0,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
