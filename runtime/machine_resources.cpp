@@ -18,17 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// MemAvailable from /proc/meminfo, in bytes; 0 when unknown.
-size_t mem_available() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  size_t kib = 0;
-  while (meminfo >> key >> kib) {
-    if (key == "MemAvailable:") return kib * 1024;
-    meminfo.ignore(64, '\n');
-  }
-  return 0;
-}
 
 // A cgroup v2 file's one number; absent for "max" (no bound) or when it cannot be read.
 std::optional<size_t> cgroup_number(const fs::path& file) {
@@ -99,9 +88,20 @@ size_t user_threads() {
 
 }  // namespace
 
+size_t mem_available_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  size_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(64, '\n');
+  }
+  return 0;
+}
+
 MachineResources read_machine_resources(const std::vector<int>& gpus) {
   MachineResources r;
-  r.memory_available_bytes = mem_available();
+  r.memory_available_bytes = mem_available_bytes();
   r.memory_from = "MemAvailable";
   const auto bound = [&](size_t bytes, const char* from) {
     if (r.memory_available_bytes == 0 || bytes < r.memory_available_bytes) {

@@ -31,6 +31,9 @@ struct MachineResources {
   std::vector<DeviceFree> devices;
 };
 
+// MemAvailable from /proc/meminfo, in bytes: what the kernel can give without swapping; 0 when unknown.
+size_t mem_available_bytes();
+
 // Reads the machine now; `gpus` are the CUDA ordinals whose free memory is wanted (none: no GPU is
 // read, nothing of NVML loaded). Throws UserError when MULTIFIT_MEMORY_AVAILABLE is set but is no
 // size with its unit ("8GiB").

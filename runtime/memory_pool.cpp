@@ -5,32 +5,16 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
-#include <fstream>
 #include <new>
 
 #include "runtime/bytes.h"
 #include "runtime/error.h"
+#include "runtime/machine_resources.h"
 
 namespace mf {
 
-namespace {
-
-// MemAvailable from /proc/meminfo: what the kernel can give without swapping; 0 when unknown.
-size_t host_available_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  size_t kib = 0;
-  while (meminfo >> key >> kib) {
-    if (key == "MemAvailable:") return kib * 1024;
-    meminfo.ignore(64, '\n');
-  }
-  return 0;
-}
-
-}  // namespace
-
 void* HostUpstream::allocate(size_t bytes) {
-  const size_t available = host_available_bytes();
+  const size_t available = mem_available_bytes();
   if (available != 0 && bytes > available)
     throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) + ": " + format_bytes_exact(available) +
                       " available");

@@ -43,8 +43,6 @@ class PackWorker {
   // All of the above for this pack alone.
   void train(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps = nullptr);
 
-  std::span<ModelWorker* const> members() const { return members_; }
-
  private:
   // Runs a stage of the shared training on the lead member; a failure ends the training.
   void attempt(const std::function<void()>& stage);

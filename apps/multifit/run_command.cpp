@@ -36,7 +36,7 @@ struct RunArgs {
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   std::string journal;  // --journal; empty: OUT.journal beside --json OUT
-  std::optional<RankBy> rank_by;  // --rank-by; absent: default_rank_by
+  std::optional<RankBy> rank_by;  // --rank-by; absent: rank_run's default
   bool resume = false;
   bool calibration_steps_given = false, pack_size_given = false;
 };

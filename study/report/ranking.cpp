@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace mf {
 
@@ -24,6 +25,8 @@ std::optional<double> rank_value(const ModelReport& m, RankBy by) {
   return std::nullopt;
 }
 
+namespace {
+
 bool higher_is_better(RankBy by) { return by == RankBy::val_accuracy || by == RankBy::test_accuracy; }
 
 RankBy default_rank_by(const RunReport& run) {
@@ -42,6 +45,8 @@ std::vector<size_t> rank_models(const RunReport& run, RankBy by) {
   for (const auto& [value, i] : ranked) order.push_back(i);
   return order;
 }
+
+}  // namespace
 
 void rank_run(RunReport& run, std::optional<RankBy> by) {
   const RankBy chosen = by.value_or(default_rank_by(run));

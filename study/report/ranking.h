@@ -3,7 +3,6 @@
 // default where the models were validated (a test metric picked by its test score would be
 // selected on the test set), else a test metric, else the training time.
 #include <optional>
-#include <vector>
 
 #include "runtime/names.h"
 #include "study/report/report.h"
@@ -21,14 +20,9 @@ inline const char* to_string(RankBy r) { return name_of(kRankByNames, r); }
 // The model's value of `by`: its last epoch's validation metric, its test metric or its training
 // time; absent when it has none (not ok, no validation rows, no test set, no accuracy for mse).
 std::optional<double> rank_value(const ModelReport& m, RankBy by);
-// Accuracies rank highest first; losses and times lowest first.
-bool higher_is_better(RankBy by);
-// val_accuracy when some model has it, else val_loss, test_accuracy, test_loss, train_s, the first
-// that some model has.
-RankBy default_rank_by(const RunReport& run);
-// The places in run.models of the models that have a value of `by`, best first (ties in sweep order).
-std::vector<size_t> rank_models(const RunReport& run, RankBy by);
-// Sets run.rank_by and run.ranking: by `by`, or default_rank_by(run) when absent.
+// Sets run.rank_by and run.ranking (the models that have a value of it, best first: accuracies
+// highest first, losses and times lowest; ties in sweep order): by `by`, or when absent by the first
+// of val_accuracy, val_loss, test_accuracy, test_loss and train_s that some model has.
 void rank_run(RunReport& run, std::optional<RankBy> by);
 
 }  // namespace mf
