@@ -88,6 +88,12 @@ size_t user_threads() {
 
 }  // namespace
 
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
 size_t mem_available_bytes() {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;

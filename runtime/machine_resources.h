@@ -31,6 +31,9 @@ struct MachineResources {
   std::vector<DeviceFree> devices;
 };
 
+// This machine's host name (gethostname), "" when it has none: where a model ran, in a sweep over several.
+std::string host_name();
+
 // MemAvailable from /proc/meminfo, in bytes: what the kernel can give without swapping; 0 when unknown.
 size_t mem_available_bytes();
 

@@ -10,6 +10,7 @@
 #include "nn/weights.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
+#include "runtime/machine_resources.h"
 
 namespace mf {
 namespace {
@@ -30,8 +31,10 @@ TrainingSettings settings_of(const ModelSpec& spec) {
 
 ModelWorker::ModelWorker(const Job& job, const RunOptions& options)
     : job_(job), options_(options), startup_(Clock::now()) {
+  report_.index = job.index;
   report_.name = job.name;
   report_.device = job.device;
+  report_.host = host_name();
   report_.pid = int(getpid());
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) report_.visible_devices = visible;
   if (!job.spec) {

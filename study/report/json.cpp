@@ -64,7 +64,8 @@ void to_json(json& j, const ModelReport& m) {
                       {"val_accuracy", metric(e.val_accuracy, m.validated && m.has_accuracy)},
                       {"seconds", metric(e.seconds)},
                       {"samples_per_s", metric(e.samples_per_s)}});
-  j = {{"name", m.name},
+  j = {{"index", m.index},
+       {"name", m.name},
        {"settings", m.settings},
        {"status", m.status},
        {"error", text(m.error)},
@@ -72,7 +73,9 @@ void to_json(json& j, const ModelReport& m) {
        {"device", m.device},
        {"device_name", text(m.device_name)},
        {"cuda_visible_devices", text(m.visible_devices)},
+       {"host", text(m.host)},
        {"pid", m.pid},
+       {"mpi_rank", m.mpi_rank},
        {"pack", m.pack},
        {"pack_members", m.pack_members},
        {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
@@ -104,6 +107,7 @@ void to_json(json& j, const ModelReport& m) {
 
 void from_json(const json& j, ModelReport& m) {
   m = ModelReport{};
+  m.index = j.at("index");
   m.name = j.at("name");
   j.at("settings").get_to(m.settings);
   m.status = j.at("status");
@@ -112,7 +116,9 @@ void from_json(const json& j, ModelReport& m) {
   m.device = j.at("device");
   m.device_name = text_from(j.at("device_name"));
   m.visible_devices = text_from(j.at("cuda_visible_devices"));
+  m.host = text_from(j.at("host"));
   m.pid = j.at("pid");
+  j.at("mpi_rank").get_to(m.mpi_rank);
   j.at("pack").get_to(m.pack);
   j.at("pack_members").get_to(m.pack_members);
   m.data = text_from(j.at("data").at("source"));

@@ -37,6 +37,7 @@ struct TrainingSettings {
 };
 
 struct ModelReport {
+  size_t index = 0;  // its place in the sweep (what merge and --resume match models by, with the name)
   std::string name;
   ModelStatus status = ModelStatus::ok;
   std::string error;
@@ -64,7 +65,9 @@ struct ModelReport {
   // Where it ran.
   std::string backend, device_name, data;  // "cpu", the processor in words, the data set in words
   size_t data_bytes = 0;                   // its data set, resident apart from the pool
+  std::string host;                        // the machine's host name
   int pid = 0;                             // the process
+  std::optional<int> mpi_rank;             // the MPI rank that trained it; absent outside mpirun
   int device = 0;                          // the GPU it was given (--devices)
   std::string visible_devices;             // CUDA_VISIBLE_DEVICES as the process saw it ("" when unset)
   // Packed mode: the pack it trained in (its number in the phase) and how many models that pack held.

@@ -47,11 +47,11 @@ using nlohmann::json;
                                          Overlap& o, RunOptions& ro, SpecOverrides& so, BackendOptions& bo, Job& jb,
                                          ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os, FitSpec& fs,
                                          MemorySpec& mm) {
-  [[maybe_unused]] auto& [m_name, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
+  [[maybe_unused]] auto& [m_index, m_name, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
                           m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
                           m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend, m_device_name,
-                          m_data, m_data_bytes, m_pid, m_device, m_visible_devices, m_pack, m_pack_members] = m;
+                          m_data, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
@@ -130,7 +130,10 @@ ModelReport full_model() {
   m.device_name = "a CPU";
   m.data = "synthetic";
   m.data_bytes = 800;
+  m.index = 6;
+  m.host = "node-2";
   m.pid = 42;
+  m.mpi_rank = 2;
   m.device = 3;
   m.visible_devices = "3,4";
   m.pack = 2;
@@ -182,6 +185,7 @@ RunReport full_run() {
 
 // The document's form of full_model(), written out by hand from the README's table of fields.
 const char* const kFullModelDocument = R"({
+  "index": 6,
   "name": "m-7",
   "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
                "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
@@ -192,7 +196,9 @@ const char* const kFullModelDocument = R"({
   "device": 3,
   "device_name": "a CPU",
   "cuda_visible_devices": "3,4",
+  "host": "node-2",
   "pid": 42,
+  "mpi_rank": 2,
   "pack": 2,
   "pack_members": 5,
   "data": {"source": "synthetic", "bytes": 800},
@@ -229,6 +235,7 @@ const char* const kFullModelTimeline = R"({"steps": [[10.0, 10.5], [10.5, 11.25]
 
 // A default ModelReport: nothing measured, every metric absent (null), nothing reached.
 const char* const kEmptyModelDocument = R"({
+  "index": 0,
   "name": "",
   "settings": null,
   "status": "ok",
@@ -237,7 +244,9 @@ const char* const kEmptyModelDocument = R"({
   "device": 0,
   "device_name": null,
   "cuda_visible_devices": null,
+  "host": null,
   "pid": 0,
+  "mpi_rank": null,
   "pack": null,
   "pack_members": null,
   "data": {"source": null, "bytes": 0},
@@ -560,7 +569,10 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
   EXPECT_EQ(got.device_name, want.device_name);
   EXPECT_EQ(got.data, want.data);
   EXPECT_EQ(got.data_bytes, want.data_bytes);
+  EXPECT_EQ(got.index, want.index);
+  EXPECT_EQ(got.host, want.host);
   EXPECT_EQ(got.pid, want.pid);
+  EXPECT_EQ(got.mpi_rank, want.mpi_rank);
   EXPECT_EQ(got.device, want.device);
   EXPECT_EQ(got.visible_devices, want.visible_devices);
   EXPECT_EQ(got.pack, want.pack);
