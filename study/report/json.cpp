@@ -16,6 +16,7 @@ MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
                                    shuffle, seed, memory_mode, graphs)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPart, index, host, wall_s, startup_s, samples_per_s, models)
 
 namespace {
 
@@ -230,6 +231,7 @@ void to_json(json& j, const RunReport& run) {
        {"auto", run.auto_choice},
        {"rank_by", text(run.rank_by)},
        {"ranking", run.ranking},
+       {"ranks", run.ranks},
        {"models", models}};
 }
 

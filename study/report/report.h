@@ -75,6 +75,16 @@ struct ModelReport {
 };
 
 
+// One process's part of a run that several made: an MPI rank (mpirun), or a shard (--shard I/N)
+// merged into one document (multifit merge).
+struct RunPart {
+  int index = 0;     // the rank, or the shard's I
+  std::string host;  // the machine it ran on
+  double wall_s = 0;  // its own run, start-up and training
+  std::optional<double> startup_s, samples_per_s;  // as a run's: absent when nothing reached them
+  int models = 0;  // the models it trained
+};
+
 struct RunReport {
   std::string backend, device_name, mode = "serial", data;  // device_name: the processor or GPU in words
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
@@ -105,6 +115,7 @@ struct RunReport {
   // that have a value of it, best first.
   std::string rank_by;
   std::vector<std::string> ranking;
+  std::vector<RunPart> ranks;   // mpirun: every rank's figures, by rank; empty in one process
   std::vector<ModelReport> models;
 };
 

@@ -56,7 +56,7 @@ using nlohmann::json;
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
                           r_training_threads, r_resumed_models, r_overlap, r_gpu, r_gpu_note, r_error, r_auto_choice,
-                          r_rank_by, r_ranking, r_models] = r;
+                          r_rank_by, r_ranking, r_ranks, r_models] = r;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
@@ -179,6 +179,7 @@ RunReport full_run() {
   r.auto_choice = {{"chosen", "packed"}};
   r.rank_by = "val_accuracy";
   r.ranking = {"m-7"};
+  r.ranks = {{1, "node-2", 2.5, 0.5, 128.25, 3}};
   r.models = {full_model()};
   return r;
 }
@@ -312,6 +313,7 @@ std::string full_run_document(const std::string& models) {
   "auto": {"chosen": "packed"},
   "rank_by": "val_accuracy",
   "ranking": ["m-7"],
+  "ranks": [{"index": 1, "host": "node-2", "wall_s": 2.5, "startup_s": 0.5, "samples_per_s": 128.25, "models": 3}],
   "models": )" + models + "}";
 }
 
@@ -322,7 +324,7 @@ const char* const kEmptyRunDocumentUpToModels = R"({
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
     "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "rank_by": null,
-    "ranking": [], "models": )";
+    "ranking": [], "ranks": [], "models": )";
 
 // Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
 // Keys are in nlohmann::json's (sorted) order on both sides.
