@@ -26,11 +26,13 @@ winsize terminal_size() {
 Progress::Progress(std::vector<std::string> names, bool quiet, size_t phase, StillRunning still,
                    std::vector<size_t> order)
     : names_(std::move(names)), lines_(names_.size(), "ended before (in the journal)"), models_(names_.size()),
-      order_(std::move(order)), quiet_(quiet),
-      live_(!quiet && names_.size() > 1 && isatty(STDERR_FILENO) && names_.size() < terminal_size().ws_row),
+      order_(std::move(order)),
+      named_(size_t(std::count_if(names_.begin(), names_.end(), [](const std::string& n) { return !n.empty(); }))),
+      quiet_(quiet), live_(!quiet && named_ > 1 && isatty(STDERR_FILENO) && named_ < terminal_size().ws_row),
       phase_(phase == 0 ? names_.size() : phase), still_(still) {
   if (order_.empty())
-    for (size_t i = 0; i < names_.size(); ++i) order_.push_back(i);
+    for (size_t i = 0; i < names_.size(); ++i)
+      if (!names_[i].empty()) order_.push_back(i);
   for (size_t i : order_) lines_[i] = "waiting";
   if (!quiet_ && phase_ > 1) watch_ = std::thread([this] { watch(); });
 }
@@ -56,7 +58,7 @@ void Progress::epoch(size_t model, const std::string& line) {
   lines_[model] = line;
   if (quiet_) return;
   if (!live_) {
-    const std::string prefix = names_.size() > 1 ? names_[model] + ": " : "";
+    const std::string prefix = named_ > 1 ? names_[model] + ": " : "";
     std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str());
     return;
   }
@@ -70,7 +72,7 @@ void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
 }
 
 void Progress::note(const std::string& line) {
-  if (quiet_ || names_.size() < 2) return;
+  if (quiet_ || named_ < 2) return;
   std::lock_guard lock(mutex_);
   print_above(line);
 }
@@ -132,11 +134,12 @@ void Progress::redraw() {
   for (const std::string& name : names_) width = std::max(width, name.size());
   const size_t columns = terminal_size().ws_col;
   for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i].empty()) continue;  // not of this run
     std::string text = names_[i] + std::string(width - names_[i].size() + 2, ' ') + lines_[i];
     if (text.size() >= columns) text.resize(columns - 1);
     std::fprintf(stderr, "\x1b[2K%s\n", text.c_str());
   }
-  drawn_ = names_.size();
+  drawn_ = named_;
   std::fflush(stderr);
 }
 

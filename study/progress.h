@@ -34,7 +34,8 @@ struct StillRunning {
 class Progress {
  public:
   // Nothing is shown when quiet; live lines only when stderr is a terminal with a row for each of
-  // several models. The models train in `order` (their places in `names`; empty: all, in their
+  // several models. `names` are by the models' places in the sweep, "" for a place not of this run
+  // (a shard's, another rank's). The models train in `order` (their places in `names`; empty: all, in their
   // order) in phases of `phase` (the runner's concurrency; 0: one phase), each phase ending before
   // the next begins; a model not in `order` does not train (a resumed run's journal has it).
   Progress(std::vector<std::string> names, bool quiet, size_t phase = 0, StillRunning still = {},
@@ -72,6 +73,7 @@ class Progress {
   std::vector<std::string> names_, lines_;
   std::vector<Model> models_;
   std::vector<size_t> order_;  // the models that train, in order
+  size_t named_;  // the models of this run: those with a name
   EndedSink ended_;
   bool quiet_, live_;
   size_t phase_;

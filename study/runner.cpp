@@ -53,9 +53,14 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   run.concurrency = jobs.empty() ? 0 : int(per_phase);
   run.concurrency_reason = concurrency.reason;
 
+  // Progress knows the models by their job index, their place in the sweep: `all_jobs` may be a part
+  // of it (a shard, an MPI rank's share), so the places between are left unnamed.
   std::vector<std::string> names;
   std::vector<size_t> order;  // the models that train, by job index
-  for (const Job& job : all_jobs) names.push_back(job.name);
+  for (const Job& job : all_jobs) {
+    if (names.size() <= job.index) names.resize(job.index + 1);
+    names[job.index] = job.name;
+  }
   for (const Job& job : jobs) order.push_back(job.index);
   Progress progress(names, options.quiet, per_phase, {}, order);
   if (record.on_ended) progress.on_ended(record.on_ended);
