@@ -1,5 +1,5 @@
 #pragma once
-// What this binary is: its version, the commit it was built from, and whether it has CUDA.
+// What this binary is: its version, the commit it was built from, and whether it has CUDA and MPI.
 #include <string>
 
 namespace mf {
@@ -7,7 +7,8 @@ namespace mf {
 const char* multifit_version();  // "0.16.0"
 const char* multifit_commit();   // the commit's short hash, "+changes" after it when the tree had any; "unknown"
 
-// "multifit 0.16.0 (commit 1a2b3c4d5e6f), with CUDA 13.0" or "..., without CUDA (MULTIFIT_CUDA=OFF)".
+// "multifit 0.16.0 (commit 1a2b3c4d5e6f), with CUDA 13.0, with MPI", or "..., without CUDA
+// (MULTIFIT_CUDA=OFF)" and "..., without MPI (MULTIFIT_MPI=OFF)".
 std::string describe_build();
 
 }  // namespace mf

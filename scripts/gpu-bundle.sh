@@ -35,7 +35,8 @@ glibc_max=2.36                     # Debian 12's
 provided='^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux-x86-64|libcuda|libcublas|libcublasLt|libcudnn)\.so'
 
 if [ -z "$build" ]; then
-  MULTIFIT_CUDA=ON scripts/build.sh multifit gpu_tests kernel_bench
+  # Without MPI: a bare GPU machine has no MPI libraries to load.
+  MULTIFIT_CUDA=ON MULTIFIT_MPI=OFF scripts/build.sh multifit gpu_tests kernel_bench
   build=build
 else
   . scripts/env.sh

@@ -20,9 +20,10 @@ ModelReport not_started(const Job& job, const RunOptions& options) {
   return worker.report();
 }
 
-// What the run ran on, and its resident data: one copy per process and data set.
-void describe_run(RunReport& run) {
-  std::set<std::pair<int, std::string>> copies;
+}  // namespace
+
+void describe_models(RunReport& run) {
+  std::set<std::pair<std::string, std::string>> copies;  // (host:pid, data source)
   for (const ModelReport& m : run.models) {
     if (run.backend.empty() && !m.backend.empty()) {
       run.backend = m.backend;
@@ -31,11 +32,9 @@ void describe_run(RunReport& run) {
     if (m.data.empty()) continue;
     if (run.data.empty()) run.data = m.data;
     else if (run.data.find(m.data) == std::string::npos) run.data += "; " + m.data;
-    if (copies.insert({m.pid, m.data}).second) run.data_bytes += m.data_bytes;
+    if (copies.insert({m.host + ":" + std::to_string(m.pid), m.data}).second) run.data_bytes += m.data_bytes;
   }
 }
-
-}  // namespace
 
 RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOptions& options,
                    const std::atomic<bool>& stop, int* exit_code, const RunRecord& record) {
@@ -47,8 +46,9 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     if (!record.ended || !record.ended->contains(job.index)) jobs.push_back(job);
   run.resumed_models = int(all_jobs.size() - jobs.size());
   const ConcurrencyChoice concurrency =
-      jobs.empty() ? ConcurrencyChoice{1, "none to train: every model ended before (the journal)", ""}
-                   : choose_concurrency(mode.kind(), jobs, options, stop);
+      jobs.empty()         ? ConcurrencyChoice{1, "none to train: every model ended before (the journal)", ""}
+      : record.concurrency ? *record.concurrency
+                           : choose_concurrency(mode.kind(), jobs, options, stop);
   const size_t per_phase = concurrency.per_phase;
   run.concurrency = jobs.empty() ? 0 : int(per_phase);
   run.concurrency_reason = concurrency.reason;
@@ -118,7 +118,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     report_gpus(run, monitor->stop());
   }
 
-  describe_run(run);
+  describe_models(run);
   // Figures of training exist only when some model trained.
   if (samples > 0) {
     run.train_s = training;

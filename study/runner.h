@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "study/concurrency.h"
 #include "study/job.h"
 #include "study/journal.h"
 #include "study/modes/mode.h"
@@ -22,6 +23,9 @@ struct RunRecord {
   // job index: not trained again, their reports and exit codes taken as they are.
   const std::map<size_t, EndedModel>* ended = nullptr;
   Progress::EndedSink on_ended;  // each model's report as it ends (the journal); none: not recorded
+  // The concurrency chosen already, for a run of some of a sweep's models at a time (an MPI rank's
+  // shares, study/ranks.h), rather than measured again for each; absent: chosen for these jobs.
+  std::optional<ConcurrencyChoice> concurrency;
 };
 
 // Runs `jobs` in `mode` and measures the run. *exit_code takes the worst of the models' codes.
@@ -40,6 +44,9 @@ struct Calibration {
 // and all), and returns the calibrations, fastest predicted wall first.
 std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std::vector<Job>& jobs,
                                    const RunOptions& options, const std::atomic<bool>& stop, int64_t steps);
+
+// The run's backend, device, data sets and their bytes (one copy per process and data set), from its models' reports.
+void describe_models(RunReport& run);
 
 // Fills each model's solo_s and slowdown (train_s / solo_s) and the run's speedup_vs_serial
 // (serial wall / wall) from `serial`, the same jobs run in serial mode: each model alone.

@@ -18,10 +18,15 @@
 #include "apps/multifit/summary_table.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
+#include "runtime/device.h"
 #include "runtime/interrupt.h"
+#include "runtime/machine_resources.h"
+#include "runtime/mpi_world.h"
 #include "runtime/output_file.h"
 #include "runtime/output_path.h"
 #include "study/journal.h"
+#include "study/rank_journals.h"
+#include "study/ranks.h"
 #include "study/report/ranking.h"
 #include "study/model_worker.h"
 #include "study/runner.h"
@@ -140,48 +145,119 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector
   }
 }
 
+// Under mpirun, this rank's GPU: --devices's, or every visible one's, taken by its rank on the node
+// (so that the ranks of a node spread over its GPUs), before any CUDA context is made.
+void pick_rank_device(RunOptions& options, const MpiWorld& world) {
+  if (options.backend.kind != BackendKind::cuda) return;
+  std::vector<int> devices = options.devices;
+  if (devices.empty())
+    for (const DeviceInfo& d : query_devices().devices) devices.push_back(d.index);
+  if (devices.empty()) return;  // each model will say there is no device
+  const int local = launcher_local_rank().value_or(world.local_rank());
+  options.devices = {devices[size_t(local) % devices.size()]};
+}
+
+// The ranks agree on whether the run can start: each gives the error that stopped it ("" for none);
+// all get the first (rank 0's before the others', named by rank and host).
+std::string agree_on_error(MpiWorld& world, const std::string& mine) {
+  std::string first;
+  const std::vector<std::string> each = world.gather(mine.empty() ? "" : host_name() + "\n" + mine);
+  for (size_t r = 0; r < each.size() && first.empty(); ++r)
+    if (!each[r].empty()) {
+      const size_t cut = each[r].find('\n');
+      first = r == 0 ? each[r].substr(cut + 1)
+                     : "rank " + std::to_string(r) + " (" + each[r].substr(0, cut) + "): " + each[r].substr(cut + 1);
+    }
+  return world.broadcast(first);
+}
+
+// Under mpirun, every rank runs this (study/ranks.h): each reads the sweep, journals its own models
+// and trains its shares; rank 0 alone (the writer) reads a journal to resume, prints, and writes the
+// outputs. The ranks agree before any of them trains: a rank that cannot start stops them all.
 int run_study(RunArgs& args) {
+  std::optional<MpiWorld> world;
+  if (launched_by_mpi()) world.emplace();
+  if (world && world->size() == 1) world.reset();  // a world of one is one process
+  const bool writer = !world || world->rank() == 0;
   RunOptions& options = args.options;
   const std::string journal_file = journal_path(args);
-  if (args.resume && journal_file.empty())
-    throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
-                    "OUT.journal) or --journal PATH");
-  if (is_standard_output(journal_file))
-    throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
-  prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
-  if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
-  Sweep sweep;
-  try {
-    sweep = load_sweep(options.models_path);
-    const bool automatic = options.backend.kind == BackendKind::automatic;
-    options.backend = resolve_auto(options.backend, std::cerr);
-    try {
-      if (options.backend.kind == BackendKind::cpu) check_cpu_options(options.backend);  // before any work: every model would fail
-    } catch (const UserError& e) {
-      if (!automatic) throw;
-      throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
-    }
-  } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
-    RunReport unread;
-    unread.mode = args.mode;
-    unread.error = e.what();
-    write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
-    throw;
-  }
-  const std::vector<Job> jobs = make_jobs(sweep, options);
+  std::vector<Job> jobs;
   std::optional<JournalContents> resumed;
-  const JournalRun journal_run{to_string(options.backend.kind), args.mode, args.solo};
-  if (args.resume) {
-    resumed = read_journal(journal_file, jobs, journal_run);
-    std::string per_mode;
-    for (const auto& [mode, ended] : resumed->ended)
-      per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode";
-    std::fprintf(stderr, "multifit: resume: %zu model lines in %s (%s); those models are not trained again\n",
-                 resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
-  }
+  EndedModels ranks_ended;  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
+  std::unique_ptr<Journal> journal;
   int code = 0;
-  const std::unique_ptr<Journal> journal =
-      open_journal(journal_file, jobs, journal_run, resumed ? &*resumed : nullptr, options.quiet, &code);
+  std::string cannot_start;  // under mpirun: why this rank cannot start
+  try {
+    if (world && args.mode == "auto")
+      throw UserError("--mode auto is not available under mpirun: its calibration times the modes in one process; run "
+                      "--mode auto in one process first, then give the mode it chose");
+    if (args.resume && journal_file.empty())
+      throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
+                      "OUT.journal) or --journal PATH");
+    if (is_standard_output(journal_file))
+      throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
+    if (writer) {
+      prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
+      if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
+    }
+    Sweep sweep;
+    try {
+      sweep = load_sweep(options.models_path);
+      const bool automatic = options.backend.kind == BackendKind::automatic;
+      options.backend = resolve_auto(options.backend, std::cerr);
+      try {
+        if (options.backend.kind == BackendKind::cpu) check_cpu_options(options.backend);  // before any work: every model would fail
+      } catch (const UserError& e) {
+        if (!automatic) throw;
+        throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
+      }
+    } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
+      if (writer) {
+        RunReport unread;
+        unread.mode = args.mode;
+        unread.error = e.what();
+        write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
+      }
+      throw;
+    }
+    if (world) pick_rank_device(options, *world);
+    jobs = make_jobs(sweep, options);
+    JournalRun run{to_string(options.backend.kind), args.mode, args.solo};
+    if (args.resume && writer) {
+      resumed = read_with_rank_journals(journal_file, jobs, run, &ranks_ended);
+      std::string per_mode;
+      for (const auto& [mode, ended] : resumed->ended)
+        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode";
+      for (const auto& [mode, ended] : ranks_ended)
+        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode (other ranks' journals)";
+      std::fprintf(stderr, "multifit: resume: %zu model lines in %s (%s); those models are not trained again\n",
+                   resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
+    }
+    if (writer) {
+      journal = open_journal(journal_file, jobs, run, resumed ? &*resumed : nullptr, options.quiet, &code);
+      // This journal takes in what an earlier run's other ranks recorded, before this run's start theirs afresh.
+      for (const auto& [mode, ended] : ranks_ended)
+        for (const auto& [index, model] : ended) {
+          if (journal) journal->ended(mode, jobs[index], model.report, model.exit_code);
+          resumed->ended[mode][index] = model;
+        }
+      if (!journal_file.empty()) set_aside_rank_journals(journal_file, world ? world->size() : 1);
+    }
+  } catch (const std::exception& e) {
+    if (!world) throw;
+    cannot_start = e.what();
+    if (cannot_start.empty()) cannot_start = "an unnamed failure";
+  }
+  if (world) {
+    const std::string agreed = agree_on_error(*world, cannot_start);
+    if (!agreed.empty()) {
+      if (writer) throw UserError(agreed);
+      return 2;  // rank 0 says why
+    }
+    if (!writer && !journal_file.empty())
+      journal = open_journal(rank_journal_path(journal_file, world->rank()), jobs,
+                             {to_string(options.backend.kind), args.mode, args.solo}, nullptr, true, &code);
+  }
   // What each mode's run has already (from the journal) and where it records each model as it ends.
   const auto record_of = [&](ModeKind mode) {
     RunRecord record;
@@ -194,11 +270,16 @@ int run_study(RunArgs& args) {
       };
     return record;
   };
-  if (!options.devices.empty() && options.backend.kind != BackendKind::cuda)
+  if (writer && !options.devices.empty() && options.backend.kind != BackendKind::cuda)
     std::fprintf(stderr, "multifit: note: --devices is recorded but has no effect on the %s backend\n",
                  to_string(options.backend.kind));
   options.timeline = true;
   const std::atomic<bool>& stop = stop_on_interrupt();
+  // One mode's run: in this process, or over the ranks.
+  const auto run_one = [&](ModeKind mode) {
+    return world ? run_over_ranks(mode, jobs, options, stop, &code, record_of(mode), *world)
+                 : run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode));
+  };
 
   // --mode names a mode, or all (the four in turn), or auto (the fastest in a calibration).
   const std::vector<ModeKind> every_mode = {ModeKind::serial, ModeKind::streams, ModeKind::processes, ModeKind::packed};
@@ -216,24 +297,24 @@ int run_study(RunArgs& args) {
   } else if (automatic) {
     modes = {choose_mode(every_mode, jobs, options, stop, args, chosen)};
     if (journal) journal->auto_choice(chosen);
-  }
-  else if (args.calibration_steps_given)
+  } else if (writer && args.calibration_steps_given)
     std::fprintf(stderr, "multifit: note: --calibration-steps has no effect without --mode auto\n");
-  if (args.pack_size_given && !all && !automatic && modes.front() != ModeKind::packed)
+  if (writer && args.pack_size_given && !all && !automatic && modes.front() != ModeKind::packed)
     std::fprintf(stderr, "multifit: note: --pack-size has no effect without --mode packed (or all, auto)\n");
-  if (options.stall_timeout_s && !all && !automatic && modes.front() != ModeKind::processes)
+  if (writer && options.stall_timeout_s && !all && !automatic && modes.front() != ModeKind::processes)
     std::fprintf(stderr, "multifit: note: --stall-timeout has no effect without --mode processes (or all, auto): "
                          "a model in this process cannot be ended alone\n");
   const bool solo_first = args.solo && modes.front() != ModeKind::serial;
   std::optional<RunReport> serial;
   if (solo_first) {
-    if (!options.quiet) std::fprintf(stderr, "multifit: solo runs: each model alone, for its slowdown\n");
-    serial = run_mode(*make_serial_mode(options), jobs, options, stop, &code, record_of(ModeKind::serial));
+    if (writer && !options.quiet) std::fprintf(stderr, "multifit: solo runs: each model alone, for its slowdown\n");
+    serial = run_one(ModeKind::serial);
   }
   std::vector<RunReport> runs;
   for (const ModeKind mode : modes) {
-    if (modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", to_string(mode));
-    RunReport run = run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode));
+    if (writer && modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", to_string(mode));
+    RunReport run = run_one(mode);
+    if (!writer) continue;  // rank 0 has the run's report
     if (mode != ModeKind::processes) run.process_startup_s = process_startup;
     run.auto_choice = chosen;
     if (mode == ModeKind::serial) serial = run;
@@ -242,14 +323,18 @@ int run_study(RunArgs& args) {
     print_run_table(run);
     runs.push_back(std::move(run));
   }
-  if (runs.size() > 1) print_modes_table(runs);
-  print_errors(runs);
   if (journal && !journal->error().empty()) {
     std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
                  journal->error().c_str());
     code = worse_exit_code(code, 1);
   }
-  return write_output_files(runs, args.files, code);
+  if (writer) {
+    if (runs.size() > 1) print_modes_table(runs);
+    print_errors(runs);
+    code = write_output_files(runs, args.files, code);
+  }
+  // Every rank ends with the run's code, rank 0's: its models' and its outputs'.
+  return world ? std::stoi(world->broadcast(std::to_string(code))) : code;
 }
 
 }  // namespace
