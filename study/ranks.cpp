@@ -139,18 +139,25 @@ void serve_rank_0(RankTrainer& trainer, MpiWorld& world) {
 // Rank 0's side: the units in order, taken by the asks of every rank, its own trainer's included.
 class Dispatcher {
  public:
-  Dispatcher(std::vector<WorkUnit> units, const std::atomic<bool>& stop) : units_(std::move(units)), stop_(stop) {}
+  Dispatcher(std::vector<WorkUnit> units, int ranks, const std::atomic<bool>& stop)
+      : units_(std::move(units)), ranks_(size_t(ranks)), stop_(stop) {
+    for (const WorkUnit& unit : units_) left_ += unit.jobs.size();
+  }
 
-  // The next units, as many as `capacity` models hold (at least one, however large); none once all
-  // are out or the run is stopped. Thread-safe.
+  // The next units, as many as `capacity` models hold and no more than the rank's part of those
+  // left (guided self-scheduling: the shares shrink as the work runs out, so that no rank takes the
+  // last of it while the others wait), at least one unit however large; none once all are out or
+  // the run is stopped. Thread-safe.
   std::vector<size_t> take(size_t capacity) {
     std::lock_guard lock(mutex_);
+    const size_t most = std::min(capacity, std::max<size_t>(1, (left_ + ranks_ - 1) / ranks_));
     std::vector<size_t> places;
     while (!stop_ && next_ < units_.size() &&
-           (places.empty() || places.size() + units_[next_].jobs.size() <= capacity)) {
+           (places.empty() || places.size() + units_[next_].jobs.size() <= most)) {
       places.insert(places.end(), units_[next_].jobs.begin(), units_[next_].jobs.end());
       ++next_;
     }
+    left_ -= places.size();
     return places;
   }
   void add(const json& reports) {
@@ -161,6 +168,7 @@ class Dispatcher {
 
  private:
   std::vector<WorkUnit> units_;
+  size_t ranks_, left_ = 0;  // models not handed out
   const std::atomic<bool>& stop_;
   size_t next_ = 0;
   std::vector<json> ended_;
@@ -173,11 +181,13 @@ double estimated_cost(const Job& job) {
   return job.spec ? double(job.spec->fit.epochs) * double(Model::param_count(*job.spec)) : 0;
 }
 
-std::vector<WorkUnit> plan_work(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options, int ranks) {
+std::vector<WorkUnit> plan_work(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options, int ranks,
+                                size_t capacity) {
   std::vector<std::vector<size_t>> groups;
   if (mode == ModeKind::packed) {
-    const int per_rank = int((jobs.size() + size_t(ranks) - 1) / size_t(std::max(ranks, 1)));
-    groups = plan_packs(jobs, options.pack_size > 0 ? options.pack_size : std::max(per_rank, 1));
+    const size_t per_rank = (jobs.size() + size_t(ranks) - 1) / size_t(std::max(ranks, 1));
+    const size_t bound = std::max<size_t>(1, std::min(per_rank, capacity));
+    groups = plan_packs(jobs, options.pack_size > 0 ? options.pack_size : int(std::min(bound, kMaxPackSize)));
   } else {
     for (size_t i = 0; i < jobs.size(); ++i) groups.push_back({i});
   }
@@ -221,7 +231,7 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
   }
 
   // Rank 0: its own trainer on a thread, taking work as the other ranks do; this thread answers them.
-  Dispatcher dispatcher(plan_work(mode, jobs, options, world.size()), stop);
+  Dispatcher dispatcher(plan_work(mode, jobs, options, world.size(), trainer.capacity()), world.size(), stop);
   std::exception_ptr failure;
   std::thread own([&] {
     try {

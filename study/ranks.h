@@ -3,8 +3,8 @@
 // runner like any other (study/runner.h), given its shares of the sweep one after another.
 //
 // Rank 0 hands out the work: units (a model; in packed mode a pack), largest estimated cost first,
-// each rank asking for as many models as it trains at once (its concurrency; 1 in serial mode) as
-// soon as it is free. Largest first is Graham's LPT rule: the long units start early and the short
+// each rank asking as soon as it is free for as many models as it trains at once (its concurrency;
+// 1 in serial mode), given no more than its part of what is left. Largest first is Graham's LPT rule: the long units start early and the short
 // ones fill in behind them, so the ranks finish close together. Rank 0 trains too, on a thread of
 // its own that takes work the same way, while its main thread, the only one that calls MPI, answers
 // the others. Each rank journals its models as they end (its own journal, run_command's), and sends
@@ -34,10 +34,12 @@ struct WorkUnit {
 // which fails at once.
 double estimated_cost(const Job& job);
 
-// The units of `jobs` in `mode` for `ranks` ranks, largest estimated cost first (ties in sweep
-// order): one model each, or in packed mode the packs (plan_packs), at most ceil(jobs / ranks)
-// members each when --pack-size sets no bound, so that every rank gets a pack.
-std::vector<WorkUnit> plan_work(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options, int ranks);
+// The units of `jobs` in `mode` for `ranks` ranks that each train up to `capacity` models at once,
+// largest estimated cost first (ties in sweep order): one model each, or in packed mode the packs
+// (plan_packs), when --pack-size sets no bound at most ceil(jobs / ranks) members each (so that
+// every rank gets a pack) and no more than `capacity` (so that a pack trains in one phase).
+std::vector<WorkUnit> plan_work(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options, int ranks,
+                                size_t capacity);
 
 // Trains `jobs` over the world's ranks; every rank calls it, with the same jobs. On rank 0 it returns
 // the run's report of every job (those of record.ended taken as they are, in sweep order) and
