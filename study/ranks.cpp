@@ -50,6 +50,8 @@ class RankTrainer {
       choice_.reason += "; a " + std::to_string(world.local_size()) + "th of it for each rank on this host";
     }
     journal_ = record.on_ended;
+    // One mode for every share: its backends and data sets stay resident from one share to the next.
+    runner_ = make_mode(mode, options_);
   }
 
   size_t capacity() const { return mode_ == ModeKind::serial ? 1 : choice_.per_phase; }
@@ -69,7 +71,7 @@ class RankTrainer {
       if (!quiet_ && code != 130) say_ended(mine);
     };
     int code = 0;
-    RunReport run = run_mode(*make_mode(mode_, options_), share, options_, stop_, &code, record);
+    RunReport run = run_mode(*runner_, share, options_, stop_, &code, record);
     json reports = json::array();
     for (ModelReport& m : run.models) {
       m.mpi_rank = rank_;
@@ -116,6 +118,7 @@ class RankTrainer {
   double start_s_;
   bool quiet_ = false;
   ConcurrencyChoice choice_;
+  std::unique_ptr<Mode> runner_;
   Progress::EndedSink journal_;
   std::mutex say_;
   int code_ = 0, models_ = 0, threads_ = 0;
