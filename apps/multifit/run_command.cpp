@@ -191,6 +191,9 @@ int run_study(RunArgs& args) {
     if (world && args.mode == "auto")
       throw UserError("--mode auto is not available under mpirun: its calibration times the modes in one process; run "
                       "--mode auto in one process first, then give the mode it chose");
+    if (world && !args.files.trace.empty())
+      throw UserError("--trace is not available under mpirun: each rank's step timeline is on its own machine's "
+                      "clock; trace a run in one process");
     if (args.resume && journal_file.empty())
       throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
                       "OUT.journal) or --journal PATH");

@@ -177,6 +177,10 @@ TEST_F(Mpi, WhatCannotRunAcrossRanksIsSaidOnceWithTheDocumentWritten) {
   EXPECT_EQ(automatic.rc, 2);
   EXPECT_EQ(errors(automatic.err), 1u) << automatic.err;
   EXPECT_TRUE(contains(automatic.err, "--mode auto is not available under mpirun")) << automatic.err;
+  const Result trace = mpirun(2, "run " + grid + " --backend cpu --trace " + quoted(path("t.json")));
+  EXPECT_EQ(trace.rc, 2);
+  EXPECT_EQ(errors(trace.err), 1u) << trace.err;
+  EXPECT_TRUE(contains(trace.err, "--trace is not available under mpirun")) << trace.err;
   std::ofstream(path("broken.json")) << "{\"name\": ";
   const Result broken = mpirun(2, "run " + quoted(path("broken.json")) + " --backend cpu --json " + quoted(path("b.json")));
   EXPECT_EQ(broken.rc, 2);
