@@ -121,6 +121,11 @@ std::string MpiWorld::broadcast(const std::string& message) {
   return text;
 }
 
+void MpiWorld::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; should it, this rank still ends
+}
+
 #else  // a build without MPI: it can tell that a launcher started it, and says so
 
 bool built_with_mpi() { return false; }
@@ -135,6 +140,7 @@ std::optional<int> MpiWorld::waiting() { return std::nullopt; }
 std::string MpiWorld::receive(int) { return ""; }
 std::vector<std::string> MpiWorld::gather(const std::string&) { return {}; }
 std::string MpiWorld::broadcast(const std::string& message) { return message; }
+void MpiWorld::abort(int code) { std::_Exit(code); }
 
 #endif
 

@@ -47,6 +47,9 @@ class MpiWorld {
   std::vector<std::string> gather(const std::string& mine);
   // Rank 0's `message` to every rank (the others' argument is ignored).
   std::string broadcast(const std::string& message);
+  // Ends every rank of the job with `code` (MPI_Abort): for a failure after which the others would
+  // wait on this one for ever.
+  [[noreturn]] void abort(int code);
 
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;

@@ -248,7 +248,7 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
   while (int(finals.size()) < world.size() - 1) {
     const std::optional<int> from = world.waiting();
     if (!from) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::microseconds(100));  // a share's ask waits no longer
       continue;
     }
     const json message = json::parse(world.receive(*from));

@@ -171,96 +171,23 @@ std::string agree_on_error(MpiWorld& world, const std::string& mine) {
   return world.broadcast(first);
 }
 
-// Under mpirun, every rank runs this (study/ranks.h): each reads the sweep, journals its own models
-// and trains its shares; rank 0 alone (the writer) reads a journal to resume, prints, and writes the
-// outputs. The ranks agree before any of them trains: a rank that cannot start stops them all.
-int run_study(RunArgs& args) {
-  std::optional<MpiWorld> world;
-  if (launched_by_mpi()) world.emplace();
-  if (world && world->size() == 1) world.reset();  // a world of one is one process
-  const bool writer = !world || world->rank() == 0;
-  RunOptions& options = args.options;
-  const std::string journal_file = journal_path(args);
+// What a run has before it trains: its jobs, an earlier run's journal (--resume), its own journal,
+// and the exit code so far.
+struct RunSetup {
   std::vector<Job> jobs;
   std::optional<JournalContents> resumed;
-  EndedModels ranks_ended;  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
   std::unique_ptr<Journal> journal;
   int code = 0;
-  std::string cannot_start;  // under mpirun: why this rank cannot start
-  try {
-    if (world && args.mode == "auto")
-      throw UserError("--mode auto is not available under mpirun: its calibration times the modes in one process; run "
-                      "--mode auto in one process first, then give the mode it chose");
-    if (world && !args.files.trace.empty())
-      throw UserError("--trace is not available under mpirun: each rank's step timeline is on its own machine's "
-                      "clock; trace a run in one process");
-    if (args.resume && journal_file.empty())
-      throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
-                      "OUT.journal) or --journal PATH");
-    if (is_standard_output(journal_file))
-      throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
-    if (writer) {
-      prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
-      if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
-    }
-    Sweep sweep;
-    try {
-      sweep = load_sweep(options.models_path);
-      const bool automatic = options.backend.kind == BackendKind::automatic;
-      options.backend = resolve_auto(options.backend, std::cerr);
-      try {
-        if (options.backend.kind == BackendKind::cpu) check_cpu_options(options.backend);  // before any work: every model would fail
-      } catch (const UserError& e) {
-        if (!automatic) throw;
-        throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
-      }
-    } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
-      if (writer) {
-        RunReport unread;
-        unread.mode = args.mode;
-        unread.error = e.what();
-        write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
-      }
-      throw;
-    }
-    if (world) pick_rank_device(options, *world);
-    jobs = make_jobs(sweep, options);
-    JournalRun run{to_string(options.backend.kind), args.mode, args.solo};
-    if (args.resume && writer) {
-      resumed = read_with_rank_journals(journal_file, jobs, run, &ranks_ended);
-      std::string per_mode;
-      for (const auto& [mode, ended] : resumed->ended)
-        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode";
-      for (const auto& [mode, ended] : ranks_ended)
-        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode (other ranks' journals)";
-      std::fprintf(stderr, "multifit: resume: %zu model lines in %s (%s); those models are not trained again\n",
-                   resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
-    }
-    if (writer) {
-      journal = open_journal(journal_file, jobs, run, resumed ? &*resumed : nullptr, options.quiet, &code);
-      // This journal takes in what an earlier run's other ranks recorded, before this run's start theirs afresh.
-      for (const auto& [mode, ended] : ranks_ended)
-        for (const auto& [index, model] : ended) {
-          if (journal) journal->ended(mode, jobs[index], model.report, model.exit_code);
-          resumed->ended[mode][index] = model;
-        }
-      if (!journal_file.empty()) set_aside_rank_journals(journal_file, world ? world->size() : 1);
-    }
-  } catch (const std::exception& e) {
-    if (!world) throw;
-    cannot_start = e.what();
-    if (cannot_start.empty()) cannot_start = "an unnamed failure";
-  }
-  if (world) {
-    const std::string agreed = agree_on_error(*world, cannot_start);
-    if (!agreed.empty()) {
-      if (writer) throw UserError(agreed);
-      return 2;  // rank 0 says why
-    }
-    if (!writer && !journal_file.empty())
-      journal = open_journal(rank_journal_path(journal_file, world->rank()), jobs,
-                             {to_string(options.backend.kind), args.mode, args.solo}, nullptr, true, &code);
-  }
+};
+
+// The modes' runs, their tables and the outputs (rank 0's alone under mpirun), after the setup.
+int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
+  RunOptions& options = args.options;
+  const bool writer = !world || world->rank() == 0;
+  const std::vector<Job>& jobs = setup.jobs;
+  std::optional<JournalContents>& resumed = setup.resumed;
+  std::unique_ptr<Journal>& journal = setup.journal;
+  int& code = setup.code;
   // What each mode's run has already (from the journal) and where it records each model as it ends.
   const auto record_of = [&](ModeKind mode) {
     RunRecord record;
@@ -338,6 +265,107 @@ int run_study(RunArgs& args) {
   }
   // Every rank ends with the run's code, rank 0's: its models' and its outputs'.
   return world ? std::stoi(world->broadcast(std::to_string(code))) : code;
+}
+
+// Under mpirun, every rank runs this (study/ranks.h): each reads the sweep, journals its own models
+// and trains its shares; rank 0 alone (the writer) reads a journal to resume, prints, and writes the
+// outputs. The ranks agree before any of them trains: a rank that cannot start stops them all.
+int run_study(RunArgs& args) {
+  std::optional<MpiWorld> world;
+  if (launched_by_mpi()) world.emplace();
+  if (world && world->size() == 1) world.reset();  // a world of one is one process
+  const bool writer = !world || world->rank() == 0;
+  RunOptions& options = args.options;
+  const std::string journal_file = journal_path(args);
+  RunSetup setup;
+  std::vector<Job>& jobs = setup.jobs;
+  std::optional<JournalContents>& resumed = setup.resumed;
+  std::unique_ptr<Journal>& journal = setup.journal;
+  int& code = setup.code;
+  EndedModels ranks_ended;  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
+  std::string cannot_start;  // under mpirun: why this rank cannot start
+  try {
+    if (world && args.mode == "auto")
+      throw UserError("--mode auto is not available under mpirun: its calibration times the modes in one process; run "
+                      "--mode auto in one process first, then give the mode it chose");
+    if (world && !args.files.trace.empty())
+      throw UserError("--trace is not available under mpirun: each rank's step timeline is on its own machine's "
+                      "clock; trace a run in one process");
+    if (args.resume && journal_file.empty())
+      throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
+                      "OUT.journal) or --journal PATH");
+    if (is_standard_output(journal_file))
+      throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
+    if (writer) {
+      prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
+      if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
+    }
+    Sweep sweep;
+    try {
+      sweep = load_sweep(options.models_path);
+      const bool automatic = options.backend.kind == BackendKind::automatic;
+      options.backend = resolve_auto(options.backend, std::cerr);
+      try {
+        if (options.backend.kind == BackendKind::cpu) check_cpu_options(options.backend);  // before any work: every model would fail
+      } catch (const UserError& e) {
+        if (!automatic) throw;
+        throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
+      }
+    } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
+      if (writer) {
+        RunReport unread;
+        unread.mode = args.mode;
+        unread.error = e.what();
+        write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
+      }
+      throw;
+    }
+    if (world) pick_rank_device(options, *world);
+    jobs = make_jobs(sweep, options);
+    JournalRun run{to_string(options.backend.kind), args.mode, args.solo};
+    if (args.resume && writer) {
+      resumed = read_with_rank_journals(journal_file, jobs, run, &ranks_ended);
+      std::string per_mode;
+      for (const auto& [mode, ended] : resumed->ended)
+        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode";
+      for (const auto& [mode, ended] : ranks_ended)
+        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode (other ranks' journals)";
+      std::fprintf(stderr, "multifit: resume: %zu model lines in %s (%s); those models are not trained again\n",
+                   resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
+    }
+    if (writer) {
+      journal = open_journal(journal_file, jobs, run, resumed ? &*resumed : nullptr, options.quiet, &code);
+      // This journal takes in what an earlier run's other ranks recorded, before this run's start theirs afresh.
+      for (const auto& [mode, ended] : ranks_ended)
+        for (const auto& [index, model] : ended) {
+          if (journal) journal->ended(mode, jobs[index], model.report, model.exit_code);
+          resumed->ended[mode][index] = model;
+        }
+      if (!journal_file.empty()) set_aside_rank_journals(journal_file, world ? world->size() : 1);
+    }
+  } catch (const std::exception& e) {
+    if (!world) throw;
+    cannot_start = e.what();
+    if (cannot_start.empty()) cannot_start = "an unnamed failure";
+  }
+  if (world) {
+    const std::string agreed = agree_on_error(*world, cannot_start);
+    if (!agreed.empty()) {
+      if (writer) throw UserError(agreed);
+      return 2;  // rank 0 says why
+    }
+    if (!writer && !journal_file.empty())
+      journal = open_journal(rank_journal_path(journal_file, world->rank()), jobs,
+                             {to_string(options.backend.kind), args.mode, args.solo}, nullptr, true, &code);
+  }
+  if (!world) return train_and_write(args, nullptr, setup);
+  try {
+    return train_and_write(args, &*world, setup);
+  } catch (const std::exception& e) {  // the others would wait on this rank for ever: the job ends
+    std::fprintf(stderr, "multifit: failure: rank %d: %s; the job is aborted (--resume finishes it)\n", world->rank(),
+                 e.what());
+    world->abort(1);
+  }
 }
 
 }  // namespace
