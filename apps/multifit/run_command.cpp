@@ -25,6 +25,7 @@
 #include "study/report/ranking.h"
 #include "study/model_worker.h"
 #include "study/runner.h"
+#include "study/shard.h"
 
 namespace mf {
 namespace {
@@ -37,6 +38,7 @@ struct RunArgs {
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   std::string journal;  // --journal; empty: OUT.journal beside --json OUT
   std::optional<RankBy> rank_by;  // --rank-by; absent: rank_run's default
+  std::optional<Shard> shard;     // --shard I/N; absent: the whole sweep
   bool resume = false;
   bool calibration_steps_given = false, pack_size_given = false;
 };
@@ -124,11 +126,11 @@ std::string journal_path(const RunArgs& args) {
 
 // Opens the journal (read first with --resume), saying where an earlier one was kept (unless quiet);
 // a journal that cannot be opened is said, and the run goes on without one.
-std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run,
-                                      const JournalContents* resumed, bool quiet, int* code) {
+std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun& run, const JournalContents* resumed,
+                                      bool quiet, int* code) {
   if (path.empty()) return nullptr;
   try {
-    auto journal = std::make_unique<Journal>(path, jobs, run, resumed);
+    auto journal = std::make_unique<Journal>(path, run, resumed);
     if (!journal->previous().empty() && !quiet)
       std::fprintf(stderr, "multifit: note: the earlier journal at %s is kept as %s (--resume finishes a run instead)\n",
                    path.c_str(), journal->previous().c_str());
@@ -165,12 +167,27 @@ int run_study(RunArgs& args) {
     RunReport unread;
     unread.mode = args.mode;
     unread.error = e.what();
+    unread.shard = args.shard;
     write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
     throw;
   }
-  const std::vector<Job> jobs = make_jobs(sweep, options);
+  std::vector<Job> jobs = make_jobs(sweep, options);
+  const SweepIdentity sweep_identity = identify_sweep(sweep, jobs);  // of the whole sweep, whatever part runs
+  if (args.shard) {  // this run's part of the sweep; each job keeps its index, its place in the sweep
+    jobs = shard_jobs(jobs, *args.shard);
+    if (jobs.empty())
+      std::fprintf(stderr, "multifit: note: shard %s has no models: the sweep has %zu; its document has none\n",
+                   to_string(*args.shard).c_str(), sweep_identity.models);
+    else if (!options.quiet) {
+      std::string places;
+      for (size_t i = 0; i < jobs.size() && i < 3; ++i) places += (i ? ", #" : "#") + std::to_string(jobs[i].index);
+      std::fprintf(stderr, "multifit: shard %s: %zu of the sweep's %zu models: %s%s (one in %zu)\n",
+                   to_string(*args.shard).c_str(), jobs.size(), sweep_identity.models, places.c_str(),
+                   jobs.size() > 3 ? ", ..." : "", args.shard->count);
+    }
+  }
   std::optional<JournalContents> resumed;
-  const JournalRun journal_run{to_string(options.backend.kind), args.mode, args.solo};
+  const JournalRun journal_run{to_string(options.backend.kind), args.mode, args.solo, sweep_identity, args.shard};
   if (args.resume) {
     resumed = read_journal(journal_file, jobs, journal_run);
     std::string per_mode;
@@ -181,7 +198,7 @@ int run_study(RunArgs& args) {
   }
   int code = 0;
   const std::unique_ptr<Journal> journal =
-      open_journal(journal_file, jobs, journal_run, resumed ? &*resumed : nullptr, options.quiet, &code);
+      open_journal(journal_file, journal_run, resumed ? &*resumed : nullptr, options.quiet, &code);
   // What each mode's run has already (from the journal) and where it records each model as it ends.
   const auto record_of = [&](ModeKind mode) {
     RunRecord record;
@@ -190,7 +207,7 @@ int run_study(RunArgs& args) {
         record.ended = &ended->second;
     if (journal)
       record.on_ended = [&journal, &jobs, mode](size_t index, const ModelReport& report, int exit_code) {
-        journal->ended(to_string(mode), jobs[index], report, exit_code);
+        journal->ended(to_string(mode), *job_at(jobs, index), report, exit_code);  // jobs may be a part of the sweep
       };
     return record;
   };
@@ -236,6 +253,8 @@ int run_study(RunArgs& args) {
     RunReport run = run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode));
     if (mode != ModeKind::processes) run.process_startup_s = process_startup;
     run.auto_choice = chosen;
+    run.sweep = sweep_identity;
+    run.shard = args.shard;
     if (mode == ModeKind::serial) serial = run;
     if (serial) compare_with_serial(run, *serial);
     rank_run(run, args.rank_by);
@@ -310,6 +329,13 @@ Command add_run_command(CLI::App& app) {
       ->transform(one_of(kRankByNames));
   cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
                                               "OUT.journal beside --json OUT), so that --resume can finish the run");
+  cmd->add_option_function<std::string>(
+         "--shard", [args](const std::string& text) { read_shard(text, args->shard.emplace()); },
+         "Train only part I of N of the sweep: its models at places I, I+N, I+2N, ... (0 <= I < N, 0-based as a "
+         "Slurm array's %a with --array=0-(N-1)); the document holds those models and names the sweep and the "
+         "shard, and multifit merge makes the parts' documents one")
+      ->check(shard_value())
+      ->type_name("I/N");
   cmd->add_flag("--resume", args->resume, "Finish an interrupted run: skip the models its journal (--journal, or "
                                          "--json OUT's) records as ended, train the rest, write the whole document");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
