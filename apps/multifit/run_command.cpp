@@ -175,6 +175,7 @@ int run_study(RunArgs& args) {
   const SweepIdentity sweep_identity = identify_sweep(sweep, jobs);  // of the whole sweep, whatever part runs
   if (args.shard) {  // this run's part of the sweep; each job keeps its index, its place in the sweep
     jobs = shard_jobs(jobs, *args.shard);
+    spread_over_devices(jobs, options.devices);  // over this run's models, not the sweep's places
     if (jobs.empty())
       std::fprintf(stderr, "multifit: note: shard %s has no models: the sweep has %zu; its document has none\n",
                    to_string(*args.shard).c_str(), sweep_identity.models);

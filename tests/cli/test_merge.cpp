@@ -285,6 +285,16 @@ TEST_F(Merge, BadShardValuesAreRefused) {
   EXPECT_EQ(doc["sweep"]["models"], 6);
 }
 
+// --devices spreads a shard's own models round robin: by their places in the sweep, shard 1/2's
+// (1, 3, 5) would all go to the second of two GPUs.
+TEST_F(Merge, AShardSpreadsItsModelsOverItsDevices) {
+  ASSERT_EQ(run("part.json", "--shard 1/2 --devices 0,1").rc, 0);
+  const json doc = result("part.json");
+  std::vector<int> devices;
+  for (const json& m : doc["models"]) devices.push_back(m["device"]);
+  EXPECT_EQ(devices, std::vector<int>({0, 1, 0}));
+}
+
 TEST_F(Merge, AShardsJournalResumesOnlyAsThatShard) {
   ASSERT_EQ(run("part.json", "--shard 1/3").rc, 0);
   std::ifstream in(path("part.json.journal"));
