@@ -35,10 +35,15 @@ std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options) {
       job.spec = with_overrides(*entry.spec, options.overrides);
       job.data = options.data.empty() ? job.spec->data : options.data;
     }
-    if (!options.devices.empty()) job.device = options.devices[job.index % options.devices.size()];
     jobs.push_back(std::move(job));
   }
+  spread_over_devices(jobs, options.devices);
   return jobs;
+}
+
+void spread_over_devices(std::vector<Job>& jobs, const std::vector<int>& devices) {
+  if (devices.empty()) return;
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].device = devices[i % devices.size()];
 }
 
 nlohmann::json to_json(const Job& job) {

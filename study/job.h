@@ -54,6 +54,10 @@ struct Job {
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);
 std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options);
+// Gives `jobs` the GPUs of `devices` round robin, in their order (none: leaves them as they are).
+// make_jobs does it over the sweep; a run of part of it does it again over its own jobs, or a shard
+// of every second model would put all of them on one of two GPUs.
+void spread_over_devices(std::vector<Job>& jobs, const std::vector<int>& devices);
 
 // A good job as JSON and back, with its spec as the parent read it, overrides applied: what a child
 // process is sent, so that it trains exactly that (study/modes/processes/protocol.h).

@@ -13,6 +13,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/error.h"
+#include "study/shard.h"
 
 namespace mf {
 namespace {
@@ -22,9 +23,15 @@ using nlohmann::json;
 constexpr int kVersion = 1;
 constexpr double kSyncInterval_s = 1;
 
-json header(const std::vector<Job>& jobs, const JournalRun& run) {
-  return {{"journal", "multifit"}, {"version", kVersion}, {"models", jobs.size()},
-          {"backend", run.backend}, {"mode", run.mode}, {"solo", run.solo}};
+json header(const JournalRun& run) {
+  return {{"journal", "multifit"}, {"version", kVersion}, {"models", run.sweep.models},
+          {"backend", run.backend}, {"mode", run.mode}, {"solo", run.solo},
+          {"sweep", run.sweep.name}, {"fingerprint", run.sweep.fingerprint}, {"shard", run.shard}};
+}
+
+// "shard 1/3", or "the whole sweep" for none.
+std::string shard_words(const std::optional<Shard>& shard) {
+  return shard ? "shard " + to_string(*shard) : "the whole sweep";
 }
 
 json spec_of(const Job& job) { return job.spec ? to_json(*job.spec) : json(nullptr); }
@@ -59,15 +66,8 @@ std::string without_tag(const std::string& what) {
 
 }  // namespace
 
-JournalContents read_journal(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run) {
-  if (std::filesystem::is_directory(path))
-    throw UserError("--resume: " + path + " is a folder, not a journal; give the --json or --journal of the run to resume");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw UserError("--resume: no journal at " + path + " (" + os_reason() +
-                    "); give the --json or --journal of the run to resume, or run without --resume");
-  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  JournalContents contents;
+JournalLines parse_journal(const std::string& path, const std::string& all) {
+  JournalLines journal;
   std::vector<std::string> lines;
   for (size_t begin = 0; begin < all.size();) {
     const size_t end = std::min(all.find('\n', begin), all.size());
@@ -75,12 +75,12 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
     begin = end + 1;
   }
   const bool cut_short = !all.empty() && all.back() != '\n';  // the last line has no end
-  contents.whole_bytes = all.rfind('\n') == std::string::npos ? 0 : all.rfind('\n') + 1;
+  journal.whole_bytes = all.rfind('\n') == std::string::npos ? 0 : all.rfind('\n') + 1;
   const auto fail = [&](size_t line, const std::string& problem) {
     throw UserError(path + ":" + std::to_string(line) + ": " + problem);
   };
   if (lines.empty()) fail(1, "empty: not a multifit journal");
-  json head;
+  json& head = journal.header;
   try {
     head = json::parse(lines[0]);
   } catch (const json::exception&) {
@@ -90,9 +90,59 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
   if (head.value("version", 0) != kVersion)
     fail(1, "a journal of version " + head.value("version", json()).dump() + "; this multifit reads version " +
                 std::to_string(kVersion));
-  if (head.value("models", size_t(0)) != jobs.size())
+  for (size_t n = 1; n < lines.size(); ++n) {
+    const size_t at = n + 1;
+    json line;
+    try {
+      line = json::parse(lines[n]);
+    } catch (const json::exception& e) {
+      if (n + 1 == lines.size() && cut_short) {  // the runner died writing it
+        journal.cut_line = at;
+        break;
+      }
+      fail(at, "not a JSON line: " + without_tag(e.what()));
+    }
+    try {
+      if (line.contains("auto")) {
+        journal.auto_choice = line.at("auto");
+        continue;
+      }
+      JournalModelLine model;
+      model.line = at;
+      model.index = line.at("index");
+      model.name = line.at("name");
+      model.mode = line.at("mode");
+      model.spec = line.at("spec");
+      json report = line.at("report");
+      report["timeline"] = {{"steps", json::array()}, {"epochs", json::array()}};
+      try {
+        model.ended = {report.get<ModelReport>(), line.at("exit_code")};
+      } catch (const std::exception& e) {  // a field of the report, a status that is no status's name
+        fail(at, "model '" + model.name + "': its report cannot be read: " + without_tag(e.what()));
+      }
+      journal.models.push_back(std::move(model));
+    } catch (const json::exception& e) {
+      fail(at, "a model line without what it needs: " + without_tag(e.what()));
+    }
+  }
+  return journal;
+}
+
+JournalContents read_journal(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run) {
+  if (std::filesystem::is_directory(path))
+    throw UserError("--resume: " + path + " is a folder, not a journal; give the --json or --journal of the run to resume");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw UserError("--resume: no journal at " + path + " (" + os_reason() +
+                    "); give the --json or --journal of the run to resume, or run without --resume");
+  const JournalLines journal = parse_journal(path, std::string(std::istreambuf_iterator<char>(in), {}));
+  const auto fail = [&](size_t line, const std::string& problem) {
+    throw UserError(path + ":" + std::to_string(line) + ": " + problem);
+  };
+  const json& head = journal.header;
+  if (head.value("models", size_t(0)) != run.sweep.models)
     fail(1, "a journal of a sweep of " + head.value("models", json()).dump() + " models; this sweep has " +
-                std::to_string(jobs.size()) + ": another sweep");
+                std::to_string(run.sweep.models) + ": another sweep");
   if (head.value("backend", "") != run.backend)
     fail(1, "a journal of a run on the " + head.value("backend", "") + " backend; this run is on " + run.backend +
                 "; resume with --backend " + head.value("backend", ""));
@@ -102,49 +152,43 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
   if (head.value("solo", false) != run.solo)
     fail(1, std::string("a journal of a run ") + (run.solo ? "without" : "with") + " --solo; resume " +
                 (run.solo ? "without" : "with") + " it");
-  for (size_t n = 1; n < lines.size(); ++n) {
-    const size_t at = n + 1;
-    json line;
-    try {
-      line = json::parse(lines[n]);
-    } catch (const json::exception& e) {
-      if (n + 1 == lines.size() && cut_short) break;  // the runner died writing it
-      fail(at, "not a JSON line: " + without_tag(e.what()));
-    }
-    try {
-      if (line.contains("auto")) {
-        contents.auto_choice = line.at("auto");
-        continue;
-      }
-      const size_t index = line.at("index");
-      const std::string name = line.at("name");
-      if (index >= jobs.size()) fail(at, "model #" + std::to_string(index) + " '" + name + "': this sweep has " +
-                                         std::to_string(jobs.size()) + " models: another sweep");
-      const Job& job = jobs[index];
-      if (name != job.name)
-        fail(at, "model #" + std::to_string(index) + " is '" + name + "' but this sweep's is '" + job.name +
-                     "': another sweep");
-      if (const std::string d = first_difference(line.at("spec"), spec_of(job), ""); !d.empty())
-        fail(at, "model '" + name + "' changed since it was journaled: " + d +
-                     "; resume with the sweep and overrides it ran with, or start afresh without --resume");
-      json report = line.at("report");
-      report["timeline"] = {{"steps", json::array()}, {"epochs", json::array()}};
-      EndedModel& ended = contents.ended[line.at("mode")][index];
-      try {
-        ended = {report.get<ModelReport>(), line.at("exit_code")};
-      } catch (const std::exception& e) {  // a field of the report, a status that is no status's name
-        fail(at, "model '" + name + "': its report cannot be read: " + without_tag(e.what()));
-      }
-      ++contents.lines;
-    } catch (const json::exception& e) {
-      fail(at, "a model line without what it needs: " + without_tag(e.what()));
-    }
+  // A journal from before shards has none: of the whole sweep.
+  std::optional<Shard> shard;
+  try {
+    shard = head.value("shard", json()).get<std::optional<Shard>>();
+  } catch (const std::exception& e) {
+    fail(1, "its shard cannot be read: " + without_tag(e.what()));
+  }
+  const auto same_shard = [](const std::optional<Shard>& a, const std::optional<Shard>& b) {
+    return a.has_value() == b.has_value() && (!a || (a->index == b->index && a->count == b->count));
+  };
+  if (!same_shard(shard, run.shard))
+    fail(1, "a journal of " + shard_words(shard) + "; this run is of " + shard_words(run.shard) + ": resume " +
+                (shard ? "with --shard " + to_string(*shard) : std::string("without --shard")));
+  JournalContents contents;
+  contents.auto_choice = journal.auto_choice;
+  contents.whole_bytes = journal.whole_bytes;
+  for (const JournalModelLine& line : journal.models) {
+    if (line.index >= run.sweep.models)
+      fail(line.line, "model #" + std::to_string(line.index) + " '" + line.name + "': this sweep has " +
+                          std::to_string(run.sweep.models) + " models: another sweep");
+    const Job* job = job_at(jobs, line.index);
+    if (!job)
+      fail(line.line, "model #" + std::to_string(line.index) + " '" + line.name + "' is not of " +
+                          shard_words(run.shard) + ": a journal of another run");
+    if (line.name != job->name)
+      fail(line.line, "model #" + std::to_string(line.index) + " is '" + line.name + "' but this sweep's is '" +
+                          job->name + "': another sweep");
+    if (const std::string d = first_difference(line.spec, spec_of(*job), ""); !d.empty())
+      fail(line.line, "model '" + line.name + "' changed since it was journaled: " + d +
+                          "; resume with the sweep and overrides it ran with, or start afresh without --resume");
+    contents.ended[line.mode][line.index] = line.ended;
+    ++contents.lines;
   }
   return contents;
 }
 
-Journal::Journal(std::string path, const std::vector<Job>& jobs, const JournalRun& run,
-                 const JournalContents* resumed)
+Journal::Journal(std::string path, const JournalRun& run, const JournalContents* resumed)
     : path_(std::move(path)) {
   std::error_code exists;
   if (!resumed && std::filesystem::file_size(path_, exists) > 0 && !exists) {
@@ -161,7 +205,7 @@ Journal::Journal(std::string path, const std::vector<Job>& jobs, const JournalRu
     throw SystemError(path_ + ": cannot cut off the journal's last line, cut short: " + why);
   }
   std::lock_guard lock(mutex_);
-  if (!resumed) append(header(jobs, run));
+  if (!resumed) append(header(run));
   if (error_.empty()) return;
   close(fd_);
   fd_ = -1;

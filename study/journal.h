@@ -2,7 +2,8 @@
 // A run's journal, so that a sweep survives the runner's death: JSON Lines, a header naming the sweep
 // then one line per model as it ends, in the order they end:
 //
-//   {"journal": "multifit", "version": 1, "models": N, "backend": "cpu", "mode": "packed", "solo": false}
+//   {"journal": "multifit", "version": 1, "models": N, "backend": "cpu", "mode": "packed", "solo": false,
+//    "sweep": "tiny-sweep", "fingerprint": "9c1e...", "shard": {"index": 1, "count": 3}}
 //   {"mode": "serial", "index": 3, "name": "m3", "spec": {...}, "exit_code": 0, "report": {...}}
 //   {"auto": {...}}    --mode auto's calibration and choice, once it is made
 //
@@ -12,6 +13,11 @@
 // loses only the models in flight; the file is synced (fdatasync) at most once a second and at the
 // end, so a machine that goes down loses at most that second's lines as well. A model interrupted by
 // Ctrl-C (exit code 130) is not recorded: it did not end, and a resumed run trains it.
+//
+// `models` is the whole sweep's count and `shard` the run's --shard (null: the whole sweep), so that
+// a shard's journal is resumed only as that shard; `sweep` and `fingerprint` name the sweep
+// (SweepIdentity, study/report/report.h) for `multifit merge`, which takes a journal as a part
+// (study/merge.h). A journal written before they were has neither: resumed as of the whole sweep.
 //
 // `multifit run --resume` reads the journal back (read_journal) and the runner skips every model it
 // records (runner.h: run_mode's `ended`); a later line of a model supersedes an earlier one. A run
@@ -43,6 +49,8 @@ struct JournalRun {
   std::string backend;  // as resolved: cpu, cuda, host-exec
   std::string mode;     // --mode as given: a mode, all or auto
   bool solo = false;    // --solo
+  SweepIdentity sweep;         // the sweep's name, whole model count and fingerprint
+  std::optional<Shard> shard;  // --shard; absent: the whole sweep
 };
 
 struct JournalContents {
@@ -52,19 +60,40 @@ struct JournalContents {
   size_t whole_bytes = 0;      // up to the end of its last whole line: what a resumed run appends after
 };
 
-// Reads the journal at `path` of a run `run` of `jobs`. Throws UserError, naming the file, the line
-// and the field, for a file that is missing or not a journal, one of another sweep (its model count,
-// a model's name) or of another backend, --mode or --solo, a model whose spec changed since (the
-// first field that differs, both values), and a bad line; a last line cut short (the runner died
-// writing it) is left out.
+// Reads the journal at `path` of a run `run` of `jobs` (the run's models: all of the sweep's, or its
+// shard's). Throws UserError, naming the file, the line and the field, for a file that is missing or
+// not a journal, one of another sweep (its model count, a model's name), of another backend,
+// --mode, --solo or --shard, a model whose spec changed since (the first field that differs, both
+// values), and a bad line; a last line cut short (the runner died writing it) is left out.
 JournalContents read_journal(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run);
+
+// A journal's lines as they are, before any run checks them (read_journal does; merge takes a
+// journal as a part of a sweep it has no jobs of).
+struct JournalModelLine {
+  size_t line = 0;  // its line number, from 1 (the header's)
+  std::string mode, name;
+  size_t index = 0;
+  nlohmann::json spec;  // as it trained; null for a bad entry
+  EndedModel ended;     // its report (no step timeline) and exit code
+};
+struct JournalLines {
+  nlohmann::json header;  // a multifit journal's header, of this version
+  std::vector<JournalModelLine> models;  // in the order written
+  nlohmann::json auto_choice;  // null when the journal has none
+  size_t cut_line = 0;     // the last line, cut short by the runner's death and left out; 0: none
+  size_t whole_bytes = 0;  // up to the end of its last whole line
+};
+// Splits `text`, the journal file `path`, into its lines. Throws UserError "PATH:LINE: ..." for a
+// file that is no multifit journal of this version, a line that is not JSON (but a last line cut
+// short), and a model line without what it needs or whose report cannot be read.
+JournalLines parse_journal(const std::string& path, const std::string& text);
 
 class Journal {
  public:
   // Opens `path`: with `resumed` (what read_journal read), to append after its last whole line; else
   // a new journal, its header written, an earlier file there kept as PATH.previous. Throws
   // SystemError with the OS's reason, leaving no journal without its header behind.
-  Journal(std::string path, const std::vector<Job>& jobs, const JournalRun& run, const JournalContents* resumed);
+  Journal(std::string path, const JournalRun& run, const JournalContents* resumed);
   ~Journal();  // syncs and closes
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;

@@ -301,7 +301,7 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
     const json& p = figures.at("part");
     part.index = p.at("index");
     part.host = p.at("host");
-    part.wall_s = p.at("wall_s");
+    p.at("wall_s").get_to(part.wall_s);
     p.at("startup_s").get_to(part.startup_s);
     p.at("samples_per_s").get_to(part.samples_per_s);
     part.models = p.at("models");

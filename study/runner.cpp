@@ -46,7 +46,8 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     if (!record.ended || !record.ended->contains(job.index)) jobs.push_back(job);
   run.resumed_models = int(all_jobs.size() - jobs.size());
   const ConcurrencyChoice concurrency =
-      jobs.empty()         ? ConcurrencyChoice{1, "none to train: every model ended before (the journal)", ""}
+      all_jobs.empty()     ? ConcurrencyChoice{1, "none to train: this part of the sweep has no models", ""}
+      : jobs.empty()       ? ConcurrencyChoice{1, "none to train: every model ended before (the journal)", ""}
       : record.concurrency ? *record.concurrency
                            : choose_concurrency(mode.kind(), jobs, options, stop);
   const size_t per_phase = concurrency.per_phase;

@@ -72,6 +72,36 @@ CLI::Validator size_with_unit() {
       "");
 }
 
+std::string read_shard(const std::string& text, Shard& shard) {
+  constexpr size_t kMostParts = size_t(1) << 20;  // a sweep's most models: more parts would all be empty
+  const std::string form = "; expected I/N, the part I of N parts: two whole numbers, 0 <= I < N (0-based, as a "
+                           "Slurm array's %a with --array=0-(N-1))";
+  const size_t slash = text.find('/');
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (slash == std::string::npos || !digits(text.substr(0, slash)) || !digits(text.substr(slash + 1)))
+    return "got " + text + form;
+  shard = {size_t(std::stoull(text.substr(0, slash))), size_t(std::stoull(text.substr(slash + 1)))};
+  if (shard.count < 1 || shard.count > kMostParts)
+    return "got " + text + "; expected N, the count of parts, from 1 to " + std::to_string(kMostParts) +
+           " (a sweep's most models)";
+  if (shard.index >= shard.count)
+    return "got " + text + "; expected I from 0 to " + std::to_string(shard.count - 1) + " for " +
+           std::to_string(shard.count) + " parts (0-based, as a Slurm array's %a with --array=0-" +
+           std::to_string(shard.count - 1) + ")";
+  return "";
+}
+
+CLI::Validator shard_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        Shard shard;
+        return read_shard(text, shard);
+      },
+      "");
+}
+
 void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
   cmd.add_option("--epochs", overrides.epochs, "Override fit.epochs (0: no training, the initial weights evaluated)")
       ->check(whole_number(0, INT_MAX));

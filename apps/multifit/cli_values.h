@@ -9,6 +9,7 @@
 #include "backends/factory.h"
 #include "runtime/names.h"
 #include "study/job.h"
+#include "study/report/report.h"
 
 namespace mf {
 
@@ -22,6 +23,10 @@ CLI::Validator seed_number();
 // a bare number is bytes: on a command line "--memory-limit 3" more likely means 3 of something
 // else, so a number without a unit is refused with the units allowed.
 CLI::Validator size_with_unit();
+// --shard I/N: two whole numbers, 0 <= I < N <= 2^20 (a sweep's most models). read_shard reads
+// `text` into `shard` and returns "" or why it cannot, in the words of a validator's message.
+std::string read_shard(const std::string& text, Shard& shard);
+CLI::Validator shard_value();
 // One of an enum's names (its table, runtime/names.h), turned into the value; anything else is
 // refused with the names allowed.
 template <class E, size_t N>

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", mf::describe_build(), "Print the version, the commit and whether the build has CUDA");
   const mf::Command train = mf::add_train_command(app);
   const mf::Command run = mf::add_run_command(app);
+  const mf::Command merge = mf::add_merge_command(app);
   const mf::Command info = mf::add_info_command(app);
   const mf::Command worker = mf::add_worker_command(app);
   // A first word that is no flag and no command is a mistyped command ("trian"), not a missing one.
@@ -74,8 +75,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> names;
     for (const CLI::App* c : user_commands(app)) names.push_back(c->get_name());
     const std::string meant = mf::near_miss(argv[1], names);
-    std::fprintf(stderr, "multifit: error: unknown command '%s'%s; the commands are train, run and info\n", argv[1],
-                 meant.empty() ? "" : (" (did you mean " + meant + "?)").c_str());
+    std::string list;  // "train, run, merge and info"
+    for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    std::fprintf(stderr, "multifit: error: unknown command '%s'%s; the commands are %s\n", argv[1],
+                 meant.empty() ? "" : (" (did you mean " + meant + "?)").c_str(), list.c_str());
     return 2;
   }
   try {
@@ -110,6 +113,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("train")) return train();
     if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("merge")) return merge();
     if (app.got_subcommand("worker")) return worker();
     return info();
   } catch (const mf::UserError& e) {

@@ -30,6 +30,7 @@
 #include "study/report/ranking.h"
 #include "study/model_worker.h"
 #include "study/runner.h"
+#include "study/shard.h"
 
 namespace mf {
 namespace {
@@ -42,6 +43,7 @@ struct RunArgs {
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   std::string journal;  // --journal; empty: OUT.journal beside --json OUT
   std::optional<RankBy> rank_by;  // --rank-by; absent: rank_run's default
+  std::optional<Shard> shard;     // --shard I/N; absent: the whole sweep
   bool resume = false;
   bool calibration_steps_given = false, pack_size_given = false;
 };
@@ -129,11 +131,11 @@ std::string journal_path(const RunArgs& args) {
 
 // Opens the journal (read first with --resume), saying where an earlier one was kept (unless quiet);
 // a journal that cannot be opened is said, and the run goes on without one.
-std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run,
-                                      const JournalContents* resumed, bool quiet, int* code) {
+std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun& run, const JournalContents* resumed,
+                                      bool quiet, int* code) {
   if (path.empty()) return nullptr;
   try {
-    auto journal = std::make_unique<Journal>(path, jobs, run, resumed);
+    auto journal = std::make_unique<Journal>(path, run, resumed);
     if (!journal->previous().empty() && !quiet)
       std::fprintf(stderr, "multifit: note: the earlier journal at %s is kept as %s (--resume finishes a run instead)\n",
                    path.c_str(), journal->previous().c_str());
@@ -171,10 +173,11 @@ std::string agree_on_error(MpiWorld& world, const std::string& mine) {
   return world.broadcast(first);
 }
 
-// What a run has before it trains: its jobs, an earlier run's journal (--resume), its own journal,
+// What a run has before it trains: its jobs and their sweep, an earlier run's journal (--resume), its own journal,
 // and the exit code so far.
 struct RunSetup {
-  std::vector<Job> jobs;
+  std::vector<Job> jobs;    // the sweep's, or its --shard's
+  SweepIdentity sweep;      // the whole sweep's, for the document
   std::optional<JournalContents> resumed;
   std::unique_ptr<Journal> journal;
   int code = 0;
@@ -196,7 +199,7 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
         record.ended = &ended->second;
     if (journal)
       record.on_ended = [&journal, &jobs, mode](size_t index, const ModelReport& report, int exit_code) {
-        journal->ended(to_string(mode), jobs[index], report, exit_code);
+        journal->ended(to_string(mode), *job_at(jobs, index), report, exit_code);  // jobs may be a part of the sweep
       };
     return record;
   };
@@ -247,6 +250,8 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     if (!writer) continue;  // rank 0 has the run's report
     if (mode != ModeKind::processes) run.process_startup_s = process_startup;
     run.auto_choice = chosen;
+    run.sweep = setup.sweep;
+    run.shard = args.shard;
     if (mode == ModeKind::serial) serial = run;
     if (serial) compare_with_serial(run, *serial);
     rank_run(run, args.rank_by);
@@ -283,6 +288,7 @@ int run_study(RunArgs& args) {
   std::unique_ptr<Journal>& journal = setup.journal;
   int& code = setup.code;
   EndedModels ranks_ended;  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
+  JournalRun journal_run;   // what the journals are of
   std::string cannot_start;  // under mpirun: why this rank cannot start
   try {
     if (world && args.mode == "auto")
@@ -316,13 +322,30 @@ int run_study(RunArgs& args) {
         RunReport unread;
         unread.mode = args.mode;
         unread.error = e.what();
+        unread.shard = args.shard;
         write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
       }
       throw;
     }
     if (world) pick_rank_device(options, *world);
     jobs = make_jobs(sweep, options);
-    JournalRun run{to_string(options.backend.kind), args.mode, args.solo};
+    const SweepIdentity& sweep_identity = setup.sweep = identify_sweep(sweep, jobs);  // whatever part runs
+    if (args.shard) {  // this run's part of the sweep; each job keeps its index, its place in the sweep
+      jobs = shard_jobs(jobs, *args.shard);
+      spread_over_devices(jobs, options.devices);  // over this run's models, not the sweep's places
+      if (writer && jobs.empty())
+        std::fprintf(stderr, "multifit: note: shard %s has no models: the sweep has %zu; its document has none\n",
+                     to_string(*args.shard).c_str(), sweep_identity.models);
+      else if (writer && !options.quiet) {
+        std::string places;
+        for (size_t i = 0; i < jobs.size() && i < 3; ++i) places += (i ? ", #" : "#") + std::to_string(jobs[i].index);
+        std::fprintf(stderr, "multifit: shard %s: %zu of the sweep's %zu models: %s%s (one in %zu)\n",
+                     to_string(*args.shard).c_str(), jobs.size(), sweep_identity.models, places.c_str(),
+                     jobs.size() > 3 ? ", ..." : "", args.shard->count);
+      }
+    }
+    journal_run = {to_string(options.backend.kind), args.mode, args.solo, sweep_identity, args.shard};
+    const JournalRun& run = journal_run;
     if (args.resume && writer) {
       resumed = read_with_rank_journals(journal_file, jobs, run, &ranks_ended);
       std::string per_mode;
@@ -334,11 +357,11 @@ int run_study(RunArgs& args) {
                    resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
     }
     if (writer) {
-      journal = open_journal(journal_file, jobs, run, resumed ? &*resumed : nullptr, options.quiet, &code);
+      journal = open_journal(journal_file, run, resumed ? &*resumed : nullptr, options.quiet, &code);
       // This journal takes in what an earlier run's other ranks recorded, before this run's start theirs afresh.
       for (const auto& [mode, ended] : ranks_ended)
         for (const auto& [index, model] : ended) {
-          if (journal) journal->ended(mode, jobs[index], model.report, model.exit_code);
+          if (journal) journal->ended(mode, *job_at(jobs, index), model.report, model.exit_code);
           resumed->ended[mode][index] = model;
         }
       if (!journal_file.empty()) set_aside_rank_journals(journal_file, world ? world->size() : 1);
@@ -355,8 +378,7 @@ int run_study(RunArgs& args) {
       return 2;  // rank 0 says why
     }
     if (!writer && !journal_file.empty())
-      journal = open_journal(rank_journal_path(journal_file, world->rank()), jobs,
-                             {to_string(options.backend.kind), args.mode, args.solo}, nullptr, true, &code);
+      journal = open_journal(rank_journal_path(journal_file, world->rank()), journal_run, nullptr, true, &code);
   }
   if (!world) return train_and_write(args, nullptr, setup);
   try {
@@ -426,6 +448,13 @@ Command add_run_command(CLI::App& app) {
       ->transform(one_of(kRankByNames));
   cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
                                               "OUT.journal beside --json OUT), so that --resume can finish the run");
+  cmd->add_option_function<std::string>(
+         "--shard", [args](const std::string& text) { read_shard(text, args->shard.emplace()); },
+         "Train only part I of N of the sweep: its models at places I, I+N, I+2N, ... (0 <= I < N, 0-based as a "
+         "Slurm array's %a with --array=0-(N-1)); the document holds those models and names the sweep and the "
+         "shard, and multifit merge makes the parts' documents one")
+      ->check(shard_value())
+      ->type_name("I/N");
   cmd->add_flag("--resume", args->resume, "Finish an interrupted run: skip the models its journal (--journal, or "
                                          "--json OUT's) records as ended, train the rest, write the whole document");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "

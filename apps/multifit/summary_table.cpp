@@ -85,6 +85,10 @@ void print_run_table(const RunReport& run) {
   if (run.speedup_vs_serial) std::printf(" - speedup vs serial %s", times(run.speedup_vs_serial).c_str());
   if (run.overlap) std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
   std::printf("\n");
+  print_models_table(run);
+}
+
+void print_models_table(const RunReport& run) {
   if (run.models.size() <= kFullTableModels) {
     print_header();
     for (const ModelReport& m : run.models) print_row(m, true);

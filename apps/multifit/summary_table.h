@@ -14,6 +14,9 @@ inline constexpr size_t kFullTableModels = 24;
 inline constexpr size_t kRankedShown = 5;  // the best and the worst shown of a large run
 // The run's table; ranked by run.rank_by when it is set (study/report/ranking.h).
 void print_run_table(const RunReport& run);
+// The table alone, without the run's line of figures (a merge's are its parts'): a row per model, or
+// for a large run its counts, best, worst and spreads.
+void print_models_table(const RunReport& run);
 void print_modes_table(const std::vector<RunReport>& runs);
 
 }  // namespace mf

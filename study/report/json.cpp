@@ -1,6 +1,7 @@
 // The one JSON form of each report struct (report.h), and the result document made of them.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "runtime/json_forms.h"
 #include "runtime/nvml_monitor.h"
@@ -55,6 +56,18 @@ json metric_json(double v, bool present) {
   return std::isinf(v) ? json(v > 0 ? "inf" : "-inf") : json("nan");
 }
 json metric_json(const std::optional<double>& v) { return v ? metric_json(*v) : json(); }
+
+void to_json(json& j, const SweepIdentity& s) {
+  j = {{"name", s.name}, {"models", s.models}, {"fingerprint", s.fingerprint}};
+}
+void from_json(const json& j, SweepIdentity& s) {
+  s = {j.at("name"), j.at("models"), j.at("fingerprint")};
+}
+void to_json(json& j, const Shard& s) { j = {{"index", s.index}, {"count", s.count}}; }
+void from_json(const json& j, Shard& s) {
+  s = {j.at("index"), j.at("count")};
+  if (s.count < 1 || s.index >= s.count) throw std::invalid_argument("shard " + to_string(s) + ": expected I/N with 0 <= I < N");
+}
 
 void to_json(json& j, const ModelReport& m) {
   json epochs = json::array();
@@ -232,6 +245,9 @@ void to_json(json& j, const RunReport& run) {
        {"rank_by", text(run.rank_by)},
        {"ranking", run.ranking},
        {"ranks", run.ranks},
+       {"sweep", run.sweep},
+       {"shard", run.shard},
+       {"shards", run.shards},
        {"models", models}};
 }
 

@@ -78,12 +78,31 @@ struct ModelReport {
 // One process's part of a run that several made: an MPI rank (mpirun), or a shard (--shard I/N)
 // merged into one document (multifit merge).
 struct RunPart {
-  int index = 0;     // the rank, or the shard's I
-  std::string host;  // the machine it ran on
-  double wall_s = 0;  // its own run, start-up and training
+  int index = 0;     // the rank, or the shard's I (a merged part that was no shard: its place among the parts)
+  std::string host;  // the machine it ran on (its models' hosts, when they ran on several)
+  // Its own run, start-up and training; absent for a journal merged as a part (a journal keeps its
+  // models' reports, not its run's wall)
+  std::optional<double> wall_s;
   std::optional<double> startup_s, samples_per_s;  // as a run's: absent when nothing reached them
   int models = 0;  // the models it trained
 };
+
+// What a run's models are of, so that `multifit merge` can tell the parts of one sweep from a
+// foreign one: the sweep's name, its whole model count (a shard trains only some), and a
+// fingerprint of every model as the run trains it (its spec with the overrides applied, or its
+// entry's error; study/shard.h), so that parts run with other overrides or another sweep file of
+// the same name and size differ too.
+struct SweepIdentity {
+  std::string name;
+  size_t models = 0;
+  std::string fingerprint;  // 16 hex digits (FNV-1a, 64 bits): the same sweep and overrides, the same text
+};
+
+// --shard I/N: the models at places I, I + N, I + 2N, ... of the sweep (0 <= I < N).
+struct Shard {
+  size_t index = 0, count = 1;
+};
+inline std::string to_string(const Shard& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
 
 struct RunReport {
   std::string backend, device_name, mode = "serial", data;  // device_name: the processor or GPU in words
@@ -116,6 +135,9 @@ struct RunReport {
   std::string rank_by;
   std::vector<std::string> ranking;
   std::vector<RunPart> ranks;   // mpirun: every rank's figures, by rank; empty in one process
+  std::optional<SweepIdentity> sweep;  // absent when no sweep was read (train; a sweep file that could not be)
+  std::optional<Shard> shard;          // --shard; absent when the run had the whole sweep
+  std::vector<RunPart> shards;         // multifit merge: every part's figures, in the order given; empty otherwise
   std::vector<ModelReport> models;
 };
 
@@ -130,6 +152,10 @@ nlohmann::json metric_json(const std::optional<double>& value);
 void to_json(nlohmann::json& j, const ModelReport& model);
 void from_json(const nlohmann::json& j, ModelReport& model);
 void to_json(nlohmann::json& j, const RunReport& run);
+void to_json(nlohmann::json& j, const SweepIdentity& sweep);
+void from_json(const nlohmann::json& j, SweepIdentity& sweep);
+void to_json(nlohmann::json& j, const Shard& shard);
+void from_json(const nlohmann::json& j, Shard& shard);  // throws std::invalid_argument unless 0 <= index < count
 
 // The run's `gpu` and `gpu_note` from NVML's summaries, one per GPU sampled (the README's table of
 // fields): for one GPU, its summary or null; for several, an array of them, null when none was sampled.

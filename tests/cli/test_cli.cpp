@@ -269,7 +269,7 @@ TEST_F(Cli, OverridesAreValidatedLikeTheSpec) {
 TEST_F(Cli, AMistypedCommandIsNamed) {
   const Result r = multifit("trian " + quoted(example("binary-classifier.json")));
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, "multifit: error: unknown command 'trian' (did you mean train?); the commands are train, run and info\n");
+  EXPECT_EQ(r.err, "multifit: error: unknown command 'trian' (did you mean train?); the commands are train, run, merge and info\n");
 }
 
 TEST_F(Cli, AnUnknownFlagIsNamed) {

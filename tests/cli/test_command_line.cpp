@@ -138,9 +138,9 @@ TEST_F(Cli, AMistypedFlagIsToldTheClosestFlag) {
        "unknown flag --save (a flag of multifit train, not of multifit run); see 'multifit run --help'"},
       {"train " + kBinary + " --frobnicate", "unknown flag --frobnicate; see 'multifit train --help'"},
       {"train " + kBinary + " --lr 0.1", "unknown flag --lr; see 'multifit train --help'"},
-      {"trian " + kBinary, "unknown command 'trian' (did you mean train?); the commands are train, run and info"},
-      {"rnu " + kPair, "unknown command 'rnu' (did you mean run?); the commands are train, run and info"},
-      {"fit " + kBinary, "unknown command 'fit'; the commands are train, run and info"},
+      {"trian " + kBinary, "unknown command 'trian' (did you mean train?); the commands are train, run, merge and info"},
+      {"rnu " + kPair, "unknown command 'rnu' (did you mean run?); the commands are train, run, merge and info"},
+      {"fit " + kBinary, "unknown command 'fit'; the commands are train, run, merge and info"},
   };
   for (const Case& c : cases) {
     const Result r = multifit(c.args);

@@ -46,7 +46,7 @@ using nlohmann::json;
                                          EpochMetrics& e, Evaluation& v, PoolStats& p, PlanPart& pp, Interval& i,
                                          Overlap& o, RunOptions& ro, SpecOverrides& so, BackendOptions& bo, Job& jb,
                                          ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os, FitSpec& fs,
-                                         MemorySpec& mm) {
+                                         MemorySpec& mm, RunPart& rp, SweepIdentity& si, Shard& sh) {
   [[maybe_unused]] auto& [m_index, m_name, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
                           m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
@@ -56,7 +56,10 @@ using nlohmann::json;
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
                           r_training_threads, r_resumed_models, r_overlap, r_gpu, r_gpu_note, r_error, r_auto_choice,
-                          r_rank_by, r_ranking, r_ranks, r_models] = r;
+                          r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_models] = r;
+  [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] = rp;
+  [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
+  [[maybe_unused]] auto& [sh_index, sh_count] = sh;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
@@ -180,6 +183,10 @@ RunReport full_run() {
   r.rank_by = "val_accuracy";
   r.ranking = {"m-7"};
   r.ranks = {{1, "node-2", 2.5, 0.5, 128.25, 3}};
+  r.sweep = SweepIdentity{"tiny-sweep", 12, "0123456789abcdef"};
+  r.shard = Shard{2, 3};
+  // A document's part with its figures, and a journal's, which has no run figures.
+  r.shards = {{0, "node-1", 1.75, 0.125, 64.5, 4}, {2, "node-3", std::nullopt, std::nullopt, std::nullopt, 2}};
   r.models = {full_model()};
   return r;
 }
@@ -314,6 +321,10 @@ std::string full_run_document(const std::string& models) {
   "rank_by": "val_accuracy",
   "ranking": ["m-7"],
   "ranks": [{"index": 1, "host": "node-2", "wall_s": 2.5, "startup_s": 0.5, "samples_per_s": 128.25, "models": 3}],
+  "sweep": {"name": "tiny-sweep", "models": 12, "fingerprint": "0123456789abcdef"},
+  "shard": {"index": 2, "count": 3},
+  "shards": [{"index": 0, "host": "node-1", "wall_s": 1.75, "startup_s": 0.125, "samples_per_s": 64.5, "models": 4},
+             {"index": 2, "host": "node-3", "wall_s": null, "startup_s": null, "samples_per_s": null, "models": 2}],
   "models": )" + models + "}";
 }
 
@@ -324,7 +335,7 @@ const char* const kEmptyRunDocumentUpToModels = R"({
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
     "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "rank_by": null,
-    "ranking": [], "ranks": [], "models": )";
+    "ranking": [], "ranks": [], "sweep": null, "shard": null, "shards": [], "models": )";
 
 // Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
 // Keys are in nlohmann::json's (sorted) order on both sides.
@@ -438,6 +449,23 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
   expect_json(json::parse(read(path("all.json"))),
               std::string(R"({"mode": "all", "runs": [)") + kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument +
                   "]}, " + full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
+}
+
+// What `multifit merge` reads back of a document to check its parts (study/merge.cpp): the sweep and
+// the shard, as written; a shard that is no part of N parts is refused, not read as one.
+TEST(ReportDocument, TheSweepAndTheShardReadBackAsWritten) {
+  const json doc = full_run();
+  const SweepIdentity sweep = doc.at("sweep").get<SweepIdentity>();
+  EXPECT_EQ(sweep.name, "tiny-sweep");
+  EXPECT_EQ(sweep.models, 12u);
+  EXPECT_EQ(sweep.fingerprint, "0123456789abcdef");
+  const Shard shard = doc.at("shard").get<Shard>();
+  EXPECT_EQ(shard.index, 2u);
+  EXPECT_EQ(shard.count, 3u);
+  EXPECT_EQ(to_string(shard), "2/3");
+  EXPECT_THROW(json::parse(R"({"index": 3, "count": 3})").get<Shard>(), std::invalid_argument);
+  EXPECT_THROW(json::parse(R"({"index": 0, "count": 0})").get<Shard>(), std::invalid_argument);
+  EXPECT_THROW(json::parse(R"({"index": 0})").get<Shard>(), json::exception);
 }
 
 // ---- The CSV ---------------------------------------------------------------------------------------

@@ -292,10 +292,14 @@ std::unique_ptr<Mode> make_processes_mode(const RunOptions& options) {
 WorkerProbe probe_worker(const Job& job, const RunOptions& options, const std::atomic<bool>& stop) {
   RunOptions briefly = options;
   briefly.calibration_steps = kProbeSteps;
+  // Workers tell Progress of a model by its job's index, its place in the sweep, which is rarely 0 (a
+  // resumed run's first model left, a shard's): the probe is the one model of a progress of one, at 0.
+  Job probe_job = job;
+  probe_job.index = 0;
   Progress quiet({job.name}, true);
   Workers workers(briefly, quiet, stop);
   // Named apart from the run's own workers, for ps and for whoever looks for those by name.
-  Child& child = workers.start(job, "probe:" + job.name);
+  Child& child = workers.start(probe_job, "probe:" + job.name);
   wait_for_the_barrier(workers, stop);
   workers.release(!stop);
   workers.wait_for([](Child&) { return false; });
