@@ -50,6 +50,9 @@ struct Job {
   std::string data;               // the data source it trains on
   int device = 0;                 // the GPU it is given (--devices)
   std::string load, save;         // train's --load and --save
+  // run's --save-best: where its weights are saved when it ends ok, for the keeper to keep or drop
+  // (study/best_keeper.h); empty: not kept
+  std::string keep;
 };
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);

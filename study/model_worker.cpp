@@ -149,6 +149,15 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
         fail(std::string("--save ") + e.what(), 1);
       }
     }
+    // --save-best stages only a model that ended ok and trained in full (not a calibration's or a
+    // probe's few steps): no other can be among the best.
+    if (!job_.keep.empty() && report_.status == ModelStatus::ok && options_.calibration_steps == 0) {
+      try {
+        save_weights(model, job_.keep, member);
+      } catch (const SystemError& e) {  // its folder was made at the start: the machine failed
+        fail(std::string("--save-best: ") + e.what(), 1);
+      }
+    }
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "runtime/interrupt.h"
 #include "runtime/output_file.h"
 #include "runtime/output_path.h"
+#include "study/best_keeper.h"
 #include "study/journal.h"
 #include "study/report/ranking.h"
 #include "study/model_worker.h"
@@ -37,8 +39,9 @@ struct RunArgs {
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   std::string journal;  // --journal; empty: OUT.journal beside --json OUT
   std::optional<RankBy> rank_by;  // --rank-by; absent: rank_run's default
+  std::pair<int, std::string> save_best;  // --save-best K DIR
   bool resume = false;
-  bool calibration_steps_given = false, pack_size_given = false;
+  bool calibration_steps_given = false, pack_size_given = false, save_best_given = false;
 };
 
 // Every model that did not end ok on stderr, one line per error: an error that several models share
@@ -140,6 +143,42 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector
   }
 }
 
+// --save-best's end: the best K of the run's ranking moved into DIR (finish_best) and said in a line.
+// Returns the exit code it adds: 2 when models ended ok but none has the metric, 1 when a file could
+// not be written or a best model's weights were not kept.
+int save_best_models(const BestKeeper& keeper, const RunReport& run, const std::vector<Job>& jobs, bool quiet) {
+  const SaveBest& save = keeper.save();
+  const std::string named = "--save-best " + std::to_string(save.k) + " " + save.dir;
+  std::vector<BestModel> best;
+  try {
+    best = finish_best(save, run, jobs, {keeper.staging()});
+  } catch (const SystemError& e) {
+    std::fprintf(stderr, "multifit: error: %s: %s\n", named.c_str(), e.what());
+    return 1;
+  }
+  if (best.empty()) {
+    const bool any_ok =
+        std::any_of(run.models.begin(), run.models.end(), [](const ModelReport& m) { return m.status == ModelStatus::ok; });
+    std::fprintf(stderr, "multifit: error: %s: %s, so none was kept\n", named.c_str(),
+                 any_ok ? ("no model has a value of " + run.rank_by).c_str() : "no model ended ok");
+    return any_ok ? 2 : 0;  // with none ok, the models' own errors say why
+  }
+  std::string missing;
+  for (const BestModel& m : best)
+    if (m.weights.empty()) missing += (missing.empty() ? "" : ", ") + m.name + " (rank " + std::to_string(m.rank) + ")";
+  if (!missing.empty()) {
+    std::fprintf(stderr, "multifit: error: %s: the weights of %s were not kept: they ended in the run that --resume "
+                         "finishes, whose staging folder did not hold them; %s lists them without weights\n",
+                 named.c_str(), missing.c_str(), kBestIndex);
+    return 1;
+  }
+  if (!quiet)
+    std::fprintf(stderr, "multifit: the best %zu by %s are in %s (%s names them)%s\n", best.size(), run.rank_by.c_str(),
+                 save.dir.c_str(), kBestIndex,
+                 best.size() < save.k ? (", all that have a value of " + run.rank_by).c_str() : "");
+  return 0;
+}
+
 int run_study(RunArgs& args) {
   RunOptions& options = args.options;
   const std::string journal_file = journal_path(args);
@@ -148,9 +187,20 @@ int run_study(RunArgs& args) {
                     "OUT.journal) or --journal PATH");
   if (is_standard_output(journal_file))
     throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
-  prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
+  std::optional<SaveBest> save_best;
+  if (args.save_best_given) save_best = SaveBest{size_t(args.save_best.first), args.save_best.second};
+  const std::string best_index = save_best ? (std::filesystem::path(save_best->dir) / kBestIndex).string() : "";
+  prepare_output_files(args.files, {{"the sweep", options.models_path}},
+                       {{"--journal", journal_file}, {"--save-best's index", best_index}});
   if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
+  if (save_best) {
+    if (args.mode == "all")
+      throw UserError("--save-best keeps the models of one run, and --mode all makes four: give one --mode (serial, "
+                      "streams, processes, packed or auto)");
+    check_save_best_dir(*save_best);
+  }
   Sweep sweep;
+  std::vector<Job> jobs;
   try {
     sweep = load_sweep(options.models_path);
     const bool automatic = options.backend.kind == BackendKind::automatic;
@@ -161,6 +211,8 @@ int run_study(RunArgs& args) {
       if (!automatic) throw;
       throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
     }
+    jobs = make_jobs(sweep, options);
+    if (save_best) check_save_best_metric(jobs, args.rank_by);
   } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
     RunReport unread;
     unread.mode = args.mode;
@@ -168,7 +220,6 @@ int run_study(RunArgs& args) {
     write_output_files({unread}, {args.files.json, "", ""}, 2);  // the document alone: no model for a row
     throw;
   }
-  const std::vector<Job> jobs = make_jobs(sweep, options);
   std::optional<JournalContents> resumed;
   const JournalRun journal_run{to_string(options.backend.kind), args.mode, args.solo};
   if (args.resume) {
@@ -182,15 +233,23 @@ int run_study(RunArgs& args) {
   int code = 0;
   const std::unique_ptr<Journal> journal =
       open_journal(journal_file, jobs, journal_run, resumed ? &*resumed : nullptr, options.quiet, &code);
-  // What each mode's run has already (from the journal) and where it records each model as it ends.
-  const auto record_of = [&](ModeKind mode) {
+  // --save-best: the keeper of the run whose models are kept (not a --solo run's, nor a calibration's).
+  std::optional<BestKeeper> keeper;
+  if (save_best) keeper.emplace(*save_best, args.rank_by, kStagingFolder, args.resume);
+  // What each mode's run has already (from the journal) and where it records each model as it ends:
+  // the journal, and the keeper for the run whose models are `kept`.
+  const auto record_of = [&](ModeKind mode, bool kept = false) {
     RunRecord record;
     if (resumed)
       if (const auto ended = resumed->ended.find(to_string(mode)); ended != resumed->ended.end())
         record.ended = &ended->second;
-    if (journal)
-      record.on_ended = [&journal, &jobs, mode](size_t index, const ModelReport& report, int exit_code) {
-        journal->ended(to_string(mode), jobs[index], report, exit_code);
+    BestKeeper* keeping = kept && keeper ? &*keeper : nullptr;
+    if (keeping && record.ended)
+      for (const auto& [index, ended] : *record.ended) keeping->resumed(ended.report);
+    if (journal || keeping)
+      record.on_ended = [&journal, &jobs, mode, keeping](size_t index, const ModelReport& report, int exit_code) {
+        if (journal) journal->ended(to_string(mode), jobs[index], report, exit_code);
+        if (keeping) keeping->ended(report);
       };
     return record;
   };
@@ -231,9 +290,10 @@ int run_study(RunArgs& args) {
     serial = run_mode(*make_serial_mode(options), jobs, options, stop, &code, record_of(ModeKind::serial));
   }
   std::vector<RunReport> runs;
+  if (keeper) keeper->keep(jobs);  // from here on each model that ends ok stages its weights
   for (const ModeKind mode : modes) {
     if (modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", to_string(mode));
-    RunReport run = run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode));
+    RunReport run = run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode, true));
     if (mode != ModeKind::processes) run.process_startup_s = process_startup;
     run.auto_choice = chosen;
     if (mode == ModeKind::serial) serial = run;
@@ -244,6 +304,11 @@ int run_study(RunArgs& args) {
   }
   if (runs.size() > 1) print_modes_table(runs);
   print_errors(runs);
+  if (keeper && stop)  // --resume finishes the run, and takes the staged weights on
+    std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
+                         "weights it staged stay in %s for --resume\n", keeper->staging().c_str());
+  else if (keeper)
+    code = worse_exit_code(code, save_best_models(*keeper, runs.back(), jobs, options.quiet));
   if (journal && !journal->error().empty()) {
     std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
                  journal->error().c_str());
@@ -308,15 +373,26 @@ Command add_run_command(CLI::App& app) {
                   "val_loss, test_accuracy, test_loss, train_s, the first some model has); a run of more than 24 "
                   "models prints its best and worst 5")
       ->transform(one_of(kRankByNames));
+  cmd->add_option("--save-best", args->save_best,
+                  "Keep the weights of the best K models by the ranking (--rank-by) in the folder DIR (made when "
+                  "missing): NAME.weights, as train --save writes them (train NAME.spec.json --load NAME.weights "
+                  "evaluates one), beside NAME.spec.json, its spec, and best.json, which lists them by rank with "
+                  "their metric and settings. NAME is the model's name, each byte other than a letter, digit or "
+                  "._-+= written %XX. While the run goes, each model that ends ok stages its weights in "
+                  "DIR/.staging and only those that may still be among the best stay there")
+      ->check(whole_number(1, INT_MAX).application_index(0))
+      ->type_name("K DIR");
   cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
                                               "OUT.journal beside --json OUT), so that --resume can finish the run");
   cmd->add_flag("--resume", args->resume, "Finish an interrupted run: skip the models its journal (--journal, or "
                                          "--json OUT's) records as ended, train the rest, write the whole document");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
                                     "releases, auto's calibrations); the tables and errors stay");
-  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size")] {
+  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size"),
+          save_best = cmd->get_option("--save-best")] {
     args->calibration_steps_given = calibration->count() > 0;
     args->pack_size_given = pack_size->count() > 0;
+    args->save_best_given = save_best->count() > 0;
     return run_study(*args);
   };
 }

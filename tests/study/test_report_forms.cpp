@@ -70,7 +70,7 @@ using nlohmann::json;
                           ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device] = bo;
-  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save] = jb;
+  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
   [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_optimizer, ms_fit, ms_seed, ms_memory,
                           ms_targets] = ms;
   [[maybe_unused]] auto& [ls_units, ls_activation] = ls;
@@ -837,6 +837,7 @@ Job full_job(const ModelSpec& spec) {
   j.device = 3;
   j.load = "/x/in.weights";
   j.save = "/x/out.weights";
+  j.keep = "/x/best/.staging/j-5.weights";
   return j;
 }
 
@@ -885,6 +886,7 @@ TEST(ChildJob, EveryFieldArrivesAsSent) {
     EXPECT_EQ(back.device, sent.device);
     EXPECT_EQ(back.load, sent.load);
     EXPECT_EQ(back.save, sent.save);
+    EXPECT_EQ(back.keep, sent.keep);
   }
 }
 
@@ -900,7 +902,7 @@ TEST(ChildJob, TheSpecArrivesWithTheOverridesApplied) {
   EXPECT_EQ(back.spec->memory.limit_bytes, size_t(3) << 30);
 }
 
-// The defaults arrive as defaults: no load, no save, device 0.
+// The defaults arrive as defaults: no load, no save, nothing kept, device 0.
 TEST(ChildJob, DefaultsArriveAsDefaults) {
   Job sent;
   sent.spec = sgd_spec();
@@ -911,6 +913,7 @@ TEST(ChildJob, DefaultsArriveAsDefaults) {
   EXPECT_EQ(back.data, "");
   EXPECT_EQ(back.load, "");
   EXPECT_EQ(back.save, "");
+  EXPECT_EQ(back.keep, "");
   ASSERT_TRUE(back.spec.has_value());
   expect_same_spec(*back.spec, *sent.spec);
 }

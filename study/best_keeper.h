@@ -1,0 +1,114 @@
+#pragma once
+// --save-best K DIR: the weights of a run's best K models by its ranking (study/report/ranking.h),
+// without every model's weights on disk or in memory at once, however large the sweep.
+//
+// Each model that ends ok saves its weights, as `train --save` writes them (nn/weights.h), into a
+// staging folder inside DIR (Job::keep; in processes mode the child does, which has them). As each
+// model's report is final the keeper drops every staged file that can no longer be among the best K,
+// so at most K (a few K, before the first model shows which metric the default ranks by) plus the
+// models in flight are on disk. At the end finish_best() moves the best K of the final ranking into
+// DIR, each beside its spec, writes the index DIR/best.json and removes the staging folders.
+//
+// The keeper ranks with rank_key, the function rank_run ranks the document with. Without --rank-by
+// the metric is the first that some model has (rank_run's default), which is known only once a model
+// has it; until then the keeper keeps the best K by each metric the default may still choose (the
+// default can only move towards the front of kRankByNames as models end, so a metric behind the
+// earliest some model has is dropped, with its files).
+//
+// A run over several processes (MPI ranks, shards): each keeps its own best K in a staging folder of
+// its own (BestKeeper's `staging` name), and one process, once it holds every process's reports and
+// has ranked them, calls finish_best() with all the staging folders: the best K of the whole run are
+// each among their process's best K, so among the union.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "study/job.h"
+#include "study/report/ranking.h"
+#include "study/report/report.h"
+
+namespace mf {
+
+struct SaveBest {
+  size_t k = 0;     // keep this many, 1 or more
+  std::string dir;  // in this folder, made when missing (its parent must exist)
+};
+
+// The staging folder of a run in one process, inside DIR.
+inline constexpr const char* kStagingFolder = ".staging";
+// The index of the models kept, in DIR.
+inline constexpr const char* kBestIndex = "best.json";
+
+// The name of a model's files in DIR, before ".weights" and ".spec.json": the model's name where it is
+// a plain file name (letters, digits, '.', '_', '-', '+', '=', not starting with '.'), else the name
+// with every other byte written %XX; one longer than 200 bytes is cut to 180 and ends ~INDEX (its
+// place in the sweep). No two models of a sweep get the same name, nor ".staging" or "best".
+std::string best_file_stem(const std::string& name, size_t index);
+
+// Before anything trains: DIR is a folder that exists and is writable or can be made in a folder
+// that exists, and when `by` is given some model of the sweep can have a value of it (validation
+// rows for val_*, a loss with an accuracy for *_accuracy, a data source with a test set for test_*).
+// Throws UserError naming --save-best, the value and what is allowed.
+void check_save_best_dir(const SaveBest& save);
+void check_save_best_metric(const std::vector<Job>& jobs, std::optional<RankBy> by);
+
+class BestKeeper {
+ public:
+  // Makes DIR and its staging folder `staging` inside it: an empty one, or on `resume` the one a run
+  // killed before left, whose files the resumed models offer back (resumed()). Throws SystemError
+  // naming the folder when it cannot be made.
+  BestKeeper(SaveBest save, std::optional<RankBy> by, const std::string& staging = kStagingFolder,
+             bool resume = false);
+
+  const SaveBest& save() const { return save_; }
+  const std::string& staging() const { return staging_; }
+  // Where a job's worker saves its weights when it ends ok: the staging folder's STEM.weights.
+  std::string staging_file(const std::string& name, size_t index) const;
+  // Every job's Job::keep set to its staging file, for the run whose models are kept.
+  void keep(std::vector<Job>& jobs) const;
+
+  // The model's report is final (Progress::ended, one call at a time; a later call for the same model,
+  // a corrected report, supersedes the earlier). Its staged file, and any other that can no longer be
+  // among the best K, is removed.
+  void ended(const ModelReport& report);
+  // A model a resumed run takes from its journal: considered as ended() when its staged file is there
+  // (it ended ok in the run that was killed, and its file was kept since), else never among the best.
+  void resumed(const ModelReport& report);
+  // The models whose files are staged now, by their place in the sweep.
+  std::vector<size_t> staged() const;
+
+ private:
+  void hold(RankBy by, const RankKey& key, const std::string& file, std::vector<size_t>& released);
+  void release(const std::vector<size_t>& indices);
+
+  SaveBest save_;
+  std::optional<RankBy> by_;                  // --rank-by; absent: rank_run's default
+  std::optional<RankBy> earliest_;            // without by_: the earliest metric some model has had so far
+  std::string staging_;                       // the staging folder's path
+  std::map<RankBy, std::set<RankKey>> best_;  // per metric still possible, its best K so far
+  std::map<size_t, std::pair<int, std::string>> held_;  // per staged model: how many best_ hold it, its file
+};
+
+// One model of the best K as finish_best() left it.
+struct BestModel {
+  size_t rank = 0;       // 1 for the best
+  std::string name;
+  std::string weights;   // its weights file in DIR; "" when no staging folder had it
+};
+
+// Finishes --save-best for a run that `ranked` reports, ranked by rank_run over all its models (a
+// run over several processes: every process's): the first K of ranked.ranking, each found in one of
+// `staging` (each process's staging folder), are moved into DIR as STEM.weights beside STEM.spec.json
+// (its job's spec, overrides applied, with the data it trained on: what `train --load` needs), and
+// DIR/best.json lists them (rank, name, the metric's value, the files, the settings). Files an earlier
+// best.json in DIR listed and this one does not are removed; the staging folders are removed. `jobs`
+// are the sweep's (make_jobs), by index. Returns the models in rank order; a model whose file no
+// staging folder had is listed with no weights (the caller says so). Throws SystemError when a
+// file cannot be written.
+std::vector<BestModel> finish_best(const SaveBest& save, const RunReport& ranked, const std::vector<Job>& jobs,
+                                   const std::vector<std::string>& staging);
+
+}  // namespace mf
