@@ -144,6 +144,7 @@ void BestKeeper::keep(std::vector<Job>& jobs) const {
 }
 
 std::vector<size_t> BestKeeper::staged() const {
+  std::lock_guard lock(mutex_);
   std::vector<size_t> indices;
   for (const auto& [index, held] : held_) indices.push_back(index);
   return indices;
@@ -173,7 +174,19 @@ void BestKeeper::release(const std::vector<size_t>& indices) {
   }
 }
 
+bool BestKeeper::may_keep(const ModelReport& report) const {
+  std::lock_guard lock(mutex_);
+  if (!by_)  // the first model with a metric no model had before is the best of it
+    if (const std::optional<RankBy> first = first_rank_by(report); first && (!earliest_ || *first < *earliest_))
+      return true;
+  for (const auto& [by, best] : best_)
+    if (const std::optional<RankKey> key = rank_key(report, by); key && (best.size() < save_.k || *key < *best.rbegin()))
+      return true;
+  return false;
+}
+
 void BestKeeper::ended(const ModelReport& report) {
+  std::lock_guard lock(mutex_);
   std::vector<size_t> released = {report.index};
   // A corrected report supersedes the earlier: the model leaves every metric's best first.
   for (auto& [by, best] : best_)

@@ -2,8 +2,9 @@
 // --save-best K DIR: the weights of a run's best K models by its ranking (study/report/ranking.h),
 // without every model's weights on disk or in memory at once, however large the sweep.
 //
-// Each model that ends ok saves its weights, as `train --save` writes them (nn/weights.h), into a
-// staging folder inside DIR (Job::keep; in processes mode the child does, which has them). As each
+// Each model that ends ok and may be among the best (may_keep) saves its weights, as `train --save`
+// writes them (nn/weights.h), into a staging folder inside DIR (Job::keep; in processes mode the
+// child does, which has them, and cannot ask, so it saves whenever it ends ok). As each
 // model's report is final the keeper drops every staged file that can no longer be among the best K,
 // so at most K (a few K, before the first model shows which metric the default ranks by) plus the
 // models in flight are on disk. At the end finish_best() moves the best K of the final ranking into
@@ -21,6 +22,7 @@
 // each among their process's best K, so among the union.
 #include <cstddef>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -70,6 +72,10 @@ class BestKeeper {
   // Every job's Job::keep set to its staging file, for the run whose models are kept.
   void keep(std::vector<Job>& jobs) const;
 
+  // Whether a model that ended ok may be among the best K as things stand: false when every metric
+  // the ranking may still use has K better already. The best only get better as models end, so a
+  // model refused now would be dropped later. Safe from any thread.
+  bool may_keep(const ModelReport& report) const;
   // The model's report is final (Progress::ended, one call at a time; a later call for the same model,
   // a corrected report, supersedes the earlier). Its staged file, and any other that can no longer be
   // among the best K, is removed.
@@ -84,6 +90,7 @@ class BestKeeper {
   void hold(RankBy by, const RankKey& key, const std::string& file, std::vector<size_t>& released);
   void release(const std::vector<size_t>& indices);
 
+  mutable std::mutex mutex_;  // the training threads ask may_keep while ended() takes models in
   SaveBest save_;
   std::optional<RankBy> by_;                  // --rank-by; absent: rank_run's default
   std::optional<RankBy> earliest_;            // without by_: the earliest metric some model has had so far

@@ -2,6 +2,7 @@
 // What a run trains: one job per model of the sweep, the run's overrides applied, and the options
 // every mode shares. `multifit train` is a run of one job.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "nn/sweep.h"
 
 namespace mf {
+
+struct ModelReport;  // study/report/report.h
 
 // Command-line values that replace a spec's, for every model of the run.
 struct SpecOverrides {
@@ -40,6 +43,11 @@ struct RunOptions {
   // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
   // (study/modes/processes/parent.cpp)
   std::optional<double> stall_timeout_s;
+  // --save-best, in the process of its keeper: whether a model that ended ok may still be among the
+  // best (BestKeeper::may_keep), asked before its weights are staged, so that a pack of thousands
+  // does not write thousands of files to drop them. Not sent to a processes-mode child (a function):
+  // unset, every model that ends ok is staged, and the parent's keeper drops what it need not keep.
+  std::function<bool(const ModelReport&)> worth_staging;
 };
 
 struct Job {

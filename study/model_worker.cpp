@@ -150,8 +150,9 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
       }
     }
     // --save-best stages only a model that ended ok and trained in full (not a calibration's or a
-    // probe's few steps): no other can be among the best.
-    if (!job_.keep.empty() && report_.status == ModelStatus::ok && options_.calibration_steps == 0) {
+    // probe's few steps), and in the keeper's process only one that may still be among the best.
+    if (!job_.keep.empty() && report_.status == ModelStatus::ok && options_.calibration_steps == 0 &&
+        (!options_.worth_staging || options_.worth_staging(report_))) {
       try {
         save_weights(model, job_.keep, member);
       } catch (const SystemError& e) {  // its folder was made at the start: the machine failed

@@ -235,7 +235,10 @@ int run_study(RunArgs& args) {
       open_journal(journal_file, jobs, journal_run, resumed ? &*resumed : nullptr, options.quiet, &code);
   // --save-best: the keeper of the run whose models are kept (not a --solo run's, nor a calibration's).
   std::optional<BestKeeper> keeper;
-  if (save_best) keeper.emplace(*save_best, args.rank_by, kStagingFolder, args.resume);
+  if (save_best) {
+    keeper.emplace(*save_best, args.rank_by, kStagingFolder, args.resume);
+    options.worth_staging = [&keeper](const ModelReport& m) { return keeper->may_keep(m); };
+  }
   // What each mode's run has already (from the journal) and where it records each model as it ends:
   // the journal, and the keeper for the run whose models are `kept`.
   const auto record_of = [&](ModeKind mode, bool kept = false) {
