@@ -23,8 +23,14 @@ double as_written(float x) {
 }
 
 TrainingSettings settings_of(const ModelSpec& spec) {
-  return {spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs, spec.fit.batch_size,
-          spec.fit.validation_split, spec.fit.shuffle, spec.seed, spec.memory.mode, std::nullopt};
+  TrainingSettings settings{spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs,
+                            spec.fit.batch_size, spec.fit.validation_split, spec.fit.shuffle, spec.seed,
+                            spec.memory.mode, std::nullopt, {}, {}};
+  for (size_t i = 0; i + 1 < spec.layers.size(); ++i) {  // the last layer is the output
+    settings.hidden.push_back(spec.layers[i].units);
+    settings.activations.push_back(spec.layers[i].activation);
+  }
+  return settings;
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ using nlohmann::json;
                           r_training_threads, r_resumed_models, r_overlap, r_gpu, r_gpu_note, r_error, r_auto_choice,
                           r_rank_by, r_ranking, r_ranks, r_models] = r;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
-                          ts_seed, ts_memory_mode, ts_graphs] = ts;
+                          ts_seed, ts_memory_mode, ts_graphs, ts_hidden, ts_activations] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
   [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s] = e;
   [[maybe_unused]] auto& [v_loss, v_accuracy] = v;
@@ -96,6 +96,8 @@ TrainingSettings full_settings() {
   s.seed = 18446744073709551615u;  // the largest: must not pass through a double or an int64
   s.memory_mode = PoolMode::reserve;
   s.graphs = false;  // known, and not the default (unknown)
+  s.hidden = {16, 8};
+  s.activations = {Activation::tanh, Activation::relu};  // mixed: the CSV writes each
   return s;
 }
 
@@ -191,7 +193,7 @@ const char* const kFullModelDocument = R"({
   "name": "m-7",
   "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
                "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
-               "memory_mode": "reserve", "graphs": false},
+               "memory_mode": "reserve", "graphs": false, "hidden": [16, 8], "activations": ["tanh", "relu"]},
   "status": "oom",
   "error": "the pool's cap, 4 KiB, is \"too small\"",
   "backend": "cpu",
@@ -375,7 +377,8 @@ TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
   ModelReport m;
   m.settings = TrainingSettings{};
   expect_json(json(m)["settings"], R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
-    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null})");
+    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "hidden": [],
+    "activations": []})");
 }
 
 // Metrics that do not exist are null, metrics computed as not finite are strings.
@@ -445,9 +448,10 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
 
 const char* const kCsvHeader =
     "run_mode,run_backend,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
-    "run_speedup_vs_serial,overlap,models,rank_by,name,status,rank,optimizer,learning_rate,batch_size,epochs_asked,"
-    "validation_split,seed,loss,accuracy,val_loss,val_accuracy,error,device,startup_s,train_s,samples_per_s,solo_s,"
-    "slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,cap_bytes,reserved_bytes,peak_bytes,graphs\n";
+    "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
+    "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
+    "mpi_rank,startup_s,train_s,samples_per_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
+    "cap_bytes,reserved_bytes,peak_bytes,graphs\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   RunReport serial;  // a run of one default model: its empty fields stay empty
@@ -462,13 +466,13 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   write_csv({full_run(), serial, graphs_on, graphs_unknown}, path("r.csv"));
   EXPECT_EQ(read(path("r.csv")),
             std::string(kCsvHeader) +
-                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,m-7,oom,1,sgd,0.375,48,3,0.125,"
-                "18446744073709551615,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\",3,"
-                "0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false\n"
-                "serial,,1,0.0,,,,,,1,,,ok,,,,,,,,,,,,,0,,,,,,,,0,,,0,0,0,0,\n"
-                "serial,,1,0.0,,,,,,1,,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,,,,,,0,nan,,,,inf,,,0,,,0,0,0,0,"
-                "true\n"
-                "serial,,1,0.0,,,,,,1,,,ok,,adam,0.0,0,0,0.0,0,,,,,,0,,,,,,,,0,,,0,0,0,0,\n");
+                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
+                "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
+                "3,node-2,2,0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,,inf,,,0,,,"
+                "0,0,0,0,true\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -514,6 +518,8 @@ void expect_same_settings(const std::optional<TrainingSettings>& got, const std:
   EXPECT_EQ(got->seed, want->seed);
   EXPECT_EQ(got->memory_mode, want->memory_mode);
   EXPECT_EQ(got->graphs, want->graphs);
+  EXPECT_EQ(got->hidden, want->hidden);
+  EXPECT_EQ(got->activations, want->activations);
 }
 
 // Every field of the report, one by one.
