@@ -292,7 +292,11 @@ std::unique_ptr<Mode> make_processes_mode(const RunOptions& options) {
 WorkerProbe probe_worker(const Job& job, const RunOptions& options, const std::atomic<bool>& stop) {
   RunOptions briefly = options;
   briefly.calibration_steps = kProbeSteps;
-  Progress quiet({job.name}, true);
+  // Progress knows models by their place in the sweep, and the probe's reports come by the job's: a
+  // probe of a model after the first (a resumed run's, a shard's) needs the places before it too.
+  std::vector<std::string> names(job.index + 1);
+  names[job.index] = job.name;
+  Progress quiet(std::move(names), true);
   Workers workers(briefly, quiet, stop);
   // Named apart from the run's own workers, for ps and for whoever looks for those by name.
   Child& child = workers.start(job, "probe:" + job.name);
