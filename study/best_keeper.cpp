@@ -174,8 +174,8 @@ void BestKeeper::release(const std::vector<size_t>& indices) {
   }
 }
 
-bool BestKeeper::may_keep(const ModelReport& report) const {
-  std::lock_guard lock(mutex_);
+// Whether the model would be among the best K of some metric still possible.
+bool BestKeeper::admits(const ModelReport& report) const {
   if (!by_)  // the first model with a metric no model had before is the best of it
     if (const std::optional<RankBy> first = first_rank_by(report); first && (!earliest_ || *first < *earliest_))
       return true;
@@ -183,6 +183,18 @@ bool BestKeeper::may_keep(const ModelReport& report) const {
     if (const std::optional<RankKey> key = rank_key(report, by); key && (best.size() < save_.k || *key < *best.rbegin()))
       return true;
   return false;
+}
+
+void BestKeeper::stage(const ModelReport& report, const std::function<void()>& save) {
+  std::lock_guard lock(mutex_);
+  if (report.status != ModelStatus::ok || !admits(report)) return;
+  save();
+  const std::string file = staging_file(report.name, report.index);
+  std::vector<size_t> released = {report.index};
+  for (const auto& [by, best] : best_)
+    if (const std::optional<RankKey> key = rank_key(report, by); key && !best.contains(*key))
+      hold(by, *key, file, released);
+  release(released);
 }
 
 void BestKeeper::ended(const ModelReport& report) {

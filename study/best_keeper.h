@@ -2,12 +2,13 @@
 // --save-best K DIR: the weights of a run's best K models by its ranking (study/report/ranking.h),
 // without every model's weights on disk or in memory at once, however large the sweep.
 //
-// Each model that ends ok and may be among the best (may_keep) saves its weights, as `train --save`
-// writes them (nn/weights.h), into a staging folder inside DIR (Job::keep; in processes mode the
-// child does, which has them, and cannot ask, so it saves whenever it ends ok). As each
-// model's report is final the keeper drops every staged file that can no longer be among the best K,
-// so at most K (a few K, before the first model shows which metric the default ranks by) plus the
-// models in flight are on disk. At the end finish_best() moves the best K of the final ranking into
+// Each model that ends ok saves its weights, as `train --save` writes them (nn/weights.h), into a
+// staging folder inside DIR (Job::keep). In the keeper's process the keeper does the saving
+// (stage()): only for a model that may be among the best, and under its lock, so that a file it
+// drops is whole; there at most K files per metric the ranking may still use are on disk (one
+// metric once a model shows which, a few before). In processes mode the child has the weights and
+// saves them whenever its model ends ok, and the keeper drops what it need not keep as each model's
+// report comes (ended()): at most K plus the models in flight. At the end finish_best() moves the best K of the final ranking into
 // DIR, each beside its spec, writes the index DIR/best.json and removes the staging folders.
 //
 // The keeper ranks with rank_key, the function rank_run ranks the document with. Without --rank-by
@@ -21,6 +22,7 @@
 // has ranked them, calls finish_best() with all the staging folders: the best K of the whole run are
 // each among their process's best K, so among the union.
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -72,10 +74,12 @@ class BestKeeper {
   // Every job's Job::keep set to its staging file, for the run whose models are kept.
   void keep(std::vector<Job>& jobs) const;
 
-  // Whether a model that ended ok may be among the best K as things stand: false when every metric
-  // the ranking may still use has K better already. The best only get better as models end, so a
-  // model refused now would be dropped later. Safe from any thread.
-  bool may_keep(const ModelReport& report) const;
+  // A model of this process ended ok: when it may be among the best K as things stand (some metric
+  // the ranking may still use has fewer than K better), runs `save`, which writes its weights to
+  // its staging file, and takes it among the best, dropping the files of those it displaces; else
+  // nothing (the best only get better as models end, so it would be dropped later). Safe from any
+  // thread; `save` runs under the keeper's lock. What `save` throws is thrown, nothing changed.
+  void stage(const ModelReport& report, const std::function<void()>& save);
   // The model's report is final (Progress::ended, one call at a time; a later call for the same model,
   // a corrected report, supersedes the earlier). Its staged file, and any other that can no longer be
   // among the best K, is removed.
@@ -90,7 +94,9 @@ class BestKeeper {
   void hold(RankBy by, const RankKey& key, const std::string& file, std::vector<size_t>& released);
   void release(const std::vector<size_t>& indices);
 
-  mutable std::mutex mutex_;  // the training threads ask may_keep while ended() takes models in
+  bool admits(const ModelReport& report) const;  // mutex_ held
+
+  mutable std::mutex mutex_;  // the training threads stage() while ended() takes models in
   SaveBest save_;
   std::optional<RankBy> by_;                  // --rank-by; absent: rank_run's default
   std::optional<RankBy> earliest_;            // without by_: the earliest metric some model has had so far

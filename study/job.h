@@ -43,11 +43,12 @@ struct RunOptions {
   // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
   // (study/modes/processes/parent.cpp)
   std::optional<double> stall_timeout_s;
-  // --save-best, in the process of its keeper: whether a model that ended ok may still be among the
-  // best (BestKeeper::may_keep), asked before its weights are staged, so that a pack of thousands
-  // does not write thousands of files to drop them. Not sent to a processes-mode child (a function):
-  // unset, every model that ends ok is staged, and the parent's keeper drops what it need not keep.
-  std::function<bool(const ModelReport&)> worth_staging;
+  // --save-best, in the process of its keeper: a model that ended ok hands it `save` (which writes
+  // its weights to its Job::keep), and the keeper runs it only when the model may be among the best
+  // (BestKeeper::stage), so that a pack of thousands does not write thousands of files to drop them.
+  // Not sent to a processes-mode child (a function): there it is unset, every model that ends ok is
+  // saved, and the parent's keeper drops what it need not keep.
+  std::function<void(const ModelReport& report, const std::function<void()>& save)> stage_best;
 };
 
 struct Job {

@@ -157,10 +157,11 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
     }
     // --save-best stages only a model that ended ok and trained in full (not a calibration's or a
     // probe's few steps), and in the keeper's process only one that may still be among the best.
-    if (!job_.keep.empty() && report_.status == ModelStatus::ok && options_.calibration_steps == 0 &&
-        (!options_.worth_staging || options_.worth_staging(report_))) {
+    if (!job_.keep.empty() && report_.status == ModelStatus::ok && options_.calibration_steps == 0) {
+      const auto save = [&] { save_weights(model, job_.keep, member); };
       try {
-        save_weights(model, job_.keep, member);
+        if (options_.stage_best) options_.stage_best(report_, save);
+        else save();
       } catch (const SystemError& e) {  // its folder was made at the start: the machine failed
         fail(std::string("--save-best: ") + e.what(), 1);
       }

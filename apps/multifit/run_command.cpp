@@ -237,7 +237,7 @@ int run_study(RunArgs& args) {
   std::optional<BestKeeper> keeper;
   if (save_best) {
     keeper.emplace(*save_best, args.rank_by, kStagingFolder, args.resume);
-    options.worth_staging = [&keeper](const ModelReport& m) { return keeper->may_keep(m); };
+    options.stage_best = [&keeper](const ModelReport& m, const std::function<void()>& save) { keeper->stage(m, save); };
   }
   // What each mode's run has already (from the journal) and where it records each model as it ends:
   // the journal, and the keeper for the run whose models are `kept`.

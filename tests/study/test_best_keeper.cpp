@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/error.h"
 #include "study/best_keeper.h"
 
 namespace mf {
@@ -58,9 +59,18 @@ class Keeper : public testing::Test {
   static void stage(const BestKeeper& keeper, const ModelReport& m) {
     std::ofstream(keeper.staging_file(m.name, m.index)) << "weights of " << m.name;
   }
-  // The model ends: staged when the keeper may keep it, as ModelWorker does, then final.
-  static void end(BestKeeper& keeper, const ModelReport& m) {
-    if (m.status == ModelStatus::ok && keeper.may_keep(m)) stage(keeper, m);
+  // The model ends in the keeper's process, as ModelWorker's does: the keeper saves it when it may be
+  // among the best, then its report is final. Returns whether it was saved.
+  static bool end(BestKeeper& keeper, const ModelReport& m) {
+    bool saved = false;
+    keeper.stage(m, [&] { stage(keeper, m), saved = true; });
+    keeper.ended(m);
+    return saved;
+  }
+  // The model ends in a processes-mode child, which saves it whenever it ends ok; then the parent's
+  // keeper has its report.
+  static void end_in_child(BestKeeper& keeper, const ModelReport& m) {
+    if (m.status == ModelStatus::ok) stage(keeper, m);
     keeper.ended(m);
   }
   // The files in a folder.
@@ -101,15 +111,66 @@ TEST_F(Keeper, KeepsTheBestKByTheMetricGivenAndDropsTheRest) {
   for (size_t i = 0; i < 6; ++i) end(keeper, model(i, values[i]));
   EXPECT_EQ(files(keeper.staging()), weights_of({3, 5}));  // 0.9 and 0.8
   EXPECT_EQ(keeper.staged(), (std::vector<size_t>{3, 5}));
-  // One worse than both is not even staged; a failed or diverged one never.
-  EXPECT_FALSE(keeper.may_keep(model(6, 0.75)));
-  EXPECT_TRUE(keeper.may_keep(model(6, 0.85)));
-  ModelReport diverged = model(7, 0.99);
+  // One worse than both is not even saved; one better is, and displaces the worse of the two.
+  EXPECT_FALSE(end(keeper, model(6, 0.75)));
+  EXPECT_TRUE(end(keeper, model(7, 0.85)));
+  EXPECT_EQ(files(keeper.staging()), weights_of({3, 7}));
+  // A diverged or failed one never, however good its metrics were.
+  ModelReport diverged = model(8, 0.99), failed = model(9, 0.99);
   diverged.status = ModelStatus::diverged;
-  EXPECT_FALSE(keeper.may_keep(diverged));
-  stage(keeper, diverged);  // a processes-mode child stages every model that ends... ok; this one did not
+  failed.status = ModelStatus::failed;
+  EXPECT_FALSE(end(keeper, diverged));
+  EXPECT_FALSE(end(keeper, failed));
+  EXPECT_EQ(files(keeper.staging()), weights_of({3, 7}));
+}
+
+// In processes mode the child saves every model that ends ok, and the keeper drops, as each report
+// comes, what cannot be among the best: never more than K files and the models in flight.
+TEST_F(Keeper, WhatAChildSavedIsDroppedWhenItsReportComes) {
+  BestKeeper keeper(save(2), RankBy::val_accuracy);
+  for (size_t i = 0; i < 20; ++i) {
+    end_in_child(keeper, model(i, 0.01 * double((i * 7) % 20)));
+    EXPECT_LE(files(keeper.staging()).size(), 2u) << i;
+  }
+  EXPECT_EQ(files(keeper.staging()), weights_of({17, 14}));  // 0.19 and 0.18
+  ModelReport diverged = model(20, 0.99);
+  diverged.status = ModelStatus::diverged;
+  stage(keeper, diverged);  // as a child that saved before its model was found diverged
   keeper.ended(diverged);
-  EXPECT_EQ(files(keeper.staging()), weights_of({3, 5}));
+  EXPECT_EQ(files(keeper.staging()), weights_of({17, 14}));
+}
+
+// In the keeper's process a model is saved only while it is among the best so far: in a pack of
+// members that end one after another, getting better, each displaces the last; never more than K
+// files are on disk.
+TEST_F(Keeper, InItsProcessTheKeeperSavesOnlyWhatMayBeAmongTheBest) {
+  BestKeeper keeper(save(3), RankBy::val_accuracy);
+  std::vector<ModelReport> pack;
+  for (size_t i = 0; i < 50; ++i) pack.push_back(model(i, 0.01 * double(i)));
+  int saved = 0;
+  for (const ModelReport& m : pack) {  // every member finishes, then the pack's reports are final
+    keeper.stage(m, [&] { stage(keeper, m), ++saved; });
+    EXPECT_LE(files(keeper.staging()).size(), 3u);
+  }
+  for (const ModelReport& m : pack) keeper.ended(m);
+  EXPECT_EQ(saved, 50);  // each was the best so far when it ended
+  EXPECT_EQ(files(keeper.staging()), weights_of({47, 48, 49}));
+  // Getting worse, only the first K are saved at all.
+  BestKeeper worse(save(3), RankBy::val_accuracy, ".staging-2");
+  saved = 0;
+  for (size_t i = 0; i < 50; ++i) saved += end(worse, model(i, 1 - 0.01 * double(i)));
+  EXPECT_EQ(saved, 3);
+}
+
+// A save that fails changes nothing: the best stay as they were, with their files.
+TEST_F(Keeper, ASaveThatFailsChangesNothing) {
+  BestKeeper keeper(save(1), RankBy::val_accuracy);
+  end(keeper, model(0, 0.5));
+  EXPECT_THROW(keeper.stage(model(1, 0.9), [] { throw SystemError("full"); }), SystemError);
+  ModelReport failed = model(1, 0.9);
+  failed.status = ModelStatus::failed;  // ModelWorker fails the model whose save failed
+  keeper.ended(failed);
+  EXPECT_EQ(files(keeper.staging()), weights_of({0}));
 }
 
 // Ties rank by the place in the sweep, as rank_run does: the earlier stays.
@@ -180,7 +241,7 @@ TEST_F(Keeper, ACorrectedReportSupersedesTheEarlier) {
   failed.status = ModelStatus::failed;
   keeper.ended(failed);
   EXPECT_EQ(files(keeper.staging()), weights_of({1}));
-  EXPECT_TRUE(keeper.may_keep(model(2, 0.1)));  // room for one more again
+  EXPECT_TRUE(end(keeper, model(2, 0.1)));  // room for one more again
 }
 
 // A run over two processes: each keeps its own best 2 in its own staging folder; the best 2 of the

@@ -68,7 +68,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
                           ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
-                          ro_worth_staging] = ro;
+                          ro_stage_best] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device] = bo;
   [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
@@ -722,7 +722,7 @@ RunOptions full_options() {
   o.timeline = true;
   o.calibration_steps = 11;
   o.stall_timeout_s = 2.5;
-  o.worth_staging = [](const ModelReport&) { return false; };  // does not cross: WorthStagingStaysWithTheKeeper
+  o.stage_best = [](const ModelReport&, const std::function<void()>&) {};  // does not cross: StageBestStaysWithTheKeeper
   return o;
 }
 
@@ -796,8 +796,8 @@ TEST(ChildOptions, DefaultsArriveAsDefaults) {
 
 // The keeper's question is a function of the parent's process: a child has none, and stages every
 // model that ends ok (study/model_worker.cpp); the parent's keeper drops what it need not keep.
-TEST(ChildOptions, WorthStagingStaysWithTheKeeper) {
-  EXPECT_FALSE(options_through_the_pipe(full_options()).worth_staging);
+TEST(ChildOptions, StageBestStaysWithTheKeeper) {
+  EXPECT_FALSE(options_through_the_pipe(full_options()).stage_best);
 }
 
 // The defects of old, each by name: both now cross (the options' one form writes every field).
