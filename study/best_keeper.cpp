@@ -191,6 +191,9 @@ void BestKeeper::stage(const ModelReport& report, const std::function<void()>& s
   save();
   const std::string file = staging_file(report.name, report.index);
   std::vector<size_t> released = {report.index};
+  // Its report may yet be corrected (a poisoned context fails every model of the process), but then
+  // so are all the others', and nothing is to be kept.
+  narrow(report, released);
   for (const auto& [by, best] : best_)
     if (const std::optional<RankKey> key = rank_key(report, by); key && !best.contains(*key))
       hold(by, *key, file, released);
@@ -211,27 +214,29 @@ void BestKeeper::ended(const ModelReport& report) {
       }
   const std::string file = staging_file(report.name, report.index);
   held_[report.index].second = file;  // its file, held or not, is released below unless a metric holds it
-  if (!by_) {
-    // The default cannot be a metric behind the earliest this model has: those metrics, and their
-    // files, go.
-    if (const std::optional<RankBy> first = first_rank_by(report); first && (!earliest_ || *first < *earliest_)) {
-      earliest_ = first;
-      for (auto it = best_.begin(); it != best_.end();) {
-        if (it->first <= *earliest_) {
-          ++it;
-          continue;
-        }
-        for (const RankKey& key : it->second) {
-          --held_[key.second].first;
-          released.push_back(key.second);
-        }
-        it = best_.erase(it);
-      }
-    }
-  }
+  narrow(report, released);
   for (const auto& [by, best] : best_)
     if (const std::optional<RankKey> key = rank_key(report, by)) hold(by, *key, file, released);
   release(released);
+}
+
+// Without --rank-by, the default cannot be a metric behind the earliest this model has: those
+// metrics, and the files only they held, go.
+void BestKeeper::narrow(const ModelReport& report, std::vector<size_t>& released) {
+  const std::optional<RankBy> first = first_rank_by(report);
+  if (by_ || !first || (earliest_ && *first >= *earliest_)) return;
+  earliest_ = first;
+  for (auto it = best_.begin(); it != best_.end();) {
+    if (it->first <= *earliest_) {
+      ++it;
+      continue;
+    }
+    for (const RankKey& key : it->second) {
+      --held_[key.second].first;
+      released.push_back(key.second);
+    }
+    it = best_.erase(it);
+  }
 }
 
 void BestKeeper::resumed(const ModelReport& report) {

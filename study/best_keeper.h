@@ -6,7 +6,7 @@
 // staging folder inside DIR (Job::keep). In the keeper's process the keeper does the saving
 // (stage()): only for a model that may be among the best, and under its lock, so that a file it
 // drops is whole; there at most K files per metric the ranking may still use are on disk (one
-// metric once a model shows which, a few before). In processes mode the child has the weights and
+// metric once a model shows which). In processes mode the child has the weights and
 // saves them whenever its model ends ok, and the keeper drops what it need not keep as each model's
 // report comes (ended()): at most K plus the models in flight. At the end finish_best() moves the best K of the final ranking into
 // DIR, each beside its spec, writes the index DIR/best.json and removes the staging folders.
@@ -95,6 +95,7 @@ class BestKeeper {
   void release(const std::vector<size_t>& indices);
 
   bool admits(const ModelReport& report) const;  // mutex_ held
+  void narrow(const ModelReport& report, std::vector<size_t>& released);  // mutex_ held
 
   mutable std::mutex mutex_;  // the training threads stage() while ended() takes models in
   SaveBest save_;

@@ -146,7 +146,7 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector
 // --save-best's end: the best K of the run's ranking moved into DIR (finish_best) and said in a line.
 // Returns the exit code it adds: 2 when models ended ok but none has the metric, 1 when a file could
 // not be written or a best model's weights were not kept.
-int save_best_models(const BestKeeper& keeper, const RunReport& run, const std::vector<Job>& jobs, bool quiet) {
+int save_best_models(const BestKeeper& keeper, const RunReport& run, const std::vector<Job>& jobs) {
   const SaveBest& save = keeper.save();
   const std::string named = "--save-best " + std::to_string(save.k) + " " + save.dir;
   std::vector<BestModel> best;
@@ -172,10 +172,8 @@ int save_best_models(const BestKeeper& keeper, const RunReport& run, const std::
                  named.c_str(), missing.c_str(), kBestIndex);
     return 1;
   }
-  if (!quiet)
-    std::fprintf(stderr, "multifit: the best %zu by %s are in %s (%s names them)%s\n", best.size(), run.rank_by.c_str(),
-                 save.dir.c_str(), kBestIndex,
-                 best.size() < save.k ? (", all that have a value of " + run.rank_by).c_str() : "");
+  std::fprintf(stderr, "multifit: the best %zu by %s are in %s (%s names them)%s\n", best.size(), run.rank_by.c_str(),
+               save.dir.c_str(), kBestIndex, best.size() < save.k ? (", all that have a value of " + run.rank_by).c_str() : "");
   return 0;
 }
 
@@ -311,7 +309,7 @@ int run_study(RunArgs& args) {
     std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
                          "weights it staged stay in %s for --resume\n", keeper->staging().c_str());
   else if (keeper)
-    code = worse_exit_code(code, save_best_models(*keeper, runs.back(), jobs, options.quiet));
+    code = worse_exit_code(code, save_best_models(*keeper, runs.back(), jobs));
   if (journal && !journal->error().empty()) {
     std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
                  journal->error().c_str());

@@ -142,9 +142,10 @@ TEST_F(Keeper, WhatAChildSavedIsDroppedWhenItsReportComes) {
 
 // In the keeper's process a model is saved only while it is among the best so far: in a pack of
 // members that end one after another, getting better, each displaces the last; never more than K
-// files are on disk.
+// files are on disk, also by the default metric, which the first member shows before any report
+// is final.
 TEST_F(Keeper, InItsProcessTheKeeperSavesOnlyWhatMayBeAmongTheBest) {
-  BestKeeper keeper(save(3), RankBy::val_accuracy);
+  BestKeeper keeper(save(3), std::nullopt);
   std::vector<ModelReport> pack;
   for (size_t i = 0; i < 50; ++i) pack.push_back(model(i, 0.01 * double(i)));
   int saved = 0;
