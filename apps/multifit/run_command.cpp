@@ -376,11 +376,12 @@ Command add_run_command(CLI::App& app) {
       ->transform(one_of(kRankByNames));
   cmd->add_option("--save-best", args->save_best,
                   "Keep the weights of the best K models by the ranking (--rank-by) in the folder DIR (made when "
-                  "missing): NAME.weights, as train --save writes them (train NAME.spec.json --load NAME.weights "
-                  "evaluates one), beside NAME.spec.json, its spec, and best.json, which lists them by rank with "
-                  "their metric and settings. NAME is the model's name, each byte other than a letter, digit or "
-                  "._-+= written %XX. While the run goes, each model that ends ok stages its weights in "
-                  "DIR/.staging and only those that may still be among the best stay there")
+                  "missing): NAME.weights, as train --save writes them, beside NAME.spec.json, its spec (train "
+                  "DIR/NAME.spec.json --load DIR/NAME.weights --epochs 0 evaluates one), and best.json, which lists "
+                  "them by rank with their metric and settings. NAME is the model's name, each byte other than a "
+                  "letter, digit or ._-+= written %XX. While the run goes, each model that ends ok stages its "
+                  "weights in DIR/.staging and only those that may still be among the best stay there. Any --mode "
+                  "but all")
       ->check(whole_number(1, INT_MAX).application_index(0))
       ->type_name("K DIR");
   cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
