@@ -6,7 +6,8 @@
 // staging folder inside DIR (Job::keep). In the keeper's process the keeper does the saving
 // (stage()): only for a model that may be among the best, and under its lock, so that a file it
 // drops is whole; there at most K files per metric the ranking may still use are on disk (one
-// metric once a model shows which). In processes mode the child has the weights and
+// metric once a model shows which), and one more for the moment a new one is written before the one
+// it displaces is removed (so that a save that fails loses nothing). In processes mode the child has the weights and
 // saves them whenever its model ends ok, and the keeper drops what it need not keep as each model's
 // report comes (ended()): at most K plus the models in flight. At the end finish_best() moves the best K of the final ranking into
 // DIR, each beside its spec, writes the index DIR/best.json and removes the staging folders.
@@ -48,8 +49,9 @@ inline constexpr const char* kBestIndex = "best.json";
 
 // The name of a model's files in DIR, before ".weights" and ".spec.json": the model's name where it is
 // a plain file name (letters, digits, '.', '_', '-', '+', '=', not starting with '.'), else the name
-// with every other byte written %XX; one longer than 200 bytes is cut to 180 and ends ~INDEX (its
-// place in the sweep). No two models of a sweep get the same name, nor ".staging" or "best".
+// with every other byte written %XX; a stem longer than 200 bytes so is cut to 180 and ends ~INDEX
+// (its place in the sweep). No two models of a sweep get the same stem, and no model's files are
+// named .staging or best.json.
 std::string best_file_stem(const std::string& name, size_t index);
 
 // Before anything trains: DIR is a folder that exists and is writable or can be made in a folder

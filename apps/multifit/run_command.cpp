@@ -146,7 +146,7 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const std::vector
 // --save-best's end: the best K of the run's ranking moved into DIR (finish_best) and said in a line.
 // Returns the exit code it adds: 2 when models ended ok but none has the metric, 1 when a file could
 // not be written or a best model's weights were not kept.
-int save_best_models(const BestKeeper& keeper, const RunReport& run, const std::vector<Job>& jobs) {
+int save_best_models(const BestKeeper& keeper, const RunReport& run, const std::vector<Job>& jobs, bool resumed) {
   const SaveBest& save = keeper.save();
   const std::string named = "--save-best " + std::to_string(save.k) + " " + save.dir;
   std::vector<BestModel> best;
@@ -167,9 +167,11 @@ int save_best_models(const BestKeeper& keeper, const RunReport& run, const std::
   for (const BestModel& m : best)
     if (m.weights.empty()) missing += (missing.empty() ? "" : ", ") + m.name + " (rank " + std::to_string(m.rank) + ")";
   if (!missing.empty()) {
-    std::fprintf(stderr, "multifit: error: %s: the weights of %s were not kept: they ended in the run that --resume "
-                         "finishes, whose staging folder did not hold them; %s lists them without weights\n",
-                 named.c_str(), missing.c_str(), kBestIndex);
+    std::fprintf(stderr, "multifit: error: %s: the weights of %s were not kept: %s; %s lists them without weights\n",
+                 named.c_str(), missing.c_str(),
+                 resumed ? "they ended in the run that --resume finishes, whose staging folder did not hold them"
+                         : "the staging folder did not hold them",
+                 kBestIndex);
     return 1;
   }
   std::fprintf(stderr, "multifit: the best %zu by %s are in %s (%s names them)%s\n", best.size(), run.rank_by.c_str(),
@@ -309,7 +311,7 @@ int run_study(RunArgs& args) {
     std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
                          "weights it staged stay in %s for --resume\n", keeper->staging().c_str());
   else if (keeper)
-    code = worse_exit_code(code, save_best_models(*keeper, runs.back(), jobs));
+    code = worse_exit_code(code, save_best_models(*keeper, runs.back(), jobs, args.resume));
   if (journal && !journal->error().empty()) {
     std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
                  journal->error().c_str());

@@ -146,7 +146,8 @@ TEST_F(SaveBest, AModelThatFailedOrDivergedIsNeverKept) {
 }
 
 // Thousands of models: never more than K files staged at once in one process (where the keeper saves
-// them), nor more than K and the workers at once in processes mode; sampled while the run goes.
+// them; K + 1 for the moment a new one is written and the one it displaces not yet removed), nor more
+// than K and the workers at once in processes mode; sampled while the run goes.
 TEST_F(SaveBest, ThousandsOfModelsStageNoMoreThanKFilesAtOnce) {
   json grid = json::parse(read_file(example("tiny-sweep.json")));
   const auto lengthen = [&](int rates, int seeds) {
@@ -161,7 +162,7 @@ TEST_F(SaveBest, ThousandsOfModelsStageNoMoreThanKFilesAtOnce) {
     int rates, seeds;
     size_t most;  // files staged at once, at most
   };
-  for (const Case& c : {Case{"--mode streams", 8, 256, 4}, Case{"--mode packed --pack-size 64", 8, 256, 4},
+  for (const Case& c : {Case{"--mode streams", 8, 256, 4 + 1}, Case{"--mode packed --pack-size 64", 8, 256, 4 + 1},
                         Case{"--mode processes --concurrency 4", 4, 16, 4 + 4}}) {
     SCOPED_TRACE(c.args);
     lengthen(c.rates, c.seeds);
@@ -273,7 +274,7 @@ TEST_F(SaveBest, AFolderThatCannotBeWrittenIsRefused) {
   } else {
     fs::permissions(path("ro"), fs::perms::owner_read | fs::perms::owner_exec);
   }
-  for (const std::string dir : {path("ro"), path("ro/best")}) {
+  for (const std::string& dir : {path("ro"), path("ro/best")}) {
     const Result r = multifit("run " + quoted(example("tiny-sweep.json")) + " --backend cpu --quiet --save-best 3 " +
                                   quoted(dir),
                               setup);
