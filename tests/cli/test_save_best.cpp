@@ -2,7 +2,7 @@
 // ranking, each loads with train --load to the test metrics the document reports for its model (an
 // independent check that the right weights were kept), the staging folder is gone; models that fail
 // or diverge are never kept; thousands of models leave no more than K files staged at once; a
-// killed run resumed keeps its best; wrong input is one line before anything trains.
+// killed or interrupted run resumed keeps its best; wrong input is one line before anything trains.
 #include <unistd.h>
 
 #include <set>
@@ -187,26 +187,38 @@ TEST_F(SaveBest, ThousandsOfModelsStageNoMoreThanKFilesAtOnce) {
   }
 }
 
-// A runner killed in mid-sweep (SIGKILL) leaves its staging folder; --resume takes its files on, and
-// the best K of the whole document are kept, with the weights they trained to.
-TEST_F(SaveBest, AKilledRunResumedKeepsTheBestOfTheWholeSweep) {
+// A runner killed in mid-sweep (SIGKILL), or stopped by Ctrl-C (SIGINT), leaves its staging folder;
+// --resume takes its files on, and the best K of the whole document are kept, with the weights they
+// trained to.
+TEST_F(SaveBest, AKilledOrInterruptedRunResumedKeepsTheBestOfTheWholeSweep) {
   json grid = json::parse(read_file(example("tiny-sweep.json")));
   grid["grid"] = {{"learning_rate", {0.001, 0.01, 0.03}}, {"seed", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}};
-  grid["base"]["fit"]["epochs"] = 60;  // 30 models, one after another: time to be killed among them
-  const std::string run = "run " + sweep(grid) + " --backend cpu --quiet --mode serial --json " + quoted(path("r.json")) +
-                          " --save-best 3 " + quoted(path("best"));
-  const std::string journal = quoted(path("r.json.journal"));
-  const Result killed = multifit(run + " & p=$!; for i in $(seq 400); do [ \"$(cat " + journal +
-                                 " 2>/dev/null | wc -l)\" -ge 6 ] && break; sleep 0.01; done; kill -KILL $p; wait $p");
-  EXPECT_EQ(killed.rc, 128 + 9) << killed.err;
-  ASSERT_TRUE(fs::is_directory(path("best/.staging")));
-  EXPECT_FALSE(fs::exists(path("best/best.json")));
-  const Result resumed = multifit(run + " --resume");
-  ASSERT_EQ(resumed.rc, 0) << resumed.err;
-  const json doc = result("r.json");
-  ASSERT_GE(doc["resumed_models"].get<int>(), 5);
-  ASSERT_LT(doc["resumed_models"].get<int>(), 30) << "the run ended before it was killed";
-  expect_the_rankings_best(doc, path("best"), 3);
+  grid["base"]["fit"]["epochs"] = 60;  // 30 models, one after another: time to be stopped among them
+  for (const std::string signal : {"KILL", "INT"}) {
+    SCOPED_TRACE(signal);
+    const std::string out = "r-" + signal + ".json", dir = path("best-" + signal);
+    const std::string run = "run " + sweep(grid) + " --backend cpu --quiet --mode serial --json " + quoted(path(out)) +
+                            " --save-best 3 " + quoted(dir);
+    const std::string journal = quoted(path(out + ".journal"));
+    const Result stopped = multifit(run + " 2>" + quoted(path("stopped.err")) + " & p=$!; for i in $(seq 400); do " +
+                                    "[ \"$(cat " + journal + " 2>/dev/null | wc -l)\" -ge 6 ] && break; sleep 0.01; " +
+                                    "done; kill -" + signal + " $p; wait $p");
+    EXPECT_EQ(stopped.rc, signal == "KILL" ? 128 + 9 : 130) << read_file(path("stopped.err"));
+    if (signal == "INT") {
+      EXPECT_TRUE(contains(read_file(path("stopped.err")), "multifit: note: --save-best: the run was interrupted, so its "
+                                                           "best are not chosen yet; the weights it staged stay in " +
+                                                               dir + "/.staging for --resume\n"))
+          << read_file(path("stopped.err"));
+    }
+    ASSERT_TRUE(fs::is_directory(dir + "/.staging"));
+    EXPECT_FALSE(fs::exists(dir + "/best.json"));
+    const Result resumed = multifit(run + " --resume");
+    ASSERT_EQ(resumed.rc, 0) << resumed.err;
+    const json doc = result(out);
+    ASSERT_GE(doc["resumed_models"].get<int>(), 5);
+    ASSERT_LT(doc["resumed_models"].get<int>(), 30) << "the run ended before it was stopped";
+    expect_the_rankings_best(doc, dir, 3);
+  }
 }
 
 // A second run into the same folder replaces the first's best: the folder holds one run's.
