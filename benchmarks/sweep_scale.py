@@ -3,8 +3,9 @@
 memory and how many threads.
 
 For each count N (a multiple of 8) it writes a grid of examples/tiny-sweep.json's model, 8 learning
-rates by N/8 seeds (Dense(64, relu) -> Dense(1, sigmoid) on synthetic:binary, 1024 rows, batch 64,
-2 epochs), and runs `multifit run SWEEP --mode M --quiet --json ...` once per mode. While it runs, it
+rates by N/8 seeds (Dense(64, relu) -> Dense(1, sigmoid) on synthetic:teacher, 1024 rows of which a
+quarter are validation rows, batch 64, 2 epochs; the records of 2026-12-01 were made when it trained on
+synthetic:binary's 1024 rows, none held out), and runs `multifit run SWEEP --mode M --quiet --json ...` once per mode. While it runs, it
 samples every 0.2 s the runner and its worker processes (processes mode) from /proc: the most host
 threads at once, the most resident memory at once, summed over the runner and its workers, the most
 workers at once, and the most any one worker held (its VmHWM); and the runner's own peak (its

@@ -130,4 +130,9 @@ DataSplit load_data(const std::string& source, int targets) {
   throw UserError("data source '" + source + "': unknown; use " + kAllowedSources);
 }
 
+bool has_test_set(const std::string& source) {
+  std::string files;
+  return !strip_prefix(source, "csv:", files) || files.find(',') != std::string::npos;
+}
+
 }  // namespace mf

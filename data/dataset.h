@@ -35,6 +35,9 @@ struct DataSplit {
 // `targets` is the number of target columns at the end of each CSV row (ModelSpec::targets); other
 // sources have one label per row and refuse more.
 DataSplit load_data(const std::string& source, int targets = 1);
+// Whether load_data(source) gives a test set, from the name alone (nothing is read): every source but
+// csv:TRAIN without a TEST file has one.
+bool has_test_set(const std::string& source);
 
 // Where fashion-mnist is read from: $MULTIFIT_DATA/fashion-mnist when MULTIFIT_DATA is set (a
 // folder of data sets by name, as a bundle for a GPU machine carries them), else the Debian package

@@ -30,11 +30,6 @@ using Keys = std::span<const char* const>;
 enum class LayerKind { dense };  // Keras names a layer's kind; dense is the only one here
 
 constexpr Named<LayerKind> kLayerKinds[] = {{"dense", LayerKind::dense}};
-constexpr Named<Activation> kActivations[] = {{"linear", Activation::linear},
-                                              {"relu", Activation::relu},
-                                              {"sigmoid", Activation::sigmoid},
-                                              {"tanh", Activation::tanh},
-                                              {"softmax", Activation::softmax}};
 constexpr Named<Loss> kLosses[] = {
     {"mse", Loss::mse},
     {"binary_crossentropy", Loss::binary_crossentropy},
@@ -226,7 +221,7 @@ LayerSpec parse_layer(const Field& field) {
   LayerSpec layer;
   layer.units = field.at("units").positive_int(kMaxWidth);
   if (const auto activation = field.optional("activation")) {
-    layer.activation = activation->one_of(kActivations);
+    layer.activation = activation->one_of(kActivationNames);
   }
   return layer;
 }
@@ -419,7 +414,7 @@ json to_json(const ModelSpec& spec) {
 
 ModelSpec load_model_spec(const std::string& path) { return parse_model_spec(read_json_file(path, "spec"), path); }
 
-const char* to_string(Activation a) { return name_of(kActivations, a); }
+const char* to_string(Activation a) { return name_of(kActivationNames, a); }
 const char* to_string(Loss l) { return name_of(kLosses, l); }
 
 }  // namespace mf

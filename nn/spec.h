@@ -30,6 +30,12 @@
 
 namespace mf {
 
+inline constexpr Named<Activation> kActivationNames[] = {{"linear", Activation::linear},
+                                                      {"relu", Activation::relu},
+                                                      {"sigmoid", Activation::sigmoid},
+                                                      {"tanh", Activation::tanh},
+                                                      {"softmax", Activation::softmax}};
+
 struct LayerSpec {
   int units = 0;
   Activation activation = Activation::linear;

@@ -203,10 +203,10 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
       const json& value = (*axis_values)[index / stride % axis_values->size()];
       apply(spec, axis->key, value);
       std::string part = value_text(value);
-      if (value.is_array()) {  // hidden: the widths joined by 'x'
-        part.clear();
-        for (const json& units : value) part += (part.empty() ? "" : "x") + value_text(units);
-        if (part.empty()) part = "0";
+      if (value.is_array()) {  // hidden
+        std::vector<std::string> widths;
+        for (const json& units : value) widths.push_back(value_text(units));
+        part = hidden_widths_text(widths);
       }
       name += "-" + std::string(axis->prefix) + part;
       label += (label.empty() ? "" : ", ") + std::string(axis->key) + " " + value_text(value);
@@ -319,6 +319,12 @@ Sweep load_sweep(const std::string& path) {
   sweep.models = has_models ? list_models(path, root, sweep.name, labels) : grid_models(path, root, sweep.name, labels);
   refuse_repeated_names(path, sweep.models, labels);
   return sweep;
+}
+
+std::string hidden_widths_text(const std::vector<std::string>& widths) {
+  std::string text;
+  for (const std::string& units : widths) text += (text.empty() ? "" : "x") + units;
+  return text.empty() ? "0" : text;
 }
 
 }  // namespace mf

@@ -61,4 +61,8 @@ struct Sweep {
 // (an object with "layers") is a sweep of that one model.
 Sweep load_sweep(const std::string& path);
 
+// The hidden axis's name part after its 'h': the widths joined by 'x' (100x10), "0" for no hidden
+// layer. The CSV's hidden column writes a model's hidden layers the same way.
+std::string hidden_widths_text(const std::vector<std::string>& widths);
+
 }  // namespace mf

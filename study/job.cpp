@@ -48,7 +48,7 @@ void spread_over_devices(std::vector<Job>& jobs, const std::vector<int>& devices
 
 nlohmann::json to_json(const Job& job) {
   return {{"index", job.index}, {"name", job.name}, {"spec", to_json(*job.spec)}, {"data", job.data},
-          {"device", job.device}, {"load", job.load}, {"save", job.save}};
+          {"device", job.device}, {"load", job.load}, {"save", job.save}, {"keep", job.keep}};
 }
 
 Job job_from_json(const nlohmann::json& json) {
@@ -60,6 +60,7 @@ Job job_from_json(const nlohmann::json& json) {
   job.device = json.at("device");
   job.load = json.at("load");
   job.save = json.at("save");
+  job.keep = json.at("keep");
   return job;
 }
 

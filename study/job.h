@@ -2,6 +2,7 @@
 // What a run trains: one job per model of the sweep, the run's overrides applied, and the options
 // every mode shares. `multifit train` is a run of one job.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "nn/sweep.h"
 
 namespace mf {
+
+struct ModelReport;  // study/report/report.h
 
 // Command-line values that replace a spec's, for every model of the run.
 struct SpecOverrides {
@@ -40,6 +43,12 @@ struct RunOptions {
   // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
   // (study/modes/processes/parent.cpp)
   std::optional<double> stall_timeout_s;
+  // --save-best, in the process of its keeper: a model that ended ok hands it `save` (which writes
+  // its weights to its Job::keep), and the keeper runs it only when the model may be among the best
+  // (BestKeeper::stage), so that a pack of thousands does not write thousands of files to drop them.
+  // Not sent to a processes-mode child (a function): there it is unset, every model that ends ok is
+  // saved, and the parent's keeper drops what it need not keep.
+  std::function<void(const ModelReport& report, const std::function<void()>& save)> stage_best;
 };
 
 struct Job {
@@ -50,6 +59,9 @@ struct Job {
   std::string data;               // the data source it trains on
   int device = 0;                 // the GPU it is given (--devices)
   std::string load, save;         // train's --load and --save
+  // run's --save-best: where its weights are saved when it ends ok, for the keeper to keep or drop
+  // (study/best_keeper.h); empty: not kept
+  std::string keep;
 };
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);

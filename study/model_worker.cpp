@@ -23,8 +23,14 @@ double as_written(float x) {
 }
 
 TrainingSettings settings_of(const ModelSpec& spec) {
-  return {spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs, spec.fit.batch_size,
-          spec.fit.validation_split, spec.fit.shuffle, spec.seed, spec.memory.mode, std::nullopt};
+  TrainingSettings settings{spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs,
+                            spec.fit.batch_size, spec.fit.validation_split, spec.fit.shuffle, spec.seed,
+                            spec.memory.mode, std::nullopt, {}, {}};
+  for (size_t i = 0; i + 1 < spec.layers.size(); ++i) {  // the last layer is the output
+    settings.hidden.push_back(spec.layers[i].units);
+    settings.activations.push_back(spec.layers[i].activation);
+  }
+  return settings;
 }
 
 }  // namespace
@@ -147,6 +153,17 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
         save_weights(model, job_.save, member);
       } catch (const SystemError& e) {  // the path was checked at the start: the machine failed
         fail(std::string("--save ") + e.what(), 1);
+      }
+    }
+    // --save-best stages only a model that ended ok and trained in full (not a calibration's or a
+    // probe's few steps), and in the keeper's process only one that may still be among the best.
+    if (!job_.keep.empty() && report_.status == ModelStatus::ok && options_.calibration_steps == 0) {
+      const auto save = [&] { save_weights(model, job_.keep, member); };
+      try {
+        if (options_.stage_best) options_.stage_best(report_, save);
+        else save();
+      } catch (const SystemError& e) {  // its folder was made at the start: the machine failed
+        fail(std::string("--save-best: ") + e.what(), 1);
       }
     }
   });

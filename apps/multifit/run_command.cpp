@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "runtime/mpi_world.h"
 #include "runtime/output_file.h"
 #include "runtime/output_path.h"
+#include "study/best_keeper.h"
 #include "study/journal.h"
 #include "study/rank_journals.h"
 #include "study/ranks.h"
@@ -44,8 +46,9 @@ struct RunArgs {
   std::string journal;  // --journal; empty: OUT.journal beside --json OUT
   std::optional<RankBy> rank_by;  // --rank-by; absent: rank_run's default
   std::optional<Shard> shard;     // --shard I/N; absent: the whole sweep
+  std::pair<int, std::string> save_best;  // --save-best K DIR
   bool resume = false;
-  bool calibration_steps_given = false, pack_size_given = false;
+  bool calibration_steps_given = false, pack_size_given = false, save_best_given = false;
 };
 
 // Every model that did not end ok on stderr, one line per error: an error that several models share
@@ -147,6 +150,44 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun&
   }
 }
 
+// --save-best's end: the best K of the run's ranking moved into DIR from the staging folders (every
+// rank's under mpirun; finish_best) and said in a line.
+// Returns the exit code it adds: 2 when models ended ok but none has the metric, 1 when a file could
+// not be written or a best model's weights were not kept.
+int save_best_models(const BestKeeper& keeper, const std::vector<std::string>& staging, const RunReport& run,
+                     const std::vector<Job>& jobs, bool resumed) {
+  const SaveBest& save = keeper.save();
+  const std::string named = "--save-best " + std::to_string(save.k) + " " + save.dir;
+  std::vector<BestModel> best;
+  try {
+    best = finish_best(save, run, jobs, staging);
+  } catch (const SystemError& e) {
+    std::fprintf(stderr, "multifit: error: %s: %s\n", named.c_str(), e.what());
+    return 1;
+  }
+  if (best.empty()) {
+    const bool any_ok =
+        std::any_of(run.models.begin(), run.models.end(), [](const ModelReport& m) { return m.status == ModelStatus::ok; });
+    std::fprintf(stderr, "multifit: error: %s: %s, so none was kept\n", named.c_str(),
+                 any_ok ? ("no model has a value of " + run.rank_by).c_str() : "no model ended ok");
+    return any_ok ? 2 : 0;  // with none ok, the models' own errors say why
+  }
+  std::string missing;
+  for (const BestModel& m : best)
+    if (m.weights.empty()) missing += (missing.empty() ? "" : ", ") + m.name + " (rank " + std::to_string(m.rank) + ")";
+  if (!missing.empty()) {
+    std::fprintf(stderr, "multifit: error: %s: the weights of %s were not kept: %s; %s lists them without weights\n",
+                 named.c_str(), missing.c_str(),
+                 resumed ? "they ended in the run that --resume finishes, whose staging folder did not hold them"
+                         : "the staging folder did not hold them",
+                 kBestIndex);
+    return 1;
+  }
+  std::fprintf(stderr, "multifit: the best %zu by %s are in %s (%s names them)%s\n", best.size(), run.rank_by.c_str(),
+               save.dir.c_str(), kBestIndex, best.size() < save.k ? (", all that have a value of " + run.rank_by).c_str() : "");
+  return 0;
+}
+
 // Under mpirun, this rank's GPU: --devices's, or every visible one's, taken by its rank on the node
 // (so that the ranks of a node spread over its GPUs), before any CUDA context is made.
 void pick_rank_device(RunOptions& options, const MpiWorld& world) {
@@ -178,6 +219,7 @@ std::string agree_on_error(MpiWorld& world, const std::string& mine) {
 struct RunSetup {
   std::vector<Job> jobs;    // the sweep's, or its --shard's
   SweepIdentity sweep;      // the whole sweep's, for the document
+  std::optional<SaveBest> save_best;
   std::optional<JournalContents> resumed;
   std::unique_ptr<Journal> journal;
   int code = 0;
@@ -187,19 +229,31 @@ struct RunSetup {
 int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
   RunOptions& options = args.options;
   const bool writer = !world || world->rank() == 0;
-  const std::vector<Job>& jobs = setup.jobs;
+  std::vector<Job>& jobs = setup.jobs;
   std::optional<JournalContents>& resumed = setup.resumed;
   std::unique_ptr<Journal>& journal = setup.journal;
   int& code = setup.code;
-  // What each mode's run has already (from the journal) and where it records each model as it ends.
-  const auto record_of = [&](ModeKind mode) {
+  // --save-best: the keeper of the run whose models are kept (not a --solo run's, nor a calibration's).
+  // Under mpirun each rank keeps its own best in a staging folder of its own, and rank 0 chooses from all.
+  std::optional<BestKeeper> keeper;
+  if (setup.save_best) {
+    keeper.emplace(*setup.save_best, args.rank_by, staging_folder(world ? world->rank() : 0), args.resume && writer);
+    options.stage_best = [&keeper](const ModelReport& m, const std::function<void()>& save) { keeper->stage(m, save); };
+  }
+  // What each mode's run has already (from the journal) and where it records each model as it ends:
+  // the journal, and the keeper for the run whose models are `kept`.
+  const auto record_of = [&](ModeKind mode, bool kept = false) {
     RunRecord record;
     if (resumed)
       if (const auto ended = resumed->ended.find(to_string(mode)); ended != resumed->ended.end())
         record.ended = &ended->second;
-    if (journal)
-      record.on_ended = [&journal, &jobs, mode](size_t index, const ModelReport& report, int exit_code) {
-        journal->ended(to_string(mode), *job_at(jobs, index), report, exit_code);  // jobs may be a part of the sweep
+    BestKeeper* keeping = kept && keeper ? &*keeper : nullptr;
+    if (keeping && record.ended)
+      for (const auto& [index, ended] : *record.ended) keeping->resumed(ended.report);
+    if (journal || keeping)
+      record.on_ended = [&journal, &jobs, mode, keeping](size_t index, const ModelReport& report, int exit_code) {
+        if (journal) journal->ended(to_string(mode), *job_at(jobs, index), report, exit_code);  // jobs may be a part of the sweep
+        if (keeping) keeping->ended(report);
       };
     return record;
   };
@@ -209,9 +263,9 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
   options.timeline = true;
   const std::atomic<bool>& stop = stop_on_interrupt();
   // One mode's run: in this process, or over the ranks.
-  const auto run_one = [&](ModeKind mode) {
-    return world ? run_over_ranks(mode, jobs, options, stop, &code, record_of(mode), *world)
-                 : run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode));
+  const auto run_one = [&](ModeKind mode, bool kept = false) {
+    return world ? run_over_ranks(mode, jobs, options, stop, &code, record_of(mode, kept), *world)
+                 : run_mode(*make_mode(mode, options), jobs, options, stop, &code, record_of(mode, kept));
   };
 
   // --mode names a mode, or all (the four in turn), or auto (the fastest in a calibration).
@@ -244,9 +298,10 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     serial = run_one(ModeKind::serial);
   }
   std::vector<RunReport> runs;
+  if (keeper) keeper->keep(jobs);  // from here on each model that ends ok stages its weights
   for (const ModeKind mode : modes) {
     if (writer && modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", to_string(mode));
-    RunReport run = run_one(mode);
+    RunReport run = run_one(mode, true);
     if (!writer) continue;  // rank 0 has the run's report
     if (mode != ModeKind::processes) run.process_startup_s = process_startup;
     run.auto_choice = chosen;
@@ -266,6 +321,15 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
   if (writer) {
     if (runs.size() > 1) print_modes_table(runs);
     print_errors(runs);
+    if (keeper && stop)  // --resume finishes the run, and takes the staged weights on
+      std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
+                           "weights it staged stay in %s for --resume\n", keeper->staging().c_str());
+    else if (keeper) {
+      std::vector<std::string> staging;  // every rank's
+      for (int rank = 0; rank < (world ? world->size() : 1); ++rank)
+        staging.push_back((std::filesystem::path(setup.save_best->dir) / staging_folder(rank)).string());
+      code = worse_exit_code(code, save_best_models(*keeper, staging, runs.back(), jobs, args.resume));
+    }
     code = write_output_files(runs, args.files, code);
   }
   // Every rank ends with the run's code, rank 0's: its models' and its outputs'.
@@ -302,9 +366,19 @@ int run_study(RunArgs& args) {
                       "OUT.journal) or --journal PATH");
     if (is_standard_output(journal_file))
       throw UserError("--journal -: the journal is read back by --resume, so it needs a file; give a file name");
+    if (args.save_best_given) setup.save_best = SaveBest{size_t(args.save_best.first), args.save_best.second};
+    const std::optional<SaveBest>& save_best = setup.save_best;
     if (writer) {
-      prepare_output_files(args.files, {{"the sweep", options.models_path}}, {{"--journal", journal_file}});
+      const std::string best_index = save_best ? (std::filesystem::path(save_best->dir) / kBestIndex).string() : "";
+      prepare_output_files(args.files, {{"the sweep", options.models_path}},
+                           {{"--journal", journal_file}, {"--save-best's index", best_index}});
       if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
+    }
+    if (save_best) {
+      if (args.mode == "all")
+        throw UserError("--save-best keeps the models of one run, and --mode all makes four: give one --mode (serial, "
+                        "streams, processes, packed or auto)");
+      check_save_best_dir(*save_best);
     }
     Sweep sweep;
     try {
@@ -317,6 +391,9 @@ int run_study(RunArgs& args) {
         if (!automatic) throw;
         throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
       }
+      if (world) pick_rank_device(options, *world);
+      jobs = make_jobs(sweep, options);
+      if (save_best) check_save_best_metric(jobs, args.rank_by);
     } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
       if (writer) {
         RunReport unread;
@@ -327,8 +404,6 @@ int run_study(RunArgs& args) {
       }
       throw;
     }
-    if (world) pick_rank_device(options, *world);
-    jobs = make_jobs(sweep, options);
     const SweepIdentity& sweep_identity = setup.sweep = identify_sweep(sweep, jobs);  // whatever part runs
     if (args.shard) {  // this run's part of the sweep; each job keeps its index, its place in the sweep
       jobs = shard_jobs(jobs, *args.shard);
@@ -365,6 +440,7 @@ int run_study(RunArgs& args) {
           resumed->ended[mode][index] = model;
         }
       if (!journal_file.empty()) set_aside_rank_journals(journal_file, world ? world->size() : 1);
+      if (save_best && args.resume) gather_staging(*save_best);  // before the other ranks make their keepers
     }
   } catch (const std::exception& e) {
     if (!world) throw;
@@ -446,6 +522,16 @@ Command add_run_command(CLI::App& app) {
                   "val_loss, test_accuracy, test_loss, train_s, the first some model has); a run of more than 24 "
                   "models prints its best and worst 5")
       ->transform(one_of(kRankByNames));
+  cmd->add_option("--save-best", args->save_best,
+                  "Keep the weights of the best K models by the ranking (--rank-by) in the folder DIR (made when "
+                  "missing): NAME.weights, as train --save writes them, beside NAME.spec.json, its spec (train "
+                  "DIR/NAME.spec.json --load DIR/NAME.weights --epochs 0 evaluates one), and best.json, which lists "
+                  "them by rank with their metric and settings. NAME is the model's name, each byte other than a "
+                  "letter, digit or ._-+= written %XX. While the run goes, each model that ends ok stages its "
+                  "weights in DIR/.staging and only those that may still be among the best stay there. Any --mode "
+                  "but all")
+      ->check(whole_number(1, INT_MAX).application_index(0))
+      ->type_name("K DIR");
   cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
                                               "OUT.journal beside --json OUT), so that --resume can finish the run");
   cmd->add_option_function<std::string>(
@@ -459,9 +545,11 @@ Command add_run_command(CLI::App& app) {
                                          "--json OUT's) records as ended, train the rest, write the whole document");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
                                     "releases, auto's calibrations); the tables and errors stay");
-  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size")] {
+  return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size"),
+          save_best = cmd->get_option("--save-best")] {
     args->calibration_steps_given = calibration->count() > 0;
     args->pack_size_given = pack_size->count() > 0;
+    args->save_best_given = save_best->count() > 0;
     return run_study(*args);
   };
 }

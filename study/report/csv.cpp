@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "nn/sweep.h"
 #include "runtime/output_file.h"
 #include "study/report/report.h"
 
@@ -40,6 +41,27 @@ json setting(const ModelReport& m, Get get) {
   return m.settings ? json(get(*m.settings)) : json();
 }
 
+// The hidden layers' widths as the grid's name part writes them: 100x10, 0 for none.
+std::string hidden_text(const TrainingSettings& s) {
+  std::vector<std::string> widths;
+  for (int units : s.hidden) widths.push_back(std::to_string(units));
+  return hidden_widths_text(widths);
+}
+
+// The hidden layers' activation: its name when they share one, else each layer's joined by '/'
+// (tanh/relu); null without a hidden layer.
+json activation_text(const TrainingSettings& s) {
+  if (s.activations.empty()) return json();
+  if (std::all_of(s.activations.begin(), s.activations.end(), [&](Activation a) { return a == s.activations[0]; }))
+    return to_string(s.activations[0]);
+  std::string text;
+  for (Activation a : s.activations) {
+    if (!text.empty()) text += '/';
+    text += to_string(a);
+  }
+  return text;
+}
+
 // The model's last completed epoch's metric, null without one (or without validation rows, or an accuracy).
 json last_epoch(const ModelReport& m, double EpochMetrics::*metric, bool present) {
   return metric_json(m.fit.epochs.empty() ? NAN : m.fit.epochs.back().*metric, present && !m.fit.epochs.empty());
@@ -57,6 +79,7 @@ const Column kColumns[] = {
     {"overlap", [](const RunReport& r) { return r.overlap ? json(r.overlap->fraction()) : json(); }},
     {"models", [](const RunReport& r) { return json(r.models.size()); }},
     {"rank_by", [](const RunReport& r) { return r.rank_by.empty() ? json() : json(r.rank_by); }},
+    {"index", nullptr, [](const ModelReport& m) { return json(m.index); }},
     {"name", nullptr, [](const ModelReport& m) { return json(m.name); }},
     {"status", nullptr, [](const ModelReport& m) { return json(to_string(m.status)); }},
     {"rank", nullptr, nullptr,
@@ -70,6 +93,8 @@ const Column kColumns[] = {
     {"epochs_asked", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.epochs; }); }},
     {"validation_split", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.validation_split; }); }},
     {"seed", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.seed; }); }},
+    {"hidden", nullptr, [](const ModelReport& m) { return setting(m, hidden_text); }},
+    {"activation", nullptr, [](const ModelReport& m) { return m.settings ? activation_text(*m.settings) : json(); }},
     {"loss", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::loss, true); }},
     {"accuracy", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::accuracy, m.has_accuracy); }},
     {"val_loss", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::val_loss, m.validated); }},
@@ -77,6 +102,8 @@ const Column kColumns[] = {
      [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::val_accuracy, m.validated && m.has_accuracy); }},
     {"error", nullptr, [](const ModelReport& m) { return m.error.empty() ? json() : json(m.error); }},
     {"device", nullptr, [](const ModelReport& m) { return json(m.device); }},
+    {"host", nullptr, [](const ModelReport& m) { return m.host.empty() ? json() : json(m.host); }},
+    {"mpi_rank", nullptr, [](const ModelReport& m) { return json(m.mpi_rank); }},
     {"startup_s", nullptr, [](const ModelReport& m) { return metric_json(m.startup_s); }},
     {"train_s", nullptr, [](const ModelReport& m) { return m.fitted ? json(m.fit.train_s) : json(); }},
     {"samples_per_s", nullptr, [](const ModelReport& m) { return metric_json(m.samples_per_s); }},

@@ -14,8 +14,9 @@ MF_JSON_BY_NAME(ModelStatus, kModelStatusNames)
 MF_JSON_BY_NAME(FitStatus, kFitStatusNames)
 MF_JSON_BY_NAME(OptimizerKind, kOptimizerNames)
 MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
+MF_JSON_BY_NAME(Activation, kActivationNames)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
-                                   shuffle, seed, memory_mode, graphs)
+                                   shuffle, seed, memory_mode, graphs, hidden, activations)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPart, index, host, wall_s, startup_s, samples_per_s, models)
 

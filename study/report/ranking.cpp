@@ -25,34 +25,32 @@ std::optional<double> rank_value(const ModelReport& m, RankBy by) {
   return std::nullopt;
 }
 
-namespace {
+std::optional<RankKey> rank_key(const ModelReport& m, RankBy by) {
+  const std::optional<double> v = rank_value(m, by);
+  if (!v) return std::nullopt;
+  const bool higher_is_better = by == RankBy::val_accuracy || by == RankBy::test_accuracy;
+  return RankKey{higher_is_better ? -*v : *v, m.index};
+}
 
-bool higher_is_better(RankBy by) { return by == RankBy::val_accuracy || by == RankBy::test_accuracy; }
-
-RankBy default_rank_by(const RunReport& run) {
+std::optional<RankBy> first_rank_by(const ModelReport& m) {
   for (const Named<RankBy>& by : kRankByNames)
-    if (std::any_of(run.models.begin(), run.models.end(), [&](const ModelReport& m) { return rank_value(m, by.value); }))
-      return by.value;
-  return RankBy::train_s;
+    if (rank_value(m, by.value)) return by.value;
+  return std::nullopt;
 }
-
-std::vector<size_t> rank_models(const RunReport& run, RankBy by) {
-  std::vector<std::pair<double, size_t>> ranked;
-  for (size_t i = 0; i < run.models.size(); ++i)
-    if (const std::optional<double> v = rank_value(run.models[i], by)) ranked.push_back({higher_is_better(by) ? -*v : *v, i});
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<size_t> order;
-  for (const auto& [value, i] : ranked) order.push_back(i);
-  return order;
-}
-
-}  // namespace
 
 void rank_run(RunReport& run, std::optional<RankBy> by) {
-  const RankBy chosen = by.value_or(default_rank_by(run));
+  if (!by) {  // the first metric some model has: the earliest of the models' firsts
+    for (const ModelReport& m : run.models)
+      if (const std::optional<RankBy> first = first_rank_by(m); first && (!by || *first < *by)) by = first;
+  }
+  const RankBy chosen = by.value_or(RankBy::train_s);
+  std::vector<std::pair<RankKey, size_t>> ranked;  // and the model's place in run.models
+  for (size_t i = 0; i < run.models.size(); ++i)
+    if (const std::optional<RankKey> key = rank_key(run.models[i], chosen)) ranked.push_back({*key, i});
+  std::sort(ranked.begin(), ranked.end());
   run.rank_by = to_string(chosen);
   run.ranking.clear();
-  for (size_t i : rank_models(run, chosen)) run.ranking.push_back(run.models[i].name);
+  for (const auto& [key, i] : ranked) run.ranking.push_back(run.models[i].name);
 }
 
 }  // namespace mf

@@ -34,6 +34,10 @@ struct TrainingSettings {
   uint64_t seed = 0;
   PoolMode memory_mode = PoolMode::grow;
   std::optional<bool> graphs;  // training steps as CUDA graphs; unknown until the model is built
+  // The layers before the output layer, from the input on: their widths and activations (the grid's
+  // hidden and activation axes); empty for none.
+  std::vector<int> hidden;
+  std::vector<Activation> activations;
 };
 
 struct ModelReport {

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "cli_support.h"
 
@@ -258,13 +259,23 @@ TEST_F(Ranking, ALargeSweepIsRankedByValidationAccuracyBestFirst) {
   std::ifstream csv(path("r.csv"));
   std::string header, row;
   std::getline(csv, header);
-  EXPECT_TRUE(contains(header, ",name,status,rank,optimizer,learning_rate,batch_size,epochs_asked,validation_split,"
-                               "seed,loss,accuracy,val_loss,val_accuracy,"))
+  EXPECT_TRUE(contains(header, ",index,name,status,rank,optimizer,learning_rate,batch_size,epochs_asked,"
+                               "validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,"))
       << header;
+  EXPECT_TRUE(contains(header, ",device,host,mpi_rank,")) << header;
   std::getline(csv, row);
   const std::string first = doc["models"][0]["name"];
   const auto place = std::find(doc["ranking"].begin(), doc["ranking"].end(), first) - doc["ranking"].begin() + 1;
-  EXPECT_TRUE(contains(row, "," + first + ",ok," + std::to_string(place) + ",adam,0.001,64,2,0.25,1,")) << row;
+  EXPECT_TRUE(contains(row, ",0," + first + ",ok," + std::to_string(place) + ",adam,0.001,64,2,0.25,1,64,relu,")) << row;
+  // Field by field (no field of this row is quoted): where the model is in the sweep, and where it ran.
+  std::map<std::string, std::string> field;
+  std::istringstream names(header), values(row);
+  for (std::string name, value; std::getline(names, name, ',');) field[name] = std::getline(values, value, ',') ? value : "";
+  EXPECT_EQ(field["index"], "0");
+  EXPECT_EQ(field["hidden"], "64");
+  EXPECT_EQ(field["activation"], "relu");
+  EXPECT_EQ(field["host"], doc["models"][0]["host"].get<std::string>());
+  EXPECT_EQ(field["mpi_rank"], "");  // one process, no MPI
 
   const Result by_time = multifit("run " + quoted(path("sweep.json")) + " --backend cpu --quiet --rank-by train_s " +
                                   "--json " + quoted(path("t.json")));

@@ -12,7 +12,8 @@ std::vector<Job> jobs_of(const std::vector<std::pair<int, int>>& width_epochs) {
   std::vector<Job> jobs(width_epochs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     ModelSpec spec;
-    spec.name = "m" + std::to_string(i);
+    spec.name = "m";
+    spec.name += std::to_string(i);  // (not "m" + ...: GCC 12's -Wrestrict false positive, PR 105329)
     spec.input = 20;
     spec.layers = {{width_epochs[i].first, Activation::relu}, {1, Activation::sigmoid}};
     spec.fit.epochs = width_epochs[i].second;

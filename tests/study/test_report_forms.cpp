@@ -61,7 +61,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
   [[maybe_unused]] auto& [sh_index, sh_count] = sh;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
-                          ts_seed, ts_memory_mode, ts_graphs] = ts;
+                          ts_seed, ts_memory_mode, ts_graphs, ts_hidden, ts_activations] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
   [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s] = e;
   [[maybe_unused]] auto& [v_loss, v_accuracy] = v;
@@ -70,10 +70,11 @@ using nlohmann::json;
   [[maybe_unused]] auto& [i_begin_s, i_end_s] = i;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
-                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s] = ro;
+                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
+                          ro_stage_best] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device] = bo;
-  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save] = jb;
+  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
   [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_optimizer, ms_fit, ms_seed, ms_memory,
                           ms_targets] = ms;
   [[maybe_unused]] auto& [ls_units, ls_activation] = ls;
@@ -98,6 +99,8 @@ TrainingSettings full_settings() {
   s.seed = 18446744073709551615u;  // the largest: must not pass through a double or an int64
   s.memory_mode = PoolMode::reserve;
   s.graphs = false;  // known, and not the default (unknown)
+  s.hidden = {16, 8};
+  s.activations = {Activation::tanh, Activation::relu};  // mixed: the CSV writes each
   return s;
 }
 
@@ -197,7 +200,7 @@ const char* const kFullModelDocument = R"({
   "name": "m-7",
   "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
                "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
-               "memory_mode": "reserve", "graphs": false},
+               "memory_mode": "reserve", "graphs": false, "hidden": [16, 8], "activations": ["tanh", "relu"]},
   "status": "oom",
   "error": "the pool's cap, 4 KiB, is \"too small\"",
   "backend": "cpu",
@@ -385,7 +388,8 @@ TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
   ModelReport m;
   m.settings = TrainingSettings{};
   expect_json(json(m)["settings"], R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
-    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null})");
+    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "hidden": [],
+    "activations": []})");
 }
 
 // Metrics that do not exist are null, metrics computed as not finite are strings.
@@ -472,9 +476,10 @@ TEST(ReportDocument, TheSweepAndTheShardReadBackAsWritten) {
 
 const char* const kCsvHeader =
     "run_mode,run_backend,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
-    "run_speedup_vs_serial,overlap,models,rank_by,name,status,rank,optimizer,learning_rate,batch_size,epochs_asked,"
-    "validation_split,seed,loss,accuracy,val_loss,val_accuracy,error,device,startup_s,train_s,samples_per_s,solo_s,"
-    "slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,cap_bytes,reserved_bytes,peak_bytes,graphs\n";
+    "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
+    "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
+    "mpi_rank,startup_s,train_s,samples_per_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
+    "cap_bytes,reserved_bytes,peak_bytes,graphs\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   RunReport serial;  // a run of one default model: its empty fields stay empty
@@ -489,13 +494,13 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   write_csv({full_run(), serial, graphs_on, graphs_unknown}, path("r.csv"));
   EXPECT_EQ(read(path("r.csv")),
             std::string(kCsvHeader) +
-                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,m-7,oom,1,sgd,0.375,48,3,0.125,"
-                "18446744073709551615,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\",3,"
-                "0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false\n"
-                "serial,,1,0.0,,,,,,1,,,ok,,,,,,,,,,,,,0,,,,,,,,0,,,0,0,0,0,\n"
-                "serial,,1,0.0,,,,,,1,,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,,,,,,0,nan,,,,inf,,,0,,,0,0,0,0,"
-                "true\n"
-                "serial,,1,0.0,,,,,,1,,,ok,,adam,0.0,0,0,0.0,0,,,,,,0,,,,,,,,0,,,0,0,0,0,\n");
+                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
+                "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
+                "3,node-2,2,0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,,inf,,,0,,,"
+                "0,0,0,0,true\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -541,6 +546,8 @@ void expect_same_settings(const std::optional<TrainingSettings>& got, const std:
   EXPECT_EQ(got->seed, want->seed);
   EXPECT_EQ(got->memory_mode, want->memory_mode);
   EXPECT_EQ(got->graphs, want->graphs);
+  EXPECT_EQ(got->hidden, want->hidden);
+  EXPECT_EQ(got->activations, want->activations);
 }
 
 // Every field of the report, one by one.
@@ -743,6 +750,7 @@ RunOptions full_options() {
   o.timeline = true;
   o.calibration_steps = 11;
   o.stall_timeout_s = 2.5;
+  o.stage_best = [](const ModelReport&, const std::function<void()>&) {};  // does not cross: StageBestStaysWithTheKeeper
   return o;
 }
 
@@ -814,6 +822,12 @@ TEST(ChildOptions, DefaultsArriveAsDefaults) {
   expect_same_options(options_through_the_pipe(RunOptions{}), RunOptions{});
 }
 
+// The keeper's question is a function of the parent's process: a child has none, and stages every
+// model that ends ok (study/model_worker.cpp); the parent's keeper drops what it need not keep.
+TEST(ChildOptions, StageBestStaysWithTheKeeper) {
+  EXPECT_FALSE(options_through_the_pipe(full_options()).stage_best);
+}
+
 // The defects of old, each by name: both now cross (the options' one form writes every field).
 TEST(ChildOptions, PackSizeArrives) { EXPECT_EQ(options_through_the_pipe(full_options()).pack_size, 9); }
 
@@ -865,6 +879,7 @@ Job full_job(const ModelSpec& spec) {
   j.device = 3;
   j.load = "/x/in.weights";
   j.save = "/x/out.weights";
+  j.keep = "/x/best/.staging/j-5.weights";
   return j;
 }
 
@@ -913,6 +928,7 @@ TEST(ChildJob, EveryFieldArrivesAsSent) {
     EXPECT_EQ(back.device, sent.device);
     EXPECT_EQ(back.load, sent.load);
     EXPECT_EQ(back.save, sent.save);
+    EXPECT_EQ(back.keep, sent.keep);
   }
 }
 
@@ -928,7 +944,7 @@ TEST(ChildJob, TheSpecArrivesWithTheOverridesApplied) {
   EXPECT_EQ(back.spec->memory.limit_bytes, size_t(3) << 30);
 }
 
-// The defaults arrive as defaults: no load, no save, device 0.
+// The defaults arrive as defaults: no load, no save, nothing kept, device 0.
 TEST(ChildJob, DefaultsArriveAsDefaults) {
   Job sent;
   sent.spec = sgd_spec();
@@ -939,6 +955,7 @@ TEST(ChildJob, DefaultsArriveAsDefaults) {
   EXPECT_EQ(back.data, "");
   EXPECT_EQ(back.load, "");
   EXPECT_EQ(back.save, "");
+  EXPECT_EQ(back.keep, "");
   ASSERT_TRUE(back.spec.has_value());
   expect_same_spec(*back.spec, *sent.spec);
 }
