@@ -28,6 +28,14 @@ bool launched_by_mpi() {
   return env_int("PMIX_RANK").has_value();
 }
 
+std::optional<int> launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const auto n = env_int(name)) return n;
+  return std::nullopt;
+}
+
+bool speaks_for_the_job() { return !launched_by_mpi() || launcher_rank().value_or(0) == 0; }
+
 std::optional<int> launcher_local_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
     if (const auto n = env_int(name)) return n;

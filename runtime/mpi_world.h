@@ -20,6 +20,16 @@ bool built_with_mpi();
 // of more than one process where the size is named.
 bool launched_by_mpi();
 
+// This process's rank in the world as the launcher named it (OMPI_COMM_WORLD_RANK, PMI_RANK,
+// PMIX_RANK), read before MPI starts; absent when none is set.
+std::optional<int> launcher_rank();
+
+// Whether this process speaks for the job: it was not started by an MPI launcher, or it is rank 0.
+// A mistake every rank makes alike (a bad flag, a sweep that cannot be read) is said by rank 0 alone,
+// and the other ranks end quietly with exit code 0, so that mpirun's code is rank 0's and Open MPI
+// does not end the job (rank 0 with it) before rank 0 has said why.
+bool speaks_for_the_job();
+
 // This process's rank on its node as the launcher named it (OMPI_COMM_WORLD_LOCAL_RANK,
 // MPI_LOCALRANKID, SLURM_LOCALID), read before MPI or CUDA starts; absent when none is set.
 std::optional<int> launcher_local_rank();

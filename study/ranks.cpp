@@ -47,7 +47,7 @@ class RankTrainer {
     // The ranks on one node share its memory: each takes its part of the machine's bound.
     if (!options.concurrency && mode != ModeKind::serial && world.local_size() > 1) {
       choice_.per_phase = std::max<size_t>(1, choice_.per_phase / size_t(world.local_size()));
-      choice_.reason += "; a " + std::to_string(world.local_size()) + "th of it for each rank on this host";
+      choice_.reason += "; shared by the " + std::to_string(world.local_size()) + " ranks on this host";
     }
     journal_ = record.on_ended;
     // One mode for every share: its backends and data sets stay resident from one share to the next.
@@ -70,18 +70,19 @@ class RankTrainer {
       if (journal_) journal_(index, mine, code);
       if (!quiet_ && code != 130) say_ended(mine);
     };
-    int code = 0;
+    int code = 0;  // rank 0 takes each model's from its report's message
     RunReport run = run_mode(*runner_, share, options_, stop_, &code, record);
     json reports = json::array();
     for (ModelReport& m : run.models) {
-      m.mpi_rank = rank_;
-      samples_ += m.samples;
-      // A model with no end said was never started: the run was stopped first (run_mode).
+      // A model with no end said was never started: the run was stopped first (run_mode); no rank trained it.
       const auto said = codes.find(m.index);
+      if (said != codes.end()) {
+        m.mpi_rank = rank_;
+        ++models_;
+      }
+      samples_ += m.samples;
       reports.push_back(ended_json(std::move(m), said == codes.end() ? 130 : said->second));
     }
-    code_ = worse_exit_code(code_, code);
-    models_ += int(run.models.size());
     if (run.startup_s) startup_s_ = startup_s_.value_or(0) + *run.startup_s;
     if (run.train_s) train_s_ += *run.train_s;
     threads_ = std::max(threads_, run.training_threads.value_or(0));
@@ -95,7 +96,6 @@ class RankTrainer {
     return {{"part", part_json(part)}, {"train_s", train_s_}, {"samples", samples_},
             {"concurrency", models_ > 0 ? int(capacity()) : 0}, {"reason", choice_.reason}, {"threads", threads_}};
   }
-  int exit_code() const { return code_; }
 
  private:
   void say_ended(const ModelReport& m) {
@@ -121,22 +121,25 @@ class RankTrainer {
   std::unique_ptr<Mode> runner_;
   Progress::EndedSink journal_;
   std::mutex say_;
-  int code_ = 0, models_ = 0, threads_ = 0;
+  int models_ = 0, threads_ = 0;
   int64_t samples_ = 0;
   std::optional<double> startup_s_;
   double train_s_ = 0;
 };
 
-// A rank other than 0: asks for work until there is none, then sends its figures.
-void serve_rank_0(RankTrainer& trainer, MpiWorld& world) {
+// A rank other than 0: asks for work until there is none, or until it is stopped (a signal to this
+// rank alone: the others go on with the rest), then sends its figures.
+void serve_rank_0(RankTrainer& trainer, MpiWorld& world, const std::atomic<bool>& stop) {
   json ask = {{"reports", json::array()}, {"capacity", trainer.capacity()}};
-  while (true) {
+  while (!stop) {
     world.send(0, ask.dump());
     const std::vector<size_t> places = json::parse(world.receive(0)).at("jobs").get<std::vector<size_t>>();
     if (places.empty()) break;
     ask["reports"] = trainer.train(places);
   }
-  world.send(0, json{{"final", trainer.final_figures()}}.dump());
+  json last = {{"final", trainer.final_figures()}};
+  if (stop) last["reports"] = ask["reports"];  // its last share's, never sent with an ask
+  world.send(0, last.dump());
 }
 
 // Rank 0's side: the units in order, taken by the asks of every rank, its own trainer's included.
@@ -226,8 +229,7 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
   }
   RankTrainer trainer(mode, jobs, options, stop, record, world);
   if (world.rank() != 0) {
-    serve_rank_0(trainer, world);
-    *exit_code = worse_exit_code(*exit_code, trainer.exit_code());
+    serve_rank_0(trainer, world, stop);
     RunReport run;
     run.mode = to_string(mode);
     return run;
@@ -253,6 +255,7 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
     }
     const json message = json::parse(world.receive(*from));
     if (message.contains("final")) {
+      if (message.contains("reports")) dispatcher.add(message.at("reports"));
       finals[*from] = message.at("final");
       continue;
     }

@@ -43,8 +43,9 @@ std::vector<WorkUnit> plan_work(ModeKind mode, const std::vector<Job>& jobs, con
 
 // Trains `jobs` over the world's ranks; every rank calls it, with the same jobs. On rank 0 it returns
 // the run's report of every job (those of record.ended taken as they are, in sweep order) and
-// *exit_code takes the worst of the models'; elsewhere a report with no models, *exit_code the worst
-// of this rank's. record.on_ended is this rank's journal.
+// *exit_code takes the worst of the models'; elsewhere a report with no models, and *exit_code as it
+// was. record.on_ended is this rank's journal. A rank stopped (a signal) asks for no more work, and
+// the others train the rest; a model handed out but never started names no rank.
 RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
                          const std::atomic<bool>& stop, int* exit_code, const RunRecord& record, MpiWorld& world);
 

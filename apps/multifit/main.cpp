@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "apps/multifit/commands.h"
 #include "runtime/build_info.h"
 #include "runtime/error.h"
+#include "runtime/mpi_world.h"
 #include "runtime/near_miss.h"
 
 namespace {
@@ -66,6 +68,15 @@ int main(int argc, char** argv) {
   const mf::Command merge = mf::add_merge_command(app);
   const mf::Command info = mf::add_info_command(app);
   const mf::Command worker = mf::add_worker_command(app);
+  // A mistake in what the user gave: said on stderr, exit code 2. Under mpirun every rank makes it
+  // alike, so rank 0 alone says it and the others end quietly with 0 (runtime/mpi_world.h:
+  // speaks_for_the_job); the hidden worker, a child of some rank, always speaks.
+  const bool speaks = (argc > 1 && std::string(argv[1]) == "worker") || mf::speaks_for_the_job();
+  const auto mistake = [speaks](const std::string& line) {
+    if (!speaks) return 0;
+    std::fprintf(stderr, "multifit: error: %s\n", line.c_str());
+    return 2;
+  };
   // A first word that is no flag and no command is a mistyped command ("trian"), not a missing one.
   const auto is_command = [&](const std::string& word) {
     const auto commands = app.get_subcommands({});
@@ -77,9 +88,8 @@ int main(int argc, char** argv) {
     const std::string meant = mf::near_miss(argv[1], names);
     std::string list;  // "train, run, merge and info"
     for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-    std::fprintf(stderr, "multifit: error: unknown command '%s'%s; the commands are %s\n", argv[1],
-                 meant.empty() ? "" : (" (did you mean " + meant + "?)").c_str(), list.c_str());
-    return 2;
+    return mistake("unknown command '" + std::string(argv[1]) + "'" + (meant.empty() ? "" : " (did you mean " + meant + "?)") +
+                   "; the commands are " + list);
   }
   try {
     app.parse(argc, argv);
@@ -95,21 +105,19 @@ int main(int argc, char** argv) {
     // --verison") is the mistake to name.
     const std::vector<std::string> extras = app.remaining(true);
     const bool unplaced = dynamic_cast<const CLI::ExtrasError*>(&e) || (app.get_subcommands().empty() && !extras.empty());
-    if (!unplaced) {
-      std::fprintf(stderr, "multifit: error: %s; see '%s'\n", e.what(), help_for(app).c_str());
-      return 2;
-    }
+    if (!unplaced) return mistake(std::string(e.what()) + "; see '" + help_for(app) + "'");
     const auto flag = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.starts_with("-"); });
     const auto commands = app.get_subcommands();
     CLI::App& cmd = commands.empty() ? app : *commands[0];
     if (flag != extras.end())
-      std::fprintf(stderr, "multifit: error: unknown flag %s%s; see '%s'\n", flag->c_str(),
-                   unknown_flag_hint(app, cmd, *flag).c_str(), help_for(app).c_str());
-    else
-      std::fprintf(stderr, "multifit: error: unexpected argument %s; see '%s'\n",
-                   extras.empty() ? "" : extras.front().c_str(), help_for(app).c_str());
-    return 2;
+      return mistake("unknown flag " + *flag + unknown_flag_hint(app, cmd, *flag) + "; see '" + help_for(app) + "'");
+    return mistake("unexpected argument " + (extras.empty() ? std::string() : extras.front()) + "; see '" +
+                   help_for(app) + "'");
   }
+  for (const char* alone : {"train", "merge"})
+    if (mf::launched_by_mpi() && app.got_subcommand(alone))
+      return mistake(std::string("multifit ") + alone + " does not run across MPI ranks: under mpirun each rank would "
+                     "do the same work; run it without mpirun (multifit run trains a sweep over the ranks)");
   try {
     if (app.got_subcommand("train")) return train();
     if (app.got_subcommand("run")) return run();
@@ -117,10 +125,11 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("worker")) return worker();
     return info();
   } catch (const mf::UserError& e) {
-    std::fprintf(stderr, "multifit: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "multifit: failure: %s\n", e.what());
+    return mistake(e.what());
+  } catch (const std::exception& e) {  // this process's own failure, said whatever its rank
+    const std::optional<int> rank = mf::launched_by_mpi() ? mf::launcher_rank() : std::nullopt;
+    std::fprintf(stderr, "multifit: failure: %s%s\n", rank ? ("rank " + std::to_string(*rank) + ": ").c_str() : "",
+                 e.what());
     return 1;
   }
 }

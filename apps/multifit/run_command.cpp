@@ -200,17 +200,23 @@ void pick_rank_device(RunOptions& options, const MpiWorld& world) {
   options.devices = {devices[size_t(local) % devices.size()]};
 }
 
-// The ranks agree on whether the run can start: each gives the error that stopped it ("" for none);
-// all get the first (rank 0's before the others', named by rank and host).
-std::string agree_on_error(MpiWorld& world, const std::string& mine) {
-  std::string first;
-  const std::vector<std::string> each = world.gather(mine.empty() ? "" : host_name() + "\n" + mine);
-  for (size_t r = 0; r < each.size() && first.empty(); ++r)
-    if (!each[r].empty()) {
-      const size_t cut = each[r].find('\n');
-      first = r == 0 ? each[r].substr(cut + 1)
-                     : "rank " + std::to_string(r) + " (" + each[r].substr(0, cut) + "): " + each[r].substr(cut + 1);
-    }
+// The ranks agree on whether the run can start: each gives the error that stopped it ("" for none)
+// and what it is to run (`run`: its sweep's fingerprint, backend, mode, shard, --save-best), which
+// must be rank 0's (a stale copy of the sweep on one node, an option given to some ranks only would
+// mix models of two runs in one document). All get the first error, rank 0's before the others',
+// naming the rank and its host; "" when every rank can start.
+std::string agree_on_error(MpiWorld& world, const std::string& mine, const nlohmann::json& run) {
+  const nlohmann::json me = {{"host", host_name()}, {"error", mine}, {"run", run}};
+  const std::vector<std::string> each = world.gather(me.dump());
+  std::string first = mine;
+  for (size_t r = 1; r < each.size() && first.empty(); ++r) {
+    const nlohmann::json rank = nlohmann::json::parse(each[r]);
+    const std::string who = "rank " + std::to_string(r) + " (" + rank.at("host").get<std::string>() + "): ";
+    if (const std::string error = rank.at("error"); !error.empty()) first = who + error;
+    else if (rank.at("run") != run)
+      first = who + "it is to run " + rank.at("run").dump() + ", but rank 0 " + run.dump() +
+              ": every rank must be given the same sweep file, with the same contents, and the same options";
+  }
   return world.broadcast(first);
 }
 
@@ -332,8 +338,10 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     }
     code = write_output_files(runs, args.files, code);
   }
-  // Every rank ends with the run's code, rank 0's: its models' and its outputs'.
-  return world ? std::stoi(world->broadcast(std::to_string(code))) : code;
+  // Rank 0's code is the run's: its models' and its outputs'. Another rank's is its own failures'
+  // alone (its journal's), so that mpirun's is rank 0's unless a rank failed apart.
+  std::fflush(stdout);
+  return code;
 }
 
 // Under mpirun, every rank runs this (study/ranks.h): each reads the sweep, journals its own models
@@ -370,8 +378,11 @@ int run_study(RunArgs& args) {
     const std::optional<SaveBest>& save_best = setup.save_best;
     if (writer) {
       const std::string best_index = save_best ? (std::filesystem::path(save_best->dir) / kBestIndex).string() : "";
-      prepare_output_files(args.files, {{"the sweep", options.models_path}},
-                           {{"--journal", journal_file}, {"--save-best's index", best_index}});
+      std::vector<NamedFile> others = {{"--journal", journal_file},
+                                       {"--save-best's index", best_index}};
+      for (int rank = 1; world && !journal_file.empty() && rank < world->size(); ++rank)
+        others.push_back({"a rank's journal", rank_journal_path(journal_file, rank)});
+      prepare_output_files(args.files, {{"the sweep", options.models_path}}, others);
       if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", journal_file);
     }
     if (save_best) {
@@ -448,10 +459,13 @@ int run_study(RunArgs& args) {
     if (cannot_start.empty()) cannot_start = "an unnamed failure";
   }
   if (world) {
-    const std::string agreed = agree_on_error(*world, cannot_start);
+    const nlohmann::json run = {{"sweep", setup.sweep}, {"backend", journal_run.backend}, {"mode", journal_run.mode},
+                                {"solo", journal_run.solo}, {"shard", args.shard ? to_string(*args.shard) : ""},
+                                {"save_best", args.save_best_given ? nlohmann::json(args.save_best) : nlohmann::json()}};
+    const std::string agreed = agree_on_error(*world, cannot_start, run);
     if (!agreed.empty()) {
       if (writer) throw UserError(agreed);
-      return 2;  // rank 0 says why
+      return 0;  // rank 0 says why, and its exit code is the job's (runtime/mpi_world.h)
     }
     if (!writer && !journal_file.empty())
       journal = open_journal(rank_journal_path(journal_file, world->rank()), journal_run, nullptr, true, &code);
