@@ -234,9 +234,15 @@ void check_belongs(const Part& part, const Part& first, const Part* typed, const
                       " mode: merge takes parts of one mode (run every shard with the same --mode; with auto each "
                       "shard chooses its own)");
   }
+  // The journals of one run's MPI ranks (PATH, PATH.rank-R) are one part, each with its own models.
+  const auto of_one_run = [](const Part& a, const Part& b) {
+    const auto base = [](const Part& p) { return p.path.substr(0, std::min(p.path.size(), p.path.rfind(".rank-"))); };
+    return a.journal && b.journal && base(a) == base(b);
+  };
   if (part.shard)
     for (const Part& other : before)
-      if (other.shard && other.shard->index == part.shard->index && other.shard->count == part.shard->count)
+      if (other.shard && other.shard->index == part.shard->index && other.shard->count == part.shard->count &&
+          !of_one_run(part, other))
         throw UserError(path + ": " + shard_words(part.shard) + ", as " + other.path +
                         " is: each part once (a shard's journal and its document are one part: give one of them)");
 }

@@ -99,7 +99,9 @@ TEST_F(Mpi, ThreeRanksGiveTheNumbersOfOneProcessInEachMode) {
       int counted = 0;  // the models that name this rank
       for (const json& m : doc["models"]) counted += m["mpi_rank"] == int(r);
       EXPECT_EQ(part["models"], counted);
-      if (counted > 0) EXPECT_GT(part["samples_per_s"].get<double>(), 0);
+      if (counted > 0) {
+        EXPECT_GT(part["samples_per_s"].get<double>(), 0);
+      }
     }
     EXPECT_EQ(models, 8);
     EXPECT_GT(doc["samples_per_s"].get<double>(), 0);
@@ -165,6 +167,20 @@ TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   EXPECT_TRUE(fs::exists(path("r.json.journal.rank-1.previous")));  // the killed run's, set aside
 }
 
+TEST_F(Mpi, AShardOverRanksMergesFromItsRanksJournals) {
+  if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
+  const std::string grid = sweep(small_grid(2, 3, 2));
+  ASSERT_EQ(mpirun(2, "run " + grid + " --backend cpu --quiet --shard 0/2 --json " + quoted(path("p0.json"))).rc, 0);
+  ASSERT_TRUE(fs::exists(path("p0.json.journal.rank-1")));
+  ASSERT_EQ(multifit("run " + grid + " --backend cpu --quiet --shard 1/2 --json " + quoted(path("p1.json"))).rc, 0);
+  // Shard 0 by its ranks' journals (as a killed job leaves them), shard 1 by its document.
+  const Result merged = multifit("merge " + quoted(path("p0.json.journal")) + " " + quoted(path("p0.json.journal.rank-1")) +
+                                 " " + quoted(path("p1.json")) + " --json " + quoted(path("all.json")));
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  ASSERT_EQ(multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json"))).rc, 0);
+  expect_same_numbers(result("all.json"), result("one.json"));
+}
+
 TEST_F(Mpi, WhatCannotRunAcrossRanksIsSaidOnceWithTheDocumentWritten) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
   const std::string grid = sweep(small_grid(1, 2, 1));
@@ -181,6 +197,18 @@ TEST_F(Mpi, WhatCannotRunAcrossRanksIsSaidOnceWithTheDocumentWritten) {
   EXPECT_EQ(trace.rc, 2);
   EXPECT_EQ(errors(trace.err), 1u) << trace.err;
   EXPECT_TRUE(contains(trace.err, "--trace is not available under mpirun")) << trace.err;
+  // A rank given other options (or a stale sweep) would mix two runs in one document.
+  const Result mixed = multifit("run " + grid + " --backend cpu --json " + quoted(path("m.json")) + " : -np 1 " +
+                                    quoted(MULTIFIT_BIN) + " run " + grid + " --backend cpu --epochs 5 --json " +
+                                    quoted(path("m.json")),
+                                "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 1 ");
+  EXPECT_EQ(mixed.rc, 2);
+  EXPECT_EQ(errors(mixed.err), 1u) << mixed.err;
+  EXPECT_TRUE(contains(mixed.err, "rank 1 (")) << mixed.err;
+  EXPECT_TRUE(contains(mixed.err, "every rank must be given the same sweep file")) << mixed.err;
+  const Result train = mpirun(2, "train " + quoted(example("binary-classifier.json")) + " --backend cpu");
+  EXPECT_EQ(train.rc, 2);
+  EXPECT_EQ(errors(train.err), 1u) << train.err;
   std::ofstream(path("broken.json")) << "{\"name\": ";
   const Result broken = mpirun(2, "run " + quoted(path("broken.json")) + " --backend cpu --json " + quoted(path("b.json")));
   EXPECT_EQ(broken.rc, 2);
