@@ -3,6 +3,7 @@
 // type macros (NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE): std::optional as its value or null, and an
 // enum by the names of its table (runtime/names.h).
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -29,3 +30,13 @@ struct adl_serializer<std::optional<T>> {
   inline void from_json(const nlohmann::json& j, E& value) {                                \
     value = ::mf::parse_named(table, j.get_ref<const std::string&>(), #E);                  \
   }
+
+namespace mf {
+
+// nlohmann's exception message without its "[json.exception.type_error.302] " tag, for a user's eyes.
+inline std::string without_tag(const std::string& what) {
+  const size_t tag = what.starts_with("[json.exception.") ? what.find("] ") : std::string::npos;
+  return tag == std::string::npos ? what : what.substr(tag + 2);
+}
+
+}  // namespace mf

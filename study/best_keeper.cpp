@@ -140,14 +140,15 @@ std::string staging_folder(int rank) {
   return rank == 0 ? kStagingFolder : std::string(kStagingFolder) + ".rank-" + std::to_string(rank);
 }
 
-void gather_staging(const SaveBest& save) {
+void gather_staging(const SaveBest& save, bool resume) {
   const fs::path into = fs::path(save.dir) / kStagingFolder;
   const std::string prefix = std::string(kStagingFolder) + ".rank-";
   std::error_code error;
   for (const fs::directory_entry& folder : fs::directory_iterator(save.dir, error)) {
     if (!folder.is_directory() || !folder.path().filename().string().starts_with(prefix)) continue;
-    fs::create_directory(into, error);
+    if (resume) fs::create_directory(into, error);
     for (const fs::directory_entry& file : fs::directory_iterator(folder.path(), error)) {
+      if (!resume) break;
       const fs::path to = into / file.path().filename();
       if (std::rename(file.path().c_str(), to.c_str()) != 0)
         throw SystemError(to.string() + ": cannot move a rank's staged weights there: " + os_reason(errno));

@@ -46,11 +46,11 @@ struct SaveBest {
 inline constexpr const char* kStagingFolder = ".staging";
 // MPI rank r's staging folder inside DIR: kStagingFolder, then ".rank-r" for a rank other than 0.
 std::string staging_folder(int rank);
-// --resume under mpirun, before any rank makes its keeper: the weights every other rank's staging
-// folder in DIR holds (a killed run's, by any number of ranks) moved into rank 0's, which takes
-// them on (BestKeeper's `resume`), and those folders removed. Throws SystemError naming a file it
-// cannot move.
-void gather_staging(const SaveBest& save);
+// Before any rank makes its keeper: on `resume`, the weights every other rank's staging folder in
+// DIR holds (a killed run's, by any number of ranks) moved into rank 0's, which takes them on
+// (BestKeeper's `resume`); either way those folders removed, so that no weights of an earlier run
+// come back. Throws SystemError naming a file it cannot move.
+void gather_staging(const SaveBest& save, bool resume);
 // The index of the models kept, in DIR.
 inline constexpr const char* kBestIndex = "best.json";
 

@@ -13,6 +13,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/error.h"
+#include "runtime/json_forms.h"
 #include "study/shard.h"
 
 namespace mf {
@@ -30,10 +31,6 @@ json header(const JournalRun& run) {
 }
 
 // "shard 1/3", or "the whole sweep" for none.
-std::string shard_words(const std::optional<Shard>& shard) {
-  return shard ? "shard " + to_string(*shard) : "the whole sweep";
-}
-
 json spec_of(const Job& job) { return job.spec ? to_json(*job.spec) : json(nullptr); }
 
 // The first field where `was` and `now` differ, as "optimizer.learning_rate: 0.01 then, 0.02 now", or "".
@@ -59,11 +56,6 @@ std::string first_difference(const json& was, const json& now, const std::string
 std::string os_reason() { return std::strerror(errno); }
 
 // nlohmann's message without its tag: "key 'spec' not found", not "[json.exception.out_of_range.403] key...".
-std::string without_tag(const std::string& what) {
-  const size_t tag = what.starts_with("[json.exception.") ? what.find("] ") : std::string::npos;
-  return tag == std::string::npos ? what : what.substr(tag + 2);
-}
-
 }  // namespace
 
 JournalLines parse_journal(const std::string& path, const std::string& all) {

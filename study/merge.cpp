@@ -12,6 +12,7 @@
 
 #include "runtime/error.h"
 #include "runtime/input_file.h"
+#include "runtime/json_forms.h"
 #include "study/journal.h"
 
 namespace mf {
@@ -41,15 +42,6 @@ struct Part {
 };
 
 // nlohmann's message without its tag: "key 'models' not found", not "[json.exception.out_of_range.403] key...".
-std::string without_tag(const std::string& what) {
-  const size_t tag = what.starts_with("[json.exception.") ? what.find("] ") : std::string::npos;
-  return tag == std::string::npos ? what : what.substr(tag + 2);
-}
-
-std::string shard_words(const std::optional<Shard>& shard) {
-  return shard ? "shard " + to_string(*shard) : "the whole sweep";
-}
-
 std::string model_words(const ModelReport& m) { return "model #" + std::to_string(m.index) + " '" + m.name + "'"; }
 
 // A document's or a journal's report, read as the one form has it (the document leaves out the step

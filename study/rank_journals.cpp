@@ -1,6 +1,7 @@
 #include "study/rank_journals.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +27,9 @@ std::vector<std::string> rank_journals_beside(const std::string& path) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with(prefix)) continue;
     const std::string number = name.substr(prefix.size());
-    if (number.empty() || number.size() > 9 || !std::all_of(number.begin(), number.end(), ::isdigit)) continue;
+    if (number.empty() || number.size() > 9 ||
+        !std::all_of(number.begin(), number.end(), [](unsigned char c) { return std::isdigit(c); }))
+      continue;
     const int rank = std::stoi(number);
     if (rank > 0) found.push_back({rank, rank_journal_path(path, rank)});
   }

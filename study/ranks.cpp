@@ -93,7 +93,7 @@ class RankTrainer {
   json final_figures() const {
     RunPart part{rank_, host_name(), clock_seconds() - start_s_, startup_s_, std::nullopt, models_};
     if (train_s_ > 0) part.samples_per_s = double(samples_) / train_s_;
-    return {{"part", part_json(part)}, {"train_s", train_s_}, {"samples", samples_},
+    return {{"part", part}, {"train_s", train_s_}, {"samples", samples_},
             {"concurrency", models_ > 0 ? int(capacity()) : 0}, {"reason", choice_.reason}, {"threads", threads_}};
   }
 
@@ -103,11 +103,6 @@ class RankTrainer {
     std::string line = "multifit: rank " + std::to_string(rank_) + ": " + m.name + " " + to_string(m.status);
     if (m.fitted) line += ", " + std::to_string(m.fit.epochs.size()) + " epochs in " + format_duration(m.fit.train_s);
     std::fprintf(stderr, "%s\n", line.c_str());
-  }
-
-  static json part_json(const RunPart& part) {
-    return {{"index", part.index}, {"host", part.host}, {"wall_s", part.wall_s}, {"startup_s", part.startup_s},
-            {"samples_per_s", part.samples_per_s}, {"models", part.models}};
   }
 
   ModeKind mode_;
@@ -130,41 +125,44 @@ class RankTrainer {
 // A rank other than 0: asks for work until there is none, or until it is stopped (a signal to this
 // rank alone: the others go on with the rest), then sends its figures.
 void serve_rank_0(RankTrainer& trainer, MpiWorld& world, const std::atomic<bool>& stop) {
-  json ask = {{"reports", json::array()}, {"capacity", trainer.capacity()}};
+  json unsent = json::array();  // the last share's reports
   while (!stop) {
-    world.send(0, ask.dump());
+    world.send(0, json{{"reports", unsent}, {"capacity", trainer.capacity()}}.dump());
+    unsent = json::array();
     const std::vector<size_t> places = json::parse(world.receive(0)).at("jobs").get<std::vector<size_t>>();
     if (places.empty()) break;
-    ask["reports"] = trainer.train(places);
+    unsent = trainer.train(places);
   }
-  json last = {{"final", trainer.final_figures()}};
-  if (stop) last["reports"] = ask["reports"];  // its last share's, never sent with an ask
-  world.send(0, last.dump());
+  world.send(0, json{{"final", trainer.final_figures()}, {"reports", unsent}}.dump());
 }
 
 // Rank 0's side: the units in order, taken by the asks of every rank, its own trainer's included.
 class Dispatcher {
  public:
-  Dispatcher(std::vector<WorkUnit> units, int ranks, const std::atomic<bool>& stop)
-      : units_(std::move(units)), ranks_(size_t(ranks)), stop_(stop) {
+  Dispatcher(std::vector<WorkUnit> units, int ranks) : units_(std::move(units)), ranks_(size_t(ranks)) {
     for (const WorkUnit& unit : units_) left_ += unit.jobs.size();
   }
 
   // The next units, as many as `capacity` models hold and no more than the rank's part of those
   // left (guided self-scheduling: the shares shrink as the work runs out, so that no rank takes the
   // last of it while the others wait), at least one unit however large; none once all are out or
-  // the run is stopped. Thread-safe.
+  // the dispatch is closed. Thread-safe. A rank stopped by a signal stops asking, rank 0 too: the
+  // others are still given the rest.
   std::vector<size_t> take(size_t capacity) {
     std::lock_guard lock(mutex_);
     const size_t most = std::min(capacity, std::max<size_t>(1, (left_ + ranks_ - 1) / ranks_));
     std::vector<size_t> places;
-    while (!stop_ && next_ < units_.size() &&
+    while (!closed_ && next_ < units_.size() &&
            (places.empty() || places.size() + units_[next_].jobs.size() <= most)) {
       places.insert(places.end(), units_[next_].jobs.begin(), units_[next_].jobs.end());
       ++next_;
     }
     left_ -= places.size();
     return places;
+  }
+  void close() {  // no more work for anyone: rank 0 has failed
+    std::lock_guard lock(mutex_);
+    closed_ = true;
   }
   void add(const json& reports) {
     std::lock_guard lock(mutex_);
@@ -175,7 +173,7 @@ class Dispatcher {
  private:
   std::vector<WorkUnit> units_;
   size_t ranks_, left_ = 0;  // models not handed out
-  const std::atomic<bool>& stop_;
+  bool closed_ = false;
   size_t next_ = 0;
   std::vector<json> ended_;
   std::mutex mutex_;
@@ -236,34 +234,38 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
   }
 
   // Rank 0: its own trainer on a thread, taking work as the other ranks do; this thread answers them.
-  Dispatcher dispatcher(plan_work(mode, jobs, options, world.size(), trainer.capacity()), world.size(), stop);
-  std::exception_ptr failure;
+  Dispatcher dispatcher(plan_work(mode, jobs, options, world.size(), trainer.capacity()), world.size());
+  std::exception_ptr failure;  // of rank 0's own training: the run cannot go on without its reports
+  std::atomic<bool> failed = false;
   std::thread own([&] {
     try {
-      for (std::vector<size_t> places; !(places = dispatcher.take(trainer.capacity())).empty();)
+      for (std::vector<size_t> places; !stop && !(places = dispatcher.take(trainer.capacity())).empty();)
         dispatcher.add(trainer.train(places));
     } catch (...) {
       failure = std::current_exception();
+      failed = true;
     }
   });
   std::map<int, json> finals;  // by rank
-  while (int(finals.size()) < world.size() - 1) {
-    const std::optional<int> from = world.waiting();
-    if (!from) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));  // a share's ask waits no longer
-      continue;
+  try {
+    while (int(finals.size()) < world.size() - 1 && !failed) {
+      const std::optional<int> from = world.waiting();
+      if (!from) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));  // a share's ask waits no longer
+        continue;
+      }
+      const json message = json::parse(world.receive(*from));
+      dispatcher.add(message.at("reports"));
+      if (message.contains("final")) finals[*from] = message.at("final");
+      else world.send(*from, json{{"jobs", dispatcher.take(message.at("capacity").get<size_t>())}}.dump());
     }
-    const json message = json::parse(world.receive(*from));
-    if (message.contains("final")) {
-      if (message.contains("reports")) dispatcher.add(message.at("reports"));
-      finals[*from] = message.at("final");
-      continue;
-    }
-    dispatcher.add(message.at("reports"));
-    world.send(*from, json{{"jobs", dispatcher.take(message.at("capacity").get<size_t>())}}.dump());
+  } catch (...) {  // an MPI failure: rank 0's thread ends before the failure goes on (the job is aborted)
+    dispatcher.close();
+    own.join();
+    throw;
   }
   own.join();
-  if (failure) std::rethrow_exception(failure);
+  if (failure) std::rethrow_exception(failure);  // the others wait on rank 0: the caller aborts the job
   finals[0] = trainer.final_figures();
 
   // The run's report: every model in sweep order, the journal's as they ended, the rest as their ranks sent them.
@@ -300,14 +302,7 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
   double train_s = 0;
   int concurrency = 0, threads = 0;
   for (const auto& [rank, figures] : finals) {
-    RunPart part;
-    const json& p = figures.at("part");
-    part.index = p.at("index");
-    part.host = p.at("host");
-    p.at("wall_s").get_to(part.wall_s);
-    p.at("startup_s").get_to(part.startup_s);
-    p.at("samples_per_s").get_to(part.samples_per_s);
-    part.models = p.at("models");
+    RunPart part = figures.at("part").get<RunPart>();
     if (part.startup_s) run.startup_s = std::max(run.startup_s.value_or(0), *part.startup_s);
     samples += figures.at("samples").get<int64_t>();
     train_s = std::max(train_s, figures.at("train_s").get<double>());

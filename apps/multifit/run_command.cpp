@@ -233,7 +233,7 @@ struct RunSetup {
 
 // The modes' runs, their tables and the outputs (rank 0's alone under mpirun), after the setup.
 int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
-  RunOptions& options = args.options;
+  RunOptions options = args.options;  // this run's: its stage_best holds the keeper, which ends with it
   const bool writer = !world || world->rank() == 0;
   std::vector<Job>& jobs = setup.jobs;
   std::optional<JournalContents>& resumed = setup.resumed;
@@ -327,7 +327,7 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
   if (writer) {
     if (runs.size() > 1) print_modes_table(runs);
     print_errors(runs);
-    if (keeper && stop)  // --resume finishes the run, and takes the staged weights on
+    if (keeper && (stop || code == 130))  // interrupted here or on a rank: --resume finishes the run, and takes the staged weights on
       std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
                            "weights it staged stay in %s for --resume\n", keeper->staging().c_str());
     else if (keeper) {
@@ -450,8 +450,9 @@ int run_study(RunArgs& args) {
           if (journal) journal->ended(mode, *job_at(jobs, index), model.report, model.exit_code);
           resumed->ended[mode][index] = model;
         }
-      if (!journal_file.empty()) set_aside_rank_journals(journal_file, world ? world->size() : 1);
-      if (save_best && args.resume) gather_staging(*save_best);  // before the other ranks make their keepers
+      // The earlier ranks' journals are set aside once this one holds what they recorded.
+      if (!journal_file.empty() && (journal || !args.resume)) set_aside_rank_journals(journal_file, world ? world->size() : 1);
+      if (save_best) gather_staging(*save_best, args.resume);  // before the other ranks make their keepers
     }
   } catch (const std::exception& e) {
     if (!world) throw;
@@ -464,8 +465,13 @@ int run_study(RunArgs& args) {
                                 {"save_best", args.save_best_given ? nlohmann::json(args.save_best) : nlohmann::json()}};
     const std::string agreed = agree_on_error(*world, cannot_start, run);
     if (!agreed.empty()) {
-      if (writer) throw UserError(agreed);
-      return 0;  // rank 0 says why, and its exit code is the job's (runtime/mpi_world.h)
+      if (!writer) return 0;  // rank 0 says why, and its exit code is the job's (runtime/mpi_world.h)
+      RunReport unstarted;  // the document is written whatever failed: here, with no model
+      unstarted.mode = args.mode;
+      unstarted.error = agreed;
+      unstarted.shard = args.shard;
+      write_output_files({unstarted}, {args.files.json, "", ""}, 2);
+      throw UserError(agreed);
     }
     if (!writer && !journal_file.empty())
       journal = open_journal(rank_journal_path(journal_file, world->rank()), journal_run, nullptr, true, &code);

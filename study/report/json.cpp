@@ -15,10 +15,10 @@ MF_JSON_BY_NAME(FitStatus, kFitStatusNames)
 MF_JSON_BY_NAME(OptimizerKind, kOptimizerNames)
 MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 MF_JSON_BY_NAME(Activation, kActivationNames)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
+// With defaults: a journal or document written before a field was added (hidden, activations) reads back.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
                                    shuffle, seed, memory_mode, graphs, hidden, activations)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPart, index, host, wall_s, startup_s, samples_per_s, models)
 
 namespace {
 
@@ -68,6 +68,19 @@ void to_json(json& j, const Shard& s) { j = {{"index", s.index}, {"count", s.cou
 void from_json(const json& j, Shard& s) {
   s = {j.at("index"), j.at("count")};
   if (s.count < 1 || s.index >= s.count) throw std::invalid_argument("shard " + to_string(s) + ": expected I/N with 0 <= I < N");
+}
+
+void to_json(json& j, const RunPart& p) {
+  j = {{"index", p.index}, {"host", p.host}, {"wall_s", p.wall_s}, {"startup_s", p.startup_s},
+       {"samples_per_s", p.samples_per_s}, {"models", p.models}};
+}
+void from_json(const json& j, RunPart& p) {
+  p.index = j.at("index");
+  p.host = j.at("host");
+  j.at("wall_s").get_to(p.wall_s);
+  j.at("startup_s").get_to(p.startup_s);
+  j.at("samples_per_s").get_to(p.samples_per_s);
+  p.models = j.at("models");
 }
 
 void to_json(json& j, const ModelReport& m) {

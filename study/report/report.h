@@ -107,6 +107,10 @@ struct Shard {
   size_t index = 0, count = 1;
 };
 inline std::string to_string(const Shard& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
+// "shard 1/3", or "the whole sweep" for none.
+inline std::string shard_words(const std::optional<Shard>& shard) {
+  return shard ? "shard " + to_string(*shard) : "the whole sweep";
+}
 
 struct RunReport {
   std::string backend, device_name, mode = "serial", data;  // device_name: the processor or GPU in words
@@ -156,6 +160,8 @@ nlohmann::json metric_json(const std::optional<double>& value);
 void to_json(nlohmann::json& j, const ModelReport& model);
 void from_json(const nlohmann::json& j, ModelReport& model);
 void to_json(nlohmann::json& j, const RunReport& run);
+void to_json(nlohmann::json& j, const RunPart& part);  // a run's figures; each rank sends its own to rank 0
+void from_json(const nlohmann::json& j, RunPart& part);
 void to_json(nlohmann::json& j, const SweepIdentity& sweep);
 void from_json(const nlohmann::json& j, SweepIdentity& sweep);
 void to_json(nlohmann::json& j, const Shard& shard);

@@ -71,7 +71,7 @@ class Mpi : public Cli {
 
 TEST_F(Mpi, ThreeRanksGiveTheNumbersOfOneProcessInEachMode) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(small_grid(2, 4, 3));
+  const std::string grid = sweep(small_grid(2, 4, 100));  // 8 models of some 30 ms: every rank gets some
   const Result one = multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json")));
   ASSERT_EQ(one.rc, 0) << one.err;
   for (const std::string mode : {"serial", "streams", "processes", "packed"}) {
@@ -89,6 +89,7 @@ TEST_F(Mpi, ThreeRanksGiveTheNumbersOfOneProcessInEachMode) {
       EXPECT_FALSE(m["host"].get<std::string>().empty());
     }
     EXPECT_LE(*ranks.rbegin(), 2);
+    EXPECT_GE(ranks.size(), 2u) << "the work was spread over the ranks";
     ASSERT_EQ(doc["ranks"].size(), 3u);
     int models = 0;
     for (size_t r = 0; r < 3; ++r) {
@@ -167,6 +168,57 @@ TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   EXPECT_TRUE(fs::exists(path("r.json.journal.rank-1.previous")));  // the killed run's, set aside
 }
 
+// SIGTERM to rank 0 alone: its model in flight is interrupted, and the other ranks train the rest.
+TEST_F(Mpi, ASignalledRankStopsAloneAndTheOthersTrainTheRest) {
+  if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
+  const std::string grid = sweep(small_grid(2, 4, 2000));
+  const std::string tag = "MF_TEST_RUN=" + std::to_string(getpid()) + "_term";
+  const std::string command = "(" + tag + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -x MF_TEST_RUN "
+                              "--oversubscribe -np 3 " + quoted(MULTIFIT_BIN) + " run " + grid +
+                              " --backend cpu --quiet --json " + quoted(path("t.json")) + " >" + quoted(path("t.out")) +
+                              " 2>&1; echo $? >" + quoted(path("t.rc")) + ") &";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  const auto lines = [&] {
+    const std::string text = read_file(path("t.json.journal"));
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  while (lines() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<pid_t> rank0;
+  for (pid_t pid : processes_with(tag))
+    if (contains(read_file("/proc/" + std::to_string(pid) + "/environ"), std::string("OMPI_COMM_WORLD_RANK=0") + '\0'))
+      rank0.push_back(pid);
+  ASSERT_EQ(rank0.size(), 1u) << read_file(path("t.out"));
+  kill(rank0[0], SIGTERM);
+  while (read_file(path("t.rc")).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const json doc = result("t.json");
+  int ok = 0;
+  for (const json& m : doc["models"])
+    if (m["status"] == "ok") ++ok;
+    else EXPECT_EQ(m["mpi_rank"], 0) << m["name"] << ": only rank 0's model in flight is interrupted";
+  EXPECT_EQ(ok, 7) << read_file(path("t.out"));
+  EXPECT_EQ(read_file(path("t.rc")), "130\n");
+}
+
+// --save-best over ranks: each keeps its own best, and rank 0 chooses the run's from all of them.
+TEST_F(Mpi, TheBestOfTheWholeRunAreKeptFromEveryRank) {
+  if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
+  const std::string grid = sweep(small_grid(2, 4, 100));
+  const Result r = mpirun(3, "run " + grid + " --backend cpu --quiet --save-best 3 " + quoted(path("best")) + " --json " +
+                                 quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = result("r.json");
+  const json best = json::parse(read_file(path("best/best.json")));
+  ASSERT_EQ(best["models"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(best["models"][i]["name"], doc["ranking"][i]);
+    EXPECT_TRUE(fs::exists(path("best/" + best["models"][i]["weights"].get<std::string>())));
+  }
+  for (const auto& entry : fs::directory_iterator(path("best")))
+    EXPECT_FALSE(entry.path().filename().string().starts_with(".staging")) << entry.path();
+}
+
 TEST_F(Mpi, AShardOverRanksMergesFromItsRanksJournals) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
   const std::string grid = sweep(small_grid(2, 3, 2));
@@ -206,6 +258,8 @@ TEST_F(Mpi, WhatCannotRunAcrossRanksIsSaidOnceWithTheDocumentWritten) {
   EXPECT_EQ(errors(mixed.err), 1u) << mixed.err;
   EXPECT_TRUE(contains(mixed.err, "rank 1 (")) << mixed.err;
   EXPECT_TRUE(contains(mixed.err, "every rank must be given the same sweep file")) << mixed.err;
+  EXPECT_TRUE(contains(result("m.json")["error"].get<std::string>(), "rank 1 ("));
+  EXPECT_TRUE(result("m.json")["models"].empty());
   const Result train = mpirun(2, "train " + quoted(example("binary-classifier.json")) + " --backend cpu");
   EXPECT_EQ(train.rc, 2);
   EXPECT_EQ(errors(train.err), 1u) << train.err;
