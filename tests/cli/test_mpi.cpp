@@ -192,13 +192,15 @@ TEST_F(Mpi, ASignalledRankStopsAloneAndTheOthersTrainTheRest) {
   kill(rank0[0], SIGTERM);
   while (read_file(path("t.rc")).empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Every model trained, but rank 0's in flight when the signal came, if it had one then (it may be
+  // between shares): none is left never started, which is what the others not being served would give.
   const json doc = result("t.json");
   int ok = 0;
   for (const json& m : doc["models"])
     if (m["status"] == "ok") ++ok;
-    else EXPECT_EQ(m["mpi_rank"], 0) << m["name"] << ": only rank 0's model in flight is interrupted";
-  EXPECT_EQ(ok, 7) << read_file(path("t.out"));
-  EXPECT_EQ(read_file(path("t.rc")), "130\n");
+    else EXPECT_EQ(m["mpi_rank"], 0) << m["name"] << ": only rank 0's model in flight is interrupted: " << m["error"];
+  EXPECT_GE(ok, 7) << read_file(path("t.out"));
+  EXPECT_EQ(read_file(path("t.rc")), ok == 8 ? "0\n" : "130\n");
 }
 
 // --save-best over ranks: each keeps its own best, and rank 0 chooses the run's from all of them.
