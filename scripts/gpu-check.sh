@@ -340,5 +340,6 @@ fi
 
 write_summary "finished" tables
 pack
-echo "gpu-check: $out: steps.txt, summary.txt, logs/, gpu-check.tar.gz ($(grep -c '^FAILED' "$out/steps.txt") failed)"
+failed=$(sed -n 's/^FAILED   \([^ ]*\).*/\1/p' "$out/steps.txt" | tr '\n' ' ')
+echo "gpu-check: $out: steps.txt, summary.txt, gpu-check.tar.gz; logs in $logs${failed:+; FAILED: $failed}"
 exit $status
