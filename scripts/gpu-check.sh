@@ -27,7 +27,7 @@
 #      mode), the scaling study (benchmarks/scaling.py, at most 32 models at once)
 #      and, where Python has PyTorch, W1 side by side with it.
 #
-# OUTDIR holds, at every moment:
+# OUTDIR holds, from the first step on:
 #   steps.txt         one line per step as it ends: ok/FAILED/skipped, its name, seconds
 #   logs/             each step's log and documents, written as the step runs (or --logs DIR)
 #   summary.txt       steps.txt with a header saying whether the check finished;
