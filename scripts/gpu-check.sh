@@ -71,7 +71,7 @@ done
 deadline=$((SECONDS + deadline_s))
 mkdir -p "$1" && out=$(cd "$1" && pwd) || die "cannot create $1"
 [ -z "$binaries" ] || binaries=$(cd "$binaries" 2>/dev/null && pwd) || die "--binaries: no folder $binaries"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || die "cannot enter the repository"
 . scripts/env.sh
 
 # A reused OUTDIR must not mix two checks' files. A --logs folder is not ours to empty, so it must be.
