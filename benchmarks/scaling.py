@@ -30,14 +30,18 @@ Writes into DIR:
                       says whether its steps ran as graphs
   overheads.csv       way, wall_s, ratio to the 32 separate processes
   runs/WORKLOAD-N[-graphs-G].json, runs/overhead-MODE.json   every run's result document
+  failures.txt        the runs that failed, one line each (only when one did)
   machine.txt         date, commit, CPU, cores, memory, `multifit info`
 Then benchmarks/plot_scaling.py DIR draws it and benchmarks/summarize_scaling.py DIR tabulates it.
-A run that exits non-zero stops the script and shows its stderr.
+A run that exits non-zero is recorded (its stderr shown, a line in failures.txt) and passed over: the
+others still run, and the script exits 1 at the end. On the cuda backend at most --concurrency models
+(default 32) train at once, so processes mode starts at most 32 worker processes on the GPU; the
+rest run in later phases (`multifit run --concurrency`).
 
 usage: benchmarks/scaling.py --out DIR [--backend auto|cpu|cuda|host-exec] [--binary PATH]
                              [--workloads tiny,fmnist-mlp,fmnist-grid] [--tiny-counts 8,32,128]
                              [--fmnist-counts 1,2,4,8] [--fmnist-epochs 1] [--graphs auto|on,off]
-                             [--no-overheads]
+                             [--concurrency K] [--no-overheads]
 """
 import argparse
 import csv
@@ -93,9 +97,13 @@ def write_json(path, document):
         json.dump(document, f, indent=1)
 
 
+class RunFailed(Exception):
+    pass
+
+
 def run(argv, result=None):
-    """Runs a command, its output captured, and returns its wall seconds. If it fails, stops the script
-    and shows its stderr and the errors of the models in its result document (`run` prints those on stdout)."""
+    """Runs a command, its output captured, and returns its wall seconds. If it fails, shows its stderr and
+    the errors of the models in its result document (`run` prints those on stdout) and raises RunFailed."""
     start = time.perf_counter()
     done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     wall = time.perf_counter() - start
@@ -111,7 +119,7 @@ def run(argv, result=None):
                 sys.stderr.write(f"(every model in {result} says ok)\n")
         except (TypeError, OSError, ValueError, KeyError):
             pass
-        sys.exit(f"scaling.py: exit code {done.returncode} from: {' '.join(argv)}")
+        raise RunFailed(f"exit code {done.returncode} from: {' '.join(argv)}")
     return wall
 
 
@@ -178,6 +186,20 @@ def describe_machine(binary, out):
         f.write("\n".join(lines) + "\n")
 
 
+def record_failure(args, what, error):
+    """One failed run: said on stderr and appended to failures.txt, so that the rest of the study still runs."""
+    sys.stderr.write(f"scaling.py: {what} failed, passed over: {error}\n")
+    with open(os.path.join(args.out, "failures.txt"), "a") as f:
+        f.write(f"{what}: {error}\n")
+    args.failures += 1
+
+
+def concurrency(args):
+    """The --concurrency option of each `multifit run`: the bound on a GPU, none elsewhere (there multifit's
+    own bound, the machine's cores and memory, applies; passing one would override it)."""
+    return ["--concurrency", str(args.concurrency)] if args.backend == "cuda" and args.concurrency else []
+
+
 def scaling(args, tmp):
     table = open(os.path.join(args.out, "scaling.csv"), "w", newline="")  # written as it goes: a failure keeps the rows so far
     writer = csv.DictWriter(table, COLUMNS)
@@ -192,8 +214,12 @@ def scaling(args, tmp):
             for graphs in args.graphs:
                 suffix = "" if graphs == "auto" else f"-graphs-{graphs}"
                 result = os.path.join(args.out, "runs", f"{workload}-{n}{suffix}.json")
-                run([args.binary, "run", sweep, "--mode", "all", "--backend", args.backend, "--graphs", graphs,
-                     "--quiet", "--json", result], result)
+                try:
+                    run([args.binary, "run", sweep, "--mode", "all", "--backend", args.backend, "--graphs", graphs,
+                         "--quiet", "--json", result] + concurrency(args), result)
+                except RunFailed as e:
+                    record_failure(args, f"{workload}-{n}{suffix}", e)
+                    continue
                 with open(result) as f:
                     for row in rows_of(workload, n, json.load(f)):
                         print_row(row)
@@ -223,18 +249,26 @@ def overheads(args, tmp):
     sweep = os.path.join(EXAMPLES, "tiny-sweep.json")
     specs = tiny_sweep_models()
     walls = {}
-    for mode in MODES:
-        result = os.path.join(args.out, "runs", f"overhead-{mode}.json")
-        walls[f"run --mode {mode}"] = run([args.binary, "run", sweep, "--mode", mode, "--backend", args.backend,
-                                           "--quiet", "--json", result], result)
+    try:
+        for mode in MODES:
+            result = os.path.join(args.out, "runs", f"overhead-{mode}.json")
+            walls[f"run --mode {mode}"] = run([args.binary, "run", sweep, "--mode", mode, "--backend", args.backend,
+                                               "--quiet", "--json", result] + concurrency(args), result)
+    except RunFailed as e:  # the ratios need every way: the overheads are left out
+        record_failure(args, f"overhead-{mode}", e)
+        return
     paths = []
     for spec in specs:
         paths.append(os.path.join(tmp, spec["name"] + ".json"))
         write_json(paths[-1], spec)
     start = time.perf_counter()
-    for path in paths:
-        run([args.binary, "train", path, "--backend", args.backend, "--quiet", "--json", path[:-5] + "-result.json"],
-            path[:-5] + "-result.json")
+    try:
+        for path in paths:
+            run([args.binary, "train", path, "--backend", args.backend, "--quiet", "--json", path[:-5] + "-result.json"],
+                path[:-5] + "-result.json")
+    except RunFailed as e:
+        record_failure(args, f"overhead-train {os.path.basename(path)}", e)
+        return
     separate = f"{len(paths)} x train"
     walls[separate] = time.perf_counter() - start
 
@@ -261,6 +295,8 @@ def main():
                         help="tiny, fmnist-mlp, fmnist-grid, comma-separated")
     parser.add_argument("--fmnist-epochs", type=int, default=1, help="epochs of the fmnist-mlp and fmnist-grid models")
     parser.add_argument("--no-overheads", action="store_true", help="leave out the 32-tiny-models overhead runs")
+    parser.add_argument("--concurrency", type=int, default=32,
+                        help="on the cuda backend, at most K models at once, each a process in processes mode (0: all)")
     parser.add_argument("--graphs", default="auto", help="--graphs settings to run each sweep with, comma-separated: "
                                                           "auto, or on,off (a GPU, or host-exec's emulation)")
     args = parser.parse_args()
@@ -271,14 +307,19 @@ def main():
     if not args.graphs or set(args.graphs) - {"auto", "on", "off"}:
         sys.exit(f"scaling.py: --graphs takes auto, on and off, comma-separated (got {','.join(args.graphs)!r})")
     args.binary = os.path.abspath(args.binary)
+    args.failures = 0
     for w in args.workloads:
         workload_sweep(w, 1, args.fmnist_epochs)  # an unknown name stops here, before anything runs
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
+    if os.path.exists(os.path.join(args.out, "failures.txt")):  # an earlier run's
+        os.remove(os.path.join(args.out, "failures.txt"))
     describe_machine(args.binary, args.out)
     with tempfile.TemporaryDirectory(prefix="multifit-scaling-") as tmp:
         scaling(args, tmp)
         if not args.no_overheads:
             overheads(args, tmp)
+    if args.failures:
+        sys.exit(f"scaling.py: {args.failures} run(s) failed, listed in {os.path.join(args.out, 'failures.txt')}")
 
 
 if __name__ == "__main__":
