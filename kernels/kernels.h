@@ -8,22 +8,9 @@
 #include <cstdint>
 
 #include "kernels/element_math.h"
+#include "kernels/gemm_plan.h"
 #include "kernels/pack.h"
 #include "target/target.h"
-
-namespace mf {
-
-// The tile configuration gemm.cu launches for a C(M,N): 64x64 tiles (256 threads, 4x4 each) when
-// there are enough of them to fill a large GPU (132 SMs on an H200), else 32x32 tiles (256 threads,
-// 2x2 each), four times as many blocks for the small products of a small model. The parity tests
-// use it to prove each configuration runs.
-enum class GemmTile { small32, large64 };
-constexpr GemmTile gemm_tile(int M, int N, int members = 1) {
-  constexpr int64_t kEnoughTiles = 128;
-  return int64_t((M + 63) / 64) * ((N + 63) / 64) * members >= kEnoughTiles ? GemmTile::large64 : GemmTile::small32;
-}
-
-}  // namespace mf
 
 namespace mf::MF_TARGET {
 
