@@ -18,11 +18,13 @@
 // a (row, k) walk hit 32 distinct banks. Edges are handled by zero-filling
 // the tiles and guarding the stores, so any shape works.
 //
-// Split-K (kernels/gemm_plan.h): when C has too few tiles to fill the GPU, grid.z holds members x S
-// blocks per output tile, split s of member z at blockIdx.z = z·S + s, each over its own contiguous
-// K range; they store their raw partial tiles (the column sums' row too) in the workspace, laid out
-// [member][split][row of C, the column sums' row last][column]. gemm_split_sum then adds a member's S
-// partials in the order s = 0..S-1 and applies the same epilogue as the unsplit path.
+// Every product sums K in R = gemm_k_ranges(K) contiguous ranges (kernels/gemm_plan.h), each from
+// zero, the ranges' sums added in the order r = 0..R-1. Unsplit, a block folds them in registers.
+// Split-K, when C has too few tiles to fill the GPU: grid.z holds members x R blocks per output tile,
+// range r of member z at blockIdx.z = z·R + r; they store their raw range sums (the column sums' row
+// too) in the workspace, laid out [member][range][row of C, the column sums' row last][column], and
+// gemm_split_sum adds a member's R of them in the same order and applies the same epilogue: the
+// same additions in the same order, so split and unsplit results are equal bit for bit.
 #include <stdexcept>
 #include <string>
 
@@ -52,51 +54,60 @@ __device__ __forceinline__ void member_fused(GemmFused& fused, const GemmStrides
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int K, int N,
-               GemmFused fused, GemmStrides pack, int splits, float* __restrict__ work) {
+               GemmFused fused, GemmStrides pack, int ranges, float* __restrict__ work) {
   constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
   __shared__ float As[BK][BM + 2];
   __shared__ float Bs[BK][BN + 2];
-  const int z = int(blockIdx.z) / splits, split = int(blockIdx.z) % splits;  // the pack member, its K range
+  // The pack member, and with a workspace (split) the K range of this block; else all of them.
+  const int splits = work ? ranges : 1, z = int(blockIdx.z) / splits, split = int(blockIdx.z) % splits;
   A = member(A, z, pack.a), B = member(B, z, pack.b), C = member(C, z, pack.c);
   member_fused(fused, pack, z);
-  // Split s covers [s·K/S, (s+1)·K/S): contiguous ranges whose lengths differ by at most one.
-  const int k_begin = int(int64_t(split) * K / splits), k_end = int(int64_t(split + 1) * K / splits);
   const int tid = int(threadIdx.x), tx = tid % TX, ty = tid / TX;
   // Row tiles on grid.x, which has no 65535 limit: M is the batch or a layer's fan-in.
   const int row0 = int(blockIdx.x) * BM, col0 = int(blockIdx.y) * BN;
-  float acc[TM][TN] = {};
+  float sum[TM][TN] = {};  // the ranges' sums, added in order (gemm_plan.h: gemm_k_ranges)
 
-  for (int k0 = k_begin; k0 < k_end; k0 += BK) {
-    // Consecutive threads read consecutive addresses of the stored layout.
-    for (int l = tid; l < BM * BK; l += THREADS) {
-      const int r = TRANS_A ? l % BM : l / BK, kk = TRANS_A ? l / BM : l % BK;
-      const int gr = row0 + r, gk = k0 + kk;
-      float v = 0.f;
-      if (gr < M && gk < k_end) v = TRANS_A ? A[int64_t(stored_row(fused, gk)) * M + gr] : A[int64_t(stored_row(fused, gr)) * K + gk];
-      else if (fused.col_sums && gr == M && gk < k_end) v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
-      As[kk][r] = v;
+  const int first = work ? split : 0, last = work ? split + 1 : ranges;
+  for (int range = first; range < last; ++range) {
+    // Range r covers [r·K/R, (r+1)·K/R): contiguous, lengths differ by at most one.
+    const int k_begin = int(int64_t(range) * K / ranges), k_end = int(int64_t(range + 1) * K / ranges);
+    float acc[TM][TN] = {};
+    for (int k0 = k_begin; k0 < k_end; k0 += BK) {
+      // Consecutive threads read consecutive addresses of the stored layout.
+      for (int l = tid; l < BM * BK; l += THREADS) {
+        const int r = TRANS_A ? l % BM : l / BK, kk = TRANS_A ? l / BM : l % BK;
+        const int gr = row0 + r, gk = k0 + kk;
+        float v = 0.f;
+        if (gr < M && gk < k_end) v = TRANS_A ? A[int64_t(stored_row(fused, gk)) * M + gr] : A[int64_t(stored_row(fused, gr)) * K + gk];
+        else if (fused.col_sums && gr == M && gk < k_end) v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
+        As[kk][r] = v;
+      }
+      for (int l = tid; l < BN * BK; l += THREADS) {
+        const int c = TRANS_B ? l / BK : l % BN, kk = TRANS_B ? l % BK : l / BN;
+        const int gc = col0 + c, gk = k0 + kk;
+        float v = 0.f;
+        if (gc < N && gk < k_end) v = TRANS_B ? B[int64_t(gc) * K + gk] : B[int64_t(gk) * N + gc];
+        Bs[kk][c] = v;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        float a[TM], b[TN];
+#pragma unroll
+        for (int i = 0; i < TM; ++i) a[i] = As[kk][ty + i * TY];
+#pragma unroll
+        for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx + j * TX];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+      }
+      __syncthreads();  // the tiles are overwritten next iteration
     }
-    for (int l = tid; l < BN * BK; l += THREADS) {
-      const int c = TRANS_B ? l / BK : l % BN, kk = TRANS_B ? l % BK : l / BN;
-      const int gc = col0 + c, gk = k0 + kk;
-      float v = 0.f;
-      if (gc < N && gk < k_end) v = TRANS_B ? B[int64_t(gc) * K + gk] : B[int64_t(gk) * N + gc];
-      Bs[kk][c] = v;
-    }
-    __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      float a[TM], b[TN];
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[kk][ty + i * TY];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx + j * TX];
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
-    }
-    __syncthreads();  // the tiles are overwritten next iteration
+      for (int j = 0; j < TN; ++j) sum[i][j] = range == first ? acc[i][j] : sum[i][j] + acc[i][j];
   }
 
   if (work) {  // split-K: the raw partial, C's rows and the column sums' row alike
@@ -107,7 +118,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 #pragma unroll
       for (int j = 0; j < TN; ++j) {
         const int r = row0 + ty + i * TY, c = col0 + tx + j * TX;
-        if (r < c_rows && c < N) partial[int64_t(r) * N + c] = acc[i][j];
+        if (r < c_rows && c < N) partial[int64_t(r) * N + c] = sum[i][j];
       }
     return;
   }
@@ -117,9 +128,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     for (int j = 0; j < TN; ++j) {
       const int r = row0 + ty + i * TY, c = col0 + tx + j * TX;
       if (r < M && c < N) {
-        C[int64_t(r) * N + c] = epilogue(fused, acc[i][j], r, c, N);
+        C[int64_t(r) * N + c] = epilogue(fused, sum[i][j], r, c, N);
       } else if (fused.col_sums && r == M && c < N) {
-        fused.col_sums[c] = acc[i][j];
+        fused.col_sums[c] = sum[i][j];
       }
     }
 }
@@ -145,11 +156,12 @@ __global__ void gemm_split_sum(const float* __restrict__ work, float* __restrict
 template <int BM, int BN, int TM, int TN, bool TRANS_A, bool TRANS_B>
 void launch_tiled(const float* A, const float* B, float* C, int M, int K, int N, const GemmFused& fused,
                   const GemmStrides& pack, cudaStream_t stream, int splits, float* work) {
+  const int ranges = gemm_k_ranges(K);  // splits is 1 or ranges
   constexpr int BK = 16;
   const int c_rows = M + (fused.col_sums ? 1 : 0);  // the column sums are one more row
   const dim3 grid((c_rows + BM - 1) / BM, (N + BN - 1) / BN, unsigned(pack.count) * unsigned(splits)),
       block((BM / TM) * (BN / TN));
-  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, K, N, fused, pack, splits,
+  launch{gemm_tiled<BM, BN, BK, TM, TN, TRANS_A, TRANS_B>, grid, block, stream}(A, B, C, M, K, N, fused, pack, ranges,
                                                                                 work);
   if (work) {
     constexpr int kThreads = 256;

@@ -13,13 +13,14 @@ int splits(int m, int k, int n, int members = 1, bool col_sums = false) {
   return gemm_plan(m, k, n, members, kH200, col_sums).splits;
 }
 
-// The plan's promises, for any shape: S >= 1; a split covers at least kSplitMinK of K; blocks x S
-// stays within two blocks per SM, so gemm_workspace_floats holds every plan's partials.
+// The plan's promises, for any shape: S is 1 or K's ranges; a range covers at least kSplitMinK of K;
+// blocks x S stays within two blocks per SM, so gemm_workspace_floats holds every plan's partials.
 void expect_sound(int m, int k, int n, int members, bool col_sums) {
   const GemmPlan plan = gemm_plan(m, k, n, members, kH200, col_sums);
   ASSERT_GE(plan.splits, 1);
   EXPECT_EQ(plan.tile, gemm_tile(m, n, members));
   if (plan.splits == 1) return;
+  EXPECT_EQ(plan.splits, gemm_k_ranges(k));
   EXPECT_GE(k / plan.splits, kSplitMinK) << m << "x" << k << "x" << n;
   const int side = gemm_tile_side(plan.tile), rows = m + (col_sums ? 1 : 0);
   const int64_t blocks = int64_t((rows + side - 1) / side) * ((n + side - 1) / side) * members;
@@ -28,16 +29,18 @@ void expect_sound(int m, int k, int n, int members, bool col_sums) {
 }
 
 TEST(GemmPlan, TheFashionMnistFirstLayerSplitsAtSmallBatches) {
-  // Forward C(m,256) = X(m,784)·W: batch 32 has 8 tiles of 32x32, 12 splits of 65 or 66 (K/64 caps
-  // it below 264/8 = 33); batch 128, 32 tiles: 264/32 = 8; batch 1024, 256 tiles: already fills.
+  // Forward C(m,256) = X(m,784)·W: K in 8 ranges (784/64 = 12, capped at kMaxKRanges) of 98. Batch 32
+  // has 8 tiles of 32x32: 64 blocks; batch 128, 32 tiles: 256 blocks, within 264; batch 1024, 256
+  // tiles: already fills the GPU.
+  EXPECT_EQ(gemm_k_ranges(784), 8);
   EXPECT_EQ(gemm_plan(32, 784, 256, 1, kH200).tile, GemmTile::small32);
-  EXPECT_EQ(splits(32, 784, 256), 12);
+  EXPECT_EQ(splits(32, 784, 256), 8);
   EXPECT_EQ(splits(128, 784, 256), 8);
   EXPECT_EQ(splits(1024, 784, 256), 1);
-  // 784 -> 100: 4, 16 and 128 tiles.
-  EXPECT_EQ(splits(32, 784, 100), 12);
-  EXPECT_EQ(splits(128, 784, 100), 12);
-  EXPECT_EQ(splits(1024, 784, 100), 2);
+  // 784 -> 100: 4, 16 and 128 tiles (128 x 8 would pass 264).
+  EXPECT_EQ(splits(32, 784, 100), 8);
+  EXPECT_EQ(splits(128, 784, 100), 8);
+  EXPECT_EQ(splits(1024, 784, 100), 1);
 }
 
 TEST(GemmPlan, TheOutputLayers) {
@@ -61,22 +64,23 @@ TEST(GemmPlan, TheBackwardProducts) {
   EXPECT_EQ(splits(32, 256, 784), 4);
   EXPECT_EQ(splits(1024, 256, 784), 1);
   // dW(k,n) = Xᵀ·dZ with the column sums' row, K = m: the batch. 32 rows never split; 1024 rows of
-  // the output layer (C 257x10 with the sums: 9 tiles) split 16 ways, the first layer's (785x256:
+  // the output layer (C 257x10 with the sums: 9 tiles) split 8 ways, the first layer's (785x256:
   // 200 tiles) not.
   EXPECT_EQ(splits(256, 32, 10, 1, true), 1);
-  EXPECT_EQ(splits(256, 1024, 10, 1, true), 16);
+  EXPECT_EQ(splits(256, 1024, 10, 1, true), 8);
   EXPECT_EQ(splits(784, 1024, 256, 1, true), 1);
 }
 
 TEST(GemmPlan, APackCountsItsMembersBlocks) {
-  // 8 members of the batch-32 first layer: 64 blocks, 264/64 = 4 splits; 64 members fill the GPU.
-  EXPECT_EQ(splits(32, 784, 256, 8), 4);
-  EXPECT_EQ(splits(32, 784, 256, 64), 1);
+  // 3 members of the batch-32 first layer: 24 blocks, x 8 = 192; 8 members' 64 blocks x 8 would
+  // pass 264. The ranges are K's alone, so a member sums as its model alone does either way.
+  EXPECT_EQ(splits(32, 784, 256, 3), 8);
+  EXPECT_EQ(splits(32, 784, 256, 8), 1);
 }
 
 TEST(GemmPlan, NoSmCountNoSplit) {
   EXPECT_EQ(gemm_plan(32, 784, 256, 1, 0).splits, 1);
-  static_assert(gemm_plan(32, 784, 256, 1, 132).splits == 12, "the plan is a constant expression");
+  static_assert(gemm_plan(32, 784, 256, 1, 132).splits == 8, "the plan is a constant expression");
 }
 
 TEST(GemmPlan, EveryPlanIsSound) {
