@@ -8,22 +8,9 @@
 #include <cstdint>
 
 #include "kernels/element_math.h"
+#include "kernels/gemm_plan.h"
 #include "kernels/pack.h"
 #include "target/target.h"
-
-namespace mf {
-
-// The tile configuration gemm.cu launches for a C(M,N): 64x64 tiles (256 threads, 4x4 each) when
-// there are enough of them to fill a large GPU (132 SMs on an H200), else 32x32 tiles (256 threads,
-// 2x2 each), four times as many blocks for the small products of a small model. The parity tests
-// use it to prove each configuration runs.
-enum class GemmTile { small32, large64 };
-constexpr GemmTile gemm_tile(int M, int N, int members = 1) {
-  constexpr int64_t kEnoughTiles = 128;
-  return int64_t((M + 63) / 64) * ((N + 63) / 64) * members >= kEnoughTiles ? GemmTile::large64 : GemmTile::small32;
-}
-
-}  // namespace mf
 
 namespace mf::MF_TARGET {
 
@@ -46,10 +33,21 @@ struct GemmStrides {
   const StepState* step = nullptr;  // a training step's, at C's stride: rows start at its first_row
 };
 
+// Split-K's scratch (kernels/gemm_plan.h): device memory of `floats` floats for the partial products,
+// and the SM count the plan is made for. None (the default): every product runs unsplit.
+struct GemmWorkspace {
+  float* data = nullptr;
+  int64_t floats = 0;  // gemm_workspace_floats(sms) is enough for every plan
+  int sms = 0;
+};
+
 // gemm.cu: C(M,N) = op(A)·op(B) with op(A) (M,K), op(B) (K,N), and the fused work; A is stored (K,M)
-// when trans_a, B (N,K) when trans_b, not both.
+// when trans_a, B (N,K) when trans_b, not both. With a workspace, the launch follows gemm_plan: with
+// S > 1 splits, S blocks per output tile write their K range's partials to the workspace, then a
+// second launch adds them in the order s = 0..S-1 and applies the fused work (deterministic: no
+// atomics). The same workspace may serve every product on one stream, not two streams at once.
 void gemm(const float* A, const float* B, float* C, int M, int K, int N, bool trans_a, bool trans_b,
-          const GemmFused& fused, const GemmStrides& pack, cudaStream_t stream);
+          const GemmFused& fused, const GemmStrides& pack, cudaStream_t stream, const GemmWorkspace& work = {});
 
 // activation.cu: every buffer at pack.stride.
 void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,

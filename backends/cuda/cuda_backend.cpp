@@ -16,27 +16,53 @@
 namespace mf::MF_TARGET {
 namespace {
 
+// The device's SM count, which gemm's split-K plan fills: an H200's under host execution
+// (kernels/gemm_plan.h), so that its tests split what an H200 would.
+int plan_sms() {
+#if defined(MF_HOST_EXEC)
+  return kHostExecSms;
+#else
+  int device = 0, sms = 0;
+  MF_CUDA_CHECK(cudaGetDevice(&device));
+  MF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+#endif
+}
+
+// Our tiled kernels, with the split-K workspace that every plan for the current device fits
+// (gemm_workspace_floats: 4.3 MB for 132 SMs), made once so a captured step allocates nothing. The
+// products run on one stream, one after another, so one workspace serves them all.
 class TiledProducts final : public GemmProducts {
  public:
+  TiledProducts() : work_{nullptr, gemm_workspace_floats(plan_sms()), plan_sms()} {
+    MF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&work_.data), size_t(work_.floats) * sizeof(float)));
+  }
+  ~TiledProducts() override { cudaFree(work_.data); }
+  TiledProducts(const TiledProducts&) = delete;
+  TiledProducts& operator=(const TiledProducts&) = delete;
+
   void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
-    gemm(A, B, C, m, k, n, false, false, {}, {}, stream);
+    gemm(A, B, C, m, k, n, false, false, {}, {}, stream, work_);
   }
   bool fuses_gather() const override { return true; }
   void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
                const int* rows, const Pack& pack, cudaStream_t stream) override {
     gemm(X, W, Y, m, k, n, false, false, {.rows = rows, .bias = b, .act = act},
-         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream, work_);
   }
   void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
                       const Pack& pack, cudaStream_t stream) override {
     gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act},  // K = n; act's backward in the same launch
-         {pack.count, pack.stride, pack.stride, pack.stride, 0}, stream);
+         {pack.count, pack.stride, pack.stride, pack.stride, 0}, stream, work_);
   }
   void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         const int* rows, const Pack& pack, cudaStream_t stream) override {
     gemm(X, dZ, dW, k, m, n, true, false, {.rows = rows, .col_sums = db},  // K = m; db in the same launch
-         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream);
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream, work_);
   }
+
+ private:
+  GemmWorkspace work_;
 };
 
 class CudaBackend final : public Backend {

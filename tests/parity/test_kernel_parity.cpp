@@ -144,6 +144,29 @@ TEST_F(DenseParity, LargeTiles) {
   backward_params(kLargeBackwardWeights);
 }
 
+// The MLPs' shapes whose products the backend splits along K under host execution (it plans for an
+// H200's 132 SMs, kernels/gemm_plan.h): forward C(m,n) with K = k, backward dX(m,k) with K = n, dW(k,n)
+// with K = m. tests/hostexec/test_split_k.cpp checks the split path's packs and determinism.
+TEST_F(DenseParity, SplitK) {
+  const Shape forwards[] = {{32, 784, 256}, {128, 784, 100}, {32, 256, 10}},
+              inputs[] = {{32, 784, 256}, {128, 100, 256}}, params[] = {{1024, 256, 10}, {1024, 100, 10}};
+  for (const Shape& s : forwards) {
+    ASSERT_GT(gemm_plan(s.m, s.k, s.n, 1, kHostExecSms).splits, 1) << s;
+    for (Activation act : kActivations) forward(s, act);
+    if (HasFailure()) FAIL() << "forward " << s;
+  }
+  for (const Shape& s : inputs) {
+    ASSERT_GT(gemm_plan(s.m, s.n, s.k, 1, kHostExecSms).splits, 1) << s;
+    for (Activation below : kActivations) backward_input(s, below);
+    if (HasFailure()) FAIL() << "backward_input " << s;
+  }
+  for (const Shape& s : params) {
+    ASSERT_GT(gemm_plan(s.k, s.m, s.n, 1, kHostExecSms, true).splits, 1) << s;
+    backward_params(s);
+    if (HasFailure()) FAIL() << "backward_params " << s;
+  }
+}
+
 TEST_F(KernelParity, ActivationBackward) {
   const int64_t count = 1000;  // four blocks, the last partial
   for (Activation act : kActivations) {
