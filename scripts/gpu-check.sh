@@ -199,7 +199,7 @@ gpus_listed=$(timeout 20 nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
     echo "gpu: nvidia-smi not found"
   fi
   command -v nvcc >/dev/null && nvcc --version | tail -1 | sed 's/^/nvcc: /'
-  command -v compute-sanitizer >/dev/null && compute-sanitizer --version | head -1 | sed 's/^/sanitizer: /'
+  command -v compute-sanitizer >/dev/null && compute-sanitizer --version | sed -n '1s/^/sanitizer: /p'
   sed 's/^/bundle /' "$logs/bundle.txt"
   [ -f "$bin/gpu_tests" ] && command -v cuobjdump >/dev/null &&
     cuobjdump --list-elf --list-ptx "$bin/gpu_tests" 2>&1 | sed 's/.*\.\(sm_[0-9a-z]*\)\..*/\1/; s/.*\.\(compute_[0-9a-z]*\)\..*/\1/' |

@@ -47,7 +47,9 @@ if [ "$case" = stopped ]; then
     [ -s "$out/$f" ] || fail "OUTDIR lacks $f"
   done
   grep -q '^gpu-check: stopped by SIGTERM during cpu_seed_model' "$out/summary.txt" || fail "summary.txt: $(head -1 "$out/summary.txt")"
-  tar -tzf "$out/gpu-check.tar.gz" | grep -q '^logs/cpu_help.log$' || fail "the archive lacks logs/cpu_help.log"
+  # listed to a file: under pipefail, grep -q leaving early would fail the pipe with tar's SIGPIPE
+  tar -tzf "$out/gpu-check.tar.gz" >"$tmp/listing" || fail "the archive does not list"
+  grep -q '^logs/cpu_help.log$' "$tmp/listing" || fail "the archive lacks logs/cpu_help.log"
 elif [ "$case" = deadline ]; then
   hanging_train
   rc=0
