@@ -50,6 +50,11 @@ class Backend {
   virtual void mark() = 0;
   virtual std::vector<double> take_marks() = 0;
 
+  // How a host thread waits for this backend's device, by CUDA's scheduling flag: "blocking_sync"
+  // (the cuda backend sets it: its waits sleep rather than spin on the cores that models share),
+  // "spin", "yield" or "auto"; "" where calls return finished (the cpu).
+  virtual std::string device_schedule() const { return ""; }
+
   // "" while the backend works; else why it cannot any more: on a GPU, the sticky error of a device
   // fault (an illegal address, say), which poisons every stream of the process's CUDA context.
   // Waits for this backend's queued work.

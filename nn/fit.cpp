@@ -186,7 +186,26 @@ class PackFit::Epochs {
 
   void launch() {
     epoch_start_ = Clock::now();
+    if (epoch_ == 0) start_ = epoch_start_;  // the warm-up before is not the fit's time
     completed_ = train_epoch(epoch_);
+  }
+
+  // One training step of each batch size an epoch has (its last batch may be shorter), and with
+  // validation rows one evaluation batch, on the model as it is, which is then restored: every kernel
+  // the fit launches has run once (CUDA loads a module at its first launch), and with graphs each
+  // step graph is captured, instantiated and replayed once, kept for the fit. Nothing is counted.
+  void warm_up() {
+    if (done_) return model_.backend().synchronize();  // no epochs: nothing to warm
+    const std::vector<std::byte> state = model_.snapshot();
+    batches_.begin_epoch(0);
+    const int64_t last = batches_.steps() - 1;
+    run_step(0);
+    if (batches_.rows(last) != batches_.rows(0)) run_step(last);  // from row B: inside the order still
+    if (val_ > 0)
+      model_.evaluate_batch(data_.x() + train_ * data_.features(), data_.y() + train_ * data_.target_cols(),
+                            int(std::min<int64_t>(spec_.fit.batch_size, val_)));
+    model_.restore(state);
+    model_.backend().synchronize();
   }
 
   void end() {
@@ -221,24 +240,25 @@ class PackFit::Epochs {
         return false;
       }
       if (options_.timeline) backend.mark();
-      // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
-      const int rows = batches_.rows(step);
-      const auto train_step = [&] {
-        const EpochIterator::Batch batch = batches_.batch(step);
-        model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
-      };
-      if (graphs_) {
-        std::unique_ptr<Backend::StepGraph>& graph = step_graphs_[rows];
-        if (!graph) graph = backend.capture(train_step);
-        graph->launch();
-      } else {
-        train_step();
-      }
-      samples_ += rows;
+      run_step(step);
+      samples_ += batches_.rows(step);
       if (options_.steps) options_.steps->store(++steps_taken_, std::memory_order_relaxed);
       if (options_.timeline) backend.mark();
     }
     return true;
+  }
+
+  // Queues the epoch's training step `step`: its launches, or the graph of its batch size.
+  void run_step(int64_t step) {
+    const auto train_step = [&] {
+      const EpochIterator::Batch batch = batches_.batch(step);
+      model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
+    };
+    if (!graphs_) return train_step();
+    // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
+    std::unique_ptr<Backend::StepGraph>& graph = step_graphs_[batches_.rows(step)];
+    if (!graph) graph = model_.backend().capture(train_step);
+    graph->launch();
   }
 
   // The epoch's step marks, (begin, end) per step, into the timeline.
@@ -299,7 +319,7 @@ class PackFit::Epochs {
   int64_t samples_ = 0, steps_taken_ = 0;
   Track step_spans_, epoch_spans_;
   std::string why_stopped_;  // "" unless a stop came
-  const Clock::time_point start_ = Clock::now();
+  Clock::time_point start_ = Clock::now();  // the first epoch's launch
   int epoch_ = 0;  // the epoch launch() runs next
   Clock::time_point epoch_start_;
   bool completed_ = false;  // the launched epoch ran every step
@@ -310,6 +330,7 @@ PackFit::PackFit(Model& model, const DeviceData& data, FitOptions options)
     : epochs_(std::make_unique<Epochs>(model, data, std::move(options))) {}
 PackFit::~PackFit() = default;
 bool PackFit::done() const { return epochs_->done(); }
+void PackFit::warm_up() { epochs_->warm_up(); }
 void PackFit::launch_epoch() { epochs_->launch(); }
 void PackFit::end_epoch() { epochs_->end(); }
 std::vector<FitResult> PackFit::take_results() { return std::move(epochs_->results()); }

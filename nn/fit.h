@@ -93,6 +93,11 @@ class PackFit {
   PackFit(Model& model, const DeviceData& data, FitOptions options);
   ~PackFit();
   bool done() const;  // every epoch ran, or every member diverged, or a stop came
+  // Optional, before the first launch_epoch() (a runner calls it before its start barrier): one step of
+  // each batch size, and one evaluation batch, on the model, which is then restored bit for bit, so
+  // that the fit's first step is an ordinary one: its kernels loaded, with graphs its step graphs
+  // captured and instantiated. The fit's numbers are the same with it or without; waits for the model.
+  void warm_up();
   void launch_epoch();  // before done() only
   void end_epoch();     // after each launch_epoch()
   std::vector<FitResult> take_results();  // once done(): one per member

@@ -93,7 +93,7 @@ std::string pack_key(const ModelSpec& spec) {
   const OptimizerSpec& o = spec.optimizer;
   std::string key = std::to_string(spec.input) + " " + to_string(spec.loss) + " " + to_string(o.kind) +
                     (o.kind == OptimizerKind::sgd && o.momentum > 0 ? "+velocity" : "");
-  for (const LayerSpec& l : spec.layers) key += " " + std::to_string(l.units) + ":" + to_string(l.activation);
+  for (const LayerSpec& l : spec.layers) key.append(" ").append(std::to_string(l.units)).append(":").append(to_string(l.activation));
   char fit[96];
   std::snprintf(fit, sizeof fit, " batch %d epochs %d split %.17g shuffle %d ", spec.fit.batch_size, spec.fit.epochs,
                 spec.fit.validation_split, int(spec.fit.shuffle));
@@ -311,6 +311,19 @@ std::vector<float> Model::get_all_params() {
   return host;
 }
 std::vector<float> Model::get_gradients(int z) { return download(grads_, z); }
+
+std::vector<std::byte> Model::snapshot() {
+  std::vector<std::byte> host(plan_.total() * specs_.size());
+  backend_.to_host(host.data(), arena_, host.size());
+  return host;
+}
+
+void Model::restore(const std::vector<std::byte>& snapshot) {
+  if (snapshot.size() != plan_.total() * specs_.size())
+    throw std::logic_error(std::string("model restore: a snapshot of ") + std::to_string(snapshot.size()) +
+                           " bytes for an arena of " + std::to_string(plan_.total() * specs_.size()));
+  backend_.to_device(arena_, snapshot.data(), snapshot.size());
+}
 
 void Model::set_params(const std::vector<float>& params, int z) {
   backend_.to_device(member(params_, z, stride_), params.data(), params.size() * sizeof(float));

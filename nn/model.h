@@ -6,6 +6,7 @@
 // allocation is fit's batches (nn/epoch_iterator.h), from the same pool, before the first step. A pack's allocation is K copies of one member's plan side by side,
 // member z's at z * the plan's bytes: every member's share is exactly its plan, and every kernel
 // finds a member's buffers from member 0's (kernels/pack.h).
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,11 @@ class Model {
   std::vector<float> get_gradients(int member = 0);
   // Every member's parameters, member after member (members() * param_count() floats), in one copy.
   std::vector<float> get_all_params();
+  // The whole arena (every member's parameters, gradients, optimizer state, step state, settings and
+  // batch buffers: members() * plan().total() bytes) on the host, and back: what lets a warm-up step
+  // (nn/fit.h) leave the model exactly as it found it. restore() takes a snapshot of this model.
+  std::vector<std::byte> snapshot();
+  void restore(const std::vector<std::byte>& snapshot);
 
  private:
   // Calls add(name, bytes, slot) for every buffer of the arena, in order; slot is where `self` keeps

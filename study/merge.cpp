@@ -325,7 +325,10 @@ MergedRun merge_parts(const std::vector<std::string>& paths, std::optional<RankB
     if (part.wall_s) run.wall_s = std::max(run.wall_s, *part.wall_s);
     run.concurrency = std::max(run.concurrency, part.concurrency);
     run.resumed_models += part.resumed_models;
-    for (const ModelReport& m : part.models) run.models.push_back(m);
+    for (const ModelReport& m : part.models) {
+      add_distinct(run.device_schedule, m.device_schedule);
+      run.models.push_back(m);
+    }
   }
   run.concurrency_reason = "merged from " + std::to_string(parts.size()) +
                            " parts: the most that one part trained at once (each part's reason is in its document)";

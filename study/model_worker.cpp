@@ -103,6 +103,7 @@ void ModelWorker::prepare(Backend& backend, DataSets& data) {
     const ModelSpec& spec = *job_.spec;
     report_.backend = backend.name();
     report_.device_name = backend.device();
+    report_.device_schedule = backend.device_schedule();
     data_ = &data.get(job_.data, spec.targets);
     report_.data = data_->description;
     report_.data_bytes = data_->bytes();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "nn/epoch_iterator.h"
 #include "nn/fit.h"
 #include "nn/weights.h"
 
@@ -18,8 +17,9 @@ ModelWorker* lead_of(std::span<ModelWorker* const> members) {
 
 }  // namespace
 
-PackWorker::PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack)
-    : members_(std::move(members)), options_(options), pack_(pack) {}
+PackWorker::PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack,
+                       TrainingWatch watch)
+    : members_(std::move(members)), options_(options), pack_(pack), watch_(std::move(watch)) {}
 
 PackWorker::~PackWorker() = default;
 
@@ -33,11 +33,6 @@ void PackWorker::build(Backend& backend, DataSets& data) {
     std::vector<ModelSpec> specs;
     for (ModelWorker* member : prepared_) specs.push_back(*member->job().spec);
     model_ = std::make_unique<Model>(std::move(specs), backend);
-    // fit's batches come from the same pool: taken from the device now, before the start barrier, so
-    // that no cudaMalloc happens while other models train (the pool keeps what it took).
-    MemoryPool& pool = model_->pool();
-    const size_t batches = EpochIterator::plan(model_->spec(), lead->report().train_rows).total();
-    pool.deallocate(pool.allocate(batches * prepared_.size()));
   });
   for (ModelWorker* member : prepared_) member->share_failure(*lead);
   if (!model_) return;
@@ -45,28 +40,27 @@ void PackWorker::build(Backend& backend, DataSets& data) {
     ModelWorker& member = *prepared_[z];
     if (!member.job().load.empty()) member.attempt([&] { load_weights(*model_, member.job().load, int(z)); });
   }
-  lead->attempt([&] { backend.synchronize(); });
+  // The fit takes its batches from the pool now, before the start barrier, so that no cudaMalloc
+  // happens while other models train; its warm-up leaves the weights just loaded as they are.
+  const bool graphs = use_graphs(options_.backend, backend);
+  const auto line = [this](int member, const std::string& text) {
+    if (watch_.progress) watch_.progress(prepared_[size_t(member)]->job().index, text);
+  };
+  for (ModelWorker* member : prepared_)
+    if (member->report().settings) member->report().settings->graphs = graphs;
+  attempt([&] {
+    fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
+                                     FitOptions{line, options_.timeline, watch_.stop, options_.calibration_steps,
+                                                graphs, watch_.steps});
+    fit_->warm_up();
+  });
   for (ModelWorker* member : prepared_) {
-    member->share_failure(*lead);
     member->end_startup();
     if (pack_) member->report().pack = *pack_, member->report().pack_members = int(prepared_.size());
   }
 }
 
-void PackWorker::begin_training(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps) {
-  if (!model_ || !lead_of(prepared_)) return;
-  stop_ = stop;
-  progress_ = std::move(progress);
-  const bool graphs = use_graphs(options_.backend, model_->backend());
-  for (ModelWorker* member : prepared_)
-    if (member->report().settings) member->report().settings->graphs = graphs;
-  const auto line = [this](int member, const std::string& text) {
-    if (progress_) progress_(prepared_[size_t(member)]->job().index, text);
-  };
-  attempt([&] {
-    fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
-                                     FitOptions{line, options_.timeline, stop, options_.calibration_steps, graphs, steps});
-  });
+void PackWorker::begin_training() {
   if (fit_ && fit_->done()) finish_training();  // no epochs to train (--epochs 0)
 }
 
@@ -79,8 +73,8 @@ void PackWorker::end_epoch() {
   if (fit_ && fit_->done()) finish_training();
 }
 
-void PackWorker::train(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps) {
-  begin_training(stop, std::move(progress), steps);
+void PackWorker::train() {
+  begin_training();
   while (training()) {
     launch_epoch();
     end_epoch();
@@ -104,7 +98,7 @@ void PackWorker::finish_training() {
   std::vector<FitResult> fits = fit_->take_results();
   fit_.reset();
   const ResidentData& data = *lead_of(prepared_)->data();  // the members' (their data source is in the pack's key)
-  const bool interrupted = stop_ && *stop_;
+  const bool interrupted = watch_.stop && *watch_.stop;
   const bool any_ok = std::any_of(fits.begin(), fits.end(), [](const FitResult& f) { return f.status == FitStatus::ok; });
   std::vector<Evaluation> tests;
   if (data.test && options_.calibration_steps == 0 && any_ok)

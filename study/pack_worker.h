@@ -20,28 +20,38 @@ namespace mf {
 // An epoch's line of the model with job index `job`.
 using JobProgress = std::function<void(size_t job, const std::string& line)>;
 
+// What watches a pack's training: its epoch lines, by the member's job index; the flag that stops
+// it after the current step (Ctrl-C); and, when set, where it counts its training steps as they are
+// taken (FitOptions::steps).
+struct TrainingWatch {
+  const std::atomic<bool>* stop = nullptr;
+  JobProgress progress;
+  std::atomic<int64_t>* steps = nullptr;
+};
+
 class PackWorker {
  public:
   // pack: its number in the phase, recorded in its members' reports (none: a model alone, streams mode).
-  PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack);
+  PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack,
+             TrainingWatch watch);
   ~PackWorker();  // releases the pack's pool
 
-  // Each member's prepare(), then the model of those prepared and their weights files.
+  // Each member's prepare(), then the model of those prepared, their weights files and the pack's
+  // fit, warmed up (PackFit::warm_up): all of a pack's start-up, before the start barrier, so that
+  // its first step after it is an ordinary one.
   void build(Backend& backend, DataSets& data);
 
   // Training, an epoch at a time, so that one host thread can drive several packs in turn (their
   // epochs queued on their own streams before any is waited for): begin_training(), then
   // launch_epoch() and end_epoch() while training(); after the last epoch, the test evaluation where
   // a member is still ok and each member's finish. A failure is the lead member's and so every
-  // member's, and ends the training. Nothing trains when no member was prepared. Epoch lines go to
-  // `progress` by the member's job index; `steps`, when set, counts the pack's training steps as
-  // they are taken (FitOptions::steps).
-  void begin_training(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps = nullptr);
+  // member's, and ends the training. Nothing trains when no member was prepared.
+  void begin_training();
   bool training() const { return fit_ != nullptr; }
   void launch_epoch();
   void end_epoch();
   // All of the above for this pack alone.
-  void train(const std::atomic<bool>* stop, JobProgress progress, std::atomic<int64_t>* steps = nullptr);
+  void train();
 
  private:
   // Runs a stage of the shared training on the lead member; a failure ends the training.
@@ -51,10 +61,9 @@ class PackWorker {
   std::vector<ModelWorker*> members_, prepared_;
   const RunOptions& options_;
   std::optional<int> pack_;
+  const TrainingWatch watch_;
   std::unique_ptr<Model> model_;
-  const std::atomic<bool>* stop_ = nullptr;
-  JobProgress progress_;
-  std::unique_ptr<PackFit> fit_;  // while training
+  std::unique_ptr<PackFit> fit_;  // built, until the training ends
 };
 
 }  // namespace mf

@@ -277,20 +277,14 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
     trained[m.index] = {std::move(m), e.at("exit_code").get<int>()};
   }
   for (const Job& job : all_jobs) {
-    if (record.ended)
-      if (const auto e = record.ended->find(job.index); e != record.ended->end()) {
-        run.models.push_back(e->second.report);
-        *exit_code = worse_exit_code(*exit_code, e->second.exit_code);
-        ++run.resumed_models;
-        continue;
-      }
-    if (const auto t = trained.find(job.index); t != trained.end()) {
+    if (const ModelReport* ended = ended_before(job, record, exit_code)) {
+      run.models.push_back(*ended);
+      ++run.resumed_models;
+    } else if (const auto t = trained.find(job.index); t != trained.end()) {
       run.models.push_back(t->second.first);
       *exit_code = worse_exit_code(*exit_code, t->second.second);
     } else {  // never handed out: the run was stopped first
-      ModelWorker worker(job, options);
-      worker.fail(kNotStarted, 130);
-      run.models.push_back(worker.report());
+      run.models.push_back(not_started(job, options));
       *exit_code = worse_exit_code(*exit_code, 130);
     }
   }

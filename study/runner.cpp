@@ -7,20 +7,28 @@
 #include "study/concurrency.h"
 #include "study/model_worker.h"
 #include "runtime/clock.h"
+#include "runtime/mps.h"
 #include "runtime/nvml_monitor.h"
 #include "runtime/process_memory.h"
 
 namespace mf {
 namespace {
 
-// A model never started because the run was stopped first.
+}  // namespace
+
 ModelReport not_started(const Job& job, const RunOptions& options) {
   ModelWorker worker(job, options);
   worker.fail(kNotStarted, 130);
   return worker.report();
 }
 
-}  // namespace
+const ModelReport* ended_before(const Job& job, const RunRecord& record, int* exit_code) {
+  if (!record.ended) return nullptr;
+  const auto e = record.ended->find(job.index);
+  if (e == record.ended->end()) return nullptr;
+  *exit_code = worse_exit_code(*exit_code, e->second.exit_code);
+  return &e->second.report;
+}
 
 void describe_models(RunReport& run) {
   std::set<std::pair<std::string, std::string>> copies;  // (host:pid, data source)
@@ -28,6 +36,7 @@ void describe_models(RunReport& run) {
     if (run.backend.empty() && !m.backend.empty()) {
       run.backend = m.backend;
       run.device_name = m.device_name;
+      run.device_schedule = m.device_schedule;
     }
     if (m.data.empty()) continue;
     if (run.data.empty()) run.data = m.data;
@@ -68,8 +77,10 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   std::optional<NvmlMonitor> monitor;
   // Every GPU of --devices, found in NVML by its PCI bus id; in processes mode each worker sees only its
   // own, but this process sees them all.
-  if (options.backend.kind == BackendKind::cuda)
+  if (options.backend.kind == BackendKind::cuda) {
     monitor.emplace(gpu_targets(options.devices.empty() ? std::vector<int>{0} : options.devices));
+    run.mps = mps_daemon_running();  // as the models' contexts will find it
+  }
   const double start = clock_seconds();
   double startup = 0, training = 0;
   for (size_t first = 0; first < jobs.size(); first += per_phase) {
@@ -104,12 +115,8 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     run.models.clear();
     size_t next = 0;
     for (const Job& job : all_jobs) {
-      if (const auto e = record.ended->find(job.index); e != record.ended->end()) {
-        run.models.push_back(e->second.report);
-        *exit_code = worse_exit_code(*exit_code, e->second.exit_code);
-      } else {
-        run.models.push_back(std::move(trained[next++]));
-      }
+      const ModelReport* ended = ended_before(job, record, exit_code);
+      run.models.push_back(ended ? *ended : std::move(trained[next++]));
     }
   }
 
@@ -125,7 +132,11 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     run.train_s = training;
     run.samples_per_s = double(samples) / training;
   }
-  if (options.timeline && !tracks.empty()) run.overlap = measure_overlap(tracks);
+  if (options.timeline && !tracks.empty()) {
+    run.overlap = measure_overlap(tracks);
+    const bool time_sliced = mode.kind() == ModeKind::processes && run.mps == false;
+    run.overlap_kind = time_sliced ? "interleaved" : "concurrent";
+  }
   run.host_peak_rss_bytes = peak_resident_bytes();
   return run;
 }

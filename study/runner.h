@@ -48,6 +48,12 @@ std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std
 // The run's backend, device, data sets and their bytes (one copy per process and data set), from its models' reports.
 void describe_models(RunReport& run);
 
+// A model the run never started, because it was stopped first: status failed, exit code 130.
+ModelReport not_started(const Job& job, const RunOptions& options);
+// The report of `job` from the record's journal when the model ended in an earlier run, its exit
+// code taken into *exit_code; else null (the model is this run's to train).
+const ModelReport* ended_before(const Job& job, const RunRecord& record, int* exit_code);
+
 // Fills each model's solo_s and slowdown (train_s / solo_s) and the run's speedup_vs_serial
 // (serial wall / wall) from `serial`, the same jobs run in serial mode: each model alone.
 void compare_with_serial(RunReport& run, const RunReport& serial);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +33,21 @@ const char* cudaGetErrorString(cudaError_t status) {
 
 cudaError_t cudaGetLastError() { return cudaSuccess; }
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+
+namespace {
+std::atomic<unsigned> device_flags{cudaDeviceScheduleAuto};
+std::atomic<size_t> instantiated{0};
+}  // namespace
+cudaError_t cudaSetDeviceFlags(unsigned flags) {
+  if (flags & ~cudaDeviceScheduleMask) return cudaErrorInvalidValue;
+  device_flags = flags;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceFlags(unsigned* flags) {
+  *flags = device_flags;
+  return cudaSuccess;
+}
+size_t graphs_instantiated() { return instantiated; }
 
 cudaError_t cudaMalloc(void** p, size_t bytes) {
   *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
@@ -105,6 +121,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
   *exec = new HostGraph(*graph);
+  ++instantiated;
   return cudaSuccess;
 }
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {

@@ -61,6 +61,12 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 constexpr unsigned cudaStreamNonBlocking = 1;
+// How a host thread waits for the device: kept and read back, with nothing to schedule here (a host
+// execution's calls return finished).
+constexpr unsigned cudaDeviceScheduleAuto = 0, cudaDeviceScheduleSpin = 1, cudaDeviceScheduleYield = 2,
+                   cudaDeviceScheduleBlockingSync = 4, cudaDeviceScheduleMask = 7;
+cudaError_t cudaSetDeviceFlags(unsigned flags);
+cudaError_t cudaGetDeviceFlags(unsigned* flags);
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
@@ -68,6 +74,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
 cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+// The graphs this process has instantiated so far: what a test counts to see when capture happens.
+size_t graphs_instantiated();
 
 // A kernel launch, ready to run: what a capture records.
 using LaunchRecord = std::function<cudaError_t()>;

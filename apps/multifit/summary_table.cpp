@@ -83,7 +83,11 @@ void print_run_table(const RunReport& run) {
               count(run.models.size(), "model").c_str(), run.concurrency, format_duration(run.wall_s).c_str(),
               seconds(run.startup_s).c_str(), throughput.c_str());
   if (run.speedup_vs_serial) std::printf(" - speedup vs serial %s", times(run.speedup_vs_serial).c_str());
-  if (run.overlap) std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
+  if (run.overlap && run.overlap_kind == "interleaved")
+    std::printf(" - interleaved %s (processes without MPS: the GPU time-slices them, no kernels overlap)",
+                percent(run.overlap->fraction()).c_str());
+  else if (run.overlap)
+    std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
   std::printf("\n");
   print_models_table(run);
 }
@@ -132,8 +136,12 @@ void print_modes_table(const std::vector<RunReport>& runs) {
     const std::optional<double> mean = counted ? std::optional<double>(slowdown / counted) : std::nullopt;
     std::printf("  %-10s %9s %9s %12s %9s %8s %14s\n", run.mode.c_str(), format_duration(run.wall_s).c_str(),
                 seconds(run.startup_s).c_str(), rate(run.samples_per_s).c_str(), times(run.speedup_vs_serial).c_str(),
-                run.overlap ? percent(run.overlap->fraction()).c_str() : "-", times(mean).c_str());
+                run.overlap ? (percent(run.overlap->fraction()) + (run.overlap_kind == "interleaved" ? "*" : "")).c_str()
+                            : "-",
+                times(mean).c_str());
   }
+  if (std::any_of(runs.begin(), runs.end(), [](const RunReport& r) { return r.overlap_kind == "interleaved"; }))
+    std::printf("  * interleaved, not overlapping: processes without MPS, which the GPU time-slices\n");
 }
 
 }  // namespace mf

@@ -35,10 +35,11 @@ class SerialMode final : public Mode {
           device.backend = make_backend(on_device(options_.backend, job.device), std::cerr);
           device.data = std::make_unique<DataSets>(*device.backend);
         });
-        PackWorker model({&worker}, options_, std::nullopt);  // a pack of one, its pool with it
+        const auto line = [&](size_t index, const std::string& text) { progress.epoch(index, text); };
+        PackWorker model({&worker}, options_, std::nullopt, {&stop, line});  // a pack of one, its pool with it
         if (device.backend) model.build(*device.backend, *device.data);
         phase.released_s = clock_seconds();  // alone: nothing to wait for
-        model.train(&stop, [&](size_t index, const std::string& line) { progress.epoch(index, line); });
+        model.train();
         if (device.backend) held = device.backend->upstream().in_use_bytes();
         phase.reports.push_back(worker.report());
         code = worker.exit_code();

@@ -33,7 +33,8 @@ class ThreadGroupsMode final : public Mode {
       std::vector<ModelWorker*> members;
       for (size_t i : group) members.push_back(workers[i].get());
       const std::optional<int> pack = packs_ ? std::optional(int(packs.size())) : std::nullopt;
-      packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack));
+      const auto line = [&progress](size_t job, const std::string& text) { progress.epoch(job, text); };
+      packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack, TrainingWatch{&stop, line}));
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(group.size());
     }
     if (packs_)
@@ -51,7 +52,7 @@ class ThreadGroupsMode final : public Mode {
         threads.emplace_back([&, own] {
           for (size_t g : own) build(groups[g], jobs, workers, *packs[g], backends[g]);
           barrier.arrive_and_wait();
-          train(own, groups, jobs, workers, packs, backends, stop, progress);
+          train(own, groups, jobs, workers, packs, backends, progress);
         });
       } catch (const std::system_error& e) {  // no thread for it (a limit on threads or memory)
         for (size_t g : own)
@@ -98,11 +99,10 @@ class ThreadGroupsMode final : public Mode {
   void train(const std::vector<size_t>& own, const std::vector<std::vector<size_t>>& groups,
              std::span<const Job> jobs, std::vector<std::unique_ptr<ModelWorker>>& workers,
              std::vector<std::unique_ptr<PackWorker>>& packs, std::vector<std::unique_ptr<Backend>>& backends,
-             const std::atomic<bool>& stop, Progress& progress) {
-    const auto line = [&](size_t job, const std::string& text) { progress.epoch(job, text); };
+             Progress& progress) {
     std::vector<size_t> training;
     for (size_t g : own) {
-      packs[g]->begin_training(&stop, line);
+      packs[g]->begin_training();
       training.push_back(g);
     }
     while (!training.empty()) {

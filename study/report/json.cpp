@@ -100,6 +100,7 @@ void to_json(json& j, const ModelReport& m) {
        {"backend", text(m.backend)},
        {"device", m.device},
        {"device_name", text(m.device_name)},
+       {"device_schedule", text(m.device_schedule)},
        {"cuda_visible_devices", text(m.visible_devices)},
        {"host", text(m.host)},
        {"pid", m.pid},
@@ -143,6 +144,7 @@ void from_json(const json& j, ModelReport& m) {
   m.backend = text_from(j.at("backend"));
   m.device = j.at("device");
   m.device_name = text_from(j.at("device_name"));
+  m.device_schedule = text_from(j.value("device_schedule", json()));  // absent from documents before it
   m.visible_devices = text_from(j.at("cuda_visible_devices"));
   m.host = text_from(j.at("host"));
   m.pid = j.at("pid");
@@ -233,9 +235,11 @@ void to_json(json& j, const RunReport& run) {
   json overlap;
   if (run.overlap)
     overlap = {{"fraction", run.overlap->fraction()}, {"busy_s", run.overlap->busy_s},
-               {"concurrent_s", run.overlap->concurrent_s}};
+               {"concurrent_s", run.overlap->concurrent_s}, {"kind", text(run.overlap_kind)}};
   j = {{"backend", text(run.backend)},
        {"device_name", text(run.device_name)},
+       {"device_schedule", text(run.device_schedule)},
+       {"mps", run.mps},
        {"mode", run.mode},
        {"concurrency", run.concurrency},
        {"concurrency_reason", text(run.concurrency_reason)},

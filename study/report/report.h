@@ -68,6 +68,7 @@ struct ModelReport {
   std::optional<size_t> in_use_before_release_bytes, in_use_after_release_bytes;
   // Where it ran.
   std::string backend, device_name, data;  // "cpu", the processor in words, the data set in words
+  std::string device_schedule;             // Backend::device_schedule: how its thread waited for the GPU
   size_t data_bytes = 0;                   // its data set, resident apart from the pool
   std::string host;                        // the machine's host name
   int pid = 0;                             // the process
@@ -114,6 +115,7 @@ inline std::string shard_words(const std::optional<Shard>& shard) {
 
 struct RunReport {
   std::string backend, device_name, mode = "serial", data;  // device_name: the processor or GPU in words
+  std::string device_schedule;  // the models' (Backend::device_schedule); "" on the cpu
   size_t data_bytes = 0;  // the process's resident data sets, apart from the pools
   // Peak resident host memory (VmHWM) of this process: pools, data, libraries. It never goes
   // down, so in --mode all a later mode shows an earlier one's peak if that was higher.
@@ -134,6 +136,11 @@ struct RunReport {
   std::optional<int> training_threads;  // in-process modes: the most host threads that trained models at once
   int resumed_models = 0;  // --resume: models taken as they ended in the journal's run, not trained again
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
+  // What the overlap measures: "concurrent", kernels (or the cpu's threads) that may run at the same
+  // time; or "interleaved", GPU processes without MPS, whose kernels the GPU time-slices: their steps'
+  // spans interleave, their kernels never run at once.
+  std::string overlap_kind;
+  std::optional<bool> mps;  // the cuda backend: whether an MPS control daemon was running (runtime/mps.h)
   nlohmann::json gpu;              // NVML's samples summarised (report_gpus); null when there are none
   std::string gpu_note;            // why gpu is null, or why some GPU's sampling stopped early or never began
   std::string error;  // a failure of the run as a whole (its sweep file could not be read)

@@ -78,6 +78,9 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
     EXPECT_GE(overlap, 0.0);
     EXPECT_LE(overlap, 1.0);
     EXPECT_LE(run["overlap"]["concurrent_s"].get<double>(), run["overlap"]["busy_s"].get<double>());
+    EXPECT_EQ(run["overlap"]["kind"], "concurrent");  // the cpu's threads and processes run at once
+    EXPECT_TRUE(run["mps"].is_null());
+    EXPECT_TRUE(run["device_schedule"].is_null());
     EXPECT_TRUE(run["gpu"].is_null());
     EXPECT_TRUE(contains(run["gpu_note"], "cpu")) << run["gpu_note"];
     for (const json& m : run["models"]) {

@@ -51,11 +51,11 @@ using nlohmann::json;
                           m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
                           m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend, m_device_name,
-                          m_data, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members] = m;
-  [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_data_bytes, r_host_peak_rss_bytes,
+                          m_data, m_device_schedule, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members] = m;
+  [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
-                          r_training_threads, r_resumed_models, r_overlap, r_gpu, r_gpu_note, r_error, r_auto_choice,
+                          r_training_threads, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
                           r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_models] = r;
   [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] = rp;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
@@ -134,6 +134,7 @@ ModelReport full_model() {
   m.in_use_after_release_bytes = 200;
   m.backend = "cpu";
   m.device_name = "a CPU";
+  m.device_schedule = "blocking_sync";
   m.data = "synthetic";
   m.data_bytes = 800;
   m.index = 6;
@@ -151,6 +152,7 @@ RunReport full_run() {
   RunReport r;
   r.backend = "cpu";
   r.device_name = "a CPU";
+  r.device_schedule = "blocking_sync";
   r.mode = "packed";
   r.data = "synthetic:regression";
   r.data_bytes = 900;
@@ -168,6 +170,8 @@ RunReport full_run() {
   r.training_threads = 5;
   r.resumed_models = 3;
   r.overlap = Overlap{4.0, 1.0};
+  r.overlap_kind = "interleaved";
+  r.mps = false;
   // gpu and gpu_note as the run builds them (report_gpus; its forms: test_gpu_report.cpp): one GPU,
   // sampled until it was lost. Before the models, so that their process_device_bytes stay as set.
   GpuSummary gpu;
@@ -206,6 +210,7 @@ const char* const kFullModelDocument = R"({
   "backend": "cpu",
   "device": 3,
   "device_name": "a CPU",
+  "device_schedule": "blocking_sync",
   "cuda_visible_devices": "3,4",
   "host": "node-2",
   "pid": 42,
@@ -254,6 +259,7 @@ const char* const kEmptyModelDocument = R"({
   "backend": null,
   "device": 0,
   "device_name": null,
+  "device_schedule": null,
   "cuda_visible_devices": null,
   "host": null,
   "pid": 0,
@@ -300,6 +306,8 @@ std::string full_run_document(const std::string& models) {
   return R"({
   "backend": "cpu",
   "device_name": "a CPU",
+  "device_schedule": "blocking_sync",
+  "mps": false,
   "mode": "packed",
   "concurrency": 4,
   "concurrency_reason": "--concurrency 4, as asked",
@@ -315,7 +323,7 @@ std::string full_run_document(const std::string& models) {
   "samples_per_s": 213.5,
   "speedup_vs_serial": 1.75,
   "serial_wall_s": 6.125,
-  "overlap": {"fraction": 0.25, "busy_s": 4.0, "concurrent_s": 1.0},
+  "overlap": {"fraction": 0.25, "busy_s": 4.0, "concurrent_s": 1.0, "kind": "interleaved"},
   "gpu": {"device": "NVIDIA H200", "samples": 7, "mean_utilization_percent": 37.5, "max_utilization_percent": 87.5,
           "peak_used_bytes": 65536, "total_bytes": 131072},
   "gpu_note": "GPU is lost",
@@ -332,7 +340,7 @@ std::string full_run_document(const std::string& models) {
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
-    "backend": null, "device_name": null, "mode": "serial", "concurrency": 1, "concurrency_reason": null,
+    "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mode": "serial", "concurrency": 1, "concurrency_reason": null,
     "training_threads": null, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
@@ -604,6 +612,7 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
   EXPECT_EQ(got.in_use_after_release_bytes, want.in_use_after_release_bytes);
   EXPECT_EQ(got.backend, want.backend);
   EXPECT_EQ(got.device_name, want.device_name);
+  EXPECT_EQ(got.device_schedule, want.device_schedule);
   EXPECT_EQ(got.data, want.data);
   EXPECT_EQ(got.data_bytes, want.data_bytes);
   EXPECT_EQ(got.index, want.index);

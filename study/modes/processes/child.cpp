@@ -98,15 +98,16 @@ int run_child_process() {
     backend = make_backend(options.backend, std::cerr);
     data = std::make_unique<DataSets>(*backend);
   });
-  PackWorker model({&worker}, options, std::nullopt);  // a pack of one
+  std::atomic<int64_t> steps{0};
+  const auto epoch_line = [&](size_t, const std::string& epoch) { parent.say(std::string(kEpoch) + epoch); };
+  PackWorker model({&worker}, options, std::nullopt, {&stop, epoch_line, &steps});  // a pack of one
   if (backend) model.build(*backend, *data);
   parent.say(std::string(kReady));  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == kGo;
   if (!go) worker.fail(kNotStarted, 130);
   {
-    std::atomic<int64_t> steps{0};
     const Heartbeat heartbeat(parent, steps);
-    model.train(&stop, [&](size_t, const std::string& epoch) { parent.say(std::string(kEpoch) + epoch); }, &steps);
+    model.train();
     if (backend) worker.attempt([&] { backend->synchronize(); });
   }
   worker.report().process_peak_rss_bytes = peak_resident_bytes();
