@@ -62,6 +62,19 @@ def run_line(name, doc):
             f"  min epoch {min(per_epoch, default=0):.3f}s  test_accuracy {m['test_accuracy']}")
 
 
+def study_lines(name, doc):
+    """One line per mode of a `multifit run` document: its wall, speedup and overlap, with the
+    overlap's kind (interleaved: GPU processes without MPS) and how its threads waited."""
+    lines = [f"  {name}: mps {doc['runs'][0].get('mps')}, device_schedule {doc['runs'][0].get('device_schedule')}"]
+    for run in doc["runs"]:
+        overlap = run.get("overlap") or {}
+        fraction = overlap.get("fraction")
+        lines.append(f"    {run['mode']:10s} wall {run['wall_s']:.3f}s  start-up {run.get('startup_s') or 0:.3f}s"
+                     f"  speedup {run.get('speedup_vs_serial') or 0:.2f}x"
+                     f"  overlap {'-' if fraction is None else f'{fraction:.0%}'} {overlap.get('kind') or ''}")
+    return lines
+
+
 def main(out):
     lines = []
     for about in ("device.txt", "machine.txt"):
@@ -76,6 +89,11 @@ def main(out):
         doc = load(os.path.join(out, name)) if name.endswith(".json") else None
         if isinstance(doc, dict) and "models" in doc:
             lines.append(run_line(name[:-5], doc))
+    lines.append("Studies (multifit run):")
+    for name in sorted(os.listdir(out)):
+        doc = load(os.path.join(out, name)) if name.endswith(".json") else None
+        if isinstance(doc, dict) and doc.get("runs"):
+            lines += study_lines(name[:-5], doc)
     tests = load(os.path.join(out, "gpu_tests.json"))
     if tests:
         skipped = sum(t.get("result") == "SKIPPED" for suite in tests["testsuites"] for t in suite["testsuite"])
