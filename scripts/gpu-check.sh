@@ -266,8 +266,8 @@ finished
 gpu_step gpu_tests 240 "$run/gpu_tests" --gtest_output=json:"$logs/gpu_tests.json"
 
 # ---- 4. compute-sanitizer ----------------------------------------------------------------------------------
-# The suites whose kernels the tool must see: every parity suite, pack training, the CUDA graphs.
-sanitize_filter='KernelParity*:DenseParity*:PackParity*:PackTraining*:*Graph*'
+# The suites whose kernels the tool must see: every parity suite, pack training, the CUDA graphs and the warm-up that captures them.
+sanitize_filter='KernelParity*:DenseParity*:PackParity*:PackTraining*:*Graph*:WarmUp*'
 # sanitize TOOL: the tool over those tests, judged by the errors its summary counts. The tests' own exit code
 # is gpu_tests's business, and --report-api-errors no leaves out the API errors the libraries return and
 # handle (cuDNN's probes, say). A tool that does not run here, or is stopped before its summary, is skipped.
