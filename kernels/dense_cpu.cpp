@@ -2,16 +2,19 @@
 
 #include <type_traits>
 
+#include "kernels/cpu_clones.h"
 #include "kernels/openblas.h"
+#include "kernels/small_gemm.h"
 
 namespace mf::cpu {
 namespace {
 
 // Calls body(std::integral_constant<Activation, A>) for the runtime `act`, so
 // each loop is compiled for one activation: the switch folds away and relu's
-// select vectorizes instead of branching on the sign of random data.
+// select vectorizes instead of branching on the sign of random data. Inlined into its callers, so
+// that each of their clones (kernels/cpu_clones.h) compiles the loop for its CPU.
 template <class Body>
-void with_activation(Activation act, Body body) {
+[[gnu::always_inline]] inline void with_activation(Activation act, Body body) {
   switch (act) {
     case Activation::relu: return body(std::integral_constant<Activation, Activation::relu>());
     case Activation::sigmoid: return body(std::integral_constant<Activation, Activation::sigmoid>());
@@ -20,12 +23,15 @@ void with_activation(Activation act, Body body) {
   }
 }
 
-}  // namespace
+// C = op(A)·op(B), sgemm's arguments: our loops for a small product, OpenBLAS for the rest.
+void product(bool trans_a, bool trans_b, int m, int n, int k, const float* A, int lda, const float* B, int ldb,
+             float* C, int ldc) {
+  if (is_small_product(m, n, k)) return small_gemm(trans_a, trans_b, m, n, k, A, lda, B, ldb, C, ldc);
+  sgemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, A, lda, B, ldb, C, ldc);
+}
 
-void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
-                   Activation act) {
-  sgemm(CblasNoTrans, CblasNoTrans, m, n, k, X, k, W, n, Y, n);
-  // Epilogue: one pass adds the bias and applies the activation.
+// Y(m,n) = act(Y + b): the forward product's epilogue.
+MF_CPU_CLONES void add_bias_and_activate(const float* b, float* Y, int m, int n, Activation act) {
   with_activation(act, [&](auto a) {
     for (int r = 0; r < m; ++r) {
       float* y = Y + int64_t(r) * n;
@@ -34,20 +40,39 @@ void dense_forward(const float* X, const float* W, const float* b, float* Y, int
   });
 }
 
-void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
-  sgemm(CblasNoTrans, CblasTrans, m, k, n, dZ, n, W, n, dX, k);
-}
-
-void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n) {
-  sgemm(CblasTrans, CblasNoTrans, k, n, m, X, k, dZ, n, dW, n);
+// db(n) = the column sums of dZ(m,n), each in row order.
+MF_CPU_CLONES void column_sums(const float* dZ, float* db, int m, int n) {
   for (int c = 0; c < n; ++c) db[c] = 0.f;
   for (int r = 0; r < m; ++r)
     for (int c = 0; c < n; ++c) db[c] += dZ[int64_t(r) * n + c];
 }
 
-void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) {
+}  // namespace
+
+void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                   Activation act) {
+  product(false, false, m, n, k, X, k, W, n, Y, n);
+  add_bias_and_activate(b, Y, m, n, act);
+}
+
+void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
+  product(false, true, m, k, n, dZ, n, W, n, dX, k);
+}
+
+void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n) {
+  product(true, false, k, n, m, X, k, dZ, n, dW, n);
+  column_sums(dZ, db, m, n);
+}
+
+MF_CPU_CLONES void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) {
   with_activation(act, [&](auto a) {
-    for (int64_t i = 0; i < count; ++i) dZ[i] = dY[i] * activation_grad_from_output(a, Y[i]);
+    // In place (dense_backward_input's epilogue) as a loop of its own: the vectorizer's overlap check
+    // would send dZ == dY to the scalar loop.
+    if (dZ == dY) {
+      for (int64_t i = 0; i < count; ++i) dZ[i] *= activation_grad_from_output(a, Y[i]);
+    } else {
+      for (int64_t i = 0; i < count; ++i) dZ[i] = dY[i] * activation_grad_from_output(a, Y[i]);
+    }
   });
 }
 

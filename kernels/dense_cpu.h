@@ -1,5 +1,6 @@
 #pragma once
-// CPU references of the dense-layer products (OpenBLAS) and their epilogues.
+// CPU references of the dense-layer products and their epilogues: small products by our own loops
+// (kernels/small_gemm.h), the others by OpenBLAS.
 // Shapes as in backends/backend.h.
 #include <cstdint>
 
