@@ -22,8 +22,6 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/gemm_products.h"
-#include "kernels/openblas.h"
-#include "kernels/small_gemm.h"
 #include "nn/model.h"
 #include "runtime/rng.h"
 #include "runtime/device.h"
@@ -143,43 +141,6 @@ void register_gemms(const Subject& s) {
     }
 }
 
-// The CPU backend's two ways to a product, side by side on every layer's three products (forward
-// NN, input gradient NT, kernel gradient TN): our small-product loops and OpenBLAS, whichever
-// cpu::is_small_product would pick; the measurements behind its bound (README, "The CPU backend's
-// products").
-void register_cpu_products() {
-  struct Form {
-    const char* name;
-    bool trans_a, trans_b;
-  };
-  const Form forms[] = {{"forward", false, false}, {"backward_input", false, true}, {"backward_params", true, false}};
-  for (const Layer& l : kFashionLayers)
-    for (int batch : kBatches)
-      for (const Form& f : forms) {
-        // The product's C(m,n) = op(A)(m,k)·op(B)(k,n) as the layer's call makes it (kernels/dense_cpu.cpp).
-        const int m = f.trans_a ? l.k : batch, n = f.trans_b ? l.k : l.n, k = f.trans_a ? batch : f.trans_b ? l.n : l.k;
-        for (const bool small : {true, false}) {
-          const std::string name = std::string("cpu/product_") + (small ? "small" : "openblas") + "/" + f.name +
-                                   "/m:" + std::to_string(batch) + "/k:" + std::to_string(l.k) + "/n:" +
-                                   std::to_string(l.n);
-          benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
-            const int lda = f.trans_a ? m : k, ldb = f.trans_b ? k : n;
-            std::vector<float> A(size_t(m) * size_t(k), 0.25f), B(size_t(k) * size_t(n), 0.5f), C(size_t(m) * size_t(n));
-            time_calls(state, [] {}, [&] {
-              if (small) cpu::small_gemm(f.trans_a, f.trans_b, m, n, k, A.data(), lda, B.data(), ldb, C.data(), n);
-              else
-                cpu::sgemm(f.trans_a ? CblasTrans : CblasNoTrans, f.trans_b ? CblasTrans : CblasNoTrans, m, n, k,
-                           A.data(), lda, B.data(), ldb, C.data(), n);
-              benchmark::DoNotOptimize(C.data());
-            });
-            state.counters["GFLOPS"] = benchmark::Counter(2.0 * m * n * k * double(state.iterations()) / 1e9,
-                                                          benchmark::Counter::kIsRate);
-            state.counters["small_path"] = cpu::is_small_product(m, n, k);
-          })->UseManualTime();
-        }
-      }
-}
-
 void register_elementwise(const Subject& s) {
   auto add = [&](const std::string& name, std::function<void(benchmark::State&, Scratch&)> body) {
     benchmark::RegisterBenchmark((s.name + "/" + name).c_str(), [=](benchmark::State& state) {
@@ -297,7 +258,6 @@ std::vector<Subject> subjects() {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  mf::register_cpu_products();
   for (const mf::Subject& s : mf::subjects()) {
     mf::register_gemms(s);
     mf::register_elementwise(s);

@@ -4,7 +4,6 @@
 
 #include "kernels/cpu_clones.h"
 #include "kernels/openblas.h"
-#include "kernels/small_gemm.h"
 
 namespace mf::cpu {
 namespace {
@@ -21,13 +20,6 @@ template <class Body>
     case Activation::tanh: return body(std::integral_constant<Activation, Activation::tanh>());
     default: return body(std::integral_constant<Activation, Activation::linear>());
   }
-}
-
-// C = op(A)·op(B), sgemm's arguments: our loops for a small product, OpenBLAS for the rest.
-void product(bool trans_a, bool trans_b, int m, int n, int k, const float* A, int lda, const float* B, int ldb,
-             float* C, int ldc) {
-  if (is_small_product(m, n, k)) return small_gemm(trans_a, trans_b, m, n, k, A, lda, B, ldb, C, ldc);
-  sgemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, A, lda, B, ldb, C, ldc);
 }
 
 // Y(m,n) = act(Y + b): the forward product's epilogue.
@@ -51,16 +43,16 @@ MF_CPU_CLONES void column_sums(const float* dZ, float* db, int m, int n) {
 
 void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                    Activation act) {
-  product(false, false, m, n, k, X, k, W, n, Y, n);
+  sgemm(CblasNoTrans, CblasNoTrans, m, n, k, X, k, W, n, Y, n);
   add_bias_and_activate(b, Y, m, n, act);
 }
 
 void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
-  product(false, true, m, k, n, dZ, n, W, n, dX, k);
+  sgemm(CblasNoTrans, CblasTrans, m, k, n, dZ, n, W, n, dX, k);
 }
 
 void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n) {
-  product(true, false, k, n, m, X, k, dZ, n, dW, n);
+  sgemm(CblasTrans, CblasNoTrans, k, n, m, X, k, dZ, n, dW, n);
   column_sums(dZ, db, m, n);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// CPU references of the dense-layer products and their epilogues: small products by our own loops
-// (kernels/small_gemm.h), the others by OpenBLAS.
+// CPU references of the dense-layer products (OpenBLAS) and their epilogues, the epilogues
+// compiled for each CPU's vector width (kernels/cpu_clones.h).
 // Shapes as in backends/backend.h.
 #include <cstdint>
 
