@@ -127,7 +127,7 @@ std::vector<pid_t> processes_with(const std::string& entry) {
 
 TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(small_grid(2, 4, 2000));  // 8 models of about half a second each
+  const std::string grid = sweep(small_grid(2, 4, 6000));  // 8 models of about a second each: the kill lands mid-run
   const std::string out = quoted(path("r.json"));
   const std::string tag = "MF_TEST_RUN=" + std::to_string(getpid()) + "_" + std::to_string(std::rand());
   // In the background: mpirun passes this test's tag down to its ranks, which the kill finds them by.
@@ -171,7 +171,7 @@ TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
 // SIGTERM to rank 0 alone: its model in flight is interrupted, and the other ranks train the rest.
 TEST_F(Mpi, ASignalledRankStopsAloneAndTheOthersTrainTheRest) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(small_grid(2, 4, 2000));
+  const std::string grid = sweep(small_grid(2, 4, 6000));
   const std::string tag = "MF_TEST_RUN=" + std::to_string(getpid()) + "_term";
   const std::string command = "(" + tag + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -x MF_TEST_RUN "
                               "--oversubscribe -np 3 " + quoted(MULTIFIT_BIN) + " run " + grid +
