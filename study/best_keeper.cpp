@@ -125,12 +125,14 @@ BestKeeper::BestKeeper(SaveBest save, std::optional<RankBy> by, const std::strin
     : save_(std::move(save)), by_(by), staging_((fs::path(save_.dir) / staging).string()) {
   std::error_code error;
   fs::create_directory(save_.dir, error);
-  if (error) throw SystemError("--save-best " + save_.dir + ": cannot make the folder: " + error.message());
+  // Where the folder cannot be made (a read-only or special file system), the user picks another.
+  if (error) throw UserError("--save-best " + save_.dir + ": cannot make the folder: " + error.message() +
+                             "; give a folder where this user may write");
   if (!resume) fs::remove_all(staging_, error);  // a run killed before left it: its files are of no use now
   fs::create_directory(staging_, error);
   if (error || !fs::is_directory(staging_))
-    throw SystemError("--save-best " + save_.dir + ": cannot make the staging folder " + staging_ + ": " +
-                      (error ? error.message() : "something else is there"));
+    throw UserError("--save-best " + save_.dir + ": cannot make the staging folder " + staging_ + ": " +
+                    (error ? error.message() : "something else is there") + "; give a folder where this user may write");
   if (by_) best_[*by_];
   else
     for (const Named<RankBy>& metric : kRankByNames) best_[metric.value];

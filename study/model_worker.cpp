@@ -25,7 +25,7 @@ double as_written(float x) {
 TrainingSettings settings_of(const ModelSpec& spec) {
   TrainingSettings settings{spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs,
                             spec.fit.batch_size, spec.fit.validation_split, spec.fit.shuffle, spec.seed,
-                            spec.memory.mode, std::nullopt, {}, {}};
+                            spec.memory.mode, std::nullopt, std::nullopt, {}, {}};
   for (size_t i = 0; i + 1 < spec.layers.size(); ++i) {  // the last layer is the output
     settings.hidden.push_back(spec.layers[i].units);
     settings.activations.push_back(spec.layers[i].activation);
@@ -133,7 +133,7 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
       code_ = 1;
     } else if (fit.status == FitStatus::stopped && interrupted) {  // not a calibration's step limit
       report_.status = ModelStatus::failed;
-      report_.error = "interrupted (Ctrl-C): " + fit.why;
+      report_.error = "interrupted (Ctrl-C or SIGTERM): " + fit.why;
       code_ = 130;
     }
     if (test && report_.status == ModelStatus::ok) {

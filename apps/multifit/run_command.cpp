@@ -434,13 +434,22 @@ int run_study(RunArgs& args) {
     const JournalRun& run = journal_run;
     if (args.resume && writer) {
       resumed = read_with_rank_journals(journal_file, jobs, run, &ranks_ended);
-      std::string per_mode;
-      for (const auto& [mode, ended] : resumed->ended)
-        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode";
-      for (const auto& [mode, ended] : ranks_ended)
-        per_mode += (per_mode.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode (other ranks' journals)";
-      std::fprintf(stderr, "multifit: resume: %zu model lines in %s (%s); those models are not trained again\n",
-                   resumed->lines, journal_file.c_str(), per_mode.empty() ? "none ended" : per_mode.c_str());
+      size_t models = 0;
+      std::string where;  // "2 in serial mode in OUT.journal, 4 in serial mode in the other ranks' journals"
+      const auto count = [&](const auto& ended_by_mode, const std::string& in) {
+        for (const auto& [mode, ended] : ended_by_mode) {
+          models += ended.size();
+          where += (where.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode in " + in;
+        }
+      };
+      count(resumed->ended, journal_file);
+      count(ranks_ended, "the other ranks' journals");
+      if (models == 0)
+        std::fprintf(stderr, "multifit: resume: no model ended before (%zu model lines in %s)\n", resumed->lines,
+                     journal_file.c_str());
+      else
+        std::fprintf(stderr, "multifit: resume: %zu models ended before (%s); they are not trained again\n", models,
+                     where.c_str());
     }
     if (writer) {
       journal = open_journal(journal_file, run, resumed ? &*resumed : nullptr, options.quiet, &code);
@@ -551,6 +560,12 @@ Command add_run_command(CLI::App& app) {
                   "weights in DIR/.staging and only those that may still be among the best stay there. Any --mode "
                   "but all")
       ->check(whole_number(1, INT_MAX).application_index(0))
+      ->check(CLI::Validator(
+                  [](std::string& dir) {
+                    return dir.starts_with("-") ? "the folder DIR, " + dir + ", looks like a flag: give K, then DIR" : "";
+                  },
+                  "DIR")
+                  .application_index(1))
       ->type_name("K DIR");
   cmd->add_option("--journal", args->journal, "Record each model here as it ends, one JSON line each (default: "
                                               "OUT.journal beside --json OUT), so that --resume can finish the run");

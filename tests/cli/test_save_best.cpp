@@ -256,6 +256,8 @@ TEST_F(SaveBest, WrongInputIsOneLineBeforeAnythingTrains) {
   refused(tiny + "--save-best 3 " + quoted(path("no/best")),
           "--save-best 3 " + path("no/best") + ": the folder " + path("no") + " does not exist, so " + path("no/best") +
               " cannot be made in it");
+  refused(tiny + "--save-best 3 --json " + quoted(path("r.json")),
+          "--save-best: the folder DIR, --json, looks like a flag: give K, then DIR; see 'multifit run --help'");
   refused(tiny + "--mode all --save-best 3 " + quoted(path("best")),
           "--save-best keeps the models of one run, and --mode all makes four: give one --mode (serial, streams, "
           "processes, packed or auto)");
