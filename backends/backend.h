@@ -32,6 +32,9 @@ class Backend {
   virtual std::string name() const = 0;    // "cpu", "cuda", "host-exec"
   virtual std::string device() const = 0;  // the processor it runs on, in words
   virtual Upstream& upstream() = 0;  // where pools and data sets take their memory
+  // The host threads a model's (or pack's) operations run on: the cpu backend's; 0 where a device
+  // runs them.
+  virtual int host_threads() const { return 0; }
 
   virtual void to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void to_host(void* dst, const void* src, size_t bytes) = 0;  // waits for queued work

@@ -17,16 +17,13 @@ void check_cpu_options(const BackendOptions& options) {
     throw UserError("--gemm cublas: only the cuda backend has a cuBLAS path; drop --gemm or use --backend cuda");
   if (options.activations != ActivationImpl::ours)
     throw UserError("--activations cudnn: only the cuda backend has a cuDNN path; drop --activations or use --backend cuda");
-  if (options.graphs == GraphsChoice::on)
-    throw UserError("--graphs on: only the cuda backend has CUDA graphs (host-exec emulates them); drop --graphs or "
-                    "use --backend cuda or host-exec");
 }
 
 namespace {
 
 std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
   check_cpu_options(options);
-  return std::make_unique<CpuBackend>();
+  return std::make_unique<CpuBackend>(options.threads);
 }
 
 }  // namespace
@@ -67,7 +64,7 @@ size_t max_training_threads(const BackendOptions& options) {
       return cores;
     case BackendKind::cpu:
       try {
-        return std::min(4 * cores, size_t(cpu::openblas_max_threads()));
+        return std::min(size_t(std::max(1, options.threads)), size_t(cpu::openblas_max_threads()));
       } catch (const UserError&) {  // no OpenBLAS: every model will say so when it makes its backend
         return 1;
       }
@@ -80,7 +77,7 @@ size_t max_training_threads(const BackendOptions& options) {
 
 bool use_graphs(const BackendOptions& options, const Backend& backend) {
   if (!backend.has_graphs() || options.graphs == GraphsChoice::off) return false;
-  return options.graphs == GraphsChoice::on || backend.name() == "cuda";
+  return options.graphs == GraphsChoice::on || backend.name() != "host-exec";
 }
 
 BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log) {

@@ -3,6 +3,7 @@
 // --gemm tiled|cublas, --activations ours|cudnn and --graphs on|off|auto. host-exec runs the
 // CUDA kernels on the CPU (target/host_exec.h): slow, but it shows the GPU code path working on a
 // machine without a GPU.
+#include <algorithm>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -18,7 +19,8 @@ inline constexpr Named<BackendKind> kBackendNames[] = {
     {"auto", BackendKind::automatic}, {"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"host-exec", BackendKind::host_exec}};
 inline const char* to_string(BackendKind k) { return name_of(kBackendNames, k); }
 
-// Training steps as CUDA graphs: on, off, or auto (on a GPU).
+// Training steps recorded once and replayed (CUDA graphs on a GPU, recorded steps on the cpu): on,
+// off, or auto (on, but for host-exec, whose emulated graphs are for tests of the GPU path).
 enum class GraphsChoice { automatic, on, off };
 inline constexpr Named<GraphsChoice> kGraphsNames[] = {
     {"auto", GraphsChoice::automatic}, {"on", GraphsChoice::on}, {"off", GraphsChoice::off}};
@@ -29,6 +31,7 @@ struct BackendOptions {
   ActivationImpl activations = ActivationImpl::ours;  // activations and softmax: ours, or cuDNN's (reference)
   GraphsChoice graphs = GraphsChoice::automatic;
   int device = 0;  // the CUDA device (cuda, host-exec)
+  int threads = 1;  // the cpu backend's host threads for one model or pack (backends/cpu/cpu_backend.h)
 };
 
 // `options` on CUDA device `device` (--devices gives each model its own); the cpu and host execution
@@ -38,29 +41,39 @@ inline BackendOptions on_device(BackendOptions options, int device) {
   return options;
 }
 
+// `options` for one of `at_once` models (or packs) that train at the same time: an equal share of
+// its threads, at least 1, so that no more threads are busy than the run was given (with more models
+// than threads, one each).
+inline BackendOptions sharing_threads(BackendOptions options, size_t at_once) {
+  if (at_once > 1) options.threads = std::max(1, int(size_t(options.threads) / at_once));
+  return options;
+}
+
 // auto resolved to cuda when a device is listed, else cpu, said in one line on `log`; other kinds
 // unchanged. Queries the devices without creating a context, so that the parent of worker
 // processes holds no device memory.
 BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log);
 
 // auto picks cuda when a usable device exists, else cpu, and says which in one
-// line on `log`. cuda without a device, or cublas, cudnn or graphs on the cpu, is a UserError.
+// line on `log`. cuda without a device, or cublas or cudnn on the cpu, is a UserError.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log);
 
-// The options only the cuda backend has (--gemm cublas, --activations cudnn, --graphs on), asked of
-// the cpu backend: a UserError naming the option.
+// The options only the cuda backend has (--gemm cublas, --activations cudnn), asked of the cpu
+// backend: a UserError naming the option.
 void check_cpu_options(const BackendOptions& options);
 
 // The most host threads that may train models at once on `options`' backend (streams and packed
 // mode drive many models from a pool of this many at most): 4 per hardware thread for cuda (a thread
 // spends most of a step waiting on its stream), one per hardware thread for host execution (each
-// launch runs its blocks on threads of its own), and for the cpu backend 4 per hardware thread but
-// never more than OpenBLAS's MAX_THREADS (kernels/openblas.h: past its table of buffers it ends the
-// process). At least 1. Loads OpenBLAS for cpu.
+// launch runs its blocks on threads of its own), and for the cpu backend options.threads (the
+// cores it was given: never more busy threads than cores) but never more than OpenBLAS's
+// MAX_THREADS (kernels/openblas.h: past its table of buffers it ends the process). At least 1.
+// Loads OpenBLAS for cpu.
 size_t max_training_threads(const BackendOptions& options);
 
-// Whether training steps run as CUDA graphs on `backend`: --graphs on where the backend has them
-// (the cuda backend; host-exec emulates them, target/host_exec_runtime.h), auto on a GPU only.
+// Whether training steps are recorded and replayed on `backend`: --graphs on where the backend has
+// them (cuda's CUDA graphs, the cpu's recorded steps; host-exec emulates CUDA graphs,
+// target/host_exec_runtime.h), auto on cuda and the cpu.
 bool use_graphs(const BackendOptions& options, const Backend& backend);
 
 }  // namespace mf

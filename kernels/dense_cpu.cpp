@@ -32,11 +32,11 @@ MF_CPU_CLONES void add_bias_and_activate(const float* b, float* Y, int m, int n,
   });
 }
 
-// db(n) = the column sums of dZ(m,n), each in row order.
-MF_CPU_CLONES void column_sums(const float* dZ, float* db, int m, int n) {
+// db(n) = the column sums of dZ(m,n), rows `ld` floats apart, each in row order.
+MF_CPU_CLONES void column_sums(const float* dZ, int ld, float* db, int m, int n) {
   for (int c = 0; c < n; ++c) db[c] = 0.f;
   for (int r = 0; r < m; ++r)
-    for (int c = 0; c < n; ++c) db[c] += dZ[int64_t(r) * n + c];
+    for (int c = 0; c < n; ++c) db[c] += dZ[int64_t(r) * ld + c];
 }
 
 }  // namespace
@@ -52,8 +52,14 @@ void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int
 }
 
 void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n) {
-  sgemm(CblasTrans, CblasNoTrans, k, n, m, X, k, dZ, n, dW, n);
-  column_sums(dZ, db, m, n);
+  dense_backward_params_part(X, dZ, dW, db, m, k, n, 0, k, 0, n);
+}
+
+void dense_backward_params_part(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                                int k_begin, int k_end, int n_begin, int n_end) {
+  if (k_end > k_begin)  // X's columns [k_begin, k_end) are dW's rows
+    sgemm(CblasTrans, CblasNoTrans, k_end - k_begin, n, m, X + k_begin, k, dZ, n, dW + int64_t(k_begin) * n, n);
+  if (n_end > n_begin) column_sums(dZ + n_begin, n, db + n_begin, m, n_end - n_begin);
 }
 
 MF_CPU_CLONES void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act) {

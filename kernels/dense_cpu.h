@@ -12,6 +12,12 @@ void dense_forward(const float* X, const float* W, const float* b, float* Y, int
                    Activation act);
 void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n);
 void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n);
+// One thread's share of it: rows [k_begin, k_end) of dW and columns [n_begin, n_end) of db
+// (dense_forward and dense_backward_input split by rows of their outputs as they are: a row of
+// theirs reads no other row). db's sums are those of the whole call; OpenBLAS may pick another
+// kernel for a smaller product, so a share's dW can differ from the whole call's in the last bits.
+void dense_backward_params_part(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
+                                int k_begin, int k_end, int n_begin, int n_end);
 void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act);
 
 }  // namespace mf::cpu

@@ -105,6 +105,12 @@ size_t mem_available_bytes() {
   return 0;
 }
 
+int usable_cores() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? std::max(CPU_COUNT(&cpus), 1) : 1;
+}
+
 MachineResources read_machine_resources(const std::vector<int>& gpus) {
   MachineResources r;
   r.memory_available_bytes = mem_available_bytes();
@@ -119,9 +125,7 @@ MachineResources read_machine_resources(const std::vector<int>& gpus) {
   if (const char* given = std::getenv("MULTIFIT_MEMORY_AVAILABLE"); given && *given)
     bound(parse_bytes(given, "MULTIFIT_MEMORY_AVAILABLE"), "MULTIFIT_MEMORY_AVAILABLE");
 
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  r.cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? std::max(CPU_COUNT(&cpus), 1) : 1;
+  r.cores = usable_cores();
 
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0) r.open_files_limit = size_t(limit.rlim_cur);

@@ -34,6 +34,10 @@ struct MachineResources {
 // This machine's host name (gethostname), "" when it has none: where a model ran, in a sweep over several.
 std::string host_name();
 
+// The CPUs this process may run on: the count of its affinity mask (sched_getaffinity, which
+// taskset, cgroups' cpusets and Slurm's bindings set), at least 1.
+int usable_cores();
+
 // MemAvailable from /proc/meminfo, in bytes: what the kernel can give without swapping; 0 when unknown.
 size_t mem_available_bytes();
 

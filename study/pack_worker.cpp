@@ -47,7 +47,10 @@ void PackWorker::build(Backend& backend, DataSets& data) {
     if (watch_.progress) watch_.progress(prepared_[size_t(member)]->job().index, text);
   };
   for (ModelWorker* member : prepared_)
-    if (member->report().settings) member->report().settings->graphs = graphs;
+    if (TrainingSettings* settings = member->report().settings ? &*member->report().settings : nullptr) {
+      settings->graphs = graphs;
+      if (backend.host_threads() > 0) settings->threads = backend.host_threads();
+    }
   attempt([&] {
     fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
                                      FitOptions{line, options_.timeline, watch_.stop, options_.calibration_steps,

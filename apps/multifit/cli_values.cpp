@@ -10,6 +10,7 @@
 
 #include "runtime/bytes.h"
 #include "runtime/error.h"
+#include "runtime/machine_resources.h"
 
 namespace mf {
 
@@ -137,8 +138,16 @@ void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
   add_named_option(cmd, "--activations", backend.activations, kActivationImplNames,
                    "CUDA activations and softmax: ours (our kernels) or cudnn (reference)");
   add_named_option(cmd, "--graphs", backend.graphs, kGraphsNames,
-                   "Each training step as a CUDA graph, captured once and replayed (one launch a step): on, off, "
-                   "or auto (on a GPU); host-exec emulates graphs, the cpu has none");
+                   "Each training step recorded once and replayed: a CUDA graph on a GPU (one launch a step), on the "
+                   "cpu a recorded step (a pack's members each run their whole step, spread over the threads): on, "
+                   "off, or auto (on, but for host-exec, which emulates CUDA graphs)");
+  backend.threads = usable_cores();
+  cmd.add_option("--threads", backend.threads,
+                 "The cpu backend's threads (default: the cores this process may use, " +
+                     std::to_string(backend.threads) +
+                     " here): a model alone splits its larger products and passes over them, a pack spreads its "
+                     "members over them, and models trained at once share them, one each when they are more")
+      ->check(whole_number(1, 4096));
 }
 
 }  // namespace mf

@@ -1,22 +1,85 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstring>
-#include <stdexcept>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
 #include "kernels/batch_cpu.h"
 #include "kernels/dense_cpu.h"
-#include "runtime/float_mode.h"
 #include "kernels/loss_cpu.h"
 #include "kernels/openblas.h"
 #include "kernels/optimizer_cpu.h"
 #include "runtime/clock.h"
+#include "runtime/float_mode.h"
 
 namespace mf {
 
-CpuBackend::CpuBackend() {
+using cpu::Part;
+using cpu::Range;
+using cpu::piece;
+
+namespace {
+
+// The least work worth a thread of its own: a product part of 2^16 multiply-adds (about 1.5 µs on
+// one core), an element-wise part of 2^14 floats. Below them a member's operation stays whole.
+constexpr int64_t kLeastProductPart = int64_t(1) << 16;
+constexpr int64_t kLeastElementPart = int64_t(1) << 14;
+// Element-wise parts start at multiples of 64 floats: the vector loops of every CPU width step
+// through a part as they step through the whole, so each element gets the same instructions.
+constexpr int64_t kElementGrain = 64;
+
+void refuse_rows(const int* rows) {
+  if (rows) throw std::logic_error("the cpu backend does not fuse the gather: pass it a gathered batch");
+}
+
+}  // namespace
+
+// The operations of one step, replayed: a pack's members spread over the threads, each running its
+// whole step (every operation, in order) before the next member's; a model alone runs the
+// operations in order, its split ones on every thread, with a barrier where one thread's results
+// are read by another.
+class CpuBackend::RecordedStep final : public StepGraph {
+ public:
+  RecordedStep(std::vector<Operation> ops, int threads) : ops_(std::move(ops)), threads_(threads) {}
+
+  void launch() override {
+    if (ops_.empty()) return;
+    const int members = ops_.front().members;
+    if (members > 1) {
+      const int team = std::min(threads_, members);
+      return cpu::on_threads(team, [&](int thread, int size) {
+        cpu::each_part(thread, size, team, [&](Part part) {
+          const Range own = piece(members, part);
+          for (int64_t z = own.begin; z < own.end; ++z)
+            for (const Operation& op : ops_) op.work(int(z), {});
+        });
+      });
+    }
+    const bool split = std::any_of(ops_.begin(), ops_.end(), [](const Operation& op) { return op.parts > 1; });
+    if (!split) {
+      for (const Operation& op : ops_) op.work(0, {});
+      return;
+    }
+    cpu::on_threads(threads_, [&](int thread, int size) {
+      for (size_t i = 0; i < ops_.size(); ++i) {
+        const Operation& op = ops_[i];
+        if (i > 0 && (op.parts > 1 || ops_[i - 1].parts > 1)) cpu::team_barrier();
+        if (op.parts > 1) cpu::each_part(thread, size, op.parts, [&](Part part) { op.work(0, part); });
+        else if (thread == 0) op.work(0, {});
+      }
+    });
+  }
+
+ private:
+  std::vector<Operation> ops_;
+  int threads_;
+};
+
+CpuBackend::CpuBackend(int threads) : threads_(threads) {
+  if (threads < 1) throw std::invalid_argument("cpu backend: " + std::to_string(threads) + " threads");
   flush_denormals_on_this_thread();
   cpu::openblas_library();  // loaded now, at start-up, not in the first training step
 }
@@ -29,96 +92,175 @@ std::string CpuBackend::device() const {
       model = line.substr(line.find(':') + 2);
       break;
     }
-  return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads, one BLAS thread per model)";
+  return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
 }
 
-void CpuBackend::to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::zero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+void CpuBackend::refuse_while_recording(const char* call) const {
+  if (recording_) throw std::logic_error(std::string("cpu backend: ") + call + " inside a recorded step");
+}
+
+void CpuBackend::to_device(void* dst, const void* src, size_t bytes) {
+  refuse_while_recording("to_device");
+  std::memcpy(dst, src, bytes);
+}
+void CpuBackend::to_host(void* dst, const void* src, size_t bytes) {
+  refuse_while_recording("to_host");
+  std::memcpy(dst, src, bytes);
+}
+void CpuBackend::zero(void* dst, size_t bytes) {
+  refuse_while_recording("zero");
+  std::memset(dst, 0, bytes);
+}
 void CpuBackend::to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
                                  size_t rows) {
+  refuse_while_recording("to_host_strided");
   for (size_t r = 0; r < rows; ++r)
     std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * pitch, width);
 }
 void CpuBackend::zero_strided(void* dst, size_t pitch, size_t width, size_t rows) {
+  refuse_while_recording("zero_strided");
   for (size_t r = 0; r < rows; ++r) std::memset(static_cast<char*>(dst) + r * pitch, 0, width);
 }
-void CpuBackend::mark() { marks_.push_back(clock_seconds()); }
+void CpuBackend::mark() {
+  refuse_while_recording("mark");
+  marks_.push_back(clock_seconds());
+}
 std::vector<double> CpuBackend::take_marks() { return std::exchange(marks_, {}); }
 
-namespace {
-
-void refuse_rows(const int* rows) {
-  if (rows) throw std::logic_error("the cpu backend does not fuse the gather: pass it a gathered batch");
+std::unique_ptr<Backend::StepGraph> CpuBackend::capture(const std::function<void()>& step) {
+  if (recording_) throw std::logic_error("cpu backend: a capture inside a capture");
+  std::vector<Operation> ops;
+  recording_ = &ops;
+  try {
+    step();
+  } catch (...) {
+    recording_ = nullptr;
+    throw;
+  }
+  recording_ = nullptr;
+  for (const Operation& op : ops)
+    if (op.members != ops.front().members)
+      throw std::logic_error("cpu backend: a recorded step of packs of " + std::to_string(ops.front().members) +
+                             " and " + std::to_string(op.members) + " members");
+  return std::make_unique<RecordedStep>(std::move(ops), threads_);
 }
 
-}  // namespace
+int CpuBackend::parts_for(int64_t work, int64_t least) const {
+  return threads_ > 1 && work >= least * threads_ ? threads_ : 1;
+}
+
+void CpuBackend::submit(Operation op) {
+  if (recording_) return recording_->push_back(std::move(op));
+  run(op, threads_);
+}
+
+// Now: a pack's members spread over the threads, or a model alone's parts one per thread.
+void CpuBackend::run(const Operation& op, int threads) {
+  const int team = std::min(threads, op.members > 1 ? op.members : op.parts);
+  if (team <= 1) {  // one thread, or one member whole
+    for (int z = 0; z < op.members; ++z) op.work(z, {});
+    return;
+  }
+  cpu::on_threads(team, [&](int thread, int size) {
+    if (op.members == 1) return cpu::each_part(thread, size, op.parts, [&](Part part) { op.work(0, part); });
+    cpu::each_part(thread, size, team, [&](Part part) {
+      const Range own = piece(op.members, part);
+      for (int64_t z = own.begin; z < own.end; ++z) op.work(int(z), {});
+    });
+  });
+}
 
 void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                                Activation act, const int* rows, const Pack& p) {
   refuse_rows(rows);
-  for (int z = 0; z < p.count; ++z)
-    cpu::dense_forward(member(X, z, p.data_stride), member(W, z, p.stride), member(b, z, p.stride),
-                       member(Y, z, p.stride), m, k, n, act);
+  submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+            const Range r = piece(m, part);  // rows of X and Y
+            if (r.size() == 0) return;
+            cpu::dense_forward(member(X, z, p.data_stride) + r.begin * k, member(W, z, p.stride),
+                               member(b, z, p.stride), member(Y, z, p.stride) + r.begin * n, int(r.size()), k, n, act);
+          }});
 }
 void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
                                       Activation act, const Pack& p) {
-  for (int z = 0; z < p.count; ++z) {
-    float* dXz = member(dX, z, p.stride);
-    cpu::dense_backward_input(member(dZ, z, p.stride), member(W, z, p.stride), dXz, m, k, n);
-    if (Y) cpu::activation_backward(member(Y, z, p.stride), dXz, dXz, int64_t(m) * k, act);
-  }
+  submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+            const Range r = piece(m, part);  // rows of dZ and dX
+            if (r.size() == 0) return;
+            float* dXz = member(dX, z, p.stride) + r.begin * k;
+            cpu::dense_backward_input(member(dZ, z, p.stride) + r.begin * n, member(W, z, p.stride), dXz,
+                                      int(r.size()), k, n);
+            if (Y) cpu::activation_backward(member(Y, z, p.stride) + r.begin * k, dXz, dXz, r.size() * k, act);
+          }});
 }
 void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                                        const int* rows, const Pack& p) {
   refuse_rows(rows);
-  for (int z = 0; z < p.count; ++z)
-    cpu::dense_backward_params(member(X, z, p.data_stride), member(dZ, z, p.stride), member(dW, z, p.stride),
-                               member(db, z, p.stride), m, k, n);
+  submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+            const Range dw_rows = piece(k, part), db_cols = piece(n, part, 16);
+            cpu::dense_backward_params_part(member(X, z, p.data_stride), member(dZ, z, p.stride),
+                                            member(dW, z, p.stride), member(db, z, p.stride), m, k, n,
+                                            int(dw_rows.begin), int(dw_rows.end), int(db_cols.begin),
+                                            int(db_cols.end));
+          }});
 }
 void CpuBackend::activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
                                      const Pack& p) {
-  for (int z = 0; z < p.count; ++z)
-    cpu::activation_backward(member(Y, z, p.stride), member(dY, z, p.stride), member(dZ, z, p.stride), count, act);
+  submit({p.count, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+            const Range r = piece(count, part, kElementGrain);
+            if (r.size() == 0) return;
+            cpu::activation_backward(member(Y, z, p.stride) + r.begin, member(dY, z, p.stride) + r.begin,
+                                     member(dZ, z, p.stride) + r.begin, r.size(), act);
+          }});
 }
 void CpuBackend::loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
                       float* row_correct, int m, int n, const Pack& p) {
-  for (int z = 0; z < p.count; ++z)
-    cpu::loss(loss, member(out, z, p.stride), member(target, z, p.data_stride), member(d_out, z, p.stride),
-              member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, n);
+  submit({p.count, 1, [=](int z, Part) {
+            cpu::loss(loss, member(out, z, p.stride), member(target, z, p.data_stride), member(d_out, z, p.stride),
+                      member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, n);
+          }});
 }
 void CpuBackend::accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& p) {
-  for (int z = 0; z < p.count; ++z) {
-    cpu::accumulate(member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, member(totals, z, p.stride));
-    count_step(p, z);
-  }
+  submit({p.count, 1, [=](int z, Part) {
+            cpu::accumulate(member(row_loss, z, p.stride), member(row_correct, z, p.stride), m,
+                            member(totals, z, p.stride));
+            count_step(p, z);
+          }});
 }
 void CpuBackend::adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
                       int batch_rows, const Pack& p) {
   if (!p.step) throw std::invalid_argument("adam: no step state (Pack::step) to take the step count from");
-  for (int z = 0; z < p.count; ++z) {
-    StepState& step = *member(p.step, z, p.stride);
-    cpu::adam(member(w, z, p.stride), member(g, z, p.stride), member(m, z, p.stride), member(v, z, p.stride), n,
-              adam_step(*member(settings, z, p.stride), step.t));
-    step.first_row += batch_rows;
-  }
+  submit({p.count, parts_for(n, kLeastElementPart), [=](int z, Part part) {
+            StepState& step = *member(p.step, z, p.stride);
+            const Range r = piece(n, part, kElementGrain);
+            if (r.size() > 0)
+              cpu::adam(member(w, z, p.stride) + r.begin, member(g, z, p.stride) + r.begin,
+                        member(m, z, p.stride) + r.begin, member(v, z, p.stride) + r.begin, r.size(),
+                        adam_step(*member(settings, z, p.stride), step.t));
+            if (part.index == 0) step.first_row += batch_rows;  // the other parts read only t
+          }});
 }
 void CpuBackend::sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
                      int batch_rows, const Pack& p) {
-  for (int z = 0; z < p.count; ++z) {
-    const MemberSettings& s = *member(settings, z, p.stride);
-    cpu::sgd(member(w, z, p.stride), member(g, z, p.stride), member(velocity, z, p.stride), n, s.learning_rate,
-             s.momentum);
-    if (p.step) member(p.step, z, p.stride)->first_row += batch_rows;
-  }
+  submit({p.count, parts_for(n, kLeastElementPart), [=](int z, Part part) {
+            const MemberSettings& s = *member(settings, z, p.stride);
+            const Range r = piece(n, part, kElementGrain);
+            if (r.size() > 0)
+              cpu::sgd(member(w, z, p.stride) + r.begin, member(g, z, p.stride) + r.begin,
+                       member(velocity, z, p.stride) + r.begin, r.size(), s.learning_rate, s.momentum);
+            if (p.step && part.index == 0) member(p.step, z, p.stride)->first_row += batch_rows;
+          }});
 }
 void CpuBackend::shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& p) {
-  for (int z = 0; z < p.count; ++z)
-    cpu::shuffle(member(order, z, p.rows_stride), n, member(settings, z, p.stride)->seed, epoch);
+  submit({p.count, 1, [=](int z, Part) {
+            cpu::shuffle(member(order, z, p.rows_stride), n, member(settings, z, p.stride)->seed, epoch);
+          }});
 }
 void CpuBackend::gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& p) {
-  for (int z = 0; z < p.count; ++z)
-    cpu::gather(src, cols, member(order, z, p.rows_stride) + first_row(p, z), m, member(dst, z, p.data_stride));
+  submit({p.count, parts_for(int64_t(m) * cols, kLeastElementPart), [=](int z, Part part) {
+            const Range r = piece(m, part);  // rows of the batch
+            if (r.size() == 0) return;
+            cpu::gather(src, cols, member(order, z, p.rows_stride) + first_row(p, z) + r.begin, int(r.size()),
+                        member(dst, z, p.data_stride) + r.begin * cols);
+          }});
 }
 
 }  // namespace mf

@@ -1,17 +1,37 @@
 #pragma once
 // The reference backend: plain C++ on host memory, OpenBLAS for the products.
 // Runs everywhere; every other backend is tested against it.
+//
+// Threads (backends/cpu/cpu_threads.h): a pack's members are spread over them, each member's
+// operation computed whole by one thread, as it is for a model alone on one thread; a model alone
+// (a pack of one) has its larger operations split into one part per thread, by rows of the
+// products' outputs and ranges of the element-wise passes. The split is fixed by the thread count,
+// so the numbers depend on it and never on timing: element-wise results are those of one thread,
+// and products can differ from one thread's in the last bits (OpenBLAS may pick another kernel for
+// a part's smaller product).
+//
+// A recorded step (capture) is the CPU's counterpart of a CUDA graph: the step's calls, kept once
+// and replayed member by member, so that a member's whole step runs from its own cache and a pack's
+// members run on the threads at once, one start of the threads a step.
+#include <functional>
+#include <memory>
+#include <vector>
+
 #include "backends/backend.h"
+#include "backends/cpu/cpu_threads.h"
 
 namespace mf {
 
 class CpuBackend final : public Backend {
  public:
-  // Flushes denormals on the calling thread, which runs every operation (runtime/float_mode.h), and
-  // loads OpenBLAS (a UserError when it cannot be loaded).
-  CpuBackend();
+  // `threads` (at least 1; a std::invalid_argument otherwise): the host threads one model's or one
+  // pack's operations use. Flushes denormals on the calling thread, which runs every operation with
+  // the threads it starts (runtime/float_mode.h), and loads OpenBLAS (a UserError when it cannot be
+  // loaded).
+  explicit CpuBackend(int threads = 1);
   std::string name() const override { return "cpu"; }
   std::string device() const override;
+  int host_threads() const override { return threads_; }
   Upstream& upstream() override { return upstream_; }
 
   void to_device(void* dst, const void* src, size_t bytes) override;
@@ -25,8 +45,11 @@ class CpuBackend final : public Backend {
   std::string fault() override { return ""; }  // a CPU fault ends the process; nothing is left to report
   std::vector<double> take_marks() override;
 
-  // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch. A pack's members
-  // run one after another, each through the single-model reference.
+  // Records the step's pack operations (every call it makes must be one); a launch replays them.
+  bool has_graphs() const override { return true; }
+  std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override;
+
+  // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                      Activation act, const int* rows = nullptr, const Pack& pack = {}) override;
   void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
@@ -46,9 +69,28 @@ class CpuBackend final : public Backend {
   void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override;
   void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override;
 
+
  private:
+  // One pack operation: work(z, part) does member z's part `part` of `parts` (1: all of it).
+  struct Operation {
+    int members = 1;
+    int parts = 1;
+    std::function<void(int member, cpu::Part part)> work;
+  };
+  class RecordedStep;
+  static void run(const Operation& op, int threads);
+  // Runs the operation now, or appends it to the step being recorded.
+  void submit(Operation op);
+  // The parts a member's operation of `work` (multiply-adds or floats) is split into when the
+  // member is alone: one per thread where each still has `least` of it, else 1 (a thread started
+  // for less costs more than it saves).
+  int parts_for(int64_t work, int64_t least) const;
+  void refuse_while_recording(const char* call) const;
+
+  int threads_;
   HostUpstream upstream_;
   std::vector<double> marks_;
+  std::vector<Operation>* recording_ = nullptr;  // the step capture() is recording, or null
 };
 
 }  // namespace mf

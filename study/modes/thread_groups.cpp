@@ -43,6 +43,7 @@ class ThreadGroupsMode final : public Mode {
                     "); a model that fails to build leaves its pack");
     // A bounded pool of host threads, never one per group: thread t drives groups t, t + T, t + 2T...
     const size_t pool = std::min(groups.size(), max_training_threads(options_.backend));
+    backend_options_ = sharing_threads(options_.backend, pool);
     StartBarrier barrier{int(pool)};
     std::vector<std::thread> threads;
     for (size_t t = 0; t < pool; ++t) {
@@ -86,7 +87,7 @@ class ThreadGroupsMode final : public Mode {
     const int device = jobs[group.front()].device;  // the same for every member
     DataSets* data = nullptr;
     lead.attempt([&] {
-      backend = make_backend(on_device(options_.backend, device), std::cerr);
+      backend = make_backend(on_device(backend_options_, device), std::cerr);
       data = &data_for(device);
     });
     for (size_t i : group) workers[i]->share_failure(lead);
@@ -159,6 +160,7 @@ class ThreadGroupsMode final : public Mode {
   };
   const ModeKind kind_;
   const RunOptions& options_;
+  BackendOptions backend_options_;  // each group's: options_'s, with its share of the threads (set by run)
   Grouping grouping_;
   bool packs_;
   std::mutex mutex_;

@@ -120,6 +120,7 @@ const Column kColumns[] = {
     {"reserved_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.reserved_bytes); }},
     {"peak_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.peak_bytes); }},
     {"graphs", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
+    {"threads", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->threads) : json(); }},
 };
 
 }  // namespace

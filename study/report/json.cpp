@@ -17,7 +17,7 @@ MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 MF_JSON_BY_NAME(Activation, kActivationNames)
 // With defaults: a journal or document written before a field was added (hidden, activations) reads back.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
-                                   shuffle, seed, memory_mode, graphs, hidden, activations)
+                                   shuffle, seed, memory_mode, graphs, threads, hidden, activations)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
 
 namespace {

@@ -33,7 +33,10 @@ struct TrainingSettings {
   bool shuffle = true;
   uint64_t seed = 0;
   PoolMode memory_mode = PoolMode::grow;
-  std::optional<bool> graphs;  // training steps as CUDA graphs; unknown until the model is built
+  std::optional<bool> graphs;  // training steps recorded and replayed; unknown until the model is built
+  // The cpu backend's threads for the model's operations (a pack member: its pack's); absent on a
+  // GPU, whose device runs them, and until the model is built.
+  std::optional<int> threads;
   // The layers before the output layer, from the input on: their widths and activations (the grid's
   // hidden and activation axes); empty for none.
   std::vector<int> hidden;

@@ -17,7 +17,7 @@ const std::string kPair = quoted(example("seed-pair.json"));
 TEST_F(Cli, BothCommandsTakeTheSameOverridesAndOutputs) {
   const std::string train = multifit("train --help").out, run = multifit("run --help").out;
   for (const char* flag : {"--epochs", "--batch-size", "--learning-rate", "--seed", "--memory-limit", "--memory ",
-                           "--data", "--backend", "--gemm", "--activations", "--graphs", "--json", "--csv", "--trace",
+                           "--data", "--backend", "--gemm", "--activations", "--graphs", "--threads", "--json", "--csv", "--trace",
                            "--quiet"}) {
     EXPECT_TRUE(contains(train, std::string("  ") + flag)) << flag << " missing from train --help";
     EXPECT_TRUE(contains(run, std::string("  ") + flag)) << flag << " missing from run --help";

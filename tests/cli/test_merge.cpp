@@ -21,11 +21,12 @@ json six_models(const std::string& name = "six") {
 }
 
 // What must be equal between a model trained in a shard and in one run of the whole sweep: all but
-// when it ran and in which process (its memory in use around serial's releases depends on the models
-// before it).
+// when it ran, in which process and on how many cpu threads (a shard's fewer models at once share
+// them among fewer; its memory in use around serial's releases depends on the models before it).
 json numbers_of(json model) {
   for (const char* key : {"startup_s", "samples_per_s", "train_s", "solo_s", "slowdown", "pid", "memory"})
     model.erase(key);
+  if (model["settings"].is_object()) model["settings"].erase("threads");
   for (json& epoch : model["epochs"]) epoch.erase("seconds"), epoch.erase("samples_per_s");
   return model;
 }

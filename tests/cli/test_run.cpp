@@ -140,9 +140,10 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
                             " --epochs 1 --data synthetic:binary:rows=256 --backend " + backend + " --json ";
     const Result serial = multifit(run + quoted(path("serial.json")) + " --mode serial --quiet");
     ASSERT_EQ(serial.rc, 0) << serial.err;
-    // Through host execution the packs' steps are also replayed from CUDA graphs (emulated).
+    // Through host execution the packs' steps are also replayed from CUDA graphs (emulated); on the
+    // cpu from its recorded steps, the default, the pack's members over both threads.
     const Result packed = multifit(run + quoted(path("packed.json")) + " --mode packed --pack-size " +
-                                   (cpu ? "0 --graphs off" : "4 --graphs on"));
+                                   (cpu ? "0 --threads 2" : "4 --graphs on"));
     ASSERT_EQ(packed.rc, 0) << packed.err;
     EXPECT_TRUE(contains(packed.err, cpu ? "32 models planned in 1 pack (32)" : "6 models planned in 2 packs (4, 2)"))
         << packed.err;
@@ -158,8 +159,9 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
       EXPECT_EQ(p["pack"], i / pack_size);
       EXPECT_EQ(p["pack_members"], std::min(pack_size, models - i / pack_size * pack_size));
       EXPECT_TRUE(a["pack"].is_null());
-      EXPECT_EQ(p["settings"]["graphs"], !cpu);
-      EXPECT_EQ(a["settings"]["graphs"], false);  // auto: on a GPU only
+      EXPECT_EQ(p["settings"]["graphs"], true);
+      EXPECT_EQ(a["settings"]["graphs"], cpu);  // auto: on a GPU and the cpu, not under host execution
+      EXPECT_EQ(p["settings"]["threads"], cpu ? json(2) : json());
       // Its share of the pack's pool: its own plan, as alone.
       EXPECT_EQ(p["memory"]["peak_bytes"], a["memory"]["peak_bytes"]);
       EXPECT_EQ(p["memory"]["cap_bytes"], a["memory"]["cap_bytes"]);
@@ -461,7 +463,7 @@ TEST_F(Run, BadInputIsOneLineAndExitCode2) {
         "run " + pair + " --json " + quoted(path("no/such/folder/r.json")), "run " + pair + " --memory-limit 12parsecs",
         "run " + sweep({{"base", example_spec("regressor.json")}, {"grid", {{"colour", {1}}}}}),
         "run " + own + " --json " + own, "run " + own + " --json " + quoted(path("x")) + " --csv " + quoted(path("x")),
-        "run " + pair + " --backend cpu --graphs on", "run " + pair + " --graphs sometimes",
+        "run " + pair + " --backend cpu --gemm cublas", "run " + pair + " --graphs sometimes", "run " + pair + " --threads 0",
         "run " + pair + " --mode packed --pack-size -1"}) {
     SCOPED_TRACE(args);
     const Result r = multifit(args);
@@ -471,9 +473,9 @@ TEST_F(Run, BadInputIsOneLineAndExitCode2) {
   }
   EXPECT_EQ(json::parse(read_file(path("own.json")))["models"].size(), 1u);  // the sweep was not overwritten
   // So does an option the backend cannot honour.
-  const Result graphs = multifit("run " + pair + " --backend cpu --graphs on --json " + quoted(path("g.json")));
-  EXPECT_EQ(graphs.rc, 2);
-  EXPECT_TRUE(contains(result("g.json")["error"], "--graphs on")) << result("g.json");
+  const Result cublas = multifit("run " + pair + " --backend cpu --gemm cublas --json " + quoted(path("g.json")));
+  EXPECT_EQ(cublas.rc, 2);
+  EXPECT_TRUE(contains(result("g.json")["error"], "--gemm cublas")) << result("g.json");
   // A sweep that cannot be read still leaves the document asked for, saying why.
   const Result r = multifit("run " + quoted(path("missing.json")) + " --json " + quoted(path("r.json")));
   EXPECT_EQ(r.rc, 2);

@@ -8,28 +8,17 @@
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "target/target.h"
+#include "tests/training_specs.h"
 
 namespace mf {
 namespace {
-
-// 330 rows with a validation split of 0.25: 247 training rows, 7 batches of 32 and a last of 23.
-ModelSpec classifier() {
-  ModelSpec spec;
-  spec.name = "classifier";
-  spec.input = 20;
-  spec.layers = {{24, Activation::relu}, {4, Activation::softmax}};
-  spec.loss = Loss::sparse_categorical_crossentropy;
-  spec.fit = {2, 32, 0.25f, true};
-  spec.memory.limit_bytes = 1 << 20;
-  return spec;
-}
 
 // The graphs instantiated by the warm-up (none when cold) and by the fit after it.
 std::pair<size_t, size_t> graphs_made(bool warm_up) {
   auto backend = hostexec::make_cuda_backend({});
   const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
   DeviceData resident(*backend, data.train);
-  Model model(classifier(), *backend);
+  Model model(test::classifier(0, 1e-3f), *backend);
   FitOptions options;
   options.graphs = true;
   PackFit fit(model, resident, options);

@@ -8,31 +8,15 @@
 #include "nn/fit.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
+#include "tests/training_specs.h"
 
 namespace mf::test {
 namespace {
 
-ModelSpec classifier(uint64_t seed, float learning_rate) {
-  ModelSpec spec;
-  spec.name = "member-" + std::to_string(seed);
-  spec.input = 20;
-  spec.layers = {{24, Activation::relu}, {16, Activation::tanh}, {4, Activation::softmax}};
-  spec.loss = Loss::sparse_categorical_crossentropy;
-  spec.optimizer.learning_rate = learning_rate;
-  spec.fit = {2, 32, 0.25f, true};
-  spec.seed = seed;
-  spec.memory.limit_bytes = 1 << 20;
-  return spec;
-}
-
-// The tiny model of examples/tiny-sweep.json: Dense(64, relu) -> Dense(1, sigmoid), binary
-// cross-entropy, 2 epochs of batch 64 (here without the example's validation split).
-ModelSpec tiny(uint64_t seed, float learning_rate) {
-  ModelSpec spec = classifier(seed, learning_rate);
-  spec.layers = {{64, Activation::relu}, {1, Activation::sigmoid}};
-  spec.loss = Loss::binary_crossentropy;
-  spec.fit = {2, 64, 0.f, true};
-  return spec;
+// Three layers: the classifier with a tanh layer between.
+ModelSpec deep_classifier(uint64_t seed, float learning_rate) {
+  return test::classifier(seed, learning_rate,
+                          {{24, Activation::relu}, {16, Activation::tanh}, {4, Activation::softmax}});
 }
 
 struct Trained {
@@ -63,14 +47,15 @@ void expect_same_bits(double want, double got, const std::string& what) {
   EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << what << ": alone " << want << ", packed " << got;
 }
 
-// Each member of a pack trained (with or without graphs) against the same model trained alone.
-void expect_pack_equals_alone(Backend& backend, const std::vector<ModelSpec>& specs, const Dataset& data,
-                              bool graphs = false) {
-  const std::vector<Trained> packed = train_pack(backend, specs, data, graphs);
+// Each member of a pack trained on `packed_on` (with or without graphs) against the same model
+// trained alone, without graphs, on `alone_on`.
+void expect_pack_equals_alone(Backend& packed_on, Backend& alone_on, const std::vector<ModelSpec>& specs,
+                              const Dataset& data, bool graphs) {
+  const std::vector<Trained> packed = train_pack(packed_on, specs, data, graphs);
   ASSERT_EQ(packed.size(), specs.size());
   for (size_t z = 0; z < specs.size(); ++z) {
-    SCOPED_TRACE(backend.name() + ", " + specs[z].name + (graphs ? ", graphs" : ""));
-    const Trained alone = train_alone(backend, specs[z], data);
+    SCOPED_TRACE(packed_on.name() + ", " + specs[z].name + (graphs ? ", graphs" : ""));
+    const Trained alone = train_alone(alone_on, specs[z], data);
     EXPECT_EQ(packed[z].fit.status, alone.fit.status);
     EXPECT_EQ(packed[z].fit.why, alone.fit.why);
     EXPECT_EQ(packed[z].fit.samples, alone.fit.samples);
@@ -91,6 +76,11 @@ void expect_pack_equals_alone(Backend& backend, const std::vector<ModelSpec>& sp
   }
 }
 
+void expect_pack_equals_alone(Backend& backend, const std::vector<ModelSpec>& specs, const Dataset& data,
+                              bool graphs = false) {
+  expect_pack_equals_alone(backend, backend, specs, data, graphs);
+}
+
 // Runs `check` on the CPU backend and on the device under test (skipping only the latter when none).
 template <class Check>
 void on_every_backend(Check check) {
@@ -105,7 +95,7 @@ void on_every_backend(Check check) {
 TEST(PackTraining, ClassifiersWithDifferentSeedsAndLearningRates) {
   const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
   on_every_backend([&](Backend& b) {
-    expect_pack_equals_alone(b, {classifier(1, 1e-2f), classifier(2, 3e-3f), classifier(3, 1e-3f)}, data.train);
+    expect_pack_equals_alone(b, {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f), deep_classifier(3, 1e-3f)}, data.train);
   });
 }
 
@@ -120,7 +110,7 @@ TEST(PackTraining, SgdWithEachMembersMomentumAndMse) {
   const DataSplit data = make_synthetic("regression:rows=200");
   std::vector<ModelSpec> specs;
   for (float momentum : {0.5f, 0.9f}) {
-    ModelSpec spec = classifier(uint64_t(momentum * 10), 0.05f);
+    ModelSpec spec = deep_classifier(uint64_t(momentum * 10), 0.05f);
     spec.layers = {{12, Activation::sigmoid}, {1, Activation::linear}};
     spec.loss = Loss::mse;
     spec.optimizer.kind = OptimizerKind::sgd;
@@ -134,7 +124,7 @@ TEST(PackTraining, AMemberThatDivergesLeavesTheOthersAsAlone) {
   const DataSplit data = make_synthetic("regression:rows=200");
   std::vector<ModelSpec> specs;
   for (float learning_rate : {0.01f, 1e13f, 0.02f}) {  // the middle one diverges in its first epoch
-    ModelSpec spec = classifier(7, learning_rate);
+    ModelSpec spec = deep_classifier(7, learning_rate);
     spec.layers = {{8, Activation::relu}, {1, Activation::linear}};
     spec.loss = Loss::mse;
     spec.optimizer.kind = OptimizerKind::sgd;
@@ -159,7 +149,7 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   if (!device) GTEST_SKIP() << why;
   ASSERT_TRUE(device->has_graphs());
   const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
-  std::vector<ModelSpec> specs = {classifier(1, 1e-2f), classifier(2, 3e-3f)};
+  std::vector<ModelSpec> specs = {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f)};
   specs[1].optimizer.kind = specs[0].optimizer.kind;
   expect_pack_equals_alone(*device, specs, data.train, true);
   for (ModelSpec& spec : specs) spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.momentum = 0.9f;
@@ -169,6 +159,31 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   const DataSplit more = make_synthetic("teacher:rows=700,classes=4");
   for (ModelSpec& spec : specs) spec.fit = {2, 300, 0.f, false};
   expect_pack_equals_alone(*device, specs, more.train, true);
+}
+
+// The cpu backend's recorded steps run a pack's members over its threads, each member's whole step
+// on one thread: on 1, 2 or 3 threads, for 5 members (unevenly split) and for 2 (fewer than the
+// threads), every member gives the numbers it gives alone on one thread, step by step. So does a
+// model alone whose operations are too small to split. Adam and SGD with momentum both.
+TEST(PackTraining, OnTheCpusThreadsEachMemberGivesItsNumbersAlone) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the cpu backend's threads are libgomp's, which is not built for ThreadSanitizer: it cannot see "
+                  "their team's synchronization (run in hostexec_tests without it)";
+#endif
+  const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
+  std::vector<ModelSpec> specs;
+  for (int i = 0; i < 5; ++i) specs.push_back(deep_classifier(uint64_t(20 + i), 1e-3f * float(1 + i)));
+  CpuBackend one;
+  for (int threads : {1, 2, 3}) {
+    CpuBackend cpu(threads);
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    expect_pack_equals_alone(cpu, one, specs, data.train, true);
+    expect_pack_equals_alone(cpu, one, {specs[0], specs[1]}, data.train, true);
+    expect_pack_equals_alone(cpu, one, {specs[2]}, data.train, true);
+  }
+  for (ModelSpec& spec : specs) spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.momentum = 0.9f;
+  CpuBackend two(2);
+  expect_pack_equals_alone(two, one, specs, data.train, true);
 }
 
 }  // namespace

@@ -9,24 +9,10 @@
 #include "nn/fit.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
+#include "tests/training_specs.h"
 
 namespace mf::test {
 namespace {
-
-// 330 rows with a validation split of 0.25: 247 training rows, 7 batches of 32 and a last of 23, so
-// the warm-up runs both batch sizes and an evaluation batch.
-ModelSpec classifier(uint64_t seed, float learning_rate) {
-  ModelSpec spec;
-  spec.name = "member-" + std::to_string(seed);
-  spec.input = 20;
-  spec.layers = {{24, Activation::relu}, {4, Activation::softmax}};
-  spec.loss = Loss::sparse_categorical_crossentropy;
-  spec.optimizer.learning_rate = learning_rate;
-  spec.fit = {2, 32, 0.25f, true};
-  spec.seed = seed;
-  spec.memory.limit_bytes = 1 << 20;
-  return spec;
-}
 
 struct Fitted {
   std::vector<FitResult> fits;

@@ -61,7 +61,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
   [[maybe_unused]] auto& [sh_index, sh_count] = sh;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
-                          ts_seed, ts_memory_mode, ts_graphs, ts_hidden, ts_activations] = ts;
+                          ts_seed, ts_memory_mode, ts_graphs, ts_threads, ts_hidden, ts_activations] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
   [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s] = e;
   [[maybe_unused]] auto& [v_loss, v_accuracy] = v;
@@ -73,7 +73,7 @@ using nlohmann::json;
                           ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
                           ro_stage_best] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
-  [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device] = bo;
+  [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
   [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
   [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_optimizer, ms_fit, ms_seed, ms_memory,
                           ms_targets] = ms;
@@ -99,6 +99,7 @@ TrainingSettings full_settings() {
   s.seed = 18446744073709551615u;  // the largest: must not pass through a double or an int64
   s.memory_mode = PoolMode::reserve;
   s.graphs = false;  // known, and not the default (unknown)
+  s.threads = 3;
   s.hidden = {16, 8};
   s.activations = {Activation::tanh, Activation::relu};  // mixed: the CSV writes each
   return s;
@@ -204,7 +205,7 @@ const char* const kFullModelDocument = R"({
   "name": "m-7",
   "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
                "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
-               "memory_mode": "reserve", "graphs": false, "hidden": [16, 8], "activations": ["tanh", "relu"]},
+               "memory_mode": "reserve", "graphs": false, "threads": 3, "hidden": [16, 8], "activations": ["tanh", "relu"]},
   "status": "oom",
   "error": "the pool's cap, 4 KiB, is \"too small\"",
   "backend": "cpu",
@@ -396,7 +397,7 @@ TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
   ModelReport m;
   m.settings = TrainingSettings{};
   expect_json(json(m)["settings"], R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
-    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "hidden": [],
+    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "threads": null, "hidden": [],
     "activations": []})");
 }
 
@@ -487,7 +488,7 @@ const char* const kCsvHeader =
     "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
-    "cap_bytes,reserved_bytes,peak_bytes,graphs\n";
+    "cap_bytes,reserved_bytes,peak_bytes,graphs,threads\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   RunReport serial;  // a run of one default model: its empty fields stay empty
@@ -504,11 +505,11 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
             std::string(kCsvHeader) +
                 "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
                 "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
-                "3,node-2,2,0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,\n"
+                "3,node-2,2,0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false,3\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,,\n"
                 "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,,inf,,,0,,,"
-                "0,0,0,0,true\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,\n");
+                "0,0,0,0,true,3\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -554,6 +555,7 @@ void expect_same_settings(const std::optional<TrainingSettings>& got, const std:
   EXPECT_EQ(got->seed, want->seed);
   EXPECT_EQ(got->memory_mode, want->memory_mode);
   EXPECT_EQ(got->graphs, want->graphs);
+  EXPECT_EQ(got->threads, want->threads);
   EXPECT_EQ(got->hidden, want->hidden);
   EXPECT_EQ(got->activations, want->activations);
 }
@@ -745,7 +747,7 @@ RunOptions full_options() {
   RunOptions o;
   o.models_path = "/x/sweep.json";
   o.data = "synthetic:teacher:rows=70";
-  o.backend = {BackendKind::host_exec, GemmImpl::cublas, ActivationImpl::cudnn, GraphsChoice::off, 3};
+  o.backend = {BackendKind::host_exec, GemmImpl::cublas, ActivationImpl::cudnn, GraphsChoice::off, 3, 5};
   o.overrides.epochs = 7;
   o.overrides.batch_size = 48;
   o.overrides.learning_rate = 0.25f;
@@ -776,6 +778,7 @@ void expect_same_options(const RunOptions& got, const RunOptions& want) {
   EXPECT_EQ(got.backend.activations, want.backend.activations);
   EXPECT_EQ(got.backend.graphs, want.backend.graphs);
   EXPECT_EQ(got.backend.device, want.backend.device);
+  EXPECT_EQ(got.backend.threads, want.backend.threads);
   EXPECT_EQ(got.overrides.epochs, want.overrides.epochs);
   EXPECT_EQ(got.overrides.batch_size, want.overrides.batch_size);
   EXPECT_EQ(got.overrides.learning_rate, want.overrides.learning_rate);
@@ -801,7 +804,7 @@ TEST(ChildOptions, TheFormAsWritten) {
   expect_json(to_json(full_options()), R"({
     "models_path": "/x/sweep.json",
     "data": "synthetic:teacher:rows=70",
-    "backend": {"kind": "host-exec", "gemm": "cublas", "activations": "cudnn", "graphs": "off", "device": 3},
+    "backend": {"kind": "host-exec", "gemm": "cublas", "activations": "cudnn", "graphs": "off", "device": 3, "threads": 5},
     "overrides": {"epochs": 7, "batch_size": 48, "learning_rate": 0.25, "seed": 18446744073709551615,
                   "memory_limit": 3221225472, "memory_mode": "reserve"},
     "devices": [1, 2, 5],

@@ -255,7 +255,9 @@ class ProcessesMode final : public Mode {
   ModeKind kind() const override { return ModeKind::processes; }
 
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
-    Workers workers(options_, progress, stop);
+    RunOptions each = options_;  // what every worker is sent: its share of the threads
+    each.backend = sharing_threads(options_.backend, jobs.size());
+    Workers workers(each, progress, stop);
     for (const Job& job : jobs) workers.start(job, job.name);
     wait_for_the_barrier(workers, stop);
     Phase phase;
