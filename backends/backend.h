@@ -80,6 +80,12 @@ class Backend {
     throw std::logic_error("this backend has no CUDA graphs");
   }
 
+  // Runs the calls `calls` makes as one piece of work: the cpu backend records them and replays them
+  // once (a pack's members each run all of them in turn, over its threads: an evaluation pass from
+  // each member's own cache); elsewhere they are queued as they come. The calls must be training
+  // operations, as in capture(), but may differ from one another (each batch its own rows).
+  virtual void run_together(const std::function<void()>& calls) { calls(); }
+
   // Whether the first layer's products and the loss pass can read a batch straight from the data set
   // by row index (`rows` below), so that the batch needs no gather of its own.
   virtual bool fuses_gather() const { return false; }

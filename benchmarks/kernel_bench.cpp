@@ -25,6 +25,7 @@
 #include "nn/model.h"
 #include "runtime/rng.h"
 #include "runtime/device.h"
+#include "runtime/machine_resources.h"
 #include "target/stream.h"
 
 namespace mf {
@@ -243,6 +244,8 @@ void register_steps(const Subject& s) {
 
 std::vector<Subject> subjects() {
   std::vector<Subject> list{{"cpu", std::make_shared<CpuBackend>(), nullptr}};
+  if (const int cores = usable_cores(); cores > 1)  // a pack's members, a model's parts, over every core
+    list.push_back({"cpu_threads:" + std::to_string(cores), std::make_shared<CpuBackend>(cores), nullptr});
   if (!query_devices().devices.empty()) {
     list.push_back({"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled}), gpu::make_tiled_products()});
     list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas}), gpu::make_cublas_products()});

@@ -4,8 +4,8 @@ four ways (serial, one stream per model in one process, one process per model, a
 of one shape trained together in shared kernels).
 
 For each workload, N and --graphs setting it writes a sweep of N models and runs
-`multifit run SWEEP --mode all --graphs G` once (G from --graphs: on and off on a GPU, to see
-what replaying each training step from a CUDA graph buys; the cpu backend has no graphs).
+`multifit run SWEEP --mode all --graphs G` once (G from --graphs: on and off, to see what
+replaying each training step from a CUDA graph, or on the cpu a recorded step, buys).
 Workloads:
   tiny        N copies of the seeds' tiny model, Dense(64, relu) -> Dense(1, sigmoid) on
               synthetic:binary (1024x20), batch 64, 2 epochs (examples/binary-classifier.json),
@@ -27,7 +27,9 @@ Writes into DIR:
   scaling.csv         one row per (workload, N, graphs, mode): wall_s, startup_s, samples_per_s,
                       speedup_vs_serial, overlap, mean/max model slowdown, mean model startup_s,
                       models_ok, packs (the run's own figures, from its --json document); graphs
-                      says whether its steps ran as graphs
+                      says whether its steps ran as graphs, threads the cpu threads each model had
+                      (its settings.threads: one value, or the values seen, joined by /) and
+                      training_threads the most host threads that trained at once
   overheads.csv       way, wall_s, ratio to the 32 separate processes
   runs/WORKLOAD-N[-graphs-G].json, runs/overhead-MODE.json   every run's result document
   failures.txt        the runs that failed, one line each (only when one did)
@@ -57,8 +59,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 MODES = ("serial", "streams", "processes", "packed")
-COLUMNS = ["workload", "models", "graphs", "mode", "backend", "wall_s", "startup_s", "samples_per_s", "speedup_vs_serial",
-           "overlap", "mean_slowdown", "max_slowdown", "mean_model_startup_s", "models_ok", "packs"]
+COLUMNS = ["workload", "models", "graphs", "threads", "training_threads", "mode", "backend", "wall_s", "startup_s",
+           "samples_per_s", "speedup_vs_serial", "overlap", "mean_slowdown", "max_slowdown", "mean_model_startup_s",
+           "models_ok", "packs"]
 TINY_LEARNING_RATES = (1e-3, 3e-3, 1e-2, 3e-2)
 
 
@@ -133,11 +136,13 @@ def rows_of(workload, n, document):
     for r in document["runs"]:
         models = r["models"]
         graphs = {m["settings"].get("graphs") for m in models if m.get("settings")}
+        threads = {m["settings"].get("threads") for m in models if m.get("settings")}
         slowdowns = [m["slowdown"] for m in models if m.get("slowdown") is not None]
         startups = [m["startup_s"] for m in models if m.get("startup_s") is not None]
         rows.append({
             "workload": workload, "models": n, "graphs": graphs.pop() if len(graphs) == 1 else None,
-            "mode": r["mode"], "backend": r["backend"],
+            "threads": "/".join(str(t) for t in sorted(t for t in threads if t is not None)) or None,
+            "training_threads": r.get("training_threads"), "mode": r["mode"], "backend": r["backend"],
             "wall_s": r["wall_s"], "startup_s": r["startup_s"], "samples_per_s": r["samples_per_s"],
             "speedup_vs_serial": r["speedup_vs_serial"], "overlap": (r.get("overlap") or {}).get("fraction"),
             "mean_slowdown": mean(slowdowns), "max_slowdown": max(slowdowns) if slowdowns else None,
@@ -153,7 +158,8 @@ def fmt(value, spec, suffix=""):
 
 def print_row(row):
     graphs = {True: "on", False: "off"}.get(row["graphs"], "-")
-    print(f"{row['workload']:>11} {row['models']:>3} {graphs:>6} {row['mode']:>9} {fmt(row['wall_s'], '9.3f')} "
+    print(f"{row['workload']:>11} {row['models']:>3} {graphs:>6} {row['threads'] or '-':>7} {row['mode']:>9} "
+          f"{fmt(row['wall_s'], '9.3f')} "
           f"{fmt(row['startup_s'], '9.3f')} {fmt(row['samples_per_s'], '12.0f')} "
           f"{fmt(row['speedup_vs_serial'], '7.2f', 'x'):>8} {fmt(row['overlap'], '7.0%'):>7} "
           f"{fmt(row['mean_slowdown'], '8.2f', 'x'):>9} {row['models_ok']:>3}/{row['models']}", flush=True)
@@ -204,7 +210,7 @@ def scaling(args, tmp):
     table = open(os.path.join(args.out, "scaling.csv"), "w", newline="")  # written as it goes: a failure keeps the rows so far
     writer = csv.DictWriter(table, COLUMNS)
     writer.writeheader()
-    print(f"{'workload':>11} {'N':>3} {'graphs':>6} {'mode':>9} {'wall_s':>9} {'startup_s':>9} {'samples/s':>12} "
+    print(f"{'workload':>11} {'N':>3} {'graphs':>6} {'threads':>7} {'mode':>9} {'wall_s':>9} {'startup_s':>9} {'samples/s':>12} "
           f"{'speedup':>8} {'overlap':>7} {'slowdown':>9} {'ok':>5}")
     for workload in args.workloads:
         counts = {"tiny": args.tiny_counts, "fmnist-mlp": args.fmnist_counts, "fmnist-grid": [8]}[workload]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tabulates the scaling study that benchmarks/scaling.py wrote into DIR as Markdown, for the
 README: one table per workload from DIR/scaling.csv (models, mode, wall, samples/s, speedup vs
-serial, overlap, mean slowdown, packs, whether steps ran as graphs) and the table of DIR/overheads.csv (32 tiny models: serial,
+serial, overlap, mean slowdown, packs, whether steps ran as graphs, each model's cpu threads) and the table of DIR/overheads.csv (32 tiny models: serial,
 streams, processes and packed modes against 32 separate `multifit train` processes). Prints it and
 writes it to DIR/summary.md, with DIR/machine.txt's first lines as a heading note.
 
@@ -51,9 +51,10 @@ def summary(out):
     for workload in dict.fromkeys(r["workload"] for r in rows):
         mine = [r for r in rows if r["workload"] == workload]
         lines += [f"### {workload} ({mine[0]['backend']} backend)", ""]
-        lines += table(["models", "graphs", "mode", "wall", "samples/s", "speedup vs serial", "overlap", "mean slowdown",
-                        "ok", "packs"],
-                       [[r["models"], {"True": "on", "False": "off"}.get(r.get("graphs"), "-"), r["mode"],
+        lines += table(["models", "graphs", "threads", "mode", "wall", "samples/s", "speedup vs serial", "overlap",
+                        "mean slowdown", "ok", "packs"],
+                       [[r["models"], {"True": "on", "False": "off"}.get(r.get("graphs"), "-"), r.get("threads") or "-",
+                         r["mode"],
                          seconds(r["wall_s"]), fixed(r["samples_per_s"], ",.0f"),
                          fixed(r["speedup_vs_serial"], ".2f", "x"),
                          "-" if number(r["overlap"]) is None else f"{number(r['overlap']):.0%}",

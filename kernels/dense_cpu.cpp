@@ -22,11 +22,11 @@ template <class Body>
   }
 }
 
-// Y(m,n) = act(Y + b): the forward product's epilogue.
-MF_CPU_CLONES void add_bias_and_activate(const float* b, float* Y, int m, int n, Activation act) {
+// Y(m,n) = act(Y + b), rows `ld` floats apart: the forward product's epilogue.
+MF_CPU_CLONES void add_bias_and_activate(const float* b, float* Y, int ld, int m, int n, Activation act) {
   with_activation(act, [&](auto a) {
     for (int r = 0; r < m; ++r) {
-      float* y = Y + int64_t(r) * n;
+      float* y = Y + int64_t(r) * ld;
       for (int c = 0; c < n; ++c) y[c] = activate(a, y[c] + b[c]);
     }
   });
@@ -43,12 +43,30 @@ MF_CPU_CLONES void column_sums(const float* dZ, int ld, float* db, int m, int n)
 
 void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                    Activation act) {
-  sgemm(CblasNoTrans, CblasNoTrans, m, n, k, X, k, W, n, Y, n);
-  add_bias_and_activate(b, Y, m, n, act);
+  dense_forward_columns(X, W, b, Y, m, k, n, act, 0, n);
+}
+
+void dense_forward_columns(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+                           Activation act, int n_begin, int n_end) {
+  if (n_end <= n_begin) return;
+  sgemm(CblasNoTrans, CblasNoTrans, m, n_end - n_begin, k, X, k, W + n_begin, n, Y + n_begin, n);
+  add_bias_and_activate(b + n_begin, Y + n_begin, n, m, n_end - n_begin, act);
 }
 
 void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
   sgemm(CblasNoTrans, CblasTrans, m, k, n, dZ, n, W, n, dX, k);
+}
+
+void dense_backward_input_columns(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                                  const float* Y, Activation act, int k_begin, int k_end) {
+  if (k_end <= k_begin) return;
+  const int cols = k_end - k_begin;  // W's rows [k_begin, k_end) are dX's columns
+  sgemm(CblasNoTrans, CblasTrans, m, cols, n, dZ, n, W + int64_t(k_begin) * n, n, dX + k_begin, k);
+  if (Y)
+    for (int r = 0; r < m; ++r) {
+      float* row = dX + int64_t(r) * k + k_begin;
+      activation_backward(Y + int64_t(r) * k + k_begin, row, row, cols, act);
+    }
 }
 
 void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n) {

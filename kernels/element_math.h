@@ -40,10 +40,16 @@ MF_HD float activation_grad_from_output(Activation a, float y) {
   }
 }
 
-// Binary cross-entropy of a logit z against a target t in [0, 1]:
-// -t*log(sigmoid(z)) - (1-t)*log(1-sigmoid(z)) = max(z,0) - z*t + log(1+exp(-|z|)).
-MF_HD float bce_from_logit(float z, float t) {
-  return fmaxf(z, 0.f) - z * t + log1pf(expf(-fabsf(z)));
+// Binary cross-entropy of a logit z against a target t in [0, 1],
+// -t*log(sigmoid(z)) - (1-t)*log(1-sigmoid(z)) = max(z,0) - z*t + log(1+exp(-|z|)),
+// and sigmoid(z), both from one e = exp(-|z|): sigmoid(z) = 1/(1+e) for z >= 0 and e/(1+e) below,
+// exactly what sigmoid() computes.
+struct BceOfLogit {
+  float loss, probability;
+};
+MF_HD BceOfLogit bce_from_logit(float z, float t) {
+  const float e = expf(-fabsf(z));
+  return {fmaxf(z, 0.f) - z * t + log1pf(e), z >= 0.f ? 1.f / (1.f + e) : e / (1.f + e)};
 }
 
 // Columns of a row of targets: a class index for sparse categorical cross-entropy, else one value

@@ -33,10 +33,11 @@ MF_HD void loss_row(Loss loss, const float* out, const float* target, float* d_o
   for (int j = 0; j < n; ++j) {
     const float z = out[j], t = target[j];
     if (loss == Loss::binary_crossentropy) {
-      total += bce_from_logit(z, t);
-      d_out[j] = (sigmoid(z) - t) * scale;
+      const BceOfLogit bce = bce_from_logit(z, t);
+      total += bce.loss;
+      d_out[j] = (bce.probability - t) * scale;
       // Keras's binary_accuracy: the float32 probability above 0.5 (a logit of 1e-8 gives exactly 0.5: 0).
-      correct += ((sigmoid(z) > 0.5f) == (t > 0.5f)) ? 1.f : 0.f;
+      correct += ((bce.probability > 0.5f) == (t > 0.5f)) ? 1.f : 0.f;
     } else {
       const float d = z - t;
       total += d * d;

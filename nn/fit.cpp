@@ -136,10 +136,12 @@ std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int6
   const ModelSpec& spec = model.spec();
   const int B = spec.fit.batch_size;
   model.reset_totals();
-  for (int64_t r = first_row; r < first_row + rows; r += B) {
-    const int m = int(std::min<int64_t>(B, first_row + rows - r));
-    model.evaluate_batch(data.x() + r * data.features(), data.y() + r * data.target_cols(), m);
-  }
+  model.backend().run_together([&] {
+    for (int64_t r = first_row; r < first_row + rows; r += B) {
+      const int m = int(std::min<int64_t>(B, first_row + rows - r));
+      model.evaluate_batch(data.x() + r * data.features(), data.y() + r * data.target_cols(), m);
+    }
+  });
   std::vector<Evaluation> evaluations;
   for (const auto& [loss, correct] : model.read_totals())
     evaluations.push_back({loss / double(rows), has_accuracy(spec) ? correct / double(rows) : NAN});

@@ -28,8 +28,13 @@ namespace {
 constexpr int64_t kLeastProductPart = int64_t(1) << 16;
 constexpr int64_t kLeastElementPart = int64_t(1) << 14;
 // Element-wise parts start at multiples of 64 floats: the vector loops of every CPU width step
-// through a part as they step through the whole, so each element gets the same instructions.
-constexpr int64_t kElementGrain = 64;
+// through a part as they step through the whole, so each element gets the same instructions; a
+// product's column parts at multiples of 16, for its epilogue's.
+constexpr int64_t kElementGrain = 64, kColumnGrain = 16;
+
+// Whether a product's output of `rows` x `cols` is split by columns rather than rows: when it is wider
+// than tall (a small batch's), so that each thread reads only its columns' share of the weights.
+bool by_columns(int rows, int cols) { return cols > rows; }
 
 void refuse_rows(const int* rows) {
   if (rows) throw std::logic_error("the cpu backend does not fuse the gather: pass it a gathered batch");
@@ -174,21 +179,29 @@ void CpuBackend::dense_forward(const float* X, const float* W, const float* b, f
                                Activation act, const int* rows, const Pack& p) {
   refuse_rows(rows);
   submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+            const float *Xz = member(X, z, p.data_stride), *Wz = member(W, z, p.stride), *bz = member(b, z, p.stride);
+            float* Yz = member(Y, z, p.stride);
+            if (by_columns(m, n)) {
+              const Range c = piece(n, part, kColumnGrain);
+              return cpu::dense_forward_columns(Xz, Wz, bz, Yz, m, k, n, act, int(c.begin), int(c.end));
+            }
             const Range r = piece(m, part);  // rows of X and Y
-            if (r.size() == 0) return;
-            cpu::dense_forward(member(X, z, p.data_stride) + r.begin * k, member(W, z, p.stride),
-                               member(b, z, p.stride), member(Y, z, p.stride) + r.begin * n, int(r.size()), k, n, act);
+            if (r.size() > 0) cpu::dense_forward(Xz + r.begin * k, Wz, bz, Yz + r.begin * n, int(r.size()), k, n, act);
           }});
 }
 void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
                                       Activation act, const Pack& p) {
   submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+            const float *dZz = member(dZ, z, p.stride), *Wz = member(W, z, p.stride), *Yz = member(Y, z, p.stride);
+            float* dXz = member(dX, z, p.stride);
+            if (by_columns(m, k)) {
+              const Range c = piece(k, part, kColumnGrain);
+              return cpu::dense_backward_input_columns(dZz, Wz, dXz, m, k, n, Yz, act, int(c.begin), int(c.end));
+            }
             const Range r = piece(m, part);  // rows of dZ and dX
             if (r.size() == 0) return;
-            float* dXz = member(dX, z, p.stride) + r.begin * k;
-            cpu::dense_backward_input(member(dZ, z, p.stride) + r.begin * n, member(W, z, p.stride), dXz,
-                                      int(r.size()), k, n);
-            if (Y) cpu::activation_backward(member(Y, z, p.stride) + r.begin * k, dXz, dXz, r.size() * k, act);
+            cpu::dense_backward_input(dZz + r.begin * n, Wz, dXz + r.begin * k, int(r.size()), k, n);
+            if (Y) cpu::activation_backward(Yz + r.begin * k, dXz + r.begin * k, dXz + r.begin * k, r.size() * k, act);
           }});
 }
 void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,

@@ -48,6 +48,7 @@ class CpuBackend final : public Backend {
   // Records the step's pack operations (every call it makes must be one); a launch replays them.
   bool has_graphs() const override { return true; }
   std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override;
+  void run_together(const std::function<void()>& calls) override { capture(calls)->launch(); }
 
   // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
   void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,

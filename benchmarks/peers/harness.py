@@ -10,8 +10,9 @@ Workloads (benchmarks/peers/workloads.py):
               its best mode on this machine; Keras and PyTorch as a serial loop in one process, as one
               process per model (all at once), and for PyTorch torch.func vmap by shape
 The ways are run alternately (A, B, C, A, B, C, ...), --reps times; the table gives each median with
-its min and max, and each peer's ratio to multifit (how many times slower it is). Peers run once with
-one thread (as each multifit model uses one BLAS thread) and once with their defaults. Start-up
+its min and max, and each peer's ratio to multifit (how many times slower it is; in W2, to multifit
+on its default threads). Peers run once with one thread and once with their defaults, and so does
+multifit in W2 (--threads 1, and its default: the cores it may use). Start-up
 (imports, context) is reported apart from training where the task measures training.
 
 usage: benchmarks/peers/harness.py --out DIR [--python .venv-peers/bin/python] [--multifit build/bin/multifit]
@@ -112,12 +113,14 @@ class Harness:
         for batch in (32, 128):
             workload = f"W2 epoch b{batch}"
 
-            def multifit_epoch(way, batch=batch, workload=workload):
-                with tempfile.NamedTemporaryFile(suffix=".json") as doc:
-                    self.multifit("train", spec, "--backend", self.a.backend, "--epochs", str(epochs), "--batch-size",
-                                  str(batch), "--quiet", "--json", doc.name)
-                    seconds = [e["seconds"] for e in json.load(open(doc.name))["models"][0]["epochs"][1:]]
-                self.record(workload, way, statistics.median(seconds), unit="s")
+            def multifit_epoch(*threads, batch=batch, workload=workload):
+                def measure(way):
+                    with tempfile.NamedTemporaryFile(suffix=".json") as doc:
+                        self.multifit("train", spec, "--backend", self.a.backend, "--epochs", str(epochs),
+                                      "--batch-size", str(batch), *threads, "--quiet", "--json", doc.name)
+                        seconds = [e["seconds"] for e in json.load(open(doc.name))["models"][0]["epochs"][1:]]
+                    self.record(workload, way, statistics.median(seconds), unit="s")
+                return measure
 
             def peer_epoch(script, threads, batch=batch, workload=workload):
                 def measure(way):
@@ -125,7 +128,8 @@ class Harness:
                     self.record(workload, way, statistics.median(result["epoch_s"][1:]), unit="s")
                 return measure
 
-            ways = [("multifit", multifit_epoch)]
+            ways = [("multifit (default threads)", multifit_epoch()),
+                    ("multifit (1 thread)", multifit_epoch("--threads", "1"))]
             for script, name in self.peers:
                 for threads in ("1", "default"):
                     ways.append((f"{name} ({threads} thread{'s' if threads != '1' else ''})", peer_epoch(script, threads)))
@@ -183,15 +187,16 @@ class Harness:
             by_way = {}
             for r in rows:
                 by_way.setdefault(r["way"], []).append(r["value"])
-            ours = statistics.median(next(v for w, v in by_way.items() if w.startswith("multifit")))
+            reference = next(w for w in by_way if w.startswith("multifit"))  # the first multifit way
+            ours = statistics.median(by_way[reference])
             accuracy = workload.endswith("accuracy")
             lines += [f"\n### {workload}\n", "| way | median | min | max | vs multifit |", "| --- | --- | --- | --- | --- |"]
             for way, values in by_way.items():
                 m = statistics.median(values)
-                ratio = f"{m - ours:+.4f}" if accuracy else f"{m / ours:.1f}x slower" if m >= ours else f"{ours / m:.1f}x faster"
+                ratio = f"{m - ours:+.4f}" if accuracy else f"{m / ours:.2f}x slower" if m >= ours else f"{ours / m:.2f}x faster"
                 fmt = (lambda v: f"{v:.4f}") if accuracy else fmt_seconds
                 lines.append(f"| {way} | {fmt(m)} | {fmt(min(values))} | {fmt(max(values))} | "
-                             f"{'-' if way.startswith('multifit') else ratio} |")
+                             f"{'-' if way == reference else ratio} |")
         return "\n".join(lines) + "\n"
 
 

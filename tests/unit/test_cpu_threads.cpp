@@ -70,14 +70,16 @@ TEST(CpuThreads, AdamSplitOverThreadsGivesTheBitsOfOneThread) {
   for (int threads : {2, 3}) EXPECT_TRUE(step(threads) == one) << threads << " threads";
 }
 
-// 16 features -> Dense(256, relu) -> Dense(128, relu) -> Dense(4, softmax) at batch 64: each of the
-// wide layers' products is split on two threads.
-ModelSpec wide_classifier() {
+// 16 features -> Dense(256, relu) -> Dense(128, relu) -> Dense(4, softmax): the wide layers'
+// products are split on two threads, at batch 64 by columns (their outputs are wider than tall),
+// at batch 300 by rows (and the epoch's last batch of 150 rows both ways: 150 x 256 by columns,
+// 150 x 128 by rows).
+ModelSpec wide_classifier(int batch_size) {
   ModelSpec spec = test::classifier(5, 1e-3f,
                                     {{256, Activation::relu}, {128, Activation::relu}, {4, Activation::softmax}});
   spec.input = 16;
-  spec.fit.batch_size = 64;
-  spec.memory.limit_bytes = 16 << 20;
+  spec.fit.batch_size = batch_size;
+  spec.memory.limit_bytes = 64 << 20;
   return spec;
 }
 
@@ -86,11 +88,11 @@ struct Trained {
   std::vector<float> params;
 };
 
-Trained train(int threads, bool graphs) {
+Trained train(int threads, bool graphs, int batch_size) {
   CpuBackend cpu(threads);
-  const DataSplit data = make_synthetic("teacher:rows=600,features=16,classes=4");
+  const DataSplit data = make_synthetic("teacher:rows=600,features=16,classes=4");  // 450 training rows
   DeviceData resident(cpu, data.train);
-  Model model(wide_classifier(), cpu);
+  Model model(wide_classifier(batch_size), cpu);
   FitOptions options;
   options.graphs = graphs;
   FitResult fit = mf::fit(model, resident, options);
@@ -100,10 +102,13 @@ Trained train(int threads, bool graphs) {
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 TEST(CpuThreads, AModelAloneOnNThreadsGivesTheNumbersOfEveryRunOnN) {
+  for (int batch : {64, 300})
   for (int threads : {2, 3}) {
-    const Trained first = train(threads, true), again = train(threads, true), unrecorded = train(threads, false);
+    SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(threads) + " threads");
+    const Trained first = train(threads, true, batch), again = train(threads, true, batch),
+                  unrecorded = train(threads, false, batch);
     for (const Trained* other : {&again, &unrecorded}) {
-      EXPECT_TRUE(other->params == first.params) << threads << " threads: the final weights differ";
+      EXPECT_TRUE(other->params == first.params) << "the final weights differ";
       ASSERT_EQ(other->fit.epochs.size(), 2u);
       for (size_t e = 0; e < 2; ++e) {
         EXPECT_TRUE(same_bits(other->fit.epochs[e].loss, first.fit.epochs[e].loss));
@@ -114,14 +119,17 @@ TEST(CpuThreads, AModelAloneOnNThreadsGivesTheNumbersOfEveryRunOnN) {
 }
 
 TEST(CpuThreads, AModelAloneOnTwoThreadsTrainsAsOnOneToFloatRounding) {
-  const Trained one = train(1, true), two = train(2, true);
-  ASSERT_EQ(one.params.size(), two.params.size());
-  float worst = 0;
-  for (size_t i = 0; i < one.params.size(); ++i)
-    worst = std::max(worst, std::fabs(one.params[i] - two.params[i]) / (1e-3f + std::fabs(one.params[i])));
-  EXPECT_LT(worst, 1e-3f) << "the worst relative difference of a weight after 2 epochs";
-  for (size_t e = 0; e < 2; ++e)
-    EXPECT_NEAR(two.fit.epochs[e].loss, one.fit.epochs[e].loss, 1e-5 * one.fit.epochs[e].loss);
+  for (int batch : {64, 300}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const Trained one = train(1, true, batch), two = train(2, true, batch);
+    ASSERT_EQ(one.params.size(), two.params.size());
+    float worst = 0;
+    for (size_t i = 0; i < one.params.size(); ++i)
+      worst = std::max(worst, std::fabs(one.params[i] - two.params[i]) / (1e-3f + std::fabs(one.params[i])));
+    EXPECT_LT(worst, 1e-3f) << "the worst relative difference of a weight after 2 epochs";
+    for (size_t e = 0; e < 2; ++e)
+      EXPECT_NEAR(two.fit.epochs[e].loss, one.fit.epochs[e].loss, 1e-5 * one.fit.epochs[e].loss);
+  }
 }
 
 }  // namespace
