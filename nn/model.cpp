@@ -153,7 +153,11 @@ Model::Model(std::vector<ModelSpec> specs, Backend& backend)
     in = l.units;
   }
   // Carve member 0's share by walking the plan's table; the cursor must end exactly at its end.
+  // Zeroed at once, by the thread that builds the model: every buffer starts defined, and on the cpu
+  // its pages are mapped here rather than by the threads of the first step (a pack's members
+  // faulting in fresh pages on several threads at once doubled a 512-member pack's start-up).
   arena_ = pool_.allocate(plan_.total() * specs_.size());
+  backend_.zero(arena_, plan_.total() * specs_.size());
   std::byte* cursor = static_cast<std::byte*>(arena_);
   walk_layout(spec, this, [&](const std::string&, size_t bytes, auto* slot) {
     *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(cursor);
@@ -181,12 +185,9 @@ Model::Model(std::vector<ModelSpec> specs, Backend& backend)
       for (int64_t j = 0; j < int64_t(layer.in) * layer.out; ++j) at[j] = rng.uniform(-limit, limit);
       at += int64_t(layer.in + 1) * layer.out;
     }
-    set_params(init, z);
-    if (opt_m_) backend_.zero(member(opt_m_, z, stride_), floats(param_count()));
-    if (opt_v_) backend_.zero(member(opt_v_, z, stride_), floats(param_count()));
+    set_params(init, z);  // the optimizer's state and the step state start at zero, as the arena
     const MemberSettings settings = member_settings(specs_[size_t(z)]);
     backend_.to_device(member(settings_, z, stride_), &settings, sizeof settings);
-    backend_.zero(member(step_, z, stride_), sizeof(StepState));
   }
   reset_totals();
 }

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "apps/multifit/cli_values.h"
 #include "apps/multifit/commands.h"
@@ -48,7 +49,7 @@ struct RunArgs {
   std::optional<Shard> shard;     // --shard I/N; absent: the whole sweep
   std::pair<int, std::string> save_best;  // --save-best K DIR
   bool resume = false;
-  bool calibration_steps_given = false, pack_size_given = false, save_best_given = false;
+  bool calibration_steps_given = false, pack_size_given = false, save_best_given = false, threads_given = false;
 };
 
 // Every model that did not end ok on stderr, one line per error: an error that several models share
@@ -198,6 +199,13 @@ void pick_rank_device(RunOptions& options, const MpiWorld& world) {
   if (devices.empty()) return;  // each model will say there is no device
   const int local = launcher_local_rank().value_or(world.local_rank());
   options.devices = {devices[size_t(local) % devices.size()]};
+}
+
+// Under mpirun without --threads, this rank's share of its node's cores: ranks that Open MPI did not
+// bind apart (it binds up to 2 a node by default) would each take every core of their mask.
+void share_node_cores(RunOptions& options, const MpiWorld& world) {
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  options.backend.threads = std::min(options.backend.threads, std::max(1, cores / world.local_size()));
 }
 
 // The ranks agree on whether the run can start: each gives the error that stopped it ("" for none)
@@ -403,6 +411,7 @@ int run_study(RunArgs& args) {
         throw UserError(std::string(e.what()) + " (--backend auto chose cpu: no usable CUDA device)");
       }
       if (world) pick_rank_device(options, *world);
+      if (world && !args.threads_given) share_node_cores(options, *world);
       jobs = make_jobs(sweep, options);
       if (save_best) check_save_best_metric(jobs, args.rank_by);
     } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
@@ -581,10 +590,11 @@ Command add_run_command(CLI::App& app) {
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
                                     "releases, auto's calibrations); the tables and errors stay");
   return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size"),
-          save_best = cmd->get_option("--save-best")] {
+          save_best = cmd->get_option("--save-best"), threads = cmd->get_option("--threads")] {
     args->calibration_steps_given = calibration->count() > 0;
     args->pack_size_given = pack_size->count() > 0;
     args->save_best_given = save_best->count() > 0;
+    args->threads_given = threads->count() > 0;
     return run_study(*args);
   };
 }
