@@ -24,6 +24,11 @@ void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k
 
 std::string openblas_library();  // the path OpenBLAS was loaded from; loads it
 
+// Loads OpenBLAS and checks that `threads` threads calling it at once find room for their work
+// buffers (each thread takes one of its own at its first product; past an address-space limit
+// OpenBLAS would retry that allocation forever): a UserError naming the limit otherwise.
+void require_room_for_threads(int threads);
+
 // The MAX_THREADS OpenBLAS was built with, from openblas_get_config() ("... MAX_THREADS=64"): each
 // thread that calls it at the same time takes one of its work buffers, from a table of twice that,
 // and a caller past the table ends the process ("too many memory regions"). 64, Debian's, when the

@@ -86,7 +86,7 @@ class CpuBackend::RecordedStep final : public StepGraph {
 CpuBackend::CpuBackend(int threads) : threads_(threads) {
   if (threads < 1) throw std::invalid_argument("cpu backend: " + std::to_string(threads) + " threads");
   flush_denormals_on_this_thread();
-  cpu::openblas_library();  // loaded now, at start-up, not in the first training step
+  cpu::require_room_for_threads(threads);  // OpenBLAS loaded now, at start-up, not in the first training step
 }
 
 std::string CpuBackend::device() const {

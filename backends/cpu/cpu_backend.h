@@ -27,7 +27,7 @@ class CpuBackend final : public Backend {
   // `threads` (at least 1; a std::invalid_argument otherwise): the host threads one model's or one
   // pack's operations use. Flushes denormals on the calling thread, which runs every operation with
   // the threads it starts (runtime/float_mode.h), and loads OpenBLAS (a UserError when it cannot be
-  // loaded).
+  // loaded, or when the address space has no room for the threads' work buffers).
   explicit CpuBackend(int threads = 1);
   std::string name() const override { return "cpu"; }
   std::string device() const override;
