@@ -143,7 +143,7 @@ void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
                    "off, or auto (on, but for host-exec, which emulates CUDA graphs)");
   backend.threads = usable_cores();
   cmd.add_option("--threads", backend.threads,
-                 "The cpu backend's threads (default: the cores this process may use, " +
+                 "The cpu backend's threads, 1 to 4096 (default: the cores this process may use, " +
                      std::to_string(backend.threads) +
                      " here): a model alone splits its larger products and passes over them, a pack spreads its "
                      "members over them, and models trained at once share them, one each when they are more")
