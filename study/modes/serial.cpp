@@ -3,15 +3,18 @@
 // the next is built, so a sweep needs the memory of its largest model, not of all of them.
 #include "study/modes/mode.h"
 
+#include <exception>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "study/data_sets.h"
 #include "study/model_worker.h"
 #include "study/pack_worker.h"
 #include "runtime/bytes.h"
 #include "runtime/clock.h"
+#include "runtime/float_mode.h"
 
 namespace mf {
 namespace {
@@ -21,7 +24,30 @@ class SerialMode final : public Mode {
   explicit SerialMode(const RunOptions& options) : options_(options) {}
   ModeKind kind() const override { return ModeKind::serial; }
 
+  // The phase trains on a thread of its own, which ends with it: the cpu backend's OpenMP team
+  // belongs to the thread that starts it, and a team left idle on a thread that lives on counts
+  // against the cores of whatever trains next in the process (libgomp cuts its spin waits short when
+  // its threads outnumber the cores: the modes after serial in --mode all, and runs after --solo's
+  // or auto's calibration, took 1.8x as long an epoch on two threads).
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
+    Phase phase;
+    std::exception_ptr failure;
+    std::thread([&] {
+      // As the cpu backend sets it on the thread that makes it: this phase's may have been made by the last.
+      if (options_.backend.kind == BackendKind::cpu || options_.backend.kind == BackendKind::automatic)
+        flush_denormals_on_this_thread();
+      try {
+        phase = train(jobs, stop, progress);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }).join();
+    if (failure) std::rethrow_exception(failure);
+    return phase;
+  }
+
+ private:
+  Phase train(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) {
     Phase phase;
     phase.threads = 1;
     for (const Job& job : jobs) {
@@ -51,7 +77,6 @@ class SerialMode final : public Mode {
     return phase;
   }
 
- private:
   // Says what releasing the model gave back: the backend's memory in use before and after.
   static void report_release(ModelReport& report, Backend& backend, size_t held, Progress& progress) {
     report.in_use_before_release_bytes = held;
