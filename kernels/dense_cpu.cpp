@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "kernels/cpu_clones.h"
-#include "kernels/openblas.h"
+#include "kernels/cpu_gemm.h"
 
 namespace mf::cpu {
 namespace {
@@ -49,19 +49,19 @@ void dense_forward(const float* X, const float* W, const float* b, float* Y, int
 void dense_forward_columns(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
                            Activation act, int n_begin, int n_end) {
   if (n_end <= n_begin) return;
-  sgemm(CblasNoTrans, CblasNoTrans, m, n_end - n_begin, k, X, k, W + n_begin, n, Y + n_begin, n);
+  product(false, false, m, n_end - n_begin, k, X, k, W + n_begin, n, Y + n_begin, n);
   add_bias_and_activate(b + n_begin, Y + n_begin, n, m, n_end - n_begin, act);
 }
 
 void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n) {
-  sgemm(CblasNoTrans, CblasTrans, m, k, n, dZ, n, W, n, dX, k);
+  product(false, true, m, k, n, dZ, n, W, n, dX, k);
 }
 
 void dense_backward_input_columns(const float* dZ, const float* W, float* dX, int m, int k, int n,
                                   const float* Y, Activation act, int k_begin, int k_end) {
   if (k_end <= k_begin) return;
   const int cols = k_end - k_begin;  // W's rows [k_begin, k_end) are dX's columns
-  sgemm(CblasNoTrans, CblasTrans, m, cols, n, dZ, n, W + int64_t(k_begin) * n, n, dX + k_begin, k);
+  product(false, true, m, cols, n, dZ, n, W + int64_t(k_begin) * n, n, dX + k_begin, k);
   if (Y)
     for (int r = 0; r < m; ++r) {
       float* row = dX + int64_t(r) * k + k_begin;
@@ -76,7 +76,7 @@ void dense_backward_params(const float* X, const float* dZ, float* dW, float* db
 void dense_backward_params_part(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                                 int k_begin, int k_end, int n_begin, int n_end) {
   if (k_end > k_begin)  // X's columns [k_begin, k_end) are dW's rows
-    sgemm(CblasTrans, CblasNoTrans, k_end - k_begin, n, m, X + k_begin, k, dZ, n, dW + int64_t(k_begin) * n, n);
+    product(true, false, k_end - k_begin, n, m, X + k_begin, k, dZ, n, dW + int64_t(k_begin) * n, n);
   if (n_end > n_begin) column_sums(dZ + n_begin, n, db + n_begin, m, n_end - n_begin);
 }
 

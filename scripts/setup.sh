@@ -3,7 +3,7 @@
 # packages), and says whether the build has CUDA. Safe to run again.
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libopenblas-dev libgtest-dev libgmock-dev
+packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libopenblas-dev libxsmm-dev libgtest-dev libgmock-dev
           libbenchmark-dev zlib1g-dev python3 dataset-fashion-mnist openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "apps/multifit/commands.h"
+#include "kernels/libxsmm.h"
 #include "kernels/openblas.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cuda/cuda_backend.h"
@@ -34,6 +35,7 @@ Command add_info_command(CLI::App& app) {
     for (const DeviceInfo& d : query.devices) std::printf("cuda:%d  %s\n", d.index, describe(d).c_str());
     std::printf("cpu     %s\n", CpuBackend().device().c_str());
     print_library("OpenBLAS", cpu::openblas_library);
+    std::printf("libxsmm:  %s (linked in)\n", cpu::libxsmm_description());
 #if defined(MF_HAVE_CUDA)
     print_library("cuBLAS", gpu::cublas_library);
 #else
