@@ -35,6 +35,9 @@ class Backend {
   // The host threads a model's (or pack's) operations run on: the cpu backend's; 0 where a device
   // runs them.
   virtual int host_threads() const { return 0; }
+  // Whether the host reads this backend's memory directly (the cpu backend's is host memory): a
+  // resident data set is then the input pipeline's source (nn/input_pipeline.h).
+  virtual bool host_addressable() const { return false; }
 
   virtual void to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void to_host(void* dst, const void* src, size_t bytes) = 0;  // waits for queued work

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <vector>
 
+#include "runtime/error.h"
+
 namespace mf {
 namespace {
 
@@ -38,6 +40,13 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows)
     for (int z = 0; z < model.members(); ++z)
       model.backend().to_device(member(order_, z, stride_), identity.data(), identity.size() * sizeof(int));
   }
+  if (spec.preprocessing.empty()) return;
+  if (!model.backend().host_addressable())
+    throw UserError("model '" + spec.name + "': preprocessing runs on the cpu backend only in this version (the " +
+                    model.backend().name() + " backend's uploads from the input pipeline are not built yet): use --backend cpu");
+  std::vector<const ModelSpec*> members;
+  for (int z = 0; z < model.members(); ++z) members.push_back(&model.spec(z));
+  pipeline_ = std::make_unique<InputPipeline>(members, InputPipeline::Rows{data.x(), data.y(), data.features(), data.target_cols()});
 }
 
 EpochIterator::~EpochIterator() { model_.pool().deallocate(buffers_); }
@@ -48,6 +57,33 @@ void EpochIterator::begin_epoch(int epoch) {
   Pack layout = model_.pack();
   layout.rows_stride = stride_;
   model_.backend().shuffle(order_, int(rows_), model_.settings(), epoch, layout);
+  if (!pipeline_) return;
+  std::vector<std::vector<int>> orders(size_t(model_.members()), std::vector<int>(size_t(rows_)));
+  for (int z = 0; z < model_.members(); ++z)
+    model_.backend().to_host(orders[size_t(z)].data(), member(order_, z, stride_), size_t(rows_) * sizeof(int));
+  pipeline_->begin_epoch(epoch, std::move(orders), rows_);
+}
+
+void EpochIterator::prepare(int64_t step, bool now) {
+  if (!pipeline_) return;
+  const size_t members = size_t(model_.members()), m = size_t(rows(step));
+  const size_t features = size_t(data_.features()), targets = size_t(data_.target_cols());
+  const size_t x_batch = size_t(batch_size_) * features, y_batch = size_t(batch_size_) * targets;
+  std::vector<float> x, y;  // the warm-up's batch
+  InputPipeline::Batch batch{};
+  if (now) {
+    x.resize(members * x_batch), y.resize(members * y_batch);
+    pipeline_->prepare_now(step, x.data(), y.data());
+    batch = {x.data(), y.data()};
+  } else {
+    batch = pipeline_->take(step);
+  }
+  Backend& backend = model_.backend();
+  for (size_t z = 0; z < members; ++z) {
+    backend.to_device(member(x_, int(z), stride_), batch.x + z * x_batch, m * features * sizeof(float));
+    backend.to_device(member(y_, int(z), stride_), batch.y + z * y_batch, m * targets * sizeof(float));
+  }
+  if (!now) pipeline_->release(step);
 }
 
 EpochIterator::Batch EpochIterator::batch(int64_t step) {
@@ -55,6 +91,7 @@ EpochIterator::Batch EpochIterator::batch(int64_t step) {
   // Where the batch starts in the order is the model's step state (first_row), not an argument: a
   // step's calls are then the same every step.
   Backend& backend = model_.backend();
+  if (pipeline_) return {x_, y_, m, nullptr, stride_};  // prepare() copied it in
   if (backend.fuses_gather()) return {data_.x(), data_.y(), m, order_, stride_};  // read by index where used
   Pack layout = model_.pack();
   layout.data_stride = layout.rows_stride = stride_;

@@ -9,10 +9,14 @@
 // data -> batches -> model -> metrics.
 // The trainer (fit) owns the epochs and the validation split. For a pack, every member has its own
 // order (from its seed) and batch buffers, side by side in one allocation (Batch::stride apart).
+// A model with preprocessing has its batches prepared on the host by its input pipeline
+// (nn/input_pipeline.h) and copied into the batch buffers before each step (prepare).
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 #include "nn/device_data.h"
+#include "nn/input_pipeline.h"
 #include "nn/model.h"
 
 namespace mf {
@@ -20,7 +24,9 @@ namespace mf {
 class EpochIterator {
  public:
   // rows: the training rows, the first rows of `data` (the validation rows follow them).
-  // Takes its buffers from the model's pool; throws OutOfMemory when they do not fit.
+  // Takes its buffers from the model's pool; throws OutOfMemory when they do not fit. With
+  // preprocessing, starts the model's input pipeline; a UserError on a backend whose memory the host
+  // cannot read (the pipeline's CUDA uploads are not built yet).
   EpochIterator(Model& model, const DeviceData& data, int64_t rows);
   ~EpochIterator();
   EpochIterator(const EpochIterator&) = delete;
@@ -33,8 +39,18 @@ class EpochIterator {
   int64_t steps() const { return (rows_ + batch_size_ - 1) / batch_size_; }  // the last partial batch counts
   int rows(int64_t step) const { return int(std::min<int64_t>(batch_size_, rows_ - step * batch_size_)); }
   // Every member's batches start again at row 0 of its order (Model::start_epoch); reshuffles when
-  // the spec shuffles.
+  // the spec shuffles. With an input pipeline, hands it the epoch's orders (read back from the
+  // backend) and the pipeline starts preparing.
   void begin_epoch(int epoch);
+
+  // With an input pipeline, before the step's calls: waits for the step's batch and copies it into
+  // the batch buffers (outside the step, so that a recorded step replays only the model's calls).
+  // `now`: prepared on the calling thread instead, out of the pipeline's order (the warm-up).
+  // Nothing to do without one.
+  void prepare(int64_t step, bool now = false);
+  bool pipelined() const { return pipeline_ != nullptr; }
+  // The input pipeline's times since the last call (zero without one).
+  InputPipeline::Times take_input_times() { return pipeline_ ? pipeline_->take_times() : InputPipeline::Times{}; }
 
   struct Batch {
     const float* x;  // (size, input); the whole data set when rows is set
@@ -58,6 +74,7 @@ class EpochIterator {
   void* buffers_ = nullptr;
   float *x_ = nullptr, *y_ = nullptr;
   int* order_ = nullptr;
+  std::unique_ptr<InputPipeline> pipeline_;
 };
 
 }  // namespace mf

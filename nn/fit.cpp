@@ -47,7 +47,7 @@ std::string non_finite(const Model& model, std::span<const float> params, const 
 }
 
 void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int epoch, int64_t steps,
-                 const EpochMetrics& e) {
+                 const EpochMetrics& e, bool pipelined) {
   if (!options.progress) return;
   char head[160];
   std::snprintf(head, sizeof head, "Epoch %d/%d - %lld steps - %s", epoch,
@@ -60,7 +60,13 @@ void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int ep
   }
   char rate[48];
   std::snprintf(rate, sizeof rate, " - %.0f samples/s", e.samples_per_s);
-  options.progress(z, line + rate);
+  line += rate;
+  if (pipelined) {
+    char wait[48];
+    std::snprintf(wait, sizeof wait, " - input wait %.0f%%", e.seconds > 0 ? 100 * e.input_wait_s / e.seconds : 0.0);
+    line += wait;
+  }
+  options.progress(z, line);
 }
 
 }  // namespace
@@ -201,8 +207,8 @@ class PackFit::Epochs {
     const std::vector<std::byte> state = model_.snapshot();
     batches_.begin_epoch(0);
     const int64_t last = batches_.steps() - 1;
-    run_step(0);
-    if (batches_.rows(last) != batches_.rows(0)) run_step(last);  // from row B: inside the order still
+    run_step(0, true);
+    if (batches_.rows(last) != batches_.rows(0)) run_step(last, true);  // from row B: inside the order still
     if (val_ > 0)
       model_.evaluate_batch(data_.x() + train_ * data_.features(), data_.y() + train_ * data_.target_cols(),
                             int(std::min<int64_t>(spec_.fit.batch_size, val_)));
@@ -250,8 +256,10 @@ class PackFit::Epochs {
     return true;
   }
 
-  // Queues the epoch's training step `step`: its launches, or the graph of its batch size.
-  void run_step(int64_t step) {
+  // Queues the epoch's training step `step`: its launches, or the graph of its batch size. With an
+  // input pipeline its batch is copied in first (prepared on this thread when `now`: the warm-up).
+  void run_step(int64_t step, bool now = false) {
+    batches_.prepare(step, now);
     const auto train_step = [&] {
       const EpochIterator::Batch batch = batches_.batch(step);
       model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
@@ -273,6 +281,7 @@ class PackFit::Epochs {
 
   // Each member still training: its metrics of the epoch, its progress line, and whether it diverged.
   void record_epoch(int epoch, const std::vector<std::pair<double, double>>& totals, double seconds) {
+    const InputPipeline::Times input = batches_.take_input_times();
     std::vector<Evaluation> validation(results_.size());
     if (val_ > 0) validation = evaluate_pack(model_, data_, train_, val_);
     const std::vector<float> params = model_.get_all_params();  // every member's, in one copy
@@ -287,9 +296,10 @@ class PackFit::Epochs {
       e.val_accuracy = validation[z].accuracy;
       e.seconds = seconds;
       e.samples_per_s = double(train_) / seconds;
+      e.input_wait_s = input.wait_s, e.input_busy_s = input.busy_s;
       result.epochs.push_back(e);
       result.samples = samples_;
-      print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e);
+      print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e, batches_.pipelined());
       const std::span<const float> own = std::span(params).subspan(z * size_t(count), size_t(count));
       const std::string bad = non_finite(model_, own, e, val_ > 0);
       if (!bad.empty()) {

@@ -21,6 +21,9 @@ struct EpochMetrics {
   double loss = NAN, accuracy = NAN;          // accuracy is NaN for mse (Keras reports none)
   double val_loss = NAN, val_accuracy = NAN;  // NaN without validation rows
   double seconds = 0, samples_per_s = 0;
+  // With an input pipeline (preprocessing), else 0: how long the training loop waited for its batches,
+  // and how long the pipeline's workers spent preparing them (summed over workers), in seconds.
+  double input_wait_s = 0, input_busy_s = 0;
 };
 
 struct Evaluation {

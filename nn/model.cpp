@@ -94,9 +94,10 @@ std::string pack_key(const ModelSpec& spec) {
   std::string key = std::to_string(spec.input) + " " + to_string(spec.loss) + " " + to_string(o.kind) +
                     (o.kind == OptimizerKind::sgd && o.momentum > 0 ? "+velocity" : "");
   for (const LayerSpec& l : spec.layers) key.append(" ").append(std::to_string(l.units)).append(":").append(to_string(l.activation));
-  char fit[96];
-  std::snprintf(fit, sizeof fit, " batch %d epochs %d split %.17g shuffle %d ", spec.fit.batch_size, spec.fit.epochs,
-                spec.fit.validation_split, int(spec.fit.shuffle));
+  char fit[160];
+  std::snprintf(fit, sizeof fit, " batch %d epochs %d split %.17g shuffle %d pipeline %d/%d%s ", spec.fit.batch_size,
+                spec.fit.epochs, spec.fit.validation_split, int(spec.fit.shuffle), spec.pipeline.workers,
+                spec.pipeline.prefetch, spec.preprocessing.empty() ? "" : "+preprocessing");
   return key + fit + to_string(spec.memory.mode);
 }
 

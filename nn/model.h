@@ -36,9 +36,10 @@ struct MemoryPlan {
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
 
 // What members of one pack share: input, layers (units, activations), loss, optimizer kind (and
-// whether SGD keeps a velocity), batch size, epochs, validation split, shuffle and memory mode. Two
-// specs with the same key have the same plan and the same steps; they may differ in name, seed,
-// learning rate, the optimizer's other settings and memory limit.
+// whether SGD keeps a velocity), batch size, epochs, validation split, shuffle, the pipeline's
+// workers and prefetch, whether there is preprocessing (the members share one input pipeline) and
+// memory mode. Two specs with the same key have the same plan and the same steps; they may differ in
+// name, seed, learning rate, the optimizer's other settings and memory limit.
 std::string pack_key(const ModelSpec& spec);
 
 // The settings a member's kernels read: its seed and optimizer settings (Keras's float32 roundings).

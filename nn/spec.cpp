@@ -1,22 +1,19 @@
 #include "nn/spec.h"
 
+#include <algorithm>
 #include <cerrno>
-#include <climits>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
-#include <span>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "runtime/input_file.h"
-#include "runtime/near_miss.h"
+#include "runtime/json_field.h"
 
 namespace mf {
 namespace {
@@ -24,7 +21,6 @@ namespace {
 constexpr uintmax_t kMaxSpecBytes = uintmax_t(16) << 20;  // a spec is a few KiB
 
 using nlohmann::json;
-using Keys = std::span<const char* const>;
 
 // The names a spec uses (runtime/names.h); the same tables print the values back.
 enum class LayerKind { dense };  // Keras names a layer's kind; dense is the only one here
@@ -35,8 +31,8 @@ constexpr Named<Loss> kLosses[] = {
     {"binary_crossentropy", Loss::binary_crossentropy},
     {"sparse_categorical_crossentropy", Loss::sparse_categorical_crossentropy}};
 
-constexpr const char* kTopKeys[] = {"name",      "data", "input", "layers", "loss", "targets",
-                                    "optimizer", "fit",  "seed",  "memory"};
+constexpr const char* kTopKeys[] = {"name", "data", "input",  "layers",      "loss",          "targets", "optimizer",
+                                    "fit",  "seed", "memory", "input_shape", "preprocessing", "pipeline"};
 constexpr const char* kLayerKeys[] = {"type", "units", "activation"};
 constexpr const char* kAdamKeys[] = {"name", "learning_rate", "beta_1", "beta_2", "epsilon"};
 constexpr const char* kSgdKeys[] = {"name", "learning_rate", "momentum"};
@@ -45,175 +41,27 @@ constexpr const char* kSgdKeys[] = {"name", "learning_rate", "momentum"};
 constexpr uint64_t kMaxWidth = uint64_t(1) << 20;
 constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
+constexpr const char* kPipelineKeys[] = {"workers", "prefetch"};
+// A worker is a host thread and a prefetched batch a buffer of the pack's rows; a step takes one
+// batch at a time, so more than 64 of either only costs threads or memory.
+constexpr uint64_t kMaxPipelineWorkers = 64;
+constexpr uint64_t kMaxPrefetch = 64;
 
-std::string join(Keys keys) {
-  std::string out;
-  for (const char* key : keys) out += (out.empty() ? "" : ", ") + std::string(key);
-  return out;
+// A beta as written (0.999, not 0.999f): Keras takes 1 - beta in double (element_math.h).
+double parse_beta(const Field& field) {
+  field.fraction();  // the same rule
+  return field.value().get<double>();
 }
 
-bool contains(Keys keys, std::string_view key) {
-  for (const char* k : keys)
-    if (key == k) return true;
-  return false;
+// In double: Keras splits at floor(rows * (1 - split)), and 0.2f would cost a row of 1000. 1 is not
+// allowed: a validation split of 1 leaves no training rows.
+double parse_split(const Field& field) {
+  if (field.value().is_number()) {
+    const double x = field.value().get<double>();
+    if (x >= 0 && x < 1) return x;
+  }
+  field.wrong("a number in [0, 1)");
 }
-
-// A value as JSON text for a message: escaped (so it stays on one line) and cut short,
-// because a misplaced object could be arbitrarily large.
-std::string shown(const json& value) {
-  constexpr size_t kMaxChars = 60;
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
-  return text;
-}
-
-// Keys come from the user and become part of a path; quote any that would break the line.
-std::string path_key(const std::string& key) {
-  for (unsigned char c : key)
-    if (c < 0x20 || c == 0x7f) return shown(json(key));
-  return key;
-}
-
-// No integer ranges below zero occur in a spec, so the bounds are unsigned.
-// Floats and booleans are never integers, even 10.0: a spec says what it means.
-std::optional<uint64_t> integer_in(const json& value, uint64_t low, uint64_t high) {
-  uint64_t n = 0;
-  if (value.is_number_unsigned()) {
-    n = value.get<uint64_t>();
-  } else if (value.is_number_integer()) {
-    const int64_t signed_n = value.get<int64_t>();
-    if (signed_n < 0) return std::nullopt;
-    n = uint64_t(signed_n);
-  } else {
-    return std::nullopt;
-  }
-  if (n < low || n > high) return std::nullopt;
-  return n;
-}
-
-// One value of the spec and its path, so every check can name the file, the place and the rule.
-// A missing key is a Field too: its reader fails with "missing" and what the key must hold.
-class Field {
- public:
-  Field(const json& value, const std::string& source) : value_(&value), source_(source) {}
-
-  const json& value() const { return *value_; }
-  const std::string& path() const { return path_; }
-  std::string where() const { return source_ + ": " + (path_.empty() ? "top level" : path_); }
-
-  [[noreturn]] void fail(const std::string& problem, const std::string& allowed) const {
-    throw UserError(where() + ": " + problem + "; " + allowed);
-  }
-  // The value is not what the key takes.
-  [[noreturn]] void wrong(const std::string& allowed) const {
-    fail(missing_ ? "missing" : "got " + shown(*value_), "expected " + allowed);
-  }
-
-  Field at(const std::string& key) const {
-    Field child = *this;
-    child.path_ = (path_.empty() ? "" : path_ + ".") + path_key(key);
-    const auto it = value_->find(key);
-    child.missing_ = it == value_->end();
-    child.value_ = child.missing_ ? &null_ : &*it;
-    return child;
-  }
-  Field item(size_t index) const {
-    Field child = *this;
-    child.path_ = path_ + "[" + std::to_string(index) + "]";
-    child.value_ = &(*value_)[index];
-    return child;
-  }
-  std::optional<Field> optional(const std::string& key) const {
-    const Field child = at(key);
-    return child.missing_ ? std::nullopt : std::optional<Field>(child);
-  }
-
-  void require_object(const std::string& allowed) const {
-    if (!value_->is_object()) wrong(allowed);
-  }
-  // An unknown key is refused, with the allowed key it was likely meant to be (one not given already).
-  void allow_keys(Keys keys) const {
-    std::vector<std::string> absent;
-    for (const char* key : keys)
-      if (!value_->contains(key)) absent.push_back(key);
-    for (const auto& entry : value_->items())
-      if (!contains(keys, entry.key())) {
-        const std::string meant = near_miss(entry.key(), absent);
-        at(entry.key()).fail(meant.empty() ? "unknown key" : "unknown key (did you mean \"" + meant + "\"?)",
-                             "allowed keys: " + join(keys));
-      }
-  }
-  void object(Keys keys) const {
-    require_object("an object with keys " + join(keys));
-    allow_keys(keys);
-  }
-
-  int positive_int(uint64_t max = INT_MAX) const {
-    if (const auto n = integer_in(*value_, 1, max)) return int(*n);
-    // Only say where the range ends when that is the problem.
-    wrong(integer_in(*value_, 1, UINT64_MAX) ? "a positive integer no larger than " + std::to_string(max)
-                                             : "a positive integer");
-  }
-  int count(uint64_t max = INT_MAX) const {  // 0 to max
-    if (const auto n = integer_in(*value_, 0, max)) return int(*n);
-    wrong("a whole number from 0 to " + std::to_string(max));
-  }
-  uint64_t non_negative_integer() const {
-    if (const auto n = integer_in(*value_, 0, UINT64_MAX)) return *n;
-    wrong("a non-negative integer");
-  }
-  float positive_number() const {
-    return number([](float x) { return x > 0.f; }, "a finite number > 0");
-  }
-  // 0 is allowed, 1 is not: a beta or momentum of 1 never forgets (and Adam's bias correction
-  // divides by 1 - beta), a validation split of 1 leaves no training rows.
-  float fraction() const {
-    return number([](float x) { return x >= 0.f && x < 1.f; }, "a number in [0, 1)");
-  }
-  // A beta as written (0.999, not 0.999f): Keras takes 1 - beta in double (element_math.h).
-  double beta() const {
-    fraction();  // the same rule
-    return value_->get<double>();
-  }
-  // In double: Keras splits at floor(rows * (1 - split)), and 0.2f would cost a row of 1000.
-  double split() const {
-    if (value_->is_number()) {
-      const double x = value_->get<double>();
-      if (x >= 0 && x < 1) return x;
-    }
-    wrong("a number in [0, 1)");
-  }
-  bool boolean() const {
-    if (!value_->is_boolean()) wrong("true or false");
-    return value_->get<bool>();
-  }
-  std::string text() const {
-    if (!value_->is_string() || value_->get_ref<const std::string&>().empty()) wrong("a non-empty string");
-    return value_->get<std::string>();
-  }
-  template <class E, size_t N>
-  E one_of(const Named<E> (&table)[N]) const {
-    if (value_->is_string())
-      if (const std::optional<E> value = find_named(table, value_->get_ref<const std::string&>())) return *value;
-    wrong("one of " + names_of(table));
-  }
-
- private:
-  // Checked after the conversion to float: 1e-50 becomes 0 and 1e39 becomes infinite there.
-  float number(bool (*ok)(float), const char* allowed) const {
-    if (value_->is_number()) {
-      const float x = value_->get<float>();
-      if (std::isfinite(x) && ok(x)) return x;
-    }
-    wrong(allowed);
-  }
-
-  static inline const json null_;
-  const json* value_;
-  const std::string& source_;
-  std::string path_;
-  bool missing_ = false;
-};
 
 LayerSpec parse_layer(const Field& field) {
   field.object(kLayerKeys);
@@ -260,8 +108,8 @@ OptimizerSpec parse_optimizer(const Field& field) {
   if (!adam) optimizer.learning_rate = 0.01f;  // Keras's SGD default; Adam's is the struct's
   if (const auto rate = field.optional("learning_rate")) optimizer.learning_rate = rate->positive_number();
   if (adam) {
-    if (const auto beta = field.optional("beta_1")) optimizer.beta_1 = beta->beta();
-    if (const auto beta = field.optional("beta_2")) optimizer.beta_2 = beta->beta();
+    if (const auto beta = field.optional("beta_1")) optimizer.beta_1 = parse_beta(*beta);
+    if (const auto beta = field.optional("beta_2")) optimizer.beta_2 = parse_beta(*beta);
     if (const auto epsilon = field.optional("epsilon")) optimizer.epsilon = epsilon->positive_number();
   } else if (const auto momentum = field.optional("momentum")) {
     optimizer.momentum = momentum->fraction();
@@ -275,7 +123,7 @@ FitSpec parse_fit(const Field& field) {
   // 0 epochs is allowed, as in Keras: build, evaluate and save the initial weights.
   if (const auto epochs = field.optional("epochs")) fit.epochs = epochs->count();
   if (const auto batch = field.optional("batch_size")) fit.batch_size = batch->positive_int();
-  if (const auto split = field.optional("validation_split")) fit.validation_split = split->split();
+  if (const auto split = field.optional("validation_split")) fit.validation_split = parse_split(*split);
   if (const auto shuffle = field.optional("shuffle")) fit.shuffle = shuffle->boolean();
   return fit;
 }
@@ -294,6 +142,14 @@ size_t parse_limit(const Field& field) {
   }
   if (const auto bytes = integer_in(field.value(), 1, std::numeric_limits<size_t>::max())) return *bytes;
   field.wrong(allowed);
+}
+
+PipelineSpec parse_pipeline(const Field& field) {
+  field.object(kPipelineKeys);
+  PipelineSpec pipeline;
+  if (const auto workers = field.optional("workers")) pipeline.workers = workers->positive_int(kMaxPipelineWorkers);
+  if (const auto prefetch = field.optional("prefetch")) pipeline.prefetch = prefetch->positive_int(kMaxPrefetch);
+  return pipeline;
 }
 
 MemorySpec parse_memory(const Field& field) {
@@ -353,6 +209,13 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   if (const auto fit = root.optional("fit")) spec.fit = parse_fit(*fit);
   if (const auto seed = root.optional("seed")) spec.seed = seed->non_negative_integer();
   if (const auto memory = root.optional("memory")) spec.memory = parse_memory(*memory);
+  if (const auto shape = root.optional("input_shape")) {
+    spec.input_shape = parse_image_shape(shape->value(), source, shape->path());
+    check_image_shape(*spec.input_shape, spec.input, source, shape->path());  // with or without preprocessing
+  }
+  if (const auto list = root.optional("preprocessing"))
+    spec.preprocessing = Preprocessing::parse(list->value(), spec.input_shape, spec.input, source, list->path());
+  if (const auto pipeline = root.optional("pipeline")) spec.pipeline = parse_pipeline(*pipeline);
   check_loss_fits_output(spec, root);
   if (const auto targets = root.optional("targets")) {
     spec.targets = targets->positive_int(kMaxWidth);
@@ -399,7 +262,7 @@ json to_json(const ModelSpec& spec) {
   } else {
     optimizer["momentum"] = o.momentum;
   }
-  return {{"name", spec.name},
+  json out = {{"name", spec.name},
           {"data", spec.data},
           {"input", spec.input},
           {"layers", layers},
@@ -409,7 +272,13 @@ json to_json(const ModelSpec& spec) {
           {"fit", {{"epochs", spec.fit.epochs}, {"batch_size", spec.fit.batch_size},
                    {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle}}},
           {"seed", spec.seed},
-          {"memory", {{"limit", spec.memory.limit_bytes}, {"mode", to_string(spec.memory.mode)}}}};
+          {"memory", {{"limit", spec.memory.limit_bytes}, {"mode", to_string(spec.memory.mode)}}},
+          {"pipeline", {{"workers", spec.pipeline.workers}, {"prefetch", spec.pipeline.prefetch}}}};
+  // Only when set: an input_shape has no form for "none" (the parser takes no null), and no list
+  // reads back as the empty one.
+  if (const auto& shape = spec.input_shape) out["input_shape"] = {shape->height, shape->width, shape->channels};
+  if (!spec.preprocessing.empty()) out["preprocessing"] = spec.preprocessing.to_json();
+  return out;
 }
 
 ModelSpec load_model_spec(const std::string& path) { return parse_model_spec(read_json_file(path, "spec"), path); }

@@ -27,6 +27,14 @@ A spec (JSON), every key with its default; only input, layers and loss are requi
   "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB (the
                                     --memory-limit flag takes only the latter: a unit is required)
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once
+  "input_shape": [H, W, C]          none by default (flat rows); a row as an image, channels last,
+                                    H x W x C = input: what the Random* operations need
+  "preprocessing": []               [{"type": NAME, ...}, ...] on training batches only, in order:
+                                    RandomFlip, RandomTranslation, RandomZoom, RandomContrast,
+                                    GaussianNoise, HostWork (Keras's names, parameters, defaults)
+  "pipeline": {"workers": 1,        with preprocessing only: threads preparing batches, 1 to 64
+                                    (tf.data's num_parallel_calls)
+               "prefetch": 2}       batches prepared ahead, 1 to 64 (tf.data's prefetch)
 Exit codes: 0 ok; 1 a model diverged or the machine failed; 2 a mistake in a spec, a data file,
 a flag or a memory limit (one line on stderr; the --json document is written all the same, unless
 the command line itself cannot be read or --json cannot be written).)";

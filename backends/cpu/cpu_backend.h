@@ -32,6 +32,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   std::string device() const override;
   int host_threads() const override { return threads_; }
+  bool host_addressable() const override { return true; }
   Upstream& upstream() override { return upstream_; }
 
   void to_device(void* dst, const void* src, size_t bytes) override;

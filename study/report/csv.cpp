@@ -67,6 +67,13 @@ json last_epoch(const ModelReport& m, double EpochMetrics::*metric, bool present
   return metric_json(m.fit.epochs.empty() ? NAN : m.fit.epochs.back().*metric, present && !m.fit.epochs.empty());
 }
 
+// A per-epoch time summed over the model's completed epochs (the input pipeline's wait and work).
+double epochs_sum(const ModelReport& m, double EpochMetrics::*seconds) {
+  double sum = 0;
+  for (const EpochMetrics& e : m.fit.epochs) sum += e.*seconds;
+  return sum;
+}
+
 const Column kColumns[] = {
     {"run_mode", [](const RunReport& r) { return json(r.mode); }},
     {"run_backend", [](const RunReport& r) { return r.backend.empty() ? json() : json(r.backend); }},
@@ -107,6 +114,8 @@ const Column kColumns[] = {
     {"startup_s", nullptr, [](const ModelReport& m) { return metric_json(m.startup_s); }},
     {"train_s", nullptr, [](const ModelReport& m) { return m.fitted ? json(m.fit.train_s) : json(); }},
     {"samples_per_s", nullptr, [](const ModelReport& m) { return metric_json(m.samples_per_s); }},
+    {"input_wait_s", nullptr, [](const ModelReport& m) { return json(epochs_sum(m, &EpochMetrics::input_wait_s)); }},
+    {"input_busy_s", nullptr, [](const ModelReport& m) { return json(epochs_sum(m, &EpochMetrics::input_busy_s)); }},
     {"solo_s", nullptr, [](const ModelReport& m) { return metric_json(m.solo_s); }},
     {"slowdown", nullptr, [](const ModelReport& m) { return metric_json(m.slowdown); }},
     {"test_loss", nullptr, [](const ModelReport& m) { return metric_json(m.test.loss, m.tested); }},

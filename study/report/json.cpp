@@ -91,7 +91,9 @@ void to_json(json& j, const ModelReport& m) {
                       {"val_loss", metric(e.val_loss, m.validated)},
                       {"val_accuracy", metric(e.val_accuracy, m.validated && m.has_accuracy)},
                       {"seconds", metric(e.seconds)},
-                      {"samples_per_s", metric(e.samples_per_s)}});
+                      {"samples_per_s", metric(e.samples_per_s)},
+                      {"input_wait_s", e.input_wait_s},
+                      {"input_busy_s", e.input_busy_s}});
   j = {{"index", m.index},
        {"name", m.name},
        {"settings", m.settings},
@@ -161,7 +163,7 @@ void from_json(const json& j, ModelReport& m) {
   for (const json& e : j.at("epochs"))
     m.fit.epochs.push_back({metric_from(e.at("loss")), metric_from(e.at("accuracy")), metric_from(e.at("val_loss")),
                             metric_from(e.at("val_accuracy")), metric_from(e.at("seconds")),
-                            metric_from(e.at("samples_per_s"))});
+                            metric_from(e.at("samples_per_s")), e.at("input_wait_s"), e.at("input_busy_s")});
   m.train_rows = j.at("train_rows");
   m.samples = j.at("samples");
   m.fitted = !j.at("train_s").is_null();

@@ -46,7 +46,8 @@ using nlohmann::json;
                                          EpochMetrics& e, Evaluation& v, PoolStats& p, PlanPart& pp, Interval& i,
                                          Overlap& o, RunOptions& ro, SpecOverrides& so, BackendOptions& bo, Job& jb,
                                          ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os, FitSpec& fs,
-                                         MemorySpec& mm, RunPart& rp, SweepIdentity& si, Shard& sh) {
+                                         MemorySpec& mm, PipelineSpec& pl, RunPart& rp, SweepIdentity& si,
+                                         Shard& sh) {
   [[maybe_unused]] auto& [m_index, m_name, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
                           m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
@@ -63,7 +64,8 @@ using nlohmann::json;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs, ts_threads, ts_hidden, ts_activations] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
-  [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s] = e;
+  [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s, e_input_wait_s,
+                          e_input_busy_s] = e;
   [[maybe_unused]] auto& [v_loss, v_accuracy] = v;
   [[maybe_unused]] auto& [p_cap_bytes, p_reserved_bytes, p_in_use_bytes, p_peak_bytes] = p;
   [[maybe_unused]] auto& [pp_name, pp_bytes] = pp;
@@ -76,11 +78,12 @@ using nlohmann::json;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
   [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
   [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_optimizer, ms_fit, ms_seed, ms_memory,
-                          ms_targets] = ms;
+                          ms_targets, ms_input_shape, ms_preprocessing, ms_pipeline] = ms;
   [[maybe_unused]] auto& [ls_units, ls_activation] = ls;
   [[maybe_unused]] auto& [os_kind, os_learning_rate, os_beta_1, os_beta_2, os_epsilon, os_momentum] = os;
   [[maybe_unused]] auto& [fs_epochs, fs_batch_size, fs_validation_split, fs_shuffle] = fs;
   [[maybe_unused]] auto& [mm_limit_bytes, mm_mode] = mm;
+  [[maybe_unused]] auto& [pl_workers, pl_prefetch] = pl;
 }
 
 // ---- Reports with every field set -----------------------------------------------------------------
@@ -112,7 +115,7 @@ ModelReport full_model() {
   m.error = "the pool's cap, 4 KiB, is \"too small\"";  // a comma and quotes: the CSV quotes it
   m.fit.status = FitStatus::stopped;
   m.fit.why = "stopped in epoch 3 at step 1 of 5";
-  m.fit.epochs = {{0.5, 0.75, 0.625, 0.875, 1.5, 100}, {0.25, 0.8125, 0.375, 0.9375, 1.25, 120}};
+  m.fit.epochs = {{0.5, 0.75, 0.625, 0.875, 1.5, 100, 0.0625, 0.4375}, {0.25, 0.8125, 0.375, 0.9375, 1.25, 120, 0.03125, 0.5625}};
   m.fit.train_s = 2.75;
   m.fit.samples = 1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
   m.fit.steps = {{10.0, 10.5}, {10.5, 11.25}};
@@ -222,8 +225,10 @@ const char* const kFullModelDocument = R"({
   "startup_s": 0.125,
   "fit": {"status": "stopped", "why": "stopped in epoch 3 at step 1 of 5"},
   "epochs": [
-    {"loss": 0.5, "accuracy": 0.75, "val_loss": 0.625, "val_accuracy": 0.875, "seconds": 1.5, "samples_per_s": 100.0},
-    {"loss": 0.25, "accuracy": 0.8125, "val_loss": 0.375, "val_accuracy": 0.9375, "seconds": 1.25, "samples_per_s": 120.0}
+    {"loss": 0.5, "accuracy": 0.75, "val_loss": 0.625, "val_accuracy": 0.875, "seconds": 1.5, "samples_per_s": 100.0,
+     "input_wait_s": 0.0625, "input_busy_s": 0.4375},
+    {"loss": 0.25, "accuracy": 0.8125, "val_loss": 0.375, "val_accuracy": 0.9375, "seconds": 1.25, "samples_per_s": 120.0,
+     "input_wait_s": 0.03125, "input_busy_s": 0.5625}
   ],
   "train_rows": 320,
   "samples": 640,
@@ -413,8 +418,8 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   // has_accuracy, validated, tested and fitted all false: accuracy, val_*, test_* and train_s are null.
   const json doc = m;
   EXPECT_EQ(doc["epochs"].dump(),
-            R"([{"accuracy":null,"loss":"nan","samples_per_s":2.0,"seconds":1.0,"val_accuracy":null,"val_loss":null},)"
-            R"({"accuracy":null,"loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":null,"val_loss":null}])");
+            R"([{"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"loss":"nan","samples_per_s":2.0,"seconds":1.0,"val_accuracy":null,"val_loss":null},)"
+            R"({"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":null,"val_loss":null}])");
   EXPECT_EQ(doc["train_s"], json());
   EXPECT_EQ(doc["test_loss"], json());
   EXPECT_EQ(doc["test_accuracy"], json());
@@ -426,7 +431,7 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
 
   m.has_accuracy = m.validated = true;  // accuracies and validation metrics exist, test metrics not yet
   EXPECT_EQ(json(m)["epochs"][1].dump(),
-            R"({"accuracy":"-inf","loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan"})");
+            R"({"accuracy":"-inf","input_busy_s":0.0,"input_wait_s":0.0,"loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan"})");
   EXPECT_EQ(json(m)["test_loss"], json());
   m.tested = true;
   EXPECT_EQ(json(m)["test_loss"], 0.5);
@@ -487,7 +492,7 @@ const char* const kCsvHeader =
     "run_mode,run_backend,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
     "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
-    "mpi_rank,startup_s,train_s,samples_per_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
+    "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
     "cap_bytes,reserved_bytes,peak_bytes,graphs,threads\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
@@ -505,11 +510,11 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
             std::string(kCsvHeader) +
                 "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
                 "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
-                "3,node-2,2,0.125,2.75,232.5,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false,3\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,,\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,,inf,,,0,,,"
+                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false,3\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
                 "0,0,0,0,true,3\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,,,,,0,,,0,0,0,0,,\n");
+                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -576,6 +581,8 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
     EXPECT_SAME_DOUBLE(got.fit.epochs[e].val_accuracy, want.fit.epochs[e].val_accuracy);
     EXPECT_SAME_DOUBLE(got.fit.epochs[e].seconds, want.fit.epochs[e].seconds);
     EXPECT_SAME_DOUBLE(got.fit.epochs[e].samples_per_s, want.fit.epochs[e].samples_per_s);
+    EXPECT_EQ(got.fit.epochs[e].input_wait_s, want.fit.epochs[e].input_wait_s);
+    EXPECT_EQ(got.fit.epochs[e].input_busy_s, want.fit.epochs[e].input_busy_s);
   }
   EXPECT_EQ(got.fit.train_s, want.fit.train_s);
   // The form carries one count of rows trained on, `samples` (which the worker sets from fit.samples,
@@ -867,6 +874,11 @@ ModelSpec adam_spec() {
   s.fit = {4, 24, 0.25, false};
   s.seed = 18446744073709551615u;
   s.memory = {size_t(5) << 20, PoolMode::reserve};
+  s.input_shape = ImageShape{1, 3, 2};
+  s.preprocessing = Preprocessing::parse(json::parse(R"([{"type": "RandomFlip", "mode": "vertical"},
+                                                         {"type": "GaussianNoise", "stddev": 0.3}])"),
+                                         s.input_shape, s.input, "spec.json");
+  s.pipeline = {3, 5};
   return s;
 }
 
@@ -922,6 +934,9 @@ void expect_same_spec(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.memory.limit_bytes, want.memory.limit_bytes);
   EXPECT_EQ(got.memory.mode, want.memory.mode);
   EXPECT_EQ(got.targets, want.targets);
+  EXPECT_EQ(got.input_shape, want.input_shape);
+  EXPECT_TRUE(got.preprocessing == want.preprocessing) << got.preprocessing.describe();
+  EXPECT_EQ(got.pipeline, want.pipeline);
 }
 
 // Every field of a good job, its spec included, one by one. Its error is not sent: a bad job is

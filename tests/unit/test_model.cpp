@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_backend.h"
 #include "data/dataset.h"
@@ -351,6 +352,14 @@ TEST(Pack, MembersMustShareTheirShapeAndFit) {
   EXPECT_THROW(Model(specs, cpu), std::invalid_argument);
   specs[1] = small_spec();
   specs[1].fit.batch_size = 64;
+  EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
+  // The members share one input pipeline: its settings, and whether there is preprocessing at all.
+  specs[1] = small_spec();
+  specs[1].pipeline.prefetch = 3;
+  EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
+  specs[1] = small_spec();
+  specs[1].preprocessing = Preprocessing::parse(nlohmann::json::parse(R"([{"type": "GaussianNoise", "stddev": 0.1}])"),
+                                                std::nullopt, specs[1].input, "spec.json");
   EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
   EXPECT_THROW(Model(std::vector<ModelSpec>{}, cpu), std::invalid_argument);
 }

@@ -76,6 +76,10 @@ TEST(Spec, DefaultsApplied) {
   EXPECT_EQ(spec.seed, 0u);
   EXPECT_EQ(spec.memory.limit_bytes, size_t(256) << 20);
   EXPECT_EQ(spec.memory.mode, PoolMode::grow);
+  EXPECT_FALSE(spec.input_shape.has_value());
+  EXPECT_TRUE(spec.preprocessing.empty());
+  EXPECT_EQ(spec.pipeline.workers, 1);
+  EXPECT_EQ(spec.pipeline.prefetch, 2);
 }
 
 TEST(Spec, LayerActivationDefaultsToLinearAndTypeDenseIsAccepted) {
@@ -226,12 +230,118 @@ TEST(Spec, MemoryNotAnObjectRejected) {
               AllOf(HasSubstr("memory: got \"64MiB\""), HasSubstr("limit, mode")));
 }
 
+// ---- Input shape, preprocessing, pipeline ---------------------------------------
+
+// minimal() with its 4 inputs as a 2x2 grey image, flipped and noised, prepared by 3 workers.
+json image_spec() {
+  json spec = minimal();
+  spec["input_shape"] = {2, 2, 1};
+  spec["preprocessing"] = json::parse(R"([{"type": "RandomFlip", "mode": "horizontal"},
+                                          {"type": "GaussianNoise", "stddev": 0.1}])");
+  spec["pipeline"] = {{"workers", 3}, {"prefetch", 4}};
+  return spec;
+}
+
+TEST(Spec, ImageKeysParsed) {
+  const ModelSpec spec = parse(image_spec());
+  EXPECT_EQ(spec.input_shape, (ImageShape{2, 2, 1}));
+  EXPECT_EQ(spec.preprocessing.describe(), "RandomFlip(mode=horizontal), GaussianNoise(stddev=0.1)");
+  EXPECT_EQ(spec.pipeline.workers, 3);
+  EXPECT_EQ(spec.pipeline.prefetch, 4);
+  EXPECT_EQ(parse(with("pipeline", {{"workers", 64}})).pipeline, (PipelineSpec{64, 2}));
+  EXPECT_EQ(parse(with("pipeline", {{"prefetch", 64}})).pipeline, (PipelineSpec{1, 64}));
+  // A flat input takes the flat operations, and an image shape needs no preprocessing.
+  EXPECT_FALSE(parse(with("preprocessing", json::parse(R"([{"type": "HostWork", "microseconds_per_sample": 1}])")))
+                   .preprocessing.empty());
+  EXPECT_TRUE(parse(with("input_shape", {1, 4, 1})).preprocessing.empty());
+}
+
+TEST(Spec, InputShapeErrorsNameTheFieldAndValue) {
+  const std::string allowed = "expected [height, width, channels], three positive integers";
+  EXPECT_THAT(error_for(with("input_shape", "2x2")), HasSubstr("spec.json: input_shape: got \"2x2\"; " + allowed));
+  EXPECT_THAT(error_for(with("input_shape", {2, 2})), HasSubstr("spec.json: input_shape: got [2,2]; " + allowed));
+  EXPECT_THAT(error_for(with("input_shape", {2, 2.0, 1})), HasSubstr("input_shape: got [2,2.0,1]; " + allowed));
+  EXPECT_THAT(error_for(with("input_shape", {2, 0, 2})), HasSubstr("input_shape: got [2,0,2]; " + allowed));
+  // Both numbers, with or without preprocessing.
+  EXPECT_THAT(error_for(with("input_shape", {2, 3, 1})),
+              HasSubstr("spec.json: input_shape: [2, 3, 1] holds 6 values, but input is 4; expected a shape whose "
+                        "height x width x channels is the input's width"));
+  json spec = image_spec();
+  spec["input_shape"] = {1, 1, 3};
+  EXPECT_THAT(error_for(spec), HasSubstr("spec.json: input_shape: [1, 1, 3] holds 3 values, but input is 4"));
+}
+
+TEST(Spec, PreprocessingErrorsNameTheFieldAndValue) {
+  EXPECT_THAT(error_for(with("preprocessing", {{"type", "RandomFlip"}})),
+              HasSubstr(R"(spec.json: preprocessing: got {"type":"RandomFlip"}; expected an array of operations)"));
+  EXPECT_THAT(error_for(with("preprocessing", json::parse(R"([{"type": "RandomFlip"}])"))),
+              HasSubstr("spec.json: preprocessing[0]: RandomFlip needs an image, but the input has no input_shape; "
+                        "give the spec an \"input_shape\""));
+  json spec = image_spec();
+  spec["preprocessing"][1]["stddev"] = 2;
+  EXPECT_THAT(error_for(spec), HasSubstr("spec.json: preprocessing[1].stddev: got 2; expected a number in [0, 1]"));
+  spec["preprocessing"] = json::parse(R"([{"type": "RandomFlip", "mdoe": "vertical"}])");
+  EXPECT_THAT(error_for(spec), HasSubstr(R"(spec.json: preprocessing[0].mdoe: unknown key (did you mean "mode"?); )"
+                                         "allowed keys: type, mode"));
+}
+
+TEST(Spec, PipelineErrorsNameTheFieldAndValue) {
+  EXPECT_THAT(error_for(with("pipeline", 4)),
+              HasSubstr("spec.json: pipeline: got 4; expected an object with keys workers, prefetch"));
+  EXPECT_THAT(error_for(with("pipeline", {{"workers", 0}})),
+              HasSubstr("spec.json: pipeline.workers: got 0; expected a positive integer"));
+  EXPECT_THAT(error_for(with("pipeline", {{"workers", 65}})),
+              HasSubstr("pipeline.workers: got 65; expected a positive integer no larger than 64"));
+  EXPECT_THAT(error_for(with("pipeline", {{"workers", "2"}})),
+              HasSubstr("pipeline.workers: got \"2\"; expected a positive integer"));
+  EXPECT_THAT(error_for(with("pipeline", {{"workers", 2.0}})),
+              HasSubstr("pipeline.workers: got 2.0; expected a positive integer"));
+  EXPECT_THAT(error_for(with("pipeline", {{"prefetch", 65}})),
+              HasSubstr("spec.json: pipeline.prefetch: got 65; expected a positive integer no larger than 64"));
+  EXPECT_THAT(error_for(with("pipeline", {{"prefetch", true}})),
+              HasSubstr("pipeline.prefetch: got true; expected a positive integer"));
+  EXPECT_THAT(error_for(with("pipeline", {{"worker", 2}})),
+              HasSubstr(R"(spec.json: pipeline.worker: unknown key (did you mean "workers"?); allowed keys: )"
+                        "workers, prefetch"));
+}
+
+// What a child is sent reads back to an equal spec: every key, the new ones included, and a spec
+// without an input_shape or preprocessing writes neither.
+TEST(Spec, ToJsonReadsBackToAnEqualSpec) {
+  json full = image_spec();
+  full["name"] = "round-trip";
+  full["optimizer"] = {{"name", "adam"}, {"learning_rate", 0.003}, {"beta_1", 0.85}};
+  full["fit"] = {{"epochs", 3}, {"batch_size", 16}, {"validation_split", 0.2}, {"shuffle", false}};
+  full["seed"] = 9;
+  full["memory"] = {{"limit", "8MiB"}, {"mode", "reserve"}};
+  full["preprocessing"] = json::parse(R"([
+    {"type": "RandomFlip", "mode": "horizontal_and_vertical"},
+    {"type": "RandomTranslation", "height_factor": 0.1, "width_factor": [-0.2, 0.3], "fill_mode": "constant",
+     "fill_value": 0.5},
+    {"type": "RandomZoom", "height_factor": [-0.2, 0.1], "interpolation": "nearest"},
+    {"type": "RandomContrast", "factor": 0.2, "value_range": [0, 1]},
+    {"type": "GaussianNoise", "stddev": 0.05},
+    {"type": "HostWork", "microseconds_per_sample": 20}])");
+  for (const json& written : {minimal(), full}) {
+    SCOPED_TRACE(written.dump());
+    const ModelSpec spec = parse(written);
+    const json sent = to_json(spec);
+    const ModelSpec back = parse(json::parse(sent.dump()));  // as a child reads it
+    EXPECT_TRUE(back == spec);
+    EXPECT_EQ(to_json(back), sent);
+    EXPECT_EQ(sent.contains("input_shape"), written.contains("input_shape"));
+    EXPECT_EQ(sent.contains("preprocessing"), written.contains("preprocessing"));
+    EXPECT_EQ(sent["pipeline"], written.value("pipeline", json{{"workers", 1}, {"prefetch", 2}}));
+  }
+}
+
 // ---- Unknown keys ---------------------------------------------------------------
 
 TEST(Spec, UnknownTopLevelKey) {
   EXPECT_THAT(error_for(with("seeds", 1)),
               AllOf(HasSubstr("spec.json: seeds: unknown key (did you mean \"seed\"?); allowed keys: "),
-                    HasSubstr("name, data, input, layers, loss, targets, optimizer, fit, seed, memory")));
+                    HasSubstr("name, data, input, layers, loss, targets, optimizer, fit, seed, memory, "
+                              "input_shape, preprocessing, pipeline")));
 }
 
 TEST(Spec, UnknownLayerKey) {

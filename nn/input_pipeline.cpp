@@ -1,0 +1,115 @@
+#include "nn/input_pipeline.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "runtime/clock.h"
+
+namespace mf {
+
+InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows)
+    : members_(std::move(members)), rows_(rows), batch_size_(members_.front()->fit.batch_size) {
+  const PipelineSpec& settings = members_.front()->pipeline;
+  const size_t batch = size_t(batch_size_) * members_.size();
+  slots_.resize(size_t(settings.prefetch));
+  for (Slot& slot : slots_) {
+    slot.x.resize(batch * size_t(rows_.features));
+    slot.y.resize(batch * size_t(rows_.target_cols));
+  }
+  for (int i = 0; i < settings.workers; ++i) threads_.emplace_back([this] { work(); });
+}
+
+InputPipeline::~InputPipeline() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  slot_free_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void InputPipeline::begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows) {
+  {
+    std::unique_lock lock(mutex_);
+    batch_ready_.wait(lock, [&] { return in_flight_ == 0; });
+    orders_ = std::move(orders);
+    epoch_ = epoch;
+    train_rows_ = train_rows;
+    steps_ = (train_rows + batch_size_ - 1) / batch_size_;
+    next_ = released_ = 0;
+    times_ = {};
+    for (Slot& slot : slots_) slot.ready = false;
+  }
+  slot_free_.notify_all();
+}
+
+void InputPipeline::work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    const int64_t prefetch = int64_t(slots_.size());
+    slot_free_.wait(lock, [&] { return stopping_ || (next_ < steps_ && next_ < released_ + prefetch); });
+    if (stopping_) return;
+    const int64_t step = next_++;
+    Slot& slot = slots_[size_t(step % prefetch)];
+    ++in_flight_;
+    lock.unlock();
+    const Clock::time_point start = Clock::now();
+    prepare(step, slot.x.data(), slot.y.data());
+    const double busy = seconds_since(start);
+    lock.lock();
+    times_.busy_s += busy;
+    slot.step = step;
+    slot.ready = true;
+    --in_flight_;
+    batch_ready_.notify_all();
+  }
+}
+
+InputPipeline::Batch InputPipeline::take(int64_t step) {
+  Slot& slot = slots_[size_t(step % int64_t(slots_.size()))];
+  std::unique_lock lock(mutex_);
+  const auto ready = [&] { return slot.ready && slot.step == step; };
+  if (!ready()) {
+    const Clock::time_point start = Clock::now();
+    batch_ready_.wait(lock, ready);
+    times_.wait_s += seconds_since(start);
+  }
+  return {slot.x.data(), slot.y.data()};
+}
+
+void InputPipeline::release(int64_t step) {
+  {
+    std::lock_guard lock(mutex_);
+    slots_[size_t(step % int64_t(slots_.size()))].ready = false;
+    released_ = step + 1;
+  }
+  slot_free_.notify_all();
+}
+
+void InputPipeline::prepare_now(int64_t step, float* x, float* y) const { prepare(step, x, y); }
+
+InputPipeline::Times InputPipeline::take_times() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(times_, {});
+}
+
+void InputPipeline::prepare(int64_t step, float* x, float* y) const {
+  const int64_t first = step * batch_size_;
+  const int m = int(std::min<int64_t>(batch_size_, train_rows_ - first));
+  const size_t features = size_t(rows_.features), targets = size_t(rows_.target_cols);
+  for (size_t z = 0; z < members_.size(); ++z) {
+    float* member_x = x + z * size_t(batch_size_) * features;
+    float* member_y = y + z * size_t(batch_size_) * targets;
+    const std::vector<int>& order = orders_[z];
+    for (int i = 0; i < m; ++i) {
+      const size_t row = size_t(order[size_t(first + i)]);
+      std::memcpy(member_x + size_t(i) * features, rows_.x + row * features, features * sizeof(float));
+      std::memcpy(member_y + size_t(i) * targets, rows_.y + row * targets, targets * sizeof(float));
+    }
+    const ModelSpec& spec = *members_[z];
+    spec.preprocessing.apply(member_x, member_x, m, rows_.features, spec.seed, epoch_, first);
+  }
+}
+
+}  // namespace mf

@@ -1,0 +1,93 @@
+#pragma once
+// The host input pipeline of a model with preprocessing (ModelSpec::pipeline, tf.data's
+// num_parallel_calls and prefetch): `workers` host threads prepare the epoch's next batches (each
+// member's rows gathered in its order, then its preprocessing) into `prefetch` ring slots while the
+// training loop runs the current step.
+//
+// The ring: step s is prepared into slot s % prefetch, once step s - prefetch has been released, so
+// at most `prefetch` batches are prepared ahead of the one the loop took last; workers take steps in
+// order, several at once. A sample's result depends only on (its member's seed, the epoch, its
+// position in the epoch's order), so the batches are the same whatever the number of workers and
+// the depth of the ring.
+//
+// The times, per epoch (take_times): `wait_s`, how long take() waited for a batch not ready yet (the
+// loop's input wait), and `busy_s`, the workers' time preparing batches, summed over workers.
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "nn/spec.h"
+
+namespace mf {
+
+class InputPipeline {
+ public:
+  // The rows of every member's data set: x (rows, features) and y (rows, target_cols), host memory
+  // the pipeline only reads, for the lifetime of the pipeline. `members` specs share their batch
+  // size, input and pipeline settings (pack_key); each member's own seed and preprocessing apply.
+  struct Rows {
+    const float* x;
+    const float* y;
+    int features, target_cols;
+  };
+  InputPipeline(std::vector<const ModelSpec*> members, Rows rows);
+  ~InputPipeline();  // stops the workers once the batches in preparation are done
+  InputPipeline(const InputPipeline&) = delete;
+  InputPipeline& operator=(const InputPipeline&) = delete;
+
+  // Starts an epoch of `steps` steps of batch_size rows (the last may be shorter; `train_rows` rows in
+  // all): `orders[z]` is member z's order of the training rows. Waits for batches still in
+  // preparation (an epoch stopped early), drops those prepared and zeroes the times.
+  void begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows);
+
+  // Member z's batch of step `step`: x at x + z * batch_size * features, y likewise; valid until
+  // release(step). Steps are taken in order, each once, each released before the next is taken.
+  struct Batch {
+    const float* x;
+    const float* y;
+  };
+  Batch take(int64_t step);
+  void release(int64_t step);
+
+  // The same batch prepared on the calling thread into x and y (laid out as take's), outside the
+  // ring and its times: the fit's warm-up. Between begin_epoch and the epoch's first take only.
+  void prepare_now(int64_t step, float* x, float* y) const;
+
+  struct Times {
+    double wait_s = 0, busy_s = 0;
+  };
+  Times take_times();  // since begin_epoch or the last call, and zeroes them
+
+  int workers() const { return int(threads_.size()); }
+
+ private:
+  struct Slot {
+    std::vector<float> x, y;
+    int64_t step = -1;  // the step whose batch it holds, once ready
+    bool ready = false;
+  };
+
+  void work();
+  void prepare(int64_t step, float* x, float* y) const;  // reads orders_ and epoch_: fixed while in flight
+
+  const std::vector<const ModelSpec*> members_;
+  const Rows rows_;
+  const int batch_size_;
+  std::vector<std::vector<int>> orders_;
+  int epoch_ = 0;
+  int64_t train_rows_ = 0, steps_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable slot_free_, batch_ready_;
+  std::vector<Slot> slots_;
+  int64_t next_ = 0;      // the next step a worker takes
+  int64_t released_ = 0;  // steps released this epoch
+  int in_flight_ = 0;     // batches being prepared
+  bool stopping_ = false;
+  Times times_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace mf

@@ -1,0 +1,193 @@
+// The host input pipeline (nn/input_pipeline.h): its batches are the same whatever the number of
+// workers and the depth of the ring, and the training loop's input wait is what the ring hides or
+// cannot hide. And a fit with preprocessing gives the same numbers on any pipeline.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/cpu/cpu_backend.h"
+#include "data/dataset.h"
+#include "nn/device_data.h"
+#include "nn/fit.h"
+#include "nn/input_pipeline.h"
+#include "runtime/clock.h"
+#include "runtime/rng.h"
+#include "tests/training_specs.h"
+
+namespace mf {
+namespace {
+
+// 20 features read as a 4x5x1 image: a flip, a translation and noise, all drawn per sample.
+ModelSpec augmented(uint64_t seed, PipelineSpec pipeline) {
+  ModelSpec spec = test::classifier(seed, 0.01f);
+  spec.input_shape = ImageShape{4, 5, 1};
+  spec.preprocessing = Preprocessing::parse(
+      nlohmann::json::parse(R"([{"type": "RandomFlip", "mode": "horizontal"},
+                                {"type": "RandomTranslation", "height_factor": 0.25, "width_factor": 0.2},
+                                {"type": "GaussianNoise", "stddev": 0.1}])"),
+      spec.input_shape, spec.input, "test");
+  spec.pipeline = pipeline;
+  return spec;
+}
+
+struct Data {
+  std::vector<float> x, y;
+  int64_t rows;
+};
+Data random_rows(int64_t rows, int features) {
+  Data d{std::vector<float>(size_t(rows) * features), std::vector<float>(size_t(rows)), rows};
+  Rng rng(3);
+  for (float& v : d.x) v = rng.uniform();
+  for (size_t i = 0; i < d.y.size(); ++i) d.y[i] = float(i % 4);
+  return d;
+}
+
+std::vector<int> shuffled(int64_t rows, uint64_t seed) {
+  std::vector<int> order(static_cast<size_t>(rows));
+  std::iota(order.begin(), order.end(), 0);
+  Rng rng(seed);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(uint32_t(i))]);
+  return order;
+}
+
+// Every batch of two epochs of a pack of two, through the ring.
+std::vector<float> batches_through(const std::vector<ModelSpec>& specs, const Data& d) {
+  std::vector<const ModelSpec*> members;
+  for (const ModelSpec& s : specs) members.push_back(&s);
+  InputPipeline pipeline(members, {d.x.data(), d.y.data(), specs[0].input, 1});
+  const int B = specs[0].fit.batch_size;
+  const int64_t steps = (d.rows + B - 1) / B;
+  std::vector<float> seen;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    pipeline.begin_epoch(epoch, {shuffled(d.rows, 10 + epoch), shuffled(d.rows, 20 + epoch)}, d.rows);
+    for (int64_t step = 0; step < steps; ++step) {
+      const int m = int(std::min<int64_t>(B, d.rows - step * B));
+      const InputPipeline::Batch batch = pipeline.take(step);
+      for (size_t z = 0; z < specs.size(); ++z) {
+        const float* x = batch.x + z * size_t(B) * specs[0].input;
+        const float* y = batch.y + z * size_t(B);
+        seen.insert(seen.end(), x, x + size_t(m) * specs[0].input);
+        seen.insert(seen.end(), y, y + m);
+      }
+      pipeline.release(step);
+    }
+  }
+  return seen;
+}
+
+TEST(InputPipeline, BatchesAreTheSameForAnyWorkersAndPrefetch) {
+  const Data d = random_rows(203, 20);  // 6 batches of 32 and one of 11
+  auto pack = [](PipelineSpec p) { return std::vector<ModelSpec>{augmented(1, p), augmented(2, p)}; };
+  const std::vector<float> reference = batches_through(pack({1, 1}), d);
+  ASSERT_EQ(reference.size(), size_t(2 * 2 * 203 * 21));
+  for (PipelineSpec p : {PipelineSpec{4, 1}, PipelineSpec{1, 8}, PipelineSpec{4, 8}, PipelineSpec{3, 2}}) {
+    SCOPED_TRACE(testing::Message() << p.workers << " workers, prefetch " << p.prefetch);
+    EXPECT_EQ(batches_through(pack(p), d), reference);
+  }
+}
+
+TEST(InputPipeline, ABatchIsItsRowsInOrderPreprocessedByItsMembersSeed) {
+  const Data d = random_rows(40, 20);
+  const ModelSpec spec = augmented(7, {2, 2});
+  InputPipeline pipeline({&spec}, {d.x.data(), d.y.data(), 20, 1});
+  const std::vector<int> order = shuffled(d.rows, 5);
+  pipeline.begin_epoch(3, {order}, d.rows);
+  const InputPipeline::Batch batch = pipeline.take(1);  // rows 32..39 of the order: positions 32 on
+  std::vector<float> want(8 * 20);
+  for (int i = 0; i < 8; ++i)
+    std::copy_n(d.x.data() + size_t(order[32 + size_t(i)]) * 20, 20, want.data() + i * 20);
+  spec.preprocessing.apply(want.data(), want.data(), 8, 20, 7, 3, 32);
+  // step 0 was never taken: take waits for step 1's own slot
+  EXPECT_EQ(std::vector<float>(batch.x, batch.x + 8 * 20), want);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(batch.y[i], d.y[size_t(order[32 + size_t(i)])]);
+}
+
+// HostWork of `micros` a sample, nothing else: a pipeline whose preparation costs a known time.
+ModelSpec host_work(double micros, PipelineSpec pipeline) {
+  ModelSpec spec = test::classifier(1, 0.01f);
+  spec.preprocessing = Preprocessing::parse(
+      nlohmann::json::array({{{"type", "HostWork"}, {"microseconds_per_sample", micros}}}), std::nullopt,
+      spec.input, "test");
+  spec.pipeline = pipeline;
+  return spec;
+}
+
+// One epoch through the ring with a training step of `step_s` (a sleep): the pipeline's times.
+InputPipeline::Times epoch_with_steps(const ModelSpec& spec, const Data& d, double step_s) {
+  InputPipeline pipeline({&spec}, {d.x.data(), d.y.data(), 20, 1});
+  pipeline.begin_epoch(0, {shuffled(d.rows, 1)}, d.rows);
+  const int64_t steps = (d.rows + 31) / 32;
+  for (int64_t step = 0; step < steps; ++step) {
+    pipeline.take(step);
+    pipeline.release(step);
+    std::this_thread::sleep_for(std::chrono::duration<double>(step_s));
+  }
+  return pipeline.take_times();
+}
+
+TEST(InputPipeline, AnInputBoundLoopWaitsAboutThePreparationTime) {
+  const Data d = random_rows(32 * 20, 20);
+  // 2 ms a batch to prepare, no step at all: the loop waits for nearly every batch's preparation
+  const InputPipeline::Times t = epoch_with_steps(host_work(2000.0 / 32, {1, 1}), d, 0);
+  EXPECT_GT(t.busy_s, 20 * 2e-3);
+  EXPECT_GT(t.wait_s, 0.6 * t.busy_s) << "busy " << t.busy_s;
+  EXPECT_LE(t.wait_s, 1.5 * t.busy_s) << "busy " << t.busy_s;
+}
+
+TEST(InputPipeline, APreparationFasterThanTheStepIsHidden) {
+  const Data d = random_rows(32 * 20, 20);
+  // 0.2 ms a batch to prepare, 3 ms a step: the ring has the next batch ready before it is asked for
+  const InputPipeline::Times t = epoch_with_steps(host_work(200.0 / 32, {1, 4}), d, 3e-3);
+  EXPECT_GT(t.busy_s, 20 * 0.2e-3);
+  EXPECT_LT(t.wait_s, 0.1 * 20 * 3e-3) << "busy " << t.busy_s;
+}
+
+// A fit with preprocessing: the same losses and weights on any pipeline, and its times recorded.
+TEST(InputPipeline, AFitGivesTheSameNumbersOnAnyPipeline) {
+  const DataSplit split = make_synthetic("teacher:rows=330,features=20,classes=4,seed=2");
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  auto train = [&](PipelineSpec p, bool graphs, bool preprocessing = true) {
+    ModelSpec spec = augmented(4, p);
+    if (!preprocessing) spec.preprocessing = {};
+    Model model(spec, cpu);
+    FitOptions options;
+    options.graphs = graphs;
+    const FitResult result = fit(model, data, options);
+    EXPECT_EQ(result.status, FitStatus::ok) << result.why;
+    std::vector<double> numbers;
+    for (const EpochMetrics& e : result.epochs) {
+      numbers.insert(numbers.end(), {e.loss, e.accuracy, e.val_loss, e.val_accuracy});
+      if (preprocessing) {
+        EXPECT_GT(e.input_busy_s, 0) << "the workers' time is recorded";
+      }
+      EXPECT_GE(e.input_wait_s, 0);
+    }
+    for (float w : model.get_all_params()) numbers.push_back(w);
+    return numbers;
+  };
+  const std::vector<double> reference = train({1, 1}, false);
+  EXPECT_EQ(train({4, 8}, false), reference);
+  EXPECT_EQ(train({2, 2}, true), reference) << "a recorded step replays the model's calls on the copied batch";
+  EXPECT_NE(train({1, 1}, false, false), reference) << "the preprocessing changed what the model trained on";
+}
+
+TEST(InputPipeline, WithoutPreprocessingTheResidentPathIsUsed) {
+  const DataSplit split = make_synthetic("teacher:rows=330,features=20,classes=4,seed=2");
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  ModelSpec spec = test::classifier(4, 0.01f);
+  spec.pipeline = {4, 8};  // not used: nothing to prepare
+  Model model(spec, cpu);
+  const FitResult result = fit(model, data, {});
+  ASSERT_EQ(result.status, FitStatus::ok);
+  for (const EpochMetrics& e : result.epochs) EXPECT_EQ(e.input_busy_s, 0);
+}
+
+}  // namespace
+}  // namespace mf
