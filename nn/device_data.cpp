@@ -2,7 +2,7 @@
 
 namespace mf {
 
-DeviceData::DeviceData(Backend& backend, const Dataset& data)
+DeviceData::DeviceData(Backend& backend, const Dataset& data, bool keep_host_rows)
     : backend_(backend),
       rows_(data.rows),
       features_(data.features),
@@ -13,6 +13,7 @@ DeviceData::DeviceData(Backend& backend, const Dataset& data)
   y_ = static_cast<float*>(backend_.upstream().allocate(y_bytes_));
   backend_.to_device(x_, data.x.data(), x_bytes_);
   backend_.to_device(y_, data.y.data(), y_bytes_);
+  if (keep_host_rows && !backend_.host_addressable()) host_x_ = data.x, host_y_ = data.y;
 }
 
 DeviceData::~DeviceData() {

@@ -1,7 +1,11 @@
 #pragma once
 // A data set resident on a backend's memory, copied once. It is read-only and
 // owned by the process, shared by every model that trains on it, and reported
-// apart from the models' pools.
+// apart from the models' pools. A model with preprocessing reads its rows on the host
+// (nn/input_pipeline.h): where the host cannot read the backend's memory, the set keeps a host copy
+// of its rows too, when asked to.
+#include <vector>
+
 #include "backends/backend.h"
 #include "data/dataset.h"
 
@@ -9,7 +13,7 @@ namespace mf {
 
 class DeviceData {
  public:
-  DeviceData(Backend& backend, const Dataset& data);
+  DeviceData(Backend& backend, const Dataset& data, bool keep_host_rows = false);
   ~DeviceData();
   DeviceData(const DeviceData&) = delete;
   DeviceData& operator=(const DeviceData&) = delete;
@@ -20,6 +24,10 @@ class DeviceData {
   const float* x() const { return x_; }  // (rows, features)
   const float* y() const { return y_; }  // (rows, target_cols)
   size_t bytes() const { return x_bytes_ + y_bytes_; }
+  // The rows as the host reads them: the resident copy on a host-addressable backend
+  // (Backend::host_addressable), else the host copy kept at construction, else null.
+  const float* host_x() const { return backend_.host_addressable() ? x_ : host_x_.empty() ? nullptr : host_x_.data(); }
+  const float* host_y() const { return backend_.host_addressable() ? y_ : host_y_.empty() ? nullptr : host_y_.data(); }
 
  private:
   Backend& backend_;
@@ -27,6 +35,7 @@ class DeviceData {
   int features_, target_cols_;
   size_t x_bytes_, y_bytes_;
   float *x_, *y_;
+  std::vector<float> host_x_, host_y_;  // kept only where the host cannot read x_ and y_
 };
 
 }  // namespace mf

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
-
-#include "runtime/error.h"
 
 namespace mf {
 namespace {
@@ -25,7 +24,7 @@ MemoryPlan EpochIterator::plan(const ModelSpec& spec, int64_t rows) {
            {"shuffle order", MemoryPool::aligned(order_bytes(rows))}}};
 }
 
-EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows)
+EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows, bool timeline)
     : model_(model), data_(data), rows_(rows), batch_size_(model.spec().fit.batch_size),
       stride_(int64_t(plan(model.spec(), rows).total())) {
   const ModelSpec& spec = model.spec();
@@ -41,12 +40,13 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows)
       model.backend().to_device(member(order_, z, stride_), identity.data(), identity.size() * sizeof(int));
   }
   if (spec.preprocessing.empty()) return;
-  if (!model.backend().host_addressable())
-    throw UserError("model '" + spec.name + "': preprocessing runs on the cpu backend only in this version (the " +
-                    model.backend().name() + " backend's uploads from the input pipeline are not built yet): use --backend cpu");
+  if (!data.host_x())
+    throw std::invalid_argument("EpochIterator: a model with preprocessing needs a data set with host rows "
+                                "(DeviceData's keep_host_rows)");
   std::vector<const ModelSpec*> members;
   for (int z = 0; z < model.members(); ++z) members.push_back(&model.spec(z));
-  pipeline_ = std::make_unique<InputPipeline>(members, InputPipeline::Rows{data.x(), data.y(), data.features(), data.target_cols()});
+  pipeline_ = std::make_unique<InputPipeline>(
+      members, InputPipeline::Rows{data.host_x(), data.host_y(), data.features(), data.target_cols()}, timeline);
 }
 
 EpochIterator::~EpochIterator() { model_.pool().deallocate(buffers_); }

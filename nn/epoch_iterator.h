@@ -25,9 +25,10 @@ class EpochIterator {
  public:
   // rows: the training rows, the first rows of `data` (the validation rows follow them).
   // Takes its buffers from the model's pool; throws OutOfMemory when they do not fit. With
-  // preprocessing, starts the model's input pipeline; a UserError on a backend whose memory the host
-  // cannot read (the pipeline's CUDA uploads are not built yet).
-  EpochIterator(Model& model, const DeviceData& data, int64_t rows);
+  // preprocessing, starts the model's input pipeline, which reads `data`'s host rows
+  // (DeviceData::host_x; std::invalid_argument without them) and, with `timeline`, notes when it
+  // prepared each batch (take_input_spans).
+  EpochIterator(Model& model, const DeviceData& data, int64_t rows, bool timeline = false);
   ~EpochIterator();
   EpochIterator(const EpochIterator&) = delete;
   EpochIterator& operator=(const EpochIterator&) = delete;
@@ -51,6 +52,7 @@ class EpochIterator {
   bool pipelined() const { return pipeline_ != nullptr; }
   // The input pipeline's times since the last call (zero without one).
   InputPipeline::Times take_input_times() { return pipeline_ ? pipeline_->take_times() : InputPipeline::Times{}; }
+  Track take_input_spans() { return pipeline_ ? pipeline_->take_spans() : Track{}; }
 
   struct Batch {
     const float* x;  // (size, input); the whole data set when rows is set

@@ -187,7 +187,7 @@ class PackFit::Epochs {
   Epochs(Model& model, const DeviceData& data, FitOptions options)
       : model_(model), data_(data), options_(std::move(options)), spec_(model.spec()),
         train_(checked_training_rows(spec_, data.rows())), val_(data.rows() - train_),
-        batches_(model, data, train_), results_(size_t(model.members())), training_(size_t(model.members()), true),
+        batches_(model, data, train_, options_.timeline), results_(size_t(model.members())), training_(size_t(model.members()), true),
         graphs_(options_.graphs && model.backend().has_graphs()) {}
 
   bool done() const { return done_; }
@@ -277,6 +277,8 @@ class PackFit::Epochs {
     const std::vector<double> marks = model_.backend().take_marks();
     for (size_t i = 0; i + 1 < marks.size(); i += 2) step_spans_.push_back({marks[i], marks[i + 1]});
     if (!marks.empty()) epoch_spans_.push_back({marks.front(), marks.back()});
+    const Track input = batches_.take_input_spans();
+    input_spans_.insert(input_spans_.end(), input.begin(), input.end());
   }
 
   // Each member still training: its metrics of the epoch, its progress line, and whether it diverged.
@@ -315,7 +317,7 @@ class PackFit::Epochs {
   void end(FitResult& result) const {
     result.samples = samples_;
     result.train_s = seconds_since(start_);
-    result.steps = step_spans_, result.epoch_spans = epoch_spans_;
+    result.steps = step_spans_, result.epoch_spans = epoch_spans_, result.input_spans = input_spans_;
   }
 
   Model& model_;
@@ -329,7 +331,7 @@ class PackFit::Epochs {
   const bool graphs_;
   std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;  // by the batch's rows: the last may be short
   int64_t samples_ = 0, steps_taken_ = 0;
-  Track step_spans_, epoch_spans_;
+  Track step_spans_, epoch_spans_, input_spans_;
   std::string why_stopped_;  // "" unless a stop came
   Clock::time_point start_ = Clock::now();  // the first epoch's launch
   int epoch_ = 0;  // the epoch launch() runs next

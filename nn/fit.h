@@ -40,8 +40,9 @@ struct FitResult {
   std::vector<EpochMetrics> epochs;  // the completed epochs
   double train_s = 0;
   int64_t samples = 0;  // rows trained on, over every step taken (a stopped epoch's too)
-  // With FitOptions::timeline: when each training step and each epoch ran, on clock_seconds().
-  Track steps, epoch_spans;
+  // With FitOptions::timeline: when each training step and each epoch ran, on clock_seconds(), and
+  // with an input pipeline when it prepared each batch (a fit's warm-up's batches are not in it).
+  Track steps, epoch_spans, input_spans;
 };
 
 struct FitOptions {

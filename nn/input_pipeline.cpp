@@ -8,8 +8,8 @@
 
 namespace mf {
 
-InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows)
-    : members_(std::move(members)), rows_(rows), batch_size_(members_.front()->fit.batch_size) {
+InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows, bool timeline)
+    : members_(std::move(members)), rows_(rows), batch_size_(members_.front()->fit.batch_size), timeline_(timeline) {
   const PipelineSpec& settings = members_.front()->pipeline;
   const size_t batch = size_t(batch_size_) * members_.size();
   slots_.resize(size_t(settings.prefetch));
@@ -39,6 +39,7 @@ void InputPipeline::begin_epoch(int epoch, std::vector<std::vector<int>> orders,
     steps_ = (train_rows + batch_size_ - 1) / batch_size_;
     next_ = released_ = 0;
     times_ = {};
+    spans_.clear();  // a warm-up's batches are not the epoch's
     for (Slot& slot : slots_) slot.ready = false;
   }
   slot_free_.notify_all();
@@ -55,10 +56,13 @@ void InputPipeline::work() {
     ++in_flight_;
     lock.unlock();
     const Clock::time_point start = Clock::now();
+    const double began = timeline_ ? clock_seconds() : 0;
     prepare(step, slot.x.data(), slot.y.data());
     const double busy = seconds_since(start);
+    const double ended = timeline_ ? clock_seconds() : 0;
     lock.lock();
     times_.busy_s += busy;
+    if (timeline_) spans_.push_back({began, ended});
     slot.step = step;
     slot.ready = true;
     --in_flight_;
@@ -92,6 +96,11 @@ void InputPipeline::prepare_now(int64_t step, float* x, float* y) const { prepar
 InputPipeline::Times InputPipeline::take_times() {
   std::lock_guard lock(mutex_);
   return std::exchange(times_, {});
+}
+
+Track InputPipeline::take_spans() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(spans_, {});
 }
 
 void InputPipeline::prepare(int64_t step, float* x, float* y) const {

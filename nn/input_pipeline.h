@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "nn/spec.h"
+#include "runtime/timeline.h"
 
 namespace mf {
 
@@ -32,14 +33,15 @@ class InputPipeline {
     const float* y;
     int features, target_cols;
   };
-  InputPipeline(std::vector<const ModelSpec*> members, Rows rows);
+  // `timeline`: note when each batch was prepared (take_spans), on clock_seconds().
+  InputPipeline(std::vector<const ModelSpec*> members, Rows rows, bool timeline = false);
   ~InputPipeline();  // stops the workers once the batches in preparation are done
   InputPipeline(const InputPipeline&) = delete;
   InputPipeline& operator=(const InputPipeline&) = delete;
 
   // Starts an epoch of `steps` steps of batch_size rows (the last may be shorter; `train_rows` rows in
   // all): `orders[z]` is member z's order of the training rows. Waits for batches still in
-  // preparation (an epoch stopped early), drops those prepared and zeroes the times.
+  // preparation (an epoch stopped early), drops those prepared and zeroes the times and spans.
   void begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows);
 
   // Member z's batch of step `step`: x at x + z * batch_size * features, y likewise; valid until
@@ -59,6 +61,7 @@ class InputPipeline {
     double wait_s = 0, busy_s = 0;
   };
   Times take_times();  // since begin_epoch or the last call, and zeroes them
+  Track take_spans();  // with `timeline`: each batch's preparation since the last call, in the order they ended
 
   int workers() const { return int(threads_.size()); }
 
@@ -87,6 +90,8 @@ class InputPipeline {
   int in_flight_ = 0;     // batches being prepared
   bool stopping_ = false;
   Times times_;
+  const bool timeline_;
+  Track spans_;
   std::vector<std::thread> threads_;
 };
 

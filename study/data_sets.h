@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "backends/backend.h"
 #include "data/dataset.h"
@@ -30,13 +31,15 @@ class DataSets {
   explicit DataSets(Backend& backend) : backend_(backend) {}
 
   // The source's resident copy, loaded on first use: a UserError as load_data's when it cannot be read.
-  // The upload has finished when this returns, so any stream of the device may read it.
-  const ResidentData& get(const std::string& source, int targets);
+  // The upload has finished when this returns, so any stream of the device may read it. `host_rows`:
+  // its rows readable on the host too (DeviceData::host_x), for a model with preprocessing; on a
+  // backend whose memory the host cannot read, such a set is a copy of its own, with its rows kept.
+  const ResidentData& get(const std::string& source, int targets, bool host_rows = false);
 
  private:
   Backend& backend_;
   std::mutex mutex_;
-  std::map<std::pair<std::string, int>, std::unique_ptr<ResidentData>> sets_;
+  std::map<std::tuple<std::string, int, bool>, std::unique_ptr<ResidentData>> sets_;
 };
 
 }  // namespace mf

@@ -25,11 +25,12 @@ double as_written(float x) {
 TrainingSettings settings_of(const ModelSpec& spec) {
   TrainingSettings settings{spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs,
                             spec.fit.batch_size, spec.fit.validation_split, spec.fit.shuffle, spec.seed,
-                            spec.memory.mode, std::nullopt, std::nullopt, {}, {}};
+                            spec.memory.mode, std::nullopt, std::nullopt, {}, {}, std::nullopt, std::nullopt};
   for (size_t i = 0; i + 1 < spec.layers.size(); ++i) {  // the last layer is the output
     settings.hidden.push_back(spec.layers[i].units);
     settings.activations.push_back(spec.layers[i].activation);
   }
+  if (!spec.preprocessing.empty()) settings.pipeline_workers = spec.pipeline.workers, settings.prefetch = spec.pipeline.prefetch;
   return settings;
 }
 
@@ -104,7 +105,7 @@ void ModelWorker::prepare(Backend& backend, DataSets& data) {
     report_.backend = backend.name();
     report_.device_name = backend.device();
     report_.device_schedule = backend.device_schedule();
-    data_ = &data.get(job_.data, spec.targets);
+    data_ = &data.get(job_.data, spec.targets, !spec.preprocessing.empty());
     report_.data = data_->description;
     report_.data_bytes = data_->bytes();
     check_data(spec, *data_->train, data_->train_labels, "training data '" + job_.data + "'");

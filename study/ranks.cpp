@@ -32,6 +32,7 @@ using nlohmann::json;
 json ended_json(ModelReport report, int exit_code) {
   report.fit.steps.clear();
   report.fit.epoch_spans.clear();
+  report.fit.input_spans.clear();
   return {{"report", report}, {"exit_code", exit_code}};
 }
 

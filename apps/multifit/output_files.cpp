@@ -13,7 +13,8 @@
 namespace mf {
 namespace {
 
-// One track per model and mode, in the process that ran it, on the clock every process shares.
+// One track per model and mode, in the process that ran it, on the clock every process shares, and
+// one for a model's input pipeline, its batches' preparations.
 void write_trace_file(const std::vector<RunReport>& runs, const std::string& path) {
   std::vector<TraceTrack> tracks;
   double origin = INFINITY;
@@ -21,6 +22,7 @@ void write_trace_file(const std::vector<RunReport>& runs, const std::string& pat
     for (const ModelReport& m : run.models) {
       const std::string name = runs.size() > 1 ? run.mode + ": " + m.name : m.name;
       tracks.push_back({name, m.pid, m.fit.steps, m.fit.epoch_spans});
+      if (!m.fit.input_spans.empty()) tracks.push_back({name + " input", m.pid, m.fit.input_spans, {}});
       if (!m.fit.steps.empty()) origin = std::min(origin, m.fit.steps.front().begin_s);
     }
   write_trace(tracks, std::isfinite(origin) ? origin : 0, path);

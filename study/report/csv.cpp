@@ -130,6 +130,9 @@ const Column kColumns[] = {
     {"peak_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.peak_bytes); }},
     {"graphs", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
     {"threads", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->threads) : json(); }},
+    {"pipeline_workers", nullptr,
+     [](const ModelReport& m) { return m.settings ? json(m.settings->pipeline_workers) : json(); }},
+    {"prefetch", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->prefetch) : json(); }},
 };
 
 }  // namespace

@@ -17,7 +17,8 @@ MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 MF_JSON_BY_NAME(Activation, kActivationNames)
 // With defaults: a journal or document written before a field was added (hidden, activations) reads back.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
-                                   shuffle, seed, memory_mode, graphs, threads, hidden, activations)
+                                   shuffle, seed, memory_mode, graphs, threads, hidden, activations,
+                                   pipeline_workers, prefetch)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
 
 namespace {
@@ -133,7 +134,8 @@ void to_json(json& j, const ModelReport& m) {
          {"in_use_before_release_bytes", m.in_use_before_release_bytes},
          {"in_use_after_release_bytes", m.in_use_after_release_bytes},
          {"plan", m.plan}}},
-       {"timeline", {{"steps", intervals(m.fit.steps)}, {"epochs", intervals(m.fit.epoch_spans)}}}};
+       {"timeline",
+        {{"steps", intervals(m.fit.steps)}, {"epochs", intervals(m.fit.epoch_spans)}, {"input", intervals(m.fit.input_spans)}}}};
 }
 
 void from_json(const json& j, ModelReport& m) {
@@ -186,6 +188,8 @@ void from_json(const json& j, ModelReport& m) {
   memory.at("plan").get_to(m.plan);
   m.fit.steps = track_from(j.at("timeline").at("steps"));
   m.fit.epoch_spans = track_from(j.at("timeline").at("epochs"));
+  // A journal written before the input track, or by a part that had no timeline, has none.
+  if (const json& timeline = j.at("timeline"); timeline.contains("input")) m.fit.input_spans = track_from(timeline.at("input"));
 }
 
 void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus) {

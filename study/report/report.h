@@ -41,6 +41,9 @@ struct TrainingSettings {
   // hidden and activation axes); empty for none.
   std::vector<int> hidden;
   std::vector<Activation> activations;
+  // With preprocessing, the model's input pipeline (nn/input_pipeline.h): its worker threads, beside
+  // `threads`, and its ring slots; absent without, as the batches are then read from the resident set.
+  std::optional<int> pipeline_workers, prefetch;
 };
 
 struct ModelReport {

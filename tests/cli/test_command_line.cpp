@@ -73,6 +73,41 @@ TEST_F(Cli, TrainWritesCsvAndTrace) {
   EXPECT_FALSE(contains(bad.out, "test_loss")) << bad.out;
 }
 
+// A model with preprocessing trains through its input pipeline: its epoch line gives the input
+// wait, its document the pipeline's settings and times, its trace a track of the batches prepared;
+// processes mode (the spec sent to a child) gives the serial run's numbers.
+TEST_F(Cli, AModelWithPreprocessingReportsItsInputPipeline) {
+  const std::string spec = spec_from("binary-classifier.json",
+                                     json::parse(R"({"input_shape": [4, 5, 1], "pipeline": {"workers": 2, "prefetch": 3},
+                                                     "preprocessing": [{"type": "RandomFlip", "mode": "horizontal"},
+                                                                       {"type": "GaussianNoise", "stddev": 0.1}]})"),
+                                     "augmented.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --json " + quoted(path("r.json")) + " --trace " +
+                            quoted(path("t.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out + r.err, " samples/s - input wait ")) << r.out << r.err;
+  const json m = result("r.json")["models"][0];
+  EXPECT_EQ(m["settings"]["pipeline_workers"], 2);
+  EXPECT_EQ(m["settings"]["prefetch"], 3);
+  for (const json& e : m["epochs"]) EXPECT_GT(e["input_busy_s"].get<double>(), 0) << e.dump();
+  size_t input_slices = 0;
+  std::string input_thread;
+  const json trace = json::parse(read_file(path("t.json")));
+  for (const json& event : trace["traceEvents"])
+    if (event.value("ph", "") == "M" && event["args"].value("name", "").ends_with(" input")) input_thread = event["args"]["name"];
+  EXPECT_EQ(input_thread, m["name"].get<std::string>() + " input");
+  for (const json& event : trace["traceEvents"]) input_slices += event.value("ph", "") == "X";
+  EXPECT_GT(input_slices, m["epochs"].size() * 2) << "steps, epochs and batches prepared";
+
+  const Result processes = multifit("run " + quoted(spec) + " --backend cpu --quiet --mode processes --json " +
+                                    quoted(path("p.json")));
+  ASSERT_EQ(processes.rc, 0) << processes.err;
+  const json p = result("p.json")["models"][0];
+  ASSERT_EQ(p["epochs"].size(), m["epochs"].size());
+  for (size_t e = 0; e < m["epochs"].size(); ++e) EXPECT_EQ(p["epochs"][e]["loss"], m["epochs"][e]["loss"]) << e;
+  EXPECT_EQ(p["test_loss"], m["test_loss"]);
+}
+
 // On the command line a size needs its unit: "3" is refused, naming the flag, the value and the
 // units, before any work and in one line, in both commands.
 TEST_F(Cli, ASizeWithoutAUnitIsRefusedAtTheFlag) {

@@ -62,8 +62,9 @@ using nlohmann::json;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
   [[maybe_unused]] auto& [sh_index, sh_count] = sh;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
-                          ts_seed, ts_memory_mode, ts_graphs, ts_threads, ts_hidden, ts_activations] = ts;
-  [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans] = f;
+                          ts_seed, ts_memory_mode, ts_graphs, ts_threads, ts_hidden, ts_activations, ts_pipeline_workers,
+                          ts_prefetch] = ts;
+  [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans, f_input_spans] = f;
   [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s, e_input_wait_s,
                           e_input_busy_s] = e;
   [[maybe_unused]] auto& [v_loss, v_accuracy] = v;
@@ -103,6 +104,8 @@ TrainingSettings full_settings() {
   s.memory_mode = PoolMode::reserve;
   s.graphs = false;  // known, and not the default (unknown)
   s.threads = 3;
+  s.pipeline_workers = 2;
+  s.prefetch = 6;
   s.hidden = {16, 8};
   s.activations = {Activation::tanh, Activation::relu};  // mixed: the CSV writes each
   return s;
@@ -120,6 +123,7 @@ ModelReport full_model() {
   m.fit.samples = 1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
   m.fit.steps = {{10.0, 10.5}, {10.5, 11.25}};
   m.fit.epoch_spans = {{10.0, 11.25}, {11.5, 12.75}};
+  m.fit.input_spans = {{9.75, 10.0}, {10.25, 10.5}};
   m.startup_s = 0.125;
   m.samples_per_s = 232.5;
   m.samples = 640;
@@ -208,7 +212,8 @@ const char* const kFullModelDocument = R"({
   "name": "m-7",
   "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
                "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
-               "memory_mode": "reserve", "graphs": false, "threads": 3, "hidden": [16, 8], "activations": ["tanh", "relu"]},
+               "memory_mode": "reserve", "graphs": false, "threads": 3, "hidden": [16, 8], "activations": ["tanh", "relu"],
+               "pipeline_workers": 2, "prefetch": 6},
   "status": "oom",
   "error": "the pool's cap, 4 KiB, is \"too small\"",
   "backend": "cpu",
@@ -253,7 +258,8 @@ const char* const kFullModelDocument = R"({
   }
 })";
 // And its step timeline, which the one form has and the document leaves out.
-const char* const kFullModelTimeline = R"({"steps": [[10.0, 10.5], [10.5, 11.25]], "epochs": [[10.0, 11.25], [11.5, 12.75]]})";
+const char* const kFullModelTimeline = R"({"steps": [[10.0, 10.5], [10.5, 11.25]], "epochs": [[10.0, 11.25], [11.5, 12.75]],
+                                           "input": [[9.75, 10.0], [10.25, 10.5]]})";
 
 // A default ModelReport: nothing measured, every metric absent (null), nothing reached.
 const char* const kEmptyModelDocument = R"({
@@ -298,7 +304,7 @@ const char* const kEmptyModelDocument = R"({
     "plan": []
   }
 })";
-const char* const kEmptyModelTimeline = R"({"steps": [], "epochs": []})";
+const char* const kEmptyModelTimeline = R"({"steps": [], "epochs": [], "input": []})";
 
 // The one form of a model: its document with its timeline.
 std::string with_timeline(const char* document, const char* timeline) {
@@ -402,8 +408,8 @@ TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
   ModelReport m;
   m.settings = TrainingSettings{};
   expect_json(json(m)["settings"], R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
-    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "threads": null, "hidden": [],
-    "activations": []})");
+    "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "threads": null,
+    "hidden": [], "activations": [], "pipeline_workers": null, "prefetch": null})");
 }
 
 // Metrics that do not exist are null, metrics computed as not finite are strings.
@@ -493,7 +499,7 @@ const char* const kCsvHeader =
     "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
-    "cap_bytes,reserved_bytes,peak_bytes,graphs,threads\n";
+    "cap_bytes,reserved_bytes,peak_bytes,graphs,threads,pipeline_workers,prefetch\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   RunReport serial;  // a run of one default model: its empty fields stay empty
@@ -510,11 +516,11 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
             std::string(kCsvHeader) +
                 "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
                 "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
-                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false,3\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,\n"
+                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false,3,2,6\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,,,\n"
                 "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
-                "0,0,0,0,true,3\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,\n");
+                "0,0,0,0,true,3,2,6\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -590,6 +596,7 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
   EXPECT_EQ(got.fit.samples, want.samples);
   expect_same_track(got.fit.steps, want.fit.steps, "fit.steps");
   expect_same_track(got.fit.epoch_spans, want.fit.epoch_spans, "fit.epoch_spans");
+  expect_same_track(got.fit.input_spans, want.fit.input_spans, "fit.input_spans");
   EXPECT_EQ(got.startup_s.has_value(), want.startup_s.has_value());
   if (want.startup_s) EXPECT_SAME_DOUBLE(*got.startup_s, *want.startup_s);
   EXPECT_EQ(got.samples_per_s.has_value(), want.samples_per_s.has_value());

@@ -17,6 +17,7 @@
 #include "nn/input_pipeline.h"
 #include "runtime/clock.h"
 #include "runtime/rng.h"
+#include "tests/fit_numbers.h"
 #include "tests/training_specs.h"
 
 namespace mf {
@@ -159,23 +160,31 @@ TEST(InputPipeline, AFitGivesTheSameNumbersOnAnyPipeline) {
     Model model(spec, cpu);
     FitOptions options;
     options.graphs = graphs;
-    const FitResult result = fit(model, data, options);
-    EXPECT_EQ(result.status, FitStatus::ok) << result.why;
-    std::vector<double> numbers;
-    for (const EpochMetrics& e : result.epochs) {
-      numbers.insert(numbers.end(), {e.loss, e.accuracy, e.val_loss, e.val_accuracy});
-      if (preprocessing) {
-        EXPECT_GT(e.input_busy_s, 0) << "the workers' time is recorded";
-      }
-      EXPECT_GE(e.input_wait_s, 0);
-    }
-    for (float w : model.get_all_params()) numbers.push_back(w);
-    return numbers;
+    return test::fit_numbers(model, data, options, preprocessing);
   };
   const std::vector<double> reference = train({1, 1}, false);
   EXPECT_EQ(train({4, 8}, false), reference);
   EXPECT_EQ(train({2, 2}, true), reference) << "a recorded step replays the model's calls on the copied batch";
   EXPECT_NE(train({1, 1}, false, false), reference) << "the preprocessing changed what the model trained on";
+}
+
+TEST(InputPipeline, WithATimelineEachBatchPreparedIsASpanOfItsOwn) {
+  const DataSplit split = make_synthetic("teacher:rows=330,features=20,classes=4,seed=2");
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  Model model(augmented(4, {2, 4}), cpu);
+  FitOptions options;
+  options.timeline = true;
+  PackFit fit(model, data, options);
+  fit.warm_up();  // prepares batches too, outside the epochs' spans
+  while (!fit.done()) {
+    fit.launch_epoch();
+    fit.end_epoch();
+  }
+  const FitResult result = fit.take_results().front();
+  ASSERT_EQ(result.steps.size(), size_t(2 * 8));   // 247 training rows: 8 steps an epoch
+  ASSERT_EQ(result.input_spans.size(), size_t(2 * 8)) << "one per step, none of the warm-up's 4";
+  for (const Interval& span : result.input_spans) EXPECT_LE(span.begin_s, span.end_s);
 }
 
 TEST(InputPipeline, WithoutPreprocessingTheResidentPathIsUsed) {
