@@ -240,15 +240,20 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
   size_t got = 0;
   while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, got);
   if (std::ferror(file.get())) throw UserError(path + ": cannot read: " + std::strerror(errno));
+  // what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
+  const auto detail = [](const nlohmann::json::exception& e) {
+    std::string text = e.what();
+    if (const size_t end = text.find("] "); end != std::string::npos) text.erase(0, end + 2);
+    for (char& c : text)
+      if (c == '\n' || c == '\r') c = ' ';
+    return text;
+  };
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    // what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
-    std::string detail = e.what();
-    if (const size_t end = detail.find("] "); end != std::string::npos) detail.erase(0, end + 2);
-    for (char& c : detail)
-      if (c == '\n' || c == '\r') c = ' ';
-    throw UserError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + detail);
+    throw UserError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + detail(e));
+  } catch (const nlohmann::json::exception& e) {  // a number past a double's range (out_of_range.406)
+    throw UserError(path + ": invalid JSON: " + detail(e) + "; numbers must be within a double's range");
   }
 }
 

@@ -21,7 +21,7 @@ void write_trace(const std::vector<TraceTrack>& tracks, double origin_s, const s
     };
     for (size_t epoch = 0; epoch < track.epochs.size(); ++epoch)
       slice("epoch " + std::to_string(epoch + 1), track.epochs[epoch]);
-    for (const Interval& step : track.steps) slice("step", step);
+    for (const Interval& step : track.steps) slice(track.slice, step);
   }
   const nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
   write_output_file(path, "the trace file", trace.dump() + '\n');

@@ -179,7 +179,7 @@ Part read_part(const std::string& path, std::vector<std::string>& notes) {
     json doc;
     try {
       doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // a syntax error, or a number past a double's range
       throw UserError(path + ": not JSON (" + without_tag(e.what()) +
                       "): give run's --json documents or their journals");
     }

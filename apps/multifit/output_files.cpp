@@ -13,8 +13,22 @@
 namespace mf {
 namespace {
 
+// A pipeline's batches, prepared by several workers at once, in lanes in which none overlap (a
+// trace's slices on one track must nest): each batch in the first lane free when it began.
+std::vector<Track> lanes_of(Track batches) {
+  std::sort(batches.begin(), batches.end(), [](const Interval& a, const Interval& b) { return a.begin_s < b.begin_s; });
+  std::vector<Track> lanes;
+  for (const Interval& batch : batches) {
+    auto free = std::find_if(lanes.begin(), lanes.end(), [&](const Track& l) { return l.back().end_s <= batch.begin_s; });
+    if (free == lanes.end()) free = lanes.insert(lanes.end(), Track{});
+    free->push_back(batch);
+  }
+  return lanes;
+}
+
 // One track per model and mode, in the process that ran it, on the clock every process shares, and
-// one for a model's input pipeline, its batches' preparations.
+// for a model's input pipeline its batches' preparations ("NAME input", "NAME input 2", ... as several
+// workers overlap).
 void write_trace_file(const std::vector<RunReport>& runs, const std::string& path) {
   std::vector<TraceTrack> tracks;
   double origin = INFINITY;
@@ -22,8 +36,14 @@ void write_trace_file(const std::vector<RunReport>& runs, const std::string& pat
     for (const ModelReport& m : run.models) {
       const std::string name = runs.size() > 1 ? run.mode + ": " + m.name : m.name;
       tracks.push_back({name, m.pid, m.fit.steps, m.fit.epoch_spans});
-      if (!m.fit.input_spans.empty()) tracks.push_back({name + " input", m.pid, m.fit.input_spans, {}});
       if (!m.fit.steps.empty()) origin = std::min(origin, m.fit.steps.front().begin_s);
+      const std::vector<Track> lanes = lanes_of(m.fit.input_spans);
+      for (size_t lane = 0; lane < lanes.size(); ++lane) {
+        std::string track = name + " input";
+        if (lane > 0) track.append(" ").append(std::to_string(lane + 1));
+        tracks.push_back({track, m.pid, lanes[lane], {}, "batch"});
+        origin = std::min(origin, lanes[lane].front().begin_s);  // the first batches precede the first step
+      }
     }
   write_trace(tracks, std::isfinite(origin) ? origin : 0, path);
 }

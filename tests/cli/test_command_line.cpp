@@ -1,6 +1,9 @@
 // The command line itself: the options `train` and `run` share, --version, the near miss a mistyped
 // flag or command is told, a sweep given to `train`, a size without a unit, and what --help says.
+#include <algorithm>
+#include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,14 +93,27 @@ TEST_F(Cli, AModelWithPreprocessingReportsItsInputPipeline) {
   EXPECT_EQ(m["settings"]["pipeline_workers"], 2);
   EXPECT_EQ(m["settings"]["prefetch"], 3);
   for (const json& e : m["epochs"]) EXPECT_GT(e["input_busy_s"].get<double>(), 0) << e.dump();
-  size_t input_slices = 0;
-  std::string input_thread;
+  // The batches' slices, on tracks "NAME input" (and "NAME input 2" where the two workers overlapped),
+  // none overlapping another on its track: a trace's slices on one track must nest.
   const json trace = json::parse(read_file(path("t.json")));
+  std::map<int, std::vector<std::pair<double, double>>> batches;  // by track (tid)
+  std::set<int> input_tracks;
   for (const json& event : trace["traceEvents"])
-    if (event.value("ph", "") == "M" && event["args"].value("name", "").ends_with(" input")) input_thread = event["args"]["name"];
-  EXPECT_EQ(input_thread, m["name"].get<std::string>() + " input");
-  for (const json& event : trace["traceEvents"]) input_slices += event.value("ph", "") == "X";
-  EXPECT_GT(input_slices, m["epochs"].size() * 2) << "steps, epochs and batches prepared";
+    if (event.value("ph", "") == "M" && contains(event["args"].value("name", ""), m["name"].get<std::string>() + " input"))
+      input_tracks.insert(event["tid"].get<int>());
+  ASSERT_FALSE(input_tracks.empty()) << trace.dump().substr(0, 600);
+  size_t batch_slices = 0;
+  for (const json& event : trace["traceEvents"])
+    if (event.value("ph", "") == "X" && input_tracks.count(event["tid"].get<int>())) {
+      EXPECT_EQ(event["name"], "batch");
+      batches[event["tid"].get<int>()].push_back({event["ts"].get<double>(), event["ts"].get<double>() + event["dur"].get<double>()});
+      ++batch_slices;
+    }
+  EXPECT_EQ(batch_slices, 2u * 16) << "2 epochs of 16 batches (1024 rows of 64)";
+  for (auto& [tid, slices] : batches) {
+    std::sort(slices.begin(), slices.end());
+    for (size_t i = 1; i < slices.size(); ++i) EXPECT_LE(slices[i - 1].second, slices[i].first) << "track " << tid;
+  }
 
   const Result processes = multifit("run " + quoted(spec) + " --backend cpu --quiet --mode processes --json " +
                                     quoted(path("p.json")));

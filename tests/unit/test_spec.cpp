@@ -724,6 +724,13 @@ TEST_F(SpecFile, InvalidJsonNamesTheBytePosition) {
   EXPECT_THAT(load_error(file), AllOf(StartsWith(file + ": invalid JSON at byte 31: "), HasSubstr("line 4")));
 }
 
+// A number JSON allows but a double cannot hold is the file's fault too, not a machine failure.
+TEST_F(SpecFile, ANumberPastADoublesRangeIsInvalidJson) {
+  const std::string file = write("huge-spec.json", R"({"input": 4, "seed": 1e400})");
+  EXPECT_THAT(load_error(file), AllOf(StartsWith(file + ": invalid JSON: "), HasSubstr("1e400"),
+                                      HasSubstr("within a double's range")));
+}
+
 TEST_F(SpecFile, EmptyFileIsInvalidJson) {
   const std::string file = write("empty-spec.json", "");
   EXPECT_THAT(load_error(file), StartsWith(file + ": invalid JSON at byte "));
