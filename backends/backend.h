@@ -15,12 +15,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/element_math.h"
 #include "kernels/pack.h"
+#include "runtime/bytes.h"
+#include "runtime/error.h"
 #include "runtime/memory_pool.h"
 
 namespace mf {
@@ -39,6 +42,9 @@ class Backend {
   // resident data set is then the input pipeline's source (nn/input_pipeline.h).
   virtual bool host_addressable() const { return false; }
 
+  // to_device reads `src` before it returns, unless `src` is a host_buffer() of this backend: then
+  // the copy reads it while the host goes on (on the cuda backend an asynchronous DMA), and it may be
+  // written again once a fence recorded after the copy has been waited for.
   virtual void to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void to_host(void* dst, const void* src, size_t bytes) = 0;  // waits for queued work
   virtual void zero(void* dst, size_t bytes) = 0;
@@ -48,6 +54,39 @@ class Backend {
                                size_t rows) = 0;
   virtual void zero_strided(void* dst, size_t pitch, size_t width, size_t rows) = 0;
   virtual void synchronize() = 0;
+
+  // Host memory that uploads read asynchronously (the input pipeline's ring slots): page-locked on
+  // the cuda backend (cudaMallocHost), plain memory where calls return finished. Throws OutOfMemory
+  // when the host has none left.
+  class HostBuffer {
+   public:
+    virtual ~HostBuffer() = default;
+    virtual void* data() = 0;
+  };
+  virtual std::unique_ptr<HostBuffer> host_buffer(size_t bytes) {
+    struct Plain final : HostBuffer {
+      explicit Plain(size_t bytes) : memory(bytes) {}
+      void* data() override { return memory.data(); }
+      std::vector<std::byte> memory;
+    };
+    try {
+      return std::make_unique<Plain>(bytes);
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) + " for an input pipeline's ring slot");
+    }
+  }
+
+  // A point in the stream's queue that a host thread can wait for (a CUDA event): record() marks the
+  // work queued so far, wait() returns once that work has finished, without waiting for what was
+  // queued after it, from any host thread. Before its first record(), wait() returns at once. Where
+  // calls return finished (the cpu, host execution), both do nothing.
+  class Fence {
+   public:
+    virtual ~Fence() = default;
+    virtual void record() {}
+    virtual void wait() {}
+  };
+  virtual std::unique_ptr<Fence> fence() { return std::make_unique<Fence>(); }
 
   // Timestamps of training steps, for the models' overlap and the trace: mark() notes the moment the
   // work queued so far has finished (an event on the stream; on the cpu, whose calls return finished,

@@ -46,7 +46,8 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows,
   std::vector<const ModelSpec*> members;
   for (int z = 0; z < model.members(); ++z) members.push_back(&model.spec(z));
   pipeline_ = std::make_unique<InputPipeline>(
-      members, InputPipeline::Rows{data.host_x(), data.host_y(), data.features(), data.target_cols()}, timeline);
+      members, InputPipeline::Rows{data.host_x(), data.host_y(), data.features(), data.target_cols()}, model.backend(),
+      timeline);
 }
 
 EpochIterator::~EpochIterator() { model_.pool().deallocate(buffers_); }

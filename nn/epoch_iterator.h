@@ -10,7 +10,8 @@
 // The trainer (fit) owns the epochs and the validation split. For a pack, every member has its own
 // order (from its seed) and batch buffers, side by side in one allocation (Batch::stride apart).
 // A model with preprocessing has its batches prepared on the host by its input pipeline
-// (nn/input_pipeline.h) and copied into the batch buffers before each step (prepare).
+// (nn/input_pipeline.h) and uploaded into the batch buffers before each step (prepare), a copy
+// queued on the model's stream from the pipeline's page-locked slots: the loop does not wait for it.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -44,8 +45,9 @@ class EpochIterator {
   // backend) and the pipeline starts preparing.
   void begin_epoch(int epoch);
 
-  // With an input pipeline, before the step's calls: waits for the step's batch and copies it into
-  // the batch buffers (outside the step, so that a recorded step replays only the model's calls).
+  // With an input pipeline, before the step's calls: waits for the step's batch and queues its copy
+  // into the batch buffers (outside the step, so that a recorded step replays only the model's calls;
+  // on the stream, so that the step reads it once copied).
   // `now`: prepared on the calling thread instead, out of the pipeline's order (the warm-up).
   // Nothing to do without one.
   void prepare(int64_t step, bool now = false);

@@ -8,14 +8,17 @@
 
 namespace mf {
 
-InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows, bool timeline)
+InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows, Backend& backend, bool timeline)
     : members_(std::move(members)), rows_(rows), batch_size_(members_.front()->fit.batch_size), timeline_(timeline) {
   const PipelineSpec& settings = members_.front()->pipeline;
-  const size_t batch = size_t(batch_size_) * members_.size();
+  const size_t x_floats = size_t(batch_size_) * members_.size() * size_t(rows_.features);
+  const size_t y_floats = size_t(batch_size_) * members_.size() * size_t(rows_.target_cols);
   slots_.resize(size_t(settings.prefetch));
   for (Slot& slot : slots_) {
-    slot.x.resize(batch * size_t(rows_.features));
-    slot.y.resize(batch * size_t(rows_.target_cols));
+    slot.memory = backend.host_buffer((x_floats + y_floats) * sizeof(float));
+    slot.x = static_cast<float*>(slot.memory->data());
+    slot.y = slot.x + x_floats;
+    slot.uploaded = backend.fence();
   }
   for (int i = 0; i < settings.workers; ++i) threads_.emplace_back([this] { work(); });
 }
@@ -27,6 +30,7 @@ InputPipeline::~InputPipeline() {
   }
   slot_free_.notify_all();
   for (std::thread& thread : threads_) thread.join();
+  for (Slot& slot : slots_) slot.uploaded->wait();  // no copy reads a slot once it is freed
 }
 
 void InputPipeline::begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows) {
@@ -55,9 +59,10 @@ void InputPipeline::work() {
     Slot& slot = slots_[size_t(step % prefetch)];
     ++in_flight_;
     lock.unlock();
+    slot.uploaded->wait();  // the last upload from the slot has read it
     const Clock::time_point start = Clock::now();
     const double began = timeline_ ? clock_seconds() : 0;
-    prepare(step, slot.x.data(), slot.y.data());
+    prepare(step, slot.x, slot.y);
     const double busy = seconds_since(start);
     const double ended = timeline_ ? clock_seconds() : 0;
     lock.lock();
@@ -79,13 +84,15 @@ InputPipeline::Batch InputPipeline::take(int64_t step) {
     batch_ready_.wait(lock, ready);
     times_.wait_s += seconds_since(start);
   }
-  return {slot.x.data(), slot.y.data()};
+  return {slot.x, slot.y};
 }
 
 void InputPipeline::release(int64_t step) {
+  Slot& slot = slots_[size_t(step % int64_t(slots_.size()))];
+  slot.uploaded->record();  // before a worker may take the slot: it waits for this
   {
     std::lock_guard lock(mutex_);
-    slots_[size_t(step % int64_t(slots_.size()))].ready = false;
+    slot.ready = false;
     released_ = step + 1;
   }
   slot_free_.notify_all();

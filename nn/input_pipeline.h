@@ -10,14 +10,22 @@
 // position in the epoch's order), so the batches are the same whatever the number of workers and
 // the depth of the ring.
 //
+// The slots are the backend's host buffers (Backend::host_buffer: page-locked on a GPU), so that an
+// upload from one is an asynchronous copy on the model's stream: the training loop queues it and the
+// step after it without waiting, and release() records a fence after them, which the worker that
+// prepares the slot's next batch waits for before it writes the slot again. Nothing waits for the
+// device but that worker, and only for the copy that read the slot.
+//
 // The times, per epoch (take_times): `wait_s`, how long take() waited for a batch not ready yet (the
 // loop's input wait), and `busy_s`, the workers' time preparing batches, summed over workers.
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "backends/backend.h"
 #include "nn/spec.h"
 #include "runtime/timeline.h"
 
@@ -33,9 +41,10 @@ class InputPipeline {
     const float* y;
     int features, target_cols;
   };
+  // The slots are `backend`'s host buffers (OutOfMemory when they do not fit) with a fence each.
   // `timeline`: note when each batch was prepared (take_spans), on clock_seconds().
-  InputPipeline(std::vector<const ModelSpec*> members, Rows rows, bool timeline = false);
-  ~InputPipeline();  // stops the workers once the batches in preparation are done
+  InputPipeline(std::vector<const ModelSpec*> members, Rows rows, Backend& backend, bool timeline = false);
+  ~InputPipeline();  // stops the workers once the batches in preparation are done, then waits for the uploads
   InputPipeline(const InputPipeline&) = delete;
   InputPipeline& operator=(const InputPipeline&) = delete;
 
@@ -44,8 +53,10 @@ class InputPipeline {
   // preparation (an epoch stopped early), drops those prepared and zeroes the times and spans.
   void begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows);
 
-  // Member z's batch of step `step`: x at x + z * batch_size * features, y likewise; valid until
-  // release(step). Steps are taken in order, each once, each released before the next is taken.
+  // Member z's batch of step `step`: x at x + z * batch_size * features, y likewise, in one of
+  // `backend`'s host buffers; valid until release(step), which records the slot's fence: uploads from
+  // it queued on the backend's stream before then may still read it. Steps are taken in order, each
+  // once, each released before the next is taken.
   struct Batch {
     const float* x;
     const float* y;
@@ -67,7 +78,9 @@ class InputPipeline {
 
  private:
   struct Slot {
-    std::vector<float> x, y;
+    std::unique_ptr<Backend::HostBuffer> memory;
+    float *x = nullptr, *y = nullptr;            // in memory: the members' x, then their y
+    std::unique_ptr<Backend::Fence> uploaded;  // recorded after the uploads that read it
     int64_t step = -1;  // the step whose batch it holds, once ready
     bool ready = false;
   };

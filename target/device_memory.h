@@ -1,6 +1,6 @@
 #pragma once
-// Device memory for pools and data sets (cudaMalloc), and pinned host memory
-// for reading metrics back, for both targets (target/target.h).
+// Device memory for pools and data sets (cudaMalloc), and pinned host memory for reading metrics
+// back and for the input pipeline's uploads, for both targets (target/target.h).
 #include <atomic>
 #include <cstddef>
 
@@ -37,10 +37,18 @@ class DeviceUpstream final : public Upstream {
   std::atomic<size_t> in_use_{0};
 };
 
-// A small pinned buffer, so reading a few numbers back is one short DMA.
+// Page-locked host memory: reading a few numbers back is one short DMA, and a copy from it is
+// asynchronous (the input pipeline's ring slots). OutOfMemory when the host cannot lock that much.
 class PinnedBuffer {
  public:
-  explicit PinnedBuffer(size_t bytes) : bytes_(bytes) { MF_CUDA_CHECK(cudaMallocHost(&data_, bytes)); }
+  explicit PinnedBuffer(size_t bytes) : bytes_(bytes) {
+    const cudaError_t status = cudaMallocHost(&data_, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky
+      throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) + " of page-locked memory");
+    }
+    MF_CUDA_CHECK(status);
+  }
   ~PinnedBuffer() { cudaFreeHost(data_); }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;

@@ -149,6 +149,7 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
   *event = new HostEvent;
   return cudaSuccess;
 }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) { return cudaEventCreate(event); }
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete event;
   return cudaSuccess;

@@ -23,11 +23,14 @@ class Stream {
 class Event {
  public:
   Event() { MF_CUDA_CHECK(cudaEventCreate(&event_)); }
+  // cudaEventCreateWithFlags: cudaEventBlockingSync (a wait sleeps), cudaEventDisableTiming...
+  explicit Event(unsigned flags) { MF_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags)); }
   ~Event() { cudaEventDestroy(event_); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 
   void record(const Stream& stream) { MF_CUDA_CHECK(cudaEventRecord(event_, stream.get())); }
+  void synchronize() const { MF_CUDA_CHECK(cudaEventSynchronize(event_)); }  // the work before record()
   // Milliseconds from `start` to this event; waits for this event.
   float elapsed_ms_since(const Event& start) const {
     MF_CUDA_CHECK(cudaEventSynchronize(event_));

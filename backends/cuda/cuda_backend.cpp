@@ -131,6 +131,30 @@ class CudaBackend final : public Backend {
     MF_CUDA_CHECK(cudaMemset2DAsync(dst, pitch, 0, width, rows, s()));
   }
   void synchronize() override { stream_.synchronize(); }
+  std::unique_ptr<HostBuffer> host_buffer(size_t bytes) override {
+    struct Pinned final : HostBuffer {
+      explicit Pinned(size_t bytes) : memory(bytes) {}
+      void* data() override { return memory.data(); }
+      PinnedBuffer memory;
+    };
+    return std::make_unique<Pinned>(bytes);
+  }
+  // An event on this stream; a wait sleeps (cudaEventBlockingSync) rather than spin on a core that
+  // the input pipeline's workers and other models share.
+  std::unique_ptr<Fence> fence() override {
+    struct StreamFence final : Fence {
+      StreamFence(const Stream& stream, int device) : stream(stream), device(device) {}
+      void record() override { event.record(stream); }
+      void wait() override {
+        MF_CUDA_CHECK(cudaSetDevice(device));  // the waiting thread's device: the event's
+        event.synchronize();
+      }
+      const Stream& stream;
+      const int device;
+      Event event{cudaEventBlockingSync | cudaEventDisableTiming};
+    };
+    return std::make_unique<StreamFence>(stream_, device_index_);
+  }
   std::string fault() override {
     cudaSetDevice(device_index_);
     const cudaError_t status = cudaStreamSynchronize(s());

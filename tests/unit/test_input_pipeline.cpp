@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -60,7 +63,8 @@ std::vector<int> shuffled(int64_t rows, uint64_t seed) {
 std::vector<float> batches_through(const std::vector<ModelSpec>& specs, const Data& d) {
   std::vector<const ModelSpec*> members;
   for (const ModelSpec& s : specs) members.push_back(&s);
-  InputPipeline pipeline(members, {d.x.data(), d.y.data(), specs[0].input, 1});
+  CpuBackend host;
+  InputPipeline pipeline(members, {d.x.data(), d.y.data(), specs[0].input, 1}, host);
   const int B = specs[0].fit.batch_size;
   const int64_t steps = (d.rows + B - 1) / B;
   std::vector<float> seen;
@@ -95,7 +99,8 @@ TEST(InputPipeline, BatchesAreTheSameForAnyWorkersAndPrefetch) {
 TEST(InputPipeline, ABatchIsItsRowsInOrderPreprocessedByItsMembersSeed) {
   const Data d = random_rows(40, 20);
   const ModelSpec spec = augmented(7, {2, 2});
-  InputPipeline pipeline({&spec}, {d.x.data(), d.y.data(), 20, 1});
+  CpuBackend host;
+  InputPipeline pipeline({&spec}, {d.x.data(), d.y.data(), 20, 1}, host);
   const std::vector<int> order = shuffled(d.rows, 5);
   pipeline.begin_epoch(3, {order}, d.rows);
   const InputPipeline::Batch batch = pipeline.take(1);  // rows 32..39 of the order: positions 32 on
@@ -120,7 +125,8 @@ ModelSpec host_work(double micros, PipelineSpec pipeline) {
 
 // One epoch through the ring with a training step of `step_s` (a sleep): the pipeline's times.
 InputPipeline::Times epoch_with_steps(const ModelSpec& spec, const Data& d, double step_s) {
-  InputPipeline pipeline({&spec}, {d.x.data(), d.y.data(), 20, 1});
+  CpuBackend host;
+  InputPipeline pipeline({&spec}, {d.x.data(), d.y.data(), 20, 1}, host);
   pipeline.begin_epoch(0, {shuffled(d.rows, 1)}, d.rows);
   const int64_t steps = (d.rows + 31) / 32;
   for (int64_t step = 0; step < steps; ++step) {
@@ -147,6 +153,100 @@ TEST(InputPipeline, APreparationFasterThanTheStepIsHidden) {
   const InputPipeline::Times t = epoch_with_steps(host_work(100.0 / 32, {1, 8}), d, 5e-3);
   EXPECT_GT(t.busy_s, 20 * 0.1e-3);
   EXPECT_LT(t.wait_s, 0.1 * 20 * 5e-3) << "busy " << t.busy_s;
+}
+
+// A device whose uploads finish when the test says so: each fence's wait() blocks until complete().
+// Only the pipeline's calls (host_buffer, fence) are used.
+class SlowUploads final : public Backend {
+ public:
+  struct Pending final : Fence {
+    explicit Pending(SlowUploads& device) : device(device) {}
+    void record() override {
+      std::lock_guard lock(device.mutex);
+      recorded = ++device.queued;
+    }
+    void wait() override {
+      std::unique_lock lock(device.mutex);
+      device.waits++;
+      device.changed.notify_all();
+      device.changed.wait(lock, [&] { return device.finished >= recorded; });
+    }
+    SlowUploads& device;
+    int64_t recorded = 0;  // 0: never recorded, done
+  };
+  void complete() {  // every upload queued so far has finished
+    std::lock_guard lock(mutex);
+    finished = queued;
+    changed.notify_all();
+  }
+  bool wait_for_waits(int n) {  // false after 5 s without
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(5), [&] { return waits >= n; });
+  }
+  std::unique_ptr<Fence> fence() override { return std::make_unique<Pending>(*this); }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  int64_t queued = 0, finished = 0;
+  int waits = 0;
+
+  std::string name() const override { return "slow-uploads"; }
+  std::string device() const override { return "a test's"; }
+  Upstream& upstream() override { throw std::logic_error("unused"); }
+  void to_device(void*, const void*, size_t) override { throw std::logic_error("unused"); }
+  void to_host(void*, const void*, size_t) override { throw std::logic_error("unused"); }
+  void zero(void*, size_t) override { throw std::logic_error("unused"); }
+  void to_host_strided(void*, size_t, const void*, size_t, size_t, size_t) override { throw std::logic_error("unused"); }
+  void zero_strided(void*, size_t, size_t, size_t) override { throw std::logic_error("unused"); }
+  void synchronize() override {}
+  void mark() override {}
+  std::vector<double> take_marks() override { return {}; }
+  std::string fault() override { return ""; }
+  void dense_forward(const float*, const float*, const float*, float*, int, int, int, Activation, const int*,
+                     const Pack&) override { throw std::logic_error("unused"); }
+  void dense_backward_input(const float*, const float*, float*, int, int, int, const float*, Activation,
+                            const Pack&) override { throw std::logic_error("unused"); }
+  void dense_backward_params(const float*, const float*, float*, float*, int, int, int, const int*,
+                             const Pack&) override { throw std::logic_error("unused"); }
+  void activation_backward(const float*, const float*, float*, int64_t, Activation, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void loss(Loss, const float*, const float*, float*, float*, float*, int, int, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void accumulate(const float*, const float*, int, double*, const Pack&) override { throw std::logic_error("unused"); }
+  void adam(float*, const float*, float*, float*, int64_t, const MemberSettings*, int, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void sgd(float*, const float*, float*, int64_t, const MemberSettings*, int, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void shuffle(int*, int, const MemberSettings*, int, const Pack&) override { throw std::logic_error("unused"); }
+  void gather(const float*, int, const int*, int, float*, const Pack&) override { throw std::logic_error("unused"); }
+};
+
+// An upload queued from a slot may still read it after release(): the slot's next batch waits for
+// the fence release() recorded, and only then overwrites it.
+TEST(InputPipeline, ASlotIsNotRewrittenBeforeTheUploadThatReadsItHasFinished) {
+  const Data d = random_rows(64, 20);
+  const ModelSpec spec = host_work(1, {1, 1});  // one slot: step 1 goes where step 0 was
+  SlowUploads device;
+  InputPipeline pipeline({&spec}, {d.x.data(), d.y.data(), 20, 1}, device);
+  const std::vector<int> order = shuffled(d.rows, 2);
+  pipeline.begin_epoch(0, {order}, d.rows);
+  const InputPipeline::Batch first = pipeline.take(0);
+  const std::vector<float> step0(first.x, first.x + 32 * 20);
+  pipeline.release(0);      // "the upload of step 0" is still reading the slot
+  EXPECT_TRUE(device.wait_for_waits(2)) << "the worker, at step 1, waits for it (its first wait was step 0's)";
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // time to do the wrong thing
+  EXPECT_EQ(std::vector<float>(first.x, first.x + 32 * 20), step0) << "the slot was rewritten under the upload";
+  device.complete();
+  const InputPipeline::Batch second = pipeline.take(1);
+  EXPECT_EQ(second.x, first.x);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(second.x[size_t(i) * 20], d.x[size_t(order[32 + size_t(i)]) * 20]) << "step 1's rows, row " << i;
+  pipeline.release(1);
+  device.complete();  // the destructor waits for the last upload
 }
 
 // A fit with preprocessing: the same losses and weights on any pipeline, and its times recorded.

@@ -1,7 +1,8 @@
-// The input pipeline on the CUDA backend's code path, under host execution: batches prepared on the
-// host from the data set's kept host rows and uploaded on the model's stream before each step (and
-// before each replayed step graph). The same numbers for any pipeline, and the cpu backend's to
-// float32 rounding.
+// The input pipeline on the CUDA backend's code path, on the device under test (host execution, or
+// a GPU): batches prepared on the host from the data set's kept host rows into page-locked slots and
+// uploaded asynchronously on the model's stream before each step (and before each replayed step
+// graph), each slot rewritten only after its upload's fence. The same numbers for any pipeline, and
+// the cpu backend's to float32 rounding.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cuda/cuda_backend.h"
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "tests/fit_numbers.h"
+#include "tests/parity/device_under_test.h"
 #include "tests/training_specs.h"
 
-namespace mf {
+namespace mf::test {
 namespace {
 
 ModelSpec augmented(PipelineSpec pipeline) {
@@ -37,11 +38,13 @@ std::vector<double> trained(Backend& backend, PipelineSpec pipeline, bool graphs
   return test::fit_numbers(model, data, options, true);
 }
 
-TEST(InputPipelineUpload, TheCudaPathGivesTheSameNumbersOnAnyPipelineAndTheCpusToRounding) {
-  auto backend = hostexec::make_cuda_backend({});
-  const std::vector<double> reference = trained(*backend, {1, 1}, false);
-  EXPECT_EQ(trained(*backend, {3, 4}, false), reference);
-  EXPECT_EQ(trained(*backend, {2, 2}, true), reference) << "the upload precedes the replayed step graph";
+class InputPipelineUpload : public DeviceTest {};
+
+TEST_F(InputPipelineUpload, TheCudaPathGivesTheSameNumbersOnAnyPipelineAndTheCpusToRounding) {
+  Backend& backend = *device_;
+  const std::vector<double> reference = trained(backend, {1, 1}, false);
+  EXPECT_EQ(trained(backend, {3, 4}, false), reference);
+  EXPECT_EQ(trained(backend, {2, 2}, true), reference) << "the upload precedes the replayed step graph";
   CpuBackend cpu;
   const std::vector<double> on_cpu = trained(cpu, {1, 2}, false);
   ASSERT_EQ(on_cpu.size(), reference.size());
@@ -49,4 +52,4 @@ TEST(InputPipelineUpload, TheCudaPathGivesTheSameNumbersOnAnyPipelineAndTheCpusT
 }
 
 }  // namespace
-}  // namespace mf
+}  // namespace mf::test
