@@ -38,6 +38,11 @@ class Backend {
   // The host threads a model's (or pack's) operations run on: the cpu backend's; 0 where a device
   // runs them.
   virtual int host_threads() const { return 0; }
+  // Leaves `threads` of the host threads this backend was made with to other work (the next model's
+  // input pipeline workers, nn/input_pipeline.h) until the next call: the cpu backend's operations
+  // then use host_threads() = its threads less these, at least 1. Nothing where a device computes.
+  // Before a model is made: its recorded steps keep the count they were recorded with.
+  virtual void reserve_host_threads(int threads) { (void)threads; }
   // Whether the host reads this backend's memory directly (the cpu backend's is host memory): a
   // resident data set is then the input pipeline's source (nn/input_pipeline.h).
   virtual bool host_addressable() const { return false; }

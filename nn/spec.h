@@ -103,6 +103,9 @@ struct ModelSpec {
   Preprocessing preprocessing;             // applied to training batches only; empty: none
   PipelineSpec pipeline;
 
+  // The host threads its input pipeline runs beside its training: pipeline.workers with
+  // preprocessing, else none (nn/input_pipeline.h).
+  int pipeline_threads() const { return preprocessing.empty() ? 0 : pipeline.workers; }
   int outputs() const { return layers.back().units; }
   Activation output_activation() const { return layers.back().activation; }
   // Every field: what parse_model_spec(to_json(spec)) gives back.

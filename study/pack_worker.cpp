@@ -32,6 +32,8 @@ void PackWorker::build(Backend& backend, DataSets& data) {
   lead->attempt([&] {
     std::vector<ModelSpec> specs;
     for (ModelWorker* member : prepared_) specs.push_back(*member->job().spec);
+    // The pack's input pipeline (one, its members share its settings) counts against its threads.
+    backend.reserve_host_threads(specs.front().pipeline_threads());
     model_ = std::make_unique<Model>(std::move(specs), backend);
   });
   for (ModelWorker* member : prepared_) member->share_failure(*lead);

@@ -42,14 +42,22 @@ std::string spread(std::vector<double> values) {
          format_metric(values.back());
 }
 
-// The table's header; `ranked`, the metric of a last column.
-void print_header(const std::string& ranked = "") {
-  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s  %s\n", "model", "status", "start-up", "train", "solo", "slowdown",
-              "test acc", "peak mem", ranked.c_str());
+// Whether any of the models waited for an input pipeline: the tables then have an "input wait" column.
+bool any_input_pipeline(const std::vector<ModelReport>& models) {
+  return std::any_of(models.begin(), models.end(), [](const ModelReport& m) { return input_wait_fraction(m).has_value(); });
+}
+std::string fraction(const std::optional<double>& x) { return x ? percent(*x) : "-"; }
+
+// The table's header; `input`, an input wait column; `ranked`, the metric of a last column.
+void print_header(bool input, const std::string& ranked = "") {
+  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s", "model", "status", "start-up", "train", "solo", "slowdown",
+              "test acc", "peak mem");
+  if (input) std::printf(" %10s", "input wait");
+  std::printf("  %s\n", ranked.c_str());
 }
 
 // One model's row; with its error below when `errors`, with its ranked value after it when given.
-void print_row(const ModelReport& m, bool errors, std::optional<double> ranked = std::nullopt) {
+void print_row(const ModelReport& m, bool errors, bool input, std::optional<double> ranked = std::nullopt) {
   const std::string accuracy = m.tested && m.has_accuracy ? format_metric(m.test.accuracy)
                                : m.tested                 ? "loss " + format_metric(m.test.loss)
                                                           : "-";
@@ -57,6 +65,7 @@ void print_row(const ModelReport& m, bool errors, std::optional<double> ranked =
               seconds(m.startup_s).c_str(), m.fitted ? format_duration(m.fit.train_s).c_str() : "-",
               seconds(m.solo_s).c_str(), times(m.slowdown).c_str(), accuracy.c_str(),
               format_bytes(m.memory.peak_bytes).c_str());
+  if (input) std::printf(" %10s", fraction(input_wait_fraction(m)).c_str());
   std::printf(ranked ? "  %s\n" : "%s\n", ranked ? format_metric(*ranked).c_str() : "");
   if (errors && !m.error.empty()) std::printf("    %s\n", m.error.c_str());
 }
@@ -93,9 +102,11 @@ void print_run_table(const RunReport& run) {
 }
 
 void print_models_table(const RunReport& run) {
+  const bool input = any_input_pipeline(run.models);
   if (run.models.size() <= kFullTableModels) {
-    print_header();
-    for (const ModelReport& m : run.models) print_row(m, true);
+    print_header(input);
+    for (const ModelReport& m : run.models) print_row(m, true, input);
+    if (input) std::printf("  input wait: the share of its epochs the model waited for its input pipeline's batches\n");
     return;
   }
   // A large run: counts, then the best and worst few, then the spreads.
@@ -110,8 +121,9 @@ void print_models_table(const RunReport& run) {
   for (const ModelReport& m : run.models) named.emplace(m.name, &m);
   const auto shown = [&](size_t first, size_t end, const char* what) {
     std::printf("  %s by %s:\n", what, run.rank_by.c_str());
-    print_header(run.rank_by);
-    for (size_t i = first; i < end; ++i) print_row(*named.at(run.ranking[i]), false, rank_value(*named.at(run.ranking[i]), *by));
+    print_header(input, run.rank_by);
+    for (size_t i = first; i < end; ++i)
+      print_row(*named.at(run.ranking[i]), false, input, rank_value(*named.at(run.ranking[i]), *by));
   };
   const size_t n = run.ranking.size(), best = std::min(n, kRankedShown);
   shown(0, best, ("best " + std::to_string(best)).c_str());
@@ -124,21 +136,30 @@ void print_models_table(const RunReport& run) {
   std::printf("  spread: %s %s; train_s %s\n", run.rank_by.c_str(), spread(values).c_str(), spread(train).c_str());
 }
 
+// The mean of `value` over the models that have one.
+template <class F>
+std::optional<double> mean_of(const std::vector<ModelReport>& models, F value) {
+  double sum = 0;
+  int counted = 0;
+  for (const ModelReport& m : models)
+    if (const std::optional<double> v = value(m)) sum += *v, ++counted;
+  return counted ? std::optional<double>(sum / counted) : std::nullopt;
+}
+
 void print_modes_table(const std::vector<RunReport>& runs) {
-  std::printf("\nmodes side by side (%s):\n  %-10s %9s %9s %12s %9s %8s %14s\n",
-              count(runs.front().models.size(), "model").c_str(), "mode", "wall", "start-up", "samples/s", "speedup",
-              "overlap", "mean slowdown");
+  const bool input = std::any_of(runs.begin(), runs.end(), [](const RunReport& r) { return any_input_pipeline(r.models); });
+  std::printf("\nmodes side by side (%s):\n  %-10s %9s %9s %12s %9s %8s %14s", count(runs.front().models.size(), "model").c_str(),
+              "mode", "wall", "start-up", "samples/s", "speedup", "overlap", "mean slowdown");
+  std::printf(input ? " %16s\n" : "\n", "mean input wait");
   for (const RunReport& run : runs) {
-    double slowdown = 0;
-    int counted = 0;
-    for (const ModelReport& m : run.models)
-      if (m.slowdown) slowdown += *m.slowdown, ++counted;
-    const std::optional<double> mean = counted ? std::optional<double>(slowdown / counted) : std::nullopt;
-    std::printf("  %-10s %9s %9s %12s %9s %8s %14s\n", run.mode.c_str(), format_duration(run.wall_s).c_str(),
+    const std::optional<double> slowdown = mean_of(run.models, [](const ModelReport& m) { return m.slowdown; });
+    std::printf("  %-10s %9s %9s %12s %9s %8s %14s", run.mode.c_str(), format_duration(run.wall_s).c_str(),
                 seconds(run.startup_s).c_str(), rate(run.samples_per_s).c_str(), times(run.speedup_vs_serial).c_str(),
                 run.overlap ? (percent(run.overlap->fraction()) + (run.overlap_kind == "interleaved" ? "*" : "")).c_str()
                             : "-",
-                times(mean).c_str());
+                times(slowdown).c_str());
+    if (input) std::printf(" %16s", fraction(mean_of(run.models, input_wait_fraction)).c_str());
+    std::printf("\n");
   }
   if (std::any_of(runs.begin(), runs.end(), [](const RunReport& r) { return r.overlap_kind == "interleaved"; }))
     std::printf("  * interleaved, not overlapping: processes without MPS, which the GPU time-slices\n");

@@ -83,7 +83,7 @@ class CpuBackend::RecordedStep final : public StepGraph {
   int threads_;
 };
 
-CpuBackend::CpuBackend(int threads) : threads_(threads) {
+CpuBackend::CpuBackend(int threads) : made_with_(threads), threads_(threads) {
   if (threads < 1) throw std::invalid_argument("cpu backend: " + std::to_string(threads) + " threads");
   flush_denormals_on_this_thread();
   cpu::require_room_for_threads(threads);  // OpenBLAS loaded now, at start-up, not in the first training step

@@ -13,6 +13,7 @@
 // A recorded step (capture) is the CPU's counterpart of a CUDA graph: the step's calls, kept once
 // and replayed member by member, so that a member's whole step runs from its own cache and a pack's
 // members run on the threads at once, one start of the threads a step.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -32,6 +33,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   std::string device() const override;
   int host_threads() const override { return threads_; }
+  void reserve_host_threads(int threads) override { threads_ = std::max(1, made_with_ - std::max(0, threads)); }
   bool host_addressable() const override { return true; }
   Upstream& upstream() override { return upstream_; }
 
@@ -89,7 +91,8 @@ class CpuBackend final : public Backend {
   int parts_for(int64_t work, int64_t least) const;
   void refuse_while_recording(const char* call) const;
 
-  int threads_;
+  const int made_with_;  // the threads it was made with
+  int threads_;          // those its operations use: made_with_ less those reserved
   HostUpstream upstream_;
   std::vector<double> marks_;
   std::vector<Operation>* recording_ = nullptr;  // the step capture() is recording, or null

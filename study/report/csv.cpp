@@ -67,13 +67,6 @@ json last_epoch(const ModelReport& m, double EpochMetrics::*metric, bool present
   return metric_json(m.fit.epochs.empty() ? NAN : m.fit.epochs.back().*metric, present && !m.fit.epochs.empty());
 }
 
-// A per-epoch time summed over the model's completed epochs (the input pipeline's wait and work).
-double epochs_sum(const ModelReport& m, double EpochMetrics::*seconds) {
-  double sum = 0;
-  for (const EpochMetrics& e : m.fit.epochs) sum += e.*seconds;
-  return sum;
-}
-
 const Column kColumns[] = {
     {"run_mode", [](const RunReport& r) { return json(r.mode); }},
     {"run_backend", [](const RunReport& r) { return r.backend.empty() ? json() : json(r.backend); }},

@@ -59,6 +59,18 @@ json metric_json(double v, bool present) {
 }
 json metric_json(const std::optional<double>& v) { return v ? metric_json(*v) : json(); }
 
+double epochs_sum(const ModelReport& m, double EpochMetrics::*seconds) {
+  double sum = 0;
+  for (const EpochMetrics& e : m.fit.epochs) sum += e.*seconds;
+  return sum;
+}
+
+std::optional<double> input_wait_fraction(const ModelReport& m) {
+  const double seconds = epochs_sum(m, &EpochMetrics::seconds);
+  if (!m.settings || !m.settings->pipeline_workers || seconds <= 0) return std::nullopt;
+  return epochs_sum(m, &EpochMetrics::input_wait_s) / seconds;
+}
+
 void to_json(json& j, const SweepIdentity& s) {
   j = {{"name", s.name}, {"models", s.models}, {"fingerprint", s.fingerprint}};
 }

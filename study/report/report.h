@@ -34,8 +34,9 @@ struct TrainingSettings {
   uint64_t seed = 0;
   PoolMode memory_mode = PoolMode::grow;
   std::optional<bool> graphs;  // training steps recorded and replayed; unknown until the model is built
-  // The cpu backend's threads for the model's operations (a pack member: its pack's); absent on a
-  // GPU, whose device runs them, and until the model is built.
+  // The cpu backend's threads for the model's operations (a pack member: its pack's): its share of
+  // the run's, less its input pipeline's workers, at least 1; absent on a GPU, whose device runs
+  // them, and until the model is built.
   std::optional<int> threads;
   // The layers before the output layer, from the input on: their widths and activations (the grid's
   // hidden and activation axes); empty for none.
@@ -167,6 +168,13 @@ struct RunReport {
 // accuracy for mse).
 nlohmann::json metric_json(double value, bool present = true);
 nlohmann::json metric_json(const std::optional<double>& value);
+
+// A per-epoch time summed over the model's completed epochs (the input pipeline's wait and work).
+double epochs_sum(const ModelReport& m, double EpochMetrics::*seconds);
+// The share of its epochs' time the model waited for its input pipeline's batches (the epochs'
+// input_wait_s over their seconds, as the epoch line's "input wait"); absent without a pipeline or
+// an epoch.
+std::optional<double> input_wait_fraction(const ModelReport& m);
 
 // The one JSON form of each: every field (a model's step timeline under "timeline"); a metric that
 // is not finite is "nan", "inf" or "-inf", a metric that does not exist null.

@@ -85,13 +85,14 @@ TEST_F(Cli, AModelWithPreprocessingReportsItsInputPipeline) {
                                                      "preprocessing": [{"type": "RandomFlip", "mode": "horizontal"},
                                                                        {"type": "GaussianNoise", "stddev": 0.1}]})"),
                                      "augmented.json");
-  const Result r = multifit("train " + quoted(spec) + " --backend cpu --json " + quoted(path("r.json")) + " --trace " +
-                            quoted(path("t.json")));
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --threads 5 --json " + quoted(path("r.json")) +
+                            " --trace " + quoted(path("t.json")));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.out + r.err, " samples/s - input wait ")) << r.out << r.err;
   const json m = result("r.json")["models"][0];
   EXPECT_EQ(m["settings"]["pipeline_workers"], 2);
   EXPECT_EQ(m["settings"]["prefetch"], 3);
+  EXPECT_EQ(m["settings"]["threads"], 3) << "the pipeline's 2 workers count against the 5 threads";
   for (const json& e : m["epochs"]) EXPECT_GT(e["input_busy_s"].get<double>(), 0) << e.dump();
   // The batches' slices, on tracks "NAME input" (and "NAME input 2" where the two workers overlapped),
   // none overlapping another on its track: a trace's slices on one track must nest.
@@ -115,10 +116,12 @@ TEST_F(Cli, AModelWithPreprocessingReportsItsInputPipeline) {
     for (size_t i = 1; i < slices.size(); ++i) EXPECT_LE(slices[i - 1].second, slices[i].first) << "track " << tid;
   }
 
-  const Result processes = multifit("run " + quoted(spec) + " --backend cpu --quiet --mode processes --json " +
+  const Result processes = multifit("run " + quoted(spec) + " --backend cpu --mode processes --threads 6 --json " +
                                     quoted(path("p.json")));
   ASSERT_EQ(processes.rc, 0) << processes.err;
+  EXPECT_TRUE(contains(processes.out, " peak mem input wait")) << "the table's column" << processes.out;
   const json p = result("p.json")["models"][0];
+  EXPECT_EQ(p["settings"]["threads"], 4) << "the worker's 6 threads, less its pipeline's 2";
   ASSERT_EQ(p["epochs"].size(), m["epochs"].size());
   for (size_t e = 0; e < m["epochs"].size(); ++e) EXPECT_EQ(p["epochs"][e]["loss"], m["epochs"][e]["loss"]) << e;
   EXPECT_EQ(p["test_loss"], m["test_loss"]);
