@@ -151,6 +151,22 @@ void apply(json& spec, const std::string& axis, const json& value) {
   }
 }
 
+// When every model of a grid fails with the same problem, no axis value made it differ (it is the
+// base's, or a one-valued axis's): a UserError for the file, said once rather than once per model.
+void refuse_a_bad_base(const std::string& path, const std::vector<SweepEntry>& models,
+                       const std::vector<std::string>& labels) {
+  std::string problem;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const std::string prefix = path + " " + labels[i] + ": ";
+    if (models[i].error.rfind(prefix, 0) != 0) return;  // ok, or an error of another form
+    const std::string own = models[i].error.substr(prefix.size());
+    if (i > 0 && own != problem) return;
+    problem = own;
+  }
+  if (models.size() > 1)
+    throw UserError(path + ": all " + std::to_string(models.size()) + " models of the grid: " + problem);
+}
+
 // The models of a grid; `labels` gets each one's place for messages, like "grid (seed 1, epochs 2)".
 std::vector<SweepEntry> grid_models(const std::string& path, const json& root, const std::string& sweep_name,
                                     std::vector<std::string>& labels) {
@@ -215,6 +231,7 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
     labels.push_back("grid (" + label + ")");
     models.push_back(parse_entry(std::move(spec), path + " " + labels.back(), name));
   }
+  refuse_a_bad_base(path, models, labels);
   return models;
 }
 

@@ -56,7 +56,8 @@ struct Sweep {
 };
 
 // Reads a sweep file. A problem with the file as a whole (unreadable, not JSON, no "models" and no "grid", an unknown
-// top-level key, a bad axis, more than 2^20 = 1048576 models) is a UserError naming the file, the JSON path and what is allowed.
+// top-level key, a bad axis, more than 2^20 = 1048576 models, a problem every model of a grid shares word for word) is a
+// UserError naming the file, the JSON path and what is allowed.
 // A problem with one model (a bad spec) is that entry's `error`, so the others still run. A plain model spec file
 // (an object with "layers") is a sweep of that one model.
 Sweep load_sweep(const std::string& path);

@@ -209,6 +209,22 @@ TEST_F(SweepFile, OneBadGridValueLeavesTheOthers) {
               StartsWith(file + " grid (hidden [0], learning_rate 0.01): layers[0].units: got 0"));
 }
 
+// A problem no axis value changes is the file's, said once: not once per model of a large grid.
+TEST_F(SweepFile, AProblemOfEveryGridModelIsTheFilesOnce) {
+  json bad = spec();
+  bad["loss"] = "hinge";
+  const std::string message = load_error({{"base", bad}, {"grid", {{"seed", {1, 2, 3}}, {"learning_rate", {0.1, 0.2}}}}});
+  EXPECT_THAT(message, HasSubstr(": all 6 models of the grid: loss: got \"hinge\"; expected one of "));
+  // Where the problems differ by model, each model keeps its own (and the others would still run).
+  const std::string file = write_json("grid.json", {{"base", spec()}, {"grid", {{"learning_rate", {-1, -2}}}}});
+  const Sweep sweep = load_sweep(file);
+  EXPECT_THAT(sweep.models[0].error, HasSubstr("learning_rate -1): optimizer.learning_rate: got -1"));
+  EXPECT_THAT(sweep.models[1].error, HasSubstr("learning_rate -2): optimizer.learning_rate: got -2"));
+  // A grid of one model keeps the model's own error.
+  const Sweep one = load_sweep(write_json("one.json", {{"base", bad}, {"grid", {{"seed", {1}}}}}));
+  EXPECT_THAT(one.models[0].error, HasSubstr("grid (seed 1): loss: got \"hinge\""));
+}
+
 TEST_F(SweepFile, RepeatedNamesAreRefused) {
   const std::string file = write_json("twice.json", {{"models", {spec("x"), spec("y"), spec("x")}}});
   const Sweep sweep = load_sweep(file);
