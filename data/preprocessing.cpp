@@ -188,6 +188,10 @@ const OperationType& parse_type(const Field& field) {
 Operation parse_operation(const Field& field, bool image_input) {
   field.require_object("an operation, {\"type\": NAME, ...} with NAME one of " + type_names());
   const OperationType& type = parse_type(field.at("type"));
+  if (field.value().contains("seed"))  // Keras's layers take one; here the draws follow the model's
+    field.at("seed").fail("not an operation's parameter here",
+                          "every operation draws from the model's \"seed\", the epoch and the sample's position: set "
+                          "the model's seed, and remove this one");
   field.allow_keys(type.keys);
   if (type.image && !image_input)
     field.fail(std::string(type.name) + " needs an image, but the input has no input_shape",

@@ -67,7 +67,8 @@
 //
 // Every draw comes from mf::Rng (runtime/rng.h) seeded by (the model's seed, the epoch, the sample's
 // position in that epoch's order, the operation's index in the list) alone: a sample's result does
-// not depend on which thread prepares it, in which batch or in which order.
+// not depend on which thread prepares it, in which batch or in which order. So an operation has no
+// `seed` of its own, unlike Keras's layers: one is refused with a message that says so.
 #include <cstdint>
 #include <memory>
 #include <optional>

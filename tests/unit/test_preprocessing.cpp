@@ -429,8 +429,13 @@ TEST(Preprocessing, AnUnknownTypeNamesTheKnownOnes) {
 TEST(Preprocessing, AnUnknownKeyNamesTheAllowedOnes) {
   EXPECT_THAT(parse_error(R"([{"type": "RandomFlip", "mdoe": "vertical"}])"),
               HasSubstr(R"(spec.json: preprocessing[0].mdoe: unknown key (did you mean "mode"?); allowed keys: type, mode)"));
+}
+
+// Keras's layers take a seed; here every draw follows the model's, which the message says.
+TEST(Preprocessing, AnOperationsSeedPointsToTheModels) {
   EXPECT_THAT(parse_error(R"([{"type": "GaussianNoise", "stddev": 0.1, "seed": 3}])"),
-              HasSubstr("preprocessing[0].seed: unknown key; allowed keys: type, stddev"));
+              HasSubstr("spec.json: preprocessing[0].seed: not an operation's parameter here; every operation draws "
+                        "from the model's \"seed\""));
 }
 
 TEST(Preprocessing, NamesMustBeKnown) {
