@@ -15,7 +15,8 @@ Then 4 tiny-hostwork models (seeds 1..4) with 1 worker and prefetch 2 as one swe
 
 It checks that the losses and accuracies are the same for every (workers, prefetch) of a workload,
 and writes into DIR:
-  pipeline.csv   one row per single-model run: workload, workers, prefetch, seconds per epoch (the
+  pipeline.csv   one row per single-model run: workload, workers, prefetch, the backend's training
+                 threads (the run's less the pipeline's workers), seconds per epoch (the
                  median of the epochs after the first), input_wait_s and input_busy_s per epoch, the
                  input wait as a fraction of the epoch, test_accuracy
   sweep.csv      one row per mode of the 4-model sweep: wall_s, train_s, mean input wait fraction
@@ -62,7 +63,8 @@ def epoch_row(workload, workers, prefetch, model):
     seconds = statistics.median(e["seconds"] for e in later)
     wait = statistics.median(e["input_wait_s"] for e in later)
     busy = statistics.median(e["input_busy_s"] for e in later)
-    return {"workload": workload, "workers": workers, "prefetch": prefetch, "epoch_s": round(seconds, 4),
+    return {"workload": workload, "workers": workers, "prefetch": prefetch,
+            "threads": model["settings"]["threads"], "epoch_s": round(seconds, 4),
             "input_wait_s": round(wait, 4), "input_busy_s": round(busy, 4),
             "input_wait_fraction": round(wait / seconds, 3) if seconds > 0 else 0,
             "test_accuracy": model.get("test_accuracy")}
@@ -135,10 +137,11 @@ def main():
         f.write(f"{datetime.datetime.now(datetime.timezone.utc).isoformat()}\n{commit.stdout}{os.cpu_count()} cores\n"
                 f"{info.stdout}")
     with open(os.path.join(args.out, "summary.md"), "w") as f:
-        f.write("| workload | workers | prefetch | epoch | input wait | input busy | wait share | test accuracy |\n")
-        f.write("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+        f.write("| workload | workers | prefetch | training threads | epoch | input wait | input busy | wait share | "
+                "test accuracy |\n")
+        f.write("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
         for r in rows:
-            f.write(f"| {r['workload']} | {r['workers'] or '-'} | {r['prefetch'] or '-'} | {r['epoch_s']} s | "
+            f.write(f"| {r['workload']} | {r['workers'] or '-'} | {r['prefetch'] or '-'} | {r['threads']} | {r['epoch_s']} s | "
                     f"{r['input_wait_s']} s | {r['input_busy_s']} s | {r['input_wait_fraction']:.0%} | "
                     f"{'-' if r['test_accuracy'] is None else format(r['test_accuracy'], '.4f')} |\n")
         f.write("\n| 4 input-bound tiny models | wall | train | mean input wait |\n| --- | ---: | ---: | ---: |\n")
