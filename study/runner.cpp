@@ -1,6 +1,7 @@
 #include "study/runner.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <span>
 
@@ -187,13 +188,33 @@ void compare_with_serial(RunReport& run, const RunReport& serial) {
     run.speedup_vs_serial = serial.wall_s / run.wall_s;
     run.serial_wall_s = serial.wall_s;
   }
-  for (size_t i = 0; i < run.models.size() && i < serial.models.size(); ++i) {
+  // A pack trains its members in one time: the pack's (its longest member's train_s) against the sum
+  // of their solo times, every member with one; each member charged the whole pack's time would
+  // count it once per member.
+  struct PackTimes {
+    double train_s = 0, solo_sum_s = 0;
+    bool complete = true;
+  };
+  std::map<int, PackTimes> packs;
+  for (size_t i = 0; i < run.models.size(); ++i) {
     ModelReport& m = run.models[i];
-    const ModelReport& solo = serial.models[i];
-    if (!solo.fitted || solo.fit.train_s <= 0 || solo.status != ModelStatus::ok) continue;
-    m.solo_s = solo.fit.train_s;
-    if (m.fitted && m.status == ModelStatus::ok) m.slowdown = m.fit.train_s / solo.fit.train_s;
+    const ModelReport* solo = i < serial.models.size() ? &serial.models[i] : nullptr;
+    const bool has_solo = solo && solo->fitted && solo->fit.train_s > 0 && solo->status == ModelStatus::ok;
+    if (has_solo) m.solo_s = solo->fit.train_s;
+    if (!m.pack) {
+      if (has_solo && m.fitted && m.status == ModelStatus::ok) m.slowdown = m.fit.train_s / *m.solo_s;
+      continue;
+    }
+    PackTimes& pack = packs[*m.pack];
+    pack.train_s = std::max(pack.train_s, m.fitted ? m.fit.train_s : 0.0);
+    pack.solo_sum_s += has_solo ? *m.solo_s : 0;
+    pack.complete = pack.complete && has_solo;
   }
+  for (ModelReport& m : run.models)
+    if (m.pack && m.fitted && m.status == ModelStatus::ok) {
+      const PackTimes& pack = packs.at(*m.pack);
+      if (pack.complete) m.slowdown = pack.train_s / pack.solo_sum_s;
+    }
 }
 
 }  // namespace mf

@@ -54,8 +54,9 @@ ModelReport not_started(const Job& job, const RunOptions& options);
 // code taken into *exit_code; else null (the model is this run's to train).
 const ModelReport* ended_before(const Job& job, const RunRecord& record, int* exit_code);
 
-// Fills each model's solo_s and slowdown (train_s / solo_s) and the run's speedup_vs_serial
-// (serial wall / wall) from `serial`, the same jobs run in serial mode: each model alone.
+// Fills each model's solo_s and slowdown (train_s / solo_s; a pack member's, its pack's train time
+// over the sum of its members' solo_s) and the run's speedup_vs_serial (serial wall / wall) from
+// `serial`, the same jobs run in serial mode: each model alone.
 void compare_with_serial(RunReport& run, const RunReport& serial);
 
 }  // namespace mf

@@ -161,6 +161,8 @@ void print_modes_table(const std::vector<RunReport>& runs) {
     if (input) std::printf(" %16s", fraction(mean_of(run.models, input_wait_fraction)).c_str());
     std::printf("\n");
   }
+  std::printf("  speedup: serial's wall over the mode's; mean slowdown: the mean of each model's train time over its\n"
+              "  solo run's (a pack's: the pack's time over its members' solo times, below 1x when packing pays)\n");
   if (std::any_of(runs.begin(), runs.end(), [](const RunReport& r) { return r.overlap_kind == "interleaved"; }))
     std::printf("  * interleaved, not overlapping: processes without MPS, which the GPU time-slices\n");
 }

@@ -11,6 +11,7 @@
 #include "study/modes/mode.h"
 #include "study/progress.h"
 #include "study/report/report.h"
+#include "study/runner.h"
 
 namespace mf {
 namespace {
@@ -86,6 +87,41 @@ TEST(PackedMode, PacksModelsOfOneShapeDataAndDevice) {
 
 // A model's report through its one form, the document, the pipe and the CSV, field by field:
 // test_report_forms.cpp.
+
+// A model that trained `train_s`, in pack `pack` when given.
+ModelReport trained(double train_s, std::optional<int> pack = std::nullopt) {
+  ModelReport m;
+  m.fitted = true;
+  m.fit.train_s = train_s;
+  m.pack = pack;
+  return m;
+}
+
+// A model's slowdown is its time against its solo run's; a pack's, the pack's time against the sum
+// of its members' solo times (the "speedup 1.89x, mean slowdown 33.9x" came from charging
+// every member the whole pack's time).
+TEST(Slowdown, APacksIsItsTimeAgainstTheSumOfItsMembersSoloTimes) {
+  RunReport serial;
+  for (double s : {1.0, 2.0, 3.0, 4.0, 5.0}) serial.models.push_back(trained(s));
+  RunReport run;
+  run.wall_s = 1;
+  run.models = {trained(3.0, 0), trained(2.5, 0), trained(3.0, 0), trained(2.0, 1), trained(10.0)};
+  compare_with_serial(run, serial);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(run.models[size_t(i)].solo_s, double(i + 1)) << i;
+    EXPECT_DOUBLE_EQ(*run.models[size_t(i)].slowdown, 3.0 / (1 + 2 + 3)) << "pack 0: 3 s for 6 s of solo time";
+  }
+  EXPECT_DOUBLE_EQ(*run.models[3].slowdown, 2.0 / 4) << "a pack of one";
+  EXPECT_DOUBLE_EQ(*run.models[4].slowdown, 10.0 / 5) << "a model alone";
+  // A member without a solo time leaves its pack without a slowdown, but keeps the others' solo_s.
+  serial.models[1].fitted = false;
+  RunReport partial;
+  partial.models = {trained(3.0, 0), trained(2.5, 0)};
+  compare_with_serial(partial, serial);
+  EXPECT_FALSE(partial.models[0].slowdown);
+  EXPECT_FALSE(partial.models[1].slowdown);
+  EXPECT_EQ(partial.models[0].solo_s, 1.0);
+}
 
 TEST(ExitCodes, CtrlCOverAMistakeOverAFailure) {
   EXPECT_EQ(worse_exit_code(0, 1), 1);
