@@ -94,16 +94,21 @@ std::string host_name() {
   return name;
 }
 
-size_t mem_available_bytes() {
+namespace {
+size_t meminfo_bytes(const std::string& field) {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
   size_t kib = 0;
   while (meminfo >> key >> kib) {
-    if (key == "MemAvailable:") return kib * 1024;
+    if (key == field) return kib * 1024;
     meminfo.ignore(64, '\n');
   }
   return 0;
 }
+}  // namespace
+
+size_t mem_available_bytes() { return meminfo_bytes("MemAvailable:"); }
+size_t mem_total_bytes() { return meminfo_bytes("MemTotal:"); }
 
 int usable_cores() {
   cpu_set_t cpus;

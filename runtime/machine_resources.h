@@ -40,6 +40,7 @@ int usable_cores();
 
 // MemAvailable from /proc/meminfo, in bytes: what the kernel can give without swapping; 0 when unknown.
 size_t mem_available_bytes();
+size_t mem_total_bytes();  // MemTotal: the machine's memory, in bytes; 0 when unknown
 
 // Reads the machine now; `gpus` are the CUDA ordinals whose free memory is wanted (none: no GPU is
 // read, nothing of NVML loaded). Throws UserError when MULTIFIT_MEMORY_AVAILABLE is set but is no

@@ -4,10 +4,14 @@
 #include <map>
 #include <set>
 #include <span>
+#include <thread>
 
 #include "study/concurrency.h"
 #include "study/model_worker.h"
+#include "runtime/build_info.h"
 #include "runtime/clock.h"
+#include "runtime/machine_load.h"
+#include "runtime/machine_resources.h"
 #include "runtime/mps.h"
 #include "runtime/nvml_monitor.h"
 #include "runtime/process_memory.h"
@@ -46,6 +50,26 @@ void describe_models(RunReport& run) {
   }
 }
 
+namespace {
+
+// The machine between two readings, around one run.
+MachineRecord machine_record(const MachineLoad& before, const MachineLoad& after, bool within_cores) {
+  MachineRecord m;
+  m.multifit = std::string("multifit ") + multifit_version() + " (commit " + multifit_commit() + ")";
+  m.cores = usable_cores();
+  m.hardware_threads = int(std::thread::hardware_concurrency());
+  m.memory_total_bytes = mem_total_bytes();
+  m.load_average_before = before.load_average_1m;
+  m.load_average_after = after.load_average_1m;
+  const LoadBetween between = load_between(before, after);
+  m.others_busy_cores = between.others_busy_cores;
+  m.cpu_pressure = between.cpu_pressure;
+  m.busy = busy_machine(between, m.cores, within_cores);
+  return m;
+}
+
+}  // namespace
+
 RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOptions& options,
                    const std::atomic<bool>& stop, int* exit_code, const RunRecord& record) {
   RunReport run;
@@ -82,6 +106,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     monitor.emplace(gpu_targets(options.devices.empty() ? std::vector<int>{0} : options.devices));
     run.mps = mps_daemon_running();  // as the models' contexts will find it
   }
+  const MachineLoad load_before = read_machine_load();
   const double start = clock_seconds();
   double startup = 0, training = 0;
   for (size_t first = 0; first < jobs.size(); first += per_phase) {
@@ -100,6 +125,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     for (ModelReport& m : phase.reports) run.models.push_back(std::move(m));
   }
   run.wall_s = clock_seconds() - start;
+  run.machine = machine_record(load_before, read_machine_load(), mode.kind() != ModeKind::processes);
   // Figures of this run: of the models it trained (a journal's have no timeline, and their time was another run's).
   int64_t samples = 0;
   std::vector<Track> tracks;

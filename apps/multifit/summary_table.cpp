@@ -98,6 +98,9 @@ void print_run_table(const RunReport& run) {
   else if (run.overlap)
     std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
   std::printf("\n");
+  if (run.machine && !run.machine->busy.empty())
+    std::printf("  the machine was busy: %s; these timings are not comparable with a quiet machine's\n",
+                run.machine->busy.c_str());
   print_models_table(run);
 }
 

@@ -284,7 +284,20 @@ void to_json(json& j, const RunReport& run) {
        {"sweep", run.sweep},
        {"shard", run.shard},
        {"shards", run.shards},
+       {"machine", run.machine ? json(*run.machine) : json()},
        {"models", models}};
+}
+
+void to_json(json& j, const MachineRecord& m) {
+  j = {{"multifit", m.multifit},
+       {"cores", m.cores},
+       {"hardware_threads", m.hardware_threads},
+       {"memory_total_bytes", m.memory_total_bytes},
+       {"load_average_before", m.load_average_before},
+       {"load_average_after", m.load_average_after},
+       {"others_busy_cores", metric_json(m.others_busy_cores)},
+       {"cpu_pressure", metric_json(m.cpu_pressure)},
+       {"busy", m.busy.empty() ? json() : json(m.busy)}};
 }
 
 void write_json(const std::vector<RunReport>& runs, const std::string& path) {

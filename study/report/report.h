@@ -120,6 +120,21 @@ inline std::string shard_words(const std::optional<Shard>& shard) {
   return shard ? "shard " + to_string(*shard) : "the whole sweep";
 }
 
+// The machine a run was measured on, and how busy other work kept it (runtime/machine_load.h).
+struct MachineRecord {
+  std::string multifit;            // the version and commit that ran: "multifit 0.16.0 (commit 9f02506a1b2c)"
+  int cores = 0;                   // the CPUs this process may use (its affinity mask)
+  int hardware_threads = 0;        // the machine's
+  size_t memory_total_bytes = 0;   // MemTotal; 0 when unknown
+  double load_average_before = 0, load_average_after = 0;  // one minute's, which lags: a record, not a verdict
+  // Between the run's start and end: the cores other processes kept busy on average (absent for a run
+  // under a second), and the share of the time some task waited for a CPU (ours too; absent without PSI).
+  std::optional<double> others_busy_cores, cpu_pressure;
+  // Why the run's timings are not comparable with a quiet machine's (runtime/machine_load.h's
+  // busy_machine), "" when nothing says so.
+  std::string busy;
+};
+
 struct RunReport {
   std::string backend, device_name, mode = "serial", data;  // device_name: the processor or GPU in words
   std::string device_schedule;  // the models' (Backend::device_schedule); "" on the cpu
@@ -160,6 +175,7 @@ struct RunReport {
   std::optional<SweepIdentity> sweep;  // absent when no sweep was read (train; a sweep file that could not be)
   std::optional<Shard> shard;          // --shard; absent when the run had the whole sweep
   std::vector<RunPart> shards;         // multifit merge: every part's figures, in the order given; empty otherwise
+  std::optional<MachineRecord> machine;  // absent for a merged document and under mpirun, whose parts ran apart
   std::vector<ModelReport> models;
 };
 
@@ -186,6 +202,7 @@ void from_json(const nlohmann::json& j, RunPart& part);
 void to_json(nlohmann::json& j, const SweepIdentity& sweep);
 void from_json(const nlohmann::json& j, SweepIdentity& sweep);
 void to_json(nlohmann::json& j, const Shard& shard);
+void to_json(nlohmann::json& j, const MachineRecord& machine);
 void from_json(const nlohmann::json& j, Shard& shard);  // throws std::invalid_argument unless 0 <= index < count
 
 // The run's `gpu` and `gpu_note` from NVML's summaries, one per GPU sampled (the README's table of

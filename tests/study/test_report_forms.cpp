@@ -47,7 +47,7 @@ using nlohmann::json;
                                          Overlap& o, RunOptions& ro, SpecOverrides& so, BackendOptions& bo, Job& jb,
                                          ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os, FitSpec& fs,
                                          MemorySpec& mm, PipelineSpec& pl, RunPart& rp, SweepIdentity& si,
-                                         Shard& sh) {
+                                         Shard& sh, MachineRecord& mr) {
   [[maybe_unused]] auto& [m_index, m_name, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
                           m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
@@ -57,7 +57,9 @@ using nlohmann::json;
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
                           r_training_threads, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
-                          r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_models] = r;
+                          r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
+  [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes, mr_load_average_before,
+                          mr_load_average_after, mr_others_busy_cores, mr_cpu_pressure, mr_busy] = mr;
   [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] = rp;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
   [[maybe_unused]] auto& [sh_index, sh_count] = sh;
@@ -202,6 +204,8 @@ RunReport full_run() {
   r.shard = Shard{2, 3};
   // A document's part with its figures, and a journal's, which has no run figures.
   r.shards = {{0, "node-1", 1.75, 0.125, 64.5, 4}, {2, "node-3", std::nullopt, std::nullopt, std::nullopt, 2}};
+  r.machine = MachineRecord{"multifit 0.16.0 (commit 0123456789ab) here", 2, 4, 25769803776, 3.5, 1.25, 0.75, std::nullopt,
+                            "other processes kept 0.8 of its 2 cores busy"};
   r.models = {full_model()};
   return r;
 }
@@ -348,6 +352,9 @@ std::string full_run_document(const std::string& models) {
   "shard": {"index": 2, "count": 3},
   "shards": [{"index": 0, "host": "node-1", "wall_s": 1.75, "startup_s": 0.125, "samples_per_s": 64.5, "models": 4},
              {"index": 2, "host": "node-3", "wall_s": null, "startup_s": null, "samples_per_s": null, "models": 2}],
+  "machine": {"multifit": "multifit 0.16.0 (commit 0123456789ab) here", "cores": 2, "hardware_threads": 4,
+              "memory_total_bytes": 25769803776, "load_average_before": 3.5, "load_average_after": 1.25,
+              "others_busy_cores": 0.75, "cpu_pressure": null, "busy": "other processes kept 0.8 of its 2 cores busy"},
   "models": )" + models + "}";
 }
 
@@ -358,7 +365,7 @@ const char* const kEmptyRunDocumentUpToModels = R"({
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
     "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "rank_by": null,
-    "ranking": [], "ranks": [], "sweep": null, "shard": null, "shards": [], "models": )";
+    "ranking": [], "ranks": [], "sweep": null, "shard": null, "shards": [], "machine": null, "models": )";
 
 // Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
 // Keys are in nlohmann::json's (sorted) order on both sides.
