@@ -46,7 +46,7 @@ int run_merge(const MergeArgs& args) {
               run.models.size(), run.sweep->models, merged.parts.size(), run.mode.c_str(),
               run.backend.empty() ? "no backend" : run.backend.c_str());
   for (const std::string& part : merged.parts) std::printf("  %s\n", part.c_str());
-  print_models_table(run);
+  print_models_table(run, true);
   int code = 0;
   if (const std::string missing = missing_models_line(merged); !missing.empty()) {
     std::fprintf(stderr, "multifit: error: %s; the document has the other %zu\n", missing.c_str(), run.models.size());

@@ -324,7 +324,7 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     if (mode == ModeKind::serial) serial = run;
     if (serial) compare_with_serial(run, *serial);
     rank_run(run, args.rank_by);
-    print_run_table(run);
+    print_run_table(run, runs.empty());
     runs.push_back(std::move(run));
   }
   if (journal && !journal->error().empty()) {

@@ -48,24 +48,64 @@ bool any_input_pipeline(const std::vector<ModelReport>& models) {
 }
 std::string fraction(const std::optional<double>& x) { return x ? percent(*x) : "-"; }
 
-// The table's header; `input`, an input wait column; `ranked`, the metric of a last column.
-void print_header(bool input, const std::string& ranked = "") {
-  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s", "model", "status", "start-up", "train", "solo", "slowdown",
-              "test acc", "peak mem");
-  if (input) std::printf(" %10s", "input wait");
+// What a table shows beside every model's own figures.
+struct Columns {
+  bool input = false;   // an input wait column: some model had an input pipeline
+  bool device = false;  // a GPU footprint column: NVML saw some model's process
+  // Per model index: its share of the data set it read (a data set in one process is read once by
+  // all its models there).
+  std::vector<size_t> data_share;
+  std::optional<size_t> process_peak;  // in-process runs: the one process's peak, every model's
+};
+
+Columns columns_of(const RunReport& run) {
+  Columns c;
+  c.input = any_input_pipeline(run.models);
+  std::map<std::pair<std::string, std::string>, size_t> readers;  // (host:pid, data) -> its models
+  for (const ModelReport& m : run.models) {
+    ++readers[{m.host + ":" + std::to_string(m.pid), m.data}];
+    c.device = c.device || m.process_device_bytes.has_value();
+  }
+  for (const ModelReport& m : run.models)
+    c.data_share.push_back(m.data_bytes / std::max<size_t>(1, readers[{m.host + ":" + std::to_string(m.pid), m.data}]));
+  if (!run.workers_peak_rss_bytes && run.host_peak_rss_bytes > 0) c.process_peak = run.host_peak_rss_bytes;
+  return c;
+}
+
+// The table's header; `ranked`, the metric of a last column.
+void print_header(const Columns& c, const std::string& ranked = "") {
+  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s %10s %12s", "model", "status", "start-up", "train", "solo",
+              "slowdown", "test acc", "pool peak", "data", "process peak");
+  if (c.device) std::printf(" %12s", "GPU process");
+  if (c.input) std::printf(" %10s", "input wait");
   std::printf("  %s\n", ranked.c_str());
 }
 
+// What the columns mean, under a table.
+void print_legend(const Columns& c) {
+  std::printf("  pool peak: the most of its memory pool in use; data: its share of the data set it read (one copy\n"
+              "  per process, shared by the models there); process peak: the host memory its process held at most\n"
+              "  (VmHWM), * the one process that every model of the run shared\n");
+  if (c.device) std::printf("  GPU process: the device memory NVML saw its process hold, the CUDA context included\n");
+  if (c.input) std::printf("  input wait: the share of its epochs the model waited for its input pipeline's batches\n");
+}
+
 // One model's row; with its error below when `errors`, with its ranked value after it when given.
-void print_row(const ModelReport& m, bool errors, bool input, std::optional<double> ranked = std::nullopt) {
+void print_row(const ModelReport& m, size_t data_share, const Columns& c, bool errors,
+               std::optional<double> ranked = std::nullopt) {
   const std::string accuracy = m.tested && m.has_accuracy ? format_metric(m.test.accuracy)
                                : m.tested                 ? "loss " + format_metric(m.test.loss)
                                                           : "-";
-  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s", m.name.c_str(), to_string(m.status),
+  const std::string process = m.process_peak_rss_bytes ? format_bytes(*m.process_peak_rss_bytes)
+                              : c.process_peak         ? format_bytes(*c.process_peak) + "*"
+                                                       : "-";
+  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s %10s %12s", m.name.c_str(), to_string(m.status),
               seconds(m.startup_s).c_str(), m.fitted ? format_duration(m.fit.train_s).c_str() : "-",
               seconds(m.solo_s).c_str(), times(m.slowdown).c_str(), accuracy.c_str(),
-              format_bytes(m.memory.peak_bytes).c_str());
-  if (input) std::printf(" %10s", fraction(input_wait_fraction(m)).c_str());
+              format_bytes(m.memory.peak_bytes).c_str(), format_bytes(data_share).c_str(), process.c_str());
+  if (c.device)
+    std::printf(" %12s", m.process_device_bytes ? format_bytes(*m.process_device_bytes).c_str() : "-");
+  if (c.input) std::printf(" %10s", fraction(input_wait_fraction(m)).c_str());
   std::printf(ranked ? "  %s\n" : "%s\n", ranked ? format_metric(*ranked).c_str() : "");
   if (errors && !m.error.empty()) std::printf("    %s\n", m.error.c_str());
 }
@@ -82,11 +122,11 @@ void print_model_line(const ModelReport& m) {
     test = "test_loss " + format_metric(m.test.loss);
     if (m.has_accuracy) test += " - test_accuracy " + format_metric(m.test.accuracy);
   }
-  std::printf("%s: %s - %zu epochs in %s - peak memory %s\n", m.name.c_str(), test.c_str(), m.fit.epochs.size(),
+  std::printf("%s: %s - %zu epochs in %s - pool peak %s\n", m.name.c_str(), test.c_str(), m.fit.epochs.size(),
               format_duration(m.fit.train_s).c_str(), format_bytes(m.memory.peak_bytes).c_str());
 }
 
-void print_run_table(const RunReport& run) {
+void print_run_table(const RunReport& run, bool legend) {
   const std::string throughput = run.samples_per_s ? rate(run.samples_per_s) + " samples/s while training" : "nothing trained";
   std::printf("\n%s: %s, at most %d at once - wall %s (start-up %s) - %s", run.mode.c_str(),
               count(run.models.size(), "model").c_str(), run.concurrency, format_duration(run.wall_s).c_str(),
@@ -101,15 +141,15 @@ void print_run_table(const RunReport& run) {
   if (run.machine && !run.machine->busy.empty())
     std::printf("  the machine was busy: %s; these timings are not comparable with a quiet machine's\n",
                 run.machine->busy.c_str());
-  print_models_table(run);
+  print_models_table(run, legend);
 }
 
-void print_models_table(const RunReport& run) {
-  const bool input = any_input_pipeline(run.models);
+void print_models_table(const RunReport& run, bool legend) {
+  const Columns columns = columns_of(run);
   if (run.models.size() <= kFullTableModels) {
-    print_header(input);
-    for (const ModelReport& m : run.models) print_row(m, true, input);
-    if (input) std::printf("  input wait: the share of its epochs the model waited for its input pipeline's batches\n");
+    print_header(columns);
+    for (size_t i = 0; i < run.models.size(); ++i) print_row(run.models[i], columns.data_share[i], columns, true);
+    if (legend) print_legend(columns);
     return;
   }
   // A large run: counts, then the best and worst few, then the spreads.
@@ -120,13 +160,15 @@ void print_models_table(const RunReport& run) {
   std::printf("  by status: %s (every model in the CSV and the document; each error once on stderr)\n", counts.c_str());
   const std::optional<RankBy> by = find_named(kRankByNames, run.rank_by);
   if (!by || run.ranking.empty()) return;
-  std::map<std::string, const ModelReport*> named;
-  for (const ModelReport& m : run.models) named.emplace(m.name, &m);
+  std::map<std::string, size_t> named;  // name -> index
+  for (size_t i = 0; i < run.models.size(); ++i) named.emplace(run.models[i].name, i);
   const auto shown = [&](size_t first, size_t end, const char* what) {
     std::printf("  %s by %s:\n", what, run.rank_by.c_str());
-    print_header(input, run.rank_by);
-    for (size_t i = first; i < end; ++i)
-      print_row(*named.at(run.ranking[i]), false, input, rank_value(*named.at(run.ranking[i]), *by));
+    print_header(columns, run.rank_by);
+    for (size_t i = first; i < end; ++i) {
+      const size_t at = named.at(run.ranking[i]);
+      print_row(run.models[at], columns.data_share[at], columns, false, rank_value(run.models[at], *by));
+    }
   };
   const size_t n = run.ranking.size(), best = std::min(n, kRankedShown);
   shown(0, best, ("best " + std::to_string(best)).c_str());
@@ -137,6 +179,7 @@ void print_models_table(const RunReport& run) {
     if (const auto t = rank_value(m, RankBy::train_s)) train.push_back(*t);
   }
   std::printf("  spread: %s %s; train_s %s\n", run.rank_by.c_str(), spread(values).c_str(), spread(train).c_str());
+  if (legend) print_legend(columns);
 }
 
 // The mean of `value` over the models that have one.

@@ -8,15 +8,16 @@
 
 namespace mf {
 
-// "name: test_loss 0.3512 - test_accuracy 0.8731 - 3 epochs in 4.21s - peak memory 1.20 MiB", or its status.
+// "name: test_loss 0.3512 - test_accuracy 0.8731 - 3 epochs in 4.21s - pool peak 1.20 MiB", or its status.
 void print_model_line(const ModelReport& m);
 inline constexpr size_t kFullTableModels = 24;
 inline constexpr size_t kRankedShown = 5;  // the best and the worst shown of a large run
-// The run's table; ranked by run.rank_by when it is set (study/report/ranking.h).
-void print_run_table(const RunReport& run);
+// The run's table; ranked by run.rank_by when it is set (study/report/ranking.h); with `legend`, what
+// its columns mean under it (a command's first table).
+void print_run_table(const RunReport& run, bool legend);
 // The table alone, without the run's line of figures (a merge's are its parts'): a row per model, or
 // for a large run its counts, best, worst and spreads.
-void print_models_table(const RunReport& run);
+void print_models_table(const RunReport& run, bool legend);
 void print_modes_table(const std::vector<RunReport>& runs);
 
 }  // namespace mf

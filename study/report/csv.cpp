@@ -121,6 +121,15 @@ const Column kColumns[] = {
     {"cap_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.cap_bytes); }},
     {"reserved_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.reserved_bytes); }},
     {"peak_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.peak_bytes); }},
+    {"data_bytes", nullptr, [](const ModelReport& m) { return json(m.data_bytes); }},
+    // Its process's peak host memory: its worker's in processes mode, else the run's one process's.
+    {"process_peak_rss_bytes", nullptr, nullptr,
+     [](const RunReport& r, const ModelReport& m) {
+       return m.process_peak_rss_bytes  ? json(*m.process_peak_rss_bytes)
+              : r.host_peak_rss_bytes > 0 ? json(r.host_peak_rss_bytes)
+                                          : json();
+     }},
+    {"process_device_bytes", nullptr, [](const ModelReport& m) { return json(m.process_device_bytes); }},
     {"graphs", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
     {"threads", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->threads) : json(); }},
     {"pipeline_workers", nullptr,

@@ -119,7 +119,7 @@ TEST_F(Cli, AModelWithPreprocessingReportsItsInputPipeline) {
   const Result processes = multifit("run " + quoted(spec) + " --backend cpu --mode processes --threads 6 --json " +
                                     quoted(path("p.json")));
   ASSERT_EQ(processes.rc, 0) << processes.err;
-  EXPECT_TRUE(contains(processes.out, " peak mem input wait")) << "the table's column" << processes.out;
+  EXPECT_TRUE(contains(processes.out, " process peak input wait")) << "the table's column" << processes.out;
   const json p = result("p.json")["models"][0];
   EXPECT_EQ(p["settings"]["threads"], 4) << "the worker's 6 threads, less its pipeline's 2";
   ASSERT_EQ(p["epochs"].size(), m["epochs"].size());

@@ -506,7 +506,8 @@ const char* const kCsvHeader =
     "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
-    "cap_bytes,reserved_bytes,peak_bytes,graphs,threads,pipeline_workers,prefetch\n";
+    "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,graphs,threads,"
+    "pipeline_workers,prefetch\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   RunReport serial;  // a run of one default model: its empty fields stay empty
@@ -523,11 +524,11 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
             std::string(kCsvHeader) +
                 "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
                 "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
-                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,false,3,2,6\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,,,\n"
+                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,800,16384,8192,false,3,2,6\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n"
                 "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
-                "0,0,0,0,true,3,2,6\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,,,,\n");
+                "0,0,0,0,0,,,true,3,2,6\n"
+                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
