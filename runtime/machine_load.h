@@ -23,14 +23,18 @@ MachineLoad read_machine_load();
 // kLeastWall_s between them, where the ticks' 10 ms make the figure noise), and the share of the
 // time some task waited for a CPU (ours included; absent without PSI).
 struct LoadBetween {
+  double wall_s = 0;
   std::optional<double> others_busy_cores, cpu_pressure;
 };
 inline constexpr double kLeastWall_s = 1.0;
+// A shorter run's CPU pressure is a verdict from 0.1 s on: below, one daemon's wake-up is a quarter.
+inline constexpr double kLeastPressureWall_s = 0.1;
 LoadBetween load_between(const MachineLoad& before, const MachineLoad& after);
 
 // Why other work disturbed a run's timings, "" when nothing says it did: other processes kept a
 // quarter of `cores` (the cores this process may use, at least half a core) busy; or, for a run too
-// short to tell that, tasks waited for a CPU a quarter of the time, which counts only when the run's
+// short to tell that (but of kLeastPressureWall_s or more), tasks waited for a CPU a quarter of the
+// time, which counts only when the run's
 // own busy threads stayed within the cores (`within_cores`: not processes mode, whose workers may
 // outnumber them).
 std::string busy_machine(const LoadBetween& load, int cores, bool within_cores);

@@ -70,9 +70,9 @@ void read_document(Part& part, const json& doc) {
     if (doc["runs"].is_array())
       for (const json& run : doc["runs"])
         modes += (modes.empty() ? "" : ", ") + (run.is_object() ? run.value("mode", std::string("?")) : "?");
-    throw UserError(path + ": a --mode all document, of " + std::to_string(doc["runs"].size()) + " runs (" + modes +
-                    "): merge takes documents of one mode; run every shard with one of --mode serial, streams, "
-                    "processes or packed (or auto)");
+    throw UserError(path + ": a document of " + std::to_string(doc["runs"].size()) + " runs (" + modes +
+                    "; --mode all or --repeat): merge takes documents of one run; run every shard once, with one of "
+                    "--mode serial, streams, processes or packed (or auto)");
   }
   if (!doc.contains("models") || !doc["models"].is_array() || !doc.contains("mode"))
     throw UserError(path + ": not a multifit result document (no models and mode): give run's --json documents or "

@@ -49,6 +49,7 @@ struct RunArgs {
   std::optional<Shard> shard;     // --shard I/N; absent: the whole sweep
   std::pair<int, std::string> save_best;  // --save-best K DIR
   bool resume = false;
+  int repeat = 1;  // --repeat: every mode's run this many times, interleaved
   bool calibration_steps_given = false, pack_size_given = false, save_best_given = false, threads_given = false;
 };
 
@@ -129,6 +130,7 @@ double start_process(const BackendOptions& backend) {
 // The journal's path: --journal, or OUT.journal beside --json OUT; none without either.
 std::string journal_path(const RunArgs& args) {
   if (!args.journal.empty()) return args.journal;
+  if (args.repeat > 1) return "";  // a journal holds one run of each mode
   if (args.files.json.empty() || args.files.json == "-") return "";
   return args.files.json + ".journal";
 }
@@ -306,26 +308,32 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     std::fprintf(stderr, "multifit: note: --stall-timeout has no effect without --mode processes (or all, auto): "
                          "a model in this process cannot be ended alone\n");
   const bool solo_first = args.solo && modes.front() != ModeKind::serial;
-  std::optional<RunReport> serial;
-  if (solo_first) {
-    if (writer && !options.quiet) std::fprintf(stderr, "multifit: solo runs: each model alone, for its slowdown\n");
-    serial = run_one(ModeKind::serial);
-  }
   std::vector<RunReport> runs;
   if (keeper) keeper->keep(jobs);  // from here on each model that ends ok stages its weights
-  for (const ModeKind mode : modes) {
-    if (writer && modes.size() > 1 && !options.quiet) std::fprintf(stderr, "multifit: mode %s\n", to_string(mode));
-    RunReport run = run_one(mode, true);
-    if (!writer) continue;  // rank 0 has the run's report
-    if (mode != ModeKind::processes) run.process_startup_s = process_startup;
-    run.auto_choice = chosen;
-    run.sweep = setup.sweep;
-    run.shard = args.shard;
-    if (mode == ModeKind::serial) serial = run;
-    if (serial) compare_with_serial(run, *serial);
-    rank_run(run, args.rank_by);
-    print_run_table(run, runs.empty());
-    runs.push_back(std::move(run));
+  for (int repeat = 1; repeat <= args.repeat && !(stop && repeat > 1); ++repeat) {
+    const std::string of = args.repeat > 1 ? " (run " + std::to_string(repeat) + " of " + std::to_string(args.repeat) + ")" : "";
+    std::optional<RunReport> serial;  // each repetition against its own serial (or solo) run
+    if (solo_first) {
+      if (writer && !options.quiet) std::fprintf(stderr, "multifit: solo runs%s: each model alone, for its slowdown\n", of.c_str());
+      serial = run_one(ModeKind::serial);
+    }
+    for (const ModeKind mode : modes) {
+      if (writer && (modes.size() > 1 || args.repeat > 1) && !options.quiet)
+        std::fprintf(stderr, "multifit: mode %s%s\n", to_string(mode), of.c_str());
+      RunReport run = run_one(mode, true);
+      if (!writer) continue;  // rank 0 has the run's report
+      if (mode != ModeKind::processes) run.process_startup_s = process_startup;
+      run.repeat = repeat;
+      run.auto_choice = chosen;
+      run.sweep = setup.sweep;
+      run.shard = args.shard;
+      if (mode == ModeKind::serial) serial = run;
+      if (serial) compare_with_serial(run, *serial);
+      rank_run(run, args.rank_by);
+      if (repeat == 1) print_run_table(run, runs.empty());
+      else print_run_line(run);
+      runs.push_back(std::move(run));
+    }
   }
   if (journal && !journal->error().empty()) {
     std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
@@ -333,7 +341,8 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     code = worse_exit_code(code, 1);
   }
   if (writer) {
-    if (runs.size() > 1) print_modes_table(runs);
+    if (args.repeat > 1) print_repeats_table(runs);
+    else if (runs.size() > 1) print_modes_table(runs);
     print_errors(runs);
     if (keeper && (stop || code == 130))  // interrupted here or on a rank: --resume finishes the run, and takes the staged weights on
       std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
@@ -377,6 +386,13 @@ int run_study(RunArgs& args) {
     if (world && !args.files.trace.empty())
       throw UserError("--trace is not available under mpirun: each rank's step timeline is on its own machine's "
                       "clock; trace a run in one process");
+    if (args.repeat > 1 && (args.resume || !args.journal.empty()))
+      throw UserError(std::string(args.resume ? "--resume" : "--journal") + " with --repeat " +
+                      std::to_string(args.repeat) +
+                      ": a journal holds one run of each mode, and --repeat makes several; drop one of them");
+    if (args.repeat > 1 && args.save_best_given)
+      throw UserError("--save-best keeps the models of one run, and --repeat " + std::to_string(args.repeat) +
+                      " makes several: drop one of them");
     if (args.resume && journal_file.empty())
       throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
                       "OUT.journal) or --journal PATH");
@@ -548,6 +564,11 @@ Command add_run_command(CLI::App& app) {
       ->check(whole_number(1, INT_MAX))
       ->capture_default_str();
   cmd->add_flag("--solo", args->solo, "Run each model alone first, for its slowdown (--mode all has it)");
+  cmd->add_option("--repeat", args->repeat,
+                  "Run the modes N times, interleaved (serial, streams, ..., serial, streams, ...), and report each "
+                  "figure's median, min and max: one run on a shared machine can mislead. Keeps no journal")
+      ->check(whole_number(1, 100))
+      ->capture_default_str();
   cmd->add_option("--devices", o.devices, "GPUs to spread the models over, round robin, e.g. 0,1")
       ->delimiter(',')
       ->check(whole_number(0, 1023));

@@ -10,6 +10,7 @@
 
 #include "runtime/bytes.h"
 #include "study/report/ranking.h"
+#include "study/report/repeats.h"
 
 namespace mf {
 namespace {
@@ -127,8 +128,14 @@ void print_model_line(const ModelReport& m) {
 }
 
 void print_run_table(const RunReport& run, bool legend) {
+  print_run_line(run);
+  print_models_table(run, legend);
+}
+
+void print_run_line(const RunReport& run) {
   const std::string throughput = run.samples_per_s ? rate(run.samples_per_s) + " samples/s while training" : "nothing trained";
-  std::printf("\n%s: %s, at most %d at once - wall %s (start-up %s) - %s", run.mode.c_str(),
+  const std::string repeat = run.repeat > 1 ? " (run " + std::to_string(run.repeat) + ")" : "";
+  std::printf("\n%s%s: %s, at most %d at once - wall %s (start-up %s) - %s", run.mode.c_str(), repeat.c_str(),
               count(run.models.size(), "model").c_str(), run.concurrency, format_duration(run.wall_s).c_str(),
               seconds(run.startup_s).c_str(), throughput.c_str());
   if (run.speedup_vs_serial) std::printf(" - speedup vs serial %s", times(run.speedup_vs_serial).c_str());
@@ -141,7 +148,6 @@ void print_run_table(const RunReport& run, bool legend) {
   if (run.machine && !run.machine->busy.empty())
     std::printf("  the machine was busy: %s; these timings are not comparable with a quiet machine's\n",
                 run.machine->busy.c_str());
-  print_models_table(run, legend);
 }
 
 void print_models_table(const RunReport& run, bool legend) {
@@ -182,14 +188,19 @@ void print_models_table(const RunReport& run, bool legend) {
   if (legend) print_legend(columns);
 }
 
-// The mean of `value` over the models that have one.
-template <class F>
-std::optional<double> mean_of(const std::vector<ModelReport>& models, F value) {
+// The mean input wait of the models that had a pipeline.
+std::optional<double> mean_input_wait(const std::vector<ModelReport>& models) {
   double sum = 0;
   int counted = 0;
   for (const ModelReport& m : models)
-    if (const std::optional<double> v = value(m)) sum += *v, ++counted;
+    if (const std::optional<double> v = input_wait_fraction(m)) sum += *v, ++counted;
   return counted ? std::optional<double>(sum / counted) : std::nullopt;
+}
+
+// "1.23x [1.10x-1.31x]": a spread's median and range, by `shown`.
+template <class F>
+std::string median_range(const std::optional<Spread>& s, F shown) {
+  return s ? shown(s->median) + " [" + shown(s->min) + "-" + shown(s->max) + "]" : "-";
 }
 
 void print_modes_table(const std::vector<RunReport>& runs) {
@@ -198,19 +209,44 @@ void print_modes_table(const std::vector<RunReport>& runs) {
               "mode", "wall", "start-up", "samples/s", "speedup", "overlap", "mean slowdown");
   std::printf(input ? " %16s\n" : "\n", "mean input wait");
   for (const RunReport& run : runs) {
-    const std::optional<double> slowdown = mean_of(run.models, [](const ModelReport& m) { return m.slowdown; });
+    const std::optional<double> slowdown = mean_slowdown(run);
     std::printf("  %-10s %9s %9s %12s %9s %8s %14s", run.mode.c_str(), format_duration(run.wall_s).c_str(),
                 seconds(run.startup_s).c_str(), rate(run.samples_per_s).c_str(), times(run.speedup_vs_serial).c_str(),
                 run.overlap ? (percent(run.overlap->fraction()) + (run.overlap_kind == "interleaved" ? "*" : "")).c_str()
                             : "-",
                 times(slowdown).c_str());
-    if (input) std::printf(" %16s", fraction(mean_of(run.models, input_wait_fraction)).c_str());
+    if (input) std::printf(" %16s", fraction(mean_input_wait(run.models)).c_str());
     std::printf("\n");
   }
   std::printf("  speedup: serial's wall over the mode's; mean slowdown: the mean of each model's train time over its\n"
               "  solo run's (a pack's: the pack's time over its members' solo times, below 1x when packing pays)\n");
   if (std::any_of(runs.begin(), runs.end(), [](const RunReport& r) { return r.overlap_kind == "interleaved"; }))
     std::printf("  * interleaved, not overlapping: processes without MPS, which the GPU time-slices\n");
+}
+
+void print_repeats_table(const std::vector<RunReport>& runs) {
+  const std::vector<ModeSpread> spreads = spread_by_mode(runs);
+  std::printf("\nmodes side by side over their runs (%s; median [min-max]):\n  %-10s %5s %24s %24s %24s %24s\n",
+              count(runs.front().models.size(), "model").c_str(), "mode", "runs", "wall", "samples/s", "speedup",
+              "mean slowdown");
+  const auto duration = [](double s) { return format_duration(s); };
+  const auto per_s = [](double x) { return rate(x); };
+  const auto ratio = [](double x) { return times(x); };
+  for (const ModeSpread& spread : spreads) {
+    const auto of = [&](const char* name) {
+      for (const auto& [figure, s] : spread.figures)
+        if (figure == name) return s;
+      return std::optional<Spread>();
+    };
+    std::printf("  %-10s %5d %24s %24s %24s %24s\n", spread.mode.c_str(), spread.runs,
+                median_range(of("wall_s"), duration).c_str(), median_range(of("samples_per_s"), per_s).c_str(),
+                median_range(of("speedup_vs_serial"), ratio).c_str(), median_range(of("mean_slowdown"), ratio).c_str());
+  }
+  std::printf("  each run of a mode is against the serial run of its own round; the document has every run and "
+              "these spreads (repeats)\n");
+  for (const RunReport& run : runs)
+    if (run.machine && !run.machine->busy.empty())
+      std::printf("  %s (run %d) had a busy machine: %s\n", run.mode.c_str(), run.repeat, run.machine->busy.c_str());
 }
 
 }  // namespace mf

@@ -70,6 +70,7 @@ json last_epoch(const ModelReport& m, double EpochMetrics::*metric, bool present
 const Column kColumns[] = {
     {"run_mode", [](const RunReport& r) { return json(r.mode); }},
     {"run_backend", [](const RunReport& r) { return r.backend.empty() ? json() : json(r.backend); }},
+    {"run_repeat", [](const RunReport& r) { return json(r.repeat); }},
     {"run_concurrency", [](const RunReport& r) { return json(r.concurrency); }},
     {"run_wall_s", [](const RunReport& r) { return json(r.wall_s); }},
     {"run_startup_s", [](const RunReport& r) { return metric_json(r.startup_s); }},

@@ -6,6 +6,7 @@
 #include "runtime/json_forms.h"
 #include "runtime/nvml_monitor.h"
 #include "runtime/output_file.h"
+#include "study/report/repeats.h"
 #include "study/report/report.h"
 
 namespace mf {
@@ -259,6 +260,7 @@ void to_json(json& j, const RunReport& run) {
        {"device_schedule", text(run.device_schedule)},
        {"mps", run.mps},
        {"mode", run.mode},
+       {"repeat", run.repeat},
        {"concurrency", run.concurrency},
        {"concurrency_reason", text(run.concurrency_reason)},
        {"training_threads", run.training_threads},
@@ -305,8 +307,13 @@ void write_json(const std::vector<RunReport>& runs, const std::string& path) {
   if (runs.size() == 1) {
     doc = runs[0];
   } else {
-    doc = {{"mode", "all"}, {"runs", json::array()}};
+    const bool one_mode = std::all_of(runs.begin(), runs.end(), [&](const RunReport& r) { return r.mode == runs[0].mode; });
+    const int repeats = std::max_element(runs.begin(), runs.end(), [](const RunReport& a, const RunReport& b) {
+                          return a.repeat < b.repeat;
+                        })->repeat;
+    doc = {{"mode", one_mode ? runs[0].mode : "all"}, {"runs", json::array()}};
     for (const RunReport& run : runs) doc["runs"].push_back(run);
+    if (repeats > 1) doc["repeat"] = repeats, doc["repeats"] = spread_by_mode(runs);
   }
   write_output_file(path, "the result file", doc.dump(2) + '\n');
 }

@@ -151,6 +151,7 @@ struct RunReport {
   // before the first mode and apart from every mode's figures.
   std::optional<double> process_startup_s;
   std::optional<double> speedup_vs_serial, serial_wall_s;  // and the serial (or --solo) run's wall it is against
+  int repeat = 1;       // --repeat: which of the runs of its mode this is, from 1
   int concurrency = 1;  // at most this many models trained at once
   // Why that many, in one line: --concurrency as asked, or the machine's bound that chose it and the
   // others (study/concurrency.h)

@@ -210,7 +210,7 @@ TEST_F(Merge, ForeignPartsAreRefused) {
   ASSERT_EQ(run("streams.json", "--shard 2/3 --mode streams").rc, 0);
   refused("streams.json", {"a run in streams mode", "in serial mode", "one mode"});
   ASSERT_EQ(run("all-modes.json", "--shard 2/3 --mode all").rc, 0);
-  refused("all-modes.json", {"a --mode all document, of 4 runs (serial, streams, processes, packed)"});
+  refused("all-modes.json", {"a document of 4 runs (serial, streams, processes, packed; --mode all or --repeat)"});
   refused("all-modes.json.journal", {"the journal of a --mode all run"});
   // Another backend, and another model at a place: hand-made from shard 2's document.
   json doc = result("part-2.json");

@@ -128,6 +128,42 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
 // Packed mode: tiny models of one shape, differing in learning rate and seed, train as one pack (or
 // as packs of at most --pack-size), each with the numbers of its own serial run: the 32 of the
 // example on the CPU, 6 of them in packs of 4 and 2 through host execution of the CUDA kernels.
+// --repeat: the modes in rounds, each against its round's serial run, every run in the document with
+// each mode's spread; no journal (it holds one run of each mode), and what would need one refused.
+TEST_F(Run, RepeatRunsTheModesInRoundsAndSpreadsTheirFigures) {
+  const std::string pair = quoted(example("seed-pair.json"));
+  const Result r = multifit("run " + pair + " --backend cpu --quiet --mode all --repeat 2 --json " + quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "modes side by side over their runs (2 models; median [min-max])")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nstreams (run 2): 2 models")) << r.out;
+  const json doc = result("r.json");
+  EXPECT_EQ(doc["mode"], "all");
+  EXPECT_EQ(doc["repeat"], 2);
+  ASSERT_EQ(doc["runs"].size(), 8u);
+  std::vector<std::string> order;
+  for (const json& run : doc["runs"]) order.push_back(run["mode"].get<std::string>() + std::to_string(run["repeat"].get<int>()));
+  EXPECT_EQ(order, (std::vector<std::string>{"serial1", "streams1", "processes1", "packed1", "serial2", "streams2",
+                                             "processes2", "packed2"}));
+  EXPECT_EQ(doc["runs"][5]["serial_wall_s"], doc["runs"][4]["wall_s"]) << "against its own round's serial run";
+  ASSERT_EQ(doc["repeats"].size(), 4u);
+  EXPECT_EQ(doc["repeats"][1]["mode"], "streams");
+  EXPECT_EQ(doc["repeats"][1]["runs"], 2);
+  const double first = doc["runs"][1]["wall_s"], second = doc["runs"][5]["wall_s"];
+  EXPECT_DOUBLE_EQ(doc["repeats"][1]["wall_s"]["min"].get<double>(), std::min(first, second));
+  EXPECT_DOUBLE_EQ(doc["repeats"][1]["wall_s"]["median"].get<double>(), (first + second) / 2);
+  EXPECT_FALSE(fs::exists(path("r.json.journal")));
+
+  const Result resume = multifit("run " + pair + " --backend cpu --quiet --repeat 3 --resume --json " + quoted(path("r.json")));
+  EXPECT_EQ(resume.rc, 2);
+  EXPECT_TRUE(contains(resume.err, "--resume with --repeat 3: a journal holds one run of each mode")) << resume.err;
+  const Result best = multifit("run " + pair + " --backend cpu --quiet --repeat 2 --save-best 1 " + quoted(path("best")));
+  EXPECT_EQ(best.rc, 2);
+  EXPECT_TRUE(contains(best.err, "--save-best keeps the models of one run, and --repeat 2 makes several")) << best.err;
+  const Result zero = multifit("run " + pair + " --backend cpu --quiet --repeat 0");
+  EXPECT_EQ(zero.rc, 2);
+  EXPECT_TRUE(contains(zero.err, "--repeat")) << zero.err;
+}
+
 TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
   json six = json::parse(read_file(example("tiny-sweep.json")));
   six["grid"] = {{"learning_rate", {0.001, 0.01}}, {"seed", {1, 2, 3}}};

@@ -25,6 +25,7 @@
 
 #include "runtime/nvml_monitor.h"
 #include "study/job.h"
+#include "study/report/repeats.h"
 #include "study/report/report.h"
 
 namespace mf {
@@ -55,7 +56,7 @@ using nlohmann::json;
                           m_data, m_device_schedule, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
-                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_concurrency, r_concurrency_reason,
+                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency, r_concurrency_reason,
                           r_training_threads, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
                           r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
   [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes, mr_load_average_before,
@@ -175,6 +176,7 @@ RunReport full_run() {
   r.process_startup_s = 0.0625;
   r.speedup_vs_serial = 1.75;
   r.serial_wall_s = 6.125;
+  r.repeat = 2;
   r.concurrency = 4;
   r.concurrency_reason = "--concurrency 4, as asked";
   r.training_threads = 5;
@@ -326,6 +328,7 @@ std::string full_run_document(const std::string& models) {
   "mps": false,
   "mode": "packed",
   "concurrency": 4,
+  "repeat": 2,
   "concurrency_reason": "--concurrency 4, as asked",
   "training_threads": 5,
   "resumed_models": 3,
@@ -359,7 +362,7 @@ std::string full_run_document(const std::string& models) {
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
-    "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mode": "serial", "concurrency": 1, "concurrency_reason": null,
+    "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mode": "serial", "repeat": 1, "concurrency": 1, "concurrency_reason": null,
     "training_threads": null, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
@@ -476,10 +479,39 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
 
   RunReport serial;
   serial.models = {ModelReport{}};
-  write_json({serial, full_run()}, path("all.json"));
-  expect_json(json::parse(read(path("all.json"))),
-              std::string(R"({"mode": "all", "runs": [)") + kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument +
-                  "]}, " + full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
+  RunReport packed = full_run();
+  packed.repeat = 1;
+  write_json({serial, packed}, path("all.json"));
+  json all = json::parse(read(path("all.json")));
+  ASSERT_EQ(all["runs"][1]["repeat"], 1);
+  all["runs"][1]["repeat"] = 2;  // as full_run_document writes it
+  expect_json(all, std::string(R"({"mode": "all", "runs": [)") + kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument +
+                       "]}, " + full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
+}
+
+// --repeat: every run, then each mode's figures over its runs as median, min and max.
+TEST_F(ReportFiles, RepeatedRunsAreSummedUpPerModeAsMedianMinAndMax) {
+  std::vector<RunReport> runs(3);
+  for (int i = 0; i < 3; ++i) {
+    runs[size_t(i)].repeat = i + 1;
+    runs[size_t(i)].wall_s = std::vector<double>{3.0, 1.0, 2.5}[size_t(i)];
+    runs[size_t(i)].models = {ModelReport{}, ModelReport{}};
+    runs[size_t(i)].models[0].slowdown = 1.0 + i;
+    runs[size_t(i)].models[1].slowdown = 3.0;  // means 2, 2.5, 3
+  }
+  runs[1].speedup_vs_serial = 1.5;
+  write_json(runs, path("repeated.json"));
+  const json doc = json::parse(read(path("repeated.json")));
+  EXPECT_EQ(doc["mode"], "serial") << "one mode, repeated";
+  EXPECT_EQ(doc["repeat"], 3);
+  ASSERT_EQ(doc["runs"].size(), 3u);
+  EXPECT_EQ(doc["runs"][2]["repeat"], 3);
+  expect_json(doc["repeats"], R"([{"mode": "serial", "runs": 3,
+      "wall_s": {"median": 2.5, "min": 1.0, "max": 3.0}, "startup_s": null, "train_s": null, "samples_per_s": null,
+      "speedup_vs_serial": {"median": 1.5, "min": 1.5, "max": 1.5},
+      "mean_slowdown": {"median": 2.5, "min": 2.0, "max": 3.0}}])");
+  EXPECT_EQ(spread_of({4.0, 1.0, 3.0, 2.0})->median, 2.5) << "an even count: the middle two's mean";
+  EXPECT_FALSE(spread_of({}));
 }
 
 // What `multifit merge` reads back of a document to check its parts (study/merge.cpp): the sweep and
@@ -502,7 +534,7 @@ TEST(ReportDocument, TheSweepAndTheShardReadBackAsWritten) {
 // ---- The CSV ---------------------------------------------------------------------------------------
 
 const char* const kCsvHeader =
-    "run_mode,run_backend,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
+    "run_mode,run_backend,run_repeat,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
     "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
@@ -522,13 +554,13 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   write_csv({full_run(), serial, graphs_on, graphs_unknown}, path("r.csv"));
   EXPECT_EQ(read(path("r.csv")),
             std::string(kCsvHeader) +
-                "packed,cpu,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
+                "packed,cpu,2,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
                 "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
                 "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,800,16384,8192,false,3,2,6\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
                 "0,0,0,0,0,,,true,3,2,6\n"
-                "serial,,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n");
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
