@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""multifit's report: one self-contained HTML page of a run's result document, to look at.
+
+usage: python3 scripts/report.py RESULT.json -o report.html [--trace TRACE.json] [--title TEXT]
+
+RESULT.json is `multifit run ... --json` (one mode, --mode all, or --repeat); TRACE.json, the same
+run's --trace, adds the timeline of every model's steps, epochs and input batches. The page has the
+modes side by side (wall with its start-up, throughput, speedup; median and range under --repeat),
+each model's slowdown against its solo run, memory per model (pool cap, reserved and peak, its
+share of the data, its process's peak) and the machine the run was measured on. Charts are inline
+SVG drawn by matplotlib, so the page opens without a network and runs no script.
+
+Exit codes: 0 written; 2 a missing or unreadable file, or a document that is not multifit's.
+"""
+import argparse
+import html
+import io
+import json
+import statistics
+import sys
+
+import os
+
+try:
+    import matplotlib
+except ImportError:  # Debian's python3-matplotlib is the system python's, which another python3 may shadow
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    print(f"report: error: matplotlib is not installed for {sys.executable} (Debian: apt-get install python3-matplotlib)",
+          file=sys.stderr)
+    sys.exit(2)
+matplotlib.use("svg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+FULL_TABLE_MODELS = 24  # beyond, per-model charts become distributions
+
+
+def fail(message):
+    print(f"report: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_json(path, what):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        fail(f"{path}: cannot read the {what}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        fail(f"{path}: line {e.lineno}: not JSON ({e.msg}); expected multifit's {what}")
+
+
+def runs_of(doc, path):
+    if not isinstance(doc, dict):
+        fail(f"{path}: not a multifit result document (JSON, but not an object)")
+    if isinstance(doc.get("runs"), list):
+        return doc["runs"]
+    if "models" in doc and "mode" in doc:
+        return [doc]
+    fail(f"{path}: not a multifit result document (no models and mode, no runs): give run's --json document")
+
+
+def svg(fig):
+    out = io.StringIO()
+    fig.savefig(out, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = out.getvalue()
+    return text[text.index("<svg"):]
+
+
+def mib(n):
+    return "-" if n is None else f"{n / 2**20:.2f} MiB"
+
+
+def seconds(s):
+    if s is None:
+        return "-"
+    return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def mean_slowdown(run):
+    values = [m["slowdown"] for m in run["models"] if isinstance(m.get("slowdown"), (int, float))]
+    return statistics.mean(values) if values else None
+
+
+def by_mode(runs):
+    modes = {}
+    for run in runs:
+        modes.setdefault(run["mode"], []).append(run)
+    return modes
+
+
+def spread(values):
+    values = [v for v in values if isinstance(v, (int, float))]
+    if not values:
+        return None
+    return statistics.median(values), min(values), max(values)
+
+
+def modes_chart(modes):
+    """Wall (start-up stacked under training), samples/s and speedup per mode; medians with ranges."""
+    names = list(modes)
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+    panels = [("wall (s)", "wall_s"), ("samples/s while training", "samples_per_s"), ("speedup vs serial", "speedup_vs_serial")]
+    for ax, (label, key) in zip(axes, panels):
+        stats = [spread([r.get(key) for r in modes[n]]) for n in names]
+        heights = [s[0] if s else 0 for s in stats]
+        errors = [[s[0] - s[1] if s else 0 for s in stats], [s[2] - s[0] if s else 0 for s in stats]]
+        bars = ax.bar(names, heights, yerr=errors if any(len(modes[n]) > 1 for n in names) else None,
+                      color="#4c78a8", capsize=4)
+        if key == "wall_s":
+            startup = [spread([r.get("startup_s") for r in modes[n]]) for n in names]
+            ax.bar(names, [s[0] if s else 0 for s in startup], color="#f58518", label="start-up")
+            ax.legend(fontsize=8)
+        if key == "speedup_vs_serial":
+            ax.axhline(1.0, color="gray", linewidth=0.8, linestyle="--")
+        ax.bar_label(bars, fmt="%.3g", fontsize=8)
+        ax.set_title(label, fontsize=10)
+        ax.tick_params(axis="x", labelsize=8)
+    return svg(fig)
+
+
+def slowdown_chart(modes):
+    """Each model's slowdown against its solo run, per mode: bars for a few models, boxes for many."""
+    names = [n for n in modes if n != "serial"]
+    if not names:
+        return None
+    first = modes[names[0]][0]["models"]
+    fig, ax = plt.subplots(figsize=(12, 3.4))
+    if len(first) <= FULL_TABLE_MODELS:
+        width = 0.8 / len(names)
+        for i, mode in enumerate(names):
+            values = []  # each model's median over the mode's runs (--repeat), 0 where it has none
+            for z in range(len(first)):
+                s = spread([r["models"][z].get("slowdown") for r in modes[mode] if z < len(r["models"])])
+                values.append(s[0] if s else 0)
+            ax.bar([x + i * width for x in range(len(values))], values, width, label=mode)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(first))], [m["name"] for m in first], rotation=45,
+                      ha="right", fontsize=7)
+    else:
+        data = [[m["slowdown"] for r in modes[n] for m in r["models"] if isinstance(m.get("slowdown"), (int, float))]
+                for n in names]
+        ax.boxplot([d or [0] for d in data], labels=names)
+    ax.axhline(1.0, color="gray", linewidth=0.8, linestyle="--")
+    ax.set_ylabel("train time / solo train time")
+    if len(first) <= FULL_TABLE_MODELS:
+        ax.legend(fontsize=8)
+    ax.set_title("each model's slowdown (a pack's: the pack's time over its members' solo times)", fontsize=10)
+    return svg(fig)
+
+
+def timeline_chart(trace):
+    """Every track of the trace: steps as thin bars, epochs as light spans, input batches below."""
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
+    names = {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name" and "args" in e}
+    tracks = sorted(names, key=lambda k: (k[0] or 0, k[1] or 0))
+    if not tracks:
+        return None
+    fig, ax = plt.subplots(figsize=(12, 0.35 * len(tracks) + 1))
+    row = {k: i for i, k in enumerate(tracks)}
+    for e in events:
+        key = (e.get("pid"), e.get("tid"))
+        if e.get("ph") != "X" or key not in row:
+            continue
+        start, dur = e["ts"] / 1000, max(e.get("dur", 0) / 1000, 1e-3)
+        name = e.get("name", "")
+        if name.startswith("epoch"):
+            ax.broken_barh([(start, dur)], (row[key] - 0.4, 0.8), color="#c6dbef", zorder=1)
+        elif name == "batch":
+            ax.broken_barh([(start, dur)], (row[key] - 0.3, 0.6), color="#f58518", zorder=2)
+        else:
+            ax.broken_barh([(start, dur)], (row[key] - 0.25, 0.5), color="#4c78a8", zorder=3)
+    ax.set_yticks(range(len(tracks)), [names[k] for k in tracks], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms")
+    ax.set_title("timeline: epochs (light), steps (blue), input batches prepared (orange)", fontsize=10)
+    return svg(fig)
+
+
+def table(header, rows):
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def modes_table(modes):
+    rows = []
+    for mode, runs in modes.items():
+        def cell(key, shown):
+            s = spread([r.get(key) for r in runs])
+            if not s:
+                return "-"
+            return shown(s[0]) if len(runs) == 1 else f"{shown(s[0])} [{shown(s[1])}-{shown(s[2])}]"
+        slow = spread([mean_slowdown(r) for r in runs])
+        rows.append([mode, len(runs), cell("wall_s", seconds), cell("startup_s", seconds),
+                     cell("samples_per_s", lambda x: f"{x:.0f}"), cell("speedup_vs_serial", lambda x: f"{x:.2f}x"),
+                     "-" if not slow else f"{slow[0]:.2f}x",
+                     "; ".join(r["machine"]["busy"] for r in runs if r.get("machine") and r["machine"].get("busy"))
+                     or "-"])
+    return table(["mode", "runs", "wall", "start-up", "samples/s", "speedup", "mean slowdown", "busy machine"], rows)
+
+
+def memory_table(run):
+    readers = {}
+    for m in run["models"]:
+        key = (m.get("host"), m.get("pid"), m.get("data", {}).get("source"))
+        readers[key] = readers.get(key, 0) + 1
+    rows = []
+    for m in run["models"][:FULL_TABLE_MODELS]:
+        memory, data = m.get("memory", {}), m.get("data", {})
+        key = (m.get("host"), m.get("pid"), data.get("source"))
+        process = memory.get("process_peak_rss_bytes") or run.get("host_peak_rss_bytes")
+        rows.append([m["name"], mib(memory.get("cap_bytes")), mib(memory.get("reserved_bytes")),
+                     mib(memory.get("peak_bytes")), mib((data.get("bytes") or 0) / readers[key]), mib(process),
+                     mib(memory.get("process_device_bytes"))])
+    note = "" if len(run["models"]) <= FULL_TABLE_MODELS else f"<p>the first {FULL_TABLE_MODELS} of {len(run['models'])} models</p>"
+    return note + table(["model", "pool cap", "pool reserved", "pool peak", "data share", "process peak (host)",
+                         "GPU process"], rows)
+
+
+def page(doc, runs, trace, title):
+    modes = by_mode(runs)
+    first = runs[0]
+    machine = first.get("machine") or {}
+    parts = [f"<h1>{html.escape(title)}</h1>",
+             "<p>" + html.escape(f"{len(first['models'])} models on {first.get('backend') or '?'} "
+                                 f"({first.get('device_name') or '?'}); {machine.get('multifit', '')}; "
+                                 f"{machine.get('cores', '?')} cores, load average "
+                                 f"{machine.get('load_average_before', '?')} before") + "</p>",
+             "<h2>Modes side by side</h2>", modes_table(modes), modes_chart(modes)]
+    slow = slowdown_chart(modes)
+    if slow:
+        parts += ["<h2>Each model against its solo run</h2>", slow]
+    parts += ["<h2>Memory per model</h2>",
+              "<p>pool: the model's own arena (weights, gradients, optimizer state, activations, batches); data share: "
+              "its part of the data set its process read once; process peak: the host memory its process held at "
+              "most (one process for every model of an in-process run)</p>", memory_table(runs[-1])]
+    if trace is not None:
+        chart = timeline_chart(trace)
+        parts += ["<h2>Timeline</h2>", chart or "<p>the trace has no tracks</p>"]
+    else:
+        parts += ["<h2>Timeline</h2><p>give the run's --trace file (--trace TRACE.json) to draw every model's steps</p>"]
+    style = ("body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}"
+             "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}"
+             "td:first-child,th:first-child{text-align:left}svg{max-width:100%;height:auto}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("result")
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--trace")
+    parser.add_argument("--title")
+    args = parser.parse_args()
+    doc = read_json(args.result, "result document")
+    runs = runs_of(doc, args.result)
+    if not runs or not all(isinstance(r, dict) and isinstance(r.get("models"), list) for r in runs):
+        fail(f"{args.result}: a run without its models list: give run's --json document")
+    trace = read_json(args.trace, "trace") if args.trace else None
+    text = page(doc, runs, trace, args.title or f"multifit: {args.result}")
+    try:
+        with open(args.output, "w") as f:
+            f.write(text)
+    except OSError as e:
+        fail(f"{args.output}: cannot write the report: {e.strerror}")
+
+
+if __name__ == "__main__":
+    main()
