@@ -149,32 +149,39 @@ def slowdown_chart(modes):
     return svg(fig)
 
 
+TIMELINE_TRACKS = 64  # beyond, the first ones: a page, not a poster
+
+
 def timeline_chart(trace):
-    """Every track of the trace: steps as thin bars, epochs as light spans, input batches below."""
+    """The trace's tracks: steps as thin bars, epochs as light spans, input batches prepared; drawn as
+    one image inside the SVG (thousands of bars as vectors would make the page megabytes)."""
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
     names = {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in events
              if e.get("ph") == "M" and e.get("name") == "thread_name" and "args" in e}
-    tracks = sorted(names, key=lambda k: (k[0] or 0, k[1] or 0))
+    every = sorted(names, key=lambda k: (k[0] or 0, k[1] or 0))
+    tracks = every[:TIMELINE_TRACKS]
     if not tracks:
         return None
-    fig, ax = plt.subplots(figsize=(12, 0.35 * len(tracks) + 1))
     row = {k: i for i, k in enumerate(tracks)}
+    kinds = {"epoch": ("#c6dbef", 0.4, 1), "batch": ("#f58518", 0.3, 2), "step": ("#4c78a8", 0.25, 3)}
+    spans = {}  # (track, kind) -> [(start, duration)]
     for e in events:
         key = (e.get("pid"), e.get("tid"))
         if e.get("ph") != "X" or key not in row:
             continue
-        start, dur = e["ts"] / 1000, max(e.get("dur", 0) / 1000, 1e-3)
         name = e.get("name", "")
-        if name.startswith("epoch"):
-            ax.broken_barh([(start, dur)], (row[key] - 0.4, 0.8), color="#c6dbef", zorder=1)
-        elif name == "batch":
-            ax.broken_barh([(start, dur)], (row[key] - 0.3, 0.6), color="#f58518", zorder=2)
-        else:
-            ax.broken_barh([(start, dur)], (row[key] - 0.25, 0.5), color="#4c78a8", zorder=3)
+        kind = "epoch" if name.startswith("epoch") else "batch" if name == "batch" else "step"
+        spans.setdefault((key, kind), []).append((e["ts"] / 1000, max(e.get("dur", 0) / 1000, 1e-3)))
+    fig, ax = plt.subplots(figsize=(12, 0.3 * len(tracks) + 1))
+    for (key, kind), bars in spans.items():
+        color, half, z = kinds[kind]
+        ax.broken_barh(bars, (row[key] - half, 2 * half), color=color, zorder=z)
+    ax.set_rasterization_zorder(10)
     ax.set_yticks(range(len(tracks)), [names[k] for k in tracks], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("ms")
-    ax.set_title("timeline: epochs (light), steps (blue), input batches prepared (orange)", fontsize=10)
+    shown = "" if len(every) == len(tracks) else f" (the first {len(tracks)} of {len(every)} tracks)"
+    ax.set_title(f"timeline{shown}: epochs (light), steps (blue), input batches prepared (orange)", fontsize=10)
     return svg(fig)
 
 
