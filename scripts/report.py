@@ -235,6 +235,7 @@ def page(doc, runs, trace, title):
                                  f"({first.get('device_name') or '?'}); {machine.get('multifit', '')}; "
                                  f"{machine.get('cores', '?')} cores, load average "
                                  f"{machine.get('load_average_before', '?')} before") + "</p>",
+             *[f"<p><b>error:</b> {html.escape(e)}</p>" for e in dict.fromkeys(r["error"] for r in runs if r.get("error"))],
              "<h2>Modes side by side</h2>", modes_table(modes), modes_chart(modes)]
     slow = slowdown_chart(modes)
     if slow:
@@ -264,8 +265,10 @@ def main():
     args = parser.parse_args()
     doc = read_json(args.result, "result document")
     runs = runs_of(doc, args.result)
-    if not runs or not all(isinstance(r, dict) and isinstance(r.get("models"), list) for r in runs):
-        fail(f"{args.result}: a run without its models list: give run's --json document")
+    if not runs:
+        fail(f"{args.result}: a document of no runs: give the --json document of a run that trained")
+    if not all(isinstance(r, dict) and isinstance(r.get("mode"), str) and isinstance(r.get("models"), list) for r in runs):
+        fail(f"{args.result}: a run without its mode or its models list: give run's --json document")
     trace = read_json(args.trace, "trace") if args.trace else None
     text = page(doc, runs, trace, args.title or f"multifit: {args.result}")
     try:
