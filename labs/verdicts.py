@@ -91,3 +91,21 @@ def startup_overhead(doc):
                f"processes as in one, {startup / processes:.0%} of it their start-up")
     held = processes > streams and startup > 0.5 * processes
     return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
+
+
+def memory_cap(doc):
+    """Claim 5: a memory cap solves memory contention, not compute contention: every capped model fits
+    at once within its cap, yet each trains slower."""
+    runs = [r for r in _runs(doc) if r["mode"] == "streams"]
+    if not runs or median_of(doc, "streams", "mean_slowdown") is None:
+        return Verdict(False, "did not hold: the streams run or its slowdowns are missing from the document")
+    models = runs[0]["models"]
+    fits = all(m.get("status") == "ok" and m["memory"]["peak_bytes"] <= m["memory"]["cap_bytes"]
+               for r in runs for m in r["models"])
+    cap = max(m["memory"]["cap_bytes"] for m in models) / 2**20
+    peak = max(m["memory"]["peak_bytes"] for r in runs for m in r["models"]) / 2**20
+    slowdown = median_of(doc, "streams", "mean_slowdown")
+    figures = (f"{len(models)} models capped at {cap:.0f} MiB each {'all fit' if fits else 'did not all fit'} at once "
+               f"(the largest pool peak {peak:.2f} MiB); each still trained {slowdown:.1f}x slower than alone")
+    held = fits and slowdown >= 1.5
+    return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)

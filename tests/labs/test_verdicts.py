@@ -84,5 +84,27 @@ class StartupOverhead(unittest.TestCase):
         self.assertFalse(verdicts.startup_overhead(all_modes(run("streams", 10.0, 0.01), run("processes", 10.3, 0.2))).held)
 
 
+def capped(mode, slowdown, peak, cap=2 << 20, status="ok"):
+    return {"mode": mode, "repeat": 1, "wall_s": 1.0,
+            "models": [{"name": f"m{i}", "status": status, "slowdown": slowdown,
+                        "memory": {"cap_bytes": cap, "peak_bytes": peak}} for i in range(8)]}
+
+
+class MemoryCap(unittest.TestCase):
+    def test_held_when_all_fit_and_each_still_slows(self):
+        v = verdicts.memory_cap(all_modes(capped("serial", 1.0, 1 << 20), capped("streams", 3.9, 1 << 20)))
+        self.assertTrue(v.held, v.line)
+        self.assertEqual(v.line, "held: 8 models capped at 2 MiB each all fit at once (the largest pool peak 1.00 MiB); "
+                                 "each still trained 3.9x slower than alone")
+
+    def test_not_held_when_a_model_did_not_fit(self):
+        v = verdicts.memory_cap(all_modes(capped("serial", 1.0, 1 << 20), capped("streams", 3.9, 1 << 20, status="oom")))
+        self.assertFalse(v.held)
+        self.assertIn("did not all fit", v.line)
+
+    def test_not_held_when_no_model_slowed(self):
+        self.assertFalse(verdicts.memory_cap(all_modes(capped("serial", 1.0, 1 << 20), capped("streams", 1.1, 1 << 20))).held)
+
+
 if __name__ == "__main__":
     unittest.main()
