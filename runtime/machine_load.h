@@ -34,9 +34,8 @@ LoadBetween load_between(const MachineLoad& before, const MachineLoad& after);
 // Why other work disturbed a run's timings, "" when nothing says it did: other processes kept a
 // quarter of `cores` (the cores this process may use, at least half a core) busy; or, for a run too
 // short to tell that (but of kLeastPressureWall_s or more), tasks waited for a CPU a quarter of the
-// time, which counts only when the run's
-// own busy threads stayed within the cores (`within_cores`: not processes mode, whose workers may
-// outnumber them).
+// time, which counts only when the run's own busy threads stayed within the cores (`within_cores`:
+// not processes mode, whose workers may outnumber them).
 std::string busy_machine(const LoadBetween& load, int cores, bool within_cores);
 
 }  // namespace mf

@@ -188,15 +188,6 @@ void print_models_table(const RunReport& run, bool legend) {
   if (legend) print_legend(columns);
 }
 
-// The mean input wait of the models that had a pipeline.
-std::optional<double> mean_input_wait(const std::vector<ModelReport>& models) {
-  double sum = 0;
-  int counted = 0;
-  for (const ModelReport& m : models)
-    if (const std::optional<double> v = input_wait_fraction(m)) sum += *v, ++counted;
-  return counted ? std::optional<double>(sum / counted) : std::nullopt;
-}
-
 // "1.23x [1.10x-1.31x]": a spread's median and range, by `shown`.
 template <class F>
 std::string median_range(const std::optional<Spread>& s, F shown) {
@@ -215,7 +206,7 @@ void print_modes_table(const std::vector<RunReport>& runs) {
                 run.overlap ? (percent(run.overlap->fraction()) + (run.overlap_kind == "interleaved" ? "*" : "")).c_str()
                             : "-",
                 times(slowdown).c_str());
-    if (input) std::printf(" %16s", fraction(mean_input_wait(run.models)).c_str());
+    if (input) std::printf(" %16s", fraction(mean_over(run.models, input_wait_fraction)).c_str());
     std::printf("\n");
   }
   std::printf("  speedup: serial's wall over the mode's; mean slowdown: the mean of each model's train time over its\n"
@@ -238,16 +229,11 @@ void print_repeats_table(const std::vector<RunReport>& runs) {
     return std::string(text);
   };
   const auto ratio = [](double x) { return times(x); };
-  for (const ModeSpread& spread : spreads) {
-    const auto of = [&](const char* name) {
-      for (const auto& [figure, s] : spread.figures)
-        if (figure == name) return s;
-      return std::optional<Spread>();
-    };
+  for (const ModeSpread& spread : spreads)
     std::printf("  %-10s %5d %24s %24s %24s %24s\n", spread.mode.c_str(), spread.runs,
-                median_range(of("wall_s"), duration).c_str(), median_range(of("samples_per_s"), per_s).c_str(),
-                median_range(of("speedup_vs_serial"), ratio).c_str(), median_range(of("mean_slowdown"), ratio).c_str());
-  }
+                median_range(spread.of("wall_s"), duration).c_str(), median_range(spread.of("samples_per_s"), per_s).c_str(),
+                median_range(spread.of("speedup_vs_serial"), ratio).c_str(),
+                median_range(spread.of("mean_slowdown"), ratio).c_str());
   std::printf("  each run of a mode is against the serial run of its own round; the document has every run and "
               "these spreads (repeats)\n");
   for (const RunReport& run : runs)

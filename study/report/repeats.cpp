@@ -5,14 +5,19 @@
 namespace mf {
 namespace {
 
-std::optional<double> figure(const RunReport& run, const std::string& name) {
-  if (name == "wall_s") return run.wall_s;
-  if (name == "startup_s") return run.startup_s;
-  if (name == "train_s") return run.train_s;
-  if (name == "samples_per_s") return run.samples_per_s;
-  if (name == "speedup_vs_serial") return run.speedup_vs_serial;
-  return mean_slowdown(run);
-}
+// The figures a repeated run is summed up by, and how each is read from a run.
+struct Figure {
+  const char* name;
+  std::optional<double> (*of)(const RunReport&);
+};
+const Figure kFigures[] = {
+    {"wall_s", [](const RunReport& r) { return std::optional<double>(r.wall_s); }},
+    {"startup_s", [](const RunReport& r) { return r.startup_s; }},
+    {"train_s", [](const RunReport& r) { return r.train_s; }},
+    {"samples_per_s", [](const RunReport& r) { return r.samples_per_s; }},
+    {"speedup_vs_serial", [](const RunReport& r) { return r.speedup_vs_serial; }},
+    {"mean_slowdown", mean_slowdown},
+};
 
 }  // namespace
 
@@ -25,11 +30,13 @@ std::optional<Spread> spread_of(std::vector<double> values) {
 }
 
 std::optional<double> mean_slowdown(const RunReport& run) {
-  double sum = 0;
-  int counted = 0;
-  for (const ModelReport& m : run.models)
-    if (m.slowdown) sum += *m.slowdown, ++counted;
-  return counted ? std::optional<double>(sum / counted) : std::nullopt;
+  return mean_over(run.models, [](const ModelReport& m) { return m.slowdown; });
+}
+
+std::optional<Spread> ModeSpread::of(std::string_view figure) const {
+  for (const auto& [name, spread] : figures)
+    if (name == figure) return spread;
+  return std::nullopt;
 }
 
 std::vector<ModeSpread> spread_by_mode(const std::vector<RunReport>& runs) {
@@ -40,12 +47,12 @@ std::vector<ModeSpread> spread_by_mode(const std::vector<RunReport>& runs) {
   for (const std::string& mode : modes) {
     ModeSpread spread{mode, 0, {}};
     for (const RunReport& run : runs) spread.runs += run.mode == mode;
-    for (const char* name : kRepeatedFigures) {
+    for (const Figure& figure : kFigures) {
       std::vector<double> values;
       for (const RunReport& run : runs)
         if (run.mode == mode)
-          if (const std::optional<double> v = figure(run, name)) values.push_back(*v);
-      spread.figures.emplace_back(name, spread_of(values));
+          if (const std::optional<double> v = figure.of(run)) values.push_back(*v);
+      spread.figures.emplace_back(figure.name, spread_of(values));
     }
     spreads.push_back(std::move(spread));
   }
