@@ -30,6 +30,7 @@ except ImportError:  # Debian's python3-matplotlib is the system python's, which
           file=sys.stderr)
     sys.exit(2)
 matplotlib.use("svg")
+matplotlib.rcParams["svg.fonttype"] = "none"  # text as text: each chart does not carry its own glyph outlines
 import matplotlib.pyplot as plt  # noqa: E402
 
 FULL_TABLE_MODELS = 24  # beyond, per-model charts become distributions
@@ -68,8 +69,14 @@ def svg(fig):
     return text[text.index("<svg"):]
 
 
-def mib(n):
-    return "-" if n is None else f"{n / 2**20:.2f} MiB"
+def size(n):
+    """Bytes in the unit that keeps three figures: 3.28 KiB, 209.62 MiB."""
+    if n is None:
+        return "-"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f} B"
 
 
 def seconds(s):
@@ -218,9 +225,9 @@ def memory_table(run):
         memory, data = m.get("memory", {}), m.get("data", {})
         key = (m.get("host"), m.get("pid"), data.get("source"))
         process = memory.get("process_peak_rss_bytes") or run.get("host_peak_rss_bytes")
-        rows.append([m["name"], mib(memory.get("cap_bytes")), mib(memory.get("reserved_bytes")),
-                     mib(memory.get("peak_bytes")), mib((data.get("bytes") or 0) / readers[key]), mib(process),
-                     mib(memory.get("process_device_bytes"))])
+        rows.append([m["name"], size(memory.get("cap_bytes")), size(memory.get("reserved_bytes")),
+                     size(memory.get("peak_bytes")), size((data.get("bytes") or 0) / readers[key]), size(process),
+                     size(memory.get("process_device_bytes"))])
     note = "" if len(run["models"]) <= FULL_TABLE_MODELS else f"<p>the first {FULL_TABLE_MODELS} of {len(run['models'])} models</p>"
     return note + table(["model", "pool cap", "pool reserved", "pool peak", "data share", "process peak (host)",
                          "GPU process"], rows)
