@@ -234,8 +234,9 @@ void print_repeats_table(const std::vector<RunReport>& runs) {
                 median_range(spread.of("wall_s"), duration).c_str(), median_range(spread.of("samples_per_s"), per_s).c_str(),
                 median_range(spread.of("speedup_vs_serial"), ratio).c_str(),
                 median_range(spread.of("mean_slowdown"), ratio).c_str());
-  std::printf("  each run of a mode is against the serial run of its own round; the document has every run and "
-              "these spreads (repeats)\n");
+  if (std::any_of(spreads.begin(), spreads.end(), [](const ModeSpread& s) { return s.of("speedup_vs_serial").has_value(); }))
+    std::printf("  each run of a mode is against the serial run of its own round\n");
+  std::printf("  the document has every run and these spreads (repeats)\n");
   for (const RunReport& run : runs)
     if (run.machine && !run.machine->busy.empty())
       std::printf("  %s (run %d) had a busy machine: %s\n", run.mode.c_str(), run.repeat, run.machine->busy.c_str());
