@@ -109,6 +109,11 @@ class Backend {
   // fault (an illegal address, say), which poisons every stream of the process's CUDA context.
   // Waits for this backend's queued work.
   virtual std::string fault() = 0;
+  // A real fault, on purpose (run --inject-fault): what a stray pointer does where this backend
+  // computes. The cpu raises SIGSEGV on the calling thread, and the process ends as a bad write would
+  // end it; on a GPU a kernel on this stream writes to address 0, an illegal address: the context's
+  // sticky error, which fault() then returns and every later call on the context throws (CudaError).
+  virtual void inject_fault() = 0;
 
   // A training step recorded as a CUDA graph, launched (queued) as often as needed: every launch does
   // what the recorded calls do, with the arguments they had. fit keeps one per batch row count (an

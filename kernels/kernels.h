@@ -95,4 +95,7 @@ void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSetti
 void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack, cudaStream_t stream);
 void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack, cudaStream_t stream);
 
+// fault.cu: a write to address 0 on `stream`, a real device fault on purpose (Backend::inject_fault).
+void illegal_write(cudaStream_t stream);
+
 }  // namespace mf::MF_TARGET

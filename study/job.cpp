@@ -12,7 +12,8 @@ MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendOptions, kind, gemm, activations, graphs, device, threads)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpecOverrides, epochs, batch_size, learning_rate, seed, memory_limit, memory_mode)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunOptions, models_path, data, backend, overrides, devices, concurrency, pack_size,
-                                   quiet, timeline, calibration_steps, stall_timeout_s)
+                                   quiet, timeline, calibration_steps, stall_timeout_s, keep_pools,
+                                   inject_fault)
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& o) {
   if (o.epochs) spec.fit.epochs = *o.epochs;

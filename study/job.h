@@ -43,6 +43,12 @@ struct RunOptions {
   // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
   // (study/modes/processes/parent.cpp)
   std::optional<double> stall_timeout_s;
+  // --keep-pools: serial mode keeps every model's pool until the last has trained, as a Keras loop
+  // without clear_session() between its models keeps their memory, so that what that costs is measured
+  bool keep_pools = false;
+  // --inject-fault: the model of this name makes a real fault after its first epoch
+  // (Backend::inject_fault), so that what a crash takes down with it is measured; "" for none
+  std::string inject_fault;
   // --save-best, in the process of its keeper: a model that ended ok hands it `save` (which writes
   // its weights to its Job::keep), and the keeper runs it only when the model may be among the best
   // (BestKeeper::stage), so that a pack of thousands does not write thousands of files to drop them.

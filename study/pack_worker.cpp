@@ -59,6 +59,9 @@ void PackWorker::build(Backend& backend, DataSets& data) {
                                                 graphs, watch_.steps});
     fit_->warm_up();
   });
+  faults_ = std::any_of(prepared_.begin(), prepared_.end(), [&](const ModelWorker* member) {
+    return !options_.inject_fault.empty() && member->job().name == options_.inject_fault;
+  });
   for (ModelWorker* member : prepared_) {
     member->end_startup();
     if (pack_) member->report().pack = *pack_, member->report().pack_members = int(prepared_.size());
@@ -75,6 +78,10 @@ void PackWorker::launch_epoch() {
 
 void PackWorker::end_epoch() {
   attempt([&] { fit_->end_epoch(); });
+  if (fit_ && faults_) {  // --inject-fault: after the first epoch, once
+    faults_ = false;
+    attempt([&] { model_->backend().inject_fault(); });
+  }
   if (fit_ && fit_->done()) finish_training();
 }
 

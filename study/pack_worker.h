@@ -64,6 +64,7 @@ class PackWorker {
   const TrainingWatch watch_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<PackFit> fit_;  // built, until the training ends
+  bool faults_ = false;  // a member is --inject-fault's: the pack faults after its first epoch
 };
 
 }  // namespace mf

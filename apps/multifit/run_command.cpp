@@ -191,6 +191,18 @@ int save_best_models(const BestKeeper& keeper, const std::vector<std::string>& s
   return 0;
 }
 
+// --inject-fault NAME names a model of the sweep, or the run would train with no fault at all.
+void check_fault_target(const std::vector<Job>& jobs, const RunOptions& options) {
+  std::string names;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].name == options.inject_fault) return;
+    if (i < 5) names += (i ? ", " : "") + jobs[i].name;
+  }
+  throw UserError("--inject-fault " + options.inject_fault + ": " + options.models_path + " has no model of that name; " +
+                  (jobs.empty() ? "it has no models"
+                                : "its models are " + names + (jobs.size() > 5 ? " and " + std::to_string(jobs.size() - 5) + " more" : "")));
+}
+
 // Under mpirun, this rank's GPU: --devices's, or every visible one's, taken by its rank on the node
 // (so that the ranks of a node spread over its GPUs), before any CUDA context is made.
 void pick_rank_device(RunOptions& options, const MpiWorld& world) {
@@ -304,6 +316,9 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     std::fprintf(stderr, "multifit: note: --calibration-steps has no effect without --mode auto\n");
   if (writer && args.pack_size_given && !all && !automatic && modes.front() != ModeKind::packed)
     std::fprintf(stderr, "multifit: note: --pack-size has no effect without --mode packed (or all, auto)\n");
+  if (writer && options.keep_pools && !all && !automatic && modes.front() != ModeKind::serial)
+    std::fprintf(stderr, "multifit: note: --keep-pools has no effect without --mode serial (or all, auto): the other "
+                         "modes hold every model's pool while they train\n");
   if (writer && options.stall_timeout_s && !all && !automatic && modes.front() != ModeKind::processes)
     std::fprintf(stderr, "multifit: note: --stall-timeout has no effect without --mode processes (or all, auto): "
                          "a model in this process cannot be ended alone\n");
@@ -429,6 +444,7 @@ int run_study(RunArgs& args) {
       if (world) pick_rank_device(options, *world);
       if (world && !args.threads_given) share_node_cores(options, *world);
       jobs = make_jobs(sweep, options);
+      if (!options.inject_fault.empty()) check_fault_target(jobs, options);
       if (save_best) check_save_best_metric(jobs, args.rank_by);
     } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
       if (writer) {
@@ -559,6 +575,15 @@ Command add_run_command(CLI::App& app) {
           },
           ""))
       ->type_name("SECONDS");
+  cmd->add_flag("--keep-pools", o.keep_pools,
+                "--mode serial: keep every model's pool until the last model has trained, as a Keras loop without "
+                "clear_session() keeps its models' memory (each model's in_use_before_release_bytes then shows "
+                "what the run held when it ended)");
+  cmd->add_option("--inject-fault", o.inject_fault,
+                  "Make a real fault in the model NAME after its first epoch, to see what it takes down with it: "
+                  "on the CPU its thread gets SIGSEGV (the process ends, as at a stray pointer), on a GPU a kernel "
+                  "writes to an illegal address (the sticky error poisons the process's CUDA context)")
+      ->type_name("NAME");
   cmd->add_option("--calibration-steps", args->calibration_steps,
                   "--mode auto: training steps per model in each mode's calibration")
       ->check(whole_number(1, INT_MAX))

@@ -14,6 +14,7 @@
 // and replayed member by member, so that a member's whole step runs from its own cache and a pack's
 // members run on the threads at once, one start of the threads a step.
 #include <algorithm>
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -46,6 +47,7 @@ class CpuBackend final : public Backend {
   void synchronize() override {}
   void mark() override;
   std::string fault() override { return ""; }  // a CPU fault ends the process; nothing is left to report
+  void inject_fault() override { std::raise(SIGSEGV); }
   std::vector<double> take_marks() override;
 
   // Records the step's pack operations (every call it makes must be one); a launch replays them.

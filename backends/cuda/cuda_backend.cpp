@@ -160,6 +160,11 @@ class CudaBackend final : public Backend {
     const cudaError_t status = cudaStreamSynchronize(s());
     return status == cudaSuccess ? "" : cudaGetErrorString(status);
   }
+  void inject_fault() override {
+    cudaSetDevice(device_index_);
+    MF_TARGET::illegal_write(s());
+    MF_CUDA_CHECK(cudaStreamSynchronize(s()));  // throws: the illegal address, now the context's error
+  }
   void mark() override {
     if (marked_ == marks_.size()) marks_.push_back(std::make_unique<Event>());  // created once, reused every epoch
     marks_[marked_++]->record(stream_);

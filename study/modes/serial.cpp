@@ -1,13 +1,16 @@
 // serial: the models one after another, as a Keras user's loop with clear_session() between them.
 // One backend per device (one stream, one context) serves them all; a model's pool is released before
-// the next is built, so a sweep needs the memory of its largest model, not of all of them.
+// the next is built, so a sweep needs the memory of its largest model, not of all of them (unless
+// --keep-pools keeps every pool to the end, to measure what a loop without clear_session() holds).
 #include "study/modes/mode.h"
 
 #include <exception>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "study/data_sets.h"
 #include "study/model_worker.h"
@@ -52,34 +55,53 @@ class SerialMode final : public Mode {
     phase.threads = 1;
     for (const Job& job : jobs) {
       std::optional<size_t> held;
-      int code = 0;
-      {
-        OnDevice& device = devices_[job.device];
-        ModelWorker worker(job, options_);
-        worker.attempt([&] {
-          if (device.backend) return;
-          device.backend = make_backend(on_device(options_.backend, job.device), std::cerr);
-          device.data = std::make_unique<DataSets>(*device.backend);
-        });
-        const auto line = [&](size_t index, const std::string& text) { progress.epoch(index, text); };
-        PackWorker model({&worker}, options_, std::nullopt, {&stop, line});  // a pack of one, its pool with it
-        if (device.backend) model.build(*device.backend, *device.data);
-        phase.released_s = clock_seconds();  // alone: nothing to wait for
-        model.train();
-        if (device.backend) held = device.backend->upstream().in_use_bytes();
-        phase.reports.push_back(worker.report());
-        code = worker.exit_code();
-        phase.exit_code = worse_exit_code(phase.exit_code, code);
-      }  // the model goes, and its pool with it, before the next model is built
-      if (held) report_release(phase.reports.back(), *devices_[job.device].backend, *held, progress);
+      Trained trained{std::make_unique<ModelWorker>(job, options_), nullptr};
+      ModelWorker& worker = *trained.worker;
+      OnDevice& device = devices_[job.device];
+      worker.attempt([&] {
+        if (device.backend) return;
+        device.backend = make_backend(on_device(options_.backend, job.device), std::cerr);
+        device.data = std::make_unique<DataSets>(*device.backend);
+      });
+      const auto line = [&](size_t index, const std::string& text) { progress.epoch(index, text); };
+      // a pack of one, its pool with it
+      trained.model = std::make_unique<PackWorker>(std::vector<ModelWorker*>{&worker}, options_, std::nullopt,
+                                                   TrainingWatch{&stop, line});
+      if (device.backend) trained.model->build(*device.backend, *device.data);
+      phase.released_s = clock_seconds();  // alone: nothing to wait for
+      trained.model->train();
+      if (device.backend) held = device.backend->upstream().in_use_bytes();
+      phase.reports.push_back(worker.report());
+      const int code = worker.exit_code();
+      phase.exit_code = worse_exit_code(phase.exit_code, code);
+      if (options_.keep_pools) kept_.push_back(std::move(trained));
+      else trained.release();  // the model goes, and its pool with it, before the next model is built
+      if (held) report_memory(phase.reports.back(), *device.backend, *held, progress);
       progress.ended(job.index, phase.reports.back(), code);
     }
     return phase;
   }
 
-  // Says what releasing the model gave back: the backend's memory in use before and after.
-  static void report_release(ModelReport& report, Backend& backend, size_t held, Progress& progress) {
+  // A model and its pack of one: the pack (its model and pool) goes before the worker it points to.
+  struct Trained {
+    std::unique_ptr<ModelWorker> worker;
+    std::unique_ptr<PackWorker> model;
+    void release() { model.reset(), worker.reset(); }
+    ~Trained() { release(); }
+    Trained(std::unique_ptr<ModelWorker> w, std::unique_ptr<PackWorker> m) : worker(std::move(w)), model(std::move(m)) {}
+    Trained(Trained&&) = default;
+  };
+
+  // Says what the backend held (pools and data sets) when the model ended, and what releasing it gave
+  // back; with --keep-pools nothing is released, and what is held grows with every model.
+  void report_memory(ModelReport& report, Backend& backend, size_t held, Progress& progress) const {
     report.in_use_before_release_bytes = held;
+    if (options_.keep_pools) {
+      if (report.memory.reserved_bytes > 0)
+        progress.note("multifit: serial: kept " + report.name + "'s pool (--keep-pools): memory in use " +
+                      format_bytes(held) + ", every pool so far and the data sets");
+      return;
+    }
     report.in_use_after_release_bytes = backend.upstream().in_use_bytes();
     if (report.memory.reserved_bytes > 0)  // it had a pool to give back
       progress.note("multifit: serial: released " + report.name + ": memory in use " + format_bytes(held) + " -> " +
@@ -94,6 +116,9 @@ class SerialMode final : public Mode {
 
   const RunOptions& options_;
   std::map<int, OnDevice> devices_;  // by CUDA device (--devices)
+  // --keep-pools: every model of the run (each phase is one), and its pool, until the mode goes;
+  // declared after the backends they hold memory of, so freed first
+  std::vector<Trained> kept_;
 };
 
 }  // namespace

@@ -71,7 +71,8 @@ struct ModelReport {
   std::optional<size_t> process_device_bytes;  // NVML: the device memory of the process that ran it, context included
   std::optional<size_t> process_peak_rss_bytes;  // processes mode: its worker's peak resident host memory (VmHWM)
   // Serial mode: what the backend held (pools and data sets) just before and after the model and its
-  // pool were released, as a Keras user checks around clear_session().
+  // pool were released, as a Keras user checks around clear_session(); with --keep-pools, what it
+  // held when the model ended (its pool and every earlier one's), and no after.
   std::optional<size_t> in_use_before_release_bytes, in_use_after_release_bytes;
   // Where it ran.
   std::string backend, device_name, data;  // "cpu", the processor in words, the data set in words
@@ -157,6 +158,9 @@ struct RunReport {
   // others (study/concurrency.h)
   std::string concurrency_reason;
   std::optional<int> training_threads;  // in-process modes: the most host threads that trained models at once
+  // --keep-pools in serial mode: each model's pool was kept until the last had trained, so its
+  // in_use_before_release_bytes is what the run held then, every earlier pool with its own
+  bool pools_kept = false;
   int resumed_models = 0;  // --resume: models taken as they ended in the journal's run, not trained again
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
   // What the overlap measures: "concurrent", kernels (or the cpu's threads) that may run at the same

@@ -338,6 +338,76 @@ TEST_F(Run, FaultsStayWithTheirModelAndTheOthersFinish) {
   }
 }
 
+// Three models whose pools each reserve 1 MiB, trained for a few epochs: what serial mode holds
+// between them, released or kept.
+json three_reserving(int epochs = 2) {
+  return {{"name", "three"},
+          {"base", {{"name", "m"},
+                    {"data", "synthetic:teacher:rows=512,features=16,classes=3"},
+                    {"input", 16},
+                    {"layers", {{{"units", 16}, {"activation", "relu"}}, {{"units", 3}, {"activation", "softmax"}}}},
+                    {"loss", "sparse_categorical_crossentropy"},
+                    {"fit", {{"epochs", epochs}, {"batch_size", 64}}},
+                    {"memory", {{"limit", "1MiB"}, {"mode", "reserve"}}}}},
+          {"grid", {{"seed", {1, 2, 3}}}}};
+}
+
+// --keep-pools: serial mode keeps every pool to the end, so that what the backend holds when each
+// model ends grows by that model's pool, where the released run's stays at one pool and the data.
+TEST_F(Run, KeepPoolsHoldsEveryModelsPoolToTheEnd) {
+  const std::string three = sweep(three_reserving());
+  for (const bool keep : {false, true}) {
+    SCOPED_TRACE(keep ? "kept" : "released");
+    const Result r = multifit("run " + three + " --backend cpu --mode serial --json " + quoted(path("r.json")) +
+                              (keep ? " --keep-pools" : ""));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = result("r.json");
+    EXPECT_EQ(doc["pools_kept"], keep);
+    const json& models = doc["models"];
+    ASSERT_EQ(models.size(), 3u);
+    const size_t first = models[0]["memory"]["in_use_before_release_bytes"];
+    for (size_t i = 0; i < models.size(); ++i) {
+      const json& memory = models[i]["memory"];
+      EXPECT_EQ(memory["reserved_bytes"], size_t(1) << 20);
+      const size_t held = memory["in_use_before_release_bytes"];
+      EXPECT_EQ(held, first + (keep ? i * memory["reserved_bytes"].get<size_t>() : 0));
+      EXPECT_EQ(memory["in_use_after_release_bytes"].is_null(), keep);
+      EXPECT_TRUE(contains(r.err, keep ? "kept m-s" + std::to_string(i + 1) + "'s pool (--keep-pools)"
+                                       : "released m-s" + std::to_string(i + 1))) << r.err;
+    }
+  }
+  const Result streams = multifit("run " + three + " --backend cpu --quiet --mode streams --keep-pools");
+  EXPECT_EQ(streams.rc, 0) << streams.err;
+  EXPECT_TRUE(contains(streams.err, "--keep-pools has no effect without --mode serial")) << streams.err;
+}
+
+// --inject-fault: a real fault after the named model's first epoch. In processes mode it ends that
+// model's worker alone; in streams mode on the CPU it ends the one process every model shares, and
+// the journal keeps only the models that had ended.
+TEST_F(Run, AnInjectedFaultTakesDownWhatSharesItsProcess) {
+  const std::string three = sweep(three_reserving(30));
+  const Result processes = multifit("run " + three + " --backend cpu --quiet --mode processes --inject-fault m-s2 --json " +
+                                    quoted(path("p.json")));
+  EXPECT_EQ(processes.rc, 1) << processes.err;
+  const json doc = result("p.json");
+  EXPECT_EQ(doc["models"][0]["status"], "ok");
+  EXPECT_EQ(doc["models"][1]["status"], "failed");
+  EXPECT_TRUE(contains(doc["models"][1]["error"], "killed by signal 11 (SIGSEGV)")) << doc["models"][1]["error"];
+  EXPECT_EQ(doc["models"][1]["epochs"].size(), 0u) << "its measurements died with its worker";
+  EXPECT_EQ(doc["models"][2]["status"], "ok");
+
+  const Result streams = multifit("run " + three + " --backend cpu --quiet --mode streams --inject-fault m-s2 --json " +
+                                  quoted(path("s.json")));
+  EXPECT_EQ(streams.rc, 128 + SIGSEGV) << streams.err;
+  EXPECT_FALSE(fs::exists(path("s.json"))) << "the process that would write it is gone";
+
+  const Result unknown = multifit("run " + three + " --backend cpu --inject-fault m-s9 --json " + quoted(path("u.json")));
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_EQ(unknown.err, "multifit: error: --inject-fault m-s9: " + path("sweep.json") +
+                             " has no model of that name; its models are m-s1, m-s2, m-s3\n");
+  EXPECT_TRUE(contains(result("u.json")["error"], "--inject-fault m-s9")) << "the document is written";
+}
+
 TEST_F(Run, AKilledWorkerLeavesTheOthersResults) {
   const std::string two = sweep({{"models", {example_spec("binary-classifier.json", {{"name", "quick"}}), kSlowModel}}});
   // Once the slow model's worker has trained a moment, SIGKILL it.

@@ -57,7 +57,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency, r_concurrency_reason,
-                          r_training_threads, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
+                          r_training_threads, r_pools_kept, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
                           r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
   [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes, mr_load_average_before,
                           mr_load_average_after, mr_others_busy_cores, mr_cpu_pressure, mr_busy] = mr;
@@ -77,7 +77,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
                           ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
-                          ro_stage_best] = ro;
+                          ro_keep_pools, ro_inject_fault, ro_stage_best] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
   [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
@@ -180,6 +180,7 @@ RunReport full_run() {
   r.concurrency = 4;
   r.concurrency_reason = "--concurrency 4, as asked";
   r.training_threads = 5;
+  r.pools_kept = true;
   r.resumed_models = 3;
   r.overlap = Overlap{4.0, 1.0};
   r.overlap_kind = "interleaved";
@@ -331,6 +332,7 @@ std::string full_run_document(const std::string& models) {
   "repeat": 2,
   "concurrency_reason": "--concurrency 4, as asked",
   "training_threads": 5,
+  "pools_kept": true,
   "resumed_models": 3,
   "data": {"source": "synthetic:regression", "bytes": 900},
   "host_peak_rss_bytes": 1048576,
@@ -363,7 +365,7 @@ std::string full_run_document(const std::string& models) {
 
 const char* const kEmptyRunDocumentUpToModels = R"({
     "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mode": "serial", "repeat": 1, "concurrency": 1, "concurrency_reason": null,
-    "training_threads": null, "resumed_models": 0,
+    "training_threads": null, "pools_kept": false, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
@@ -815,6 +817,8 @@ RunOptions full_options() {
   o.timeline = true;
   o.calibration_steps = 11;
   o.stall_timeout_s = 2.5;
+  o.keep_pools = true;
+  o.inject_fault = "m-3";
   o.stage_best = [](const ModelReport&, const std::function<void()>&) {};  // does not cross: StageBestStaysWithTheKeeper
   return o;
 }
@@ -846,6 +850,8 @@ void expect_same_options(const RunOptions& got, const RunOptions& want) {
   EXPECT_EQ(got.timeline, want.timeline);
   EXPECT_EQ(got.calibration_steps, want.calibration_steps);
   EXPECT_EQ(got.stall_timeout_s, want.stall_timeout_s);
+  EXPECT_EQ(got.keep_pools, want.keep_pools);
+  EXPECT_EQ(got.inject_fault, want.inject_fault);
 }
 
 TEST(ChildOptions, EveryFieldArrivesAsSent) {
@@ -867,7 +873,9 @@ TEST(ChildOptions, TheFormAsWritten) {
     "quiet": true,
     "timeline": true,
     "calibration_steps": 11,
-    "stall_timeout_s": 2.5})");
+    "stall_timeout_s": 2.5,
+    "keep_pools": true,
+    "inject_fault": "m-3"})");
 }
 
 // The defaults arrive as defaults: unset overrides stay unset, the grow mode stays grow.

@@ -202,6 +202,7 @@ class SlowUploads final : public Backend {
   void mark() override {}
   std::vector<double> take_marks() override { return {}; }
   std::string fault() override { return ""; }
+  void inject_fault() override { throw std::logic_error("unused"); }
   void dense_forward(const float*, const float*, const float*, float*, int, int, int, Activation, const int*,
                      const Pack&) override { throw std::logic_error("unused"); }
   void dense_backward_input(const float*, const float*, float*, int, int, int, const float*, Activation,
