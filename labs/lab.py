@@ -1,14 +1,18 @@
 """What every lab shares: its command line (--quick, --out), running multifit and reading its
-document, the report page (scripts/report.py) and the verdict: one line printed last, and
-verdict.json beside the report for labs/run-all.
+document, the GPUs multifit sees (for the labs that need one), the report page (scripts/report.py)
+and the verdict: one line printed last, and verdict.json beside the report for labs/run-all.
 
 Exit codes: 0 the lab ran (its claim held or did not hold: both are results); 77 skipped (this
 machine cannot test the claim); 2 multifit or the report failed (the message says which)."""
 import argparse
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+from dataclasses import dataclass
+from typing import Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,23 +36,90 @@ def here(name):
     return os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), name)
 
 
-def multifit(args, out, name, trace=False):
-    """Runs `multifit ARGS --json OUT/NAME.json` on the CPU and returns its document."""
-    binary = os.environ.get("MULTIFIT", os.path.join(ROOT, "build", "bin", "multifit"))
+def _binary():
+    return os.environ.get("MULTIFIT", os.path.join(ROOT, "build", "bin", "multifit"))
+
+
+def _run(command):
+    try:
+        return subprocess.run(command, capture_output=True, text=True)
+    except OSError as e:
+        print(f"lab: error: cannot run {command[0]}: {e.strerror} (build it first: scripts/build.sh)", file=sys.stderr)
+        sys.exit(2)
+
+
+@dataclass
+class Outcome:
+    """A multifit run that may end any way (lab 8 crashes one on purpose): its exit code (negative:
+    -N, killed by signal N), its document (None when the process died before writing it), how many
+    models its journal recorded as ended, and its stderr."""
+    returncode: int
+    doc: Optional[dict]
+    journaled: int
+    stderr: str
+
+    @property
+    def ended(self):
+        """How the process ended, in words: "killed by SIGSEGV", "ended with exit code 1"."""
+        if self.returncode < 0:
+            return f"killed by {signal.Signals(-self.returncode).name}"
+        return f"ended with exit code {self.returncode}"
+
+
+def run_multifit(args, out, name, trace=False, backend=None):
+    """Runs `multifit ARGS --backend BACKEND --json OUT/NAME.json` (BACKEND: `backend`, else
+    MULTIFIT_LAB_BACKEND, else cpu) and returns its Outcome, however it ended."""
     doc = os.path.join(out, name + ".json")
-    command = [binary] + args + ["--backend", os.environ.get("MULTIFIT_LAB_BACKEND", "cpu"), "--quiet", "--json", doc]
+    for stale in (doc, doc + ".journal"):
+        if os.path.exists(stale):
+            os.remove(stale)  # never the last run's document read as this one's
+    backend = backend or os.environ.get("MULTIFIT_LAB_BACKEND", "cpu")
+    command = [_binary()] + args + ["--backend", backend, "--quiet", "--json", doc]
     if trace:
         command += ["--trace", os.path.join(out, name + ".trace.json")]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True)
-    except OSError as e:
-        print(f"lab: error: cannot run {binary}: {e.strerror} (build it first: scripts/build.sh)", file=sys.stderr)
+    done = _run(command)
+    document = None
+    if os.path.exists(doc):
+        with open(doc) as f:
+            document = json.load(f)
+    journaled = 0
+    if os.path.exists(doc + ".journal"):
+        with open(doc + ".journal") as f:
+            journaled = max(0, sum(1 for line in f if line.strip()) - 1)  # less its header
+    return Outcome(done.returncode, document, journaled, done.stderr)
+
+
+def multifit(args, out, name, trace=False, backend=None, codes=(0,)):
+    """run_multifit's document. An exit code in `codes` is a run whose document to read (add 2 where a
+    model is meant to run out of memory); any other, or no document, stops the lab."""
+    outcome = run_multifit(args, out, name, trace, backend)
+    if outcome.returncode not in codes or outcome.doc is None:
+        print(f"lab: error: multifit {' '.join(args)} failed ({outcome.ended}): {outcome.stderr.strip()}",
+              file=sys.stderr)
         sys.exit(2)
+    return outcome.doc
+
+
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def gpus():
+    """The CUDA devices multifit sees (`multifit info`): a list of {"index", "name", "memory_bytes"}
+    (the memory to the two decimals info prints), and why there are none ("" when there are some)."""
+    done = _run([_binary(), "info"])
     if done.returncode != 0:
-        print(f"lab: error: {' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}", file=sys.stderr)
+        print(f"lab: error: multifit info failed ({done.returncode}): {done.stderr.strip()}", file=sys.stderr)
         sys.exit(2)
-    with open(doc) as f:
-        return json.load(f)
+    devices, why = [], ""
+    for line in done.stdout.splitlines():
+        device = re.match(r"cuda:(\d+)\s+(.*), \d+ SMs, ([\d.]+) (B|KiB|MiB|GiB), sm_\d+$", line)
+        none = re.match(r"CUDA devices: none \((.*)\)$", line)
+        if device:
+            devices.append({"index": int(device[1]), "name": device[2],
+                            "memory_bytes": int(float(device[3]) * _UNITS[device[4]])})
+        elif none:
+            why = none[1]
+    return devices, why
 
 
 def write_spec(out, name, spec):

@@ -109,3 +109,152 @@ def memory_cap(doc):
                f"(the largest pool peak {peak:.2f} MiB); each still trained {slowdown:.1f}x slower than alone")
     held = fits and slowdown >= 1.5
     return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
+
+
+def needs_gpus(devices, why, count=1):
+    """The skip of a lab that needs `count` GPUs where multifit sees fewer (devices and why: lab.gpus());
+    None where there are enough."""
+    if len(devices) >= count:
+        return None
+    need = "a GPU" if count == 1 else f"{count} GPUs"
+    found = (f"none: multifit info found no CUDA device: {why or 'it listed none'}" if not devices else
+             f"{len(devices)}: " + ", ".join(f"cuda:{d['index']} {d['name']}" for d in devices))
+    return Verdict(None, f"skipped: needs {need} (this machine has {found})")
+
+
+def _size(b):
+    return (f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.2f} MiB" if b >= 2**20 else
+            f"{b / 2**10:.2f} KiB" if b >= 2**10 else f"{b} B")
+
+
+def _plan_bytes(model):
+    return sum(part["bytes"] for part in model["memory"]["plan"])
+
+
+def _out_before_training(model):
+    """Out of memory before it trained, its plan within its cap: the device, not the cap, had no room."""
+    return model["status"] == "oom" and model["fit"] is None and _plan_bytes(model) <= model["memory"]["cap_bytes"]
+
+
+def _footprint(model):
+    """NVML's device memory of the model's process, its CUDA context included; None where NVML did not see it."""
+    value = model["memory"].get("process_device_bytes")
+    return value if isinstance(value, int) else None
+
+
+def reserve_blocks_the_next(reserve, grow):
+    """Claim 4: a process that reserves nearly the whole device leaves the next one out of memory before it
+    trains, where memory growth, with the same limit, lets both train."""
+    reserving, growing = _runs(reserve)[0]["models"], _runs(grow)[0]["models"]
+    held_by = [m for m in reserving if m["status"] == "ok"]
+    blocked = [m for m in reserving if _out_before_training(m)]
+    grew = [m for m in growing if m["status"] == "ok"]
+    n = len(reserving)
+    holding = f", the other holding {_size(held_by[0]['memory']['reserved_bytes'])}" if len(held_by) == 1 else ""
+    figures = (f"reserving {_size(reserving[0]['memory']['cap_bytes'])} each, {len(blocked)} of {n} processes ran "
+               f"out of memory before training{holding}; growing, with the same limit, {len(grew)} of {len(growing)} "
+               f"trained, taking {' and '.join(_size(m['memory']['reserved_bytes']) for m in grew) or 'nothing'}")
+    held = n >= 2 and len(held_by) == 1 and len(blocked) == n - 1 and len(grew) == len(growing)
+    return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
+
+
+def process_overhead(doc):
+    """What each process of a run held on its device beyond its pool (its CUDA context, its data, its
+    kernels), the most of those that trained: from NVML's footprint of each process, or where NVML saw
+    none (a container hides the processes' ids from it), from the device's peak use less their pools,
+    over them; None when neither was seen."""
+    run = _runs(doc)[0]
+    trained = [m for m in run["models"] if m["status"] == "ok"]
+    seen = [_footprint(m) - m["memory"]["reserved_bytes"] for m in trained if _footprint(m) is not None]
+    if seen:
+        return max(seen)
+    gpu = run.get("gpu")
+    if trained and isinstance(gpu, dict) and isinstance(gpu.get("peak_used_bytes"), int):
+        return (gpu["peak_used_bytes"] - sum(m["memory"]["reserved_bytes"] for m in trained)) // len(trained)
+    return None
+
+
+def capped_partitions(device_bytes, naive, fitted, over):
+    """Claim 6: N partitions of the device / N leave a process out of memory, as each process's runtime
+    (its CUDA context) takes room too; N that leave room for it all train; and a model planned over its
+    partition is refused before it trains."""
+    first, second, big = (_runs(d)[0]["models"] for d in (naive, fitted, over))
+    n, device = len(first), _size(device_bytes)
+    out = [m for m in first if _out_before_training(m)]
+    trained = [m for m in second if m["status"] == "ok"]
+    refused = [m for m in big
+               if m["status"] == "oom" and m["fit"] is None and _plan_bytes(m) > m["memory"]["cap_bytes"]]
+    seen = [(_footprint(m), m["memory"]["cap_bytes"]) for m in trained if _footprint(m) is not None]
+    footprints = (f", each process holding at most {_size(max(f - c for f, c in seen))} beyond its cap "
+                  f"({_size(sum(f for f, _ in seen))} of {device} in all)" if seen else
+                  " (NVML saw no process's footprint)")
+    figures = (f"{n} partitions of {_size(first[0]['memory']['cap_bytes'])} (the device's {device} / {n}) left "
+               f"{len(out)} of {n} processes out of memory before training; {len(second)} of "
+               f"{_size(second[0]['memory']['cap_bytes'])}, leaving room for each process's context, "
+               f"{'all trained' if len(trained) == len(second) else f'only {len(trained)} trained'}{footprints}; "
+               f"a model planned at {_size(_plan_bytes(big[0]))} {'was' if refused else 'was not'} refused in its "
+               f"{_size(big[0]['memory']['cap_bytes'])} partition before it trained")
+    held = len(out) >= 1 and len(trained) == len(second) and len(refused) == len(big) >= 1
+    return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
+
+
+def one_model_per_device(spread, together):
+    """Claim 10: two models that each fill a GPU finish sooner one per GPU than both on one."""
+    two, one = median_of(spread, "processes", "wall_s"), median_of(together, "processes", "wall_s")
+    models = [m for d in (spread, together) for r in _runs(d) for m in r["models"]]
+    if two is None or one is None or not models:
+        return Verdict(False, "did not hold: a run's wall is missing from the documents")
+    if any(m["status"] != "ok" for m in models):
+        bad = sorted({f"{m['name']} {m['status']}" for m in models if m["status"] != "ok"})
+        return Verdict(False, f"did not hold: not every model trained ({', '.join(bad)})")
+    n = len(_runs(spread)[0]["models"])
+    devices = sorted({m["device"] for m in _runs(spread)[0]["models"]})
+    figures = (f"{n} models that each fill a GPU, on GPUs {', '.join(map(str, devices))}, took {two / one:.2f}x "
+               f"the wall of both on GPU 0 ({two:.1f} s against {one:.1f} s)")
+    held = len(devices) >= 2 and two < 0.75 * one
+    return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
+
+
+def releasing_memory(released, kept):
+    """Claim 7: released after each model, the run holds one model's memory at every model's end; with
+    every pool kept, what it holds grows by about a pool with each model."""
+    def held(doc):
+        return [m.get("memory", {}).get("in_use_before_release_bytes") for m in doc.get("models", [])]
+    r, k = held(released), held(kept)
+    if len(r) < 2 or len(k) < 2 or None in r or None in k or not kept.get("pools_kept"):
+        return Verdict(False, "did not hold: a run's memory figures (in_use_before_release_bytes, pools_kept) are "
+                              "missing from its document")
+    pool = statistics.median(m["memory"]["reserved_bytes"] for m in kept["models"])
+    growth = (k[-1] - k[0]) / (len(k) - 1)
+    mib = 2**20
+    figures = (f"released after each, the run held at most {max(r) / mib:.1f} MiB (one pool and the data); kept, it "
+               f"held {k[-1] / mib:.1f} MiB when the last of its {len(k)} models ended, {growth / mib:.1f} MiB more "
+               f"with each; the process peaked at {released['host_peak_rss_bytes'] / mib:.0f} MiB against "
+               f"{kept['host_peak_rss_bytes'] / mib:.0f} MiB")
+    held_ = (max(r) <= 1.05 * min(r) and growth >= 0.9 * pool and pool > 0
+             and all(later > earlier for earlier, later in zip(k, k[1:])))
+    return Verdict(held_, ("held: " if held_ else "did not hold on this machine: ") + figures)
+
+
+def crash_isolation(baseline, processes, streams):
+    """Claim 8: a crash in one model costs processes mode that model alone, and streams (threads in
+    one process) every model still training. `processes` and `streams` are lab.Outcome's of the
+    runs with the fault: the exit code, the document (None when the process died first) and how
+    many models the journal holds; `baseline` is streams' document without a fault."""
+    if processes.doc is None:
+        return Verdict(False, "did not hold: the processes run wrote no document")
+    models = processes.doc["models"]
+    n = len(models)
+    ok = sum(m.get("status") == "ok" for m in models)
+    if streams.doc is None:  # the process died: the journal holds what ended before
+        lost, how = n - streams.journaled, f"the process was {streams.ended}"
+    else:
+        lost = sum(m.get("status") != "ok" for m in streams.doc["models"])
+        how = "every model of the process failed with it" if lost == n else f"{lost} failed"
+    startup, baseline_startup = processes.doc.get("startup_s"), baseline.get("startup_s")
+    cost = (f"; the processes' start-up took {startup:.2f} s against {baseline_startup:.2f} s on streams"
+            if isinstance(startup, (int, float)) and isinstance(baseline_startup, (int, float)) else "")
+    figures = (f"one of {n} models crashed: processes mode lost {n - ok} of {n} ({ok} ended ok), streams lost {lost} of {n} "
+               f"({how}){cost}")
+    held = n > 1 and ok == n - 1 and lost > 1 and lost >= n - streams.journaled  # all still training were lost
+    return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
