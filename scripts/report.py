@@ -6,8 +6,10 @@ usage: python3 scripts/report.py RESULT.json -o report.html [--trace TRACE.json]
 RESULT.json is `multifit run ... --json` (one mode, --mode all, or --repeat); TRACE.json, the same
 run's --trace, adds the timeline of every model's steps, epochs and input batches. The page has the
 modes side by side (wall with its start-up, throughput, speedup; median and range under --repeat),
-each model's slowdown against its solo run, memory per model (pool cap, reserved and peak, its
-share of the data, its process's peak) and the machine the run was measured on. Charts are inline
+each model's slowdown against its solo run, memory per model (its status, pool cap, reserved and
+peak, its share of the data, its process's peak; in serial mode what the run held when it ended and
+after its release) with the models that did not end ok and why, and the machine the run was
+measured on. Charts are inline
 SVG drawn by matplotlib, so the page opens without a network and runs no script.
 
 Exit codes: 0 written; 2 a missing or unreadable file, or a document that is not multifit's.
@@ -111,6 +113,13 @@ def modes_chart(modes):
     panels = [("wall (s)", "wall_s"), ("samples/s while training", "samples_per_s"), ("speedup vs serial", "speedup_vs_serial")]
     for ax, (label, key) in zip(axes, panels):
         stats = [spread([r.get(key) for r in modes[n]]) for n in names]
+        ax.set_title(label, fontsize=10)
+        if not any(stats):  # speedup without a serial (or --solo) run to compare with
+            ax.text(0.5, 0.5, "no serial run to compare with\n(--mode all, or --solo)", ha="center", va="center",
+                    fontsize=9, color="gray", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
         heights = [s[0] if s else 0 for s in stats]
         errors = [[s[0] - s[1] if s else 0 for s in stats], [s[2] - s[0] if s else 0 for s in stats]]
         bars = ax.bar(names, heights, yerr=errors if any(len(modes[n]) > 1 for n in names) else None,
@@ -122,14 +131,14 @@ def modes_chart(modes):
         if key == "speedup_vs_serial":
             ax.axhline(1.0, color="gray", linewidth=0.8, linestyle="--")
         ax.bar_label(bars, fmt="%.3g", fontsize=8)
-        ax.set_title(label, fontsize=10)
         ax.tick_params(axis="x", labelsize=8)
     return svg(fig)
 
 
 def slowdown_chart(modes):
     """Each model's slowdown against its solo run, per mode: bars for a few models, boxes for many."""
-    names = [n for n in modes if n != "serial"]
+    names = [n for n in modes if n != "serial" and any(isinstance(m.get("slowdown"), (int, float))
+                                                        for r in modes[n] for m in r["models"])]
     if not names:
         return None
     first = modes[names[0]][0]["models"]
@@ -220,17 +229,37 @@ def memory_table(run):
     for m in run["models"]:
         key = (m.get("host"), m.get("pid"), m.get("data", {}).get("source"))
         readers[key] = readers.get(key, 0) + 1
+    # serial mode: what the backend held (pools and data sets) when each model ended, and after its release
+    releases = any(m.get("memory", {}).get("in_use_before_release_bytes") is not None for m in run["models"])
+    kept = run.get("pools_kept", False)  # --keep-pools: nothing was released until the run ended
     rows = []
     for m in run["models"][:FULL_TABLE_MODELS]:
         memory, data = m.get("memory", {}), m.get("data", {})
         key = (m.get("host"), m.get("pid"), data.get("source"))
         process = memory.get("process_peak_rss_bytes") or run.get("host_peak_rss_bytes")
-        rows.append([m["name"], size(memory.get("cap_bytes")), size(memory.get("reserved_bytes")),
+        held = [size(memory.get("in_use_before_release_bytes"))] if releases else []
+        if releases and not kept:
+            held.append(size(memory.get("in_use_after_release_bytes")))
+        rows.append([m["name"], m.get("status", "-"), size(memory.get("cap_bytes")), size(memory.get("reserved_bytes")),
                      size(memory.get("peak_bytes")), size((data.get("bytes") or 0) / readers[key]), size(process),
-                     size(memory.get("process_device_bytes"))])
+                     size(memory.get("process_device_bytes"))] + held)
     note = "" if len(run["models"]) <= FULL_TABLE_MODELS else f"<p>the first {FULL_TABLE_MODELS} of {len(run['models'])} models</p>"
-    return note + table(["model", "pool cap", "pool reserved", "pool peak", "data share", "process peak (host)",
-                         "GPU process"], rows)
+    header = ["model", "status", "pool cap", "pool reserved", "pool peak", "data share", "process peak (host)",
+              "GPU process"] + (["held at its end"] if releases else []) + (["after its release"] if releases and not kept else [])
+    if releases:
+        note += ("<p>held at its end: what the run held (every pool, the data sets) when the model ended; "
+                 + ("every pool was kept to the end of the run (--keep-pools), so it grows with each model</p>"
+                    if kept else "after its release: the same, once its pool was given back</p>"))
+    return note + table(header, rows) + failures(run)
+
+
+def failures(run):
+    """The models that did not end ok, with why: a few, then a count."""
+    bad = [m for m in run["models"] if m.get("status") != "ok"]
+    items = "".join(f"<li>{html.escape(m['name'])} {html.escape(str(m.get('status')))}: {html.escape(m.get('error') or '')}"
+                    "</li>" for m in bad[:8])
+    more = f"<li>and {len(bad) - 8} more</li>" if len(bad) > 8 else ""
+    return f"<p>{len(bad)} of {len(run['models'])} models did not end ok:</p><ul>{items}{more}</ul>" if bad else ""
 
 
 def page(doc, runs, trace, title):
@@ -245,8 +274,8 @@ def page(doc, runs, trace, title):
              *[f"<p><b>error:</b> {html.escape(e)}</p>" for e in dict.fromkeys(r["error"] for r in runs if r.get("error"))],
              "<h2>Modes side by side</h2>", modes_table(modes), modes_chart(modes)]
     slow = slowdown_chart(modes)
-    if slow:
-        parts += ["<h2>Each model against its solo run</h2>", slow]
+    parts += ["<h2>Each model against its solo run</h2>",
+              slow or "<p>no model has a solo run to compare with: --mode all, or --solo, gives each its slowdown</p>"]
     parts += ["<h2>Memory per model</h2>",
               "<p>pool: the model's own arena (weights, gradients, optimizer state, activations, batches); data share: "
               "its part of the data set its process read once; process peak: the host memory its process held at "

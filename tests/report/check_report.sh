@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The report page (scripts/report.py) of a real run, rendered in headless Chromium: the screenshot is
-# not blank, the page logs no script error, and a missing or foreign document is refused with exit 2.
+# The report page (scripts/report.py) of a real run, rendered in headless Chromium (render_pages.sh):
+# the screenshot is not blank and the page logs no script error; and a missing or foreign document
+# is refused with exit 2.
 # Skips (77) where Chromium or matplotlib is missing.
 # usage: tests/report/check_report.sh MULTIFIT_BINARY
 set -euo pipefail
 multifit=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 report=$root/scripts/report.py
-browser=$(command -v chromium || command -v chromium-browser || true)
-[ -n "$browser" ] || { echo "no chromium: the report is not rendered (Debian: apt-get install chromium)"; exit 77; }
+command -v chromium > /dev/null || command -v chromium-browser > /dev/null ||
+  { echo "no chromium: the report is not rendered (Debian: apt-get install chromium)"; exit 77; }
 python=python3
 python3 -c "import matplotlib" 2>/dev/null || python=/usr/bin/python3
 "$python" -c "import matplotlib" 2>/dev/null || { echo "no matplotlib (Debian: apt-get install python3-matplotlib)"; exit 77; }
@@ -23,19 +24,7 @@ for section in "Modes side by side" "Each model against its solo run" "Memory pe
 done
 if grep -q "<script" "$work/report.html"; then echo "the report runs a script; it should open as it is"; exit 1; fi
 
-# Rendered offline, console messages on stderr: an uncaught error or a failed load would show there.
-timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,2400 \
-  --enable-logging=stderr --v=0 --screenshot="$work/report.png" "file://$work/report.html" \
-  > "$work/browser.out" 2> "$work/browser.err" || { cat "$work/browser.err"; echo "chromium failed"; exit 1; }
-if grep -E "Uncaught|CONSOLE.*(Error|error)|net::ERR_" "$work/browser.err"; then echo "the page logged errors"; exit 1; fi
-"$python" - "$work/report.png" <<'PY'
-import sys
-import matplotlib.image
-pixels = matplotlib.image.imread(sys.argv[1])[..., :3]
-ink = (pixels.mean(axis=2) < 0.9).mean()  # the share of pixels that are not near white
-print(f"report.png: {pixels.shape[1]}x{pixels.shape[0]}, {ink:.1%} of it drawn")
-sys.exit(0 if ink > 0.02 else 1)
-PY
+"$root/tests/report/render_pages.sh" "$work/report.html"
 
 # Wrong inputs: one line, exit 2.
 set +e
