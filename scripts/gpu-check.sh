@@ -24,7 +24,7 @@
 #   6. the micro-benchmarks, Fashion-MNIST end to end with our kernels, cuBLAS
 #      products and cuDNN activations, and one run with MULTIFIT_SYNC_LAUNCHES=1;
 #   7. the contention study (the Fashion-MNIST grid and the 32 tiny models in every
-#      mode), the scaling study (benchmarks/scaling.py, at most 32 models at once)
+#      mode), every lab at its quick size on the GPU (labs/run-all), the scaling study (benchmarks/scaling.py, at most 32 models at once)
 #      and, where Python has PyTorch, W1 side by side with it.
 #
 # OUTDIR holds, from the first step on:
@@ -324,9 +324,14 @@ for study in grid:examples/fashion-mnist-grid.json tiny:examples/tiny-sweep.json
     --json "$logs/$name.json" --csv "$logs/$name.csv" --trace "$logs/$name.trace.json"
 done
 if ! command -v python3 >/dev/null; then
+  may_start labs "no python3"
   may_start scaling "no python3"
   may_start peers_w1 "no python3"
 else
+  # Every lab at its quick size on the GPU: 04 and 06 test device memory, 08 a device fault (the
+  # poisoned context), 10 skips with one GPU; their verdicts are in labs/*/verdict.json.
+  gpu_step labs 150 env MULTIFIT="$run/multifit" MULTIFIT_LAB_BACKEND=cuda python3 labs/run-all --quick \
+    --out "$logs/labs"
   # scaling.py records a failed run in failures.txt and goes on; its exit 1 at the end fails this step only.
   gpu_step scaling 240 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$run/multifit" \
     --graphs on,off --fmnist-counts 1,4 --concurrency 32

@@ -57,7 +57,7 @@ elif [ "$case" = deadline ]; then
   ((rc == 0)) || fail "exit $rc at the deadline, not 0"
   grep -q '^ok       cpu_help ' "$out/steps.txt" || fail "steps.txt lacks cpu_help"
   grep -q '^skipped  cpu_seed_model (stopped at the deadline' "$out/steps.txt" || fail "cpu_seed_model not stopped at the deadline"
-  for s in kernel_bench study_tiny scaling peers_w1; do
+  for s in kernel_bench study_tiny labs scaling peers_w1; do
     grep -q "^skipped  $s (past the deadline)" "$out/steps.txt" || fail "$s not skipped as past the deadline"
   done
   grep -q '^gpu-check: finished' "$out/summary.txt" || fail "summary.txt: $(head -1 "$out/summary.txt")"
