@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def arguments(doc):
     name = os.path.basename(os.path.dirname(os.path.abspath(sys.argv[0])))
-    parser = argparse.ArgumentParser(description=doc.strip().split("\n")[0])
+    parser = argparse.ArgumentParser(description=" ".join(doc.strip().split("\n\n")[0].split()))
     parser.add_argument("--quick", action="store_true",
                         help="a small size, for CI and a first look (MULTIFIT_LAB_QUICK=1 does the same)")
     parser.add_argument("--out", default=os.path.join(ROOT, "labs", "out", name),
@@ -66,6 +66,9 @@ class Outcome:
         return f"ended with exit code {self.returncode}"
 
 
+BUSY = []  # why a run of this lab was on a busy machine (its document's machine.busy), each once
+
+
 def run_multifit(args, out, name, trace=False, backend=None):
     """Runs `multifit ARGS --backend BACKEND --json OUT/NAME.json` (BACKEND: `backend`, else
     MULTIFIT_LAB_BACKEND, else cpu) and returns its Outcome, however it ended."""
@@ -82,6 +85,10 @@ def run_multifit(args, out, name, trace=False, backend=None):
     if os.path.exists(doc):
         with open(doc) as f:
             document = json.load(f)
+    for run in (document or {}).get("runs", [document] if document else []):
+        busy = (run.get("machine") or {}).get("busy")
+        if busy and busy not in BUSY:
+            BUSY.append(busy)
     journaled = 0
     if os.path.exists(doc + ".journal"):
         with open(doc + ".journal") as f:
@@ -146,7 +153,10 @@ def report(out, name, title):
 
 
 def finish(args, claim, verdict):
-    """Prints the verdict line and writes verdict.json for labs/run-all; exits 0, or 77 when skipped."""
+    """Prints the verdict line and writes verdict.json for labs/run-all; exits 0, or 77 when skipped.
+    A run on a busy machine is said at the end of the line: its timings are not a quiet machine's."""
+    if BUSY and verdict.held is not None:
+        verdict.line += f" (a run was on a busy machine: {'; '.join(BUSY)})"
     with open(os.path.join(args.out, "verdict.json"), "w") as f:
         json.dump({"lab": args.name, "claim": claim, "held": verdict.held, "line": verdict.line,
                    "quick": args.quick}, f, indent=2)

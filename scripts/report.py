@@ -267,8 +267,8 @@ def page(doc, runs, trace, title):
     first = runs[0]
     machine = first.get("machine") or {}
     parts = [f"<h1>{html.escape(title)}</h1>",
-             "<p>" + html.escape(f"{len(first['models'])} models on {first.get('backend') or '?'} "
-                                 f"({first.get('device_name') or '?'}); {machine.get('multifit', '')}; "
+             "<p>" + html.escape(f"{len(first['models'])} models on {first.get('backend') or '?'}: "
+                                 f"{first.get('device_name') or '?'}; {machine.get('multifit', '')}; "
                                  f"{machine.get('cores', '?')} cores, load average "
                                  f"{machine.get('load_average_before', '?')} before") + "</p>",
              *[f"<p><b>error:</b> {html.escape(e)}</p>" for e in dict.fromkeys(r["error"] for r in runs if r.get("error"))],

@@ -1,6 +1,7 @@
 #include "study/pack_worker.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "nn/fit.h"
@@ -62,9 +63,13 @@ void PackWorker::build(Backend& backend, DataSets& data) {
   faults_ = std::any_of(prepared_.begin(), prepared_.end(), [&](const ModelWorker* member) {
     return !options_.inject_fault.empty() && member->job().name == options_.inject_fault;
   });
-  for (ModelWorker* member : prepared_) {
-    member->end_startup();
-    if (pack_) member->report().pack = *pack_, member->report().pack_members = int(prepared_.size());
+  for (size_t z = 0; z < prepared_.size(); ++z) {
+    ModelWorker& member = *prepared_[z];
+    member.end_startup();
+    // Its pool as built, which its finish measures again: a processes-mode worker that dies in
+    // training leaves this much (protocol.h's ready line).
+    member.report().memory = model_->member_share(int(z));
+    if (pack_) member.report().pack = *pack_, member.report().pack_members = int(prepared_.size());
   }
 }
 
@@ -80,6 +85,10 @@ void PackWorker::end_epoch() {
   attempt([&] { fit_->end_epoch(); });
   if (fit_ && faults_) {  // --inject-fault: after the first epoch, once
     faults_ = false;
+    std::fprintf(stderr, "multifit: --inject-fault: %s faults now, after its first epoch (%s)\n",
+                 options_.inject_fault.c_str(), model_->backend().name() == "cpu"
+                                                    ? "SIGSEGV: the process ends"
+                                                    : "a write to an illegal address: the CUDA context is poisoned");
     attempt([&] { model_->backend().inject_fault(); });
   }
   if (fit_ && fit_->done()) finish_training();

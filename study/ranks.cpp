@@ -272,6 +272,8 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
   // The run's report: every model in sweep order, the journal's as they ended, the rest as their ranks sent them.
   RunReport run;
   run.mode = to_string(mode);
+  run.pools_kept = options.keep_pools && mode == ModeKind::serial;
+  run.injected_fault = options.inject_fault;
   std::map<size_t, std::pair<ModelReport, int>> trained;
   for (const json& e : dispatcher.ended()) {
     ModelReport m = e.at("report").get<ModelReport>();

@@ -80,6 +80,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     if (!record.ended || !record.ended->contains(job.index)) jobs.push_back(job);
   run.resumed_models = int(all_jobs.size() - jobs.size());
   run.pools_kept = options.keep_pools && mode.kind() == ModeKind::serial;
+  run.injected_fault = options.inject_fault;
   const ConcurrencyChoice concurrency =
       all_jobs.empty()     ? ConcurrencyChoice{1, "none to train: this part of the sweep has no models", ""}
       : jobs.empty()       ? ConcurrencyChoice{1, "none to train: every model ended before (the journal)", ""}

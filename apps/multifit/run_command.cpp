@@ -408,6 +408,11 @@ int run_study(RunArgs& args) {
     if (args.repeat > 1 && args.save_best_given)
       throw UserError("--save-best keeps the models of one run, and --repeat " + std::to_string(args.repeat) +
                       " makes several: drop one of them");
+    if (!options.inject_fault.empty() && (args.mode == "all" || args.mode == "auto" || args.solo))
+      throw UserError("--inject-fault with " + std::string(args.solo ? "--solo" : "--mode " + args.mode) +
+                      ": on the CPU the fault ends the process of an in-process run (" +
+                      (args.solo ? "the solo runs" : args.mode == "all" ? "serial, the first of the four" : "the calibration") +
+                      "), and the runs after it would never be measured; give one --mode without --solo");
     if (args.resume && journal_file.empty())
       throw UserError("--resume needs the journal of the run to resume: give that run's --json OUT (its journal is "
                       "OUT.journal) or --journal PATH");
@@ -471,6 +476,10 @@ int run_study(RunArgs& args) {
                      jobs.size() > 3 ? ", ..." : "", args.shard->count);
       }
     }
+    if (writer && args.shard && !options.inject_fault.empty() &&
+        std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.name == options.inject_fault; }))
+      std::fprintf(stderr, "multifit: note: --inject-fault %s: that model is in another shard than %s, so nothing faults "
+                           "here\n", options.inject_fault.c_str(), to_string(*args.shard).c_str());
     journal_run = {to_string(options.backend.kind), args.mode, args.solo, sweep_identity, args.shard};
     const JournalRun& run = journal_run;
     if (args.resume && writer) {
@@ -489,8 +498,8 @@ int run_study(RunArgs& args) {
         std::fprintf(stderr, "multifit: resume: no model ended before (%zu model lines in %s)\n", resumed->lines,
                      journal_file.c_str());
       else
-        std::fprintf(stderr, "multifit: resume: %zu models ended before (%s); they are not trained again\n", models,
-                     where.c_str());
+        std::fprintf(stderr, "multifit: resume: %zu model%s ended before (%s); %s not trained again\n", models,
+                     models == 1 ? "" : "s", where.c_str(), models == 1 ? "it is" : "they are");
     }
     if (writer) {
       journal = open_journal(journal_file, run, resumed ? &*resumed : nullptr, options.quiet, &code);
@@ -582,7 +591,14 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--inject-fault", o.inject_fault,
                   "Make a real fault in the model NAME after its first epoch, to see what it takes down with it: "
                   "on the CPU its thread gets SIGSEGV (the process ends, as at a stray pointer), on a GPU a kernel "
-                  "writes to an illegal address (the sticky error poisons the process's CUDA context)")
+                  "writes to an illegal address (the sticky error poisons the process's CUDA context). One --mode, "
+                  "not all or auto, without --solo: a fault in an in-process run on the CPU ends the run")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            if (name.empty()) return "the name of a model of the sweep, not empty";
+            return name.starts_with("-") ? "the model NAME, " + name + ", looks like a flag: give a model's name" : "";
+          },
+          "NAME"))
       ->type_name("NAME");
   cmd->add_option("--calibration-steps", args->calibration_steps,
                   "--mode auto: training steps per model in each mode's calibration")

@@ -265,6 +265,7 @@ void to_json(json& j, const RunReport& run) {
        {"concurrency_reason", text(run.concurrency_reason)},
        {"training_threads", run.training_threads},
        {"pools_kept", run.pools_kept},
+       {"injected_fault", text(run.injected_fault)},
        {"resumed_models", run.resumed_models},
        {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
        {"host_peak_rss_bytes", run.host_peak_rss_bytes},

@@ -161,6 +161,7 @@ struct RunReport {
   // --keep-pools in serial mode: each model's pool was kept until the last had trained, so its
   // in_use_before_release_bytes is what the run held then, every earlier pool with its own
   bool pools_kept = false;
+  std::string injected_fault;  // --inject-fault: the model made to fault after its first epoch; "" for none
   int resumed_models = 0;  // --resume: models taken as they ended in the journal's run, not trained again
   std::optional<Overlap> overlap;  // from the step timeline, when it was recorded
   // What the overlap measures: "concurrent", kernels (or the cpu's threads) that may run at the same

@@ -393,8 +393,14 @@ TEST_F(Run, AnInjectedFaultTakesDownWhatSharesItsProcess) {
   EXPECT_EQ(doc["models"][0]["status"], "ok");
   EXPECT_EQ(doc["models"][1]["status"], "failed");
   EXPECT_TRUE(contains(doc["models"][1]["error"], "killed by signal 11 (SIGSEGV)")) << doc["models"][1]["error"];
-  EXPECT_EQ(doc["models"][1]["epochs"].size(), 0u) << "its measurements died with its worker";
+  EXPECT_EQ(doc["models"][1]["epochs"].size(), 0u) << "its training's measurements died with its worker";
+  // What it had built stands, as its worker said it at the start barrier.
+  EXPECT_EQ(doc["models"][1]["memory"]["reserved_bytes"], size_t(1) << 20);
+  EXPECT_GT(doc["models"][1]["data"]["bytes"].get<size_t>(), 0u);
+  EXPECT_TRUE(doc["models"][1]["startup_s"].is_number());
   EXPECT_EQ(doc["models"][2]["status"], "ok");
+  EXPECT_EQ(doc["injected_fault"], "m-s2");
+  EXPECT_TRUE(contains(processes.err, "multifit: --inject-fault: m-s2 faults now, after its first epoch")) << processes.err;
 
   const Result streams = multifit("run " + three + " --backend cpu --quiet --mode streams --inject-fault m-s2 --json " +
                                   quoted(path("s.json")));
@@ -406,6 +412,15 @@ TEST_F(Run, AnInjectedFaultTakesDownWhatSharesItsProcess) {
   EXPECT_EQ(unknown.err, "multifit: error: --inject-fault m-s9: " + path("sweep.json") +
                              " has no model of that name; its models are m-s1, m-s2, m-s3\n");
   EXPECT_TRUE(contains(result("u.json")["error"], "--inject-fault m-s9")) << "the document is written";
+  // Where the fault would end the runs that measure the others, and an empty name, are refused.
+  for (const std::string refused : {"--mode all", "--mode auto", "--mode processes --solo"}) {
+    const Result r = multifit("run " + three + " --backend cpu --inject-fault m-s2 " + refused);
+    EXPECT_EQ(r.rc, 2) << refused;
+    EXPECT_TRUE(contains(r.err, "give one --mode without --solo")) << r.err;
+  }
+  const Result empty = multifit("run " + three + " --backend cpu --inject-fault ''");
+  EXPECT_EQ(empty.rc, 2);
+  EXPECT_TRUE(contains(empty.err, "--inject-fault: the name of a model of the sweep, not empty")) << empty.err;
 }
 
 TEST_F(Run, AKilledWorkerLeavesTheOthersResults) {

@@ -57,7 +57,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency, r_concurrency_reason,
-                          r_training_threads, r_pools_kept, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
+                          r_training_threads, r_pools_kept, r_injected_fault, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
                           r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
   [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes, mr_load_average_before,
                           mr_load_average_after, mr_others_busy_cores, mr_cpu_pressure, mr_busy] = mr;
@@ -181,6 +181,7 @@ RunReport full_run() {
   r.concurrency_reason = "--concurrency 4, as asked";
   r.training_threads = 5;
   r.pools_kept = true;
+  r.injected_fault = "m-7";
   r.resumed_models = 3;
   r.overlap = Overlap{4.0, 1.0};
   r.overlap_kind = "interleaved";
@@ -333,6 +334,7 @@ std::string full_run_document(const std::string& models) {
   "concurrency_reason": "--concurrency 4, as asked",
   "training_threads": 5,
   "pools_kept": true,
+  "injected_fault": "m-7",
   "resumed_models": 3,
   "data": {"source": "synthetic:regression", "bytes": 900},
   "host_peak_rss_bytes": 1048576,
@@ -365,7 +367,7 @@ std::string full_run_document(const std::string& models) {
 
 const char* const kEmptyRunDocumentUpToModels = R"({
     "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mode": "serial", "repeat": 1, "concurrency": 1, "concurrency_reason": null,
-    "training_threads": null, "pools_kept": false, "resumed_models": 0,
+    "training_threads": null, "pools_kept": false, "injected_fault": null, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,

@@ -102,7 +102,7 @@ int run_child_process() {
   const auto epoch_line = [&](size_t, const std::string& epoch) { parent.say(std::string(kEpoch) + epoch); };
   PackWorker model({&worker}, options, std::nullopt, {&stop, epoch_line, &steps});  // a pack of one
   if (backend) model.build(*backend, *data);
-  parent.say(std::string(kReady));  // at the start barrier
+  parent.say(std::string(kReady) + nlohmann::json(worker.report()).dump());  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == kGo;
   if (!go) worker.fail(kNotStarted, 130);
   {

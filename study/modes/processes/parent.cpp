@@ -42,6 +42,7 @@ struct Child {
   bool ready = false, released = false;    // said ready; sent go or stop
   bool done = false;                       // closed its stdout and was finished
   std::optional<ChildProcess::Usage> at_barrier;  // what it used when it said ready
+  std::optional<ModelReport> built;        // as the worker said it at the barrier (start-up, plan, pool, data)
   std::optional<ModelReport> report;       // as the worker returned it
   std::string unreadable;                  // why a line of the worker's could not be read
   // The stall watch: its last sign of life (the spawn, CPU time used while it builds, its release,
@@ -140,10 +141,15 @@ class Workers {
     bool eof = false;
     for (const std::string& line : child.process->read_lines(&eof)) {
       const double now = clock_seconds();
-      if (line == kReady) {
+      if (line.starts_with(kReady)) {
         child.ready = true;
         child.ready_s = now;
         child.at_barrier = child.process->usage();
+        try {
+          child.built = nlohmann::json::parse(line.substr(kReady.size())).get<ModelReport>();
+        } catch (const std::exception& e) {
+          child.unreadable = e.what();
+        }
       } else if (line.starts_with(kStep)) {
         child.last_sign_s = now;
         progress_.step(child.job.index);
@@ -208,16 +214,20 @@ class Workers {
     const ExitStatus status = child.process->wait();
     const std::string worker = "the worker process (pid " + std::to_string(child.process->pid()) + ") ";
     if (!child.report) {
+      if (child.built) child.placeholder.report() = *child.built;  // what it had built stands; its training is lost
+      const std::string lost = child.built ? "; what it measured in training is lost" : "; its measurements are lost";
       if (!child.stalled.empty())
-        child.placeholder.fail(child.stalled + ", so " + worker + "was killed; its measurements are lost", 1);
+        child.placeholder.fail(child.stalled + ", so " + worker + "was killed" + lost, 1);
       else
         child.placeholder.fail(worker + status.describe() +
                                    (child.ready ? " during training" : " before its model was built") +
                                    (child.unreadable.empty() ? "" : " (its report could not be read: " + child.unreadable + ")") +
-                                   "; its measurements are lost",
+                                   lost,
                                1);
       ModelReport report = child.placeholder.report();
       report.pid = child.process->pid();
+      report.device = child.job.device;
+      if (child.ready) report.startup_s = child.ready_s - child.spawned_s;
       return report;
     }
     ModelReport report = std::move(*child.report);

@@ -3,7 +3,9 @@
 // (child.cpp, `multifit worker NAME`), one line at a time over the child's stdin and stdout:
 //
 //   parent -> child  {"options": RunOptions, "job": Job}    the job, its spec as the parent read it
-//   child -> parent  ready                                  built (or failed to): at the start barrier
+//   child -> parent  ready {report}                         built (or failed to): at the start barrier,
+//                                                           with its report so far (start-up, plan,
+//                                                           pool, data), which stands if it dies later
 //   parent -> child  go | stop                              every child is at the barrier | Ctrl-C
 //   child -> parent  step N                                 training goes on: N steps taken so far;
 //                                                           about once a second while N moves
@@ -11,14 +13,15 @@
 //   child -> parent  {report}                               the model's report in its one JSON form
 //                                                           (study/report/json.cpp), timeline included
 //
-// A child that dies leaves its model failed with how it ended; the others go on. One that stalls
+// A child that dies leaves its model failed with how it ended, and with what its ready line said;
+// the others go on. One that stalls
 // (RunOptions::stall_timeout_s: no step for that long, or no CPU time used while it builds) is
 // killed, its model failed as "stalled".
 #include <string_view>
 
 namespace mf {
 
-inline constexpr std::string_view kReady = "ready";
+inline constexpr std::string_view kReady = "ready ";  // followed by the report so far
 inline constexpr std::string_view kGo = "go";
 inline constexpr std::string_view kStop = "stop";
 inline constexpr std::string_view kStep = "step ";    // followed by the steps taken so far
