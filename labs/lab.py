@@ -152,10 +152,11 @@ def report(out, name, title):
         sys.exit(2)
 
 
-def finish(args, claim, verdict):
+def finish(args, claim, verdict, timed=True):
     """Prints the verdict line and writes verdict.json for labs/run-all; exits 0, or 77 when skipped.
-    A run on a busy machine is said at the end of the line: its timings are not a quiet machine's."""
-    if BUSY and verdict.held is not None:
+    A lab whose verdict reads timings (`timed`) says at the end of the line that a run was on a busy
+    machine: its timings are not a quiet machine's."""
+    if BUSY and timed and verdict.held is not None:
         verdict.line += f" (a run was on a busy machine: {'; '.join(BUSY)})"
     with open(os.path.join(args.out, "verdict.json"), "w") as f:
         json.dump({"lab": args.name, "claim": claim, "held": verdict.held, "line": verdict.line,
