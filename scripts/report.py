@@ -236,7 +236,8 @@ def memory_table(run):
     for m in run["models"][:FULL_TABLE_MODELS]:
         memory, data = m.get("memory", {}), m.get("data", {})
         key = (m.get("host"), m.get("pid"), data.get("source"))
-        process = memory.get("process_peak_rss_bytes") or run.get("host_peak_rss_bytes")
+        # its worker's own in processes mode (none for a worker that died), else the one process's
+        process = memory.get("process_peak_rss_bytes") if run["mode"] == "processes" else run.get("host_peak_rss_bytes")
         held = [size(memory.get("in_use_before_release_bytes"))] if releases else []
         if releases and not kept:
             held.append(size(memory.get("in_use_after_release_bytes")))
