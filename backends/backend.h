@@ -21,7 +21,11 @@
 #include <vector>
 
 #include "kernels/element_math.h"
+#include "kernels/layer_math.h"
+#include "kernels/loss_row.h"
+#include "kernels/member_settings.h"
 #include "kernels/pack.h"
+#include "kernels/param_tensors.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "runtime/memory_pool.h"
@@ -142,50 +146,95 @@ class Backend {
   // by row index (`rows` below), so that the batch needs no gather of its own.
   virtual bool fuses_gather() const { return false; }
 
-  // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax). With rows (only where
-  // fuses_gather()), X is the data set and the layer's input is the data set's rows rows[f..f+m), f = first_row(pack).
-  virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+  // ---- Dense ----
+  // Y(m,n) = act(X(m,k) · W(k,n) + b(n)); act is element-wise (not softmax); b null: no bias. With Z,
+  // also Z(m,n) = X · W + b, the pre-activation (kept for the activations that need it,
+  // needs_pre_activation). With rows (only where fuses_gather()), X is the data set and the layer's
+  // input is the data set's rows rows[f..f+m), f = first_row(pack).
+  virtual void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
                              Activation act, const int* rows = nullptr, const Pack& pack = {}) = 0;
-  // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then with Y: dX ⊙= act'(Y(m,k)), the gradient at the pre-activation of
-  // the layer below from its output Y (the tiled kernels do both in one launch). No input data here.
+  // dX(m,k) = dZ(m,n) · W(k,n)ᵀ, then through `below` (the gradient at the pre-activation of the
+  // layer below, from its output: the tiled kernels do both in one launch). No input data here.
   virtual void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
-                                    const float* Y = nullptr, Activation act = Activation::linear,
-                                    const Pack& pack = {}) = 0;
-  // dW(k,n) = X(m,k)ᵀ · dZ(m,n);  db(n) = column sums of dZ; rows as for dense_forward.
+                                    const Through& below = {}, const Pack& pack = {}) = 0;
+  // dW(k,n) = X(m,k)ᵀ · dZ(m,n);  db(n) = column sums of dZ (db null: no bias); rows as for dense_forward.
   virtual void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                                      const int* rows = nullptr, const Pack& pack = {}) = 0;
-  // dZ = dY ⊙ act'(Y) from the layer's output Y; dZ may alias dY.
-  virtual void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
-                                   const Pack& pack = {}) = 0;
 
-  // One pass over out(m,n) and target(m,t) (t = 1 for class indices): the row
-  // losses row_loss(m), the row accuracies row_correct(m) in [0,1], and
-  // d_out(m,n) = d(mean batch loss)/d(out). For binary_crossentropy and
-  // sparse_categorical_crossentropy `out` holds logits (sigmoid/softmax fused).
-  virtual void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                    float* row_correct, int m, int n, const Pack& pack = {}) = 0;
-  // totals[0] += Σ row_loss, totals[1] += Σ row_correct, in a fixed order (deterministic); with
+  // ---- Element-wise layers ----
+  // Y(count) = act(X): an Activation layer.
+  virtual void activation_forward(const float* X, float* Y, int64_t count, Activation act, const Pack& pack = {}) = 0;
+  // dX = dY ⊙ own' then through `below`: an Activation layer's backward (own: its activation, output
+  // and input), or an output's through its own activation (below: none). dX may alias dY.
+  virtual void activation_backward(const float* dY, float* dX, int64_t count, const Through& own,
+                                   const Through& below = {}, const Pack& pack = {}) = 0;
+  // Dropout of X(m,n) into Y(m,n) for the spec's layer `layer` (kernels/layer_math.h: the mask from
+  // each member's seed and step count, its rate from its LayerSettings), training only: inference
+  // reads X as it is. Needs pack.step.
+  virtual void dropout_forward(const float* X, float* Y, int m, int n, int layer, const MemberSettings* settings,
+                               const LayerSettings* layers, const Pack& pack) = 0;
+  // dX = dY ⊙ the same mask and scale, then through `below`; dX may alias dY. Needs pack.step.
+  virtual void dropout_backward(const float* dY, float* dX, int m, int n, int layer, const MemberSettings* settings,
+                                const LayerSettings* layers, const Through& below, const Pack& pack) = 0;
+
+  // ---- BatchNormalization ----
+  // Y(m,n) = batch normalization of X (kernels/layer_math.h): in training with the batch's column
+  // statistics, which it keeps for backward (bn.mean, bn.inverse) and folds into the moving ones;
+  // in inference with the moving ones.
+  virtual void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn,
+                                  const LayerSettings* layers, bool training, const Pack& pack = {}) = 0;
+  // From the training forward's statistics: dgamma(n), dbeta(n) (where the layer has them) and
+  // dX(m,n) through `below` (dX null: none is needed; dX may alias dY).
+  virtual void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n, const BatchNormBuffers& bn,
+                                   const Through& below, const Pack& pack = {}) = 0;
+
+  // ---- Activity regularizers ----
+  // partials(blocks) = each kParamBlock elements' sum of l1 |y| + l2 y^2 over Y(m,n), the layer's
+  // activity regularizer (kernels/param_tensors.h's blocks; those past m * n hold 0): its penalty
+  // on the batch's loss times m.
+  virtual void activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers,
+                                double* partials, int blocks, const Pack& pack = {}) = 0;
+  // dX = (dY + d(penalty / m)/dY) through `own`, the layer's activation from its output own.y (Keras
+  // divides an activity penalty by the batch's rows); dX may alias dY.
+  virtual void activity_backward(const float* dY, float* dX, int m, int n, int layer, const LayerSettings* layers,
+                                 const Through& own, const Pack& pack = {}) = 0;
+
+  // ---- Loss and metrics ----
+  // One pass over out(m,n) and target(m, shape.target_cols): each row's values(m, shape.values()),
+  // its loss and then each metric's (kernels/loss_row.h), and d_out(m,n) = d(mean batch loss)/d(out).
+  // Where the loss takes logits (takes_logits) `out` holds them (sigmoid/softmax fused). Each
+  // member's loss settings are its MemberSettings'.
+  virtual void loss(const LossShape& shape, const float* out, const float* target, float* d_out, float* values,
+                    int m, int n, const MemberSettings* settings, const Pack& pack = {}) = 0;
+  // totals[v] += Σ values(., v) for each of the `count` values, in a fixed order (deterministic); with
   // pack.step and pack.counts_step, counts the training step (StepState::t).
-  virtual void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
-                          const Pack& pack = {}) = 0;
+  virtual void accumulate(const float* values, int count, int m, double* totals, const Pack& pack = {}) = 0;
   // loss(), then accumulate(): what a training step does; a backend may fold the two together. With
   // rows (only where fuses_gather()), target is the data set's targets and the batch's are the
   // data set's rows rows[f..f+m), f = first_row(pack).
-  virtual void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
-                                   float* row_correct, int m, int n, double* totals,
+  virtual void loss_and_accumulate(const LossShape& shape, const float* out, const float* target, float* d_out,
+                                   float* values, int m, int n, double* totals, const MemberSettings* settings,
                                    const int* rows = nullptr, const Pack& pack = {}) {
     if (rows) throw std::logic_error("this backend does not fuse the gather: pass it gathered targets");
-    loss(kind, out, target, d_out, row_loss, row_correct, m, n, pack);
-    accumulate(row_loss, row_correct, m, totals, pack);
+    loss(shape, out, target, d_out, values, m, n, settings, pack);
+    accumulate(values, shape.values(), m, totals, pack);
   }
+  // totals[0] += m * Σ weight_partials + Σ activity_partials: the regularizers' penalties on the
+  // batch's loss (their partial sums, kernels/param_tensors.h), into its sum of row losses.
+  virtual void add_penalty(const double* weight_partials, int weight_blocks, const double* activity_partials,
+                           int activity_blocks, int m, double* totals, const Pack& pack = {}) = 0;
 
-  // One call over the flat parameter buffers of n floats: a step of Adam (its count from pack.step,
-  // which it needs) or of SGD, each member with its own settings (a MemberSettings in the model's
-  // memory); then, with pack.step, each member's first_row moves past its batch of batch_rows.
-  virtual void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
-                    int batch_rows, const Pack& pack) = 0;
-  virtual void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
-                   int batch_rows, const Pack& pack = {}) = 0;
+  // ---- The optimizer (kernels/param_tensors.h's OptimizerStep) ----
+  // One step over the members' flat parameter buffers, each member with its own settings: the
+  // regularizers' gradients added (and, with step.regularized, their penalty's partials written),
+  // clipped (by step.norms where by norm), weight decay, the update; then each member's first_row
+  // moves past its batch. Needs pack.step (the step count t).
+  virtual void optimizer_step(const OptimizerStep& step, const Pack& pack) = 0;
+  // step.norms: each tensor's L2 norm of its gradients (with their regularizers'), then the global
+  // one, through step.norm_partials: what clipping by norm reads.
+  virtual void gradient_norms(const OptimizerStep& step, const Pack& pack) = 0;
+  // step.penalty's partials alone, from the weights as they are (an evaluation's penalty).
+  virtual void weight_penalty(const OptimizerStep& step, const Pack& pack) = 0;
 
   // order(n) = the permutation of [0,n) for (the member's seed, epoch): permute_index of element_math.h.
   virtual void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) = 0;

@@ -23,6 +23,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/gemm_products.h"
 #include "nn/model.h"
+#include "nn/settings.h"
 #include "runtime/rng.h"
 #include "runtime/device.h"
 #include "runtime/machine_resources.h"
@@ -49,10 +50,12 @@ class Scratch {
     blocks_.emplace_back(p, n * sizeof(float));
     return p;
   }
-  // One member's settings: Keras's Adam defaults, SGD's lr 0.01 with momentum 0.9, seed 42.
+  // One member's settings: Keras's Adam defaults (SGD's momentum 0.9), seed 42.
   const MemberSettings* settings() {
-    MemberSettings s = adam_settings(1e-3f, 0.9, 0.999, 1e-7f);
-    s.seed = 42, s.momentum = 0.9f;
+    ModelSpec spec;
+    spec.seed = 42;
+    spec.optimizer.momentum = 0.9f;
+    const MemberSettings s = member_settings(spec);
     auto* p = zeros<MemberSettings>(1);
     backend_.to_device(p, &s, sizeof s);
     backend_.synchronize();
@@ -128,7 +131,7 @@ void register_gemms(const Subject& s) {
       register_op("dense_forward", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
         float *X = x.floats(size_t(m) * l.k), *W = x.floats(size_t(l.k) * l.n), *b = x.floats(l.n),
               *Y = x.floats(size_t(m) * l.n);
-        time_calls(state, *s.backend, [&] { s.backend->dense_forward(X, W, b, Y, m, l.k, l.n, l.act); });
+        time_calls(state, *s.backend, [&] { s.backend->dense_forward(X, W, b, Y, nullptr, m, l.k, l.n, l.act); });
       });
       register_op("dense_backward_input", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
         float *dZ = x.floats(size_t(m) * l.n), *W = x.floats(size_t(l.k) * l.n), *dX = x.floats(size_t(m) * l.k);
@@ -152,32 +155,42 @@ void register_elementwise(const Subject& s) {
   Backend& b = *s.backend;
   add("activation_backward/n:32768", [&b](benchmark::State& st, Scratch& x) {
     float *Y = x.floats(32768), *dY = x.floats(32768);
-    time_calls(st, b, [&] { b.activation_backward(Y, dY, dY, 32768, Activation::relu); });
+    time_calls(st, b, [&] { b.activation_backward(dY, dY, 32768, {Activation::relu, Y, nullptr}); });
   });
   add("loss_softmax_crossentropy/m:128/n:10", [&b](benchmark::State& st, Scratch& x) {
-    float *out = x.floats(1280), *t = x.zeros<float>(128), *d = x.floats(1280), *l = x.floats(128), *c = x.floats(128);
-    time_calls(st, b, [&] { b.loss(Loss::sparse_categorical_crossentropy, out, t, d, l, c, 128, 10); });
+    float *out = x.floats(1280), *t = x.zeros<float>(128), *d = x.floats(1280), *values = x.floats(256);
+    const LossShape shape{Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
+    const MemberSettings* settings = x.settings();
+    time_calls(st, b, [&] { b.loss(shape, out, t, d, values, 128, 10, settings); });
   });
   add("accumulate/m:128", [&b](benchmark::State& st, Scratch& x) {
-    float *l = x.floats(128), *c = x.floats(128);
+    float* values = x.floats(256);
     double* totals = x.zeros<double>(2);
-    time_calls(st, b, [&] { b.accumulate(l, c, 128, totals); });
+    time_calls(st, b, [&] { b.accumulate(values, 2, 128, totals); });
   });
-  add("adam/params:235146", [&b](benchmark::State& st, Scratch& x) {
-    const int64_t n = 235146;
-    float *w = x.floats(n), *g = x.floats(n), *m = x.zeros<float>(n), *v = x.zeros<float>(n);
-    const MemberSettings* settings = x.settings();
-    auto* step = x.zeros<StepState>(1);
-    const StepState first{1, 0};  // step 1: the loss pass, which counts steps, is not timed here
-    b.to_device(step, &first, sizeof first);
-    time_calls(st, b, [&] { b.adam(w, g, m, v, n, settings, 128, {.step = step}); });
-  });
-  add("sgd/params:235146", [&b](benchmark::State& st, Scratch& x) {
-    const int64_t n = 235146;
-    float *w = x.floats(n), *g = x.floats(n), *vel = x.zeros<float>(n);
-    const MemberSettings* settings = x.settings();
-    time_calls(st, b, [&] { b.sgd(w, g, vel, n, settings, 128); });
-  });
+  // The optimizer over the parameters of one tensor, as the Fashion-MNIST MLP's 235146.
+  const auto optimizer = [&](const char* name, OptimizerKind kind, bool momentum) {
+    add(std::string(name) + "/params:235146", [&b, kind, momentum](benchmark::State& st, Scratch& x) {
+      OptimizerStep s;
+      s.kind = kind, s.momentum_slot = momentum;
+      s.count = 235146;
+      s.params = x.floats(size_t(s.count)), s.grads = x.floats(size_t(s.count));
+      s.slot[0] = x.zeros<float>(size_t(s.count)), s.slot[1] = x.zeros<float>(size_t(s.count));
+      const ParamTensor tensor{0, s.count, 0, TensorRole::kernel, 0};
+      auto* tensors = x.zeros<ParamTensor>(1);
+      b.to_device(tensors, &tensor, sizeof tensor);
+      s.tensors = tensors, s.tensor_count = 1, s.blocks = param_blocks(s.count);
+      s.settings = x.settings(), s.layers = x.zeros<LayerSettings>(1);
+      s.batch_rows = 128;
+      auto* step = x.zeros<StepState>(1);
+      StepState first;
+      first.t = 1;  // step 1: the loss pass, which counts steps, is not timed here
+      b.to_device(step, &first, sizeof first);
+      time_calls(st, b, [&] { b.optimizer_step(s, {.step = step}); });
+    });
+  };
+  optimizer("adam", OptimizerKind::adam, false);
+  optimizer("sgd", OptimizerKind::sgd, true);
   add("shuffle/n:60000", [&b](benchmark::State& st, Scratch& x) {
     int* order = x.zeros<int>(60000);
     const MemberSettings* settings = x.settings();

@@ -11,8 +11,8 @@ constexpr int kThreads = 256;
 // order(n): element i of member grid.y's keyed permutation; every thread independent.
 __global__ void shuffle_kernel(int* order, int n, const MemberSettings* settings, int epoch, Pack pack) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
   const int z = int(blockIdx.y);
+  if (i >= n || stopped(pack, z)) return;
   member(order, z, pack.rows_stride)[i] =
       int(permute_index(uint32_t(i), uint32_t(n), member(settings, z, pack.stride)->seed, uint32_t(epoch)));
 }
@@ -21,6 +21,7 @@ __global__ void shuffle_kernel(int* order, int n, const MemberSettings* settings
 // and the threads walk the columns (coalesced), grid.z the members.
 __global__ void gather_kernel(const float* src, int cols, const int* order, float* dst, Pack pack) {
   const int z = int(blockIdx.z);
+  if (stopped(pack, z)) return;
   const int64_t r = blockIdx.x;
   const float* from = src + int64_t(member(order, z, pack.rows_stride)[first_row(pack, z) + r]) * cols;
   float* to = member(dst, z, pack.data_stride) + r * cols;

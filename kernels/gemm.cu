@@ -3,9 +3,9 @@
 //   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W; with rows, X's rows are read from the
 //                                                data set by index (from the step state's first_row on),
 //                                                so the batch needs no gather
-//   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; output_of = Y, the
-//                                                layer below's output, so its activation's backward
-//                                                costs no launch of its own
+//   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; through = the
+//                                                layer below's activation and output, so its
+//                                                activation's backward costs no launch of its own
 //   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ; rows as forward's
 //            db(n)   = 1ᵀ·dZ(m,n)                col_sums: one more row of C, its row of op(A) all ones,
 //                                                so the bias gradient costs no launch of its own
@@ -36,11 +36,19 @@ namespace {
 // Where A's stored row i is: i, or rows[i] for a batch gathered by index.
 __device__ __forceinline__ int stored_row(const GemmFused& fused, int i) { return fused.rows ? fused.rows[i] : i; }
 
-// The fused work on C(r,c)'s product v: bias and activation, or the backward through act'(Y).
+// The fused work on C(r,c)'s product v: bias, activation and the pre-activation kept (a forward),
+// or the gradient through the layer below's activation (a backward).
 __device__ __forceinline__ float epilogue(const GemmFused& fused, float v, int r, int c, int N) {
-  if (fused.bias) return activate(fused.act, v + fused.bias[c]);
-  if (fused.output_of) return v * activation_grad_from_output(fused.act, fused.output_of[int64_t(r) * N + c]);
-  return v;
+  const int64_t at = int64_t(r) * N + c;
+  if (fused.through.any()) return fused.through.apply(v, at);
+  if (fused.bias) v += fused.bias[c];
+  if (fused.pre_activation) fused.pre_activation[at] = v;
+  return activate(fused.act, v);
+}
+
+// Whether member z has stopped: its products are left as they are (kernels/pack.h's StepState).
+__device__ __forceinline__ bool member_stopped(const GemmStrides& pack, int z) {
+  return pack.step && member(pack.step, z, pack.c)->stopped != 0;
 }
 
 // Member z's copies of the fused work's pointers (rows from the training step's first row on).
@@ -48,7 +56,9 @@ __device__ __forceinline__ void member_fused(GemmFused& fused, const GemmStrides
   if (fused.rows)
     fused.rows = member(fused.rows, z, pack.rows) + (pack.step ? member(pack.step, z, pack.c)->first_row : 0);
   fused.bias = member(fused.bias, z, pack.b);
-  fused.output_of = member(fused.output_of, z, pack.c), fused.col_sums = member(fused.col_sums, z, pack.c);
+  fused.pre_activation = member(fused.pre_activation, z, pack.c);
+  fused.through = member_through(fused.through, z, pack.c);
+  fused.col_sums = member(fused.col_sums, z, pack.c);
 }
 
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
@@ -60,6 +70,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   __shared__ float Bs[BK][BN + 2];
   // The pack member, and with a workspace (split) the K range of this block; else all of them.
   const int splits = work ? ranges : 1, z = int(blockIdx.z) / splits, split = int(blockIdx.z) % splits;
+  if (member_stopped(pack, z)) return;  // the whole block: its member's
   A = member(A, z, pack.a), B = member(B, z, pack.b), C = member(C, z, pack.c);
   member_fused(fused, pack, z);
   const int tid = int(threadIdx.x), tx = tid % TX, ty = tid / TX;
@@ -140,6 +151,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 __global__ void gemm_split_sum(const float* __restrict__ work, float* __restrict__ C, int M, int N, int splits,
                                GemmFused fused, GemmStrides pack) {
   const int z = int(blockIdx.y);
+  if (member_stopped(pack, z)) return;
   const int c_rows = M + (fused.col_sums ? 1 : 0);
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, size = int64_t(c_rows) * N;
   if (i >= size) return;

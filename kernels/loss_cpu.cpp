@@ -2,24 +2,22 @@
 
 #include <cstdint>
 
-#include "kernels/loss_row.h"
-
 namespace mf::cpu {
 
-void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-          int m, int n) {
-  const int cols = target_cols(loss, n);
-  const float scale = loss_grad_scale(loss, m, n);
+void loss(const LossShape& shape, const LossSettings& settings, const float* out, const float* target, float* d_out,
+          float* values, int m, int n) {
+  const float scale = loss_grad_scale(shape.loss, m, n);
   for (int r = 0; r < m; ++r)
-    loss_row(loss, out + int64_t(r) * n, target + int64_t(r) * cols, d_out + int64_t(r) * n, n, scale,
-             row_loss[r], row_correct[r]);
+    loss_row(shape, settings, out + int64_t(r) * n, target + int64_t(r) * shape.target_cols, d_out + int64_t(r) * n, n,
+             scale, values + int64_t(r) * shape.values());
 }
 
-void accumulate(const float* row_loss, const float* row_correct, int m, double* totals) {
-  double loss = 0, correct = 0;
-  for (int r = 0; r < m; ++r) loss += row_loss[r], correct += row_correct[r];
-  totals[0] += loss;
-  totals[1] += correct;
+void accumulate(const float* values, int count, int m, double* totals) {
+  for (int v = 0; v < count; ++v) {
+    double sum = 0;
+    for (int r = 0; r < m; ++r) sum += values[int64_t(r) * count + v];
+    totals[v] += sum;
+  }
 }
 
 }  // namespace mf::cpu

@@ -1,11 +1,13 @@
 #pragma once
 // CPU references of the fused loss pass and the metric accumulation.
-#include "kernels/element_math.h"
+#include "kernels/loss_row.h"
 
 namespace mf::cpu {
 
-void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-          int m, int n);
-void accumulate(const float* row_loss, const float* row_correct, int m, double* totals);
+// values(m, shape.values()): each row's loss and metrics.
+void loss(const LossShape& shape, const LossSettings& settings, const float* out, const float* target, float* d_out,
+          float* values, int m, int n);
+// totals[v] += Σ values(., v), v < count, rows in order.
+void accumulate(const float* values, int count, int m, double* totals);
 
 }  // namespace mf::cpu

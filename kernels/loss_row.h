@@ -1,63 +1,165 @@
 #pragma once
-// The loss of one row of outputs, its accuracy and its gradient, in one pass.
-// The CPU backend loops it over rows; the CUDA kernel runs it one thread per row
-// (output widths are small: classes or regression targets).
+// The loss of one row of outputs, its metrics and its gradient, in one pass, as Keras 3 computes
+// them on TensorFlow (keras/src/losses/losses.py, keras/src/metrics/*_metrics.py). The CPU backend
+// loops it over rows; the CUDA kernel runs it one thread per row (output widths are small: classes
+// or regression targets).
 #include "kernels/element_math.h"
 
 namespace mf {
 
-// out(n): logits for the cross-entropies, activations for mse. target: a class
-// index (sparse_categorical_crossentropy) or n values. scale = loss_grad_scale().
-MF_HD void loss_row(Loss loss, const float* out, const float* target, float* d_out, int n, float scale,
-                    float& row_loss, float& row_correct) {
-  if (loss == Loss::sparse_categorical_crossentropy) {
-    const int label = int(target[0]);
-    float max = out[0];
+// The metrics a model reports beside its loss (Keras's compile(metrics=[...])); "accuracy" is one
+// of the first three, chosen from the shapes as Keras chooses it (nn/spec.h). Order is part of the
+// report's form; append only.
+enum class Metric : int {
+  binary_accuracy = 0, categorical_accuracy = 1, sparse_categorical_accuracy = 2, mean_absolute_error = 3,
+  mean_squared_error = 4
+};
+inline constexpr int kMaxMetrics = 4;
+MF_HD bool is_accuracy(Metric m) { return int(m) <= int(Metric::sparse_categorical_accuracy); }
+
+struct MetricList {
+  int count = 0;
+  Metric kind[kMaxMetrics] = {};
+};
+
+// What a pack's members share in their loss pass: the loss, whether the output is logits the user
+// asked the loss to take (from_logits: the metrics then see the logits, as Keras's do), the target
+// columns (1 for class indices) and the metrics. A row's values are its loss, then each metric's.
+struct LossShape {
+  Loss loss = Loss::mse;
+  bool from_logits = false;
+  int target_cols = 1;
+  MetricList metrics;
+  MF_HD int values() const { return 1 + metrics.count; }
+};
+
+// A member's own loss settings (MemberSettings, kernels/member_settings.h), as Keras rounds them:
+// label_smoothing s mixes targets as t (1 - s) + s / classes (categorical) or t (1 - s) + 0.5 s
+// (binary), 1 - s and 0.5 s in double, then float32; huber's delta.
+struct LossSettings {
+  float label_smoothing = 0, one_minus_label_smoothing = 1, half_label_smoothing = 0;
+  float delta = 1;
+};
+
+// out(n): logits for the cross-entropies, the output layer's activations for the others. target:
+// a class index (target_cols 1 with several outputs) or n values. scale = loss_grad_scale(). Writes
+// d_out(n) and values(shape.values()).
+MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* out, const float* target,
+                    float* d_out, int n, float scale, float* values) {
+  const Loss loss = shape.loss;
+  const bool by_index = shape.target_cols == 1 && n > 1;  // a class index rather than one value per output
+  const int label = by_index ? int(target[0]) : -1;
+  const auto target_at = [&](int j) { return by_index ? (j == label ? 1.f : 0.f) : target[j]; };
+  // Softmax and sigmoid of the logits, where the loss takes them: what Keras's metrics see unless
+  // from_logits (then the logits themselves).
+  const bool probabilities = takes_logits(loss) && !shape.from_logits;
+  float max = out[0], sum = 0.f;
+  if (sums_over_classes(loss)) {
     for (int j = 1; j < n; ++j) max = fmaxf(max, out[j]);
-    float sum = 0.f;
     for (int j = 0; j < n; ++j) sum += expf(out[j] - max);
-    // Keras's sparse_categorical_accuracy: the first argmax of the softmax probabilities (two
-    // logits that differ can round to one probability: a tie, won by the lower index).
-    int argmax = 0;
-    float best = -1.f;
+  }
+  const auto predicted = [&](int j) {
+    if (!probabilities) return out[j];
+    return sums_over_classes(loss) ? expf(out[j] - max) / sum : sigmoid(out[j]);
+  };
+
+  float total = 0.f;
+  if (loss == Loss::sparse_categorical_crossentropy) {
+    for (int j = 0; j < n; ++j) d_out[j] = (expf(out[j] - max) / sum - (j == label ? 1.f : 0.f)) * scale;
+    total = logf(sum) + max - out[label];  // -log softmax(out)[label]
+  } else if (loss == Loss::categorical_crossentropy) {
+    const float log_sum = logf(sum) + max, smoothing = s.label_smoothing / float(n);
     for (int j = 0; j < n; ++j) {
-      const float p = expf(out[j] - max) / sum;
-      if (p > best) best = p, argmax = j;
-      d_out[j] = (p - (j == label ? 1.f : 0.f)) * scale;
+      const float t = s.label_smoothing != 0.f ? target_at(j) * s.one_minus_label_smoothing + smoothing : target_at(j);
+      total += t * (log_sum - out[j]);  // -t log softmax(out)[j]
+      d_out[j] = (expf(out[j] - max) / sum - t) * scale;
     }
-    row_loss = logf(sum) + max - out[label];  // -log softmax(out)[label]
-    row_correct = argmax == label ? 1.f : 0.f;
-    return;
-  }
-  float total = 0.f, correct = 0.f;
-  for (int j = 0; j < n; ++j) {
-    const float z = out[j], t = target[j];
-    if (loss == Loss::binary_crossentropy) {
-      const BceOfLogit bce = bce_from_logit(z, t);
-      total += bce.loss;
-      d_out[j] = (bce.probability - t) * scale;
-      // Keras's binary_accuracy: the float32 probability above 0.5 (a logit of 1e-8 gives exactly 0.5: 0).
-      correct += ((bce.probability > 0.5f) == (t > 0.5f)) ? 1.f : 0.f;
-    } else {
-      const float d = z - t;
-      total += d * d;
-      d_out[j] = 2.f * d * scale;
+  } else {
+    for (int j = 0; j < n; ++j) {
+      const float z = out[j], t = target[j];
+      float term = 0.f, grad = 0.f;
+      switch (loss) {
+        case Loss::binary_crossentropy: {
+          const float smoothed = t * s.one_minus_label_smoothing + s.half_label_smoothing;
+          const BceOfLogit bce = bce_from_logit(z, s.label_smoothing != 0.f ? smoothed : t);
+          term = bce.loss;
+          grad = bce.probability - (s.label_smoothing != 0.f ? smoothed : t);
+          break;
+        }
+        case Loss::mean_absolute_error: {
+          const float e = z - t;
+          term = fabsf(e);
+          grad = e > 0.f ? 1.f : e < 0.f ? -1.f : 0.f;
+          break;
+        }
+        case Loss::huber: {  // 0.5 e^2 within delta, delta (|e| - 0.5 delta) past it (Huber, 1964)
+          const float e = z - t, magnitude = fabsf(e);
+          const bool inside = magnitude <= s.delta;
+          term = inside ? 0.5f * (e * e) : s.delta * magnitude - 0.5f * (s.delta * s.delta);
+          grad = inside ? e : s.delta * (e > 0.f ? 1.f : e < 0.f ? -1.f : 0.f);
+          break;
+        }
+        case Loss::log_cosh: {  // log(cosh(e)) = e + softplus(-2e) - log(2)
+          const float e = z - t;
+          term = e + activate(Activation::softplus, -2.f * e) - 0.6931472f;
+          grad = 1.f - 2.f * sigmoid(-2.f * e);
+          break;
+        }
+        default: {  // mse
+          const float e = z - t;
+          term = e * e;
+          grad = 2.f * e;
+        }
+      }
+      total += term;
+      d_out[j] = grad * scale;
     }
+    total /= float(n);
   }
-  row_loss = total / float(n);
-  row_correct = correct / float(n);
+  values[0] = total;
+
+  // Each metric of the row, from what Keras's metrics see (predicted) and the targets as given.
+  int argmax_predicted = 0, argmax_target = label;
+  float best = predicted(0);
+  for (int j = 1; j < n; ++j)
+    if (const float p = predicted(j); p > best) best = p, argmax_predicted = j;
+  if (!by_index) {
+    argmax_target = 0;
+    for (int j = 1; j < n; ++j)
+      if (target[j] > target[argmax_target]) argmax_target = j;
+  }
+  for (int k = 0; k < shape.metrics.count; ++k) {
+    float value = 0.f;
+    switch (shape.metrics.kind[k]) {
+      case Metric::binary_accuracy:  // y_true == (y_pred > 0.5), averaged over the outputs
+        for (int j = 0; j < n; ++j) value += target[j] == (predicted(j) > 0.5f ? 1.f : 0.f) ? 1.f : 0.f;
+        value /= float(n);
+        break;
+      case Metric::categorical_accuracy: value = argmax_predicted == argmax_target ? 1.f : 0.f; break;
+      case Metric::sparse_categorical_accuracy: value = float(argmax_predicted) == target[0] ? 1.f : 0.f; break;
+      case Metric::mean_absolute_error:
+        for (int j = 0; j < n; ++j) value += fabsf(target[j] - predicted(j));
+        value /= float(n);
+        break;
+      case Metric::mean_squared_error:
+        for (int j = 0; j < n; ++j) value += (target[j] - predicted(j)) * (target[j] - predicted(j));
+        value /= float(n);
+        break;
+    }
+    values[1 + k] = value;
+  }
 }
 
-// Sparse categorical cross-entropy of a row of probabilities p(n) that a library
-// softmax computed (the cuDNN reference path): the same loss, gradient and
-// accuracy as loss_row() from logits, up to rounding. d_out may alias p.
-MF_HD void crossentropy_row_from_probabilities(const float* p, int label, float* d_out, int n, float scale,
-                                               float& row_loss, float& row_correct) {
+// Sparse categorical cross-entropy of a row of probabilities p(n) that a library softmax computed
+// (the cuDNN reference path): the same loss, gradient and accuracy as loss_row() from logits, up
+// to rounding. d_out may alias p; values as loss_row's, for the metrics of a softmax output.
+MF_HD void crossentropy_row_from_probabilities(const LossShape& shape, const float* p, int label, float* d_out, int n,
+                                               float scale, float* values) {
   int argmax = 0;
   for (int j = 1; j < n; ++j)
     if (p[j] > p[argmax]) argmax = j;
-  row_loss = -logf(fmaxf(p[label], 1e-30f));
-  row_correct = argmax == label ? 1.f : 0.f;
+  values[0] = -logf(fmaxf(p[label], 1e-30f));
+  for (int k = 0; k < shape.metrics.count; ++k) values[1 + k] = argmax == label ? 1.f : 0.f;
   for (int j = 0; j < n; ++j) d_out[j] = (p[j] - (j == label ? 1.f : 0.f)) * scale;
 }
 

@@ -1,56 +1,123 @@
-// Optimizer steps, one launch over the flat parameter buffers of a pack's members (grid.y), each
-// with its own settings. Must equal: optimizer_cpu.cpp (the update itself is element_math.h's,
-// shared). Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.OptimizerSteps, PackParity.*).
+// The optimizer step and the passes beside it, over a pack's flat parameter buffers: a block per
+// kParamBlock elements of one tensor (kernels/param_tensors.h), the members along grid.y, each with
+// its own settings. The update itself is kernels/optimizer_math.h's, shared. Must equal:
+// optimizer_cpu.cpp. Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.Optimizer*,
+// PackParity.*).
 #include <stdexcept>
 
+#include "kernels/block_sums.h"
 #include "kernels/kernels.h"
 
 namespace mf::MF_TARGET {
 namespace {
 
-constexpr int kThreads = 256;
+static_assert(kParamBlock == kBlockThreads, "a block is one thread per element");
 
-// The optimizer step is a training step's last launch: it moves the batch on. Nothing in it reads
-// first_row, and all of its blocks read t, which only the loss pass changes.
-__device__ __forceinline__ void next_batch(const Pack& pack, int z, int batch_rows) {
-  if (pack.step && blockIdx.x == 0 && threadIdx.x == 0) member(pack.step, z, pack.stride)->first_row += batch_rows;
+// The block's tensor, and this thread's element of it (valid: inside the tensor).
+struct BlockElement {
+  int tensor;
+  int64_t i;
+  bool valid;
+};
+__device__ __forceinline__ BlockElement block_element(const OptimizerStep& s) {
+  const int t = tensor_of_block(s.tensors, s.tensor_count, int(blockIdx.x));
+  const ParamTensor& tensor = s.tensors[t];
+  const int64_t offset = int64_t(int(blockIdx.x) - tensor.first_block) * kParamBlock + threadIdx.x;
+  return {t, tensor.begin + offset, offset < tensor.count};
 }
 
-__global__ void adam_kernel(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
-                            int batch_rows, Pack pack) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+template <OptimizerKind K>
+__global__ void optimizer_kernel(OptimizerStep s, Pack pack) {
   const int z = int(blockIdx.y);
-  next_batch(pack, z, batch_rows);
-  if (i >= n) return;
-  const AdamStep step = adam_step(*member(settings, z, pack.stride), member(pack.step, z, pack.stride)->t);
-  adam_update(member(w, z, pack.stride)[i], member(m, z, pack.stride)[i], member(v, z, pack.stride)[i],
-              member(g, z, pack.stride)[i], step);
+  if (stopped(pack, z)) return;  // the whole block: its member's
+  const MemberStep b = member_step(s, z, pack);
+  const BlockElement e = block_element(s);
+  const Regularizer r = regularizer_of(s.tensors[e.tensor], b.layers);
+  double penalty = 0;
+  if (e.valid) {
+    const int64_t t = b.state->t;
+    const StepConstants c = step_constants(K, b.settings->optimizer, t, b.state->nadam_product[(t - 1) & 1]);
+    penalty = step_element(K, s, b, r, c, clip_norm(s, b, e.tensor), e.i);
+  }
+  if (s.regularized) {  // the same for every thread of the launch
+    const double sum = block_sum(penalty);
+    if (threadIdx.x == 0) member(s.penalty, z, pack.stride)[blockIdx.x] = sum;
+  }
+  // Nothing else of the launch reads first_row, and no block reads the Nadam slot this one writes.
+  if (blockIdx.x == 0 && threadIdx.x == 0) finish_member_step(s, b);
 }
 
-__global__ void sgd_kernel(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
-                           int batch_rows, Pack pack) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+// Each block's sum of its squared gradients (with their regularizers'): the norms' partials.
+__global__ void norm_partials_kernel(OptimizerStep s, Pack pack) {
   const int z = int(blockIdx.y);
-  next_batch(pack, z, batch_rows);
-  if (i >= n) return;
-  const MemberSettings& s = *member(settings, z, pack.stride);
-  sgd_update(member(w, z, pack.stride)[i], member(velocity, z, pack.stride)[i], member(g, z, pack.stride)[i],
-             s.learning_rate, s.momentum);
+  if (stopped(pack, z)) return;  // the whole block: its member's
+  const MemberStep b = member_step(s, z, pack);
+  const BlockElement e = block_element(s);
+  double square = 0;
+  if (e.valid) {
+    const float g = regularized_grad(s, regularizer_of(s.tensors[e.tensor], b.layers), b.grads[e.i], b.params[e.i]);
+    square = double(g) * g;
+  }
+  const double sum = block_sum(square);
+  if (threadIdx.x == 0) member(s.norm_partials, z, pack.stride)[blockIdx.x] = sum;
 }
 
-dim3 member_grid(int64_t n, const Pack& pack) { return dim3(blocks_for(n, kThreads).x, unsigned(pack.count)); }
+// One block per member: each tensor's norm from its blocks' partials, in order, then the global one.
+__global__ void finish_norms_kernel(OptimizerStep s, Pack pack) {
+  const int z = int(blockIdx.y);
+  if (stopped(pack, z)) return;  // the whole block: its member's
+  const double* partials = member(s.norm_partials, z, pack.stride);
+  float* norms = member(s.norms, z, pack.stride);
+  double total = 0;
+  for (int t = 0; t < s.tensor_count; ++t) {
+    const ParamTensor& tensor = s.tensors[t];
+    const double sum = block_sum_of(partials + tensor.first_block, param_blocks(tensor.count));
+    if (threadIdx.x == 0) norms[t] = sqrtf(float(sum));
+    total += sum;
+  }
+  if (threadIdx.x == 0) norms[s.tensor_count] = sqrtf(float(total));
+}
+
+__global__ void weight_penalty_kernel(OptimizerStep s, Pack pack) {
+  const int z = int(blockIdx.y);
+  if (stopped(pack, z)) return;  // the whole block: its member's
+  const MemberStep b = member_step(s, z, pack);
+  const BlockElement e = block_element(s);
+  const Regularizer r = regularizer_of(s.tensors[e.tensor], b.layers);
+  const double penalty = e.valid ? regularizer_penalty(b.params[e.i], r.l1, r.l2) : 0.0;
+  const double sum = block_sum(penalty);
+  if (threadIdx.x == 0) member(s.penalty, z, pack.stride)[blockIdx.x] = sum;
+}
+
+dim3 member_grid(const OptimizerStep& s, const Pack& pack) { return dim3(unsigned(s.blocks), unsigned(pack.count)); }
+
+template <OptimizerKind K>
+void launch_step(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {
+  launch{optimizer_kernel<K>, member_grid(s, pack), dim3(kParamBlock), stream}(s, pack);
+}
 
 }  // namespace
 
-void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,
-          const Pack& pack, cudaStream_t stream) {
-  if (!pack.step) throw std::invalid_argument("adam: no step state (Pack::step) to take the step count from");
-  launch{adam_kernel, member_grid(n, pack), dim3(kThreads), stream}(w, g, m, v, n, settings, batch_rows, pack);
+void optimizer_step(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {
+  if (!pack.step) throw std::invalid_argument("optimizer_step: no step state (Pack::step) to take the step count from");
+  switch (s.kind) {
+    case OptimizerKind::adam: return launch_step<OptimizerKind::adam>(s, pack, stream);
+    case OptimizerKind::sgd: return launch_step<OptimizerKind::sgd>(s, pack, stream);
+    case OptimizerKind::rmsprop: return launch_step<OptimizerKind::rmsprop>(s, pack, stream);
+    case OptimizerKind::adamw: return launch_step<OptimizerKind::adamw>(s, pack, stream);
+    case OptimizerKind::adagrad: return launch_step<OptimizerKind::adagrad>(s, pack, stream);
+    case OptimizerKind::adamax: return launch_step<OptimizerKind::adamax>(s, pack, stream);
+    case OptimizerKind::nadam: return launch_step<OptimizerKind::nadam>(s, pack, stream);
+  }
 }
 
-void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, int batch_rows,
-         const Pack& pack, cudaStream_t stream) {
-  launch{sgd_kernel, member_grid(n, pack), dim3(kThreads), stream}(w, g, velocity, n, settings, batch_rows, pack);
+void gradient_norms(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {
+  launch{norm_partials_kernel, member_grid(s, pack), dim3(kParamBlock), stream}(s, pack);
+  launch{finish_norms_kernel, dim3(1, unsigned(pack.count)), dim3(kBlockThreads), stream}(s, pack);
+}
+
+void weight_penalty(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {
+  launch{weight_penalty_kernel, member_grid(s, pack), dim3(kParamBlock), stream}(s, pack);
 }
 
 }  // namespace mf::MF_TARGET

@@ -9,21 +9,23 @@
 namespace mf::MF_TARGET {
 namespace {
 
-__global__ void accumulate_kernel(const float* row_loss, const float* row_correct, int m, double* totals, Pack pack) {
+// values(m, count): each row's loss and metrics.
+__global__ void accumulate_kernel(const float* values, int count, int m, double* totals, Pack pack) {
   const int z = int(blockIdx.y);
-  row_loss = member(row_loss, z, pack.stride), row_correct = member(row_correct, z, pack.stride);
-  double loss = 0, correct = 0;
-  for (int r = int(threadIdx.x); r < m; r += kAccumulateThreads) loss += row_loss[r], correct += row_correct[r];
-  add_block_sums(loss, correct, member(totals, z, pack.stride));
+  if (stopped(pack, z)) return;  // the whole block: its member's
+  values = member(values, z, pack.stride);
+  double sums[kMaxValues] = {};
+  for (int r = int(threadIdx.x); r < m; r += kAccumulateThreads)
+    for (int v = 0; v < count; ++v) sums[v] += values[int64_t(r) * count + v];
+  add_block_sums(sums, count, member(totals, z, pack.stride));
   if (threadIdx.x == 0) count_step(pack, z);
 }
 
 }  // namespace
 
-void accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& pack,
-                cudaStream_t stream) {
-  launch{accumulate_kernel, dim3(1, unsigned(pack.count)), dim3(kAccumulateThreads), stream}(row_loss, row_correct, m,
-                                                                                              totals, pack);
+void accumulate(const float* values, int count, int m, double* totals, const Pack& pack, cudaStream_t stream) {
+  launch{accumulate_kernel, dim3(1, unsigned(pack.count)), dim3(kAccumulateThreads), stream}(values, count, m, totals,
+                                                                                              pack);
 }
 
 }  // namespace mf::MF_TARGET

@@ -9,9 +9,7 @@ namespace mf {
 namespace {
 
 size_t x_bytes(const ModelSpec& spec) { return size_t(spec.fit.batch_size) * spec.input * sizeof(float); }
-size_t y_bytes(const ModelSpec& spec) {
-  return size_t(spec.fit.batch_size) * target_cols(spec.loss, spec.outputs()) * sizeof(float);
-}
+size_t y_bytes(const ModelSpec& spec) { return size_t(spec.fit.batch_size) * spec.target_cols() * sizeof(float); }
 size_t order_bytes(int64_t rows) { return size_t(rows) * sizeof(int); }
 
 }  // namespace
@@ -93,7 +91,7 @@ EpochIterator::Batch EpochIterator::batch(int64_t step) {
   // step's calls are then the same every step.
   Backend& backend = model_.backend();
   if (pipeline_) return {x_, y_, m, nullptr, stride_};  // prepare() copied it in
-  if (backend.fuses_gather()) return {data_.x(), data_.y(), m, order_, stride_};  // read by index where used
+  if (model_.reads_by_index()) return {data_.x(), data_.y(), m, order_, stride_};  // read by index where used
   Pack layout = model_.pack();
   layout.data_stride = layout.rows_stride = stride_;
   backend.gather(data_.x(), data_.features(), order_, m, x_, layout);

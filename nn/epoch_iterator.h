@@ -3,8 +3,8 @@
 // (a new permutation every epoch from the seed and the epoch, made on the backend,
 // or the rows in order) and the batch buffers, taken from the model's pool. Where
 // the backend needs a gathered batch (the cpu backend, the cuBLAS and cuDNN paths)
-// it gathers each batch from the device-resident data; where the backend reads the
-// rows by index (Backend::fuses_gather) it hands over the data set and the order
+// it gathers each batch from the device-resident data; where the model reads the
+// rows by index (Model::reads_by_index) it hands over the data set and the order
 // instead, and the batch buffers stay unused. Data flows one way:
 // data -> batches -> model -> metrics.
 // The trainer (fit) owns the epochs and the validation split. For a pack, every member has its own
@@ -61,7 +61,7 @@ class EpochIterator {
     const float* y;  // (size, target columns); the same
     int size;        // the batch's rows
     const int* rows;  // the epoch's orders, when the backend reads the batch by index
-                      // (Backend::fuses_gather), from the model's first_row on; else null and
+                      // (Model::reads_by_index), from the model's first_row on; else null and
                       // x and y are gathered
     int64_t stride;   // bytes between the members' batches: their row orders, or their x and y
   };

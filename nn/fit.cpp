@@ -6,6 +6,7 @@
 #include <numeric>
 #include <span>
 
+#include "nn/callbacks.h"
 #include "nn/epoch_iterator.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
@@ -20,19 +21,12 @@ std::string metric(const char* name, double value) { return std::string(" - ") +
 std::string non_finite_parameter(const Model& model, std::span<const float> params) {
   const auto bad = std::find_if(params.begin(), params.end(), [](float v) { return !std::isfinite(v); });
   if (bad == params.end()) return "";
-  int64_t index = bad - params.begin();
-  const std::vector<LayerSpec>& layers = model.spec().layers;
-  int in = model.spec().input;
-  for (size_t l = 0; l < layers.size(); ++l) {
-    const int64_t kernel = int64_t(in) * layers[l].units, bias = layers[l].units;
-    const char* part = index < kernel ? "kernel" : "bias";
-    if (index < kernel + bias) {
-      const int64_t at = index < kernel ? index : index - kernel;
-      return "layer " + std::to_string(l + 1) + " " + part + "[" + std::to_string(at) + "] = " + format_metric(*bad);
-    }
-    index -= kernel + bias;
-    in = layers[l].units;
-  }
+  const int64_t index = bad - params.begin();
+  constexpr const char* kRoles[] = {"kernel", "bias", "gamma", "beta"};
+  for (const ParamTensor& t : model.tensors())
+    if (index < t.begin + t.count)
+      return "layer " + std::to_string(t.layer + 1) + " " + kRoles[int(t.role)] + "[" + std::to_string(index - t.begin) +
+             "] = " + format_metric(*bad);
   return "a parameter is " + format_metric(*bad);
 }
 
@@ -53,10 +47,17 @@ void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int ep
   std::snprintf(head, sizeof head, "Epoch %d/%d - %lld steps - %s", epoch,
                 spec.fit.epochs, (long long)steps, format_duration(e.seconds).c_str());
   std::string line = head + metric("loss", e.loss);
-  if (has_accuracy(spec)) line += metric("accuracy", e.accuracy);
+  const std::vector<MetricSpec> metrics = spec.metric_list();
+  for (size_t k = 0; k < metrics.size() && k < e.metrics.size(); ++k) line += metric(metrics[k].name.c_str(), e.metrics[k]);
   if (!std::isnan(e.val_loss)) {
     line += metric("val_loss", e.val_loss);
-    if (has_accuracy(spec)) line += metric("val_accuracy", e.val_accuracy);
+    for (size_t k = 0; k < metrics.size() && k < e.val_metrics.size(); ++k)
+      line += metric(("val_" + metrics[k].name).c_str(), e.val_metrics[k]);
+  }
+  if (!std::isnan(e.learning_rate)) {
+    char rate[48];
+    std::snprintf(rate, sizeof rate, " - learning_rate: %.4g", e.learning_rate);
+    line += rate;
   }
   char rate[48];
   std::snprintf(rate, sizeof rate, " - %.0f samples/s", e.samples_per_s);
@@ -70,8 +71,6 @@ void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int ep
 }
 
 }  // namespace
-
-bool has_accuracy(const ModelSpec& spec) { return spec.loss != Loss::mse; }
 
 std::string format_duration(double seconds) {
   char text[32];
@@ -112,16 +111,27 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
     fail("has " + std::to_string(data.features()) + " features but the spec's input is " +
          std::to_string(spec.input));
   const int outputs = spec.outputs();
-  switch (spec.loss) {
+  const char* loss = to_string(spec.loss.kind);
+  const bool by_index = data.target_cols() == 1 && outputs > 1;  // class indices
+  if (by_index && (spec.loss.kind == Loss::sparse_categorical_crossentropy ||
+                   spec.loss.kind == Loss::categorical_crossentropy)) {
+    if (classes < 1)
+      fail("has a label that is not a class index" + at + "; " + loss + " needs labels 0 to " +
+           std::to_string(outputs - 1) + " (one per unit of the output layer)");
+    if (classes > outputs)
+      fail("has labels up to " + std::to_string(classes - 1) + at + " but the output layer has " +
+           std::to_string(outputs) + " units; labels must be 0 to " + std::to_string(outputs - 1));
+    return;
+  }
+  switch (spec.loss.kind) {
     case Loss::sparse_categorical_crossentropy:
-      if (data.target_cols() != 1)
-        fail("has " + std::to_string(data.target_cols()) + " label columns; sparse_categorical_crossentropy needs one");
-      if (classes < 1)
-        fail("has a label that is not a class index" + at + "; sparse_categorical_crossentropy needs labels 0 to " +
-             std::to_string(outputs - 1) + " (one per unit of the output layer)");
-      if (classes > outputs)
-        fail("has labels up to " + std::to_string(classes - 1) + at + " but the output layer has " +
-             std::to_string(outputs) + " units; labels must be 0 to " + std::to_string(outputs - 1));
+      fail("has " + std::to_string(data.target_cols()) + " label columns; sparse_categorical_crossentropy needs one");
+      break;
+    case Loss::categorical_crossentropy:
+      if (data.target_cols() != outputs)
+        fail("has " + std::to_string(data.target_cols()) + " label columns but the output layer has " +
+             std::to_string(outputs) + " units; categorical_crossentropy needs one-hot labels (one column per unit) "
+             "or a class index");
       break;
     case Loss::binary_crossentropy:
       if (data.target_cols() != outputs)
@@ -130,13 +140,26 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
       if (classes < 1 || classes > 2)
         fail("has a label that is not 0 or 1" + at + "; binary_crossentropy needs labels 0 and 1");
       break;
-    case Loss::mse:
+    default:
       if (data.target_cols() != outputs)
         fail("has " + std::to_string(data.target_cols()) + " target column(s) but the output layer has " +
-             std::to_string(outputs) + " units; mse needs one per unit");
+             std::to_string(outputs) + " units; " + loss + " needs one per unit");
       break;
   }
 }
+
+namespace {
+
+// A member's evaluation from its totals over `rows` rows: its loss, then each metric's.
+Evaluation of_totals(const ModelSpec& spec, const std::vector<double>& totals, int64_t rows) {
+  Evaluation e;
+  e.loss = totals[0] / double(rows);
+  for (size_t k = 1; k < totals.size(); ++k) e.metrics.push_back(totals[k] / double(rows));
+  if (spec.has_accuracy()) e.accuracy = e.metrics[size_t(spec.accuracy_metric())];
+  return e;
+}
+
+}  // namespace
 
 std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
   const ModelSpec& spec = model.spec();
@@ -149,8 +172,7 @@ std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int6
     }
   });
   std::vector<Evaluation> evaluations;
-  for (const auto& [loss, correct] : model.read_totals())
-    evaluations.push_back({loss / double(rows), has_accuracy(spec) ? correct / double(rows) : NAN});
+  for (const std::vector<double>& totals : model.read_totals()) evaluations.push_back(of_totals(spec, totals, rows));
   return evaluations;
 }
 
@@ -180,15 +202,28 @@ int64_t checked_training_rows(const ModelSpec& spec, int64_t rows) {
 
 }  // namespace
 
-// One fit of a pack: each epoch's steps, then each member's record of the epoch. A member that
-// diverges ends its result there and goes on stepping with the pack.
+// A member's callbacks and what they keep between epochs.
+struct MemberCallbacks {
+  std::optional<EarlyStopping> early_stopping;
+  std::optional<ReduceLROnPlateau> reduce_lr;
+  std::vector<float> best_weights;  // EarlyStopping with restore_best_weights: the best epoch's
+};
+
+// One fit of a pack: each epoch's steps, then each member's record of the epoch and its callbacks.
+// A member that diverges or stops early ends its result there; its kernels skip it from then on.
 class PackFit::Epochs {
  public:
   Epochs(Model& model, const DeviceData& data, FitOptions options)
       : model_(model), data_(data), options_(std::move(options)), spec_(model.spec()),
         train_(checked_training_rows(spec_, data.rows())), val_(data.rows() - train_),
         batches_(model, data, train_, options_.timeline), results_(size_t(model.members())), training_(size_t(model.members()), true),
-        graphs_(options_.graphs && model.backend().has_graphs()) {}
+        graphs_(options_.graphs && model.backend().has_graphs()), callbacks_(size_t(model.members())) {
+    for (int z = 0; z < model.members(); ++z) {
+      const ModelSpec& spec = model.spec(z);
+      if (spec.fit.early_stopping) callbacks_[size_t(z)].early_stopping.emplace(*spec.fit.early_stopping, spec);
+      if (spec.fit.reduce_lr_on_plateau) callbacks_[size_t(z)].reduce_lr.emplace(*spec.fit.reduce_lr_on_plateau, spec);
+    }
+  }
 
   bool done() const { return done_; }
 
@@ -217,7 +252,7 @@ class PackFit::Epochs {
   }
 
   void end() {
-    const std::vector<std::pair<double, double>> totals = model_.read_totals();
+    const std::vector<std::vector<double>> totals = model_.read_totals();
     take_timeline();
     if (completed_) record_epoch(epoch_, totals, seconds_since(epoch_start_));
     ++epoch_;
@@ -227,6 +262,7 @@ class PackFit::Epochs {
       for (size_t z = 0; z < results_.size(); ++z)
         if (training_[z]) {
           if (!why_stopped_.empty()) results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
+          restore_best(int(z));  // Keras's EarlyStopping restores at the end of training, stopped early or not
           end(results_[z]);
         }
   }
@@ -281,8 +317,9 @@ class PackFit::Epochs {
     input_spans_.insert(input_spans_.end(), input.begin(), input.end());
   }
 
-  // Each member still training: its metrics of the epoch, its progress line, and whether it diverged.
-  void record_epoch(int epoch, const std::vector<std::pair<double, double>>& totals, double seconds) {
+  // Each member still training: its metrics of the epoch, its progress line, whether it diverged,
+  // and its callbacks.
+  void record_epoch(int epoch, const std::vector<std::vector<double>>& totals, double seconds) {
     const InputPipeline::Times input = batches_.take_input_times();
     std::vector<Evaluation> validation(results_.size());
     if (val_ > 0) validation = evaluate_pack(model_, data_, train_, val_);
@@ -291,11 +328,13 @@ class PackFit::Epochs {
     for (size_t z = 0; z < results_.size(); ++z) {
       if (!training_[z]) continue;
       FitResult& result = results_[z];
+      const Evaluation trained = of_totals(spec_, totals[z], train_);
       EpochMetrics e;
-      e.loss = totals[z].first / double(train_);
-      e.accuracy = has_accuracy(spec_) ? totals[z].second / double(train_) : NAN;
+      e.loss = trained.loss, e.accuracy = trained.accuracy, e.metrics = trained.metrics;
       e.val_loss = validation[z].loss;
       e.val_accuracy = validation[z].accuracy;
+      e.val_metrics = validation[z].metrics;
+      if (callbacks_[z].reduce_lr) e.learning_rate = model_.learning_rate(int(z));
       e.seconds = seconds;
       e.samples_per_s = double(train_) / seconds;
       e.input_wait_s = input.wait_s, e.input_busy_s = input.busy_s;
@@ -307,10 +346,52 @@ class PackFit::Epochs {
       if (!bad.empty()) {
         result.status = FitStatus::diverged;
         result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
-        end(result);
-        training_[z] = false;
+        stop(int(z));
+        continue;
       }
+      run_callbacks(int(z), epoch, e);
     }
+  }
+
+  // Member z's EarlyStopping and ReduceLROnPlateau after epoch `epoch` (from 0).
+  void run_callbacks(int z, int epoch, const EpochMetrics& e) {
+    MemberCallbacks& c = callbacks_[size_t(z)];
+    const ModelSpec& spec = model_.spec(z);
+    if (c.reduce_lr)
+      if (const auto rate = c.reduce_lr->on_epoch_end(monitored(spec, c.reduce_lr->spec().monitor, e),
+                                                      model_.learning_rate(z)))
+        model_.set_learning_rate(*rate, z);
+    if (!c.early_stopping) return;
+    EarlyStopping& early = *c.early_stopping;
+    const EarlyStopping::Decision d = early.on_epoch_end(epoch, monitored(spec, early.spec().monitor, e));
+    if (d.best && early.spec().restore_best_weights) c.best_weights = model_.get_weights(z);
+    if (!d.stop) return;
+    FitResult& result = results_[size_t(z)];
+    result.stopped_epoch = epoch + 1;
+    char best[64];
+    std::snprintf(best, sizeof best, "%.6g", early.best().value_or(NAN));
+    result.stop_reason = "EarlyStopping: " + early.spec().monitor + " did not improve for " +
+                         std::to_string(early.wait()) + " epochs (best " + best + " after epoch " +
+                         std::to_string(early.best_epoch() + 1) + ")";
+    if (options_.progress) options_.progress(z, "Epoch " + std::to_string(epoch + 1) + ": early stopping");
+    restore_best(z);
+    stop(z);
+  }
+
+  // EarlyStopping's restore_best_weights, where it kept some: the model ends with them.
+  void restore_best(int z) {
+    MemberCallbacks& c = callbacks_[size_t(z)];
+    if (c.best_weights.empty()) return;
+    model_.set_weights(c.best_weights, z);
+    results_[size_t(z)].restored_epoch = c.early_stopping->best_epoch() + 1;
+    c.best_weights.clear();
+  }
+
+  // Member z's result ends, and its kernels skip it from the next step on.
+  void stop(int z) {
+    end(results_[size_t(z)]);
+    training_[size_t(z)] = false;
+    model_.stop(z);
   }
 
   // A member's result ends: its time and the timeline so far.
@@ -332,6 +413,7 @@ class PackFit::Epochs {
   std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;  // by the batch's rows: the last may be short
   int64_t samples_ = 0, steps_taken_ = 0;
   Track step_spans_, epoch_spans_, input_spans_;
+  std::vector<MemberCallbacks> callbacks_;
   std::string why_stopped_;  // "" unless a stop came
   Clock::time_point start_ = Clock::now();  // the first epoch's launch
   int epoch_ = 0;  // the epoch launch() runs next

@@ -18,16 +18,21 @@
 namespace mf {
 
 struct EpochMetrics {
-  double loss = NAN, accuracy = NAN;          // accuracy is NaN for mse (Keras reports none)
+  double loss = NAN, accuracy = NAN;          // accuracy: the model's first accuracy metric; NaN without one
   double val_loss = NAN, val_accuracy = NAN;  // NaN without validation rows
   double seconds = 0, samples_per_s = 0;
   // With an input pipeline (preprocessing), else 0: how long the training loop waited for its batches,
   // and how long the pipeline's workers spent preparing them (summed over workers), in seconds.
   double input_wait_s = 0, input_busy_s = 0;
+  // Every metric of the spec's (ModelSpec::metric_list), in its order; and on the validation rows
+  // (empty without them).
+  std::vector<double> metrics, val_metrics;
+  double learning_rate = NAN;  // the rate it trained at, with ReduceLROnPlateau; NaN without
 };
 
 struct Evaluation {
   double loss = NAN, accuracy = NAN;
+  std::vector<double> metrics;  // every metric of the spec's, in its order
 };
 
 enum class FitStatus { ok, diverged, stopped };
@@ -43,6 +48,11 @@ struct FitResult {
   // With FitOptions::timeline: when each training step and each epoch ran, on clock_seconds(), and
   // with an input pipeline when it prepared each batch (a fit's warm-up's batches are not in it).
   Track steps, epoch_spans, input_spans;
+  // EarlyStopping: the epoch (from 1) after which it stopped, and why, in words; its status stays ok.
+  std::optional<int> stopped_epoch;
+  std::string stop_reason;
+  // EarlyStopping with restore_best_weights: the epoch (from 1) whose weights the model ends with.
+  std::optional<int> restored_epoch;
 };
 
 struct FitOptions {
@@ -67,21 +77,23 @@ struct FitOptions {
 // was made from (its class count and label locations); `what` names it ("training data").
 // fit() itself refuses a validation_split that leaves no training or no validation rows.
 void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host, const std::string& what);
-// Whether the loss has an accuracy metric (every loss but mse, as in Keras).
-bool has_accuracy(const ModelSpec& spec);
 // Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
 int64_t training_rows(const ModelSpec& spec, int64_t rows);
 // What fitting takes from the model's pool: the model's plan and its batches' (nn/epoch_iterator.h).
 MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 
-// Trains spec.fit.epochs epochs. Stops as diverged at the first epoch after which a loss (training
+// Trains spec.fit.epochs epochs, running the spec's callbacks at each epoch's end (nn/callbacks.h):
+// EarlyStopping ends the fit ok, with stopped_epoch, and with restore_best_weights puts the best
+// epoch's weights back at the end, as Keras does; ReduceLROnPlateau lowers the rate between epochs.
+// Stops as diverged at the first epoch after which a loss (training
 // or validation) or a parameter is not finite, naming it in FitResult::why; stops as stopped when
 // options.stop turns true or after options.max_steps steps, keeping the epochs completed before.
 // A model of one member only (std::invalid_argument otherwise).
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
-// fit() for every member of a pack, one result each. A member that diverges ends its result there;
-// it goes on stepping with the others (its kernels touch only its own buffers) until the pack ends,
-// so its weights, not finite already, are those of the pack's last step.
+// fit() for every member of a pack, one result each. A member that diverges or stops early ends its
+// result there, and its kernels leave its buffers as they are from the next step on (StepState::stopped,
+// kernels/pack.h): its blocks return at once, so it costs no work, and its weights are those it
+// ended with. The pack is not compacted: its launches keep their shape, and a CUDA graph replays.
 // Steps and epochs are the pack's, so every member's timeline is the same.
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options);
 

@@ -1,11 +1,19 @@
 #pragma once
-// A Sequential stack of Dense layers on one backend, or a pack of them: K members of the same shape
-// (pack_key) trained in the same launches, each with its own weights, seed, data order and optimizer
+// A Sequential model of the spec's layers on one backend, or a pack of them: K members of the same
+// shape (pack_key) trained in the same launches, each with its own weights, seed, data order and
 // settings. All of its memory comes from one allocation in its own capped pool, carved into
 // parameters, gradients, optimizer state and the buffers of one batch (llm.c style); the only other
-// allocation is fit's batches (nn/epoch_iterator.h), from the same pool, before the first step. A pack's allocation is K copies of one member's plan side by side,
-// member z's at z * the plan's bytes: every member's share is exactly its plan, and every kernel
-// finds a member's buffers from member 0's (kernels/pack.h).
+// allocation is fit's batches (nn/epoch_iterator.h), from the same pool, before the first step. A
+// pack's allocation is K copies of one member's plan side by side, member z's at z * the plan's
+// bytes: every member's share is exactly its plan, and every kernel finds a member's buffers from
+// member 0's (kernels/pack.h).
+//
+// The layers run as stages: a Dense with its activation in its products' epilogue (and an Activation
+// layer that follows a linear Dense folded into it), a Dropout, a BatchNormalization, an Activation
+// of its own; a Flatten is nothing (rows are flat). The loss takes the output's sigmoid or softmax
+// where it takes logits (kernels/element_math.h: takes_logits). Backward goes down the stages, each
+// handing the stage below the gradient at its output, already through that stage's activation where
+// the stage below is a Dense (the tiled product's epilogue, or the element-wise kernel's).
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -35,15 +43,16 @@ struct MemoryPlan {
 // Throws OutOfMemory, naming the model, every part and the cap, when `plan` is over the spec's limit.
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
 
-// What members of one pack share: input, layers (units, activations), loss, optimizer kind (and
-// whether SGD keeps a velocity), batch size, epochs, validation split, shuffle, the pipeline's
-// workers and prefetch, whether there is preprocessing (the members share one input pipeline) and
-// memory mode. Two specs with the same key have the same plan and the same steps; they may differ in
-// name, seed, learning rate, the optimizer's other settings and memory limit.
+// What members of one pack share: the layers' structure (kinds, widths, activations, biases, which
+// tensors carry a regularizer, batch normalization's center and scale), the loss and its targets,
+// the metrics, the optimizer's kind and state slots and its clipping, batch size, epochs,
+// validation split, shuffle, the pipeline's workers and prefetch, whether there is preprocessing
+// (the members share one input pipeline) and memory mode. Two specs with the same key have the same
+// plan and the same launches; they may differ in every value the kernels read per member: name,
+// seed, initializers, learning rate and schedule, the optimizer's other settings, dropout rates,
+// regularizer factors, batch normalization's momentum and epsilon, label smoothing, huber's delta,
+// callbacks and memory limit.
 std::string pack_key(const ModelSpec& spec);
-
-// The settings a member's kernels read: its seed and optimizer settings (Keras's float32 roundings).
-MemberSettings member_settings(const ModelSpec& spec);
 
 class Model {
  public:
@@ -55,7 +64,10 @@ class Model {
   ~Model();
 
   static MemoryPlan plan(const ModelSpec& spec);
+  // Trainable parameters (the flat buffer the optimizer steps), and every weight (those and the
+  // batch normalizations' moving statistics: Keras's get_weights(), a weights file's).
   static int64_t param_count(const ModelSpec& spec);
+  static int64_t weight_count(const ModelSpec& spec);
 
   int members() const { return int(specs_.size()); }
   const ModelSpec& spec(int member = 0) const { return specs_[size_t(member)]; }
@@ -65,7 +77,14 @@ class Model {
   // A member's share of the pool: its own cap; the pack's reserved and peak bytes over its members
   // (their plans are equal), or its cap where the pool reserves every cap (reserve mode).
   PoolStats member_share(int member) const;
-  int target_cols() const;
+  int target_cols() const { return specs_[0].target_cols(); }
+  // The values a loss pass gives per row and a fit reads back per member: the loss, then each metric.
+  int values() const { return shape_.values(); }
+  // The trainable tensors in the flat parameter buffer (kernels/param_tensors.h), on the host.
+  const std::vector<ParamTensor>& tensors() const { return tensors_; }
+  // Whether the first layer reads its batch from the data set by row index (a Dense on a backend that
+  // fuses_gather): else fit hands it gathered batches.
+  bool reads_by_index() const;
   // The pack's layout for a training step's backend calls on the model's own buffers (data_stride =
   // stride: no data), with its step state.
   Pack pack() const { return {members(), stride_, stride_, 0, step_}; }
@@ -76,32 +95,49 @@ class Model {
   const MemberSettings* settings() const { return settings_; }
 
   // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size, for every member:
-  // leaves d(mean batch loss)/d(params) in the gradient buffers. X and T are
-  // the data set, which every member reads, or the members' own batches `batch_stride` bytes apart.
-  // With rows (only where the backend fuses_gather, `batch_stride` apart: the epoch's orders), X
-  // and T are the data set and a member's batch is their rows rows[f..f+m), f its step state's
-  // first_row (kernels/pack.h). A step's calls are the same every step: a CUDA graph can replay them.
+  // leaves d(mean batch loss)/d(params) in the gradient buffers and the batch's loss in the totals,
+  // its activity regularizers' penalties included (the weight regularizers' gradients and penalties
+  // are the optimizer step's: compute_gradients leaves them out). X and T are the data set, which
+  // every member reads, or the members' own batches `batch_stride` bytes apart. With rows (only
+  // where reads_by_index, `batch_stride` apart: the epoch's orders), X and T are the data set and a
+  // member's batch is their rows rows[f..f+m), f its step state's first_row (kernels/pack.h). A
+  // step's calls are the same every step: a CUDA graph can replay them.
   void compute_gradients(const float* X, const float* T, int m, const int* rows = nullptr,
                          int64_t batch_stride = 0) {
     gradients(X, T, m, rows, batch_stride, false);
   }
-  // compute_gradients, counting the step, then one optimizer step, which moves first_row past the batch.
+  // compute_gradients, counting the step, then one optimizer step, which moves first_row past the
+  // batch, and the regularizers' penalties added to the batch's loss.
   void train_batch(const float* X, const float* T, int m, const int* rows = nullptr, int64_t batch_stride = 0);
   // An epoch's first batch starts at row 0 of its order (first_row = 0 for every member).
   void start_epoch();
-  // Forward and loss only, every member on the same rows X(m, input), T(m, target_cols) of the data set.
+  // Inference's forward (Dropout passes its input on, BatchNormalization uses its moving statistics)
+  // and the loss with its penalties, every member on the same rows X(m, input), T(m, target_cols) of
+  // the data set.
   void evaluate_batch(const float* X, const float* T, int m);
-  // Each member's sums of row losses and row accuracies since reset_totals(), in one copy; reading
-  // waits on this model only.
+  // Each member's sums of its rows' values (values() of them: the loss, then each metric) since
+  // reset_totals(), in one copy; reading waits on this model only.
   void reset_totals();
-  std::vector<std::pair<double, double>> read_totals();
+  std::vector<std::vector<double>> read_totals();
 
-  // A member's parameters in layer order (W0, b0, W1, b1, ...), on the host.
+  // A member's trainable parameters in layer order (Dense W, b; BatchNormalization gamma, beta; ...),
+  // on the host.
   std::vector<float> get_params(int member = 0);
   void set_params(const std::vector<float>& params, int member = 0);
   std::vector<float> get_gradients(int member = 0);
   // Every member's parameters, member after member (members() * param_count() floats), in one copy.
   std::vector<float> get_all_params();
+  // A member's every weight in Keras's get_weights() order: per layer, a Dense's kernel and bias, a
+  // BatchNormalization's gamma, beta, moving mean and moving variance (weight_count() floats).
+  std::vector<float> get_weights(int member = 0);
+  void set_weights(const std::vector<float>& weights, int member = 0);
+  // From the next step on, every kernel leaves member's buffers as they are (it diverged, or stopped
+  // early, in a pack that goes on): it costs no work, and its weights stay those it has now.
+  void stop(int member);
+  // A member's learning rate from the next step on (ReduceLROnPlateau; not with a schedule), and the
+  // rate it has now.
+  void set_learning_rate(float rate, int member = 0);
+  float learning_rate(int member = 0) const { return learning_rates_[size_t(member)]; }
   // The whole arena (every member's parameters, gradients, optimizer state, step state, settings and
   // batch buffers: members() * plan().total() bytes) on the host, and back: what lets a warm-up step
   // (nn/fit.h) leave the model exactly as it found it. restore() takes a snapshot of this model.
@@ -109,25 +145,23 @@ class Model {
   void restore(const std::vector<std::byte>& snapshot);
 
  private:
-  // Calls add(name, bytes, slot) for every buffer of the arena, in order; slot is where `self` keeps
-  // its pointer (a T**), or nullptr when there is no model (a plan alone).
+  struct Stage;
+  static std::vector<Stage> stages_of(const ModelSpec& spec);
   template <class Add>
-  static void walk_layout(const ModelSpec& spec, Model* self, Add add);
-
-  struct Layer {
-    int in, out;
-    Activation act;  // applied in the forward epilogue (linear for a fused sigmoid/softmax output)
-    float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr, *Y = nullptr;
-  };
+  static void walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model* self, Add add);
   void check_batch(int m) const;
   // compute_gradients, and with `counts_step` the step counted for the optimizer (StepState::t).
   void gradients(const float* X, const float* T, int m, const int* rows, int64_t batch_stride, bool counts_step);
   // `data`: the layout of the input data X and T (pack() with the data's and the rows' strides).
-  void forward(const float* X, int m, const int* rows, const Pack& data);
-  void loss_and_accumulate(const float* T, int m, const int* rows, const Pack& data);
+  // Returns the output's buffer.
+  const float* forward(const float* X, int m, const int* rows, const Pack& data, bool training);
   void backward(const float* X, int m, const int* rows, const Pack& data);
-  void optimizer_step(int m);
+  // The regularizers' penalties into the batch's loss: the weights' (their partials, as the optimizer
+  // step or weight_penalty wrote them) and the activity regularizers' (as the forward wrote them).
+  void add_penalties(int m, bool weights, bool activity);
+  OptimizerStep optimizer_step(int m) const;
   std::vector<float> download(const float* flat, int member);  // (param_count) floats to the host
+  void initialize(int member);
 
   std::vector<ModelSpec> specs_;
   Backend& backend_;
@@ -135,12 +169,21 @@ class Model {
   int64_t stride_;   // bytes between members' buffers: the plan's total
   MemoryPool pool_;
   void* arena_ = nullptr;
-  std::vector<Layer> layers_;  // member 0's buffers
-  float *params_, *grads_, *opt_m_ = nullptr, *opt_v_ = nullptr;
-  float *d_out_, *d_next_, *row_loss_, *row_correct_;
+  std::vector<Stage> stages_;         // member 0's buffers
+  std::vector<ParamTensor> tensors_;  // the flat parameter buffer's tensors
+  LossShape shape_;
+  float *params_, *grads_, *moving_;  // the trainable parameters and their gradients; the moving statistics
+  float* slots_[3] = {};
+  float *d_out_, *d_next_, *values_;
   double* totals_;
   MemberSettings* settings_;
+  LayerSettings* layer_settings_;
+  ParamTensor* device_tensors_;
+  double *penalty_partials_ = nullptr, *activity_partials_ = nullptr, *norm_partials_ = nullptr;
+  float* norms_ = nullptr;
+  int weight_blocks_ = 0, activity_blocks_ = 0;
   StepState* step_;
+  std::vector<float> learning_rates_;  // each member's constant rate, as set_learning_rate last wrote it
 };
 
 }  // namespace mf

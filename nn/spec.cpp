@@ -10,10 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nn/spec_parts.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "runtime/input_file.h"
 #include "runtime/json_field.h"
+#include "runtime/near_miss.h"
 
 namespace mf {
 namespace {
@@ -22,36 +24,15 @@ constexpr uintmax_t kMaxSpecBytes = uintmax_t(16) << 20;  // a spec is a few KiB
 
 using nlohmann::json;
 
-// The names a spec uses (runtime/names.h); the same tables print the values back.
-enum class LayerKind { dense };  // Keras names a layer's kind; dense is the only one here
-
-constexpr Named<LayerKind> kLayerKinds[] = {{"dense", LayerKind::dense}};
-constexpr Named<Loss> kLosses[] = {
-    {"mse", Loss::mse},
-    {"binary_crossentropy", Loss::binary_crossentropy},
-    {"sparse_categorical_crossentropy", Loss::sparse_categorical_crossentropy}};
-
-constexpr const char* kTopKeys[] = {"name", "data", "input",  "layers",      "loss",          "targets", "optimizer",
-                                    "fit",  "seed", "memory", "input_shape", "preprocessing", "pipeline"};
-constexpr const char* kLayerKeys[] = {"type", "units", "activation"};
-constexpr const char* kAdamKeys[] = {"name", "learning_rate", "beta_1", "beta_2", "epsilon"};
-constexpr const char* kSgdKeys[] = {"name", "learning_rate", "momentum"};
-// A layer's width is a GEMM dimension that the CUDA kernels tile on grid.y (at
-// most 65535 tiles of 32): 2^20 keeps every width well inside.
-constexpr uint64_t kMaxWidth = uint64_t(1) << 20;
-constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle"};
+constexpr const char* kTopKeys[] = {"name",   "data",   "input",       "layers",        "loss",    "metrics", "targets",
+                                    "optimizer", "fit", "seed", "memory", "input_shape", "preprocessing", "pipeline"};
+constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle", "callbacks"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
 constexpr const char* kPipelineKeys[] = {"workers", "prefetch"};
 // A worker is a host thread and a prefetched batch a buffer of the pack's rows; a step takes one
 // batch at a time, so more than 64 of either only costs threads or memory.
 constexpr uint64_t kMaxPipelineWorkers = 64;
 constexpr uint64_t kMaxPrefetch = 64;
-
-// A beta as written (0.999, not 0.999f): Keras takes 1 - beta in double (element_math.h).
-double parse_beta(const Field& field) {
-  field.fraction();  // the same rule
-  return field.value().get<double>();
-}
 
 // In double: Keras splits at floor(rows * (1 - split)), and 0.2f would cost a row of 1000. 1 is not
 // allowed: a validation split of 1 leaves no training rows.
@@ -63,61 +44,7 @@ double parse_split(const Field& field) {
   field.wrong("a number in [0, 1)");
 }
 
-LayerSpec parse_layer(const Field& field) {
-  field.object(kLayerKeys);
-  if (const auto kind = field.optional("type")) kind->one_of(kLayerKinds);
-  LayerSpec layer;
-  layer.units = field.at("units").positive_int(kMaxWidth);
-  if (const auto activation = field.optional("activation")) {
-    layer.activation = activation->one_of(kActivationNames);
-  }
-  return layer;
-}
-
-std::vector<LayerSpec> parse_layers(const Field& field) {
-  if (!field.value().is_array() || field.value().empty()) field.wrong("a non-empty array of layers");
-  std::vector<LayerSpec> layers;
-  for (size_t i = 0; i < field.value().size(); ++i) layers.push_back(parse_layer(field.item(i)));
-  // Softmax normalises a whole row into class probabilities; it only means that on the output.
-  for (size_t i = 0; i + 1 < layers.size(); ++i)
-    if (layers[i].activation == Activation::softmax)
-      field.item(i).at("activation").fail("softmax on a hidden layer",
-                                          "softmax is only allowed on the last layer");
-  return layers;
-}
-
-OptimizerSpec parse_optimizer(const Field& field) {
-  OptimizerSpec optimizer;
-  if (field.value().is_string()) {  // Keras's shorthand: a name alone, with Keras's defaults
-    optimizer.kind = field.one_of(kOptimizerNames);
-    if (optimizer.kind == OptimizerKind::sgd) optimizer.learning_rate = 0.01f;
-    return optimizer;
-  }
-  field.require_object("an optimizer name (\"adam\" or \"sgd\") or an object with a name and its settings");
-  optimizer.kind = field.at("name").one_of(kOptimizerNames);
-  const bool adam = optimizer.kind == OptimizerKind::adam;
-  const Keys own = adam ? Keys(kAdamKeys) : Keys(kSgdKeys);
-  const Keys other = adam ? Keys(kSgdKeys) : Keys(kAdamKeys);
-  // A setting of the other optimizer would be silently ignored; say which one it belongs to.
-  for (const auto& entry : field.value().items())
-    if (!contains(own, entry.key()) && contains(other, entry.key()))
-      field.at(entry.key()).fail(std::string("only for ") + (adam ? "sgd" : "adam"),
-                                 std::string(to_string(optimizer.kind)) + " takes " + join(own));
-  field.allow_keys(own);
-
-  if (!adam) optimizer.learning_rate = 0.01f;  // Keras's SGD default; Adam's is the struct's
-  if (const auto rate = field.optional("learning_rate")) optimizer.learning_rate = rate->positive_number();
-  if (adam) {
-    if (const auto beta = field.optional("beta_1")) optimizer.beta_1 = parse_beta(*beta);
-    if (const auto beta = field.optional("beta_2")) optimizer.beta_2 = parse_beta(*beta);
-    if (const auto epsilon = field.optional("epsilon")) optimizer.epsilon = epsilon->positive_number();
-  } else if (const auto momentum = field.optional("momentum")) {
-    optimizer.momentum = momentum->fraction();
-  }
-  return optimizer;
-}
-
-FitSpec parse_fit(const Field& field) {
+FitSpec parse_fit(const Field& field, std::vector<CallbackField>& callbacks) {
   field.object(kFitKeys);
   FitSpec fit;
   // 0 epochs is allowed, as in Keras: build, evaluate and save the initial weights.
@@ -125,6 +52,7 @@ FitSpec parse_fit(const Field& field) {
   if (const auto batch = field.optional("batch_size")) fit.batch_size = batch->positive_int();
   if (const auto split = field.optional("validation_split")) fit.validation_split = parse_split(*split);
   if (const auto shuffle = field.optional("shuffle")) fit.shuffle = shuffle->boolean();
+  if (const auto list = field.optional("callbacks")) callbacks = parse_callbacks(*list, fit);
   return fit;
 }
 
@@ -160,32 +88,83 @@ MemorySpec parse_memory(const Field& field) {
   return memory;
 }
 
-// The losses are computed from the output layer's logits, so each loss fixes the output activation
-// (mse, on plain outputs, takes any but softmax).
+// The losses that take logits apply the output's sigmoid or softmax themselves, so each loss fixes
+// the output activation: sigmoid for binary cross-entropy and softmax for the categorical ones, or
+// linear where the loss is told its input is logits (from_logits); the others read any output but
+// softmax, a row operation only the categorical losses undo.
 void check_loss_fits_output(const ModelSpec& spec, const Field& root) {
-  const Field output = root.at("layers").item(spec.layers.size() - 1);
+  const Field layers = root.at("layers");  // the last entry is the last layer (an InputLayer is only first)
+  const Field output = layer_settings(layers.item(layers.value().size() - 1));
   const Field loss = root.at("loss");
   const Activation activation = spec.output_activation();
   const std::string output_is = output.at("activation").path() + " is " + to_string(activation);
-  switch (spec.loss) {
-    case Loss::mse:
-      if (activation == Activation::softmax)
-        loss.fail("mse does not fit a softmax output (" + output_is + ")",
-                  "a softmax output needs sparse_categorical_crossentropy");
-      break;
-    case Loss::binary_crossentropy:
-      if (activation != Activation::sigmoid)
-        loss.fail("binary_crossentropy needs a sigmoid output, but " + output_is,
-                  "make the last layer's activation sigmoid");
-      break;
+  const char* name = to_string(spec.loss.kind);
+  if (!takes_logits(spec.loss.kind)) {
+    if (activation == Activation::softmax)
+      loss.fail(std::string(name) + " does not fit a softmax output (" + output_is + ")",
+                "a softmax output needs categorical_crossentropy or sparse_categorical_crossentropy");
+    return;
+  }
+  const Activation needed = spec.loss.from_logits              ? Activation::linear
+                            : spec.loss.kind == Loss::binary_crossentropy ? Activation::sigmoid
+                                                                          : Activation::softmax;
+  if (activation != needed)
+    loss.fail(std::string(name) + (spec.loss.from_logits ? " from logits" : "") + " needs a " + to_string(needed) +
+                  " output, but " + output_is,
+              spec.loss.from_logits ? "from_logits means the outputs are logits: make the last layer linear"
+                                    : std::string("make the last layer's activation ") + to_string(needed) +
+                                          " (or linear, with from_logits: true)");
+  if (sums_over_classes(spec.loss.kind) && spec.outputs() < 2)
+    output.at("units").fail("a softmax output over " + std::to_string(spec.outputs()) + " class",
+                            "expected at least 2 units, one per class");
+}
+
+void check_targets(const ModelSpec& spec, const Field& targets) {
+  const int outputs = spec.outputs();
+  const char* name = to_string(spec.loss.kind);
+  switch (spec.loss.kind) {
     case Loss::sparse_categorical_crossentropy:
-      if (activation != Activation::softmax)
-        loss.fail("sparse_categorical_crossentropy needs a softmax output, but " + output_is,
-                  "make the last layer's activation softmax");
-      if (spec.outputs() < 2)
-        output.at("units").fail("a softmax output over " + std::to_string(spec.outputs()) + " class",
-                                "expected at least 2 units, one per class");
-      break;
+      if (spec.targets != 1) targets.fail("sparse_categorical_crossentropy takes one label column", "expected 1");
+      return;
+    case Loss::categorical_crossentropy:
+      if (spec.targets != 1 && spec.targets != outputs)
+        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " + std::to_string(outputs) +
+                         " units",
+                     "expected " + std::to_string(outputs) + " (one-hot or soft labels) or 1 (class indices)");
+      return;
+    default:
+      if (spec.targets != outputs)
+        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " + std::to_string(outputs) +
+                         " units",
+                     "expected " + std::to_string(outputs) + ": " + name + " needs one target column per unit");
+  }
+}
+
+// A callback's monitor is "loss", a metric's name, or either with "val_" (which needs validation rows).
+void check_monitor(const ModelSpec& spec, const std::string& monitor, const Field& where) {
+  std::vector<std::string> known = {"loss"};
+  for (const MetricSpec& m : spec.metric_list()) known.push_back(m.name);
+  const bool validation = monitor.rfind("val_", 0) == 0;
+  const std::string metric = validation ? monitor.substr(4) : monitor;
+  if (std::find(known.begin(), known.end(), metric) == known.end()) {
+    std::vector<std::string> all = known;
+    for (const std::string& k : known) all.push_back("val_" + k);
+    std::string list;
+    for (const std::string& k : all) list += (list.empty() ? "" : ", ") + k;
+    const std::string meant = near_miss(monitor, all);
+    where.fail("no metric " + shown(json(monitor)) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+               "the model reports " + list);
+  }
+  if (validation && spec.fit.validation_split <= 0)
+    where.fail(shown(json(monitor)) + " needs validation rows", "set fit.validation_split, or monitor \"" + metric + "\"");
+}
+
+void check_callbacks(const ModelSpec& spec, const std::vector<CallbackField>& callbacks) {
+  for (const CallbackField& c : callbacks) {
+    check_monitor(spec, c.monitor.value().is_string() ? c.monitor.value().get<std::string>() : "val_loss", c.monitor);
+    if (c.sets_learning_rate && spec.optimizer.schedule)
+      c.callback.fail("ReduceLROnPlateau with a learning-rate schedule",
+                      "Keras refuses to set the rate of a schedule: give the optimizer a constant learning_rate");
   }
 }
 
@@ -202,11 +181,24 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
       name->fail("a control character in the name", "use printable characters");
   }
   if (const auto data = root.optional("data")) spec.data = data->text();
-  spec.input = root.at("input").positive_int(kMaxWidth);
-  spec.layers = parse_layers(root.at("layers"));
-  spec.loss = root.at("loss").one_of(kLosses);
+  const auto input = root.optional("input");  // read first: the fields are checked in the order written
+  if (input) spec.input = input->positive_int(kMaxWidth);
+  const ParsedLayers layers = parse_layers(root.at("layers"));
+  spec.layers = layers.layers;
+  if (input) {
+    if (layers.input && *layers.input != spec.input)
+      layers.input_from->fail("an input of " + std::to_string(*layers.input) + " features, but input is " +
+                                  std::to_string(spec.input),
+                              "give the same width, or only one of them");
+  } else if (layers.input) {
+    spec.input = *layers.input;
+  } else {
+    root.at("input").wrong("the number of features per row (or an InputLayer first in layers)");
+  }
+  spec.loss = parse_loss(root.at("loss"));
   if (const auto optimizer = root.optional("optimizer")) spec.optimizer = parse_optimizer(*optimizer);
-  if (const auto fit = root.optional("fit")) spec.fit = parse_fit(*fit);
+  std::vector<CallbackField> callbacks;
+  if (const auto fit = root.optional("fit")) spec.fit = parse_fit(*fit, callbacks);
   if (const auto seed = root.optional("seed")) spec.seed = seed->non_negative_integer();
   if (const auto memory = root.optional("memory")) spec.memory = parse_memory(*memory);
   if (const auto shape = root.optional("input_shape")) {
@@ -219,14 +211,10 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   check_loss_fits_output(spec, root);
   if (const auto targets = root.optional("targets")) {
     spec.targets = targets->positive_int(kMaxWidth);
-    if (spec.loss == Loss::sparse_categorical_crossentropy && spec.targets != 1)
-      targets->fail("sparse_categorical_crossentropy takes one label column", "expected 1");
-    if (spec.loss != Loss::sparse_categorical_crossentropy && spec.targets != spec.outputs())
-      targets->fail("got " + std::to_string(spec.targets) + ", but the output layer has " +
-                        std::to_string(spec.outputs()) + " units",
-                    std::string("expected ") + std::to_string(spec.outputs()) + ": " + to_string(spec.loss) +
-                        " needs one target column per unit");
+    check_targets(spec, *targets);
   }
+  if (const auto metrics = root.optional("metrics")) spec.metrics = parse_metrics(*metrics, spec);
+  check_callbacks(spec, callbacks);
   return spec;
 }
 
@@ -259,36 +247,52 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
 
 json to_json(const ModelSpec& spec) {
   json layers = json::array();
-  for (const LayerSpec& layer : spec.layers) layers.push_back({{"units", layer.units}, {"activation", to_string(layer.activation)}});
-  const OptimizerSpec& o = spec.optimizer;
-  json optimizer = {{"name", to_string(o.kind)}, {"learning_rate", o.learning_rate}};
-  if (o.kind == OptimizerKind::adam) {
-    optimizer.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}});
-  } else {
-    optimizer["momentum"] = o.momentum;
-  }
+  for (const LayerSpec& layer : spec.layers) layers.push_back(layer_to_json(layer));
+  json fit = {{"epochs", spec.fit.epochs}, {"batch_size", spec.fit.batch_size},
+              {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle}};
+  if (spec.fit.early_stopping || spec.fit.reduce_lr_on_plateau) fit["callbacks"] = callbacks_to_json(spec.fit);
   json out = {{"name", spec.name},
-          {"data", spec.data},
-          {"input", spec.input},
-          {"layers", layers},
-          {"loss", to_string(spec.loss)},
-          {"targets", spec.targets},
-          {"optimizer", optimizer},
-          {"fit", {{"epochs", spec.fit.epochs}, {"batch_size", spec.fit.batch_size},
-                   {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle}}},
-          {"seed", spec.seed},
-          {"memory", {{"limit", spec.memory.limit_bytes}, {"mode", to_string(spec.memory.mode)}}},
-          {"pipeline", {{"workers", spec.pipeline.workers}, {"prefetch", spec.pipeline.prefetch}}}};
+              {"data", spec.data},
+              {"input", spec.input},
+              {"layers", layers},
+              {"loss", loss_to_json(spec.loss)},
+              {"targets", spec.targets},
+              {"optimizer", optimizer_to_json(spec.optimizer)},
+              {"fit", fit},
+              {"seed", spec.seed},
+              {"memory", {{"limit", spec.memory.limit_bytes}, {"mode", to_string(spec.memory.mode)}}},
+              {"pipeline", {{"workers", spec.pipeline.workers}, {"prefetch", spec.pipeline.prefetch}}}};
   // Only when set: an input_shape has no form for "none" (the parser takes no null), and no list
-  // reads back as the empty one.
+  // reads back as the empty one; metrics only where the spec lists them.
   if (const auto& shape = spec.input_shape) out["input_shape"] = {shape->height, shape->width, shape->channels};
   if (!spec.preprocessing.empty()) out["preprocessing"] = spec.preprocessing.to_json();
+  if (spec.metrics) out["metrics"] = metrics_to_json(*spec.metrics);
   return out;
 }
 
 ModelSpec load_model_spec(const std::string& path) { return parse_model_spec(read_json_file(path, "spec"), path); }
 
 const char* to_string(Activation a) { return name_of(kActivationNames, a); }
-const char* to_string(Loss l) { return name_of(kLosses, l); }
+const char* to_string(LayerKind k) { return name_of(kLayerKindNames, k); }
+
+int ModelSpec::target_cols() const {
+  if (loss.kind == Loss::sparse_categorical_crossentropy) return 1;
+  return loss.kind == Loss::categorical_crossentropy ? targets : outputs();
+}
+
+int ModelSpec::width(size_t layer) const {
+  for (size_t i = layer + 1; i-- > 0;)
+    if (layers[i].kind == LayerKind::dense) return layers[i].units;
+  return input;
+}
+
+std::vector<MetricSpec> ModelSpec::metric_list() const { return metrics ? *metrics : default_metrics(*this); }
+
+int ModelSpec::accuracy_metric() const {
+  const std::vector<MetricSpec> list = metric_list();
+  for (size_t i = 0; i < list.size(); ++i)
+    if (is_accuracy(list[i].kind)) return int(i);
+  return -1;
+}
 
 }  // namespace mf

@@ -1,23 +1,29 @@
 #pragma once
-// A model spec, Keras-like, read from JSON. Example (examples/fashion-mnist-mlp.json):
+// A model spec, Keras-like, read from JSON. Example (examples/fashion-mnist-keras-mlp.json):
 //
 //   {
-//     "name": "fashion-mnist-mlp",
+//     "name": "fashion-mnist-keras-mlp",
 //     "data": "fashion-mnist",
 //     "input": 784,
 //     "layers": [
-//       {"units": 256, "activation": "relu"},
-//       {"units": 128, "activation": "relu"},
-//       {"units": 10, "activation": "softmax"}
+//       {"type": "Dense", "units": 512, "activation": "relu"},
+//       {"type": "Dropout", "rate": 0.2},
+//       {"type": "Dense", "units": 10, "activation": "softmax"}
 //     ],
 //     "loss": "sparse_categorical_crossentropy",
-//     "optimizer": {"name": "adam", "learning_rate": 0.001},
-//     "fit": {"epochs": 10, "batch_size": 32, "shuffle": true},
+//     "metrics": ["accuracy"],
+//     "optimizer": {"name": "rmsprop", "learning_rate": 0.001},
+//     "fit": {"epochs": 20, "batch_size": 128, "validation_split": 0.1,
+//             "callbacks": [{"type": "EarlyStopping", "patience": 3, "restore_best_weights": true}]},
 //     "seed": 42,
 //     "memory": {"limit": "64MiB", "mode": "grow"}
 //   }
 //
-// Every key with its default and unit: `multifit train --help`.
+// The vocabulary is Keras 3's inside the dense-network scope: a layer's type is its Keras class name
+// and its keys the class's keyword arguments, with Keras's defaults; an optimizer, loss, schedule,
+// initializer or regularizer is its Keras string ("adam"), or an object of its settings with its
+// name, or {"class_name": ..., "config": {...}} as Keras's get_config() and serialize() write it
+// (nn/keras_object.h). Every key with its default and unit: `multifit train --help`.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,43 +33,184 @@
 
 #include "data/preprocessing.h"
 #include "kernels/element_math.h"
+#include "kernels/layer_math.h"
+#include "kernels/loss_row.h"
+#include "kernels/optimizer_math.h"
 #include "runtime/memory_pool.h"
 #include "runtime/names.h"
 
 namespace mf {
 
-inline constexpr Named<Activation> kActivationNames[] = {{"linear", Activation::linear},
-                                                      {"relu", Activation::relu},
-                                                      {"sigmoid", Activation::sigmoid},
-                                                      {"tanh", Activation::tanh},
-                                                      {"softmax", Activation::softmax}};
+inline constexpr Named<Activation> kActivationNames[] = {
+    {"linear", Activation::linear},   {"relu", Activation::relu},   {"sigmoid", Activation::sigmoid},
+    {"tanh", Activation::tanh},       {"softmax", Activation::softmax}, {"gelu", Activation::gelu},
+    {"swish", Activation::swish},     {"elu", Activation::elu},     {"selu", Activation::selu},
+    {"softplus", Activation::softplus}, {"leaky_relu", Activation::leaky_relu}};
+
+// ---- Layers -------------------------------------------------------------------------------------
+
+enum class LayerKind { dense, dropout, batch_normalization, activation, flatten };
+inline constexpr Named<LayerKind> kLayerKindNames[] = {{"Dense", LayerKind::dense},
+                                                       {"Dropout", LayerKind::dropout},
+                                                       {"BatchNormalization", LayerKind::batch_normalization},
+                                                       {"Activation", LayerKind::activation},
+                                                       {"Flatten", LayerKind::flatten}};
+
+// keras.initializers, drawn on the host from the model's seed (nn/initializers.h). The variance
+// scaling ones by Keras's rule: scale / fan (fan_in, fan_out or their mean), uniform in
+// +-sqrt(3 * that), or normal with stddev sqrt(that), truncated at 2 stddev and so divided by
+// 0.87962566 (the truncated normal's stddev).
+enum class InitializerKind {
+  glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal, zeros, ones, constant,
+  random_uniform, random_normal, truncated_normal
+};
+struct Initializer {
+  Initializer(InitializerKind kind = InitializerKind::glorot_uniform, double a = 0, double b = 0) : kind(kind), a(a), b(b) {}
+  InitializerKind kind;
+  // constant: value (a); random_uniform: minval, maxval (a, b; Keras: -0.05, 0.05); random_normal
+  // and truncated_normal: mean, stddev (a, b; Keras: 0, 0.05).
+  double a, b;
+  bool operator==(const Initializer&) const = default;
+};
 
 struct LayerSpec {
-  int units = 0;
-  Activation activation = Activation::linear;
+  // A Dense layer of `units` (the other kinds set `kind` and their own settings).
+  LayerSpec(int units = 0, Activation activation = Activation::linear) : units(units), activation(activation) {}
+  int units;                                       // Dense
+  Activation activation;                           // Dense, Activation
+  LayerKind kind = LayerKind::dense;
+  bool use_bias = true;                            // Dense
+  Initializer kernel_initializer{InitializerKind::glorot_uniform}, bias_initializer{InitializerKind::zeros};
+  Regularizer kernel_regularizer, bias_regularizer, activity_regularizer;  // Dense
+  double rate = 0;                                 // Dropout, in [0, 1)
+  // BatchNormalization: keras.layers.BatchNormalization's defaults; center adds beta, scale gamma.
+  double momentum = 0.99, epsilon = 1e-3;
+  bool center = true, scale = true;
+  Initializer beta_initializer{InitializerKind::zeros}, gamma_initializer{InitializerKind::ones},
+      moving_mean_initializer{InitializerKind::zeros}, moving_variance_initializer{InitializerKind::ones};
 
   bool operator==(const LayerSpec&) const = default;
 };
 
-enum class OptimizerKind { adam, sgd };
-inline constexpr Named<OptimizerKind> kOptimizerNames[] = {{"adam", OptimizerKind::adam}, {"sgd", OptimizerKind::sgd}};
+// ---- Optimizers and learning-rate schedules ----------------------------------------------------
+
+inline constexpr Named<OptimizerKind> kOptimizerNames[] = {
+    {"adam", OptimizerKind::adam},       {"sgd", OptimizerKind::sgd},       {"rmsprop", OptimizerKind::rmsprop},
+    {"adamw", OptimizerKind::adamw},     {"adagrad", OptimizerKind::adagrad}, {"adamax", OptimizerKind::adamax},
+    {"nadam", OptimizerKind::nadam}};
 inline const char* to_string(OptimizerKind k) { return name_of(kOptimizerNames, k); }
+
+inline constexpr Named<ScheduleKind> kScheduleNames[] = {
+    {"ExponentialDecay", ScheduleKind::exponential_decay},
+    {"CosineDecay", ScheduleKind::cosine_decay},
+    {"PiecewiseConstantDecay", ScheduleKind::piecewise_constant_decay},
+    {"InverseTimeDecay", ScheduleKind::inverse_time_decay},
+    {"PolynomialDecay", ScheduleKind::polynomial_decay}};
+
+// A keras.optimizers.schedules schedule, its settings as written (the kernels' float32 forms are
+// made from them, kernels/optimizer_math.h).
+struct ScheduleSpec {
+  ScheduleKind kind = ScheduleKind::exponential_decay;
+  double initial_learning_rate = 0;
+  int64_t decay_steps = 1;
+  double decay_rate = 0;        // ExponentialDecay, InverseTimeDecay
+  bool staircase = false;       // ExponentialDecay, InverseTimeDecay
+  double alpha = 0;             // CosineDecay
+  std::optional<double> warmup_target;  // CosineDecay
+  int64_t warmup_steps = 0;             // CosineDecay
+  double end_learning_rate = 0.0001, power = 1;  // PolynomialDecay
+  bool cycle = false;                             // PolynomialDecay
+  std::vector<int64_t> boundaries;                // PiecewiseConstantDecay
+  std::vector<double> values;
+
+  bool operator==(const ScheduleSpec&) const = default;
+};
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adam;
-  float learning_rate = 1e-3f;  // Keras: Adam 0.001, SGD 0.01
-  double beta_1 = 0.9, beta_2 = 0.999;  // adam, as written: Keras takes 1 - beta in double
-  float epsilon = 1e-7f;
-  float momentum = 0.f;                                   // sgd
+  float learning_rate = 1e-3f;           // Keras: SGD 0.01, the others 0.001; a schedule's initial rate
+  std::optional<ScheduleSpec> schedule;  // learning_rate as a schedule
+  double beta_1 = 0.9, beta_2 = 0.999;   // Adam, AdamW, Adamax, Nadam, as written (see optimizer_math.h)
+  float epsilon = 1e-7f;                 // every optimizer but SGD
+  bool amsgrad = false;                  // Adam, AdamW
+  float momentum = 0.f;                  // SGD, RMSprop
+  bool nesterov = false;                 // SGD
+  double rho = 0.9;                      // RMSprop
+  bool centered = false;                 // RMSprop
+  float initial_accumulator_value = 0.1f;  // Adagrad
+  float weight_decay = 0.f;              // every optimizer (Keras: None, AdamW 0.004); 0 is none
+  ClipKind clip = ClipKind::none;        // clipnorm, global_clipnorm or clipvalue: at most one
+  float clip_value = 0.f;
 
   bool operator==(const OptimizerSpec&) const = default;
 };
 
+// ---- Losses and metrics ---------------------------------------------------------------------
+
+struct LossSpec {
+  LossSpec(Loss loss = Loss::mse) : kind(loss) {}  // a loss by its kind, with Keras's defaults
+  Loss kind;
+  bool from_logits = false;      // the cross-entropies: the output layer is linear, its outputs logits
+  double label_smoothing = 0;    // binary and categorical cross-entropy, in [0, 1]
+  double delta = 1.0;            // huber
+
+  bool operator==(const LossSpec&) const = default;
+};
+
+inline constexpr Named<Metric> kMetricNames[] = {{"binary_accuracy", Metric::binary_accuracy},
+                                                {"categorical_accuracy", Metric::categorical_accuracy},
+                                                {"sparse_categorical_accuracy", Metric::sparse_categorical_accuracy},
+                                                {"mean_absolute_error", Metric::mean_absolute_error},
+                                                {"mean_squared_error", Metric::mean_squared_error}};
+
+// A metric a model reports beside its loss: its name (the key of its values in the results, as in
+// Keras's History: "accuracy", "mae", ...) and what it computes.
+struct MetricSpec {
+  std::string name;
+  Metric kind = Metric::binary_accuracy;
+  bool operator==(const MetricSpec&) const = default;
+};
+
+// ---- Fit and its callbacks --------------------------------------------------------------------
+
+// keras.callbacks' monitor mode: min, max, or auto (max for accuracies, min for the rest).
+enum class MonitorMode { automatic, min, max };
+inline constexpr Named<MonitorMode> kMonitorModeNames[] = {
+    {"auto", MonitorMode::automatic}, {"min", MonitorMode::min}, {"max", MonitorMode::max}};
+
+// keras.callbacks.EarlyStopping, with its defaults.
+struct EarlyStoppingSpec {
+  std::string monitor = "val_loss";
+  double min_delta = 0;
+  int patience = 0;
+  MonitorMode mode = MonitorMode::automatic;
+  std::optional<double> baseline;
+  bool restore_best_weights = false;
+  int start_from_epoch = 0;
+  bool operator==(const EarlyStoppingSpec&) const = default;
+};
+
+// keras.callbacks.ReduceLROnPlateau, with its defaults.
+struct ReduceLROnPlateauSpec {
+  std::string monitor = "val_loss";
+  double factor = 0.1;
+  int patience = 10;
+  MonitorMode mode = MonitorMode::automatic;
+  double min_delta = 1e-4;
+  int cooldown = 0;
+  double min_lr = 0;
+  bool operator==(const ReduceLROnPlateauSpec&) const = default;
+};
+
 struct FitSpec {
-  int epochs = 1;
-  int batch_size = 32;
-  double validation_split = 0;  // the last fraction of the training rows, taken before shuffling
-  bool shuffle = true;
+  FitSpec(int epochs = 1, int batch_size = 32, double validation_split = 0, bool shuffle = true)
+      : epochs(epochs), batch_size(batch_size), validation_split(validation_split), shuffle(shuffle) {}
+  int epochs;
+  int batch_size;
+  double validation_split;  // the last fraction of the training rows, taken before shuffling
+  bool shuffle;
+  std::optional<EarlyStoppingSpec> early_stopping;
+  std::optional<ReduceLROnPlateauSpec> reduce_lr_on_plateau;
 
   bool operator==(const FitSpec&) const = default;
 };
@@ -91,13 +238,17 @@ struct ModelSpec {
   std::string data = "fashion-mnist";  // default data source, overridden by --data
   int input = 0;
   std::vector<LayerSpec> layers;
-  Loss loss = Loss::mse;
+  LossSpec loss;
+  // What it reports beside the loss, as the spec lists them; nullopt where it lists none:
+  // metric_list() is then a classification loss's accuracy.
+  std::optional<std::vector<MetricSpec>> metrics;
   OptimizerSpec optimizer;
   FitSpec fit;
   uint64_t seed = 0;
   MemorySpec memory;
-  // Target columns at the end of each CSV row: 1, or one per output unit for multi-output mse and
-  // multi-label binary cross-entropy (0/1 labels).
+  // Target columns at the end of each CSV row: 1 (a class index, or the one output's target), or
+  // one per output unit (multi-output regression, multi-label binary cross-entropy, one-hot labels
+  // for categorical cross-entropy).
   int targets = 1;
   std::optional<ImageShape> input_shape;  // "input_shape": [height, width, channels], for image preprocessing
   Preprocessing preprocessing;             // applied to training batches only; empty: none
@@ -106,8 +257,21 @@ struct ModelSpec {
   // The host threads its input pipeline runs beside its training: pipeline.workers with
   // preprocessing, else none (nn/input_pipeline.h).
   int pipeline_threads() const { return preprocessing.empty() ? 0 : pipeline.workers; }
-  int outputs() const { return layers.back().units; }
+  // The width of layer i's output: its units for a Dense, the width it reads for the others.
+  int width(size_t layer) const;
+  int outputs() const { return width(layers.size() - 1); }
+  // The target columns the loss reads per row: a class index for sparse categorical cross-entropy,
+  // `targets` (a class index or one-hot labels) for categorical cross-entropy, one per output for the rest.
+  int target_cols() const;
+  // The output's activation: the last layer's (a Dense or an Activation).
   Activation output_activation() const { return layers.back().activation; }
+  // The metrics it reports: those listed, or without a list a classification loss's accuracy
+  // (binary for binary_crossentropy, categorical or sparse categorical for theirs), named
+  // "accuracy", and none for the regression losses.
+  std::vector<MetricSpec> metric_list() const;
+  // The index in metric_list() of the first accuracy, or -1: the accuracy the study's tables show.
+  int accuracy_metric() const;
+  bool has_accuracy() const { return accuracy_metric() >= 0; }
   // Every field: what parse_model_spec(to_json(spec)) gives back.
   bool operator==(const ModelSpec&) const = default;
 };
@@ -127,5 +291,6 @@ ModelSpec load_model_spec(const std::string& path);
 
 const char* to_string(Activation a);
 const char* to_string(Loss l);
+const char* to_string(LayerKind k);
 
 }  // namespace mf

@@ -37,7 +37,7 @@ std::string os_reason(int error) { return std::generic_category().message(error)
 bool can_have(const Job& job, RankBy by) {
   if (!job.spec) return false;
   const ModelSpec& spec = *job.spec;
-  const bool accuracy = spec.loss != Loss::mse, validation = spec.fit.validation_split > 0;
+  const bool accuracy = spec.has_accuracy(), validation = spec.fit.validation_split > 0;
   switch (by) {
     case RankBy::val_accuracy: return validation && accuracy;
     case RankBy::val_loss: return validation;
@@ -51,9 +51,9 @@ bool can_have(const Job& job, RankBy by) {
 // What a model needs to have `by`, in the words of the spec, for the error that none can.
 const char* needs(RankBy by) {
   switch (by) {
-    case RankBy::val_accuracy: return "validation rows (fit.validation_split above 0) and a loss with an accuracy (not mse)";
+    case RankBy::val_accuracy: return "validation rows (fit.validation_split above 0) and an accuracy metric";
     case RankBy::val_loss: return "validation rows (fit.validation_split above 0)";
-    case RankBy::test_accuracy: return "a test set (every data source but csv:TRAIN has one) and a loss with an accuracy (not mse)";
+    case RankBy::test_accuracy: return "a test set (every data source but csv:TRAIN has one) and an accuracy metric";
     case RankBy::test_loss: return "a test set (every data source but csv:TRAIN has one)";
     case RankBy::train_s: return "a spec that could be read";
   }

@@ -18,7 +18,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunOptions, models_path, data, backend, overr
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& o) {
   if (o.epochs) spec.fit.epochs = *o.epochs;
   if (o.batch_size) spec.fit.batch_size = *o.batch_size;
-  if (o.learning_rate) spec.optimizer.learning_rate = *o.learning_rate;
+  if (o.learning_rate) {  // a constant rate, in place of a schedule the spec may have
+    spec.optimizer.learning_rate = *o.learning_rate;
+    spec.optimizer.schedule.reset();
+  }
   if (o.seed) spec.seed = *o.seed;
   if (o.memory_limit) spec.memory.limit_bytes = *o.memory_limit;
   if (o.memory_mode) spec.memory.mode = *o.memory_mode;

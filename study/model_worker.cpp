@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
@@ -22,13 +23,36 @@ double as_written(float x) {
   return std::strtod(text, nullptr);
 }
 
+// A layer as Keras's summary names it, with what sets it apart: "Dense(64 relu)", "Dropout(0.2)"; no
+// comma, so the CSV column splits on commas as every other one does.
+std::string layer_words(const LayerSpec& l) {
+  char text[96];
+  switch (l.kind) {
+    case LayerKind::dense: std::snprintf(text, sizeof text, "Dense(%d %s)", l.units, to_string(l.activation)); break;
+    case LayerKind::dropout: std::snprintf(text, sizeof text, "Dropout(%g)", l.rate); break;
+    case LayerKind::activation: std::snprintf(text, sizeof text, "Activation(%s)", to_string(l.activation)); break;
+    default: return to_string(l.kind);
+  }
+  return text;
+}
+
 TrainingSettings settings_of(const ModelSpec& spec) {
-  TrainingSettings settings{spec.optimizer.kind, as_written(spec.optimizer.learning_rate), spec.fit.epochs,
-                            spec.fit.batch_size, spec.fit.validation_split, spec.fit.shuffle, spec.seed,
-                            spec.memory.mode, std::nullopt, std::nullopt, {}, {}, std::nullopt, std::nullopt};
-  for (size_t i = 0; i + 1 < spec.layers.size(); ++i) {  // the last layer is the output
-    settings.hidden.push_back(spec.layers[i].units);
-    settings.activations.push_back(spec.layers[i].activation);
+  TrainingSettings settings;
+  settings.optimizer = spec.optimizer.kind;
+  settings.learning_rate = as_written(spec.optimizer.learning_rate);
+  if (spec.optimizer.schedule) settings.schedule = name_of(kScheduleNames, spec.optimizer.schedule->kind);
+  settings.epochs = spec.fit.epochs, settings.batch_size = spec.fit.batch_size;
+  settings.validation_split = spec.fit.validation_split, settings.shuffle = spec.fit.shuffle;
+  settings.seed = spec.seed, settings.memory_mode = spec.memory.mode;
+  // The Dense layers before the output (the grid's hidden and activation axes), and every layer.
+  size_t output = spec.layers.size() - 1;  // the last Dense: the output layer (a spec has one)
+  while (spec.layers[output].kind != LayerKind::dense) --output;
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    if (spec.layers[i].kind == LayerKind::dense && i != output) {
+      settings.hidden.push_back(spec.layers[i].units);
+      settings.activations.push_back(spec.layers[i].activation);
+    }
+    settings.layers += (settings.layers.empty() ? "" : " ") + layer_words(spec.layers[i]);
   }
   if (!spec.preprocessing.empty()) settings.pipeline_workers = spec.pipeline.workers, settings.prefetch = spec.pipeline.prefetch;
   return settings;
@@ -54,7 +78,8 @@ ModelWorker::ModelWorker(const Job& job, const RunOptions& options)
   report_.settings = settings_of(spec);
   report_.params = Model::param_count(spec);
   report_.memory.cap_bytes = spec.memory.limit_bytes;
-  report_.has_accuracy = has_accuracy(spec);
+  report_.has_accuracy = spec.has_accuracy();
+  report_.metrics = spec.metric_list();
 }
 
 void ModelWorker::attempt(const std::function<void()>& stage) {

@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "kernels/batch_cpu.h"
+#include "kernels/cpu_activation.h"
 #include "kernels/dense_cpu.h"
+#include "kernels/layers_cpu.h"
 #include "kernels/loss_cpu.h"
 #include "kernels/openblas.h"
 #include "kernels/optimizer_cpu.h"
@@ -59,19 +61,22 @@ class CpuBackend::RecordedStep final : public StepGraph {
         cpu::each_part(thread, size, team, [&](Part part) {
           const Range own = piece(members, part);
           for (int64_t z = own.begin; z < own.end; ++z)
-            for (const Operation& op : ops_) op.work(int(z), {});
+            for (const Operation& op : ops_)
+            if (!op.skips(int(z))) op.work(int(z), {});
         });
       });
     }
     const bool split = std::any_of(ops_.begin(), ops_.end(), [](const Operation& op) { return op.parts > 1; });
     if (!split) {
-      for (const Operation& op : ops_) op.work(0, {});
+      for (const Operation& op : ops_)
+        if (!op.skips(0)) op.work(0, {});
       return;
     }
     cpu::on_threads(threads_, [&](int thread, int size) {
       for (size_t i = 0; i < ops_.size(); ++i) {
         const Operation& op = ops_[i];
         if (i > 0 && (op.parts > 1 || ops_[i - 1].parts > 1)) cpu::team_barrier();
+        if (op.skips(0)) continue;
         if (op.parts > 1) cpu::each_part(thread, size, op.parts, [&](Part part) { op.work(0, part); });
         else if (thread == 0) op.work(0, {});
       }
@@ -154,7 +159,8 @@ int CpuBackend::parts_for(int64_t work, int64_t least) const {
   return threads_ > 1 && work >= least * threads_ ? threads_ : 1;
 }
 
-void CpuBackend::submit(Operation op) {
+void CpuBackend::submit(const Pack& pack, int parts, std::function<void(int member, cpu::Part part)> work) {
+  Operation op{pack.count, parts, std::move(work), pack.step, pack.stride};
   if (recording_) return recording_->push_back(std::move(op));
   run(op, threads_);
 }
@@ -163,117 +169,198 @@ void CpuBackend::submit(Operation op) {
 void CpuBackend::run(const Operation& op, int threads) {
   const int team = std::min(threads, op.members > 1 ? op.members : op.parts);
   if (team <= 1) {  // one thread, or one member whole
-    for (int z = 0; z < op.members; ++z) op.work(z, {});
+    for (int z = 0; z < op.members; ++z)
+      if (!op.skips(z)) op.work(z, {});
     return;
   }
   cpu::on_threads(team, [&](int thread, int size) {
-    if (op.members == 1) return cpu::each_part(thread, size, op.parts, [&](Part part) { op.work(0, part); });
+    if (op.members == 1) {
+      if (!op.skips(0)) cpu::each_part(thread, size, op.parts, [&](Part part) { op.work(0, part); });
+      return;
+    }
     cpu::each_part(thread, size, team, [&](Part part) {
       const Range own = piece(op.members, part);
-      for (int64_t z = own.begin; z < own.end; ++z) op.work(int(z), {});
+      for (int64_t z = own.begin; z < own.end; ++z)
+        if (!op.skips(int(z))) op.work(int(z), {});
     });
   });
 }
 
-void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+void CpuBackend::dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
                                Activation act, const int* rows, const Pack& p) {
   refuse_rows(rows);
-  submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+  submit(p, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
             const float *Xz = member(X, z, p.data_stride), *Wz = member(W, z, p.stride), *bz = member(b, z, p.stride);
-            float* Yz = member(Y, z, p.stride);
+            float *Yz = member(Y, z, p.stride), *Zz = member(Z, z, p.stride);
             if (by_columns(m, n)) {
               const Range c = piece(n, part, kColumnGrain);
-              return cpu::dense_forward_columns(Xz, Wz, bz, Yz, m, k, n, act, int(c.begin), int(c.end));
+              return cpu::dense_forward_columns(Xz, Wz, bz, Yz, Zz, m, k, n, act, int(c.begin), int(c.end));
             }
             const Range r = piece(m, part);  // rows of X and Y
-            if (r.size() > 0) cpu::dense_forward(Xz + r.begin * k, Wz, bz, Yz + r.begin * n, int(r.size()), k, n, act);
-          }});
+            if (r.size() > 0)
+              cpu::dense_forward(Xz + r.begin * k, Wz, bz, Yz + r.begin * n, Zz ? Zz + r.begin * n : nullptr,
+                                 int(r.size()), k, n, act);
+          });
 }
-void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y,
-                                      Activation act, const Pack& p) {
-  submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
-            const float *dZz = member(dZ, z, p.stride), *Wz = member(W, z, p.stride), *Yz = member(Y, z, p.stride);
+void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                                      const Through& below, const Pack& p) {
+  submit(p, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+            const float *dZz = member(dZ, z, p.stride), *Wz = member(W, z, p.stride);
             float* dXz = member(dX, z, p.stride);
+            const Through bz = member_through(below, z, p.stride);
             if (by_columns(m, k)) {
               const Range c = piece(k, part, kColumnGrain);
-              return cpu::dense_backward_input_columns(dZz, Wz, dXz, m, k, n, Yz, act, int(c.begin), int(c.end));
+              return cpu::dense_backward_input_columns(dZz, Wz, dXz, m, k, n, bz, int(c.begin), int(c.end));
             }
             const Range r = piece(m, part);  // rows of dZ and dX
             if (r.size() == 0) return;
             cpu::dense_backward_input(dZz + r.begin * n, Wz, dXz + r.begin * k, int(r.size()), k, n);
-            if (Y) cpu::activation_backward(Yz + r.begin * k, dXz + r.begin * k, dXz + r.begin * k, r.size() * k, act);
-          }});
+            cpu::through_in_place(bz, dXz + r.begin * k, r.begin * k, r.size() * k);
+          });
 }
 void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                                        const int* rows, const Pack& p) {
   refuse_rows(rows);
-  submit({p.count, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+  submit(p, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
             const Range dw_rows = piece(k, part), db_cols = piece(n, part, 16);
             cpu::dense_backward_params_part(member(X, z, p.data_stride), member(dZ, z, p.stride),
                                             member(dW, z, p.stride), member(db, z, p.stride), m, k, n,
                                             int(dw_rows.begin), int(dw_rows.end), int(db_cols.begin),
                                             int(db_cols.end));
-          }});
+          });
 }
-void CpuBackend::activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
-                                     const Pack& p) {
-  submit({p.count, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+void CpuBackend::activation_forward(const float* X, float* Y, int64_t count, Activation act, const Pack& p) {
+  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
             const Range r = piece(count, part, kElementGrain);
-            if (r.size() == 0) return;
-            cpu::activation_backward(member(Y, z, p.stride) + r.begin, member(dY, z, p.stride) + r.begin,
-                                     member(dZ, z, p.stride) + r.begin, r.size(), act);
-          }});
+            cpu::activation_forward(member(X, z, p.data_stride), member(Y, z, p.stride), r.begin, r.end, act);
+          });
 }
-void CpuBackend::loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss,
-                      float* row_correct, int m, int n, const Pack& p) {
-  submit({p.count, 1, [=](int z, Part) {
-            cpu::loss(loss, member(out, z, p.stride), member(target, z, p.data_stride), member(d_out, z, p.stride),
-                      member(row_loss, z, p.stride), member(row_correct, z, p.stride), m, n);
-          }});
+void CpuBackend::activation_backward(const float* dY, float* dX, int64_t count, const Through& own,
+                                     const Through& below, const Pack& p) {
+  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+            const Range r = piece(count, part, kElementGrain);
+            cpu::activation_backward(member(dY, z, p.stride), member(dX, z, p.stride), r.begin, r.end,
+                                     member_through(own, z, p.stride), member_through(below, z, p.stride));
+          });
 }
-void CpuBackend::accumulate(const float* row_loss, const float* row_correct, int m, double* totals, const Pack& p) {
-  submit({p.count, 1, [=](int z, Part) {
-            cpu::accumulate(member(row_loss, z, p.stride), member(row_correct, z, p.stride), m,
-                            member(totals, z, p.stride));
+void CpuBackend::dropout_forward(const float* X, float* Y, int m, int n, int layer, const MemberSettings* settings,
+                                 const LayerSettings* layers, const Pack& p) {
+  const int64_t count = int64_t(m) * n;
+  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+            const Range r = piece(count, part, kElementGrain);
+            cpu::dropout(member(X, z, p.data_stride), member(Y, z, p.stride), r.begin, r.end,
+                         member(layers, z, p.stride)[layer], member(settings, z, p.stride)->seed, layer,
+                         steps_before(p, z, false));
+          });
+}
+void CpuBackend::dropout_backward(const float* dY, float* dX, int m, int n, int layer, const MemberSettings* settings,
+                                  const LayerSettings* layers, const Through& below, const Pack& p) {
+  const int64_t count = int64_t(m) * n;
+  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+            const Range r = piece(count, part, kElementGrain);
+            cpu::dropout(member(dY, z, p.stride), member(dX, z, p.stride), r.begin, r.end,
+                         member(layers, z, p.stride)[layer], member(settings, z, p.stride)->seed, layer,
+                         steps_before(p, z, true), member_through(below, z, p.stride));
+          });
+}
+void CpuBackend::batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn,
+                                    const LayerSettings* layers, bool training, const Pack& p) {
+  submit(p, parts_for(int64_t(m) * n, kLeastElementPart), [=](int z, Part part) {
+            const Range c = piece(n, part);
+            const BatchNormBuffers b = member_buffers(bn, z, p.stride);
+            const LayerSettings& s = member(layers, z, p.stride)[bn.layer];
+            const float* Xz = member(X, z, p.data_stride);
+            float* Yz = member(Y, z, p.stride);
+            if (training) cpu::batch_norm_train(Xz, Yz, m, n, b, s, int(c.begin), int(c.end));
+            else cpu::batch_norm_infer(Xz, Yz, m, n, b, s, int(c.begin), int(c.end));
+          });
+}
+void CpuBackend::batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n,
+                                     const BatchNormBuffers& bn, const Through& below, const Pack& p) {
+  submit(p, parts_for(int64_t(m) * n, kLeastElementPart), [=](int z, Part part) {
+            const Range c = piece(n, part);
+            cpu::batch_norm_backward(member(X, z, p.data_stride), member(dY, z, p.stride), member(dX, z, p.stride), m,
+                                     n, member_buffers(bn, z, p.stride), member_through(below, z, p.stride), int(c.begin),
+                                     int(c.end));
+          });
+}
+void CpuBackend::activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers,
+                                  double* partials, int blocks, const Pack& p) {
+  submit(p, 1, [=](int z, Part) {
+            cpu::activity_penalty(member(Y, z, p.stride), int64_t(m) * n, member(layers, z, p.stride)[layer].activity,
+                                  member(partials, z, p.stride), blocks);
+          });
+}
+void CpuBackend::activity_backward(const float* dY, float* dX, int m, int n, int layer, const LayerSettings* layers,
+                                   const Through& own, const Pack& p) {
+  const int64_t count = int64_t(m) * n;
+  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+            const Range r = piece(count, part, kElementGrain);
+            cpu::activity_backward(member(dY, z, p.stride), member(dX, z, p.stride), r.begin, r.end, m,
+                                   member(layers, z, p.stride)[layer].activity, member_through(own, z, p.stride));
+          });
+}
+void CpuBackend::loss(const LossShape& shape, const float* out, const float* target, float* d_out, float* values,
+                      int m, int n, const MemberSettings* settings, const Pack& p) {
+  submit(p, 1, [=](int z, Part) {
+            cpu::loss(shape, member(settings, z, p.stride)->loss, member(out, z, p.stride),
+                      member(target, z, p.data_stride), member(d_out, z, p.stride), member(values, z, p.stride), m, n);
+          });
+}
+void CpuBackend::accumulate(const float* values, int count, int m, double* totals, const Pack& p) {
+  submit(p, 1, [=](int z, Part) {
+            cpu::accumulate(member(values, z, p.stride), count, m, member(totals, z, p.stride));
             count_step(p, z);
-          }});
+          });
 }
-void CpuBackend::adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings,
-                      int batch_rows, const Pack& p) {
-  if (!p.step) throw std::invalid_argument("adam: no step state (Pack::step) to take the step count from");
-  submit({p.count, parts_for(n, kLeastElementPart), [=](int z, Part part) {
-            StepState& step = *member(p.step, z, p.stride);
-            const Range r = piece(n, part, kElementGrain);
-            if (r.size() > 0)
-              cpu::adam(member(w, z, p.stride) + r.begin, member(g, z, p.stride) + r.begin,
-                        member(m, z, p.stride) + r.begin, member(v, z, p.stride) + r.begin, r.size(),
-                        adam_step(*member(settings, z, p.stride), step.t));
-            if (part.index == 0) step.first_row += batch_rows;  // the other parts read only t
-          }});
+void CpuBackend::add_penalty(const double* weight_partials, int weight_blocks, const double* activity_partials,
+                             int activity_blocks, int m, double* totals, const Pack& p) {
+  submit(p, 1, [=](int z, Part) {
+            double weights = 0, activity = 0;
+            const double *w = member(weight_partials, z, p.stride), *a = member(activity_partials, z, p.stride);
+            for (int b = 0; b < weight_blocks; ++b) weights += w[b];
+            for (int b = 0; b < activity_blocks; ++b) activity += a[b];
+            member(totals, z, p.stride)[0] += double(m) * weights + activity;
+          });
 }
-void CpuBackend::sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings,
-                     int batch_rows, const Pack& p) {
-  submit({p.count, parts_for(n, kLeastElementPart), [=](int z, Part part) {
-            const MemberSettings& s = *member(settings, z, p.stride);
-            const Range r = piece(n, part, kElementGrain);
-            if (r.size() > 0)
-              cpu::sgd(member(w, z, p.stride) + r.begin, member(g, z, p.stride) + r.begin,
-                       member(velocity, z, p.stride) + r.begin, r.size(), s.learning_rate, s.momentum);
-            if (p.step && part.index == 0) member(p.step, z, p.stride)->first_row += batch_rows;
-          }});
+void CpuBackend::optimizer_step(const OptimizerStep& step, const Pack& p) {
+  if (!p.step) throw std::invalid_argument("optimizer_step: no step state (Pack::step) to take the step count from");
+  submit(p, parts_for(step.count, kLeastElementPart), [=](int z, Part part) {
+            const MemberStep b = member_step(step, z, p);
+            const Range blocks = piece(step.blocks, part);
+            cpu::optimizer_blocks(step, b, member(step.penalty, z, p.stride), int(blocks.begin), int(blocks.end));
+            if (part.index == 0) finish_member_step(step, b);  // the other parts read neither field it writes
+          });
+}
+void CpuBackend::gradient_norms(const OptimizerStep& step, const Pack& p) {
+  submit(p, parts_for(step.count, kLeastElementPart), [=](int z, Part part) {
+            const Range blocks = piece(step.blocks, part);
+            cpu::norm_partials(step, member_step(step, z, p), member(step.norm_partials, z, p.stride),
+                               int(blocks.begin), int(blocks.end));
+          });
+  submit(p, 1, [=](int z, Part) {
+            cpu::finish_norms(step, member(step.norm_partials, z, p.stride), member(step.norms, z, p.stride));
+          });
+}
+void CpuBackend::weight_penalty(const OptimizerStep& step, const Pack& p) {
+  submit(p, parts_for(step.count, kLeastElementPart), [=](int z, Part part) {
+            const Range blocks = piece(step.blocks, part);
+            cpu::weight_penalty(step, member_step(step, z, p), member(step.penalty, z, p.stride), int(blocks.begin),
+                                int(blocks.end));
+          });
 }
 void CpuBackend::shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& p) {
-  submit({p.count, 1, [=](int z, Part) {
+  submit(p, 1, [=](int z, Part) {
             cpu::shuffle(member(order, z, p.rows_stride), n, member(settings, z, p.stride)->seed, epoch);
-          }});
+          });
 }
 void CpuBackend::gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& p) {
-  submit({p.count, parts_for(int64_t(m) * cols, kLeastElementPart), [=](int z, Part part) {
+  submit(p, parts_for(int64_t(m) * cols, kLeastElementPart), [=](int z, Part part) {
             const Range r = piece(m, part);  // rows of the batch
             if (r.size() == 0) return;
             cpu::gather(src, cols, member(order, z, p.rows_stride) + first_row(p, z) + r.begin, int(r.size()),
                         member(dst, z, p.data_stride) + r.begin * cols);
-          }});
+          });
 }
 
 }  // namespace mf

@@ -56,37 +56,53 @@ class CpuBackend final : public Backend {
   void run_together(const std::function<void()>& calls) override { capture(calls)->launch(); }
 
   // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
-  void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+  void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
                      Activation act, const int* rows = nullptr, const Pack& pack = {}) override;
-  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
-                            Activation act = Activation::linear, const Pack& pack = {}) override;
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const Through& below = {},
+                            const Pack& pack = {}) override;
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                              const int* rows = nullptr, const Pack& pack = {}) override;
-  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
+  void activation_forward(const float* X, float* Y, int64_t count, Activation act, const Pack& pack = {}) override;
+  void activation_backward(const float* dY, float* dX, int64_t count, const Through& own, const Through& below = {},
                            const Pack& pack = {}) override;
-  void loss(Loss loss, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-            int m, int n, const Pack& pack = {}) override;
-  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
-                  const Pack& pack = {}) override;
-  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,
-            const Pack& pack) override;
-  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, int batch_rows,
-           const Pack& pack = {}) override;
+  void dropout_forward(const float* X, float* Y, int m, int n, int layer, const MemberSettings* settings,
+                       const LayerSettings* layers, const Pack& pack) override;
+  void dropout_backward(const float* dY, float* dX, int m, int n, int layer, const MemberSettings* settings,
+                        const LayerSettings* layers, const Through& below, const Pack& pack) override;
+  void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn, const LayerSettings* layers,
+                          bool training, const Pack& pack = {}) override;
+  void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n, const BatchNormBuffers& bn,
+                           const Through& below, const Pack& pack = {}) override;
+  void activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers, double* partials,
+                        int blocks, const Pack& pack = {}) override;
+  void activity_backward(const float* dY, float* dX, int m, int n, int layer, const LayerSettings* layers,
+                         const Through& own, const Pack& pack = {}) override;
+  void loss(const LossShape& shape, const float* out, const float* target, float* d_out, float* values, int m, int n,
+            const MemberSettings* settings, const Pack& pack = {}) override;
+  void accumulate(const float* values, int count, int m, double* totals, const Pack& pack = {}) override;
+  void add_penalty(const double* weight_partials, int weight_blocks, const double* activity_partials,
+                   int activity_blocks, int m, double* totals, const Pack& pack = {}) override;
+  void optimizer_step(const OptimizerStep& step, const Pack& pack) override;
+  void gradient_norms(const OptimizerStep& step, const Pack& pack) override;
+  void weight_penalty(const OptimizerStep& step, const Pack& pack) override;
   void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override;
   void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override;
 
-
  private:
-  // One pack operation: work(z, part) does member z's part `part` of `parts` (1: all of it).
+  // One pack operation: work(z, part) does member z's part `part` of `parts` (1: all of it). A
+  // member whose step state says it stopped is skipped (kernels/pack.h).
   struct Operation {
     int members = 1;
     int parts = 1;
     std::function<void(int member, cpu::Part part)> work;
+    const StepState* step = nullptr;
+    int64_t stride = 0;
+    bool skips(int z) const { return step && member(step, z, stride)->stopped != 0; }
   };
   class RecordedStep;
   static void run(const Operation& op, int threads);
-  // Runs the operation now, or appends it to the step being recorded.
-  void submit(Operation op);
+  // Runs pack's operation of `parts` parts now, or appends it to the step being recorded.
+  void submit(const Pack& pack, int parts, std::function<void(int member, cpu::Part part)> work);
   // The parts a member's operation of `work` (multiply-adds or floats) is split into when the
   // member is alone: one per thread where each still has `least` of it, else 1 (a thread started
   // for less costs more than it saves).

@@ -43,20 +43,20 @@ class CublasProducts final : public GemmProducts {
   }
   bool fuses_gather() const override { return false; }  // cuBLAS reads a gathered batch
   // One cublasSgemm per member: a reference path, not a packed one.
-  void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
-               const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {
+  void forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
+               Activation act, const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {
     // The plain products, then the bias+activation epilogue as its own kernel.
     for (int z = 0; z < pack.count; ++z)
       product(member(X, z, pack.data_stride), member(W, z, pack.stride), member(Y, z, pack.stride), m, k, n, stream);
-    bias_activation(Y, b, m, n, act, pack, stream);
+    if (b || Z || act != Activation::linear) bias_activation(Y, b, Z, m, n, act, pack, stream);
   }
-  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
+  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const Through& below,
                       const Pack& pack, cudaStream_t stream) override {
     // dXᵀ(k,m) = W(k,n)·dZᵀ(n,m): W row-major (k,n) is column-major (n,k), transposed.
     for (int z = 0; z < pack.count; ++z)
       sgemm(CUBLAS_OP_T, CUBLAS_OP_N, k, m, n, member(W, z, pack.stride), n, member(dZ, z, pack.stride), n,
             member(dX, z, pack.stride), k, stream);
-    if (Y) activation_backward(Y, dX, dX, int64_t(m) * k, act, pack, stream);  // the epilogue as its own kernel
+    if (below.any()) activation_backward(dX, dX, int64_t(m) * k, below, {}, pack, stream);  // the epilogue, apart
   }
   void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {
@@ -64,7 +64,7 @@ class CublasProducts final : public GemmProducts {
     for (int z = 0; z < pack.count; ++z)
       sgemm(CUBLAS_OP_N, CUBLAS_OP_T, n, k, m, member(dZ, z, pack.stride), n, member(X, z, pack.data_stride), k,
             member(dW, z, pack.stride), n, stream);
-    bias_grad(dZ, db, m, n, pack, stream);
+    if (db) bias_grad(dZ, db, m, n, pack, stream);
   }
 
  private:

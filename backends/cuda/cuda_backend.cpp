@@ -46,15 +46,15 @@ class TiledProducts final : public GemmProducts {
     gemm(A, B, C, m, k, n, false, false, {}, {}, stream, work_);
   }
   bool fuses_gather() const override { return true; }
-  void forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n, Activation act,
-               const int* rows, const Pack& pack, cudaStream_t stream) override {
-    gemm(X, W, Y, m, k, n, false, false, {.rows = rows, .bias = b, .act = act},
+  void forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
+               Activation act, const int* rows, const Pack& pack, cudaStream_t stream) override {
+    gemm(X, W, Y, m, k, n, false, false, {.rows = rows, .bias = b, .act = act, .pre_activation = Z},
          {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream, work_);
   }
-  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y, Activation act,
+  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const Through& below,
                       const Pack& pack, cudaStream_t stream) override {
-    gemm(dZ, W, dX, m, n, k, false, true, {.output_of = Y, .act = act},  // K = n; act's backward in the same launch
-         {pack.count, pack.stride, pack.stride, pack.stride, 0}, stream, work_);
+    gemm(dZ, W, dX, m, n, k, false, true, {.through = below},  // K = n; the activation's backward in the same launch
+         {pack.count, pack.stride, pack.stride, pack.stride, 0, pack.step}, stream, work_);
   }
   void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                         const int* rows, const Pack& pack, cudaStream_t stream) override {
@@ -193,57 +193,87 @@ class CudaBackend final : public Backend {
 
   // The reference paths keep gathered batches: cuBLAS's products and cuDNN's softmax read them.
   bool fuses_gather() const override { return products_->fuses_gather() && !library_; }
-  void dense_forward(const float* X, const float* W, const float* b, float* Y, int m, int k, int n,
+  void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
                      Activation act, const int* rows = nullptr, const Pack& pack = {}) override {
-    if (!library_ || act == Activation::linear) return products_->forward(X, W, b, Y, m, k, n, act, rows, pack, s());
-    products_->forward(X, W, b, Y, m, k, n, Activation::linear, rows, pack, s());
+    if (!library_ || !library_->has_forward(act)) return products_->forward(X, W, b, Y, Z, m, k, n, act, rows, pack, s());
+    products_->forward(X, W, b, Y, Z, m, k, n, Activation::linear, rows, pack, s());
     for (int z = 0; z < pack.count; ++z) library_->forward(member(Y, z, pack.stride), int64_t(m) * n, act, s());
   }
-  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const float* Y = nullptr,
-                            Activation act = Activation::linear, const Pack& pack = {}) override {
-    products_->backward_input(dZ, W, dX, m, k, n, Y, act, pack, s());
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const Through& below = {},
+                            const Pack& pack = {}) override {
+    products_->backward_input(dZ, W, dX, m, k, n, below, pack, s());
   }
   void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                              const int* rows = nullptr, const Pack& pack = {}) override {
     products_->backward_params(X, dZ, dW, db, m, k, n, rows, pack, s());
   }
-  void activation_backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
-                           const Pack& pack = {}) override {
-    if (!library_ || !library_->has_backward(act)) return MF_TARGET::activation_backward(Y, dY, dZ, count, act, pack, s());
-    for (int z = 0; z < pack.count; ++z)
-      library_->backward(member(Y, z, pack.stride), member(dY, z, pack.stride), member(dZ, z, pack.stride), count, act,
-                         s());
+  void activation_forward(const float* X, float* Y, int64_t count, Activation act, const Pack& pack = {}) override {
+    MF_TARGET::activation_forward(X, Y, count, act, pack, s());
   }
-  void loss(Loss kind, const float* out, const float* target, float* d_out, float* row_loss, float* row_correct,
-            int m, int n, const Pack& pack = {}) override {
-    if (library_ && kind == Loss::sparse_categorical_crossentropy) {
+  void activation_backward(const float* dY, float* dX, int64_t count, const Through& own, const Through& below = {},
+                           const Pack& pack = {}) override {
+    if (!library_ || !library_->has_backward(own.act) || below.any())
+      return MF_TARGET::activation_backward(dY, dX, count, own, below, pack, s());
+    for (int z = 0; z < pack.count; ++z)
+      library_->backward(member(own.y, z, pack.stride), member(dY, z, pack.stride), member(dX, z, pack.stride), count,
+                         own.act, s());
+  }
+  void dropout_forward(const float* X, float* Y, int m, int n, int layer, const MemberSettings* settings,
+                       const LayerSettings* layers, const Pack& pack) override {
+    MF_TARGET::dropout_forward(X, Y, m, n, layer, settings, layers, pack, s());
+  }
+  void dropout_backward(const float* dY, float* dX, int m, int n, int layer, const MemberSettings* settings,
+                        const LayerSettings* layers, const Through& below, const Pack& pack) override {
+    MF_TARGET::dropout_backward(dY, dX, m, n, layer, settings, layers, below, pack, s());
+  }
+  void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn, const LayerSettings* layers,
+                          bool training, const Pack& pack = {}) override {
+    MF_TARGET::batch_norm_forward(X, Y, m, n, bn, layers, training, pack, s());
+  }
+  void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n, const BatchNormBuffers& bn,
+                           const Through& below, const Pack& pack = {}) override {
+    MF_TARGET::batch_norm_backward(X, dY, dX, m, n, bn, below, pack, s());
+  }
+  void activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers, double* partials,
+                        int blocks, const Pack& pack = {}) override {
+    MF_TARGET::activity_penalty(Y, m, n, layer, layers, partials, blocks, pack, s());
+  }
+  void activity_backward(const float* dY, float* dX, int m, int n, int layer, const LayerSettings* layers,
+                         const Through& own, const Pack& pack = {}) override {
+    MF_TARGET::activity_backward(dY, dX, m, n, layer, layers, own, pack, s());
+  }
+  void loss(const LossShape& shape, const float* out, const float* target, float* d_out, float* values, int m, int n,
+            const MemberSettings* settings, const Pack& pack = {}) override {
+    if (library_ && shape.loss == Loss::sparse_categorical_crossentropy) {
       // The probabilities, overwritten by the gradient in place.
       for (int z = 0; z < pack.count; ++z)
         library_->softmax(member(out, z, pack.stride), member(d_out, z, pack.stride), m, n, s());
-      return crossentropy_from_probabilities(d_out, target, d_out, row_loss, row_correct, m, n, pack, s());
+      return crossentropy_from_probabilities(shape, d_out, target, d_out, values, m, n, pack, s());
     }
-    MF_TARGET::loss(kind, out, target, d_out, row_loss, row_correct, m, n, pack, s());
+    MF_TARGET::loss(shape, out, target, d_out, values, m, n, settings, pack, s());
   }
-  void accumulate(const float* row_loss, const float* row_correct, int m, double* totals,
-                  const Pack& pack = {}) override {
-    MF_TARGET::accumulate(row_loss, row_correct, m, totals, pack, s());
+  void accumulate(const float* values, int count, int m, double* totals, const Pack& pack = {}) override {
+    MF_TARGET::accumulate(values, count, m, totals, pack, s());
   }
-  void loss_and_accumulate(Loss kind, const float* out, const float* target, float* d_out, float* row_loss,
-                           float* row_correct, int m, int n, double* totals, const int* rows = nullptr,
+  void loss_and_accumulate(const LossShape& shape, const float* out, const float* target, float* d_out, float* values,
+                           int m, int n, double* totals, const MemberSettings* settings, const int* rows = nullptr,
                            const Pack& pack = {}) override {
-    if (library_ && kind == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
-      return Backend::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, rows,
-                                          pack);
-    MF_TARGET::loss_and_accumulate(kind, out, target, d_out, row_loss, row_correct, m, n, totals, rows, pack,
-                                   s());
+    if (library_ && shape.loss == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
+      return Backend::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings, rows, pack);
+    MF_TARGET::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings, rows, pack, s());
   }
-  void adam(float* w, const float* g, float* m, float* v, int64_t n, const MemberSettings* settings, int batch_rows,
-            const Pack& pack) override {
-    MF_TARGET::adam(w, g, m, v, n, settings, batch_rows, pack, s());
+  void add_penalty(const double* weight_partials, int weight_blocks, const double* activity_partials,
+                   int activity_blocks, int m, double* totals, const Pack& pack = {}) override {
+    MF_TARGET::add_penalty(weight_partials, weight_blocks, activity_partials, activity_blocks, m, totals, pack, s());
   }
-  void sgd(float* w, const float* g, float* velocity, int64_t n, const MemberSettings* settings, int batch_rows,
-           const Pack& pack = {}) override {
-    MF_TARGET::sgd(w, g, velocity, n, settings, batch_rows, pack, s());
+  void optimizer_step(const OptimizerStep& step, const Pack& pack) override {
+    MF_TARGET::optimizer_step(step, pack, s());
+  }
+  void gradient_norms(const OptimizerStep& step, const Pack& pack) override {
+    MF_TARGET::gradient_norms(step, pack, s());
+  }
+  void weight_penalty(const OptimizerStep& step, const Pack& pack) override {
+    MF_TARGET::weight_penalty(step, pack, s());
   }
   void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override {
     MF_TARGET::shuffle(order, n, settings, epoch, pack, s());

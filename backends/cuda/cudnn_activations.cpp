@@ -74,6 +74,9 @@ class CudnnActivations final : public LibraryActivations {
   }
   ~CudnnActivations() override { release(); }
 
+  bool has_forward(Activation act) const override {
+    return act == Activation::relu || act == Activation::sigmoid || act == Activation::tanh;
+  }
   void forward(float* Y, int64_t count, Activation act, cudaStream_t stream) override {
     prepare(act, count, stream);
     MF_CUDNN_CHECK(cudnn().ActivationForward(handle_, activation_, &one_, tensor_, Y, &zero_, tensor_, Y));

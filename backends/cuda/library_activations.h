@@ -9,7 +9,9 @@ namespace mf::MF_TARGET {
 
 struct LibraryActivations {
   virtual ~LibraryActivations() = default;
-  // Y(count) = act(Y), in place; act is relu, sigmoid or tanh.
+  // Whether forward() computes `act` (cuDNN's relu, sigmoid and tanh); the others run our kernels.
+  virtual bool has_forward(Activation act) const = 0;
+  // Y(count) = act(Y), in place, for an act with has_forward.
   virtual void forward(float* Y, int64_t count, Activation act, cudaStream_t stream) = 0;
   // Whether backward() is exact for `act` from the output alone (the layer keeps no input).
   virtual bool has_backward(Activation act) const = 0;

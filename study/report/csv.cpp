@@ -67,6 +67,17 @@ json last_epoch(const ModelReport& m, double EpochMetrics::*metric, bool present
   return metric_json(m.fit.epochs.empty() ? NAN : m.fit.epochs.back().*metric, present && !m.fit.epochs.empty());
 }
 
+// The value of the model's first metric of `kind`: its last epoch's (`values` of it: its metrics or
+// val_metrics), or its test's; null where it has no such metric or no such value.
+json metric_of(const ModelReport& m, Metric kind, std::vector<double> EpochMetrics::*values, bool present) {
+  for (size_t k = 0; k < m.metrics.size(); ++k) {
+    if (m.metrics[k].kind != kind) continue;
+    const std::vector<double>* of = !values ? &m.test.metrics : m.fit.epochs.empty() ? nullptr : &(m.fit.epochs.back().*values);
+    return of && k < of->size() ? metric_json((*of)[k], present) : json();
+  }
+  return json();
+}
+
 const Column kColumns[] = {
     {"run_mode", [](const RunReport& r) { return json(r.mode); }},
     {"run_backend", [](const RunReport& r) { return r.backend.empty() ? json() : json(r.backend); }},
@@ -136,6 +147,26 @@ const Column kColumns[] = {
     {"pipeline_workers", nullptr,
      [](const ModelReport& m) { return m.settings ? json(m.settings->pipeline_workers) : json(); }},
     {"prefetch", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->prefetch) : json(); }},
+    {"layers", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.layers; }); }},
+    {"schedule", nullptr,
+     [](const ModelReport& m) { return m.settings && !m.settings->schedule.empty() ? json(m.settings->schedule) : json(); }},
+    {"stopped_epoch", nullptr, [](const ModelReport& m) { return json(m.fit.stopped_epoch); }},
+    {"stop_reason", nullptr, [](const ModelReport& m) { return m.fit.stop_reason.empty() ? json() : json(m.fit.stop_reason); }},
+    {"restored_epoch", nullptr, [](const ModelReport& m) { return json(m.fit.restored_epoch); }},
+    {"final_learning_rate", nullptr,
+     [](const ModelReport& m) {
+       return m.fit.epochs.empty() || std::isnan(m.fit.epochs.back().learning_rate) ? json()
+                                                                                    : json(m.fit.epochs.back().learning_rate);
+     }},
+    {"mae", nullptr, [](const ModelReport& m) { return metric_of(m, Metric::mean_absolute_error, &EpochMetrics::metrics, true); }},
+    {"mse", nullptr, [](const ModelReport& m) { return metric_of(m, Metric::mean_squared_error, &EpochMetrics::metrics, true); }},
+    {"val_mae", nullptr,
+     [](const ModelReport& m) { return metric_of(m, Metric::mean_absolute_error, &EpochMetrics::val_metrics, m.validated); }},
+    {"val_mse", nullptr,
+     [](const ModelReport& m) { return metric_of(m, Metric::mean_squared_error, &EpochMetrics::val_metrics, m.validated); }},
+    {"test_mae", nullptr,
+     [](const ModelReport& m) { return metric_of(m, Metric::mean_absolute_error, nullptr, m.tested); }},
+    {"test_mse", nullptr, [](const ModelReport& m) { return metric_of(m, Metric::mean_squared_error, nullptr, m.tested); }},
 };
 
 }  // namespace

@@ -18,9 +18,11 @@ MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 MF_JSON_BY_NAME(Activation, kActivationNames)
 // With defaults: a journal or document written before a field was added (hidden, activations) reads back.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
-                                   shuffle, seed, memory_mode, graphs, threads, hidden, activations,
-                                   pipeline_workers, prefetch)
+                                   shuffle, seed, memory_mode, graphs, threads, hidden, activations, layers,
+                                   schedule, pipeline_workers, prefetch)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
+MF_JSON_BY_NAME(Metric, kMetricNames)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MetricSpec, name, kind)
 
 namespace {
 
@@ -97,6 +99,24 @@ void from_json(const json& j, RunPart& p) {
   p.models = j.at("models");
 }
 
+namespace {
+
+// A model's metrics by name ({"accuracy": 0.91, "mae": 0.12}): each of `names` with its value in
+// `values` (none where there are none: no validation rows, no test set).
+json named_metrics(const std::vector<MetricSpec>& metrics, const std::vector<double>& values) {
+  json out = json::object();
+  for (size_t k = 0; k < metrics.size() && k < values.size(); ++k) out[metrics[k].name] = metric(values[k]);
+  return out;
+}
+std::vector<double> named_metrics_from(const std::vector<MetricSpec>& metrics, const json& j) {
+  std::vector<double> values;
+  for (const MetricSpec& m : metrics)
+    if (j.contains(m.name)) values.push_back(metric_from(j.at(m.name)));
+  return values;
+}
+
+}  // namespace
+
 void to_json(json& j, const ModelReport& m) {
   json epochs = json::array();
   for (const EpochMetrics& e : m.fit.epochs)
@@ -104,6 +124,9 @@ void to_json(json& j, const ModelReport& m) {
                       {"accuracy", metric(e.accuracy, m.has_accuracy)},
                       {"val_loss", metric(e.val_loss, m.validated)},
                       {"val_accuracy", metric(e.val_accuracy, m.validated && m.has_accuracy)},
+                      {"metrics", named_metrics(m.metrics, e.metrics)},
+                      {"val_metrics", named_metrics(m.metrics, e.val_metrics)},
+                      {"learning_rate", std::isnan(e.learning_rate) ? json() : json(e.learning_rate)},
                       {"seconds", metric(e.seconds)},
                       {"samples_per_s", metric(e.samples_per_s)},
                       {"input_wait_s", e.input_wait_s},
@@ -125,7 +148,12 @@ void to_json(json& j, const ModelReport& m) {
        {"pack_members", m.pack_members},
        {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
        {"startup_s", metric(m.startup_s)},
-       {"fit", m.fitted ? json{{"status", m.fit.status}, {"why", text(m.fit.why)}} : json()},  // null: not fitted
+       {"fit", m.fitted ? json{{"status", m.fit.status},
+                               {"why", text(m.fit.why)},
+                               {"stopped_epoch", m.fit.stopped_epoch},
+                               {"stop_reason", text(m.fit.stop_reason)},
+                               {"restored_epoch", m.fit.restored_epoch}}
+                        : json()},  // null: not fitted
        {"epochs", epochs},
        {"train_rows", m.train_rows},
        {"samples", m.samples},
@@ -133,9 +161,10 @@ void to_json(json& j, const ModelReport& m) {
        {"samples_per_s", metric(m.samples_per_s)},
        {"solo_s", metric(m.solo_s)},
        {"slowdown", metric(m.slowdown)},
-       {"metrics", {{"accuracy", m.has_accuracy}, {"validation", m.validated}, {"test", m.tested}}},
+       {"metrics", {{"accuracy", m.has_accuracy}, {"validation", m.validated}, {"test", m.tested}, {"list", m.metrics}}},
        {"test_loss", metric(m.test.loss, m.tested)},
        {"test_accuracy", metric(m.test.accuracy, m.tested && m.has_accuracy)},
+       {"test_metrics", named_metrics(m.metrics, m.test.metrics)},
        {"params", m.params},
        {"memory",
         {{"cap_bytes", m.memory.cap_bytes},
@@ -171,14 +200,26 @@ void from_json(const json& j, ModelReport& m) {
   m.data = text_from(j.at("data").at("source"));
   m.data_bytes = j.at("data").at("bytes");
   m.startup_s = optional_metric_from(j.at("startup_s"));
+  const json& metrics = j.at("metrics");
+  m.metrics = metrics.value("list", std::vector<MetricSpec>());  // absent from documents before it
   if (const json& fit = j.at("fit"); !fit.is_null()) {
     m.fit.status = fit.at("status");
     m.fit.why = text_from(fit.at("why"));
+    fit.value("stopped_epoch", json()).get_to(m.fit.stopped_epoch);
+    m.fit.stop_reason = text_from(fit.value("stop_reason", json()));
+    fit.value("restored_epoch", json()).get_to(m.fit.restored_epoch);
   }
-  for (const json& e : j.at("epochs"))
-    m.fit.epochs.push_back({metric_from(e.at("loss")), metric_from(e.at("accuracy")), metric_from(e.at("val_loss")),
-                            metric_from(e.at("val_accuracy")), metric_from(e.at("seconds")),
-                            metric_from(e.at("samples_per_s")), e.at("input_wait_s"), e.at("input_busy_s")});
+  for (const json& e : j.at("epochs")) {
+    EpochMetrics epoch;
+    epoch.loss = metric_from(e.at("loss")), epoch.accuracy = metric_from(e.at("accuracy"));
+    epoch.val_loss = metric_from(e.at("val_loss")), epoch.val_accuracy = metric_from(e.at("val_accuracy"));
+    epoch.metrics = named_metrics_from(m.metrics, e.value("metrics", json::object()));
+    epoch.val_metrics = named_metrics_from(m.metrics, e.value("val_metrics", json::object()));
+    if (const json rate = e.value("learning_rate", json()); !rate.is_null()) epoch.learning_rate = rate;
+    epoch.seconds = metric_from(e.at("seconds")), epoch.samples_per_s = metric_from(e.at("samples_per_s"));
+    epoch.input_wait_s = e.at("input_wait_s"), epoch.input_busy_s = e.at("input_busy_s");
+    m.fit.epochs.push_back(epoch);
+  }
   m.train_rows = j.at("train_rows");
   m.samples = j.at("samples");
   m.fitted = !j.at("train_s").is_null();
@@ -187,10 +228,11 @@ void from_json(const json& j, ModelReport& m) {
   m.samples_per_s = optional_metric_from(j.at("samples_per_s"));
   m.solo_s = optional_metric_from(j.at("solo_s"));
   m.slowdown = optional_metric_from(j.at("slowdown"));
-  m.has_accuracy = j.at("metrics").at("accuracy");
-  m.validated = j.at("metrics").at("validation");
-  m.tested = j.at("metrics").at("test");
-  m.test = {metric_from(j.at("test_loss")), metric_from(j.at("test_accuracy"))};
+  m.has_accuracy = metrics.at("accuracy");
+  m.validated = metrics.at("validation");
+  m.tested = metrics.at("test");
+  m.test = {metric_from(j.at("test_loss")), metric_from(j.at("test_accuracy")),
+            named_metrics_from(m.metrics, j.value("test_metrics", json::object()))};
   m.params = j.at("params");
   const json& memory = j.at("memory");
   m.memory = {memory.at("cap_bytes"), memory.at("reserved_bytes"), memory.at("in_use_bytes"), memory.at("peak_bytes")};

@@ -38,13 +38,15 @@ struct TrainingSettings {
   // the run's, less its input pipeline's workers, at least 1; absent on a GPU, whose device runs
   // them, and until the model is built.
   std::optional<int> threads;
-  // The layers before the output layer, from the input on: their widths and activations (the grid's
-  // hidden and activation axes); empty for none.
+  // The Dense layers before the output layer, from the input on: their widths and activations (the
+  // grid's hidden and activation axes); empty for none.
   std::vector<int> hidden;
   std::vector<Activation> activations;
   // With preprocessing, the model's input pipeline (nn/input_pipeline.h): its worker threads, beside
   // `threads`, and its ring slots; absent without, as the batches are then read from the resident set.
   std::optional<int> pipeline_workers, prefetch;
+  std::string layers;    // every layer, as Keras's summary names it: "Dense(64 relu) Dropout(0.2) Dense(1 sigmoid)"
+  std::string schedule;  // the learning rate's schedule ("CosineDecay"), "" for a constant rate
 };
 
 struct ModelReport {
@@ -60,7 +62,7 @@ struct ModelReport {
   std::optional<double> solo_s, slowdown;
   Evaluation test;
   // Which metrics exist: a metric that exists and is NaN was computed as NaN, not left out.
-  bool has_accuracy = false;  // every loss but mse
+  bool has_accuracy = false;  // an accuracy among its metrics (a classification loss's, by default)
   bool validated = false;     // fit.validation_split took rows
   bool tested = false;        // a test set was evaluated
   bool fitted = false;        // fit ran (train_s is measured)
@@ -85,6 +87,8 @@ struct ModelReport {
   std::string visible_devices;             // CUDA_VISIBLE_DEVICES as the process saw it ("" when unset)
   // Packed mode: the pack it trained in (its number in the phase) and how many models that pack held.
   std::optional<int> pack, pack_members;
+  // Its metrics (the spec's metric_list, in order): what each epoch's metrics and the test's are of.
+  std::vector<MetricSpec> metrics;
 };
 
 

@@ -7,6 +7,7 @@
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "runtime/device.h"
+#include "tests/loss_shapes.h"
 #include "tests/parity/backend_pair.h"
 
 namespace mf::test {
@@ -31,12 +32,12 @@ TEST(GpuCublas, ProductsMatchTheCpuBackend) {
   const auto x = random_vector(size_t(m) * k, 1), w = random_vector(size_t(k) * n, 2), b = random_vector(n, 3),
              dz = random_vector(size_t(m) * n, 4);
   std::vector<float> y(size_t(m) * n), dx(size_t(m) * k), dw(size_t(k) * n), db(n);
-  cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), m, k, n, Activation::tanh);
+  cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), nullptr, m, k, n, Activation::tanh);
   cpu.dense_backward_input(dz.data(), w.data(), dx.data(), m, k, n);
   cpu.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), m, k, n);
   Buffer<float> X(*device, x), W(*device, w), B(*device, b), dZ(*device, dz), Y(*device, nans(y.size())),
       dX(*device, nans(dx.size())), dW(*device, nans(dw.size())), dB(*device, nans(db.size()));
-  device->dense_forward(X.get(), W.get(), B.get(), Y.get(), m, k, n, Activation::tanh);
+  device->dense_forward(X.get(), W.get(), B.get(), Y.get(), nullptr, m, k, n, Activation::tanh);
   device->dense_backward_input(dZ.get(), W.get(), dX.get(), m, k, n);
   device->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), m, k, n);
   // cuBLAS sums in its own order (no TF32 for SGEMM by default): 1e-5 relative, as for our kernels.
@@ -59,26 +60,26 @@ TEST(GpuCudnn, ActivationsAndSoftmaxMatchTheCpuBackend) {
              dy = random_vector(size_t(m) * n, 4);
   for (Activation act : {Activation::relu, Activation::sigmoid, Activation::tanh}) {
     std::vector<float> y(size_t(m) * n), dz(y.size());
-    cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), m, k, n, act);
-    cpu.activation_backward(y.data(), dy.data(), dz.data(), int64_t(y.size()), act);
+    cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), nullptr, m, k, n, act);
+    cpu.activation_backward(dy.data(), dz.data(), int64_t(y.size()), {act, y.data(), nullptr});
     Buffer<float> X(*device, x), W(*device, w), B(*device, b), Y(*device, nans(y.size())), dY(*device, dy);
-    device->dense_forward(X.get(), W.get(), B.get(), Y.get(), m, k, n, act);
+    device->dense_forward(X.get(), W.get(), B.get(), Y.get(), nullptr, m, k, n, act);
     expect_close(y, Y.read(), 1e-5f, "cuDNN activation forward");
     // cuDNN's backward for relu; sigmoid's and tanh's are ours (cuDNN would need the forward input).
-    device->activation_backward(Y.get(), dY.get(), dY.get(), int64_t(y.size()), act);
+    device->activation_backward(dY.get(), dY.get(), int64_t(y.size()), {act, Y.get(), nullptr});
     expect_close(dz, dY.read(), 1e-5f, "activation backward");
   }
-  std::vector<float> labels(m), d_out(size_t(m) * n), loss(m), correct(m);
+  std::vector<float> labels(m), d_out(size_t(m) * n), values(2 * size_t(m));
   for (int r = 0; r < m; ++r) labels[r] = float(r % n);
   const auto logits = random_vector(size_t(m) * n, 5, -4.f, 4.f);
-  cpu.loss(Loss::sparse_categorical_crossentropy, logits.data(), labels.data(), d_out.data(), loss.data(),
-           correct.data(), m, n);
-  Buffer<float> Logits(*device, logits), T(*device, labels), D(*device, nans(d_out.size())),
-      L(*device, nans(m)), C(*device, nans(m));
-  device->loss(Loss::sparse_categorical_crossentropy, Logits.get(), T.get(), D.get(), L.get(), C.get(), m, n);
+  const LossShape shape = default_loss_shape(Loss::sparse_categorical_crossentropy, n);
+  const MemberSettings settings;
+  cpu.loss(shape, logits.data(), labels.data(), d_out.data(), values.data(), m, n, &settings);
+  Buffer<float> Logits(*device, logits), T(*device, labels), D(*device, nans(d_out.size())), V(*device, nans(2 * m));
+  Buffer<MemberSettings> Settings(*device, {settings});
+  device->loss(shape, Logits.get(), T.get(), D.get(), V.get(), m, n, Settings.get());
   expect_close(d_out, D.read(), 1e-5f, "cuDNN softmax cross-entropy gradient");
-  expect_close(loss, L.read(), 1e-5f, "cuDNN softmax cross-entropy loss");
-  expect_close(correct, C.read(), 0.f, "cuDNN softmax accuracy");
+  expect_close(values, V.read(), 1e-5f, "cuDNN softmax cross-entropy loss and accuracy");
 }
 
 // 3 epochs of 1875 steps amplify rounding differences, so the curves are

@@ -77,7 +77,7 @@ TEST(BiasActivation, EveryActivationForEachMemberOfAPack) {
       for (int c = 0; c < n; ++c) member(bias.data(), z, kStride)[c] = 0.1f * float(c - 3 + z);
     }
     const std::vector<float> before = Y;
-    bias_activation(Y.data(), bias.data(), m, n, act, {.count = 2, .stride = kStride}, nullptr);
+    bias_activation(Y.data(), bias.data(), nullptr, m, n, act, {.count = 2, .stride = kStride}, nullptr);
     for (int z = 0; z < 2; ++z)
       for (int i = 0; i < m * n; ++i)
         EXPECT_EQ(member(Y.data(), z, kStride)[i],

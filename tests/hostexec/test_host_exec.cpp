@@ -94,14 +94,14 @@ TEST(HostExec, CrossentropyFromProbabilitiesMatchesTheFusedLoss) {
     for (int j = 0; j < n; ++j) sum += std::exp(logits[r * n + j] - max);
     for (int j = 0; j < n; ++j) probabilities[r * n + j] = std::exp(logits[r * n + j] - max) / sum;
   }
-  std::vector<float> want_d(m * n), want_loss(m), want_correct(m), loss(m), correct(m);
-  cpu::loss(Loss::sparse_categorical_crossentropy, logits.data(), labels.data(), want_d.data(), want_loss.data(),
-            want_correct.data(), m, n);
-  crossentropy_from_probabilities(probabilities.data(), labels.data(), probabilities.data(), loss.data(),
-                                  correct.data(), m, n, {}, nullptr);  // the gradient overwrites the probabilities
+  const LossShape shape{Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
+  std::vector<float> want_d(m * n), want(2 * m), got(2 * m);
+  cpu::loss(shape, {}, logits.data(), labels.data(), want_d.data(), want.data(), m, n);
+  crossentropy_from_probabilities(shape, probabilities.data(), labels.data(), probabilities.data(), got.data(), m, n,
+                                  {}, nullptr);  // the gradient overwrites the probabilities
   for (int r = 0; r < m; ++r) {
-    EXPECT_NEAR(loss[r], want_loss[r], 1e-5f * (1.f + want_loss[r])) << "row " << r;
-    EXPECT_EQ(correct[r], want_correct[r]) << "row " << r;
+    EXPECT_NEAR(got[2 * r], want[2 * r], 1e-5f * (1.f + want[2 * r])) << "row " << r;  // the loss
+    EXPECT_EQ(got[2 * r + 1], want[2 * r + 1]) << "row " << r;                          // the accuracy
   }
   for (int i = 0; i < m * n; ++i) EXPECT_NEAR(probabilities[i], want_d[i], 1e-7f) << "element " << i;
 }

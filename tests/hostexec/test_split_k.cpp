@@ -77,19 +77,19 @@ std::vector<float> run(const Case& c, bool split) {
            {members, int64_t(xs * 4), int64_t(ws * 4), int64_t(zs * 4)}, nullptr, with);
       for (int z = 0; z < members; ++z) {
         std::vector<float> want(zs);
-        cpu::dense_forward(&x[z * xs], &w[z * ws], &bias[z * ws], want.data(), m, k, n, c.act);
+        cpu::dense_forward(&x[z * xs], &w[z * ws], &bias[z * ws], want.data(), nullptr, m, k, n, c.act);
         expect_close(want.data(), &out[z * zs], zs, sum_tolerance(k), "Y", z);
       }
       break;
     }
     case Product::backward_input: {  // dX(m,k) = dZ·Wᵀ ⊙ act'(Y): trans_b, K = n
       out.assign(members * xs, NAN);
-      gemm(dz.data(), w.data(), out.data(), m, n, k, false, true, {.output_of = y.data(), .act = c.act},
+      gemm(dz.data(), w.data(), out.data(), m, n, k, false, true, {.through = {c.act, y.data(), nullptr}},
            {members, int64_t(zs * 4), int64_t(ws * 4), int64_t(xs * 4)}, nullptr, with);
       for (int z = 0; z < members; ++z) {
         std::vector<float> want(xs);
-        cpu::dense_backward_input(&dz[z * zs], &w[z * ws], want.data(), m, k, n);
-        cpu::activation_backward(&y[z * xs], want.data(), want.data(), int64_t(xs), c.act);
+        cpu::dense_backward_input_columns(&dz[z * zs], &w[z * ws], want.data(), m, k, n,
+                                          {c.act, &y[z * xs], nullptr}, 0, k);
         expect_close(want.data(), &out[z * xs], xs, sum_tolerance(n), "dX", z);
       }
       break;

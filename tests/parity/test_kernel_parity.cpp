@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "kernels/kernels.h"
+#include "kernels/member_settings.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
 
@@ -31,7 +32,12 @@ struct Shape {
 std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.m << "x" << s.k << "x" << s.n; }
 
 const Shape kShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {32, 784, 10}, {70, 100, 130}};
+// The first four element-wise activations, on every shape and split; the others on the small shapes
+// (the epilogue is one function for all of them: each only needs its formula checked).
 const Activation kActivations[] = {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh};
+const Activation kMoreActivations[] = {Activation::gelu, Activation::swish,    Activation::elu,
+                                       Activation::selu, Activation::softplus, Activation::leaky_relu};
+const Shape kSmallShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}};
 // Each product once with a C of >= 128 64x64 tiles and an inner dimension of 3, so that the large
 // tile configuration runs for all three at little cost (host execution runs every thread).
 const Shape kLargeForward{1030, 3, 520}, kLargeBackwardInput{1030, 520, 3}, kLargeBackwardWeights{3, 1030, 520};
@@ -55,22 +61,34 @@ class DenseParity : public KernelParity {
   void forward(const Shape& s, Activation act) {
     const auto x = random_vector(size_t(s.m) * s.k, 1), w = random_vector(size_t(s.k) * s.n, 2),
                b = random_vector(size_t(s.n), 3);
+    std::vector<float> want(size_t(s.m) * s.n), want_z(want.size());
+    cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), want_z.data(), s.m, s.k, s.n, act);
+    Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, nans(want.size())),
+        Z(*device_, nans(want.size()));
+    device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), Z.get(), s.m, s.k, s.n, act);
+    expect_close(want, Y.read(), sum_tolerance(s.k), "Y");
+    expect_close(want_z, Z.read(), sum_tolerance(s.k), "Z");
+  }
+  // Without a bias: Y = act(X W), the epilogue adds nothing.
+  void forward_without_bias(const Shape& s, Activation act) {
+    const auto x = random_vector(size_t(s.m) * s.k, 1), w = random_vector(size_t(s.k) * s.n, 2);
     std::vector<float> want(size_t(s.m) * s.n);
-    cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), s.m, s.k, s.n, act);
-    Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, nans(want.size()));
-    device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, act);
+    cpu_.dense_forward(x.data(), w.data(), nullptr, want.data(), nullptr, s.m, s.k, s.n, act);
+    Buffer<float> X(*device_, x), W(*device_, w), Y(*device_, nans(want.size()));
+    device_->dense_forward(X.get(), W.get(), nullptr, Y.get(), nullptr, s.m, s.k, s.n, act);
     expect_close(want, Y.read(), sum_tolerance(s.k), "Y");
   }
   // dX = dZ·Wᵀ, and with `below` (not linear) through that activation's backward, from outputs Y of
   // the layer below in the activation's range: the product's epilogue on the device.
   void backward_input(const Shape& s, Activation below = Activation::linear) {
     const auto w = random_vector(size_t(s.k) * s.n, 5), dz = random_vector(size_t(s.m) * s.n, 6),
-               y = random_vector(size_t(s.m) * s.k, 9, below == Activation::sigmoid ? 0.05f : -0.9f, 0.9f);
-    const bool through = below != Activation::linear;
+               z = random_vector(size_t(s.m) * s.k, 9, -2.f, 2.f);
+    std::vector<float> y(z.size());  // the layer below's output, from its pre-activation
+    for (size_t i = 0; i < z.size(); ++i) y[i] = activate(below, z[i]);
     std::vector<float> dx(size_t(s.m) * s.k);
-    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n, through ? y.data() : nullptr, below);
-    Buffer<float> W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size())), Y(*device_, y);
-    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n, through ? Y.get() : nullptr, below);
+    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n, {below, y.data(), z.data()});
+    Buffer<float> W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size())), Y(*device_, y), Z(*device_, z);
+    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n, {below, Y.get(), Z.get()});
     expect_close(dx, dX.read(), sum_tolerance(s.n), "dX");
   }
   void backward_params(const Shape& s) {
@@ -90,6 +108,30 @@ TEST_F(DenseParity, ForwardWithEveryActivation) {
       forward(s, act);
       if (HasFailure()) FAIL() << "shape " << s << " act " << int(act);
     }
+  for (const Shape& s : kSmallShapes)
+    for (Activation act : kMoreActivations) {
+      forward(s, act);
+      if (HasFailure()) FAIL() << "shape " << s << " act " << int(act);
+    }
+}
+
+TEST_F(DenseParity, ForwardWithoutBias) {
+  for (const Shape& s : kShapes) {
+    forward_without_bias(s, Activation::relu);
+    forward_without_bias(s, Activation::linear);
+    if (HasFailure()) FAIL() << "shape " << s;
+  }
+}
+
+// use_bias false: no bias gradient, the weights' the same.
+TEST_F(DenseParity, BackwardParamsWithoutBias) {
+  const Shape s{33, 17, 65};
+  const auto x = random_vector(size_t(s.m) * s.k, 4), dz = random_vector(size_t(s.m) * s.n, 6);
+  std::vector<float> dw(size_t(s.k) * s.n);
+  cpu_.dense_backward_params(x.data(), dz.data(), dw.data(), nullptr, s.m, s.k, s.n);
+  Buffer<float> X(*device_, x), dZ(*device_, dz), dW(*device_, nans(dw.size()));
+  device_->dense_backward_params(X.get(), dZ.get(), dW.get(), nullptr, s.m, s.k, s.n);
+  expect_close(dw, dW.read(), sum_tolerance(s.m), "dW");
 }
 
 TEST_F(DenseParity, Backward) {
@@ -115,12 +157,12 @@ TEST_F(DenseParity, FirstLayerReadsTheBatchByRowIndex) {
       std::copy_n(data.begin() + int64_t(rows[r]) * s.k, s.k, batch.begin() + int64_t(r) * s.k);
     }
     std::vector<float> y(size_t(s.m) * s.n), dw(size_t(s.k) * s.n), db(size_t(s.n));
-    cpu_.dense_forward(batch.data(), w.data(), b.data(), y.data(), s.m, s.k, s.n, Activation::tanh);
+    cpu_.dense_forward(batch.data(), w.data(), b.data(), y.data(), nullptr, s.m, s.k, s.n, Activation::tanh);
     cpu_.dense_backward_params(batch.data(), dz.data(), dw.data(), db.data(), s.m, s.k, s.n);
     Buffer<float> Data(*device_, data), W(*device_, w), B(*device_, b), dZ(*device_, dz), Y(*device_, nans(y.size())),
         dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
     Buffer<int> Rows(*device_, rows);
-    device_->dense_forward(Data.get(), W.get(), B.get(), Y.get(), s.m, s.k, s.n, Activation::tanh, Rows.get());
+    device_->dense_forward(Data.get(), W.get(), B.get(), Y.get(), nullptr, s.m, s.k, s.n, Activation::tanh, Rows.get());
     device_->dense_backward_params(Data.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n, Rows.get());
     expect_close(y, Y.read(), sum_tolerance(s.k), "Y");
     expect_close(dw, dW.read(), sum_tolerance(s.m), "dW");
@@ -132,6 +174,11 @@ TEST_F(DenseParity, FirstLayerReadsTheBatchByRowIndex) {
 TEST_F(DenseParity, BackwardInputThroughEveryActivation) {
   for (const Shape& s : kShapes)
     for (Activation below : {Activation::relu, Activation::tanh, Activation::sigmoid}) {
+      backward_input(s, below);
+      if (HasFailure()) FAIL() << "shape " << s << " act " << int(below);
+    }
+  for (const Shape& s : kSmallShapes)
+    for (Activation below : kMoreActivations) {
       backward_input(s, below);
       if (HasFailure()) FAIL() << "shape " << s << " act " << int(below);
     }
@@ -167,71 +214,86 @@ TEST_F(DenseParity, SplitK) {
   }
 }
 
-TEST_F(KernelParity, ActivationBackward) {
-  const int64_t count = 1000;  // four blocks, the last partial
-  for (Activation act : kActivations) {
-    std::vector<float> y = random_vector(count, 7, -0.9f, 0.9f), dy = random_vector(count, 8), want(count);
-    cpu_.activation_backward(y.data(), dy.data(), want.data(), count, act);
-    Buffer<float> Y(*device_, y), dY(*device_, dy);
-    device_->activation_backward(Y.get(), dY.get(), dY.get(), count, act);  // in place, as the model does
-    expect_close(want, dY.read(), 1e-6f, "dZ");
-  }
+// The members' loss settings as the kernels read them: label smoothing 0.1 and huber's delta 0.7,
+// where a case uses them.
+MemberSettings loss_settings(float label_smoothing, float delta) {
+  MemberSettings s;
+  s.loss.label_smoothing = label_smoothing, s.loss.one_minus_label_smoothing = 1.f - label_smoothing;
+  s.loss.half_label_smoothing = 0.5f * label_smoothing, s.loss.delta = delta;
+  return s;
 }
 
+// Every loss with the metrics it takes, from logits or from activations, on 130 rows (two blocks of
+// rows, the second partial): the row values and the gradient equal the CPU's.
 TEST_F(KernelParity, LossesAndGradients) {
-  const int m = 130, classes = 10;  // two blocks of rows, the second partial
+  const int m = 130, classes = 10;
   struct Case {
-    Loss loss;
+    LossShape shape;
     int n;
     std::vector<float> target;
+    float label_smoothing = 0;
   };
-  std::vector<float> labels(m), binary(m * 3), values = random_vector(m * 2, 9);
-  for (int r = 0; r < m; ++r) labels[r] = float(r % classes);
+  std::vector<float> labels(m), binary(m * 3), values = random_vector(m * 2, 9), one_hot(size_t(m) * classes);
+  for (int r = 0; r < m; ++r) labels[r] = float(r % classes), one_hot[size_t(r) * classes + r % classes] = 1.f;
   for (int i = 0; i < m * 3; ++i) binary[i] = float(i % 2);
-  const Case cases[] = {{Loss::sparse_categorical_crossentropy, classes, labels},
-                        {Loss::binary_crossentropy, 3, binary},
-                        {Loss::mse, 2, values}};
+  const MetricList accuracies{2, {Metric::sparse_categorical_accuracy, Metric::categorical_accuracy}};
+  const MetricList regression{3, {Metric::mean_absolute_error, Metric::mean_squared_error, Metric::binary_accuracy}};
+  const Case cases[] = {
+      {{Loss::sparse_categorical_crossentropy, false, 1, accuracies}, classes, labels},
+      {{Loss::sparse_categorical_crossentropy, true, 1, accuracies}, classes, labels},
+      {{Loss::categorical_crossentropy, false, classes, {1, {Metric::categorical_accuracy}}}, classes, one_hot, 0.1f},
+      {{Loss::categorical_crossentropy, false, 1, accuracies}, classes, labels, 0.1f},
+      {{Loss::binary_crossentropy, false, 3, {1, {Metric::binary_accuracy}}}, 3, binary},
+      {{Loss::binary_crossentropy, true, 3, regression}, 3, binary, 0.2f},
+      {{Loss::mse, false, 2, regression}, 2, values},
+      {{Loss::mean_absolute_error, false, 2, regression}, 2, values},
+      {{Loss::huber, false, 2, regression}, 2, values},
+      {{Loss::log_cosh, false, 2, regression}, 2, values},
+  };
   for (const Case& c : cases) {
     const auto out = random_vector(size_t(m) * c.n, 10, -4.f, 4.f);
-    std::vector<float> d_out(out.size()), loss(m), correct(m);
-    cpu_.loss(c.loss, out.data(), c.target.data(), d_out.data(), loss.data(), correct.data(), m, c.n);
+    const MemberSettings settings = loss_settings(c.label_smoothing, 0.7f);
+    const int width = c.shape.values();
+    std::vector<float> d_out(out.size()), row(size_t(m) * width);
+    cpu_.loss(c.shape, out.data(), c.target.data(), d_out.data(), row.data(), m, c.n, &settings);
     Buffer<float> Out(*device_, out), T(*device_, c.target), dOut(*device_, nans(d_out.size())),
-        L(*device_, nans(m)), C(*device_, nans(m));
-    device_->loss(c.loss, Out.get(), T.get(), dOut.get(), L.get(), C.get(), m, c.n);
+        Row(*device_, nans(row.size()));
+    Buffer<MemberSettings> Settings(*device_, {settings});
+    device_->loss(c.shape, Out.get(), T.get(), dOut.get(), Row.get(), m, c.n, Settings.get());
     expect_close(d_out, dOut.read(), 1e-6f, "d_out");
-    expect_close(loss, L.read(), 1e-6f, "row_loss");
-    expect_close(correct, C.read(), 0.f, "row_correct");
+    expect_close(row, Row.read(), 1e-6f, "row values");
+    if (HasFailure()) FAIL() << "loss " << int(c.shape.loss) << " from_logits " << c.shape.from_logits;
   }
 }
 
 TEST_F(KernelParity, AccumulateIsDeterministic) {
-  const int m = 300;  // more rows than threads
-  const auto loss = random_vector(m, 11, 0.f, 3.f), correct = random_vector(m, 12, 0.f, 1.f);
-  std::vector<double> want = {1.5, 2.5}, host(2);
-  cpu_.accumulate(loss.data(), correct.data(), m, want.data());
-  Buffer<float> L(*device_, loss), C(*device_, correct);
-  Buffer<double> totals(*device_, {1.5, 2.5});
-  device_->accumulate(L.get(), C.get(), m, totals.get());
+  const int m = 300, count = 3;  // more rows than threads; the loss and two metrics
+  const auto values = random_vector(size_t(m) * count, 11, 0.f, 3.f);
+  std::vector<double> want = {1.5, 2.5, 3.5};
+  cpu_.accumulate(values.data(), count, m, want.data());
+  Buffer<float> V(*device_, values);
+  Buffer<double> totals(*device_, {1.5, 2.5, 3.5});
+  device_->accumulate(V.get(), count, m, totals.get());
   const std::vector<double> first = totals.read();
-  EXPECT_NEAR(first[0], want[0], 1e-9 * want[0]);
-  EXPECT_NEAR(first[1], want[1], 1e-9 * want[1]);
-  device_->accumulate(L.get(), C.get(), m, totals.get());
+  for (int v = 0; v < count; ++v) EXPECT_NEAR(first[v], want[v], 1e-9 * want[v]) << v;
+  device_->accumulate(V.get(), count, m, totals.get());
   const std::vector<double> second = totals.read();
   EXPECT_EQ(second[0] - first[0], first[0] - 1.5);  // the same sum, bit for bit
 }
 
-// The CPU's loss pass (sparse categorical cross-entropy) and its totals, added to `totals`: the
-// reference of the folded loss passes below.
+// The CPU's loss pass (sparse categorical cross-entropy and its accuracy) and its totals, added to
+// `totals`: the reference of the folded loss passes below.
 struct LossReference {
-  std::vector<float> d_out, loss, correct;
+  std::vector<float> d_out, values;
   std::vector<double> totals;
 };
+const LossShape kClassifier{Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
 LossReference cpu_loss_pass(CpuBackend& cpu, const std::vector<float>& out, const std::vector<float>& targets, int m,
                             int classes, std::vector<double> totals) {
-  LossReference r{std::vector<float>(out.size()), std::vector<float>(m), std::vector<float>(m), std::move(totals)};
-  cpu.loss(Loss::sparse_categorical_crossentropy, out.data(), targets.data(), r.d_out.data(), r.loss.data(),
-           r.correct.data(), m, classes);
-  cpu.accumulate(r.loss.data(), r.correct.data(), m, r.totals.data());
+  const MemberSettings settings;
+  LossReference r{std::vector<float>(out.size()), std::vector<float>(size_t(m) * 2), std::move(totals)};
+  cpu.loss(kClassifier, out.data(), targets.data(), r.d_out.data(), r.values.data(), m, classes, &settings);
+  cpu.accumulate(r.values.data(), 2, m, r.totals.data());
   return r;
 }
 
@@ -244,13 +306,14 @@ TEST_F(KernelParity, LossAndAccumulateInOneLaunch) {
     for (int r = 0; r < m; ++r) labels[r] = float(r % classes);
     const auto out = random_vector(size_t(m) * classes, 17, -4.f, 4.f);
     const LossReference want = cpu_loss_pass(cpu_, out, labels, m, classes, {0.5, 0.25});
-    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(out.size())), L(*device_, nans(m)),
-        C(*device_, nans(m));
+    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(out.size())),
+        V(*device_, nans(size_t(m) * 2));
     Buffer<double> fused(*device_, {0.5, 0.25}), apart(*device_, {0.5, 0.25});
-    device_->loss_and_accumulate(Loss::sparse_categorical_crossentropy, Out.get(), T.get(), dOut.get(), L.get(),
-                                 C.get(), m, classes, fused.get());
+    Buffer<MemberSettings> Settings(*device_, {MemberSettings{}});
+    device_->loss_and_accumulate(kClassifier, Out.get(), T.get(), dOut.get(), V.get(), m, classes, fused.get(),
+                                 Settings.get());
     expect_close(want.d_out, dOut.read(), 1e-6f, "d_out");
-    device_->accumulate(L.get(), C.get(), m, apart.get());  // the rows it wrote, added the separate way
+    device_->accumulate(V.get(), 2, m, apart.get());  // the rows it wrote, added the separate way
     const std::vector<double> one = fused.read(), two = apart.read();
     EXPECT_EQ(one, two) << m << " rows";
     EXPECT_NEAR(one[0], want.totals[0], 1e-6 * want.totals[0]) << m << " rows";
@@ -271,47 +334,19 @@ TEST_F(KernelParity, LossReadsTheTargetsByRowIndex) {
     for (int r = 0; r < m; ++r) gathered[r] = labels[rows[r] = (r * 11 + 5) % data_rows];
     const auto out = random_vector(size_t(m) * classes, 19, -4.f, 4.f);
     const LossReference want = cpu_loss_pass(cpu_, out, gathered, m, classes, {0, 0});
-    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(out.size())), L(*device_, nans(m)),
-        C(*device_, nans(m));
+    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(out.size())),
+        V(*device_, nans(size_t(m) * 2));
     Buffer<int> Rows(*device_, rows);
     Buffer<double> totals(*device_, {0, 0});
-    device_->loss_and_accumulate(Loss::sparse_categorical_crossentropy, Out.get(), T.get(), dOut.get(), L.get(),
-                                 C.get(), m, classes, totals.get(), Rows.get());
+    Buffer<MemberSettings> Settings(*device_, {MemberSettings{}});
+    device_->loss_and_accumulate(kClassifier, Out.get(), T.get(), dOut.get(), V.get(), m, classes, totals.get(),
+                                 Settings.get(), Rows.get());
     expect_close(want.d_out, dOut.read(), 1e-6f, "d_out");
-    expect_close(want.correct, C.read(), 0.f, "row_correct");
+    expect_close(want.values, V.read(), 1e-6f, "row values");
     const std::vector<double> got = totals.read();
     EXPECT_NEAR(got[0], want.totals[0], 1e-6 * want.totals[0]) << m << " rows";
     EXPECT_EQ(got[1], want.totals[1]) << m << " rows";  // accuracies are counts
   }
-}
-
-TEST_F(KernelParity, OptimizerSteps) {
-  const int64_t n = 1000;
-  const auto w0 = random_vector(n, 13), g = random_vector(n, 14), m0 = random_vector(n, 15, -0.1f, 0.1f),
-             v0 = random_vector(n, 16, 0.f, 0.1f);
-  MemberSettings settings = adam_settings(5e-4f, 0.9, 0.999, 1e-7f);
-  settings.momentum = 0.9f;
-  Buffer<MemberSettings> Settings(*device_, {settings});
-  // Step 3, its batch starting at row 64: the step moves the batch on by its 32 rows.
-  StepState step{3, 64};
-  Buffer<StepState> Step(*device_, {step});
-  std::vector<float> w = w0, m = m0, v = v0;
-  cpu_.adam(w.data(), g.data(), m.data(), v.data(), n, &settings, 32, {.step = &step});
-  Buffer<float> W(*device_, w0), G(*device_, g), M(*device_, m0), V(*device_, v0);
-  device_->adam(W.get(), G.get(), M.get(), V.get(), n, Settings.get(), 32, {.step = Step.get()});
-  expect_close(w, W.read(), 1e-6f, "adam w");
-  expect_close(m, M.read(), 1e-6f, "adam m");
-  expect_close(v, V.read(), 1e-6f, "adam v");
-  EXPECT_EQ(step.first_row, 96);
-  EXPECT_EQ(Step.read()[0].first_row, 96);
-  EXPECT_EQ(Step.read()[0].t, 3);  // the loss pass counts steps, not the optimizer
-
-  std::vector<float> ws = w0, velocity = m0;
-  cpu_.sgd(ws.data(), g.data(), velocity.data(), n, &settings, 32);
-  Buffer<float> Ws(*device_, w0), Vel(*device_, m0);
-  device_->sgd(Ws.get(), G.get(), Vel.get(), n, Settings.get(), 32);
-  expect_close(ws, Ws.read(), 1e-6f, "sgd w");
-  expect_close(velocity, Vel.read(), 1e-6f, "sgd velocity");
 }
 
 TEST_F(KernelParity, ShuffleAndGather) {

@@ -2,6 +2,7 @@
 // the CPU backend, which runs the same loss_row()): softmax cross-entropy with one logit far above the
 // others, the last one among them (a maximum taken over all but the last logit sums exp(1000) = inf),
 // and binary cross-entropy of large logits. tests/unit/test_loss_stability.cpp checks the CPU backend.
+#include "kernels/member_settings.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
 
@@ -19,16 +20,20 @@ class LossStability : public DeviceTest {
   Rows run(Loss loss, const std::vector<float>& out, const std::vector<float>& target, int n,
            std::vector<double>* totals = nullptr) {
     const int m = int(out.size()) / n;
-    Buffer<float> Out(*device_, out), T(*device_, target), dOut(*device_, nans(out.size())), L(*device_, nans(m)),
-        C(*device_, nans(m));
-    device_->loss(loss, Out.get(), T.get(), dOut.get(), L.get(), C.get(), m, n);
-    Rows rows{L.read(), C.read(), dOut.read()};
+    const bool classes = loss == Loss::sparse_categorical_crossentropy;
+    const LossShape shape{loss, false, classes ? 1 : n,
+                          {1, {classes ? Metric::sparse_categorical_accuracy : Metric::binary_accuracy}}};
+    Buffer<float> Out(*device_, out), T(*device_, target), dOut(*device_, nans(out.size())), V(*device_, nans(2 * m));
+    Buffer<MemberSettings> Settings(*device_, {MemberSettings{}});
+    device_->loss(shape, Out.get(), T.get(), dOut.get(), V.get(), m, n, Settings.get());
+    const std::vector<float> values = V.read();
+    Rows rows{{}, {}, dOut.read()};
+    for (int r = 0; r < m; ++r) rows.loss.push_back(values[2 * r]), rows.correct.push_back(values[2 * r + 1]);
     if (totals) {
-      Buffer<float> dOut2(*device_, nans(out.size())), L2(*device_, nans(m)), C2(*device_, nans(m));
+      Buffer<float> dOut2(*device_, nans(out.size())), V2(*device_, nans(2 * m));
       Buffer<double> Totals(*device_, {0, 0});
-      device_->loss_and_accumulate(loss, Out.get(), T.get(), dOut2.get(), L2.get(), C2.get(), m, n, Totals.get());
-      EXPECT_EQ(L2.read(), rows.loss);
-      EXPECT_EQ(C2.read(), rows.correct);
+      device_->loss_and_accumulate(shape, Out.get(), T.get(), dOut2.get(), V2.get(), m, n, Totals.get(), Settings.get());
+      EXPECT_EQ(V2.read(), values);
       EXPECT_EQ(dOut2.read(), rows.d_out);
       *totals = Totals.read();
     }

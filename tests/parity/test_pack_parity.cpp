@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/pack.h"
+#include "nn/settings.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
 
@@ -45,18 +46,47 @@ class PackBuffers {
   // Every member's step state: step 2 + z, its batch from row 5 + 7z of its order.
   StepState* steps() {
     auto* p = static_cast<StepState*>(take(kStride * kMembers));
-    for (int z = 0; z < kMembers; ++z) upload(member(p, z, kStride), std::vector<StepState>{{2 + z, 5 + 7 * z}});
+    for (int z = 0; z < kMembers; ++z) {
+      StepState state;
+      std::memset(&state, 0, sizeof state);  // its padding too: the buffers are compared byte for byte
+      state.t = 2 + z, state.first_row = 5 + 7 * z, state.nadam_product[0] = state.nadam_product[1] = 1.f;
+      upload(member(p, z, kStride), std::vector<StepState>{state});
+    }
     return p;
   }
-  // Every member's settings: its own seed, learning rate and momentum. Read only, and not compared
-  // (the struct's padding bytes are whatever they were).
+  // Every member's settings: its own seed, learning rate, betas, momentum, label smoothing. Read only,
+  // and not compared (the struct's padding bytes are whatever they were).
   MemberSettings* settings() {
     auto* p = static_cast<MemberSettings*>(take(kStride * kMembers, false));
     for (int z = 0; z < kMembers; ++z) {
-      MemberSettings s = adam_settings(1e-3f * float(z + 1), 0.9, 0.999 - 0.001 * z, 1e-7f);
-      s.seed = 11 + uint64_t(z), s.momentum = 0.5f * float(z);
-      upload(member(p, z, kStride), std::vector<MemberSettings>{s});
+      ModelSpec spec;
+      spec.seed = 11 + uint64_t(z);
+      spec.optimizer.learning_rate = 1e-3f * float(z + 1), spec.optimizer.beta_2 = 0.999 - 0.001 * z;
+      spec.optimizer.momentum = 0.5f * float(z);
+      spec.loss.label_smoothing = 0.1 * z;
+      upload(member(p, z, kStride), std::vector<MemberSettings>{member_settings(spec)});
     }
+    return p;
+  }
+  // Every member's layer settings (three layers): its own dropout rate, batch normalization and
+  // regularizer factors.
+  LayerSettings* layers() {
+    auto* p = static_cast<LayerSettings*>(take(kStride * kMembers, false));
+    for (int z = 0; z < kMembers; ++z) {
+      std::vector<LayerSettings> l(3);
+      l[0].kernel = {1e-3f * float(z + 1), 1e-2f}, l[0].bias = {0.f, 1e-3f * float(z)};
+      l[0].activity = {1e-3f, 1e-3f * float(z + 1)};
+      l[1].dropout_rate = 0.1f * float(z + 1), l[1].dropout_scale = 1.f / (1.f - l[1].dropout_rate);
+      l[2].momentum = 0.9f + 0.03f * float(z), l[2].one_minus_momentum = 1.f - l[2].momentum, l[2].epsilon = 1e-3f;
+      upload(member(p, z, kStride), l);
+    }
+    return p;
+  }
+  // The parameter tensors of the optimizer's step: 1000 floats as a kernel of 700 and a bias of 300.
+  ParamTensor* tensors() {
+    auto* p = static_cast<ParamTensor*>(take(kStride * kMembers, false));
+    const std::vector<ParamTensor> t = {{0, 700, 0, TensorRole::kernel, 0}, {700, 300, 0, TensorRole::bias, 3}};
+    for (int z = 0; z < kMembers; ++z) upload(member(p, z, kStride), t);
     return p;
   }
   // Every compared block's bytes, in order: what the two runs compare.
@@ -90,6 +120,14 @@ class PackBuffers {
   std::vector<bool> compared_;
 };
 
+// A batch normalization's buffers as at() gives them: member 0's for the pack, or a member's own.
+template <class At>
+BatchNormBuffers at_buffers(const BatchNormBuffers& bn, At at) {
+  return {bn.layer, at(bn.gamma, kStride), at(bn.beta, kStride), at(bn.moving_mean, kStride),
+          at(bn.moving_variance, kStride), at(bn.mean, kStride), at(bn.inverse, kStride), at(bn.dgamma, kStride),
+          at(bn.dbeta, kStride)};
+}
+
 // Runs op(pack, at) once for the whole pack, or once per member as a pack of one (with its own step
 // state), with at(p, stride) giving the member's pointer.
 template <class Op>
@@ -121,13 +159,23 @@ std::vector<std::vector<char>> run_step(Backend& b, bool packed) {
   float *dZ = buf.floats(size_t(300) * kUnits, 10), *dX = buf.floats(size_t(300) * kInputs, 11);
   float *dW = buf.floats(size_t(kInputs) * kUnits, 12), *db = buf.floats(kUnits, 13);
   float *out = buf.floats(size_t(300) * kClasses, 14, -3.f, 3.f), *d_out = buf.floats(size_t(300) * kClasses, 15);
-  float *row_loss = buf.floats(300, 16), *row_correct = buf.floats(300, 17);
+  float* values = buf.floats(600, 16);
   auto* totals = reinterpret_cast<double*>(buf.floats(4, 18));
   float *w = buf.floats(1000, 19), *g = buf.floats(1000, 20), *m1 = buf.floats(1000, 21, -0.1f, 0.1f),
         *v1 = buf.floats(1000, 22, 0.f, 0.1f);
+  float *dropped = buf.floats(size_t(300) * kUnits, 23), *normed = buf.floats(size_t(300) * kUnits, 24);
+  float *gamma = buf.floats(kUnits, 25, 0.5f, 1.5f), *beta = buf.floats(kUnits, 26), *moving = buf.floats(2 * kUnits, 27);
+  float *stats = buf.floats(2 * kUnits, 28), *dgamma = buf.floats(kUnits, 29), *dbeta = buf.floats(kUnits, 30);
+  auto* partials = reinterpret_cast<double*>(buf.floats(40, 31));
   MemberSettings* settings = buf.settings();
+  LayerSettings* layers = buf.layers();
+  ParamTensor* tensors = buf.tensors();
   StepState* step = buf.steps();  // a training step's: rows from first_row on, counted, moved on
   b.zero(totals, kStride * kMembers);
+  b.zero(partials, kStride * kMembers);
+  const BatchNormBuffers bn{2, gamma, beta, moving, moving + kUnits, stats, stats + kUnits, dgamma, dbeta};
+  const LossShape classes{Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
+  const LossShape regression{Loss::huber, false, kClasses, {2, {Metric::mean_absolute_error, Metric::binary_accuracy}}};
 
   const Pack model{kMembers, kStride, kStride, 0, step, true};
   // The first layer's input: the data set by index, where the backend reads it so, else each
@@ -147,24 +195,47 @@ std::vector<std::vector<char>> run_step(Backend& b, bool packed) {
   for (int m : {37, 300}) {  // the loss pass with its accumulation in one launch, and in two
     apply(packed, input, [&](const Pack& p, auto at) {
       const int64_t data = by_index ? 0 : kBatchStride;
-      b.dense_forward(at(X, data), at(W, kStride), at(bias, kStride), at(Y, kStride), m, kInputs, kUnits,
+      b.dense_forward(at(X, data), at(W, kStride), at(bias, kStride), at(Y, kStride), nullptr, m, kInputs, kUnits,
                       Activation::relu, at(rows, kBatchStride), p);
-      b.loss_and_accumulate(Loss::sparse_categorical_crossentropy, at(out, kStride), at(T, data), at(d_out, kStride),
-                            at(row_loss, kStride), at(row_correct, kStride), m, kClasses, at(totals, kStride),
-                            at(rows, kBatchStride), p);
+      b.loss_and_accumulate(classes, at(out, kStride), at(T, data), at(d_out, kStride), at(values, kStride), m,
+                            kClasses, at(totals, kStride), at(settings, kStride), at(rows, kBatchStride), p);
       b.dense_backward_params(at(X, data), at(dZ, kStride), at(dW, kStride), at(db, kStride), m, kInputs, kUnits,
                               at(rows, kBatchStride), p);
     });
   }
   apply(packed, model, [&](const Pack& p, auto at) {
-    b.dense_backward_input(at(dZ, kStride), at(W, kStride), at(dX, kStride), 300, kInputs, kUnits, at(below, kStride),
-                           Activation::sigmoid, p);
-    b.activation_backward(at(below, kStride), at(dX, kStride), at(dX, kStride), 300 * kInputs, Activation::tanh, p);
-    b.loss(Loss::mse, at(out, kStride), at(below, kStride), at(d_out, kStride), at(row_loss, kStride),
-           at(row_correct, kStride), 300, kClasses, p);
-    b.accumulate(at(row_loss, kStride), at(row_correct, kStride), 300, at(totals, kStride), p);
-    b.adam(at(w, kStride), at(g, kStride), at(m1, kStride), at(v1, kStride), 1000, at(settings, kStride), 37, p);
-    b.sgd(at(w, kStride), at(g, kStride), at(v1, kStride), 1000, at(settings, kStride), 37, p);
+    b.dense_backward_input(at(dZ, kStride), at(W, kStride), at(dX, kStride), 300, kInputs, kUnits,
+                           {Activation::sigmoid, at(below, kStride), nullptr}, p);
+    b.activation_backward(at(dX, kStride), at(dX, kStride), 300 * kInputs, {Activation::tanh, at(below, kStride), nullptr},
+                          {Activation::gelu, at(below, kStride), at(dX, kStride)}, p);
+    b.loss(regression, at(out, kStride), at(below, kStride), at(d_out, kStride), at(values, kStride), 300, kClasses,
+           at(settings, kStride), p);
+    b.accumulate(at(values, kStride), 3, 300, at(totals, kStride), p);
+    b.dropout_forward(at(Y, kStride), at(dropped, kStride), 300, kUnits, 1, at(settings, kStride), at(layers, kStride), p);
+    b.dropout_backward(at(dZ, kStride), at(dZ, kStride), 300, kUnits, 1, at(settings, kStride), at(layers, kStride),
+                       {Activation::relu, at(Y, kStride), nullptr}, p);
+    for (const bool training : {true, false})
+      b.batch_norm_forward(at(Y, kStride), at(normed, kStride), 300, kUnits, at_buffers(bn, at), at(layers, kStride),
+                           training, p);
+    b.batch_norm_backward(at(Y, kStride), at(dZ, kStride), at(dZ, kStride), 300, kUnits, at_buffers(bn, at),
+                          {Activation::elu, at(Y, kStride), nullptr}, p);
+    b.activity_penalty(at(Y, kStride), 300, kUnits, 0, at(layers, kStride), at(partials, kStride), 10, p);
+    b.activity_backward(at(dZ, kStride), at(dZ, kStride), 300, kUnits, 0, at(layers, kStride),
+                        {Activation::relu, at(Y, kStride), nullptr}, p);
+    OptimizerStep adam;
+    adam.kind = OptimizerKind::adam, adam.regularized = true, adam.clip = ClipKind::global_norm;
+    adam.params = at(w, kStride), adam.grads = at(g, kStride), adam.slot[0] = at(m1, kStride);
+    adam.slot[1] = at(v1, kStride), adam.count = 1000;
+    adam.tensors = at(tensors, kStride), adam.tensor_count = 2, adam.blocks = 5;
+    adam.settings = at(settings, kStride), adam.layers = at(layers, kStride);
+    adam.norm_partials = at(partials, kStride) + 10, adam.norms = reinterpret_cast<float*>(at(partials, kStride) + 20);
+    adam.penalty = at(partials, kStride) + 30, adam.batch_rows = 37;
+    b.gradient_norms(adam, p);
+    b.optimizer_step(adam, p);
+    b.add_penalty(adam.penalty, 5, at(partials, kStride), 10, 37, at(totals, kStride), p);
+    OptimizerStep sgd = adam;
+    sgd.kind = OptimizerKind::sgd, sgd.momentum_slot = true, sgd.slot[0] = at(v1, kStride), sgd.clip = ClipKind::none;
+    b.optimizer_step(sgd, p);
   });
   return buf.contents();
 }

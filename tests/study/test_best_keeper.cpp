@@ -39,8 +39,11 @@ ModelReport model(size_t index, std::optional<double> val_accuracy, std::optiona
   m.validated = val_accuracy.has_value();
   m.tested = test_accuracy.has_value();
   m.fit.train_s = train_s;
-  m.fit.epochs = {{0.5, 0.5, 0.7, val_accuracy.value_or(NAN), 1.0, 1.0}};
-  m.test = {0.6, test_accuracy.value_or(NAN)};
+  EpochMetrics epoch;
+  epoch.loss = 0.5, epoch.accuracy = 0.5, epoch.val_loss = 0.7, epoch.val_accuracy = val_accuracy.value_or(NAN);
+  epoch.seconds = 1.0, epoch.samples_per_s = 1.0;
+  m.fit.epochs = {epoch};
+  m.test = {0.6, test_accuracy.value_or(NAN), {}};
   m.settings = TrainingSettings{};
   return m;
 }

@@ -53,7 +53,8 @@ using nlohmann::json;
                           m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
                           m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend, m_device_name,
-                          m_data, m_device_schedule, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members] = m;
+                          m_data, m_device_schedule, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members,
+                          m_metrics] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes, r_host_peak_rss_bytes,
                           r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency, r_concurrency_reason,
@@ -66,11 +67,12 @@ using nlohmann::json;
   [[maybe_unused]] auto& [sh_index, sh_count] = sh;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
                           ts_seed, ts_memory_mode, ts_graphs, ts_threads, ts_hidden, ts_activations, ts_pipeline_workers,
-                          ts_prefetch] = ts;
-  [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans, f_input_spans] = f;
+                          ts_prefetch, ts_layers, ts_schedule] = ts;
+  [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans, f_input_spans,
+                          f_stopped_epoch, f_stop_reason, f_restored_epoch] = f;
   [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s, e_input_wait_s,
-                          e_input_busy_s] = e;
-  [[maybe_unused]] auto& [v_loss, v_accuracy] = v;
+                          e_input_busy_s, e_metrics, e_val_metrics, e_learning_rate] = e;
+  [[maybe_unused]] auto& [v_loss, v_accuracy, v_metrics] = v;
   [[maybe_unused]] auto& [p_cap_bytes, p_reserved_bytes, p_in_use_bytes, p_peak_bytes] = p;
   [[maybe_unused]] auto& [pp_name, pp_bytes] = pp;
   [[maybe_unused]] auto& [i_begin_s, i_end_s] = i;
@@ -81,11 +83,17 @@ using nlohmann::json;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
   [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
-  [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_optimizer, ms_fit, ms_seed, ms_memory,
-                          ms_targets, ms_input_shape, ms_preprocessing, ms_pipeline] = ms;
-  [[maybe_unused]] auto& [ls_units, ls_activation] = ls;
-  [[maybe_unused]] auto& [os_kind, os_learning_rate, os_beta_1, os_beta_2, os_epsilon, os_momentum] = os;
-  [[maybe_unused]] auto& [fs_epochs, fs_batch_size, fs_validation_split, fs_shuffle] = fs;
+  [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_metrics, ms_optimizer, ms_fit, ms_seed,
+                          ms_memory, ms_targets, ms_input_shape, ms_preprocessing, ms_pipeline] = ms;
+  [[maybe_unused]] auto& [ls_units, ls_activation, ls_kind, ls_use_bias, ls_kernel_initializer, ls_bias_initializer,
+                          ls_kernel_regularizer, ls_bias_regularizer, ls_activity_regularizer, ls_rate, ls_momentum,
+                          ls_epsilon, ls_center, ls_scale, ls_beta_initializer, ls_gamma_initializer,
+                          ls_moving_mean_initializer, ls_moving_variance_initializer] = ls;
+  [[maybe_unused]] auto& [os_kind, os_learning_rate, os_schedule, os_beta_1, os_beta_2, os_epsilon, os_amsgrad,
+                          os_momentum, os_nesterov, os_rho, os_centered, os_initial_accumulator_value, os_weight_decay,
+                          os_clip, os_clip_value] = os;
+  [[maybe_unused]] auto& [fs_epochs, fs_batch_size, fs_validation_split, fs_shuffle, fs_early_stopping,
+                          fs_reduce_lr_on_plateau] = fs;
   [[maybe_unused]] auto& [mm_limit_bytes, mm_mode] = mm;
   [[maybe_unused]] auto& [pl_workers, pl_prefetch] = pl;
 }
@@ -111,6 +119,8 @@ TrainingSettings full_settings() {
   s.prefetch = 6;
   s.hidden = {16, 8};
   s.activations = {Activation::tanh, Activation::relu};  // mixed: the CSV writes each
+  s.layers = "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear)";
+  s.schedule = "CosineDecay";
   return s;
 }
 
@@ -121,7 +131,12 @@ ModelReport full_model() {
   m.error = "the pool's cap, 4 KiB, is \"too small\"";  // a comma and quotes: the CSV quotes it
   m.fit.status = FitStatus::stopped;
   m.fit.why = "stopped in epoch 3 at step 1 of 5";
-  m.fit.epochs = {{0.5, 0.75, 0.625, 0.875, 1.5, 100, 0.0625, 0.4375}, {0.25, 0.8125, 0.375, 0.9375, 1.25, 120, 0.03125, 0.5625}};
+  m.fit.epochs = {{0.5, 0.75, 0.625, 0.875, 1.5, 100, 0.0625, 0.4375, {0.75, 0.125}, {0.875, 0.25}, 0.5},
+                  {0.25, 0.8125, 0.375, 0.9375, 1.25, 120, 0.03125, 0.5625, {0.8125, 0.0625}, {0.9375, 0.1875}, 0.0625}};
+  m.fit.stopped_epoch = 2;
+  m.fit.stop_reason = "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2)";
+  m.fit.restored_epoch = 1;
+  m.metrics = {{"accuracy", Metric::binary_accuracy}, {"mae", Metric::mean_absolute_error}};
   m.fit.train_s = 2.75;
   m.fit.samples = 1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
   m.fit.steps = {{10.0, 10.5}, {10.5, 11.25}};
@@ -133,7 +148,7 @@ ModelReport full_model() {
   m.train_rows = 320;
   m.solo_s = 2.5;
   m.slowdown = 1.125;
-  m.test = {0.4375, 0.5625};
+  m.test = {0.4375, 0.5625, {0.5625, 0.3125}};
   m.has_accuracy = m.validated = m.tested = m.fitted = true;
   m.settings = full_settings();
   m.plan = {{"parameters", 512}, {"gradients", 768}};
@@ -215,13 +230,14 @@ RunReport full_run() {
 }
 
 // The document's form of full_model(), written out by hand from the README's table of fields.
-const char* const kFullModelDocument = R"({
+const char* const kFullModelDocument = R"doc({
   "index": 6,
   "name": "m-7",
   "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
                "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
                "memory_mode": "reserve", "graphs": false, "threads": 3, "hidden": [16, 8], "activations": ["tanh", "relu"],
-               "pipeline_workers": 2, "prefetch": 6},
+               "pipeline_workers": 2, "prefetch": 6,
+               "layers": "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear)", "schedule": "CosineDecay"},
   "status": "oom",
   "error": "the pool's cap, 4 KiB, is \"too small\"",
   "backend": "cpu",
@@ -236,12 +252,16 @@ const char* const kFullModelDocument = R"({
   "pack_members": 5,
   "data": {"source": "synthetic", "bytes": 800},
   "startup_s": 0.125,
-  "fit": {"status": "stopped", "why": "stopped in epoch 3 at step 1 of 5"},
+  "fit": {"status": "stopped", "why": "stopped in epoch 3 at step 1 of 5", "stopped_epoch": 2,
+          "stop_reason": "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2)",
+          "restored_epoch": 1},
   "epochs": [
     {"loss": 0.5, "accuracy": 0.75, "val_loss": 0.625, "val_accuracy": 0.875, "seconds": 1.5, "samples_per_s": 100.0,
-     "input_wait_s": 0.0625, "input_busy_s": 0.4375},
+     "input_wait_s": 0.0625, "input_busy_s": 0.4375, "metrics": {"accuracy": 0.75, "mae": 0.125},
+     "val_metrics": {"accuracy": 0.875, "mae": 0.25}, "learning_rate": 0.5},
     {"loss": 0.25, "accuracy": 0.8125, "val_loss": 0.375, "val_accuracy": 0.9375, "seconds": 1.25, "samples_per_s": 120.0,
-     "input_wait_s": 0.03125, "input_busy_s": 0.5625}
+     "input_wait_s": 0.03125, "input_busy_s": 0.5625, "metrics": {"accuracy": 0.8125, "mae": 0.0625},
+     "val_metrics": {"accuracy": 0.9375, "mae": 0.1875}, "learning_rate": 0.0625}
   ],
   "train_rows": 320,
   "samples": 640,
@@ -249,9 +269,11 @@ const char* const kFullModelDocument = R"({
   "samples_per_s": 232.5,
   "solo_s": 2.5,
   "slowdown": 1.125,
-  "metrics": {"accuracy": true, "validation": true, "test": true},
+  "metrics": {"accuracy": true, "validation": true, "test": true,
+              "list": [{"name": "accuracy", "kind": "binary_accuracy"}, {"name": "mae", "kind": "mean_absolute_error"}]},
   "test_loss": 0.4375,
   "test_accuracy": 0.5625,
+  "test_metrics": {"accuracy": 0.5625, "mae": 0.3125},
   "params": 100,
   "memory": {
     "cap_bytes": 4096,
@@ -264,7 +286,7 @@ const char* const kFullModelDocument = R"({
     "in_use_after_release_bytes": 200,
     "plan": [{"name": "parameters", "bytes": 512}, {"name": "gradients", "bytes": 768}]
   }
-})";
+})doc";
 // And its step timeline, which the one form has and the document leaves out.
 const char* const kFullModelTimeline = R"({"steps": [[10.0, 10.5], [10.5, 11.25]], "epochs": [[10.0, 11.25], [11.5, 12.75]],
                                            "input": [[9.75, 10.0], [10.25, 10.5]]})";
@@ -296,9 +318,10 @@ const char* const kEmptyModelDocument = R"({
   "samples_per_s": null,
   "solo_s": null,
   "slowdown": null,
-  "metrics": {"accuracy": false, "validation": false, "test": false},
+  "metrics": {"accuracy": false, "validation": false, "test": false, "list": []},
   "test_loss": null,
   "test_accuracy": null,
+  "test_metrics": {},
   "params": 0,
   "memory": {
     "cap_bytes": 0,
@@ -423,14 +446,14 @@ TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
   m.settings = TrainingSettings{};
   expect_json(json(m)["settings"], R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
     "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "threads": null,
-    "hidden": [], "activations": [], "pipeline_workers": null, "prefetch": null})");
+    "hidden": [], "activations": [], "pipeline_workers": null, "prefetch": null, "layers": "", "schedule": ""})");
 }
 
 // Metrics that do not exist are null, metrics computed as not finite are strings.
 TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   ModelReport m;
-  m.fit.epochs = {{NAN, 0.5, 0.25, 0.75, 1.0, 2.0}, {INFINITY, -INFINITY, NAN, NAN, 0.5, 4.0}};
-  m.test = {0.5, 0.25};
+  m.fit.epochs = {{NAN, 0.5, 0.25, 0.75, 1.0, 2.0, 0, 0, {}, {}}, {INFINITY, -INFINITY, NAN, NAN, 0.5, 4.0, 0, 0, {}, {}}};
+  m.test = {0.5, 0.25, {}};
   m.fit.train_s = 1.5;
   m.startup_s = NAN;
   m.samples_per_s = -INFINITY;
@@ -438,8 +461,8 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   // has_accuracy, validated, tested and fitted all false: accuracy, val_*, test_* and train_s are null.
   const json doc = m;
   EXPECT_EQ(doc["epochs"].dump(),
-            R"([{"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"loss":"nan","samples_per_s":2.0,"seconds":1.0,"val_accuracy":null,"val_loss":null},)"
-            R"({"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":null,"val_loss":null}])");
+            R"([{"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"nan","metrics":{},"samples_per_s":2.0,"seconds":1.0,"val_accuracy":null,"val_loss":null,"val_metrics":{}},)"
+            R"({"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"inf","metrics":{},"samples_per_s":4.0,"seconds":0.5,"val_accuracy":null,"val_loss":null,"val_metrics":{}}])");
   EXPECT_EQ(doc["train_s"], json());
   EXPECT_EQ(doc["test_loss"], json());
   EXPECT_EQ(doc["test_accuracy"], json());
@@ -447,11 +470,11 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   EXPECT_EQ(doc["samples_per_s"], "-inf");
   EXPECT_EQ(doc["solo_s"], "inf");
   EXPECT_EQ(doc["slowdown"], json());
-  EXPECT_EQ(doc["metrics"].dump(), R"({"accuracy":false,"test":false,"validation":false})");
+  EXPECT_EQ(doc["metrics"].dump(), R"({"accuracy":false,"list":[],"test":false,"validation":false})");
 
   m.has_accuracy = m.validated = true;  // accuracies and validation metrics exist, test metrics not yet
   EXPECT_EQ(json(m)["epochs"][1].dump(),
-            R"({"accuracy":"-inf","input_busy_s":0.0,"input_wait_s":0.0,"loss":"inf","samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan"})");
+            R"({"accuracy":"-inf","input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"inf","metrics":{},"samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan","val_metrics":{}})");
   EXPECT_EQ(json(m)["test_loss"], json());
   m.tested = true;
   EXPECT_EQ(json(m)["test_loss"], 0.5);
@@ -460,7 +483,7 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   EXPECT_EQ(json(m)["test_accuracy"], json());
   m.fitted = true;
   EXPECT_EQ(json(m)["train_s"], 1.5);
-  EXPECT_EQ(json(m)["metrics"].dump(), R"({"accuracy":false,"test":true,"validation":true})");
+  EXPECT_EQ(json(m)["metrics"].dump(), R"({"accuracy":false,"list":[],"test":true,"validation":true})");
 }
 
 // ---- The document ---------------------------------------------------------------------------------
@@ -543,7 +566,8 @@ const char* const kCsvHeader =
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
     "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,graphs,threads,"
-    "pipeline_workers,prefetch\n";
+    "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,final_learning_rate,mae,mse,"
+    "val_mae,val_mse,test_mae,test_mse\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   RunReport serial;  // a run of one default model: its empty fields stay empty
@@ -560,11 +584,13 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
             std::string(kCsvHeader) +
                 "packed,cpu,2,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
                 "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
-                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,800,16384,8192,false,3,2,6\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n"
+                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,800,16384,8192,false,3,2,6,"
+                "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,2,"
+                "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2),1,0.0625,0.0625,,0.1875,,0.3125,\n"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,\n"
                 "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
-                "0,0,0,0,0,,,true,3,2,6\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,\n");
+                "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,\n"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -613,6 +639,10 @@ void expect_same_settings(const std::optional<TrainingSettings>& got, const std:
   EXPECT_EQ(got->threads, want->threads);
   EXPECT_EQ(got->hidden, want->hidden);
   EXPECT_EQ(got->activations, want->activations);
+  EXPECT_EQ(got->pipeline_workers, want->pipeline_workers);
+  EXPECT_EQ(got->prefetch, want->prefetch);
+  EXPECT_EQ(got->layers, want->layers);
+  EXPECT_EQ(got->schedule, want->schedule);
 }
 
 // Every field of the report, one by one.
@@ -633,7 +663,15 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
     EXPECT_SAME_DOUBLE(got.fit.epochs[e].samples_per_s, want.fit.epochs[e].samples_per_s);
     EXPECT_EQ(got.fit.epochs[e].input_wait_s, want.fit.epochs[e].input_wait_s);
     EXPECT_EQ(got.fit.epochs[e].input_busy_s, want.fit.epochs[e].input_busy_s);
+    EXPECT_EQ(got.fit.epochs[e].metrics, want.fit.epochs[e].metrics);
+    EXPECT_EQ(got.fit.epochs[e].val_metrics, want.fit.epochs[e].val_metrics);
+    EXPECT_SAME_DOUBLE(got.fit.epochs[e].learning_rate, want.fit.epochs[e].learning_rate);
   }
+  EXPECT_EQ(got.fit.stopped_epoch, want.fit.stopped_epoch);
+  EXPECT_EQ(got.fit.stop_reason, want.fit.stop_reason);
+  EXPECT_EQ(got.fit.restored_epoch, want.fit.restored_epoch);
+  EXPECT_EQ(got.metrics, want.metrics);
+  EXPECT_EQ(got.test.metrics, want.test.metrics);
   EXPECT_EQ(got.fit.train_s, want.fit.train_s);
   // The form carries one count of rows trained on, `samples` (which the worker sets from fit.samples,
   // study/model_worker.cpp); fit.samples comes back as it.
@@ -712,6 +750,7 @@ TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
       sent.fit.train_s = 0;
       sent.fit.status = FitStatus::ok;
       sent.fit.why.clear();
+      sent.fit.stopped_epoch.reset(), sent.fit.stop_reason.clear(), sent.fit.restored_epoch.reset();
     }
     if (flag == &ModelReport::tested) sent.test = {};        // NaN: none
     if (flag == &ModelReport::has_accuracy || flag == &ModelReport::validated)
@@ -728,8 +767,8 @@ TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
 // computed as not finite comes back so.
 TEST(ReportPipe, AnEmptyReportComesBackEmpty) {
   ModelReport sent;
-  sent.fit.epochs = {{NAN, NAN, NAN, NAN, 0.25, 8.0}};  // an epoch whose loss was computed as NaN
-  sent.test = {INFINITY, NAN};
+  sent.fit.epochs = {{NAN, NAN, NAN, NAN, 0.25, 8.0, 0, 0, {}, {}}};  // an epoch whose loss was computed as NaN
+  sent.test = {INFINITY, NAN, {}};
   sent.tested = true;
   sent.slowdown = -INFINITY;
   const ModelReport back = through_the_pipe(sent);
@@ -791,7 +830,7 @@ TEST(ReportPipe, FitSamplesIsTheReportsSamples) {
 // An epoch too short for the clock has an infinite rate: it crosses as "inf", as every metric does.
 TEST(ReportPipe, AnEpochOfNoMeasurableTimeCrossesWithItsInfiniteRate) {
   ModelReport sent;
-  sent.fit.epochs.push_back({0.5, NAN, NAN, NAN, 0.0, INFINITY});
+  sent.fit.epochs.push_back({0.5, NAN, NAN, NAN, 0.0, INFINITY, 0, 0, {}, {}});
   EXPECT_EQ(json(sent)["epochs"][0]["samples_per_s"], "inf");
   const ModelReport back = through_the_pipe(sent);
   ASSERT_EQ(back.fit.epochs.size(), 1u);
@@ -920,15 +959,36 @@ ModelSpec adam_spec() {
   s.name = "j-5";
   s.data = "synthetic:multilabel";
   s.input = 6;
-  s.layers = {{16, Activation::tanh}, {8, Activation::relu}, {2, Activation::sigmoid}};
+  LayerSpec dense{16, Activation::tanh};
+  dense.kernel_initializer = {InitializerKind::he_normal};
+  dense.bias_initializer = {InitializerKind::constant, 0.25};
+  dense.kernel_regularizer = {0.f, 1e-4f}, dense.activity_regularizer = {1e-5f, 0.f};
+  LayerSpec dropout, norm, no_bias{8, Activation::relu};
+  dropout.kind = LayerKind::dropout, dropout.rate = 0.25;
+  norm.kind = LayerKind::batch_normalization, norm.momentum = 0.9, norm.epsilon = 1e-2, norm.center = false;
+  no_bias.use_bias = false;
+  s.layers = {dense, dropout, norm, no_bias, {2, Activation::sigmoid}};
   s.loss = Loss::binary_crossentropy;
+  s.loss.label_smoothing = 0.125;
+  s.metrics = std::vector<MetricSpec>{{"acc", Metric::binary_accuracy}, {"mae", Metric::mean_absolute_error}};
   s.targets = 2;
   s.optimizer.kind = OptimizerKind::adam;
   s.optimizer.learning_rate = 0.1f;  // not exact in binary: the float must cross as itself
   s.optimizer.beta_1 = 0.75;
   s.optimizer.beta_2 = 0.875;
   s.optimizer.epsilon = 1e-5f;
+  s.optimizer.amsgrad = true;
+  s.optimizer.weight_decay = 0.0625f;
+  s.optimizer.clip = ClipKind::global_norm, s.optimizer.clip_value = 1.5f;
+  ScheduleSpec schedule;
+  schedule.kind = ScheduleKind::cosine_decay, schedule.initial_learning_rate = 0.1, schedule.decay_steps = 1000;
+  schedule.alpha = 0.125, schedule.warmup_target = 0.25, schedule.warmup_steps = 10;
+  s.optimizer.schedule = schedule;
   s.fit = {4, 24, 0.25, false};
+  EarlyStoppingSpec early;
+  early.monitor = "val_mae", early.patience = 3, early.min_delta = 0.001, early.mode = MonitorMode::min;
+  early.baseline = 0.5, early.restore_best_weights = true, early.start_from_epoch = 1;
+  s.fit.early_stopping = early;
   s.seed = 18446744073709551615u;
   s.memory = {size_t(5) << 20, PoolMode::reserve};
   s.input_shape = ImageShape{1, 3, 2};
@@ -942,12 +1002,20 @@ ModelSpec adam_spec() {
 ModelSpec sgd_spec() {
   ModelSpec s = adam_spec();
   s.layers = {{12, Activation::linear}, {3, Activation::softmax}};
-  s.loss = Loss::sparse_categorical_crossentropy;
   s.targets = 1;
+  s.loss = Loss::sparse_categorical_crossentropy;
+  s.loss.from_logits = true;
+  s.layers.back().activation = Activation::linear;
+  s.metrics.reset();
   s.optimizer = {};
   s.optimizer.kind = OptimizerKind::sgd;
   s.optimizer.learning_rate = 0.03f;
   s.optimizer.momentum = 0.5f;
+  s.optimizer.nesterov = true;
+  s.fit.early_stopping.reset();
+  ReduceLROnPlateauSpec reduce;
+  reduce.monitor = "loss", reduce.factor = 0.5, reduce.patience = 2, reduce.cooldown = 1, reduce.min_lr = 1e-5;
+  s.fit.reduce_lr_on_plateau = reduce;
   return s;
 }
 
@@ -972,21 +1040,11 @@ void expect_same_spec(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.data, want.data);
   EXPECT_EQ(got.input, want.input);
   ASSERT_EQ(got.layers.size(), want.layers.size());
-  for (size_t i = 0; i < want.layers.size(); ++i) {
-    EXPECT_EQ(got.layers[i].units, want.layers[i].units) << "layers[" << i << "]";
-    EXPECT_EQ(got.layers[i].activation, want.layers[i].activation) << "layers[" << i << "]";
-  }
+  for (size_t i = 0; i < want.layers.size(); ++i) EXPECT_TRUE(got.layers[i] == want.layers[i]) << "layers[" << i << "]";
   EXPECT_EQ(got.loss, want.loss);
-  EXPECT_EQ(got.optimizer.kind, want.optimizer.kind);
-  EXPECT_EQ(got.optimizer.learning_rate, want.optimizer.learning_rate);
-  EXPECT_EQ(got.optimizer.beta_1, want.optimizer.beta_1);
-  EXPECT_EQ(got.optimizer.beta_2, want.optimizer.beta_2);
-  EXPECT_EQ(got.optimizer.epsilon, want.optimizer.epsilon);
-  EXPECT_EQ(got.optimizer.momentum, want.optimizer.momentum);
-  EXPECT_EQ(got.fit.epochs, want.fit.epochs);
-  EXPECT_EQ(got.fit.batch_size, want.fit.batch_size);
-  EXPECT_EQ(got.fit.validation_split, want.fit.validation_split);
-  EXPECT_EQ(got.fit.shuffle, want.fit.shuffle);
+  EXPECT_EQ(got.metrics, want.metrics);
+  EXPECT_TRUE(got.optimizer == want.optimizer);
+  EXPECT_TRUE(got.fit == want.fit);
   EXPECT_EQ(got.seed, want.seed);
   EXPECT_EQ(got.memory.limit_bytes, want.memory.limit_bytes);
   EXPECT_EQ(got.memory.mode, want.memory.mode);

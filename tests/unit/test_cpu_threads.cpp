@@ -10,6 +10,7 @@
 #include "backends/cpu/cpu_threads.h"
 #include "data/dataset.h"
 #include "nn/fit.h"
+#include "nn/settings.h"
 #include "runtime/rng.h"
 #include "tests/training_specs.h"
 
@@ -51,10 +52,13 @@ TEST(CpuThreads, EveryPartRunsOnceOnATeamOfAnySize) {
   }
 }
 
-// Adam over 3 * 2^15 + 5 floats: split into parts on 2 and 3 threads, the same bits as on one.
+// Adam over 3 * 2^15 + 5 floats in one tensor: split into parts on 2 and 3 threads, the same bits as
+// on one.
 TEST(CpuThreads, AdamSplitOverThreadsGivesTheBitsOfOneThread) {
   const size_t n = 3 * (size_t(1) << 15) + 5;
-  const MemberSettings settings = adam_settings(1e-3f, 0.9f, 0.999f, 1e-7f);
+  const MemberSettings settings = member_settings(ModelSpec{});
+  const ParamTensor tensor{0, int64_t(n), 0, TensorRole::kernel, 0};
+  const LayerSettings layer;
   auto step = [&](int threads) {
     CpuBackend cpu(threads);
     std::vector<float> w = random_floats(n, 1), g = random_floats(n, 2), m = random_floats(n, 3), v(n, 0.5f);
@@ -62,7 +66,11 @@ TEST(CpuThreads, AdamSplitOverThreadsGivesTheBitsOfOneThread) {
     state.t = 3;
     Pack pack;
     pack.step = &state;
-    cpu.adam(w.data(), g.data(), m.data(), v.data(), int64_t(n), &settings, 32, pack);
+    OptimizerStep s;
+    s.params = w.data(), s.grads = g.data(), s.slot[0] = m.data(), s.slot[1] = v.data(), s.count = int64_t(n);
+    s.tensors = &tensor, s.tensor_count = 1, s.blocks = param_blocks(int64_t(n));
+    s.settings = &settings, s.layers = &layer, s.batch_rows = 32;
+    cpu.optimizer_step(s, pack);
     EXPECT_EQ(state.first_row, 32) << "moved past the batch once";
     return std::make_tuple(w, m, v);
   };

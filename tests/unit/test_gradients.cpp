@@ -83,14 +83,14 @@ RefResult reference(const ModelSpec& spec, const std::vector<double>& p, const s
     }
     const int n = spec.outputs();
     double row_loss = 0;
-    if (spec.loss == Loss::sparse_categorical_crossentropy) {
+    if (spec.loss.kind == Loss::sparse_categorical_crossentropy) {
       double sum = 0;
       for (double v : z) sum += std::exp(v);
       row_loss = -(z[int(T[row])] - std::log(sum));
     } else {
       for (int j = 0; j < n; ++j) {
         const double t = T[row * n + j];
-        if (spec.loss == Loss::mse) {
+        if (spec.loss.kind == Loss::mse) {
           row_loss += (a[j] - t) * (a[j] - t);
         } else {  // binary cross-entropy on p = sigmoid(z)
           const double q = 1 / (1 + std::exp(-z[j]));
@@ -118,12 +118,12 @@ Problem make_problem(const ModelSpec& spec, uint64_t seed) {
   p.X.resize(size_t(kRows) * kInput);
   for (float& x : p.X) x = rng.uniform(-1.f, 1.f);
   const int n = spec.outputs();
-  if (spec.loss == Loss::sparse_categorical_crossentropy) {
+  if (spec.loss.kind == Loss::sparse_categorical_crossentropy) {
     for (int r = 0; r < kRows; ++r) p.T.push_back(float(rng.below(uint32_t(n))));
   } else {
     const bool sigmoid_out = spec.output_activation() == Activation::sigmoid;
     for (int i = 0; i < kRows * n; ++i) {
-      if (spec.loss == Loss::binary_crossentropy) p.T.push_back(float(rng.below(2)));
+      if (spec.loss.kind == Loss::binary_crossentropy) p.T.push_back(float(rng.below(2)));
       else if (sigmoid_out) p.T.push_back(rng.uniform());  // reachable targets in (0, 1)
       else p.T.push_back(rng.uniform(-1.5f, 1.5f));
     }
@@ -132,7 +132,7 @@ Problem make_problem(const ModelSpec& spec, uint64_t seed) {
 }
 
 void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
-  SCOPED_TRACE("loss " + std::string(to_string(spec.loss)) + ", hidden " + to_string(spec.layers[0].activation) +
+  SCOPED_TRACE("loss " + std::string(to_string(spec.loss.kind)) + ", hidden " + to_string(spec.layers[0].activation) +
                ", output " + to_string(spec.output_activation()));
   CpuBackend cpu;
   Model model(spec, cpu);
@@ -151,7 +151,7 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
     model.set_params(p);
     model.reset_totals();
     model.evaluate_batch(pb.X.data(), pb.T.data(), kRows);
-    return model.read_totals().front().first / kRows;
+    return model.read_totals().front()[0] / kRows;
   };
   EXPECT_NEAR(model_loss(params), base.loss, 1e-5 * std::max(1.0, base.loss)) << "forward loss vs reference";
 
@@ -284,7 +284,7 @@ TEST_P(DenseOps, ForwardMatchesNaiveLoop) {
   CpuBackend cpu;
   for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh}) {
     std::vector<float> Y(size_t(m) * n);
-    cpu.dense_forward(X.data(), W.data(), b.data(), Y.data(), m, k, n, a);
+    cpu.dense_forward(X.data(), W.data(), b.data(), Y.data(), nullptr, m, k, n, a);
     std::vector<double> want(Y.size());
     for (int r = 0; r < m; ++r)
       for (int c = 0; c < n; ++c) {
@@ -348,7 +348,7 @@ TEST(ActivationBackward, DerivativeFromOutput) {
   for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh}) {
     std::vector<float> Y(z.size()), dZ(z.size());
     for (size_t i = 0; i < z.size(); ++i) Y[i] = float(act(a, z[i]));
-    cpu.activation_backward(Y.data(), dY.data(), dZ.data(), int64_t(z.size()), a);
+    cpu.activation_backward(dY.data(), dZ.data(), int64_t(z.size()), {a, Y.data(), nullptr});
     std::vector<double> want(z.size());
     for (size_t i = 0; i < z.size(); ++i) {
       double d = 1;
@@ -360,7 +360,7 @@ TEST(ActivationBackward, DerivativeFromOutput) {
     expect_close(dZ, want, 1e-6, to_string(a));
     // In place (dZ aliasing dY), as the model calls it.
     std::vector<float> inout = dY;
-    cpu.activation_backward(Y.data(), inout.data(), inout.data(), int64_t(z.size()), a);
+    cpu.activation_backward(inout.data(), inout.data(), int64_t(z.size()), {a, Y.data(), nullptr});
     EXPECT_EQ(inout, dZ) << to_string(a);
   }
 }

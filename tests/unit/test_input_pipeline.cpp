@@ -203,25 +203,40 @@ class SlowUploads final : public Backend {
   std::vector<double> take_marks() override { return {}; }
   std::string fault() override { return ""; }
   void inject_fault() override { throw std::logic_error("unused"); }
-  void dense_forward(const float*, const float*, const float*, float*, int, int, int, Activation, const int*,
-                     const Pack&) override { throw std::logic_error("unused"); }
-  void dense_backward_input(const float*, const float*, float*, int, int, int, const float*, Activation,
+  void dense_forward(const float*, const float*, const float*, float*, float*, int, int, int, Activation,
+                     const int*, const Pack&) override { throw std::logic_error("unused"); }
+  void dense_backward_input(const float*, const float*, float*, int, int, int, const Through&,
                             const Pack&) override { throw std::logic_error("unused"); }
   void dense_backward_params(const float*, const float*, float*, float*, int, int, int, const int*,
                              const Pack&) override { throw std::logic_error("unused"); }
-  void activation_backward(const float*, const float*, float*, int64_t, Activation, const Pack&) override {
+  void activation_forward(const float*, float*, int64_t, Activation, const Pack&) override {
     throw std::logic_error("unused");
   }
-  void loss(Loss, const float*, const float*, float*, float*, float*, int, int, const Pack&) override {
+  void activation_backward(const float*, float*, int64_t, const Through&, const Through&, const Pack&) override {
     throw std::logic_error("unused");
   }
-  void accumulate(const float*, const float*, int, double*, const Pack&) override { throw std::logic_error("unused"); }
-  void adam(float*, const float*, float*, float*, int64_t, const MemberSettings*, int, const Pack&) override {
+  void dropout_forward(const float*, float*, int, int, int, const MemberSettings*, const LayerSettings*,
+                       const Pack&) override { throw std::logic_error("unused"); }
+  void dropout_backward(const float*, float*, int, int, int, const MemberSettings*, const LayerSettings*,
+                        const Through&, const Pack&) override { throw std::logic_error("unused"); }
+  void batch_norm_forward(const float*, float*, int, int, const BatchNormBuffers&, const LayerSettings*, bool,
+                          const Pack&) override { throw std::logic_error("unused"); }
+  void batch_norm_backward(const float*, const float*, float*, int, int, const BatchNormBuffers&, const Through&,
+                           const Pack&) override { throw std::logic_error("unused"); }
+  void activity_penalty(const float*, int, int, int, const LayerSettings*, double*, int, const Pack&) override {
     throw std::logic_error("unused");
   }
-  void sgd(float*, const float*, float*, int64_t, const MemberSettings*, int, const Pack&) override {
+  void activity_backward(const float*, float*, int, int, int, const LayerSettings*, const Through&,
+                         const Pack&) override { throw std::logic_error("unused"); }
+  void loss(const LossShape&, const float*, const float*, float*, float*, int, int, const MemberSettings*,
+            const Pack&) override { throw std::logic_error("unused"); }
+  void accumulate(const float*, int, int, double*, const Pack&) override { throw std::logic_error("unused"); }
+  void add_penalty(const double*, int, const double*, int, int, double*, const Pack&) override {
     throw std::logic_error("unused");
   }
+  void optimizer_step(const OptimizerStep&, const Pack&) override { throw std::logic_error("unused"); }
+  void gradient_norms(const OptimizerStep&, const Pack&) override { throw std::logic_error("unused"); }
+  void weight_penalty(const OptimizerStep&, const Pack&) override { throw std::logic_error("unused"); }
   void shuffle(int*, int, const MemberSettings*, int, const Pack&) override { throw std::logic_error("unused"); }
   void gather(const float*, int, const int*, int, float*, const Pack&) override { throw std::logic_error("unused"); }
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "tests/loss_shapes.h"
 
 namespace mf {
 namespace {
@@ -13,8 +14,10 @@ namespace {
 std::vector<float> row_accuracy(Loss loss, const std::vector<float>& logits, const std::vector<float>& target,
                                 int m, int n) {
   CpuBackend cpu;
-  std::vector<float> d_out(logits.size()), row_loss(m), correct(m);
-  cpu.loss(loss, logits.data(), target.data(), d_out.data(), row_loss.data(), correct.data(), m, n);
+  const MemberSettings settings;
+  std::vector<float> d_out(logits.size()), values(2 * size_t(m)), correct;
+  cpu.loss(test::default_loss_shape(loss, n), logits.data(), target.data(), d_out.data(), values.data(), m, n, &settings);
+  for (int r = 0; r < m; ++r) correct.push_back(values[2 * size_t(r) + 1]);
   return correct;
 }
 

@@ -1,12 +1,23 @@
-// Optimizer updates on CpuBackend against Keras's formulas.
+// Optimizer updates on CpuBackend against Keras 3's formulas (keras/src/optimizers/*.py), computed
+// here in double, apart from the code under test (kernels/optimizer_math.h):
 //
-// Adam (tf.keras):  alpha = lr*sqrt(1-b2^t)/(1-b1^t)
-//                   m += (g-m)(1-b1);  v += (g*g-v)(1-b2);  w -= alpha*m/(sqrt(v)+eps)
-// SGD  (tf.keras):  velocity = momentum*velocity - lr*g;  w += velocity
+// Adam:     alpha = lr*sqrt(1-b2^t)/(1-b1^t); m += (g-m)(1-b1); v += (g*g-v)(1-b2);
+//           w -= alpha*m/(sqrt(v)+eps)  (amsgrad: v_hat = max(v_hat, v) in place of v)
+// AdamW:    Adam after w -= w*wd*lr
+// SGD:      velocity = momentum*velocity - lr*g; w += velocity, or with nesterov
+//           w += momentum*velocity - lr*g; w -= lr*g without momentum
+// RMSprop:  v = rho*v + (1-rho)*g^2 (centered: a = rho*a + (1-rho)*g, v - a^2 in the root);
+//           inc = lr*g/sqrt(v+eps); momentum: mom = momentum*mom + inc; w -= mom (else w -= inc)
+// Adagrad:  acc += g^2; w -= lr*g/sqrt(acc+eps), acc starting at initial_accumulator_value
+// Adamax:   m += (g-m)(1-b1); u = max(b2*u, |g|); w -= lr*m/((1-b1^t)*(u+eps))
+// Nadam:    u_t = b1*(1-0.5*0.96^t), P_t = P_{t-1}*u_t; m, v as Adam's;
+//           m_hat = u_{t+1}*m/(1-P_t*u_{t+1}) + (1-u_t)*g/(1-P_t); v_hat = v/(1-b2^t);
+//           w -= m_hat*lr/(sqrt(v_hat)+eps)
+// Clipping: clipnorm g*c/max(|g|_tensor, c); global_clipnorm g*c*min(1/|g|_all, 1/c); clipvalue [-c, c]
 //
-// The expected values are computed here in double from those formulas, and the
-// literal tables below were computed independently (Python, float64) from the
-// same formulas; the backend runs in float32, hence tolerances of ~1e-6.
+// The backend runs in float32, hence tolerances of ~1e-6. The Adam and SGD tables were computed
+// independently (Python, float64) from the same formulas.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -14,6 +25,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "nn/model.h"
+#include "nn/settings.h"
 #include "test_support.h"
 
 namespace mf {
@@ -30,28 +42,70 @@ double adam_alpha(double lr, double b1, double b2, int t) {
   return lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t));
 }
 
+// An optimizer's steps on the CPU backend over one tensor of kW0's size, its state kept between them.
+class Stepper {
+ public:
+  explicit Stepper(const OptimizerSpec& o, std::vector<float> w = kW0) : w_(std::move(w)) {
+    ModelSpec spec;
+    spec.optimizer = o;
+    settings_ = member_settings(spec);
+    for (auto& slot : slots_) slot.assign(w_.size(), 0.f);
+    if (o.kind == OptimizerKind::adagrad) slots_[0].assign(w_.size(), o.initial_accumulator_value);
+    tensor_ = {0, int64_t(w_.size()), 0, TensorRole::kernel, 0};
+    step_.kind = o.kind, step_.clip = o.clip, step_.momentum_slot = momentum_slot(o), step_.amsgrad = o.amsgrad;
+    step_.count = int64_t(w_.size()), step_.tensors = &tensor_, step_.tensor_count = 1;
+    step_.blocks = param_blocks(step_.count), step_.layers = &layer_, step_.batch_rows = 1;
+  }
+  // Step t (from 1) with gradient g; returns the weights after it.
+  const std::vector<float>& step(const std::vector<float>& g) {
+    ++state_.t;
+    step_.params = w_.data(), step_.grads = g.data(), step_.settings = &settings_;
+    for (int k = 0; k < 3; ++k) step_.slot[k] = slots_[k].data();
+    double norm = 0;
+    for (float x : g) norm += double(x) * x;
+    norms_ = {float(std::sqrt(norm)), float(std::sqrt(norm))};  // the tensor's and the global one: one tensor
+    step_.norms = norms_.data();
+    cpu_.optimizer_step(step_, {.step = &state_});
+    return w_;
+  }
+  const std::vector<float>& slot(int k) const { return slots_[k]; }
+
+ private:
+  CpuBackend cpu_;
+  std::vector<float> w_, slots_[3], norms_;
+  MemberSettings settings_;
+  LayerSettings layer_;
+  ParamTensor tensor_;
+  OptimizerStep step_;
+  StepState state_;
+};
+
+OptimizerSpec optimizer(OptimizerKind kind, float lr) {
+  OptimizerSpec o;
+  o.kind = kind;
+  o.learning_rate = lr;
+  return o;
+}
+
 TEST(Adam, ThreeStepsMatchKerasFormulas) {
   const float lr = 0.01f, b1 = 0.9f, b2 = 0.999f, eps = 1e-7f;
-  CpuBackend cpu;
-  std::vector<float> w = kW0, m(4, 0.f), v(4, 0.f);
+  Stepper adam(optimizer(OptimizerKind::adam, lr));
   std::vector<double> rw(kW0.begin(), kW0.end()), rm(4, 0.0), rv(4, 0.0);
   // Python float64, same formulas: w after steps 1, 2, 3.
   const double literal[3][4] = {{0.490000316, -0.990000158, 1.990000011, 0.0},
                                 {0.480678784, -0.987336825, 1.985997829, -0.007417911},
                                 {0.484150984, -0.985278062, 1.981943579, -0.001032660}};
-  const MemberSettings settings = adam_settings(lr, 0.9, 0.999, eps);
+  std::vector<float> before = kW0;
   for (int t = 1; t <= 3; ++t) {
     const std::vector<float>& g = kGrads[t - 1];
     const double alpha = adam_alpha(lr, b1, b2, t);
-    const std::vector<float> before = w;
-    StepState step{t, 0};
-    cpu.adam(w.data(), g.data(), m.data(), v.data(), 4, &settings, 1, {.step = &step});
+    const std::vector<float> w = adam.step(g);
     for (int i = 0; i < 4; ++i) {
       rm[i] += (g[i] - rm[i]) * (1 - 0.9);
       rv[i] += (double(g[i]) * g[i] - rv[i]) * (1 - 0.999);
       rw[i] -= alpha * rm[i] / (std::sqrt(rv[i]) + eps);
-      EXPECT_NEAR(m[i], rm[i], 1e-6) << "step " << t << " m[" << i << "]";
-      EXPECT_NEAR(v[i], rv[i], 1e-6) << "step " << t << " v[" << i << "]";
+      EXPECT_NEAR(adam.slot(0)[i], rm[i], 1e-6) << "step " << t << " m[" << i << "]";
+      EXPECT_NEAR(adam.slot(1)[i], rv[i], 1e-6) << "step " << t << " v[" << i << "]";
       EXPECT_NEAR(w[i], rw[i], 2e-6) << "step " << t << " w[" << i << "]";
       EXPECT_NEAR(w[i], literal[t - 1][i], 2e-6) << "step " << t << " w[" << i << "] vs literal";
     }
@@ -66,55 +120,259 @@ TEST(Adam, ThreeStepsMatchKerasFormulas) {
 }
 
 TEST(Adam, StepConstantsAreKerasFloat32Arithmetic) {
-  const AdamStep s = adam_step(adam_settings(1e-3f, 0.9, 0.999, 1e-7f), 1);
-  EXPECT_EQ(s.one_minus_beta_2, 0.001f);  // 1 - 0.999 in double, then float32; 1 - 0.999f would differ
-  EXPECT_NE(s.one_minus_beta_2, 1.f - 0.999f);
-  EXPECT_EQ(s.one_minus_beta_1, 0.1f);
+  const MemberSettings settings = member_settings(ModelSpec{});
+  const StepConstants c = step_constants(OptimizerKind::adam, settings.optimizer, 1, 1.f);
+  EXPECT_EQ(settings.optimizer.one_minus_beta_2, 0.001f);  // 1 - 0.999 in double, then float32
+  EXPECT_NE(settings.optimizer.one_minus_beta_2, 1.f - 0.999f);
+  EXPECT_EQ(settings.optimizer.one_minus_beta_1, 0.1f);
   const float b2 = 0.999f, b1 = 0.9f;  // beta^1 in float32, as Keras casts beta to the variable's dtype
-  EXPECT_EQ(s.alpha, 1e-3f * std::sqrt(1.f - b2) / (1.f - b1));
+  EXPECT_EQ(c.alpha, 1e-3f * std::sqrt(1.f - b2) / (1.f - b1));
 }
 
 TEST(Adam, EpsilonDominatesATinyGradient) {
   // With a tiny gradient epsilon dominates sqrt(v): the step is far below lr.
-  CpuBackend cpu;
-  float w = 1.f, m = 0.f, v = 0.f;
-  const float g = 1e-9f, lr = 0.01f;
-  const MemberSettings settings = adam_settings(lr, 0.9, 0.999, 1e-7f);
-  StepState step{1, 0};
-  cpu.adam(&w, &g, &m, &v, 1, &settings, 1, {.step = &step});
+  const float lr = 0.01f;
+  Stepper adam(optimizer(OptimizerKind::adam, lr), {1.f});
+  const float w = adam.step({1e-9f})[0];
   // m = 1e-10, sqrt(v) = sqrt(1e-3)*1e-9 = 3.16e-11; step = alpha*1e-10/(3.16e-11+1e-7) ~ 3.16e-5
   EXPECT_NEAR(1.f - w, adam_alpha(lr, 0.9, 0.999, 1) * 1e-10 / (std::sqrt(1e-3) * 1e-9 + 1e-7), 2e-7);
   EXPECT_LT(1.f - w, lr / 100);
 }
 
-void check_sgd(float momentum, const double (&literal)[3][4]) {
+TEST(Adam, AmsgradDividesByTheLargestSecondMoment) {
+  OptimizerSpec o = optimizer(OptimizerKind::adam, 0.01f);
+  o.amsgrad = true;
+  Stepper adam(o);
+  std::vector<double> rw(kW0.begin(), kW0.end()), rm(4, 0.0), rv(4, 0.0), rhat(4, 0.0);
+  for (int t = 1; t <= 3; ++t) {
+    const std::vector<float> w = adam.step(kGrads[t - 1]);
+    for (int i = 0; i < 4; ++i) {
+      const double g = kGrads[t - 1][i];
+      rm[i] += (g - rm[i]) * 0.1, rv[i] += (g * g - rv[i]) * 0.001, rhat[i] = std::max(rhat[i], rv[i]);
+      rw[i] -= adam_alpha(0.01, 0.9f, 0.999f, t) * rm[i] / (std::sqrt(rhat[i]) + 1e-7);
+      EXPECT_NEAR(w[i], rw[i], 2e-6) << "step " << t << " w[" << i << "]";
+    }
+  }
+}
+
+// AdamW is Adam after Keras's weight decay, w -= w * weight_decay * lr (0.004 by default).
+TEST(AdamW, DecaysTheWeightsThenStepsAsAdam) {
+  OptimizerSpec o = optimizer(OptimizerKind::adamw, 0.01f);
+  o.weight_decay = 0.004f;
+  Stepper adamw(o);
+  std::vector<double> rw(kW0.begin(), kW0.end()), rm(4, 0.0), rv(4, 0.0);
+  for (int t = 1; t <= 3; ++t) {
+    const std::vector<float> w = adamw.step(kGrads[t - 1]);
+    for (int i = 0; i < 4; ++i) {
+      const double g = kGrads[t - 1][i];
+      rw[i] -= rw[i] * double(0.004f) * double(0.01f);
+      rm[i] += (g - rm[i]) * 0.1, rv[i] += (g * g - rv[i]) * 0.001;
+      rw[i] -= adam_alpha(0.01, 0.9f, 0.999f, t) * rm[i] / (std::sqrt(rv[i]) + 1e-7);
+      EXPECT_NEAR(w[i], rw[i], 2e-6) << "step " << t << " w[" << i << "]";
+    }
+  }
+}
+
+void check_sgd(float momentum, bool nesterov, const double (*literal)[4]) {
   const float lr = 0.1f;
-  CpuBackend cpu;
-  std::vector<float> w = kW0, velocity(4, 0.f);
+  OptimizerSpec o = optimizer(OptimizerKind::sgd, lr);
+  o.momentum = momentum, o.nesterov = nesterov;
+  Stepper sgd(o);
   std::vector<double> rw(kW0.begin(), kW0.end()), rvel(4, 0.0);
-  MemberSettings settings;
-  settings.learning_rate = lr, settings.momentum = momentum;
   for (int t = 0; t < 3; ++t) {
-    cpu.sgd(w.data(), kGrads[t].data(), velocity.data(), 4, &settings, 1);
+    const std::vector<float> w = sgd.step(kGrads[t]);
     for (int i = 0; i < 4; ++i) {
       rvel[i] = momentum * rvel[i] - double(lr) * kGrads[t][i];
-      rw[i] += rvel[i];
-      EXPECT_NEAR(velocity[i], rvel[i], 1e-6) << "step " << t + 1 << " velocity[" << i << "]";
+      rw[i] += nesterov ? momentum * rvel[i] - double(lr) * kGrads[t][i] : rvel[i];
+      if (momentum > 0) {
+        EXPECT_NEAR(sgd.slot(0)[i], rvel[i], 1e-6) << "step " << t + 1 << " velocity[" << i << "]";
+      }
       EXPECT_NEAR(w[i], rw[i], 1e-6) << "step " << t + 1 << " w[" << i << "]";
-      EXPECT_NEAR(w[i], literal[t][i], 1e-6) << "step " << t + 1 << " w[" << i << "] vs literal";
+      if (literal) {
+        EXPECT_NEAR(w[i], literal[t][i], 1e-6) << "step " << t + 1 << " w[" << i << "] vs literal";
+      }
     }
   }
 }
 
 TEST(Sgd, PlainStep) {
   const double literal[3][4] = {{0.49, -0.98, 1.7, 0.0}, {0.485, -0.99, 1.8, -0.0001}, {0.515, -0.99, 1.75, 0.1999}};
-  check_sgd(0.f, literal);
+  check_sgd(0.f, false, literal);
 }
 
 TEST(Sgd, Momentum) {
   const double literal[3][4] = {
       {0.49, -0.98, 1.7, 0.0}, {0.476, -0.972, 1.53, -0.0001}, {0.4934, -0.9648, 1.327, 0.19981}};
-  check_sgd(0.9f, literal);
+  check_sgd(0.9f, false, literal);
+}
+
+// Nesterov's look-ahead: the step is momentum * velocity - lr * g, not the velocity.
+TEST(Sgd, Nesterov) {
+  check_sgd(0.9f, true, nullptr);
+  OptimizerSpec plain = optimizer(OptimizerKind::sgd, 0.1f), nesterov = plain;
+  plain.momentum = nesterov.momentum = 0.9f;
+  nesterov.nesterov = true;
+  Stepper a(plain), b(nesterov);
+  a.step(kGrads[0]), b.step(kGrads[0]);
+  EXPECT_NE(a.step(kGrads[1]), b.step(kGrads[1])) << "the look-ahead changes the second step";
+}
+
+void check_rmsprop(float momentum, bool centered) {
+  OptimizerSpec o = optimizer(OptimizerKind::rmsprop, 0.01f);
+  o.momentum = momentum, o.centered = centered;
+  Stepper rms(o);
+  std::vector<double> rw(kW0.begin(), kW0.end()), rv(4, 0.0), ra(4, 0.0), rmom(4, 0.0);
+  const double rho = 0.9;
+  for (int t = 0; t < 3; ++t) {
+    const std::vector<float> w = rms.step(kGrads[t]);
+    for (int i = 0; i < 4; ++i) {
+      const double g = kGrads[t][i];
+      rv[i] = rho * rv[i] + (1 - rho) * g * g;
+      ra[i] = rho * ra[i] + (1 - rho) * g;
+      const double denominator = centered ? rv[i] - ra[i] * ra[i] + 1e-7 : rv[i] + 1e-7;
+      const double increment = double(0.01f) * g / std::sqrt(denominator);
+      if (momentum > 0) rmom[i] = momentum * rmom[i] + increment, rw[i] -= rmom[i];
+      else rw[i] -= increment;
+      EXPECT_NEAR(w[i], rw[i], 2e-6) << "momentum " << momentum << " centered " << centered << " step " << t + 1
+                                     << " w[" << i << "]";
+    }
+  }
+}
+
+TEST(RMSprop, EveryForm) {
+  check_rmsprop(0.f, false);
+  check_rmsprop(0.5f, false);
+  check_rmsprop(0.f, true);
+  check_rmsprop(0.5f, true);
+}
+
+TEST(Adagrad, AccumulatesFromItsInitialValue) {
+  OptimizerSpec o = optimizer(OptimizerKind::adagrad, 0.1f);
+  o.initial_accumulator_value = 0.1f;
+  Stepper adagrad(o);
+  std::vector<double> rw(kW0.begin(), kW0.end()), acc(4, double(0.1f));
+  for (int t = 0; t < 3; ++t) {
+    const std::vector<float> w = adagrad.step(kGrads[t]);
+    for (int i = 0; i < 4; ++i) {
+      const double g = kGrads[t][i];
+      acc[i] += g * g;
+      rw[i] -= double(0.1f) * g / std::sqrt(acc[i] + 1e-7);
+      EXPECT_NEAR(w[i], rw[i], 2e-6) << "step " << t + 1 << " w[" << i << "]";
+    }
+  }
+}
+
+TEST(Adamax, DividesByTheInfinityNorm) {
+  Stepper adamax(optimizer(OptimizerKind::adamax, 0.01f));
+  std::vector<double> rw(kW0.begin(), kW0.end()), rm(4, 0.0), ru(4, 0.0);
+  for (int t = 1; t <= 3; ++t) {
+    const std::vector<float> w = adamax.step(kGrads[t - 1]);
+    for (int i = 0; i < 4; ++i) {
+      const double g = kGrads[t - 1][i];
+      rm[i] += (g - rm[i]) * 0.1;
+      ru[i] = std::max(double(0.999f) * ru[i], std::abs(g));
+      rw[i] -= double(0.01f) * rm[i] / ((1 - std::pow(double(0.9f), t)) * (ru[i] + 1e-7));
+      EXPECT_NEAR(w[i], rw[i], 2e-6) << "step " << t << " w[" << i << "]";
+    }
+  }
+}
+
+TEST(Nadam, FollowsItsMomentumSchedule) {
+  Stepper nadam(optimizer(OptimizerKind::nadam, 0.01f));
+  std::vector<double> rw(kW0.begin(), kW0.end()), rm(4, 0.0), rv(4, 0.0);
+  const double b1 = 0.9f, b2 = 0.999f;
+  double product = 1;
+  for (int t = 1; t <= 3; ++t) {
+    const double u_t = b1 * (1 - 0.5 * std::pow(0.96, t)), u_next = b1 * (1 - 0.5 * std::pow(0.96, t + 1));
+    product *= u_t;
+    const std::vector<float> w = nadam.step(kGrads[t - 1]);
+    for (int i = 0; i < 4; ++i) {
+      const double g = kGrads[t - 1][i];
+      rm[i] += (g - rm[i]) * (1 - b1), rv[i] += (g * g - rv[i]) * (1 - b2);
+      const double m_hat = u_next * rm[i] / (1 - product * u_next) + (1 - u_t) * g / (1 - product);
+      const double v_hat = rv[i] / (1 - std::pow(b2, t));
+      rw[i] -= m_hat * double(0.01f) / (std::sqrt(v_hat) + 1e-7);
+      EXPECT_NEAR(w[i], rw[i], 2e-6) << "step " << t << " w[" << i << "]";
+    }
+  }
+}
+
+// Clipping comes first, by Keras's three rules: the tensor's norm, the global norm, each value.
+TEST(Clipping, ByNormGlobalNormAndValue) {
+  const std::vector<float>& g = kGrads[0];  // norm sqrt(0.01 + 0.04 + 9) = 3.0083...
+  double norm = 0;
+  for (float x : g) norm += double(x) * x;
+  norm = std::sqrt(norm);
+  for (ClipKind kind : {ClipKind::norm, ClipKind::global_norm, ClipKind::value}) {
+    OptimizerSpec o = optimizer(OptimizerKind::sgd, 0.1f);
+    o.clip = kind, o.clip_value = 0.5f;
+    Stepper sgd(o);
+    const std::vector<float> w = sgd.step(g);
+    for (int i = 0; i < 4; ++i) {
+      const double clipped = kind == ClipKind::value ? std::clamp(double(g[i]), -0.5, 0.5) : g[i] * 0.5 / norm;
+      EXPECT_NEAR(w[i], kW0[i] - double(0.1f) * clipped, 1e-6) << "clip " << int(kind) << " w[" << i << "]";
+    }
+  }
+  OptimizerSpec loose = optimizer(OptimizerKind::sgd, 0.1f);
+  loose.clip = ClipKind::norm, loose.clip_value = 100.f;  // a norm under the threshold: the gradient as it is
+  Stepper sgd(loose);
+  const std::vector<float> w = sgd.step(g);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(w[i], kW0[i] - double(0.1f) * g[i], 1e-6) << i;
+}
+
+// ---- Learning-rate schedules: Keras's formulas at optimizer step `step` ----
+
+TEST(Schedules, EveryScheduleAtKerasSteps) {
+  const auto rate = [](ScheduleSpec s, int64_t step) { return scheduled_rate(schedule_settings(s), step); };
+  ScheduleSpec exponential;
+  exponential.kind = ScheduleKind::exponential_decay, exponential.initial_learning_rate = 0.1;
+  exponential.decay_steps = 10, exponential.decay_rate = 0.5;
+  EXPECT_NEAR(rate(exponential, 0), 0.1, 1e-8);
+  EXPECT_NEAR(rate(exponential, 15), 0.1 * std::pow(0.5, 1.5), 1e-8);
+  exponential.staircase = true;
+  EXPECT_NEAR(rate(exponential, 15), 0.05, 1e-8);
+
+  ScheduleSpec inverse = exponential;
+  inverse.kind = ScheduleKind::inverse_time_decay, inverse.staircase = false;
+  EXPECT_NEAR(rate(inverse, 15), 0.1 / (1 + 0.5 * 1.5), 1e-8);
+
+  ScheduleSpec cosine;
+  cosine.kind = ScheduleKind::cosine_decay, cosine.initial_learning_rate = 0.1, cosine.decay_steps = 100;
+  cosine.alpha = 0.1;
+  EXPECT_NEAR(rate(cosine, 25), 0.1 * (0.9 * 0.5 * (1 + std::cos(M_PI * 0.25)) + 0.1), 1e-7);
+  EXPECT_NEAR(rate(cosine, 500), 0.1 * 0.1, 1e-8) << "past decay_steps: alpha's share";
+  cosine.warmup_target = 0.2, cosine.warmup_steps = 10;
+  EXPECT_NEAR(rate(cosine, 5), 0.1 + (0.2 - 0.1) * 0.5, 1e-8) << "linear warmup to the target";
+  EXPECT_NEAR(rate(cosine, 35), 0.2 * (0.9 * 0.5 * (1 + std::cos(M_PI * 0.25)) + 0.1), 1e-7) << "then decays from it";
+
+  ScheduleSpec piecewise;
+  piecewise.kind = ScheduleKind::piecewise_constant_decay, piecewise.boundaries = {10, 20};
+  piecewise.values = {1.0, 0.5, 0.1};
+  EXPECT_FLOAT_EQ(rate(piecewise, 10), 1.0f) << "step <= the first boundary";
+  EXPECT_FLOAT_EQ(rate(piecewise, 11), 0.5f);
+  EXPECT_FLOAT_EQ(rate(piecewise, 20), 0.5f);
+  EXPECT_FLOAT_EQ(rate(piecewise, 21), 0.1f);
+
+  ScheduleSpec polynomial;
+  polynomial.kind = ScheduleKind::polynomial_decay, polynomial.initial_learning_rate = 0.1;
+  polynomial.decay_steps = 100, polynomial.end_learning_rate = 0.01, polynomial.power = 2;
+  EXPECT_NEAR(rate(polynomial, 30), (0.1 - 0.01) * 0.7 * 0.7 + 0.01, 1e-8);
+  EXPECT_NEAR(rate(polynomial, 300), 0.01, 1e-8) << "held at the end";
+  polynomial.cycle = true;
+  EXPECT_NEAR(rate(polynomial, 130), (0.1 - 0.01) * std::pow(1 - 130.0 / 200, 2) + 0.01, 1e-8) << "cycles";
+}
+
+// A schedule is evaluated at the optimizer's iterations before the step: step t takes schedule(t - 1).
+TEST(Schedules, StepTTakesTheRateAtTMinusOne) {
+  OptimizerSpec o = optimizer(OptimizerKind::sgd, 0.1f);
+  ScheduleSpec piecewise;
+  piecewise.kind = ScheduleKind::piecewise_constant_decay, piecewise.boundaries = {1};
+  piecewise.values = {0.1, 0.01};
+  o.schedule = piecewise;
+  Stepper sgd(o, {0.f});
+  EXPECT_NEAR(sgd.step({1.f})[0], -0.1f, 1e-7) << "step 1: schedule(0)";
+  EXPECT_NEAR(sgd.step({1.f})[0], -0.2f, 1e-7) << "step 2: schedule(1), still the first value";
+  EXPECT_NEAR(sgd.step({1.f})[0], -0.21f, 1e-7) << "step 3: schedule(2)";
 }
 
 // ---- Model level: one train_batch is one optimizer step on the hand-computed gradient ----

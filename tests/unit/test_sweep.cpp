@@ -161,7 +161,7 @@ TEST_F(SweepFile, StringEntriesAreSpecFilesBesideTheSweep) {
     ASSERT_TRUE(sweep.models[i].spec) << sweep.models[i].error;
     EXPECT_EQ(sweep.models[i].spec->seed, 5u);  // the base is merged under files too
   }
-  EXPECT_THAT(sweep.models[2].error, StartsWith(file + " models[2]: input: missing"));
+  EXPECT_THAT(sweep.models[2].error, StartsWith(file + " models[2]: layers: missing"));
 }
 
 TEST_F(SweepFile, PlainSpecIsASweepOfOne) {
@@ -214,7 +214,7 @@ TEST_F(SweepFile, AProblemOfEveryGridModelIsTheFilesOnce) {
   json bad = spec();
   bad["loss"] = "hinge";
   const std::string message = load_error({{"base", bad}, {"grid", {{"seed", {1, 2, 3}}, {"learning_rate", {0.1, 0.2}}}}});
-  EXPECT_THAT(message, HasSubstr(": all 6 models of the grid: loss: got \"hinge\"; expected one of "));
+  EXPECT_THAT(message, HasSubstr(": all 6 models of the grid: loss: unknown loss \"hinge\"; known: "));
   // Where the problems differ by model, each model keeps its own (and the others would still run).
   const std::string file = write_json("grid.json", {{"base", spec()}, {"grid", {{"learning_rate", {-1, -2}}}}});
   const Sweep sweep = load_sweep(file);
@@ -222,7 +222,7 @@ TEST_F(SweepFile, AProblemOfEveryGridModelIsTheFilesOnce) {
   EXPECT_THAT(sweep.models[1].error, HasSubstr("learning_rate -2): optimizer.learning_rate: got -2"));
   // A grid of one model keeps the model's own error.
   const Sweep one = load_sweep(write_json("one.json", {{"base", bad}, {"grid", {{"seed", {1}}}}}));
-  EXPECT_THAT(one.models[0].error, HasSubstr("grid (seed 1): loss: got \"hinge\""));
+  EXPECT_THAT(one.models[0].error, HasSubstr("grid (seed 1): loss: unknown loss \"hinge\""));
 }
 
 TEST_F(SweepFile, RepeatedNamesAreRefused) {

@@ -1,0 +1,91 @@
+#include "nn/keras_object.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "runtime/near_miss.h"
+
+namespace mf {
+
+constexpr const char* kSerializedKeys[] = {"class_name", "config", "module", "registered_name", "build_config"};
+
+namespace {
+std::string with_article(const std::string& noun) {
+  return (std::string("aeiou").find(noun[0]) != std::string::npos ? "an " : "a ") + noun;
+}
+}  // namespace
+
+KerasObject::KerasObject(const Field& field, const char* kind_key, const std::string& what, const char* default_kind)
+    : what_(what), kind_field_(field), kind_key_(kind_key) {
+  const nlohmann::json& value = field.value();
+  if (value.is_string()) {
+    kind_ = field.text();
+    return;
+  }
+  field.require_object(with_article(what) + ": its name, an object with \"" + kind_key + "\" and its settings, or " +
+                       "{\"class_name\": ..., \"config\": {...}} as Keras writes it");
+  if (value.contains("class_name")) {
+    field.allow_keys(kSerializedKeys);
+    kind_field_ = field.at("class_name");
+    kind_ = kind_field_.text();
+    if (const auto config = field.optional("config"); config && !config->value().is_null()) {
+      config->require_object("an object of the " + kind_ + "'s settings");
+      settings_ = *config;
+    }
+    return;
+  }
+  flat_ = true;
+  settings_ = field;
+  if (const auto kind = field.optional(kind_key)) {
+    kind_field_ = *kind;
+    kind_ = kind->text();
+  } else if (default_kind) {
+    kind_ = default_kind;
+  } else {
+    field.at(kind_key).wrong("the name of " + with_article(what));
+  }
+}
+
+std::optional<Field> KerasObject::setting(const std::string& key) const {
+  return settings_ ? settings_->optional(key) : std::nullopt;
+}
+
+void KerasObject::allow(Keys keys, Keys ignored) const {
+  if (!settings_) return;
+  std::vector<const char*> allowed(keys.begin(), keys.end());
+  if (flat_ && std::find_if(allowed.begin(), allowed.end(), [&](const char* k) { return std::string(k) == kind_key_; }) ==
+                   allowed.end())
+    allowed.push_back(kind_key_);
+  allowed.insert(allowed.end(), ignored.begin(), ignored.end());
+  for (const char* key : kKerasBookkeeping)
+    if (std::find_if(allowed.begin(), allowed.end(), [&](const char* k) { return std::string(k) == key; }) ==
+        allowed.end())
+      allowed.push_back(key);
+  settings_->allow_keys(allowed);
+}
+
+std::string KerasObject::folded(const std::string& name) {
+  std::string out;
+  for (const char c : name)
+    if (c != '_') out += char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void KerasObject::unknown(const std::vector<std::pair<const char*, const char*>>& names) const {
+  std::vector<std::string> known;
+  std::string listed;
+  std::vector<std::string> listed_classes;
+  for (const auto& [identifier, class_name] : names) {
+    if (identifier) known.push_back(identifier);
+    known.push_back(class_name);
+    // One name per kind: an alias ("mean_squared_error" beside "mse") shares its class.
+    if (std::find(listed_classes.begin(), listed_classes.end(), class_name) != listed_classes.end()) continue;
+    listed_classes.push_back(class_name);
+    listed += (listed.empty() ? "" : ", ") + std::string(identifier ? identifier : class_name);
+  }
+  const std::string meant = near_miss(kind_, known);
+  kind_field_.fail("unknown " + what_ + " " + shown(nlohmann::json(kind_)) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+                   "known: " + listed + (names.front().first ? " (or their Keras class names)" : ""));
+}
+
+}  // namespace mf
