@@ -2,9 +2,12 @@
 //
 // References:
 //  * a double-precision forward pass and loss written here from Keras's formulas
-//    (mse = mean over rows of the mean over outputs of (y-t)^2; binary cross-entropy
-//    -t log p - (1-t) log(1-p), also averaged over outputs; sparse categorical
-//    cross-entropy -log softmax(z)[label]), differentiated by central differences in
+//    (mse = mean over rows of the mean over outputs of (y-t)^2; mae of |y-t|; huber of
+//    0.5 e^2 within delta, delta (|e| - 0.5 delta) past it; log_cosh of log cosh(y-t);
+//    binary cross-entropy -t log p - (1-t) log(1-p), also averaged over outputs;
+//    categorical cross-entropy -sum t log softmax(z); sparse categorical cross-entropy
+//    -log softmax(z)[label]; label smoothing t (1-s) + s/2 or t (1-s) + s/classes; the
+//    activations of keras.activations), differentiated by central differences in
 //    double with h = 1e-5: truncation ~h^2 = 1e-10 and round-off ~1e-16/h = 1e-11, so
 //    the reference gradient is exact to far below float precision and the model's
 //    float32 gradient must match it to 1e-3 relative (+1e-5 absolute);
@@ -14,8 +17,9 @@
 //    relative (+2e-3 absolute, for gradients near 0) is loose enough to never flake
 //    and tight enough to catch any wrong factor (a missing 1/outputs, 2, or sign);
 //  * naive loops in double for the backend's dense products.
-// Parameters whose perturbation flips the sign of a relu pre-activation (a kink,
-// where finite differences are meaningless) are skipped; the reference detects it.
+// Parameters whose perturbation flips the sign of a kink (a relu, leaky relu or selu
+// pre-activation, mae's error), where finite differences are meaningless, are skipped; the
+// reference detects it.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -45,17 +49,25 @@ ModelSpec make_spec(std::vector<LayerSpec> layers, Loss loss) {
 // ---- The double-precision reference ------------------------------------------------
 
 double act(Activation a, double z) {
+  const double selu_alpha = 1.6732632423543772848170429916717, selu_scale = 1.0507009873554804934193349852946;
   switch (a) {
     case Activation::relu: return z > 0 ? z : 0;
     case Activation::sigmoid: return 1 / (1 + std::exp(-z));
     case Activation::tanh: return std::tanh(z);
+    case Activation::gelu: return 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
+    case Activation::swish: return z / (1 + std::exp(-z));
+    case Activation::elu: return z > 0 ? z : std::expm1(z);
+    case Activation::selu: return selu_scale * (z > 0 ? z : selu_alpha * std::expm1(z));
+    case Activation::softplus: return std::log1p(std::exp(z));
+    case Activation::leaky_relu: return z > 0 ? z : 0.2 * z;
     default: return z;  // linear; softmax is handled by the loss
   }
 }
+bool has_kink(Activation a) { return a == Activation::relu || a == Activation::leaky_relu || a == Activation::selu; }
 
 struct RefResult {
   double loss = 0;
-  std::vector<bool> relu_signs;  // z > 0 of every relu pre-activation, in order
+  std::vector<bool> kink_signs;  // the side of every kink, in order: a kinked activation's z > 0, mae's y > t
 };
 
 RefResult reference(const ModelSpec& spec, const std::vector<double>& p, const std::vector<float>& X,
@@ -76,25 +88,33 @@ RefResult reference(const ModelSpec& spec, const std::vector<double>& p, const s
       at += size_t(in + 1) * l.units;
       a.resize(l.units);
       for (int j = 0; j < l.units; ++j) {
-        if (l.activation == Activation::relu) r.relu_signs.push_back(z[j] > 0);
+        if (has_kink(l.activation)) r.kink_signs.push_back(z[j] > 0);
         a[j] = act(l.activation, z[j]);
       }
       in = l.units;
     }
     const int n = spec.outputs();
+    const double s = spec.loss.label_smoothing;
     double row_loss = 0;
-    if (spec.loss.kind == Loss::sparse_categorical_crossentropy) {
+    if (spec.loss.kind == Loss::sparse_categorical_crossentropy || spec.loss.kind == Loss::categorical_crossentropy) {
       double sum = 0;
       for (double v : z) sum += std::exp(v);
-      row_loss = -(z[int(T[row])] - std::log(sum));
+      for (int j = 0; j < n; ++j) {
+        const double t = spec.loss.kind == Loss::categorical_crossentropy ? T[row * n + j] : double(int(T[row]) == j);
+        row_loss -= (t * (1 - s) + s / n) * (z[j] - std::log(sum));
+      }
     } else {
       for (int j = 0; j < n; ++j) {
-        const double t = T[row * n + j];
-        if (spec.loss.kind == Loss::mse) {
-          row_loss += (a[j] - t) * (a[j] - t);
-        } else {  // binary cross-entropy on p = sigmoid(z)
-          const double q = 1 / (1 + std::exp(-z[j]));
-          row_loss += -t * std::log(q) - (1 - t) * std::log(1 - q);
+        const double t = T[row * n + j], e = a[j] - t, delta = spec.loss.delta;
+        switch (spec.loss.kind) {
+          case Loss::mse: row_loss += e * e; break;
+          case Loss::mean_absolute_error: row_loss += std::abs(e), r.kink_signs.push_back(e > 0); break;
+          case Loss::huber: row_loss += std::abs(e) <= delta ? 0.5 * e * e : delta * (std::abs(e) - 0.5 * delta); break;
+          case Loss::log_cosh: row_loss += std::log(std::cosh(e)); break;
+          default: {  // binary cross-entropy on p = sigmoid(z), of the smoothed target
+            const double q = 1 / (1 + std::exp(-z[j])), ts = t * (1 - s) + 0.5 * s;
+            row_loss += -ts * std::log(q) - (1 - ts) * std::log(1 - q);
+          }
         }
       }
       row_loss /= n;
@@ -120,6 +140,11 @@ Problem make_problem(const ModelSpec& spec, uint64_t seed) {
   const int n = spec.outputs();
   if (spec.loss.kind == Loss::sparse_categorical_crossentropy) {
     for (int r = 0; r < kRows; ++r) p.T.push_back(float(rng.below(uint32_t(n))));
+  } else if (spec.loss.kind == Loss::categorical_crossentropy) {  // one-hot rows
+    for (int r = 0; r < kRows; ++r) {
+      const uint32_t label = rng.below(uint32_t(n));
+      for (int j = 0; j < n; ++j) p.T.push_back(float(uint32_t(j) == label));
+    }
   } else {
     const bool sigmoid_out = spec.output_activation() == Activation::sigmoid;
     for (int i = 0; i < kRows * n; ++i) {
@@ -164,7 +189,7 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
       plus[i] += h;
       minus[i] -= h;
       const RefResult rp = reference(spec, plus, pb.X, pb.T, kRows), rm = reference(spec, minus, pb.X, pb.T, kRows);
-      if (rp.relu_signs == base.relu_signs && rm.relu_signs == base.relu_signs) {
+      if (rp.kink_signs == base.kink_signs && rm.kink_signs == base.kink_signs) {
         const double fd = (rp.loss - rm.loss) / (2 * h);
         EXPECT_NEAR(grads[i], fd, 1e-5 + 1e-3 * std::abs(fd)) << "param " << i << " vs double reference";
       }
@@ -176,8 +201,8 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
       plus[i] += h;
       minus[i] -= h;
       const std::vector<double> p64p(plus.begin(), plus.end()), p64m(minus.begin(), minus.end());
-      if (reference(spec, p64p, pb.X, pb.T, kRows).relu_signs != base.relu_signs ||
-          reference(spec, p64m, pb.X, pb.T, kRows).relu_signs != base.relu_signs) {
+      if (reference(spec, p64p, pb.X, pb.T, kRows).kink_signs != base.kink_signs ||
+          reference(spec, p64m, pb.X, pb.T, kRows).kink_signs != base.kink_signs) {
         ++skipped;
         continue;
       }
@@ -204,7 +229,9 @@ TEST_P(HiddenActivation, MatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, HiddenActivation,
-                         testing::Values(Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh),
+                         testing::Values(Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh,
+                                         Activation::gelu, Activation::swish, Activation::elu, Activation::selu,
+                                         Activation::softplus, Activation::leaky_relu),
                          [](const testing::TestParamInfo<Activation>& info) { return to_string(info.param); });
 
 // (b) every loss with the output activations it allows.
@@ -238,6 +265,35 @@ TEST(LossGradient, SparseCategoricalCrossentropyReluHidden) {
                             Loss::sparse_categorical_crossentropy));
 }
 
+TEST(LossGradient, CategoricalCrossentropyOfOneHotRows) {
+  ModelSpec spec = make_spec({{4, Activation::tanh}, {3, Activation::softmax}}, Loss::categorical_crossentropy);
+  spec.targets = 3;
+  check_gradients(spec);
+}
+
+TEST(LossGradient, LabelSmoothing) {
+  ModelSpec categorical = make_spec({{4, Activation::tanh}, {3, Activation::softmax}}, Loss::categorical_crossentropy);
+  categorical.targets = 3, categorical.loss.label_smoothing = 0.2;
+  check_gradients(categorical);
+  ModelSpec binary = make_spec({{4, Activation::tanh}, {2, Activation::sigmoid}}, Loss::binary_crossentropy);
+  binary.loss.label_smoothing = 0.3;
+  check_gradients(binary);
+}
+
+TEST(LossGradient, FromLogitsIsTheSameLossOfALinearOutput) {
+  ModelSpec spec = make_spec({{4, Activation::tanh}, {2, Activation::linear}}, Loss::binary_crossentropy);
+  spec.loss.from_logits = true;
+  check_gradients(spec);
+}
+
+TEST(LossGradient, RegressionLosses) {
+  check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::mean_absolute_error));
+  check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::log_cosh));
+  ModelSpec huber = make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::huber);
+  huber.loss.delta = 0.5;  // the targets in [-1.5, 1.5] put errors on both sides of it
+  check_gradients(huber);
+}
+
 TEST(LossGradient, SingleLayerModel) {  // no hidden layer: the first layer is also the output
   check_gradients(make_spec({{3, Activation::softmax}}, Loss::sparse_categorical_crossentropy));
 }
@@ -258,6 +314,10 @@ TEST(LossGradient, RepeatedComputationIsIdentical) {
 }
 
 // ---- The backend's products against naive loops ------------------------------------
+
+constexpr Activation kElementwise[] = {Activation::linear, Activation::relu,     Activation::sigmoid, Activation::tanh,
+                                       Activation::gelu,   Activation::swish,    Activation::elu,     Activation::selu,
+                                       Activation::softplus, Activation::leaky_relu};
 
 std::vector<float> random_matrix(Rng& rng, int rows, int cols) {
   std::vector<float> v(size_t(rows) * cols);
@@ -282,7 +342,7 @@ TEST_P(DenseOps, ForwardMatchesNaiveLoop) {
   Rng rng(3);
   const auto X = random_matrix(rng, m, k), W = random_matrix(rng, k, n), b = random_matrix(rng, 1, n);
   CpuBackend cpu;
-  for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh}) {
+  for (Activation a : kElementwise) {
     std::vector<float> Y(size_t(m) * n);
     cpu.dense_forward(X.data(), W.data(), b.data(), Y.data(), nullptr, m, k, n, a);
     std::vector<double> want(Y.size());
@@ -341,26 +401,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, DenseOps,
                          });
 
 TEST(ActivationBackward, DerivativeFromOutput) {
-  // d act/dz at z, computed from y = act(z), against the analytic derivative in z.
+  // d act/dz at z, computed from y = act(z) (and z itself, for gelu and swish), against a central
+  // difference of the double activation (h = 1e-6: exact to ~1e-10 away from a kink; no z is at one).
   CpuBackend cpu;
   const std::vector<float> z = {-2.f, -0.5f, 0.3f, 1.7f};
   const std::vector<float> dY = {0.5f, -1.f, 2.f, 0.25f};
-  for (Activation a : {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh}) {
+  for (Activation a : kElementwise) {
     std::vector<float> Y(z.size()), dZ(z.size());
     for (size_t i = 0; i < z.size(); ++i) Y[i] = float(act(a, z[i]));
-    cpu.activation_backward(dY.data(), dZ.data(), int64_t(z.size()), {a, Y.data(), nullptr});
+    const Through own{a, Y.data(), z.data()};
+    cpu.activation_backward(dY.data(), dZ.data(), int64_t(z.size()), own);
     std::vector<double> want(z.size());
-    for (size_t i = 0; i < z.size(); ++i) {
-      double d = 1;
-      if (a == Activation::relu) d = z[i] > 0 ? 1 : 0;
-      if (a == Activation::sigmoid) d = act(a, z[i]) * (1 - act(a, z[i]));
-      if (a == Activation::tanh) d = 1 / (std::cosh(z[i]) * std::cosh(z[i]));
-      want[i] = dY[i] * d;
-    }
-    expect_close(dZ, want, 1e-6, to_string(a));
+    for (size_t i = 0; i < z.size(); ++i) want[i] = dY[i] * (act(a, z[i] + 1e-6) - act(a, z[i] - 1e-6)) / 2e-6;
+    expect_close(dZ, want, 1e-5, to_string(a));
     // In place (dZ aliasing dY), as the model calls it.
     std::vector<float> inout = dY;
-    cpu.activation_backward(inout.data(), inout.data(), int64_t(z.size()), {a, Y.data(), nullptr});
+    cpu.activation_backward(inout.data(), inout.data(), int64_t(z.size()), own);
     EXPECT_EQ(inout, dZ) << to_string(a);
   }
 }
