@@ -377,12 +377,16 @@ const float* Model::forward(const float* X, int m, const int* rows, const Pack& 
 
 void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
   float *grad = d_out_, *spare = d_next_;  // grad: (m, out), the gradient at the current stage's output
+  // The model's own buffers, with the data's counts_step: after a training step's loss pass counted
+  // the step, Dropout's backward finds the forward's mask at the step before (kernels/pack.h).
+  Pack own = pack();
+  own.counts_step = data.counts_step;
   const Stage& top = stages_.back();
   // The output's own activation where the loss does not take it (mse through a sigmoid), after its
   // activity regularizer's gradient.
-  if (top.activity) backend_.activity_backward(grad, grad, m, top.out, top.layer, layer_settings_, top.own(), pack());
+  if (top.activity) backend_.activity_backward(grad, grad, m, top.out, top.layer, layer_settings_, top.own(), own);
   else if (top.kind == LayerKind::dense && top.act != Activation::linear)
-    backend_.activation_backward(grad, grad, int64_t(m) * top.out, top.own(), {}, pack());
+    backend_.activation_backward(grad, grad, int64_t(m) * top.out, top.own(), {}, own);
   bool params_below = false;  // whether a stage below the current one has parameters (needs its gradient)
   std::vector<bool> needs_input_gradient(stages_.size());
   for (size_t s = 0; s < stages_.size(); ++s) {
@@ -395,17 +399,17 @@ void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
     const bool input_gradient = needs_input_gradient[s];
     const Through through = input_gradient ? below->through() : Through{};
     const float* input = below ? below->Y : X;
-    const Pack& layout = below ? pack() : data;
+    const Pack& layout = below ? own : data;
     switch (st.kind) {
       case LayerKind::dense:
         backend_.dense_backward_params(input, grad, st.dW, st.db, m, st.in, st.out, below ? nullptr : rows, layout);
         if (!input_gradient) break;
-        backend_.dense_backward_input(grad, st.W, spare, m, st.in, st.out, through, pack());  // through below's activation
+        backend_.dense_backward_input(grad, st.W, spare, m, st.in, st.out, through, own);  // through below's activation
         std::swap(grad, spare);
         break;
       case LayerKind::dropout:
         if (input_gradient)
-          backend_.dropout_backward(grad, grad, m, st.out, st.layer, settings_, layer_settings_, through, pack());
+          backend_.dropout_backward(grad, grad, m, st.out, st.layer, settings_, layer_settings_, through, own);
         break;
       case LayerKind::batch_normalization:
         backend_.batch_norm_backward(input, grad, input_gradient ? grad : nullptr, m, st.out, st.batch_norm(), through,
@@ -413,12 +417,12 @@ void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
         break;
       case LayerKind::activation:
         if (input_gradient)
-          backend_.activation_backward(grad, grad, int64_t(m) * st.out, {st.act, st.Y, input}, through, pack());
+          backend_.activation_backward(grad, grad, int64_t(m) * st.out, {st.act, st.Y, input}, through, own);
         break;
       case LayerKind::flatten: break;
     }
     if (input_gradient && below->activity)  // its gradient, then its activation's
-      backend_.activity_backward(grad, grad, m, below->out, below->layer, layer_settings_, below->own(), pack());
+      backend_.activity_backward(grad, grad, m, below->out, below->layer, layer_settings_, below->own(), own);
   }
 }
 
@@ -558,6 +562,11 @@ void Model::set_weights(const std::vector<float>& weights, int z) {
 
 void Model::stop(int z) {
   const int32_t stopped = 1;
+  backend_.to_device(&member(step_, z, stride_)->stopped, &stopped, sizeof stopped);
+}
+
+void Model::resume(int z) {
+  const int32_t stopped = 0;
   backend_.to_device(&member(step_, z, stride_)->stopped, &stopped, sizeof stopped);
 }
 

@@ -16,6 +16,7 @@
 // smooth (tanh, gelu) so that no difference straddles a kink; l1's kink at 0 is detected and skipped.
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -313,6 +314,25 @@ TEST(DropoutMask, DropsTheRateAndScalesWhatItKeepsTheSameInBackward) {
     other.seed = 12;
     cpu.dropout_forward(ones.data(), again.data(), m, n, 1, &other, layers, pack);
     EXPECT_NE(again, y) << "seed";
+  }
+}
+
+// A training step's backward takes the mask its forward drew (the step's, before the step is
+// counted): its SGD update is -lr times compute_gradients' gradient at the same step.
+TEST(DropoutMask, ATrainingStepsBackwardTakesItsForwardsMask) {
+  ModelSpec spec = make_spec({{5, Activation::tanh}, dropout(0.5), {2}});
+  spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.learning_rate = 0.5f;
+  CpuBackend cpu;
+  Model model(spec, cpu);
+  const Problem pb = make_problem(spec);
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const std::vector<float> before = model.get_params();
+    model.compute_gradients(pb.X.data(), pb.T.data(), kRows);  // does not count the step: the same masks
+    const std::vector<float> g = model.get_gradients();
+    model.train_batch(pb.X.data(), pb.T.data(), kRows);
+    const std::vector<float> after = model.get_params();
+    for (size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i], before[i] - 0.5f * g[i]) << "parameter " << i;
   }
 }
 
