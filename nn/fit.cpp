@@ -259,12 +259,14 @@ class PackFit::Epochs {
     done_ = !completed_ || epoch_ >= spec_.fit.epochs ||
             std::find(training_.begin(), training_.end(), true) == training_.end();
     if (done_)
-      for (size_t z = 0; z < results_.size(); ++z)
+      for (size_t z = 0; z < results_.size(); ++z) {
         if (training_[z]) {
           if (!why_stopped_.empty()) results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
           restore_best(int(z));  // Keras's EarlyStopping restores at the end of training, stopped early or not
           end(results_[z]);
         }
+        model_.resume(int(z));  // the fit is over: an evaluation after it sees every member
+      }
   }
 
   std::vector<FitResult>& results() { return results_; }

@@ -132,8 +132,11 @@ class Model {
   std::vector<float> get_weights(int member = 0);
   void set_weights(const std::vector<float>& weights, int member = 0);
   // From the next step on, every kernel leaves member's buffers as they are (it diverged, or stopped
-  // early, in a pack that goes on): it costs no work, and its weights stay those it has now.
+  // early, in a pack that goes on): it costs no work, and its weights stay those it has now. An
+  // evaluation skips it too, until resume(member): what a fit does at its end, so that every member
+  // is evaluated afterwards.
   void stop(int member);
+  void resume(int member);
   // A member's learning rate from the next step on (ReduceLROnPlateau; not with a schedule), and the
   // rate it has now.
   void set_learning_rate(float rate, int member = 0);

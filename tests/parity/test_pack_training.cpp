@@ -2,6 +2,7 @@
 // evaluation and the final weights, bit for bit, on the CPU backend and on the CUDA backend (host
 // execution in hostexec_tests, the GPU in gpu_tests: the same code runs the same launches).
 // Members differ in seed (weights and data order) and optimizer settings.
+#include <cmath>
 #include <cstring>
 
 #include "data/dataset.h"
@@ -191,6 +192,8 @@ TEST(PackTraining, MembersWithTheirOwnKerasSettingsTrainAsAlone) {
   EXPECT_EQ(packed[3].fit.restored_epoch, 1);
   EXPECT_EQ(packed[0].fit.epochs.size(), 4u);
   EXPECT_LT(packed[0].fit.epochs.back().learning_rate, specs[0].optimizer.learning_rate);
+  for (const Trained& member : packed)  // evaluated after the fit, stopped early or not
+    EXPECT_TRUE(member.test.loss > 0 && std::isfinite(member.test.loss)) << member.test.loss;
 #if defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "checked on the cpu only: its fits take minutes under ThreadSanitizer, which checks these "
                   "kernels' synchronization in test_layer_parity.cpp";

@@ -125,13 +125,15 @@ TEST(ReduceLROnPlateau, AnImprovementByMinDeltaRestartsTheWait) {
 struct Fitted {
   FitResult result;
   std::vector<float> weights;
+  Evaluation test;  // on every row, after the fit
 };
 Fitted fit_model(const ModelSpec& spec, const DataSplit& data) {
   CpuBackend cpu;
   DeviceData resident(cpu, data.train);
   Model model(spec, cpu);
-  Fitted f{fit(model, resident, {}), {}};
+  Fitted f{fit(model, resident, {}), {}, {}};
   f.weights = model.get_weights();
+  f.test = evaluate(model, resident, 0, resident.rows());
   return f;
 }
 
@@ -157,6 +159,9 @@ TEST(FitCallbacks, EarlyStoppingEndsTheFitAndRestoresTheBestWeights) {
   const Fitted first = fit_model(one, data);
   EXPECT_EQ(stopped.weights, first.weights);
   EXPECT_EQ(stopped.result.epochs[0].loss, first.result.epochs[0].loss);
+  // A model evaluated after its fit stopped is evaluated, with the weights it ended with.
+  EXPECT_EQ(stopped.test.loss, first.test.loss);
+  EXPECT_GT(stopped.test.loss, 0);
   // Without restore_best_weights it keeps the last epoch's.
   spec.fit.early_stopping->restore_best_weights = false;
   const Fitted last = fit_model(spec, data);
