@@ -107,11 +107,12 @@ void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
   cmd.add_option("--epochs", overrides.epochs, "Override fit.epochs (0: no training, the initial weights evaluated)")
       ->check(whole_number(0, INT_MAX));
   cmd.add_option("--batch-size", overrides.batch_size, "Override fit.batch_size")->check(whole_number(1, INT_MAX));
-  cmd.add_option("--learning-rate", overrides.learning_rate, "Override optimizer.learning_rate")
+  cmd.add_option("--learning-rate", overrides.learning_rate,
+                 "Override optimizer.learning_rate: a constant rate, in place of a schedule")
       ->check(positive_float());
   cmd.add_option("--seed", overrides.seed,
-                 "Override seed, which draws the initial weights and each epoch's shuffle; synthetic data has "
-                 "a seed of its own (--data synthetic:KIND:seed=N)")
+                 "Override seed, which draws the initial weights, each epoch's shuffle and Dropout's masks; "
+                 "synthetic data has a seed of its own (--data synthetic:KIND:seed=N)")
       ->check(seed_number());
   cmd.add_option("--memory-limit", overrides.memory_limit,
                  "Override memory.limit: a size with its unit (" + size_units() + "), e.g. 64MiB")

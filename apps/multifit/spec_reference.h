@@ -4,26 +4,68 @@
 namespace mf {
 
 inline constexpr const char* kSpecReference = R"(
-A spec (JSON), every key with its default; only input, layers and loss are required:
+A spec (JSON), every key with its default; only layers and loss are required, and input unless a
+first layer or an InputLayer gives it. Keras's names throughout: a layer's "type" is its class name,
+its keys the class's arguments; an optimizer, loss, metric, schedule, initializer or regularizer is
+its Keras string ("adam"), an object with its "name" and settings, or {"class_name": ..., "config":
+{...}} as Keras's get_config() writes it. A Keras setting multifit does not have is refused in one
+line that says what it does instead.
   "name": "model"                   the model's name in output and results
   "data": "fashion-mnist"           default data source (--data overrides)
-  "input": N                        features per row (required)
-  "layers": [{"units": N, "activation": "linear"}, ...]
-                                    Dense layers, 1 to 1048576 units; activation linear, relu,
-                                    sigmoid, tanh, or softmax (last layer only) (required)
-  "loss": "mse" | "binary_crossentropy" (sigmoid output) | "sparse_categorical_crossentropy"
-                                    (softmax output, labels 0..units-1) (required)
-  "optimizer": "adam" | "sgd" | {"name": "adam", "learning_rate": 0.001, "beta_1": 0.9,
-                                 "beta_2": 0.999, "epsilon": 1e-7}
-                                  | {"name": "sgd", "learning_rate": 0.01, "momentum": 0}
+  "input": N                        features per row, 1 to 1048576
+  "layers": [...]                   in order, the last is the output:
+    {"type": "Dense", "units": N, "activation": "linear", "use_bias": true,
+     "kernel_initializer": "glorot_uniform", "bias_initializer": "zeros",
+     "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null}
+                                    activations linear, relu, sigmoid, tanh, softmax, gelu, swish
+                                    (silu), elu, selu, softplus, leaky_relu; initializers
+                                    glorot_uniform/normal, he_uniform/normal, lecun_uniform/normal,
+                                    zeros, ones, constant (value), random_uniform (minval, maxval),
+                                    random_normal and truncated_normal (mean, stddev); regularizers
+                                    "l1", "l2" (0.01) or {"name": "l1_l2", "l1": 0, "l2": 0}
+    {"type": "Dropout", "rate": R}  R in [0, 1), training only
+    {"type": "BatchNormalization", "momentum": 0.99, "epsilon": 0.001, "center": true,
+     "scale": true, "beta_initializer": "zeros", "gamma_initializer": "ones",
+     "moving_mean_initializer": "zeros", "moving_variance_initializer": "ones"}
+    {"type": "Activation", "activation": A}, "ReLU", "ELU", "Softmax", "Flatten"
+    {"type": "InputLayer", "shape": [N]}, or "input_shape": [N] on the first layer
+  "loss": "mse" | "mae" | "huber" (delta 1.0) | "log_cosh" | "binary_crossentropy" |
+          "categorical_crossentropy" (one-hot targets) | "sparse_categorical_crossentropy"
+                                    the cross-entropies read a sigmoid or softmax output, or a
+                                    linear one with "from_logits": true; binary and categorical
+                                    take "label_smoothing": 0 (required)
+  "metrics": ["accuracy"]           a classification loss's accuracy by default, none for the
+                                    others; accuracy, binary_accuracy, categorical_accuracy,
+                                    sparse_categorical_accuracy, mae (mean_absolute_error), mse
+                                    (mean_squared_error)
+  "optimizer": "adam"               or {"name": ..., "learning_rate": 0.001 (sgd 0.01), ...}:
+                                    adam, adamw (beta_1 0.9, beta_2 0.999, epsilon 1e-7, amsgrad
+                                    false; adamw weight_decay 0.004), sgd (momentum 0, nesterov
+                                    false), rmsprop (rho 0.9, momentum 0, epsilon 1e-7, centered
+                                    false), adagrad (initial_accumulator_value 0.1, epsilon 1e-7),
+                                    adamax, nadam (beta_1, beta_2, epsilon); every one takes
+                                    weight_decay and one of clipnorm, global_clipnorm, clipvalue
+                                    "learning_rate" may be a schedule: ExponentialDecay,
+                                    InverseTimeDecay (initial_learning_rate, decay_steps,
+                                    decay_rate, staircase), CosineDecay (alpha, warmup_target,
+                                    warmup_steps), PolynomialDecay (end_learning_rate 0.0001,
+                                    power 1, cycle), PiecewiseConstantDecay (boundaries, values)
   "fit": {"epochs": 1,              0 evaluates and saves the initial weights
           "batch_size": 32,         rows per step; the last partial batch is a step
           "validation_split": 0,    the last fraction of the rows, in [0, 1)
-          "shuffle": true}          a new order every epoch
+          "shuffle": true,          a new order every epoch
+          "callbacks": []}          EarlyStopping (monitor "val_loss", min_delta 0, patience 0,
+                                    mode "auto", baseline null, restore_best_weights false,
+                                    start_from_epoch 0), ReduceLROnPlateau (monitor "val_loss",
+                                    factor 0.1, patience 10, mode "auto", min_delta 0.0001,
+                                    cooldown 0, min_lr 0); monitor loss or a metric, val_ for the
+                                    validation rows'
   "targets": 1                      target columns at the end of a CSV row: one per output unit
-                                    for multi-output mse or multi-label binary_crossentropy
-  "seed": 0                         the initial weights and each epoch's shuffle; synthetic data
-                                    has a seed of its own (synthetic:KIND:seed=N, 1234 by default)
+                                    for multi-output regression, multi-label binary_crossentropy
+                                    or one-hot categorical_crossentropy
+  "seed": 0                         the initial weights, each epoch's shuffle and Dropout's masks;
+                                    synthetic data has a seed of its own (synthetic:KIND:seed=N,
+                                    1234 by default)
   "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB (the
                                     --memory-limit flag takes only the latter: a unit is required)
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once
