@@ -107,6 +107,72 @@ TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
   EXPECT_EQ(training_plan(spec, 1000).bytes_of("batch y"), 1280u);
 }
 
+// The Keras layers' buffers, by hand: 10 -> Dense(20, gelu, l2 kernel, l1 activity) ->
+// BatchNormalization -> Dropout -> Dense(3, softmax), RMSprop (momentum, centered, clipnorm), batch 100.
+//   parameters: 10*20 + 20 + 20 gamma + 20 beta + 20*3 + 3 = 323 floats = 1292 B -> 1536, and so each
+//   of the gradients and RMSprop's three slots; moving mean and variance 40 floats -> 256
+//   layer 1: output and (gelu's) pre-activation, 100*20 floats = 8000 B -> 8192 each; layer 2
+//   (BatchNormalization): output 8192 and its batch mean and inverse, 40 floats -> 256; layer 3
+//   (Dropout): output 8192 (its mask is a hash, not stored); layer 4: 300 floats -> 1280
+//   backward dY, dX: 100 * the widest (20) -> 8192 each; row values: loss and accuracy, 200 floats
+//   -> 1024; totals 2 doubles -> 256
+//   penalty partials: one double per parameter block of 256 (six tensors, one block each) -> 256;
+//   activity partials: 2000 outputs in 8 blocks -> 256; gradient norm partials (6) and the norms
+//   (6 tensors and the global one) -> 256 each
+TEST(MemoryPlan, TheKerasLayersBuffersByHand) {
+  LayerSpec norm, drop;
+  norm.kind = LayerKind::batch_normalization;
+  drop.kind = LayerKind::dropout, drop.rate = 0.5;
+  ModelSpec spec = spec_of(10, {{20, Activation::gelu}, norm, drop, {3, Activation::softmax}},
+                           Loss::sparse_categorical_crossentropy, 100);
+  spec.layers[0].kernel_regularizer = {0, 1e-4f};
+  spec.layers[0].activity_regularizer = {1e-5f, 0};
+  spec.optimizer.kind = OptimizerKind::rmsprop, spec.optimizer.momentum = 0.5f, spec.optimizer.centered = true;
+  spec.optimizer.clip = ClipKind::norm, spec.optimizer.clip_value = 1.f;
+  const std::vector<std::pair<std::string, size_t>> want = {
+      {"parameters", 1536},
+      {"gradients", 1536},
+      {"rmsprop velocity", 1536},
+      {"rmsprop momentum", 1536},
+      {"rmsprop average gradient", 1536},
+      {"moving statistics", 256},
+      {"layer 1 output", 8192},
+      {"layer 1 pre-activation", 8192},
+      {"layer 2 output", 8192},
+      {"layer 2 batch statistics", 256},
+      {"layer 3 output", 8192},
+      {"layer 4 output", 1280},
+      {"backward dY", 8192},
+      {"backward dX", 8192},
+      {"row values", 1024},
+      {"loss totals", 256},
+      {"penalty partials", 256},
+      {"activity penalty partials", 256},
+      {"gradient norm partials", 256},
+      {"gradient norms", 256},
+      {"member settings", aligned(sizeof(MemberSettings))},
+      {"layer settings", aligned(4 * sizeof(LayerSettings))},
+      {"parameter tensors", aligned(6 * sizeof(ParamTensor))},
+      {"step state", aligned(sizeof(StepState))}};
+  const MemoryPlan plan = Model::plan(spec);
+  ASSERT_EQ(plan.parts.size(), want.size()) << plan.describe();
+  size_t total = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(plan.parts[i].name, want[i].first);
+    EXPECT_EQ(plan.parts[i].bytes, want[i].second) << want[i].first;
+    total += want[i].second;
+  }
+  EXPECT_EQ(Model::param_count(spec), 323);
+  EXPECT_EQ(Model::weight_count(spec), 323 + 40);
+  // The cap holds it exactly: the pool takes the plan and no more, and a byte less is refused.
+  CpuBackend cpu;
+  spec.memory = {total, PoolMode::grow};
+  Model model(spec, cpu);
+  EXPECT_EQ(model.pool_stats().peak_bytes, total);
+  spec.memory.limit_bytes = total - 1;
+  EXPECT_THROW(Model(spec, cpu), OutOfMemory);
+}
+
 TEST(Model, PoolHoldsExactlyThePlan) {
   CpuBackend cpu;
   const ModelSpec spec = small_spec();
