@@ -63,7 +63,7 @@ std::string best_file_stem(const std::string& name, size_t index);
 
 // Before anything trains: DIR is a folder that exists and is writable or can be made in a folder
 // that exists, and when `by` is given some model of the sweep can have a value of it (validation
-// rows for val_*, a loss with an accuracy for *_accuracy, a data source with a test set for test_*).
+// rows for val_*, an accuracy metric for *_accuracy, a data source with a test set for test_*).
 // Throws UserError naming --save-best, the value and what is allowed.
 void check_save_best_dir(const SaveBest& save);
 void check_save_best_metric(const std::vector<Job>& jobs, std::optional<RankBy> by);

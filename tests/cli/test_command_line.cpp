@@ -221,13 +221,13 @@ TEST_F(Cli, TrainGivenASweepSaysToUseRun) {
   EXPECT_TRUE(contains(r.err, "grid: unknown key")) << r.err;
 }
 
-// --help says what the seed seeds: the weights and the shuffles; synthetic data has its own seed,
+// --help says what the seed seeds: the weights, the shuffles and Dropout's masks; synthetic data has its own seed,
 // which neither the spec's seed nor --seed changes.
 TEST_F(Cli, HelpSaysWhatTheSeedSeeds) {
   for (const std::string command : {"train", "run"}) {
     const std::string help = multifit(command + " --help").out;
-    EXPECT_TRUE(contains(help, "--seed UINT                 Override seed, which draws the initial weights and "
-                               "each epoch's shuffle; synthetic data has a seed of its own"))
+    EXPECT_TRUE(contains(help, "--seed UINT                 Override seed, which draws the initial weights, "
+                               "each epoch's shuffle and Dropout's masks; synthetic data has a seed of its own"))
         << help;
     EXPECT_FALSE(contains(help, "INT:INT")) << help;  // each type once
     EXPECT_TRUE(contains(help, "seed (the data's own, 1234 unless given: the spec's seed and --seed do not change it)"))
@@ -235,8 +235,8 @@ TEST_F(Cli, HelpSaysWhatTheSeedSeeds) {
   }
   const std::string reference = multifit("train --help").out;
   EXPECT_FALSE(contains(reference, "shuffles and synthetic data")) << reference;
-  EXPECT_TRUE(contains(reference, "\"seed\": 0                         the initial weights and each epoch's shuffle; "
-                                  "synthetic data\n"))
+  EXPECT_TRUE(contains(reference, "\"seed\": 0                         the initial weights, each epoch's shuffle and "
+                                  "Dropout's masks;\n"))
       << reference;
   // What the help says is so: the data is the same whatever --seed, the weights are not.
   std::vector<json> runs;

@@ -264,8 +264,8 @@ TEST_F(SaveBest, WrongInputIsOneLineBeforeAnythingTrains) {
   refused("run " + sweep(unvalidated) + " --backend cpu --quiet --rank-by val_accuracy --save-best 3 " +
               quoted(path("best")) + " --json " + quoted(path("r.json")),
           "--save-best with --rank-by val_accuracy: no model of the sweep can have val_accuracy, which needs "
-          "validation rows (fit.validation_split above 0) and a loss with an accuracy (not mse); rank by another "
-          "metric, or leave --rank-by out");
+          "validation rows (fit.validation_split above 0) and an accuracy metric; rank by another metric, or leave "
+          "--rank-by out");
   EXPECT_TRUE(result("r.json")["models"].empty());  // the document says why, with no model trained
   EXPECT_TRUE(contains(result("r.json")["error"], "--save-best with --rank-by val_accuracy"));
   fs::create_directories(path("best"));
