@@ -223,8 +223,20 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   const DataSplit more = make_synthetic("teacher:rows=700,classes=4");
   for (ModelSpec& spec : specs) spec.fit = {2, 300, 0.f, false};
   expect_pack_equals_alone(*device, specs, more.train, true);
-  // Dropout's masks and a schedule's rate change every step from the step count on the device, and
-  // a member EarlyStopping stopped is skipped by the same replayed launches.
+}
+
+// Dropout's masks and a schedule's rate change every step from the step count on the device, and a
+// member EarlyStopping stopped is skipped by the same replayed launches: replayed steps give the
+// numbers of steps launched one by one.
+TEST(Graphs, ReplayedStepsDrawEachStepsMasksAndRateAndSkipAStoppedMember) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "run without ThreadSanitizer (hostexec_tests, gpu_tests): these fits take minutes under it, and "
+                  "test_layer_parity.cpp checks the same kernels' synchronization there";
+#endif
+  std::string why;
+  std::unique_ptr<Backend> device = make_device_under_test(why);
+  if (!device) GTEST_SKIP() << why;
+  ASSERT_TRUE(device->has_graphs());
   const std::vector<ModelSpec> keras = keras_members();
   const DataSplit small = make_synthetic("teacher:rows=130,classes=4");
   expect_pack_equals_alone(*device, {keras[1], keras[2]}, small.train, true);
