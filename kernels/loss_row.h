@@ -41,6 +41,19 @@ struct LossSettings {
   float delta = 1;
 };
 
+// The metrics that read each output beside its own target (binary accuracy, mae, mse): p is what
+// Keras's metric sees of output j, t its target; sum[k] gathers metric k over the row's outputs.
+MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, float* sum) {
+  for (int k = 0; k < metrics.count; ++k) {
+    switch (metrics.kind[k]) {
+      case Metric::binary_accuracy: sum[k] += t == (p > 0.5f ? 1.f : 0.f) ? 1.f : 0.f; break;  // y_true == (y_pred > 0.5)
+      case Metric::mean_absolute_error: sum[k] += fabsf(t - p); break;
+      case Metric::mean_squared_error: sum[k] += (t - p) * (t - p); break;
+      default: break;
+    }
+  }
+}
+
 // out(n): logits for the cross-entropies, the output layer's activations for the others. target:
 // a class index (target_cols 1 with several outputs) or n values. scale = loss_grad_scale(). Writes
 // d_out(n) and values(shape.values()).
@@ -63,7 +76,7 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
     return sums_over_classes(loss) ? expf(out[j] - max) / sum : sigmoid(out[j]);
   };
 
-  float total = 0.f;
+  float total = 0.f, metric_sums[kMaxMetrics] = {};
   if (loss == Loss::sparse_categorical_crossentropy) {
     for (int j = 0; j < n; ++j) d_out[j] = (expf(out[j] - max) / sum - (j == label ? 1.f : 0.f)) * scale;
     total = logf(sum) + max - out[label];  // -log softmax(out)[label]
@@ -77,13 +90,14 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
   } else {
     for (int j = 0; j < n; ++j) {
       const float z = out[j], t = target[j];
-      float term = 0.f, grad = 0.f;
+      float term = 0.f, grad = 0.f, p = z;  // p: what the metrics see
       switch (loss) {
         case Loss::binary_crossentropy: {
           const float smoothed = t * s.one_minus_label_smoothing + s.half_label_smoothing;
           const BceOfLogit bce = bce_from_logit(z, s.label_smoothing != 0.f ? smoothed : t);
           term = bce.loss;
           grad = bce.probability - (s.label_smoothing != 0.f ? smoothed : t);
+          p = probabilities ? bce.probability : z;  // sigmoid(z), as predicted() computes it
           break;
         }
         case Loss::mean_absolute_error: {
@@ -113,40 +127,38 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
       }
       total += term;
       d_out[j] = grad * scale;
+      add_element_metrics(shape.metrics, t, p, metric_sums);  // in the same pass: p is at hand
     }
     total /= float(n);
   }
   values[0] = total;
 
-  // Each metric of the row, from what Keras's metrics see (predicted) and the targets as given.
+  // Each metric of the row, from what Keras's metrics see (predicted) and the targets as given. The
+  // element-wise ones of an element-wise loss are summed above; those of a loss over the classes
+  // (never with a class index: the parser refuses them) and the argmax of the accuracies here.
+  bool argmax_needed = false;
+  for (int k = 0; k < shape.metrics.count; ++k)
+    argmax_needed = argmax_needed || shape.metrics.kind[k] == Metric::categorical_accuracy ||
+                    shape.metrics.kind[k] == Metric::sparse_categorical_accuracy;
+  if (sums_over_classes(loss))
+    for (int j = 0; j < n && !by_index; ++j) add_element_metrics(shape.metrics, target[j], predicted(j), metric_sums);
   int argmax_predicted = 0, argmax_target = label;
-  float best = predicted(0);
-  for (int j = 1; j < n; ++j)
-    if (const float p = predicted(j); p > best) best = p, argmax_predicted = j;
-  if (!by_index) {
-    argmax_target = 0;
+  if (argmax_needed) {
+    float best = predicted(0);
     for (int j = 1; j < n; ++j)
-      if (target[j] > target[argmax_target]) argmax_target = j;
+      if (const float p = predicted(j); p > best) best = p, argmax_predicted = j;
+    if (!by_index) {
+      argmax_target = 0;
+      for (int j = 1; j < n; ++j)
+        if (target[j] > target[argmax_target]) argmax_target = j;
+    }
   }
   for (int k = 0; k < shape.metrics.count; ++k) {
-    float value = 0.f;
     switch (shape.metrics.kind[k]) {
-      case Metric::binary_accuracy:  // y_true == (y_pred > 0.5), averaged over the outputs
-        for (int j = 0; j < n; ++j) value += target[j] == (predicted(j) > 0.5f ? 1.f : 0.f) ? 1.f : 0.f;
-        value /= float(n);
-        break;
-      case Metric::categorical_accuracy: value = argmax_predicted == argmax_target ? 1.f : 0.f; break;
-      case Metric::sparse_categorical_accuracy: value = float(argmax_predicted) == target[0] ? 1.f : 0.f; break;
-      case Metric::mean_absolute_error:
-        for (int j = 0; j < n; ++j) value += fabsf(target[j] - predicted(j));
-        value /= float(n);
-        break;
-      case Metric::mean_squared_error:
-        for (int j = 0; j < n; ++j) value += (target[j] - predicted(j)) * (target[j] - predicted(j));
-        value /= float(n);
-        break;
+      case Metric::categorical_accuracy: values[1 + k] = argmax_predicted == argmax_target ? 1.f : 0.f; break;
+      case Metric::sparse_categorical_accuracy: values[1 + k] = float(argmax_predicted) == target[0] ? 1.f : 0.f; break;
+      default: values[1 + k] = metric_sums[k] / float(n);  // averaged over the outputs
     }
-    values[1 + k] = value;
   }
 }
 

@@ -36,8 +36,10 @@ __global__ void optimizer_kernel(OptimizerStep s, Pack pack) {
   double penalty = 0;
   if (e.valid) {
     const int64_t t = b.state->t;
-    const StepConstants c = step_constants(K, b.settings->optimizer, t, b.state->nadam_product[(t - 1) & 1]);
-    penalty = step_element(K, s, b, r, c, clip_norm(s, b, e.tensor), e.i);
+    const OptimizerSettings& o = b.settings->optimizer;
+    const StepConstants c = step_constants(K, o, t, b.state->nadam_product[(t - 1) & 1]);
+    if (s.regularized) penalty = regularizer_penalty(b.params[e.i], r.l1, r.l2);  // before the update
+    step_element(K, s, o, c, r, clip_norm(s, b, e.tensor), b.params, b.grads, b.slot, e.i);
   }
   if (s.regularized) {  // the same for every thread of the launch
     const double sum = block_sum(penalty);

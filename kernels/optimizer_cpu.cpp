@@ -19,18 +19,55 @@ template <class Body>
   }
 }
 
+// The updates of one block's n parameters w (and their slots) with their gradients g: one loop,
+// whose branches are on the pack's flags alone, so that it vectorizes.
 template <OptimizerKind K>
-[[gnu::always_inline]] inline void update_blocks(const OptimizerStep& s, const MemberStep& b, double* penalty,
+[[gnu::always_inline]] inline void update(float* __restrict w, const float* __restrict g, float* const slot[3], int64_t n,
+                                          const OptimizerSettings& o, const StepConstants& c, bool momentum_slot,
+                                          bool amsgrad) {
+  for (int64_t i = 0; i < n; ++i) optimizer_update(K, w[i], slot, i, g[i], o, c, momentum_slot, amsgrad);
+}
+
+// A member's step over blocks [first, last), as step_element (kernels/param_tensors.h) composes it,
+// in passes over each block's elements: the gradient each update takes (regularized, then clipped),
+// the weight decay, the update. Each pass's branches are outside its loop, and it reads copies of
+// the step and the settings, which its stores cannot alias: every loop vectorizes.
+template <OptimizerKind K>
+[[gnu::always_inline]] inline void update_blocks(const OptimizerStep& shared, const MemberStep& b, double* penalty,
                                                  int first, int last) {
+  const OptimizerStep s = shared;
+  const OptimizerSettings o = b.settings->optimizer;
   const int64_t t = b.state->t;
-  const StepConstants c = step_constants(K, b.settings->optimizer, t, b.state->nadam_product[(t - 1) & 1]);
-  each_block(s, first, last, [&](int block, int tensor, int64_t begin, int64_t end) {
+  const StepConstants c = step_constants(K, o, t, b.state->nadam_product[(t - 1) & 1]);
+  for (int block = first; block < last; ++block) {  // not each_block: a lambda would leave the clone's ISA
+    const int tensor = tensor_of_block(s.tensors, s.tensor_count, block);
+    const ParamTensor& p = s.tensors[tensor];
+    const int64_t begin = p.begin + int64_t(block - p.first_block) * kParamBlock;
+    const int64_t n = std::min<int64_t>(kParamBlock, p.begin + p.count - begin);
+    float* __restrict w = b.params + begin;
+    const float* __restrict loss_grad = b.grads + begin;
     const Regularizer r = regularizer_of(s.tensors[tensor], b.layers);
-    const float norm = clip_norm(s, b, tensor);
-    double sum = 0;
-    for (int64_t i = begin; i < end; ++i) sum += step_element(K, s, b, r, c, norm, i);
-    if (s.regularized) penalty[block] = sum;
-  });
+    if (s.regularized) {  // the penalty of the weights before the update, for the loss
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += regularizer_penalty(w[i], r.l1, r.l2);
+      penalty[block] = sum;
+    }
+    float g[kParamBlock];
+    if (s.regularized && r.any()) {
+      for (int64_t i = 0; i < n; ++i) g[i] = loss_grad[i] + regularizer_grad(w[i], r.l1, r.l2);
+    } else {
+      for (int64_t i = 0; i < n; ++i) g[i] = loss_grad[i];
+    }
+    if (s.clip != ClipKind::none) {
+      const float norm = clip_norm(s, b, tensor);
+      for (int64_t i = 0; i < n; ++i) g[i] = clipped(s.clip, g[i], o.clip, norm);
+    }
+    if (o.weight_decay != 0.f)
+      for (int64_t i = 0; i < n; ++i) decay_weight(w[i], o, c.lr);
+    float* const slot[3] = {b.slot[0] ? b.slot[0] + begin : nullptr, b.slot[1] ? b.slot[1] + begin : nullptr,
+                            b.slot[2] ? b.slot[2] + begin : nullptr};
+    update<K>(w, g, slot, n, o, c, s.momentum_slot, s.amsgrad);
+  }
 }
 
 }  // namespace

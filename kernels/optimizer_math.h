@@ -177,7 +177,7 @@ MF_HD StepConstants step_constants(OptimizerKind kind, const OptimizerSettings& 
 
 // One parameter's update by the optimizer `kind`, with its (clipped) gradient g. `amsgrad` (Adam,
 // AdamW) and whether SGD and RMSprop keep a momentum slot are the pack's, so they are arguments.
-MF_HD void optimizer_update(OptimizerKind kind, float& w, float* slot[3], int64_t i, float g,
+MF_HD void optimizer_update(OptimizerKind kind, float& w, float* const slot[3], int64_t i, float g,
                             const OptimizerSettings& s, const StepConstants& c, bool momentum_slot, bool amsgrad) {
   switch (kind) {
     case OptimizerKind::sgd: {

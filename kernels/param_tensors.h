@@ -99,21 +99,18 @@ MF_HD MemberStep member_step(const OptimizerStep& s, int z, const Pack& pack) {
           member(pack.step, z, pack.stride)};
 }
 
-// Element i's step, of a tensor with regularizer r: the update of parameter i with its gradient
-// (regularized, clipped by `norm` where clipping is by norm) after weight decay; returns the
-// parameter's penalty before it (0 without regularizers). `kind` is s.kind, as a constant where the
-// caller compiles one loop per optimizer.
-MF_HD double step_element(OptimizerKind kind, const OptimizerStep& s, const MemberStep& b, const Regularizer& r,
-                          const StepConstants& c, float norm, int64_t i) {
-  const OptimizerSettings& o = b.settings->optimizer;
-  float w = b.params[i];
-  const double penalty = s.regularized ? regularizer_penalty(w, r.l1, r.l2) : 0.0;
-  const float g = clipped(s.clip, regularized_grad(s, r, b.grads[i], w), o.clip, norm);
+// Parameter i's step, of a tensor with regularizer r: its update with its gradient (regularized,
+// clipped by `norm` where clipping is by norm) after weight decay. `kind` is s.kind, as a constant
+// where the caller compiles one loop per optimizer; `o` is the member's settings (a CPU loop passes
+// copies of it and of s, which its stores cannot alias, so that it vectorizes).
+MF_HD void step_element(OptimizerKind kind, const OptimizerStep& s, const OptimizerSettings& o, const StepConstants& c,
+                        const Regularizer& r, float norm, float* params, const float* grads, float* const slot[3],
+                        int64_t i) {
+  float w = params[i];
+  const float g = clipped(s.clip, regularized_grad(s, r, grads[i], w), o.clip, norm);
   decay_weight(w, o, c.lr);
-  float* slot[3] = {b.slot[0], b.slot[1], b.slot[2]};
   optimizer_update(kind, w, slot, i, g, o, c, s.momentum_slot, s.amsgrad);
-  b.params[i] = w;
-  return penalty;
+  params[i] = w;
 }
 
 // The norm clipping divides by: the tensor's, or the global one (after every tensor's), or none.
