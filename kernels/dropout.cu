@@ -16,8 +16,8 @@ __global__ void dropout_forward_kernel(const float* X, float* Y, int64_t count, 
   const int z = int(blockIdx.y);
   if (i >= count || stopped(pack, z)) return;
   const LayerSettings& s = member(layers, z, pack.stride)[layer];
-  member(Y, z, pack.stride)[i] = dropout(s, member(X, z, pack.data_stride)[i], member(settings, z, pack.stride)->seed,
-                                         layer, steps_before(pack, z, false), i);
+  const uint32_t key = dropout_key(member(settings, z, pack.stride)->seed, layer, steps_before(pack, z, false));
+  member(Y, z, pack.stride)[i] = dropout(s, member(X, z, pack.data_stride)[i], key, i);
 }
 
 __global__ void dropout_backward_kernel(const float* dY, float* dX, int64_t count, int layer,
@@ -28,8 +28,8 @@ __global__ void dropout_backward_kernel(const float* dY, float* dX, int64_t coun
   if (i >= count || stopped(pack, z)) return;
   const LayerSettings& s = member(layers, z, pack.stride)[layer];
   below = member_through(below, z, pack.stride);
-  const float g = dropout(s, member(dY, z, pack.stride)[i], member(settings, z, pack.stride)->seed, layer,
-                          steps_before(pack, z, true), i);
+  const uint32_t key = dropout_key(member(settings, z, pack.stride)->seed, layer, steps_before(pack, z, true));
+  const float g = dropout(s, member(dY, z, pack.stride)[i], key, i);
   member(dX, z, pack.stride)[i] = below.apply(g, i);
 }
 

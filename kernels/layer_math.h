@@ -37,18 +37,18 @@ struct LayerSettings {
 // draw is a hash of (the member's seed, the layer's index in the spec, the step's count, the
 // element's index in the batch): the same spec gives the same masks on every backend, any pack, any
 // thread count, and backward finds the mask again without storing it.
-MF_HD float dropout_uniform(uint64_t seed, int layer, int64_t step, int64_t element) {
+// The draw's part that a member's layer shares across one step's elements, computed once a step.
+MF_HD uint32_t dropout_key(uint64_t seed, int layer, int64_t step) {
   const uint32_t key = mix32(uint32_t(seed) ^ mix32(uint32_t(seed >> 32) + 0x9e3779b9U * uint32_t(layer + 1)));
-  const uint32_t at = mix32(key ^ mix32(uint32_t(step) ^ mix32(uint32_t(uint64_t(step) >> 32) + 0x85ebca6bU)));
-  const uint32_t bits = mix32(at ^ mix32(uint32_t(element) + 0xc2b2ae35U * uint32_t(uint64_t(element) >> 32)));
-  return float(bits >> 8) * (1.f / 16777216.f);  // 24 bits: every value exact in float32
+  return mix32(key ^ mix32(uint32_t(step) ^ mix32(uint32_t(uint64_t(step) >> 32) + 0x85ebca6bU)));
 }
-MF_HD bool dropout_keeps(const LayerSettings& s, uint64_t seed, int layer, int64_t step, int64_t element) {
-  return dropout_uniform(seed, layer, step, element) >= s.dropout_rate;
+MF_HD float dropout_uniform(uint32_t key, int64_t element) {
+  const uint32_t bits = mix32(key ^ mix32(uint32_t(element) + 0xc2b2ae35U * uint32_t(uint64_t(element) >> 32)));
+  return float(int32_t(bits >> 8)) * (1.f / 16777216.f);  // 24 bits: every value exact in float32
 }
 // Dropout of x at element `element` of the batch, or its gradient's (the same mask and scale).
-MF_HD float dropout(const LayerSettings& s, float x, uint64_t seed, int layer, int64_t step, int64_t element) {
-  return dropout_keeps(s, seed, layer, step, element) ? x * s.dropout_scale : 0.f;
+MF_HD float dropout(const LayerSettings& s, float x, uint32_t key, int64_t element) {
+  return dropout_uniform(key, element) >= s.dropout_rate ? x * s.dropout_scale : 0.f;
 }
 
 // ---- BatchNormalization (Ioffe & Szegedy, ICML 2015), each column over the batch's rows: in

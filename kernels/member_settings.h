@@ -10,7 +10,7 @@
 namespace mf {
 
 struct MemberSettings {
-  uint64_t seed = 0;  // of the epoch shuffle (permute_index) and of dropout's masks (dropout_uniform)
+  uint64_t seed = 0;  // of the epoch shuffle (permute_index) and of dropout's masks (dropout_key)
   OptimizerSettings optimizer;
   LossSettings loss;
 };

@@ -2,7 +2,7 @@
 // the whole model on CpuBackend, against a double-precision reference written here from Keras 3's
 // definitions:
 //  * Dropout in training: y = x / (1 - rate) where kept, 0 where dropped, the mask being
-//    multifit's counter hash (kernels/layer_math.h: dropout_uniform), which the reference calls;
+//    multifit's counter hash (kernels/layer_math.h: dropout_key, dropout_uniform), which the reference calls;
 //  * BatchNormalization in training: each column's batch mean and biased variance (tf.nn.moments),
 //    y = (x - mean) / sqrt(var + epsilon) * gamma + beta; its moving statistics then
 //    moving * momentum + batch * (1 - momentum); in inference the moving ones in place of the batch's;
@@ -110,7 +110,7 @@ Reference reference(const ModelSpec& spec, const std::vector<double>& p, const s
     } else if (l.kind == LayerKind::dropout && training) {
       for (int row = 0; row < kRows; ++row)
         for (int j = 0; j < width; ++j)
-          a[row][j] = dropout_uniform(spec.seed, int(li), 0, int64_t(row) * width + j) >= float(l.rate)
+          a[row][j] = dropout_uniform(dropout_key(spec.seed, int(li), 0), int64_t(row) * width + j) >= float(l.rate)
                           ? a[row][j] / (1 - l.rate)
                           : 0;
     } else if (l.kind == LayerKind::batch_normalization) {
