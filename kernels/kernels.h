@@ -27,7 +27,7 @@ struct GemmFused {
   const float* bias = nullptr;       // forward: C = act(C + bias(N)); null: no bias
   Activation act = Activation::linear;
   float* pre_activation = nullptr;   // forward: also Z(M,N) = C + bias, before the activation
-  Through through;                   // backward: C = C through the layer below (its y and z are (M,N))
+  Through through = {};              // backward: C = C through the layer below (its y and z are (M,N))
   float* col_sums = nullptr;         // also col_sums(N) = 1ᵀ·op(B): a layer's bias gradient
 };
 
