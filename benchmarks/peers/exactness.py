@@ -13,7 +13,7 @@ EarlyStopping ends both at the same one), and every final weight (a BatchNormali
 statistics too).
 
 Dropout: Keras draws its masks from its own generator, so the Keras model's Dropout is a layer of
-this script's (HashDropout) that draws multifit's mask (kernels/layer_math.h: dropout_uniform, a
+this script's (HashDropout) that draws multifit's mask (kernels/layer_math.h: dropout_key and dropout_uniform, a
 hash of the model's seed, the layer's index, the step and the element), recomputed here in numpy,
 and scales as tf.nn.dropout does: what is compared is everything but the draw.
 

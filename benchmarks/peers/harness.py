@@ -6,6 +6,8 @@ Workloads (benchmarks/peers/workloads.py):
   W1 process  the whole process as a user runs it: interpreter or binary start, imports, 2 epochs
   W2 epoch    seconds per epoch of the Fashion-MNIST MLP at batch 32 and 128 (median of epochs 2..E)
   W2 accuracy test accuracy after 10 epochs at batch 32 (once per framework)
+  W4 epoch    seconds per epoch of Keras's MLP (Dropout, RMSprop, batch 128, validation rows, EarlyStopping),
+              the median of epochs 2..3
   W3 sweep    the Fashion-MNIST grid (8 MLPs), 1 epoch each, the ways users run it: multifit run in
               its best mode on this machine; Keras and PyTorch as a serial loop in one process, as one
               process per model (all at once), and for PyTorch torch.func vmap by shape
@@ -16,7 +18,7 @@ multifit in W2 (--threads 1, and its default: the cores it may use). Start-up
 (imports, context) is reported apart from training where the task measures training.
 
 usage: benchmarks/peers/harness.py --out DIR [--python .venv-peers/bin/python] [--multifit build/bin/multifit]
-                                   [--reps 3] [--only w1,w2,w3] [--device cpu|cuda]
+                                   [--reps 3] [--only w1,w2,w3,w4] [--device cpu|cuda]
 Writes DIR/peers.json (every measurement, and the machine: CPU, cores, memory, load averages,
 versions, commit, date) and DIR/summary.md (the table).
 """
@@ -140,6 +142,32 @@ class Harness:
             self.record("W2 accuracy", "multifit", json.load(open(doc.name))["models"][0]["test_accuracy"], unit="")
         for script, name in self.peers:
             self.record("W2 accuracy", name, self.peer(script, "w2", "default", "--epochs", "10")[1]["test_accuracy"], unit="")
+
+    # ---- W4 ----------------------------------------------------------------------------------------
+    def w4(self):
+        spec = os.path.join(ROOT, "examples", "fashion-mnist-keras-mlp.json")
+        epochs = 3
+
+        def multifit_epoch(*threads):
+            def measure(way):
+                with tempfile.NamedTemporaryFile(suffix=".json") as doc:
+                    self.multifit("train", spec, "--backend", self.a.backend, "--epochs", str(epochs), *threads,
+                                  "--quiet", "--json", doc.name)
+                    seconds = [e["seconds"] for e in json.load(open(doc.name))["models"][0]["epochs"][1:]]
+                self.record("W4 epoch b128", way, statistics.median(seconds), unit="s")
+            return measure
+
+        def peer_epoch(script, threads):
+            def measure(way):
+                result = self.peer(script, "w4", threads, "--epochs", str(epochs))[1]
+                self.record("W4 epoch b128", way, statistics.median(result["epoch_s"][1:]), unit="s")
+            return measure
+
+        ways = [("multifit (default threads)", multifit_epoch()), ("multifit (1 thread)", multifit_epoch("--threads", "1"))]
+        for script, name in self.peers:
+            for threads in ("1", "default"):
+                ways.append((f"{name} ({threads} thread{'s' if threads != '1' else ''})", peer_epoch(script, threads)))
+        self.alternate(ways)
 
     # ---- W3 ----------------------------------------------------------------------------------------
     def w3(self):

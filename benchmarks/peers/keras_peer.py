@@ -4,6 +4,7 @@ usage: keras_peer.py TASK [--threads 1|default] [--batch B] [--epochs E] [--mode
   w1-step     the tiny model (W1): seconds per training step, after a warm-up epoch
   w1-process  W1 as a user runs it: imports, data, 2 epochs; the harness times the whole process
   w2          the Fashion-MNIST MLP (W2): seconds per epoch and the test accuracy
+  w4          Keras's MLP (W4): seconds per epoch (validation included) and the test accuracy
   w3-serial   the W3 models one after another in one process, clear_session() between them
   w3-one      one W3 model (--model I), for the one-process-per-model way
 Prints one JSON line: the task's figures, and import_s (importing Keras and TensorFlow).
@@ -30,11 +31,16 @@ import_s = time.perf_counter() - started
 def model_for(w, seed):
     keras.utils.set_random_seed(seed)
     layers = [keras.Input((w["input"],))]
-    layers += [keras.layers.Dense(units, activation=w["activation"]) for units in w["hidden"]]
+    for units in w["hidden"]:
+        layers.append(keras.layers.Dense(units, activation=w["activation"]))
+        if "dropout" in w:
+            layers.append(keras.layers.Dropout(w["dropout"]))
     layers.append(keras.layers.Dense(w["outputs"], activation="sigmoid" if w["outputs"] == 1 else "softmax"))
     model = keras.Sequential(layers)
     loss = "binary_crossentropy" if w["outputs"] == 1 else "sparse_categorical_crossentropy"
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3, epsilon=1e-7), loss=loss, metrics=["accuracy"])
+    optimizer = (keras.optimizers.RMSprop(learning_rate=1e-3) if "dropout" in w else
+                 keras.optimizers.Adam(learning_rate=1e-3, epsilon=1e-7))
+    model.compile(optimizer=optimizer, loss=loss, metrics=["accuracy"])
     return model
 
 
@@ -49,9 +55,10 @@ class EpochTimes(keras.callbacks.Callback):
         self.seconds.append(time.perf_counter() - self.start)
 
 
-def fit(model, x, y, batch, epochs):
+def fit(model, x, y, batch, epochs, validation_split=0.0, callbacks=()):
     times = EpochTimes()
-    model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=True, verbose=0, callbacks=[times])
+    model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=True, verbose=0, validation_split=validation_split,
+              callbacks=[times, *callbacks])
     return times.seconds
 
 
@@ -83,6 +90,13 @@ def main():
         x, y, xt, yt = workloads.fashion_mnist()
         model = model_for(workloads.W2, 42)
         out["epoch_s"] = fit(model, x, y, a.batch, a.epochs)
+        out["test_accuracy"] = float(model.evaluate(xt, yt, batch_size=256, verbose=0)[1])
+    elif a.task == "w4":
+        x, y, xt, yt = workloads.fashion_mnist()
+        w = workloads.W4
+        model = model_for(w, 42)
+        stopping = keras.callbacks.EarlyStopping(patience=3, restore_best_weights=True)
+        out["epoch_s"] = fit(model, x, y, w["batch"], a.epochs, w["validation_split"], [stopping])
         out["test_accuracy"] = float(model.evaluate(xt, yt, batch_size=256, verbose=0)[1])
     elif a.task in ("w3-serial", "w3-one"):
         x, y, xt, yt = workloads.fashion_mnist()

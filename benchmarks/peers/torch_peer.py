@@ -10,6 +10,7 @@ usage: torch_peer.py TASK [--threads 1|default] [--device cpu|cuda] [--batch B] 
   w1-step     the tiny model (W1): seconds per training step, after a warm-up epoch
   w1-process  W1 as a user runs it: imports, data, 2 epochs; the harness times the whole process
   w2          the Fashion-MNIST MLP (W2): seconds per epoch and the test accuracy
+  w4          Keras's MLP (W4): seconds per epoch (validation included) and the test accuracy
   w3-serial   the W3 models one after another in one process
   w3-one      one W3 model (--model I), for the one-process-per-model way
   w3-vmap     the W3 models by shape, each shape's models in one torch.func.vmap (the fused peer)
@@ -36,6 +37,8 @@ def model_for(w, seed, device):
     layers, fan_in = [], w["input"]
     for units in w["hidden"]:
         layers += [nn.Linear(fan_in, units), ACTIVATIONS[w["activation"]]()]
+        if "dropout" in w:
+            layers.append(nn.Dropout(w["dropout"]))
         fan_in = units
     layers.append(nn.Linear(fan_in, w["outputs"]))
     model = nn.Sequential(*layers)
@@ -50,18 +53,27 @@ def loss_for(w):
     return nn.BCEWithLogitsLoss() if w["outputs"] == 1 else nn.CrossEntropyLoss()
 
 
-def train(model, w, x, y, batch, epochs, device):
-    """Seconds of each epoch."""
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7, foreach=True)
+def train(model, w, x, y, batch, epochs, device, validation=None):
+    """Seconds of each epoch: its steps, and with `validation` (x, y) its loss on them, as Keras's fit."""
+    if "dropout" in w:  # Keras's RMSprop: rho 0.9, epsilon 1e-7 (torch adds it outside the root, Keras inside:
+        # the same work a step, which is what W4 times)
+        optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-3, alpha=0.9, eps=1e-7, foreach=True)
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7, foreach=True)
     loss_fn, seconds = loss_for(w), []
     for _ in range(epochs):
         start = time.perf_counter()
+        model.train()
         order = torch.randperm(len(x), device=device)
         for i in range(0, len(x), batch):
             index = order[i:i + batch]
             optimizer.zero_grad(set_to_none=True)
             loss_fn(model(x[index]), y[index]).backward()
             optimizer.step()
+        if validation is not None:
+            model.eval()
+            with torch.no_grad():
+                loss_fn(model(validation[0]), validation[1]).item()
         if device == "cuda":
             torch.cuda.synchronize()
         seconds.append(time.perf_counter() - start)
@@ -124,6 +136,13 @@ def main():
         if a.task == "w2":
             model = model_for(workloads.W2, 42, dev)
             out["epoch_s"] = train(model, workloads.W2, x, y, a.batch, a.epochs, dev)
+            out["test_accuracy"] = accuracy(model, xt, yt)
+        elif a.task == "w4":
+            w = workloads.W4
+            split = int(len(x) * (1 - w["validation_split"]))  # Keras's: the last rows validate
+            model = model_for(w, 42, dev)
+            out["epoch_s"] = train(model, w, x[:split], y[:split], w["batch"], a.epochs, dev, (x[split:], y[split:]))
+            model.eval()
             out["test_accuracy"] = accuracy(model, xt, yt)
         elif a.task in ("w3-serial", "w3-one"):
             chosen = range(len(workloads.W3_GRID)) if a.task == "w3-serial" else [a.model]

@@ -6,6 +6,9 @@
       inputs scaled to [0, 1] as multifit's IDX loader does.
   W3  the Fashion-MNIST grid (examples/fashion-mnist-grid.json): hidden layers (10), (100), (10,10),
       (100,10) x activation tanh or relu, softmax output, Adam, batch 32.
+  W4  Keras's MLP (examples/fashion-mnist-keras-mlp.json): 784-512-512-10, relu, Dropout(0.2) after
+      each hidden layer, softmax + sparse categorical cross-entropy, RMSprop (rho 0.9, epsilon 1e-7),
+      batch 128, the last 10% of the rows for validation each epoch, EarlyStopping(patience 3).
 
 Every peer follows Keras's semantics as multifit does: Glorot-uniform kernels, zero biases, Adam with
 epsilon 1e-7, shuffling every epoch, the last partial batch kept.
@@ -18,6 +21,8 @@ import numpy as np
 
 W1 = {"input": 20, "hidden": [64], "activation": "relu", "outputs": 1, "batch": 64, "rows": 1024}
 W2 = {"input": 784, "hidden": [256, 128], "activation": "relu", "outputs": 10}
+W4 = {"input": 784, "hidden": [512, 512], "activation": "relu", "outputs": 10, "dropout": 0.2, "batch": 128,
+      "validation_split": 0.1}
 W3_GRID = [{"input": 784, "hidden": hidden, "activation": activation, "outputs": 10, "batch": 32}
            for hidden in ([10], [100], [10, 10], [100, 10]) for activation in ("tanh", "relu")]
 
