@@ -114,28 +114,71 @@ SweepEntry parse_entry(json spec, const std::string& source, const std::string& 
 
 // ---- Grid ---------------------------------------------------------------------------
 
+// A layer's Keras class name as the spec reads it ("Dense" where it names none), and the object
+// that holds its arguments (the layer itself, or the "config" of Keras's get_config() form).
+std::string layer_type(const json& layer) {
+  const auto type = layer.find(layer.contains("class_name") ? "class_name" : "type");
+  return type != layer.end() && type->is_string() ? type->get<std::string>() : "Dense";
+}
+json& layer_arguments(json& layer) {
+  return layer.contains("class_name") && layer["config"].is_object() ? layer["config"] : layer;
+}
+
+// The hidden part's activations: each Activation layer's, and each Dense's that no Activation
+// layer follows before the next Dense (Keras's Dense, BatchNormalization, Activation block keeps
+// its Dense linear). The output layer is left as it is.
+void set_hidden_activations(json& layers, const json& value) {
+  const size_t none = layers.size();
+  size_t dense = none;  // the last hidden Dense that no Activation layer has followed yet
+  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+    if (!layers[i].is_object()) continue;
+    const std::string type = layer_type(layers[i]);
+    if (type == "Dense") {
+      if (dense != none) layer_arguments(layers[dense])["activation"] = value;
+      dense = i;
+    } else if (type == "Activation") {
+      layer_arguments(layers[i])["activation"] = value;
+      dense = none;
+    }
+  }
+  if (dense != none) layer_arguments(layers[dense])["activation"] = value;
+}
+
+// The hidden layers for the widths: the layers before the base's first Dense stay in front, the
+// output layer at the end, and each width is a copy of the base's first hidden block (its Dense and
+// the layers after it up to the next Dense: a Dropout, a BatchNormalization, an Activation) with
+// that width. A base with no hidden Dense gives linear Dense layers.
+void set_hidden_widths(json& layers, const json& widths) {
+  const size_t output = layers.size() - 1;
+  size_t first = 0;
+  while (first < output && !(layers[first].is_object() && layer_type(layers[first]) == "Dense")) ++first;
+  json block = json::array({json::object()});
+  if (first < output) {
+    block = json::array({layers[first]});
+    for (size_t i = first + 1; i < output && !(layers[i].is_object() && layer_type(layers[i]) == "Dense"); ++i)
+      block.push_back(layers[i]);
+  }
+  json hidden(layers.begin(), layers.begin() + std::ptrdiff_t(std::min(first, output)));
+  for (const json& units : widths) {
+    json copy = block;
+    json& dense = layer_arguments(copy[0]);
+    dense["units"] = units;
+    if (&units != &widths.front())  // the input's width is the first layer's to say
+      for (const char* key : {"input_shape", "input_dim", "batch_input_shape"}) dense.erase(key);
+    for (json& layer : copy) hidden.push_back(std::move(layer));
+  }
+  hidden.push_back(layers.back());
+  layers = std::move(hidden);
+}
+
 // Sets one grid value into a model's JSON, where the spec parser will check it. Whatever cannot
 // take the value (a missing or malformed part of the base) is left for the parser to name.
 void apply(json& spec, const std::string& axis, const json& value) {
   if (axis == "hidden" || axis == "activation") {
     const auto layers = spec.find("layers");
     if (layers == spec.end() || !layers->is_array() || layers->empty()) return;
-    if (axis == "activation") {
-      for (size_t i = 0; i + 1 < layers->size(); ++i)
-        if ((*layers)[i].is_object()) (*layers)[i]["activation"] = value;
-      return;
-    }
-    json layer = json::object();
-    const json& first = layers->front();
-    if (layers->size() > 1 && first.is_object() && first.contains("activation"))
-      layer["activation"] = first["activation"];
-    json hidden = json::array();
-    for (const json& units : value) {
-      layer["units"] = units;
-      hidden.push_back(layer);
-    }
-    hidden.push_back(layers->back());
-    *layers = std::move(hidden);
+    if (axis == "activation") set_hidden_activations(*layers, value);
+    else set_hidden_widths(*layers, value);
   } else if (axis == "learning_rate") {
     json& optimizer = spec["optimizer"];
     if (optimizer.is_null()) optimizer = "adam";  // the spec's default

@@ -13,14 +13,17 @@
 //   varying slowest, whatever their order in the file; each sets a key and adds a name part:
 //     axis           sets                     name part
 //     hidden         the hidden layers        h100x10: the widths joined by x (h0: no hidden layer)
-//     activation     their activation         relu (linear, relu, sigmoid or tanh)
+//     activation     their activation         relu (any activation a Dense layer takes)
 //     learning_rate  optimizer.learning_rate  lr0.001 (the shortest form that reads back the same)
 //     batch_size     fit.batch_size           b32
 //     seed           seed                     s7
 //     epochs         fit.epochs               e5
-//   A hidden value is an array of widths: the layers before the base's last (output) layer, which
-//   is kept. They take the base's first hidden layer's activation (none: linear) unless
-//   activation is an axis too.
+//   A hidden value is an array of widths: each is a copy of the base's first hidden block (its first
+//   Dense and the layers after it up to the next Dense: Dropout, BatchNormalization, Activation)
+//   with that width; the layers before that Dense and the last (output) layer are kept. A base
+//   with no hidden Dense gives linear Dense layers. The activation axis sets each hidden
+//   Activation layer's activation, and each hidden Dense's that no Activation layer follows before
+//   the next Dense (the Dense of a Dense, BatchNormalization, Activation block stays linear).
 //   A model's name is the base's name (else the sweep's), then its parts, joined by '-'.
 //   The values are checked by the spec parser, so a bad one is that model's error.
 //

@@ -125,6 +125,49 @@ TEST_F(SweepFile, HiddenAxisKeepsTheOutputLayerAndTakesTheActivations) {
   EXPECT_EQ(kept[2].activation, Activation::softmax);
 }
 
+// A Keras base's blocks survive both axes: each width copies the first hidden block (its Dense, and
+// the BatchNormalization, Activation and Dropout after it), and the activation goes to the
+// Activation layers where a block has one, to the Dense where it has none, never to another layer.
+TEST_F(SweepFile, TheAxesKeepAKerasBasesBlocks) {
+  json base = spec();
+  base["layers"] = json::parse(R"([{"type": "Dense", "units": 32, "input_shape": [4],
+                                    "kernel_regularizer": "l2"},
+                                   {"type": "BatchNormalization"}, {"type": "Activation", "activation": "relu"},
+                                   {"type": "Dropout", "rate": 0.3},
+                                   {"class_name": "Dense", "config": {"units": 8, "activation": "tanh"}},
+                                   {"type": "Dense", "units": 3, "activation": "softmax"}])");
+  const Sweep sweep = load_sweep(
+      write_json("k.json", {{"base", base}, {"grid", {{"hidden", {{5, 6}}}, {"activation", {"gelu"}}}}}));
+  expect_all_good(sweep);
+  const std::vector<LayerSpec>& layers = sweep.models[0].spec->layers;
+  using K = LayerKind;
+  const std::vector<K> kinds = {K::dense, K::batch_normalization, K::activation, K::dropout,
+                                K::dense, K::batch_normalization, K::activation, K::dropout, K::dense};
+  ASSERT_EQ(layers.size(), kinds.size());
+  for (size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ(layers[i].kind, kinds[i]) << i;
+  EXPECT_EQ(layers[0].units, 5);
+  EXPECT_EQ(layers[4].units, 6);
+  for (size_t dense : {0, 4}) {
+    EXPECT_EQ(layers[dense].activation, Activation::linear) << dense;  // its Activation layer has the axis's
+    EXPECT_EQ(layers[dense].kernel_regularizer.l2, 0.01f) << dense;
+  }
+  EXPECT_EQ(layers[2].activation, Activation::gelu);
+  EXPECT_EQ(layers[6].activation, Activation::gelu);
+  EXPECT_DOUBLE_EQ(layers[7].rate, 0.3);
+  EXPECT_EQ(layers[8].activation, Activation::softmax);
+
+  // The activation axis alone: the Activation layer's, and the second Dense's (in Keras's
+  // get_config() form), which no Activation layer follows.
+  const Sweep alone = load_sweep(write_json("a.json", {{"base", base}, {"grid", {{"activation", {"elu"}}}}}));
+  expect_all_good(alone);
+  const std::vector<LayerSpec>& kept = alone.models[0].spec->layers;
+  ASSERT_EQ(kept.size(), 6u);
+  EXPECT_EQ(kept[0].activation, Activation::linear);
+  EXPECT_EQ(kept[2].activation, Activation::elu);
+  EXPECT_EQ(kept[4].activation, Activation::elu);
+  EXPECT_EQ(kept[5].activation, Activation::softmax);
+}
+
 // ---- Lists -----------------------------------------------------------------------------
 
 TEST_F(SweepFile, ListEntriesAreMergedOverTheBase) {
