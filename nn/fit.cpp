@@ -373,8 +373,8 @@ class PackFit::Epochs {
     char best[64];
     std::snprintf(best, sizeof best, "%.6g", early.best().value_or(NAN));
     result.stop_reason = "EarlyStopping: " + early.spec().monitor + " did not improve for " +
-                         std::to_string(early.wait()) + " epochs (best " + best + " after epoch " +
-                         std::to_string(early.best_epoch() + 1) + ")";
+                         std::to_string(early.wait()) + (early.wait() == 1 ? " epoch" : " epochs") + " (best " + best +
+                         " after epoch " + std::to_string(early.best_epoch() + 1) + ")";
     if (options_.progress) options_.progress(z, "Epoch " + std::to_string(epoch + 1) + ": early stopping");
     restore_best(z);
     stop(z);
@@ -385,7 +385,10 @@ class PackFit::Epochs {
     MemberCallbacks& c = callbacks_[size_t(z)];
     if (c.best_weights.empty()) return;
     model_.set_weights(c.best_weights, z);
-    results_[size_t(z)].restored_epoch = c.early_stopping->best_epoch() + 1;
+    const int epoch = c.early_stopping->best_epoch() + 1;
+    results_[size_t(z)].restored_epoch = epoch;
+    if (options_.progress)  // Keras's line
+      options_.progress(z, "Restoring model weights from the end of the best epoch: " + std::to_string(epoch) + ".");
     c.best_weights.clear();
   }
 

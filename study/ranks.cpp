@@ -102,7 +102,9 @@ class RankTrainer {
   void say_ended(const ModelReport& m) {
     std::lock_guard lock(say_);
     std::string line = "multifit: rank " + std::to_string(rank_) + ": " + m.name + " " + to_string(m.status);
-    if (m.fitted) line += ", " + std::to_string(m.fit.epochs.size()) + " epochs in " + format_duration(m.fit.train_s);
+    if (m.fitted)
+      line += ", " + std::to_string(m.fit.epochs.size()) + (m.fit.epochs.size() == 1 ? " epoch in " : " epochs in ") +
+              format_duration(m.fit.train_s);
     std::fprintf(stderr, "%s\n", line.c_str());
   }
 

@@ -122,9 +122,13 @@ void print_model_line(const ModelReport& m) {
   if (m.tested) {
     test = "test_loss " + format_metric(m.test.loss);
     if (m.has_accuracy) test += " - test_accuracy " + format_metric(m.test.accuracy);
+    for (size_t k = 0; k < m.metrics.size() && k < m.test.metrics.size(); ++k)  // the regression metrics
+      if (m.metrics[k].kind == Metric::mean_absolute_error || m.metrics[k].kind == Metric::mean_squared_error)
+        test += " - test_" + m.metrics[k].name + " " + format_metric(m.test.metrics[k]);
   }
-  std::printf("%s: %s - %zu epochs in %s - pool peak %s\n", m.name.c_str(), test.c_str(), m.fit.epochs.size(),
-              format_duration(m.fit.train_s).c_str(), format_bytes(m.memory.peak_bytes).c_str());
+  const size_t epochs = m.fit.epochs.size();
+  std::printf("%s: %s - %zu epoch%s in %s - pool peak %s\n", m.name.c_str(), test.c_str(), epochs,
+              epochs == 1 ? "" : "s", format_duration(m.fit.train_s).c_str(), format_bytes(m.memory.peak_bytes).c_str());
 }
 
 void print_run_table(const RunReport& run, bool legend) {

@@ -26,6 +26,9 @@ TEST_F(Cli, TheKerasMlpExampleTrainsOnFashionMnist) {
             "Dense(512 relu) Dropout(0.2) Dense(512 relu) Dropout(0.2) Dense(10 softmax)");
   EXPECT_GT(m["test_accuracy"].get<double>(), 0.75);  // one epoch of Keras's MLP: 0.8 and more
   EXPECT_TRUE(m["fit"]["stopped_epoch"].is_null());   // EarlyStopping with patience 3: not after one epoch
+  // restore_best_weights: Keras restores the best epoch's weights at the fit's end, stopped or not.
+  EXPECT_EQ(m["fit"]["restored_epoch"], 1);
+  EXPECT_TRUE(contains(r.err, "Restoring model weights from the end of the best epoch: 1.\n")) << r.err;
 }
 
 TEST_F(Cli, TheTabularRegressorExampleStopsEarlyAndLowersItsRate) {
@@ -47,6 +50,9 @@ TEST_F(Cli, TheTabularRegressorExampleStopsEarlyAndLowersItsRate) {
     EXPECT_GT(m["test_metrics"][metric].get<double>(), 0) << metric;
   }
   EXPECT_GT(m["test_loss"].get<double>(), 0);  // evaluated after the stop
+  EXPECT_TRUE(contains(r.out, "tabular-regressor: test_loss ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " - test_mae ")) << r.out;  // the regression metrics on the summary line too
+  EXPECT_TRUE(contains(r.out, " - test_mse ")) << r.out;
   const std::string csv = read_file(path("r.csv"));
   EXPECT_TRUE(contains(csv, ",EarlyStopping: val_mae did not improve")) << csv;
 }
