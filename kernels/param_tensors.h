@@ -101,8 +101,9 @@ MF_HD MemberStep member_step(const OptimizerStep& s, int z, const Pack& pack) {
 
 // Parameter i's step, of a tensor with regularizer r: its update with its gradient (regularized,
 // clipped by `norm` where clipping is by norm) after weight decay. `kind` is s.kind, as a constant
-// where the caller compiles one loop per optimizer; `o` is the member's settings (a CPU loop passes
-// copies of it and of s, which its stores cannot alias, so that it vectorizes).
+// where the caller compiles one kernel per optimizer; `o` is the member's settings. The CUDA
+// kernel's step; the CPU's (update_blocks, kernels/optimizer_cpu.cpp) makes the same calls in the
+// same order in passes over a block, so that they vectorize, and OptimizerParity holds the two equal.
 MF_HD void step_element(OptimizerKind kind, const OptimizerStep& s, const OptimizerSettings& o, const StepConstants& c,
                         const Regularizer& r, float norm, float* params, const float* grads, float* const slot[3],
                         int64_t i) {

@@ -51,9 +51,15 @@ class KerasObject {
   E one_of(const KerasName<E> (&names)[N]) const {
     for (const KerasName<E>& n : names)
       if ((n.identifier && kind_ == n.identifier) || kind_ == n.class_name ||
-          (!n.identifier && folded(kind_) == folded(n.class_name)))
+          (!n.identifier && names_class(kind_, n.class_name)))
         return n.value;
     unknown(list(names));
+  }
+
+  // Whether `kind`, as written, names `class_name`, a kind without an identifier (a layer, a
+  // callback): the class name, or it in lower case with underscores.
+  static bool names_class(const std::string& kind, const char* class_name) {
+    return kind == class_name || folded(kind) == folded(class_name);
   }
 
  private:

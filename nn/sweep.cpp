@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "nn/keras_object.h"
 #include "runtime/error.h"
 #include "runtime/near_miss.h"
 
@@ -41,8 +42,9 @@ const std::string kTopKeyList = join<const char*>(kTopKeys, [](const char* const
 // JSON text that stays on one printable line: control characters and DEL escaped, bad UTF-8 replaced.
 std::string escaped(const json& value) { return value.dump(-1, ' ', true, json::error_handler_t::replace); }
 
-// A value for a message, cut short: a misplaced object could be arbitrarily large.
-std::string shown(const json& value) {
+// A value for a message, escaped and cut short: a misplaced object could be arbitrarily large
+// (runtime/json_field.h's shown() keeps non-ASCII text as it is; a sweep's names must stay printable).
+std::string shown_escaped(const json& value) {
   constexpr size_t kMaxChars = 60;
   std::string text = escaped(value);
   if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
@@ -114,14 +116,18 @@ SweepEntry parse_entry(json spec, const std::string& source, const std::string& 
 
 // ---- Grid ---------------------------------------------------------------------------
 
-// A layer's Keras class name as the spec reads it ("Dense" where it names none), and the object
-// that holds its arguments (the layer itself, or the "config" of Keras's get_config() form).
-std::string layer_type(const json& layer) {
+// Whether a layer is of the class `class_name` as the spec parser reads it (a layer that names no
+// type is a Dense), and the object that holds its arguments (the layer itself, or the "config" of
+// Keras's get_config() form).
+bool is_layer(const json& layer, const char* class_name) {
+  if (!layer.is_object()) return false;
   const auto type = layer.find(layer.contains("class_name") ? "class_name" : "type");
-  return type != layer.end() && type->is_string() ? type->get<std::string>() : "Dense";
+  const std::string kind = type != layer.end() && type->is_string() ? type->get<std::string>() : "Dense";
+  return KerasObject::names_class(kind, class_name);
 }
 json& layer_arguments(json& layer) {
-  return layer.contains("class_name") && layer["config"].is_object() ? layer["config"] : layer;
+  const auto config = layer.find("config");
+  return layer.contains("class_name") && config != layer.end() && config->is_object() ? *config : layer;
 }
 
 // The hidden part's activations: each Activation layer's, and each Dense's that no Activation
@@ -131,12 +137,10 @@ void set_hidden_activations(json& layers, const json& value) {
   const size_t none = layers.size();
   size_t dense = none;  // the last hidden Dense that no Activation layer has followed yet
   for (size_t i = 0; i + 1 < layers.size(); ++i) {
-    if (!layers[i].is_object()) continue;
-    const std::string type = layer_type(layers[i]);
-    if (type == "Dense") {
+    if (is_layer(layers[i], "Dense")) {
       if (dense != none) layer_arguments(layers[dense])["activation"] = value;
       dense = i;
-    } else if (type == "Activation") {
+    } else if (is_layer(layers[i], "Activation")) {
       layer_arguments(layers[i])["activation"] = value;
       dense = none;
     }
@@ -151,11 +155,11 @@ void set_hidden_activations(json& layers, const json& value) {
 void set_hidden_widths(json& layers, const json& widths) {
   const size_t output = layers.size() - 1;
   size_t first = 0;
-  while (first < output && !(layers[first].is_object() && layer_type(layers[first]) == "Dense")) ++first;
+  while (first < output && !is_layer(layers[first], "Dense")) ++first;
   json block = json::array({json::object()});
   if (first < output) {
     block = json::array({layers[first]});
-    for (size_t i = first + 1; i < output && !(layers[i].is_object() && layer_type(layers[i]) == "Dense"); ++i)
+    for (size_t i = first + 1; i < output && !is_layer(layers[i], "Dense"); ++i)
       block.push_back(layers[i]);
   }
   json hidden(layers.begin(), layers.begin() + std::ptrdiff_t(std::min(first, output)));
@@ -215,28 +219,28 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
                                     std::vector<std::string>& labels) {
   const auto base = root.find("base");
   if (base == root.end()) fail(path, "base", "missing", "a grid varies a base spec: give one");
-  if (!base->is_object()) fail(path, "base", "got " + shown(*base), "expected a model spec (an object)");
+  if (!base->is_object()) fail(path, "base", "got " + shown_escaped(*base), "expected a model spec (an object)");
   // The base's name starts every model's name, which replaces it: check it here, or its error is lost.
   std::string base_name = sweep_name;
   if (base->contains("name")) {
     base_name = name_in(*base);
     if (base_name.empty())
-      fail(path, "base.name", "got " + shown(base->at("name")), "expected a non-empty string of printable characters");
+      fail(path, "base.name", "got " + shown_escaped(base->at("name")), "expected a non-empty string of printable characters");
   }
 
   const json& grid = root.at("grid");
   if (!grid.is_object() || grid.empty())
-    fail(path, "grid", "got " + shown(grid), "expected an object of one or more axes: " + kAxisKeys);
+    fail(path, "grid", "got " + shown_escaped(grid), "expected an object of one or more axes: " + kAxisKeys);
   for (const auto& [key, values] : grid.items()) {
     const std::string where = "grid." + one_line(key);
     if (std::none_of(std::begin(kAxes), std::end(kAxes), [&](const Axis& a) { return key == a.key; }))
       fail(path, where, unknown("axis", key, [](const Axis& a) { return a.key; }, kAxes), "allowed axes: " + kAxisKeys);
     if (!values.is_array() || values.empty())
-      fail(path, where, "got " + shown(values), "expected a non-empty array of values");
+      fail(path, where, "got " + shown_escaped(values), "expected a non-empty array of values");
     if (key == "hidden")  // each value becomes layers: a shape the parser cannot name once rewritten
       for (size_t i = 0; i < values.size(); ++i)
         if (!values[i].is_array())
-          fail(path, where + "[" + std::to_string(i) + "]", "got " + shown(values[i]),
+          fail(path, where + "[" + std::to_string(i) + "]", "got " + shown_escaped(values[i]),
                "expected an array of the hidden layers' widths, like [100, 10]");
   }
 
@@ -285,14 +289,14 @@ std::vector<SweepEntry> list_models(const std::string& path, const json& root, c
                                     std::vector<std::string>& labels) {
   const json& list = root.at("models");
   if (!list.is_array() || list.empty())
-    fail(path, "models", "got " + shown(list), "expected a non-empty array of model specs or spec file paths");
+    fail(path, "models", "got " + shown_escaped(list), "expected a non-empty array of model specs or spec file paths");
   if (list.size() > kMaxModels)
     fail(path, "models", std::to_string(list.size()) + " models",
          "a sweep holds at most " + std::to_string(kMaxModels));
   const json* base = nullptr;
   if (const auto it = root.find("base"); it != root.end()) {
     if (!it->is_object())
-      fail(path, "base", "got " + shown(*it), "expected a model spec (an object) to merge each model over");
+      fail(path, "base", "got " + shown_escaped(*it), "expected a model spec (an object) to merge each model over");
     base = &*it;
   }
 
@@ -319,7 +323,7 @@ std::vector<SweepEntry> list_models(const std::string& path, const json& root, c
     } else {
       models.push_back(
           {fallback, std::nullopt,
-           label + ": got " + shown(item) + "; expected a model spec (an object) or the path of a spec file"});
+           label + ": got " + shown_escaped(item) + "; expected a model spec (an object) or the path of a spec file"});
       continue;
     }
     if (base) {
@@ -350,7 +354,7 @@ void refuse_repeated_names(const std::string& path, std::vector<SweepEntry>& mod
 Sweep load_sweep(const std::string& path) {
   const json root = read_json_file(path, "sweep file");
   if (!root.is_object())
-    fail(path, "top level", "got " + shown(root),
+    fail(path, "top level", "got " + shown_escaped(root),
          "expected a sweep (an object with \"models\" or \"grid\") or a model spec");
   const std::string stem = one_line(fs::path(path).stem().string());
   Sweep sweep;
@@ -368,7 +372,7 @@ Sweep load_sweep(const std::string& path) {
   if (const auto name = root.find("name"); name != root.end()) {
     sweep.name = name_in(root);
     if (sweep.name.empty())
-      fail(path, "name", "got " + shown(*name), "expected a non-empty string of printable characters");
+      fail(path, "name", "got " + shown_escaped(*name), "expected a non-empty string of printable characters");
   }
   const bool has_models = root.contains("models");
   if (has_models == root.contains("grid"))

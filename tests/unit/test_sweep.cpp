@@ -128,9 +128,10 @@ TEST_F(SweepFile, HiddenAxisKeepsTheOutputLayerAndTakesTheActivations) {
 // A Keras base's blocks survive both axes: each width copies the first hidden block (its Dense, and
 // the BatchNormalization, Activation and Dropout after it), and the activation goes to the
 // Activation layers where a block has one, to the Dense where it has none, never to another layer.
+// Layers are known by their type as the parser reads it ("dense" is a Dense).
 TEST_F(SweepFile, TheAxesKeepAKerasBasesBlocks) {
   json base = spec();
-  base["layers"] = json::parse(R"([{"type": "Dense", "units": 32, "input_shape": [4],
+  base["layers"] = json::parse(R"([{"type": "dense", "units": 32, "input_shape": [4],
                                     "kernel_regularizer": "l2"},
                                    {"type": "BatchNormalization"}, {"type": "Activation", "activation": "relu"},
                                    {"type": "Dropout", "rate": 0.3},
