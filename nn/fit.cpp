@@ -256,6 +256,32 @@ class PackFit::Epochs {
     take_timeline();
     if (completed_) record_epoch(epoch_, totals, seconds_since(epoch_start_));
     ++epoch_;
+    if (waiting_.empty()) conclude_epoch();
+  }
+
+  bool waiting() const { return !waiting_.empty(); }
+
+  // The rung verdicts still waiting, asked again; with none changed, a wait of up to timeout_s for
+  // one to, and a second asking. A stop (Ctrl-C) while waiting stops the fit.
+  void settle(double timeout_s) {
+    for (int pass = 0; pass < 2 && !waiting_.empty(); ++pass) {
+      if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
+        why_stopped_ = "stopped after epoch " + std::to_string(epoch_) + ", waiting for its rung's verdict";
+        completed_ = false;
+        waiting_.clear();
+        break;
+      }
+      const size_t before = waiting_.size();
+      std::erase_if(waiting_, [&](int z) { return take_verdict(z, options_.rungs->verdict(trial(z), epoch_)); });
+      if (waiting_.size() < before || timeout_s <= 0) break;
+      if (pass == 0) options_.rungs->wait(timeout_s);
+    }
+    if (waiting_.empty()) conclude_epoch();
+  }
+
+  // Whether the fit goes on after the epoch just recorded (its verdicts all in), and at its end
+  // each member's result closed.
+  void conclude_epoch() {
     done_ = !completed_ || epoch_ >= spec_.fit.epochs ||
             std::find(training_.begin(), training_.end(), true) == training_.end();
     if (done_)
@@ -264,6 +290,7 @@ class PackFit::Epochs {
           if (!why_stopped_.empty()) results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
           restore_best(int(z));  // Keras's EarlyStopping restores at the end of training, stopped early or not
           end(results_[z]);
+          if (options_.rungs) options_.rungs->ended(trial(int(z)));
         }
         model_.resume(int(z));  // the fit is over: an evaluation after it sees every member
       }
@@ -352,7 +379,28 @@ class PackFit::Epochs {
         continue;
       }
       run_callbacks(int(z), epoch, e);
+      if (training_[z] && options_.rungs && options_.rungs->judges(trial(int(z)), epoch + 1)) {
+        const std::optional<double> value = monitored(model_.spec(int(z)), options_.rungs->metric(), e);
+        result.rungs.push_back({epoch + 1, value.value_or(NAN), true});
+        if (!take_verdict(int(z), options_.rungs->judge(trial(int(z)), epoch + 1, value))) waiting_.push_back(int(z));
+      }
     }
+  }
+
+  size_t trial(int z) const { return options_.trials.at(size_t(z)); }
+
+  // Member z's verdict at the rung it has just reached: kept, or stopped there. False while undecided.
+  bool take_verdict(int z, RungJudge::Verdict verdict) {
+    if (verdict == RungJudge::Verdict::undecided) return false;
+    if (verdict == RungJudge::Verdict::stop) {
+      RungResult& rung = results_[size_t(z)].rungs.back();
+      rung.kept = false;
+      if (options_.progress)
+        options_.progress(z, "Epoch " + std::to_string(rung.epochs) + ": stopped by the scheduler at its rung (" +
+                                 options_.rungs->metric() + " " + format_metric(rung.value) + ")");
+      stop(z);
+    }
+    return true;
   }
 
   // Member z's EarlyStopping and ReduceLROnPlateau after epoch `epoch` (from 0).
@@ -397,6 +445,7 @@ class PackFit::Epochs {
     end(results_[size_t(z)]);
     training_[size_t(z)] = false;
     model_.stop(z);
+    if (options_.rungs) options_.rungs->ended(trial(z));
   }
 
   // A member's result ends: its time and the timeline so far.
@@ -420,6 +469,7 @@ class PackFit::Epochs {
   Track step_spans_, epoch_spans_, input_spans_;
   std::vector<MemberCallbacks> callbacks_;
   std::string why_stopped_;  // "" unless a stop came
+  std::vector<int> waiting_;  // the members whose rung verdict after the last epoch is not in yet
   Clock::time_point start_ = Clock::now();  // the first epoch's launch
   int epoch_ = 0;  // the epoch launch() runs next
   Clock::time_point epoch_start_;
@@ -431,6 +481,8 @@ PackFit::PackFit(Model& model, const DeviceData& data, FitOptions options)
     : epochs_(std::make_unique<Epochs>(model, data, std::move(options))) {}
 PackFit::~PackFit() = default;
 bool PackFit::done() const { return epochs_->done(); }
+bool PackFit::waiting() const { return epochs_->waiting(); }
+void PackFit::settle(double timeout_s) { epochs_->settle(timeout_s); }
 void PackFit::warm_up() { epochs_->warm_up(); }
 void PackFit::launch_epoch() { epochs_->launch(); }
 void PackFit::end_epoch() { epochs_->end(); }
@@ -451,6 +503,7 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
   while (!fit.done()) {
     fit.launch_epoch();
     fit.end_epoch();
+    while (fit.waiting()) fit.settle(0.1);
   }
   return fit.take_results();
 }

@@ -39,6 +39,31 @@ enum class FitStatus { ok, diverged, stopped };
 inline constexpr Named<FitStatus> kFitStatusNames[] = {
     {"ok", FitStatus::ok}, {"diverged", FitStatus::diverged}, {"stopped", FitStatus::stopped}};
 
+// A scheduler's verdict on a member at one of its rungs (nn/scheduler_spec.h).
+struct RungResult {
+  int epochs = 0;     // the rung: after this many epochs (from 1)
+  double value = NAN;  // the scheduler's metric there (NaN: it had none)
+  bool kept = true;    // false: it stopped there
+};
+
+// A scheduler's say at its rungs (study/rungs.h decides), about trials: the models of a run, each
+// known by its place in the sweep. Asked after an epoch, for each member still training, only where
+// judges() says a rung is. A verdict may wait for other trials (those before it in the sweep that
+// have not reached the rung yet): then judge() says undecided, and verdict() is asked again until it
+// decides. Thread-safe: the fits of a run share one.
+class RungJudge {
+ public:
+  enum class Verdict { go_on, stop, undecided };
+  virtual ~RungJudge() = default;
+  virtual const std::string& metric() const = 0;  // what it ranks by, as a callback's monitor
+  virtual bool judges(size_t trial, int epochs) const = 0;
+  // The trial's metric after `epochs` epochs, recorded (nullopt: it has none, and ranks last).
+  virtual Verdict judge(size_t trial, int epochs, std::optional<double> value) = 0;
+  virtual Verdict verdict(size_t trial, int epochs) = 0;  // without waiting
+  virtual void wait(double timeout_s) = 0;  // until a verdict may have changed, or the timeout
+  virtual void ended(size_t trial) = 0;  // it trains no more, and reaches no later rung
+};
+
 struct FitResult {
   FitStatus status = FitStatus::ok;
   std::string why;  // diverged: where and what ("epoch 3: the training loss is inf"); stopped: when
@@ -53,6 +78,9 @@ struct FitResult {
   std::string stop_reason;
   // EarlyStopping with restore_best_weights: the epoch (from 1) whose weights the model ends with.
   std::optional<int> restored_epoch;
+  // FitOptions::rungs: its verdicts at each rung it reached; the last not kept when it stopped there.
+  std::vector<RungResult> rungs;
+  bool stopped_at_rung() const { return !rungs.empty() && !rungs.back().kept; }
 };
 
 struct FitOptions {
@@ -70,6 +98,10 @@ struct FitOptions {
   // store, no clock read, so that another thread can tell training from a stall (processes mode's
   // heartbeat) at no cost to the step.
   std::atomic<int64_t>* steps = nullptr;
+  // A scheduler's judge of the members at their rungs (successive halving); none: every member
+  // trains its epochs. A member it stops ends there with its weights, as EarlyStopping's does.
+  RungJudge* rungs = nullptr;
+  std::vector<size_t> trials;  // with rungs: member z's trial
 };
 
 // Checks that the data fits the model (features, class labels, targets); a UserError otherwise,
@@ -101,7 +133,7 @@ std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitO
 // queues the next epoch's steps on the model's backend (on a GPU it returns while they run, so the
 // thread can queue another pack's epoch on its own stream), end_epoch() waits for them and records the
 // epoch (its metrics, validation, divergence check and progress line). fit_pack is
-//   while (!done()) { launch_epoch(); end_epoch(); }  then take_results().
+//   while (!done()) { launch_epoch(); end_epoch(); while (waiting()) settle(0.1); }  then take_results().
 // The constructor throws UserError for a validation_split that leaves no training or no validation
 // rows; launch_epoch and end_epoch throw what the backend throws.
 class PackFit {
@@ -109,6 +141,12 @@ class PackFit {
   PackFit(Model& model, const DeviceData& data, FitOptions options);
   ~PackFit();
   bool done() const;  // every epoch ran, or every member diverged, or a stop came
+  // After end_epoch(): some member's rung verdict waits for other models (FitOptions::rungs), and
+  // launch_epoch() must wait until settle() has it.
+  bool waiting() const;
+  // Asks the verdicts still waiting again, waiting up to `timeout_s` for one to change when none
+  // has (0: not at all). A stop (Ctrl-C) ends the waiting, and the fit, as stopped.
+  void settle(double timeout_s);
   // Optional, before the first launch_epoch() (a runner calls it before its start barrier): one step of
   // each batch size, and one evaluation batch, on the model, which is then restored bit for bit, so
   // that the fit's first step is an ordinary one: its kernels loaded, with graphs its step graphs

@@ -1,12 +1,15 @@
 #include "nn/sweep.h"
 
 #include <algorithm>
-#include <charconv>
+#include <iterator>
+#include <span>
 #include <filesystem>
 #include <unordered_map>
 #include <utility>
 
-#include "nn/keras_object.h"
+#include "nn/callbacks.h"
+#include "nn/sweep_axes.h"
+#include "nn/sweep_search.h"
 #include "runtime/error.h"
 #include "runtime/near_miss.h"
 
@@ -20,27 +23,20 @@ namespace fs = std::filesystem;
 // job, a report and a journal line, about 10 KiB, so 2^20 models are about 10 GiB before any trains.
 constexpr size_t kMaxModels = size_t(1) << 20;
 
-// The grid's axes in the order they combine (the first varies slowest) and name a model.
-struct Axis {
-  const char* key;
-  const char* prefix;  // of the model's name part
-};
-constexpr Axis kAxes[] = {{"hidden", "h"},     {"activation", ""}, {"learning_rate", "lr"},
-                          {"batch_size", "b"}, {"seed", "s"},      {"epochs", "e"}};
-constexpr const char* kTopKeys[] = {"name", "base", "models", "grid"};
+constexpr const char* kTopKeys[] = {"name", "base", "models", "grid", "search", "scheduler"};
 
-// "a, b, c" for a message, from the table the code reads, so the two never disagree.
-template <class T, size_t N>
-std::string join(const T (&items)[N], const char* (*key)(const T&)) {
+// "a, b, c" for a message.
+std::string join(std::span<const char* const> items) {
   std::string out;
-  for (const T& item : items) out += (out.empty() ? "" : ", ") + std::string(key(item));
+  for (const char* item : items) out += (out.empty() ? "" : ", ") + std::string(item);
   return out;
 }
-const std::string kAxisKeys = join<Axis>(kAxes, [](const Axis& a) { return a.key; });
-const std::string kTopKeyList = join<const char*>(kTopKeys, [](const char* const& k) { return k; });
-
-// JSON text that stays on one printable line: control characters and DEL escaped, bad UTF-8 replaced.
-std::string escaped(const json& value) { return value.dump(-1, ' ', true, json::error_handler_t::replace); }
+const std::string kTopKeyList = join(kTopKeys);
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 // A value for a message, escaped and cut short: a misplaced object could be arbitrarily large
 // (runtime/json_field.h's shown() keeps non-ASCII text as it is; a sweep's names must stay printable).
@@ -51,37 +47,9 @@ std::string shown_escaped(const json& value) {
   return text;
 }
 
-// Names are printed in every line about their model: the spec parser refuses control characters.
-bool printable(const std::string& text) {
-  return std::none_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
-}
-
-// A string for a name or a message: as it is when printable, else with its control characters escaped.
-std::string one_line(const std::string& text) {
-  if (printable(text)) return text;
-  const std::string quoted = escaped(json(text));
-  return quoted.substr(1, quoted.size() - 2);
-}
-
-// A grid value as a name part or a label: a string bare, a float in its shortest form that reads
-// back the same (std::to_chars: 0.001, not 0.0010000000000000000208), anything else as JSON.
-std::string value_text(const json& value) {
-  if (value.is_string()) return one_line(value.get<std::string>());
-  if (value.is_number_float()) {
-    char buffer[32];
-    const std::to_chars_result end =
-        std::to_chars(buffer, buffer + sizeof buffer, value.get<double>(), std::chars_format::general);
-    return std::string(buffer, end.ptr);
-  }
-  return escaped(value);
-}
-
-// "unknown axis", with the name of `names` it was likely meant to be: "unknown axis (did you mean
+// "unknown axis", with the one of `known` it was likely meant to be: "unknown axis (did you mean
 // \"epochs\"?)".
-template <class T, size_t N, class Name>
-std::string unknown(const char* what, const std::string& word, Name name, const T (&names)[N]) {
-  std::vector<std::string> known;
-  for (const T& n : names) known.push_back(name(n));
+std::string unknown(const char* what, const std::string& word, const std::vector<std::string>& known) {
   const std::string meant = near_miss(word, known);
   return std::string("unknown ") + what + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)");
 }
@@ -114,94 +82,10 @@ SweepEntry parse_entry(json spec, const std::string& source, const std::string& 
   return entry;
 }
 
-// ---- Grid ---------------------------------------------------------------------------
-
-// Whether a layer is of the class `class_name` as the spec parser reads it (a layer that names no
-// type is a Dense), and the object that holds its arguments (the layer itself, or the "config" of
-// Keras's get_config() form).
-bool is_layer(const json& layer, const char* class_name) {
-  if (!layer.is_object()) return false;
-  const auto type = layer.find(layer.contains("class_name") ? "class_name" : "type");
-  const std::string kind = type != layer.end() && type->is_string() ? type->get<std::string>() : "Dense";
-  return KerasObject::names_class(kind, class_name);
-}
-json& layer_arguments(json& layer) {
-  const auto config = layer.find("config");
-  return layer.contains("class_name") && config != layer.end() && config->is_object() ? *config : layer;
-}
-
-// The hidden part's activations: each Activation layer's, and each Dense's that no Activation
-// layer follows before the next Dense (Keras's Dense, BatchNormalization, Activation block keeps
-// its Dense linear). The output layer is left as it is.
-void set_hidden_activations(json& layers, const json& value) {
-  const size_t none = layers.size();
-  size_t dense = none;  // the last hidden Dense that no Activation layer has followed yet
-  for (size_t i = 0; i + 1 < layers.size(); ++i) {
-    if (is_layer(layers[i], "Dense")) {
-      if (dense != none) layer_arguments(layers[dense])["activation"] = value;
-      dense = i;
-    } else if (is_layer(layers[i], "Activation")) {
-      layer_arguments(layers[i])["activation"] = value;
-      dense = none;
-    }
-  }
-  if (dense != none) layer_arguments(layers[dense])["activation"] = value;
-}
-
-// The hidden layers for the widths: the layers before the base's first Dense stay in front, the
-// output layer at the end, and each width is a copy of the base's first hidden block (its Dense and
-// the layers after it up to the next Dense: a Dropout, a BatchNormalization, an Activation) with
-// that width. A base with no hidden Dense gives linear Dense layers.
-void set_hidden_widths(json& layers, const json& widths) {
-  const size_t output = layers.size() - 1;
-  size_t first = 0;
-  while (first < output && !is_layer(layers[first], "Dense")) ++first;
-  json block = json::array({json::object()});
-  if (first < output) {
-    block = json::array({layers[first]});
-    for (size_t i = first + 1; i < output && !is_layer(layers[i], "Dense"); ++i)
-      block.push_back(layers[i]);
-  }
-  json hidden(layers.begin(), layers.begin() + std::ptrdiff_t(std::min(first, output)));
-  for (const json& units : widths) {
-    json copy = block;
-    json& dense = layer_arguments(copy[0]);
-    dense["units"] = units;
-    if (&units != &widths.front())  // the input's width is the first layer's to say
-      for (const char* key : {"input_shape", "input_dim", "batch_input_shape"}) dense.erase(key);
-    for (json& layer : copy) hidden.push_back(std::move(layer));
-  }
-  hidden.push_back(layers.back());
-  layers = std::move(hidden);
-}
-
-// Sets one grid value into a model's JSON, where the spec parser will check it. Whatever cannot
-// take the value (a missing or malformed part of the base) is left for the parser to name.
-void apply(json& spec, const std::string& axis, const json& value) {
-  if (axis == "hidden" || axis == "activation") {
-    const auto layers = spec.find("layers");
-    if (layers == spec.end() || !layers->is_array() || layers->empty()) return;
-    if (axis == "activation") set_hidden_activations(*layers, value);
-    else set_hidden_widths(*layers, value);
-  } else if (axis == "learning_rate") {
-    json& optimizer = spec["optimizer"];
-    if (optimizer.is_null()) optimizer = "adam";  // the spec's default
-    // Keras's shorthand, a name alone, made an object that can take the rate.
-    if (optimizer.is_string()) optimizer = json{{"name", optimizer}};
-    if (optimizer.is_object()) optimizer["learning_rate"] = value;
-  } else if (axis == "seed") {
-    spec["seed"] = value;
-  } else {  // batch_size, epochs
-    json& fit = spec["fit"];
-    if (fit.is_null()) fit = json::object();
-    if (fit.is_object()) fit[axis] = value;
-  }
-}
-
 // When every model of a grid fails with the same problem, no axis value made it differ (it is the
 // base's, or a one-valued axis's): a UserError for the file, said once rather than once per model.
 void refuse_a_bad_base(const std::string& path, const std::vector<SweepEntry>& models,
-                       const std::vector<std::string>& labels) {
+                       const std::vector<std::string>& labels, const char* what) {
   std::string problem;
   for (size_t i = 0; i < models.size(); ++i) {
     const std::string prefix = path + " " + labels[i] + ": ";
@@ -211,32 +95,61 @@ void refuse_a_bad_base(const std::string& path, const std::vector<SweepEntry>& m
     problem = own;
   }
   if (models.size() > 1)
-    throw UserError(path + ": all " + std::to_string(models.size()) + " models of the grid: " + problem);
+    throw UserError(path + ": all " + std::to_string(models.size()) + " models of the " + what + ": " + problem);
+}
+
+// ---- Grid and search ------------------------------------------------------------------
+
+// The base a grid or a search varies, checked, and the name it gives its models (its own, else the
+// sweep's): the base's name is replaced by each model's, so its error would be lost.
+const json& base_of(const std::string& path, const json& root, const std::string& sweep_name, std::string* base_name) {
+  const auto base = root.find("base");
+  if (base == root.end()) fail(path, "base", "missing", "a grid or a search varies a base spec: give one");
+  if (!base->is_object()) fail(path, "base", "got " + shown_escaped(*base), "expected a model spec (an object)");
+  *base_name = sweep_name;
+  if (base->contains("name")) {
+    *base_name = name_in(*base);
+    if (base_name->empty())
+      fail(path, "base.name", "got " + shown_escaped(base->at("name")), "expected a non-empty string of printable characters");
+  }
+  return *base;
+}
+
+// A model of the base with `values` (axis -> value) set, in the axes' order: its name is the base's
+// name and `name_suffix` (a grid's parts; "" for a search's, which names by trial number).
+SweepEntry varied_model(const std::string& path, const json& base, const json& values, std::string name,
+                        std::vector<std::string>& labels, const std::string& place) {
+  json spec = base;
+  std::string label;
+  for (const SweepAxis& axis : sweep_axes()) {
+    const auto value = values.find(axis.key);
+    if (value == values.end()) continue;
+    apply_axis(spec, axis.key, *value);
+    label += (label.empty() ? "" : ", ") + std::string(axis.key) + " " + axis_value_text(*value);
+  }
+  spec["name"] = name;
+  labels.push_back(place + " (" + label + ")");
+  SweepEntry entry = parse_entry(std::move(spec), path + " " + labels.back(), name);
+  entry.values = values;
+  return entry;
 }
 
 // The models of a grid; `labels` gets each one's place for messages, like "grid (seed 1, epochs 2)".
 std::vector<SweepEntry> grid_models(const std::string& path, const json& root, const std::string& sweep_name,
                                     std::vector<std::string>& labels) {
-  const auto base = root.find("base");
-  if (base == root.end()) fail(path, "base", "missing", "a grid varies a base spec: give one");
-  if (!base->is_object()) fail(path, "base", "got " + shown_escaped(*base), "expected a model spec (an object)");
-  // The base's name starts every model's name, which replaces it: check it here, or its error is lost.
-  std::string base_name = sweep_name;
-  if (base->contains("name")) {
-    base_name = name_in(*base);
-    if (base_name.empty())
-      fail(path, "base.name", "got " + shown_escaped(base->at("name")), "expected a non-empty string of printable characters");
-  }
-
+  std::string base_name;
+  const json& base = base_of(path, root, sweep_name, &base_name);
   const json& grid = root.at("grid");
   if (!grid.is_object() || grid.empty())
-    fail(path, "grid", "got " + shown_escaped(grid), "expected an object of one or more axes: " + kAxisKeys);
+    fail(path, "grid", "got " + shown_escaped(grid), "expected an object of one or more axes: " + sweep_axis_list());
+  std::vector<std::string> axis_names;
+  for (const SweepAxis& a : sweep_axes()) axis_names.push_back(a.key);
   for (const auto& [key, values] : grid.items()) {
     const std::string where = "grid." + one_line(key);
-    if (std::none_of(std::begin(kAxes), std::end(kAxes), [&](const Axis& a) { return key == a.key; }))
-      fail(path, where, unknown("axis", key, [](const Axis& a) { return a.key; }, kAxes), "allowed axes: " + kAxisKeys);
+    if (!find_sweep_axis(key)) fail(path, where, unknown("axis", key, axis_names), "allowed axes: " + sweep_axis_list());
     if (!values.is_array() || values.empty())
       fail(path, where, "got " + shown_escaped(values), "expected a non-empty array of values");
+    if (const std::string problem = axis_needs(key, base); !problem.empty()) fail(path, where, problem, "or leave this axis out");
     if (key == "hidden")  // each value becomes layers: a shape the parser cannot name once rewritten
       for (size_t i = 0; i < values.size(); ++i)
         if (!values[i].is_array())
@@ -245,9 +158,9 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
   }
 
   // The axes present, in the fixed order, and how many models their product makes.
-  std::vector<std::pair<const Axis*, const json*>> axes;
+  std::vector<std::pair<const SweepAxis*, const json*>> axes;
   size_t total = 1;
-  for (const Axis& axis : kAxes) {
+  for (const SweepAxis& axis : sweep_axes()) {
     if (!grid.contains(axis.key)) continue;
     axes.emplace_back(&axis, &grid[axis.key]);
     total *= axes.back().second->size();  // cannot overflow: total <= 2^20 before, a size < 2^24
@@ -258,27 +171,35 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
 
   std::vector<SweepEntry> models;
   for (size_t index = 0; index < total; ++index) {
-    json spec = *base;
-    std::string name = base_name, label;
+    json values = json::object();
+    std::string name = base_name;
     size_t stride = total;  // the first axis varies slowest
     for (const auto& [axis, axis_values] : axes) {
       stride /= axis_values->size();
       const json& value = (*axis_values)[index / stride % axis_values->size()];
-      apply(spec, axis->key, value);
-      std::string part = value_text(value);
-      if (value.is_array()) {  // hidden
-        std::vector<std::string> widths;
-        for (const json& units : value) widths.push_back(value_text(units));
-        part = hidden_widths_text(widths);
-      }
-      name += "-" + std::string(axis->prefix) + part;
-      label += (label.empty() ? "" : ", ") + std::string(axis->key) + " " + value_text(value);
+      values[axis->key] = value;
+      name += "-" + axis_name_part(*axis, value);
     }
-    spec["name"] = name;
-    labels.push_back("grid (" + label + ")");
-    models.push_back(parse_entry(std::move(spec), path + " " + labels.back(), name));
+    models.push_back(varied_model(path, base, values, name, labels, "grid"));
   }
-  refuse_a_bad_base(path, models, labels);
+  refuse_a_bad_base(path, models, labels, "grid");
+  return models;
+}
+
+// The trials of a search (nn/sweep_search.h), named by their number: "<base>-t007".
+std::vector<SweepEntry> search_models(const std::string& path, const json& root, const std::string& sweep_name,
+                                      std::vector<std::string>& labels) {
+  std::string base_name;
+  const json& base = base_of(path, root, sweep_name, &base_name);
+  const std::vector<json> trials = draw_trials(path, root.at("search"), base);
+  const size_t digits = std::to_string(trials.size() - 1).size();
+  std::vector<SweepEntry> models;
+  for (size_t t = 0; t < trials.size(); ++t) {
+    std::string number = std::to_string(t);
+    number.insert(0, digits - number.size(), '0');
+    models.push_back(varied_model(path, base, trials[t], base_name + "-t" + number, labels, "search trial " + std::to_string(t)));
+  }
+  refuse_a_bad_base(path, models, labels, "search");
   return models;
 }
 
@@ -349,6 +270,39 @@ void refuse_repeated_names(const std::string& path, std::vector<SweepEntry>& mod
   }
 }
 
+// The scheduler against the models: its metric is one every model reports, its "auto" mode by
+// Keras's rule for that metric, and its max_epochs every model's epochs (the file's), else the
+// largest model's.
+void resolve_scheduler(const std::string& path, Sweep& sweep, std::optional<int> max_epochs) {
+  SchedulerSpec& s = *sweep.scheduler;
+  for (const SweepEntry& model : sweep.models) {
+    if (!model.spec) continue;
+    if (max_epochs && model.values.contains("epochs"))
+      fail(path, "scheduler.max_epochs", "the epochs axis sets the models' epochs too",
+           "leave max_epochs out (the largest model's epochs is the default) or the epochs axis");
+    const ModelSpec& spec = *model.spec;
+    const std::string name = s.metric.rfind("val_", 0) == 0 ? s.metric.substr(4) : s.metric;
+    std::vector<std::string> known{"loss", "val_loss"};
+    for (const MetricSpec& m : spec.metric_list()) known.push_back(m.name), known.push_back("val_" + m.name);
+    if (std::find(known.begin(), known.end(), s.metric) == known.end()) {
+      const std::string meant = near_miss(s.metric, known);
+      fail(path, "scheduler.metric", "model " + model.name + " reports no \"" + one_line(s.metric) + "\"" +
+                                         (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+           "allowed for it: " + join_names(known));
+    }
+    if (name != s.metric && spec.fit.validation_split <= 0)
+      fail(path, "scheduler.metric", s.metric + " needs validation rows, and model " + model.name + " has none",
+           "set fit.validation_split in the base (0.2 is Keras's usual), or schedule on \"" + name + "\"");
+    s.maximize = s.mode == MonitorMode::max ||
+                 (s.mode == MonitorMode::automatic && Improvement(spec, s.metric, MonitorMode::automatic, 0).maximizes());
+  }
+  for (SweepEntry& model : sweep.models)
+    if (model.spec && max_epochs) model.spec->fit.epochs = *max_epochs;
+  s.max_epochs = 0;
+  for (const SweepEntry& model : sweep.models)
+    if (model.spec) s.max_epochs = std::max(s.max_epochs, model.spec->fit.epochs);
+}
+
 }  // namespace
 
 Sweep load_sweep(const std::string& path) {
@@ -366,7 +320,7 @@ Sweep load_sweep(const std::string& path) {
 
   for (const auto& entry : root.items())
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), entry.key()) == std::end(kTopKeys))
-      fail(path, one_line(entry.key()), unknown("key", entry.key(), [](const char* k) { return k; }, kTopKeys),
+      fail(path, one_line(entry.key()), unknown("key", entry.key(), {std::begin(kTopKeys), std::end(kTopKeys)}),
            "allowed keys: " + kTopKeyList + " (or a model spec, with its layers)");
   sweep.name = stem;
   if (const auto name = root.find("name"); name != root.end()) {
@@ -374,21 +328,21 @@ Sweep load_sweep(const std::string& path) {
     if (sweep.name.empty())
       fail(path, "name", "got " + shown_escaped(*name), "expected a non-empty string of printable characters");
   }
-  const bool has_models = root.contains("models");
-  if (has_models == root.contains("grid"))
-    fail(path, "top level", has_models ? "both \"models\" and \"grid\"" : "no \"models\" and no \"grid\"",
-         "expected one: a list of models, or a grid of axes over a base spec");
+  const int forms = int(root.contains("models")) + int(root.contains("grid")) + int(root.contains("search"));
+  if (forms != 1)
+    fail(path, "top level", forms == 0 ? "no \"models\", \"grid\" or \"search\"" : "more than one of \"models\", \"grid\" and \"search\"",
+         "expected one: a list of models, a grid of axes over a base spec, or a search of trials over one");
+  std::optional<int> max_epochs;
+  if (const auto scheduler = root.find("scheduler"); scheduler != root.end())
+    sweep.scheduler = parse_scheduler(path, *scheduler, &max_epochs);
 
   std::vector<std::string> labels;
-  sweep.models = has_models ? list_models(path, root, sweep.name, labels) : grid_models(path, root, sweep.name, labels);
+  sweep.models = root.contains("models") ? list_models(path, root, sweep.name, labels)
+                 : root.contains("grid") ? grid_models(path, root, sweep.name, labels)
+                                         : search_models(path, root, sweep.name, labels);
   refuse_repeated_names(path, sweep.models, labels);
+  if (sweep.scheduler) resolve_scheduler(path, sweep, max_epochs);
   return sweep;
-}
-
-std::string hidden_widths_text(const std::vector<std::string>& widths) {
-  std::string text;
-  for (const std::string& units : widths) text += (text.empty() ? "" : "x") + units;
-  return text.empty() ? "0" : text;
 }
 
 }  // namespace mf

@@ -1,5 +1,5 @@
 #pragma once
-// A sweep: several model specs from one JSON file, for `multifit run`. Two forms:
+// A sweep: several model specs from one JSON file, for `multifit run`. Three forms:
 //
 // A grid: the cartesian product of the axes, each applied to the base spec (nn/spec.h):
 //
@@ -9,23 +9,19 @@
 //    "grid": {"hidden": [[100], [100, 10]], "activation": ["tanh", "relu"]}}
 //
 //   makes fmnist-h100-tanh, fmnist-h100-relu, fmnist-h100x10-tanh, fmnist-h100x10-relu.
-//   Each axis is a non-empty array of values. The axes always combine in this order, the first
-//   varying slowest, whatever their order in the file; each sets a key and adds a name part:
-//     axis           sets                     name part
-//     hidden         the hidden layers        h100x10: the widths joined by x (h0: no hidden layer)
-//     activation     their activation         relu (any activation a Dense layer takes)
-//     learning_rate  optimizer.learning_rate  lr0.001 (the shortest form that reads back the same)
-//     batch_size     fit.batch_size           b32
-//     seed           seed                     s7
-//     epochs         fit.epochs               e5
-//   A hidden value is an array of widths: each is a copy of the base's first hidden block (its first
-//   Dense and the layers after it up to the next Dense: Dropout, BatchNormalization, Activation)
-//   with that width; the layers before that Dense and the last (output) layer are kept. A base
-//   with no hidden Dense gives linear Dense layers. The activation axis sets each hidden
-//   Activation layer's activation, and each hidden Dense's that no Activation layer follows before
-//   the next Dense (the Dense of a Dense, BatchNormalization, Activation block stays linear).
-//   A model's name is the base's name (else the sweep's), then its parts, joined by '-'.
-//   The values are checked by the spec parser, so a bad one is that model's error.
+//   Each axis is a non-empty array of values. The axes (nn/sweep_axes.h: hidden, units,
+//   activation, dropout, learning_rate, batch_size, seed, epochs) always combine in that table's
+//   order, the first varying slowest, whatever their order in the file; each sets keys of the base
+//   and adds a name part (h100x10, relu, lr0.001, ...). A model's name is the base's name (else the
+//   sweep's), then its parts, joined by '-'. The values are checked by the spec parser, so a bad one
+//   is that model's error.
+//
+// A search: trials drawn from a space of the same axes (nn/sweep_search.h), each named by its
+// number, "<base name>-t007":
+//
+//   {"base": {...}, "search": {"trials": 81, "sampler": "sobol", "space": {"learning_rate": {"log_uniform": [1e-4, 0.1]}}}}
+//
+// A grid's or a search's model keeps the values it was made with (SweepEntry::values).
 //
 // A list: each entry a spec object or the path of a spec file, relative to the sweep file's
 // folder; with a "base", each entry is merged over it (JSON merge patch, RFC 7386):
@@ -34,7 +30,8 @@
 //
 //   An entry without a name takes its file's stem, or "<sweep name>-<index>" for an object.
 //
-// The sweep's name is its "name", else the file's stem. A plain spec file (an object with
+// Any of the three may have a "scheduler" (nn/scheduler_spec.h), which stops the models that lose
+// at a rung. The sweep's name is its "name", else the file's stem. A plain spec file (an object with
 // "layers") is a sweep of that one model. Every model's spec.name is its entry's name, and no two
 // models share a name. Each spec may name its own data.
 #include <optional>
@@ -43,6 +40,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nn/scheduler_spec.h"
 #include "nn/spec.h"
 
 namespace mf {
@@ -51,11 +49,14 @@ struct SweepEntry {
   std::string name;               // the model's name (derived from the axes for a grid); never empty
   std::optional<ModelSpec> spec;  // absent when this entry is bad; else spec->name == name
   std::string error;              // the one-line UserError message when the entry is bad, else ""
+  // A grid's or a search's: the axis values it was made with (axis -> value); empty for a list's.
+  nlohmann::json values = nlohmann::json::object();
 };
 
 struct Sweep {
   std::string name;                // the sweep's name: its "name" key, else the file's stem
   std::vector<SweepEntry> models;  // in file order (grid: the order described above)
+  std::optional<SchedulerSpec> scheduler;  // "scheduler" (nn/scheduler_spec.h), resolved against the models
 };
 
 // Reads a sweep file. A problem with the file as a whole (unreadable, not JSON, no "models" and no "grid", an unknown
@@ -65,8 +66,5 @@ struct Sweep {
 // (an object with "layers") is a sweep of that one model.
 Sweep load_sweep(const std::string& path);
 
-// The hidden axis's name part after its 'h': the widths joined by 'x' (100x10), "0" for no hidden
-// layer. The CSV's hidden column writes a model's hidden layers the same way.
-std::string hidden_widths_text(const std::vector<std::string>& widths);
 
 }  // namespace mf

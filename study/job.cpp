@@ -1,5 +1,7 @@
 #include "study/job.h"
 
+#include <algorithm>
+
 #include "runtime/json_forms.h"
 
 namespace mf {
@@ -13,7 +15,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendOptions, kind, gemm, activations, grap
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpecOverrides, epochs, batch_size, learning_rate, seed, memory_limit, memory_mode)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunOptions, models_path, data, backend, overrides, devices, concurrency, pack_size,
                                    quiet, timeline, calibration_steps, stall_timeout_s, keep_pools,
-                                   inject_fault)
+                                   inject_fault, scheduler)
+
+SchedulerSpec scheduler_for(SchedulerSpec spec, const std::vector<Job>& jobs) {
+  spec.max_epochs = 0;
+  for (const Job& job : jobs)
+    if (job.spec) spec.max_epochs = std::max(spec.max_epochs, job.spec->fit.epochs);
+  return spec;
+}
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& o) {
   if (o.epochs) spec.fit.epochs = *o.epochs;
@@ -35,6 +44,7 @@ std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options) {
     job.index = jobs.size();
     job.name = entry.name;
     job.error = entry.error;
+    job.values = entry.values;
     if (entry.spec) {
       job.spec = with_overrides(*entry.spec, options.overrides);
       job.data = options.data.empty() ? job.spec->data : options.data;
@@ -52,7 +62,7 @@ void spread_over_devices(std::vector<Job>& jobs, const std::vector<int>& devices
 
 nlohmann::json to_json(const Job& job) {
   return {{"index", job.index}, {"name", job.name}, {"spec", to_json(*job.spec)}, {"data", job.data},
-          {"device", job.device}, {"load", job.load}, {"save", job.save}, {"keep", job.keep}};
+          {"device", job.device}, {"load", job.load}, {"save", job.save}, {"keep", job.keep}, {"values", job.values}};
 }
 
 Job job_from_json(const nlohmann::json& json) {
@@ -65,6 +75,7 @@ Job job_from_json(const nlohmann::json& json) {
   job.load = json.at("load");
   job.save = json.at("save");
   job.keep = json.at("keep");
+  job.values = json.at("values");
   return job;
 }
 

@@ -55,6 +55,9 @@ struct RunOptions {
   // Not sent to a processes-mode child (a function): there it is unset, every model that ends ok is
   // saved, and the parent's keeper drops what it need not keep.
   std::function<void(const ModelReport& report, const std::function<void()>& save)> stage_best;
+  // The sweep's scheduler (nn/scheduler_spec.h), its max_epochs the largest of the jobs' epochs once
+  // the overrides are applied (scheduler_for); none: every model trains its epochs.
+  std::optional<SchedulerSpec> scheduler;
 };
 
 struct Job {
@@ -68,9 +71,12 @@ struct Job {
   // run's --save-best: where its weights are saved when it ends ok, for the keeper to keep or drop
   // (study/best_keeper.h); empty: not kept
   std::string keep;
+  nlohmann::json values = nlohmann::json::object();  // a grid's or a search's axis values (SweepEntry::values)
 };
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);
+// The sweep's scheduler for these jobs: its max_epochs the largest of their epochs (--epochs applied).
+SchedulerSpec scheduler_for(SchedulerSpec spec, const std::vector<Job>& jobs);
 std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options);
 // Gives `jobs` the GPUs of `devices` round robin, in their order (none: leaves them as they are).
 // make_jobs does it over the sweep; a run of part of it does it again over its own jobs, or a shard

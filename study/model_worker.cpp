@@ -64,6 +64,7 @@ ModelWorker::ModelWorker(const Job& job, const RunOptions& options)
     : job_(job), options_(options), startup_(Clock::now()) {
   report_.index = job.index;
   report_.name = job.name;
+  report_.values = job.values;
   report_.device = job.device;
   report_.host = host_name();
   report_.pid = int(getpid());
@@ -83,7 +84,7 @@ ModelWorker::ModelWorker(const Job& job, const RunOptions& options)
 }
 
 void ModelWorker::attempt(const std::function<void()>& stage) {
-  if (report_.status != ModelStatus::ok) return;
+  if (failed()) return;
   try {
     stage();
   } catch (const OutOfMemory& e) {
@@ -118,7 +119,7 @@ int worse_exit_code(int a, int b) {
 }
 
 void ModelWorker::share_failure(const ModelWorker& lead) {
-  if (lead.ok() || !ok()) return;
+  if (!lead.failed() || failed()) return;
   report_.status = lead.report_.status;
   report_.error = lead.report_.error;
   code_ = worse_exit_code(code_, lead.code_);
@@ -161,6 +162,11 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
       report_.status = ModelStatus::failed;
       report_.error = "interrupted (Ctrl-C or SIGTERM): " + fit.why;
       code_ = 130;
+    } else if (fit.stopped_at_rung()) {  // a trial that lost: no failure, and no test set
+      report_.status = ModelStatus::stopped;
+      const RungResult& rung = fit.rungs.back();
+      report_.error = "stopped by the scheduler at its rung after epoch " + std::to_string(rung.epochs) + " (" +
+                      options_.scheduler->metric + " " + format_metric(rung.value) + ")";
     }
     if (test && report_.status == ModelStatus::ok) {
       report_.test = *test;

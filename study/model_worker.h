@@ -41,11 +41,14 @@ class ModelWorker {
   // Marks the model failed for a reason outside it (the run was interrupted before it trained, its
   // process's CUDA context was poisoned), keeping any error it had; `code` as exit_code().
   void fail(const std::string& why, int code);
-  // Takes on the failure of `lead` (when this model is still ok), whose stage (the pack's backend,
+  // Takes on the failure of `lead` (when this model has none), whose stage (the pack's backend,
   // model or training) was this model's too.
   void share_failure(const ModelWorker& lead);
 
   bool ok() const { return report_.status == ModelStatus::ok; }
+  // It failed (a stage threw, or it diverged, ran out of memory, was interrupted); a model that the
+  // scheduler stopped at a rung did not.
+  bool failed() const { return !ok() && report_.status != ModelStatus::stopped; }
   const Job& job() const { return job_; }
   const ResidentData* data() const { return data_; }  // after prepare()
   ModelReport& report() { return report_; }

@@ -55,9 +55,11 @@ void PackWorker::build(Backend& backend, DataSets& data) {
       if (backend.host_threads() > 0) settings->threads = backend.host_threads();
     }
   attempt([&] {
+    std::vector<size_t> trials;
+    for (const ModelWorker* member : prepared_) trials.push_back(member->job().index);
     fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
                                      FitOptions{line, options_.timeline, watch_.stop, options_.calibration_steps,
-                                                graphs, watch_.steps});
+                                                graphs, watch_.steps, watch_.rungs, trials});
     fit_->warm_up();
   });
   faults_ = std::any_of(prepared_.begin(), prepared_.end(), [&](const ModelWorker* member) {
@@ -81,6 +83,11 @@ void PackWorker::launch_epoch() {
   attempt([&] { fit_->launch_epoch(); });
 }
 
+void PackWorker::settle(double timeout_s) {
+  attempt([&] { fit_->settle(timeout_s); });
+  if (fit_ && fit_->done()) finish_training();
+}
+
 void PackWorker::end_epoch() {
   attempt([&] { fit_->end_epoch(); });
   if (fit_ && faults_) {  // --inject-fault: after the first epoch, once
@@ -99,6 +106,7 @@ void PackWorker::train() {
   while (training()) {
     launch_epoch();
     end_epoch();
+    while (waiting()) settle(0.1);
   }
 }
 
@@ -107,7 +115,7 @@ void PackWorker::train() {
 void PackWorker::attempt(const std::function<void()>& stage) {
   ModelWorker* lead = lead_of(prepared_);
   if (lead) lead->attempt(stage);
-  if (lead && lead->ok()) return;
+  if (lead && !lead->failed()) return;
   for (ModelWorker* member : prepared_)
     if (lead) member->share_failure(*lead);
   fit_.reset();

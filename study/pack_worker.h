@@ -27,6 +27,7 @@ struct TrainingWatch {
   const std::atomic<bool>* stop = nullptr;
   JobProgress progress;
   std::atomic<int64_t>* steps = nullptr;
+  RungJudge* rungs = nullptr;  // the run's scheduler (study/rungs.h), which knows members by job index; none: no rungs
 };
 
 class PackWorker {
@@ -48,6 +49,10 @@ class PackWorker {
   // member's, and ends the training. Nothing trains when no member was prepared.
   void begin_training();
   bool training() const { return fit_ != nullptr; }
+  // A member's rung verdict after the last epoch waits for other models (PackFit::waiting): no
+  // launch_epoch() until settle() has it.
+  bool waiting() const { return fit_ && fit_->waiting(); }
+  void settle(double timeout_s);
   void launch_epoch();
   void end_epoch();
   // All of the above for this pack alone.

@@ -8,6 +8,7 @@
 
 #include "study/concurrency.h"
 #include "study/model_worker.h"
+#include "study/rungs.h"
 #include "runtime/build_info.h"
 #include "runtime/clock.h"
 #include "runtime/machine_load.h"
@@ -100,7 +101,20 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   }
   for (const Job& job : jobs) order.push_back(job.index);
   Progress progress(names, options.quiet, per_phase, {}, order);
-  if (record.on_ended) progress.on_ended(record.on_ended);
+  // The scheduler's table of the whole sweep's trials; those that ended before come in with their rungs.
+  std::optional<RungTable> rungs;
+  if (options.scheduler) {
+    std::vector<size_t> trials;
+    for (const Job& job : all_jobs) trials.push_back(job.index);
+    rungs.emplace(*options.scheduler, trials);
+    for (const Job& job : all_jobs)
+      if (int ignored = 0; const ModelReport* ended = ended_before(job, record, &ignored)) rungs->record_ended(*ended);
+  }
+  // A model that ends, however it ends (a failed build too), is waited for at no later rung.
+  progress.on_ended([&rungs, &record](size_t model, const ModelReport& report, int code) {
+    if (rungs) rungs->ended(model);
+    if (record.on_ended) record.on_ended(model, report, code);
+  });
   std::optional<NvmlMonitor> monitor;
   // Every GPU of --devices, found in NVML by its PCI bus id; in processes mode each worker sees only its
   // own, but this process sees them all.
@@ -119,7 +133,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
       continue;
     }
     const double phase_start = clock_seconds();
-    Phase phase = mode.run(phase_jobs, stop, progress);
+    Phase phase = mode.run(phase_jobs, stop, progress, rungs ? &*rungs : nullptr);
     startup += phase.released_s - phase_start;
     training += clock_seconds() - phase.released_s;
     *exit_code = worse_exit_code(*exit_code, phase.exit_code);
@@ -149,6 +163,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     }
   }
 
+  if (options.scheduler) run.scheduler = summarize_scheduler(*options.scheduler, run.models);
   if (!monitor) {
     run.gpu_note = "no GPU sampled: the " + std::string(to_string(options.backend.kind)) + " backend runs on the CPU";
   } else {
@@ -175,6 +190,7 @@ std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std
   RunOptions short_run = options;
   short_run.calibration_steps = steps;
   short_run.quiet = true;
+  short_run.scheduler.reset();  // a calibration times the modes: every model trains its steps
   std::vector<Calibration> result;
   for (const ModeKind kind : modes) {
     int ignored = 0;

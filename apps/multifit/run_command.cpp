@@ -53,7 +53,7 @@ struct RunArgs {
   bool calibration_steps_given = false, pack_size_given = false, save_best_given = false, threads_given = false;
 };
 
-// Every model that did not end ok on stderr, one line per error: an error that several models share
+// Every model that failed on stderr, one line per error: an error that several models share
 // word for word (no usable GPU, the run interrupted before they started) is one line that counts
 // them and names the first, however large the sweep; an error alike in every mode is said once.
 void print_errors(const std::vector<RunReport>& runs) {
@@ -61,7 +61,7 @@ void print_errors(const std::vector<RunReport>& runs) {
   std::map<std::string, std::vector<std::string>> models;  // by error, each model once
   for (const RunReport& run : runs)
     for (const ModelReport& m : run.models) {
-      if (m.status == ModelStatus::ok) continue;
+      if (m.status == ModelStatus::ok || m.status == ModelStatus::stopped) continue;  // a trial that lost is no error
       std::vector<std::string>& names = models[m.error];
       if (names.empty()) errors.push_back(m.error);
       if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
@@ -449,6 +449,15 @@ int run_study(RunArgs& args) {
       if (world) pick_rank_device(options, *world);
       if (world && !args.threads_given) share_node_cores(options, *world);
       jobs = make_jobs(sweep, options);
+      if (sweep.scheduler) {
+        // A trial's verdict waits for those before it in the sweep (study/rungs.h): one table must see them all.
+        if (world || args.shard)
+          throw UserError(options.models_path + ": scheduler: not available " +
+                          (world ? std::string("under mpirun") : "with --shard") +
+                          " yet: each part would judge its trials against its own only, and decide otherwise than "
+                          "one run; run the sweep in one process (any --mode)");
+        options.scheduler = scheduler_for(*sweep.scheduler, jobs);
+      }
       if (!options.inject_fault.empty()) check_fault_target(jobs, options);
       if (save_best) check_save_best_metric(jobs, args.rank_by);
     } catch (const UserError& e) {  // the document is written whatever failed: here, with no model

@@ -152,6 +152,21 @@ void print_run_line(const RunReport& run) {
   if (run.machine && !run.machine->busy.empty())
     std::printf("  the machine was busy: %s; these timings are not comparable with a quiet machine's\n",
                 run.machine->busy.c_str());
+  if (run.scheduler) print_scheduler(*run.scheduler);
+}
+
+void print_scheduler(const SchedulerReport& s) {
+  std::printf("  scheduler %s on %s (%s), reduction factor %d:\n", to_string(s.spec.type), s.spec.metric.c_str(),
+              s.spec.maximize ? "max" : "min", s.spec.reduction_factor);
+  for (const RungSummary& r : s.rungs)
+    std::printf("    %srung after epoch %d: %d judged, %d kept; best %s, median %s, worst %s\n",
+                s.spec.brackets() > 1 ? ("bracket " + std::to_string(r.bracket) + " ").c_str() : "", r.epochs,
+                r.trials, r.kept, format_metric(r.best).c_str(), format_metric(r.median).c_str(),
+                format_metric(r.worst).c_str());
+  if (s.full_samples > 0)
+    std::printf("    compute: %s of the full sweep's (%lld of %lld samples trained)\n",
+                percent(double(s.samples) / double(s.full_samples)).c_str(), (long long)s.samples,
+                (long long)s.full_samples);
 }
 
 void print_models_table(const RunReport& run, bool legend) {

@@ -17,6 +17,8 @@ inline constexpr size_t kRankedShown = 5;  // the best and the worst shown of a 
 void print_run_table(const RunReport& run, bool legend);
 // The run's line of figures alone (a repeated run after its first).
 void print_run_line(const RunReport& run);
+// A scheduler's rungs (survivors and the metric's spread at each) and the compute it spent.
+void print_scheduler(const SchedulerReport& scheduler);
 // The table alone, without the run's line of figures (a merge's are its parts'): a row per model, or
 // for a large run its counts, best, worst and spreads.
 void print_models_table(const RunReport& run, bool legend);

@@ -32,7 +32,7 @@ class SerialMode final : public Mode {
   // against the cores of whatever trains next in the process (libgomp cuts its spin waits short when
   // its threads outnumber the cores: the modes after serial in --mode all, and runs after --solo's
   // or auto's calibration, took 1.8x as long an epoch on two threads).
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) override {
     Phase phase;
     std::exception_ptr failure;
     std::thread([&] {
@@ -40,7 +40,7 @@ class SerialMode final : public Mode {
       if (options_.backend.kind == BackendKind::cpu || options_.backend.kind == BackendKind::automatic)
         flush_denormals_on_this_thread();
       try {
-        phase = train(jobs, stop, progress);
+        phase = train(jobs, stop, progress, rungs);
       } catch (...) {
         failure = std::current_exception();
       }
@@ -50,7 +50,7 @@ class SerialMode final : public Mode {
   }
 
  private:
-  Phase train(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) {
+  Phase train(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) {
     Phase phase;
     phase.threads = 1;
     for (const Job& job : jobs) {
@@ -66,7 +66,7 @@ class SerialMode final : public Mode {
       const auto line = [&](size_t index, const std::string& text) { progress.epoch(index, text); };
       // a pack of one, its pool with it
       trained.model = std::make_unique<PackWorker>(std::vector<ModelWorker*>{&worker}, options_, std::nullopt,
-                                                   TrainingWatch{&stop, line});
+                                                   TrainingWatch{&stop, line, nullptr, rungs});
       if (device.backend) trained.model->build(*device.backend, *device.data);
       phase.released_s = clock_seconds();  // alone: nothing to wait for
       trained.model->train();

@@ -1,5 +1,6 @@
 #include "study/modes/thread_groups.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -22,7 +23,7 @@ class ThreadGroupsMode final : public Mode {
       : kind_(kind), options_(options), grouping_(std::move(grouping)), packs_(packs) {}
   ModeKind kind() const override { return kind_; }
 
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) override {
     const std::vector<std::vector<size_t>> groups = grouping_(jobs);
     std::vector<std::unique_ptr<Backend>> backends(groups.size());  // before the workers: they give their pools back
     std::vector<std::unique_ptr<ModelWorker>> workers;
@@ -34,7 +35,7 @@ class ThreadGroupsMode final : public Mode {
       for (size_t i : group) members.push_back(workers[i].get());
       const std::optional<int> pack = packs_ ? std::optional(int(packs.size())) : std::nullopt;
       const auto line = [&progress](size_t job, const std::string& text) { progress.epoch(job, text); };
-      packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack, TrainingWatch{&stop, line}));
+      packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack, TrainingWatch{&stop, line, nullptr, rungs}));
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(group.size());
     }
     if (packs_)
@@ -107,11 +108,18 @@ class ThreadGroupsMode final : public Mode {
       training.push_back(g);
     }
     while (!training.empty()) {
+      // A group whose rung verdicts wait for other models' (study/rungs.h) sits out the round; when
+      // every group of the thread does, the thread waits for a verdict to change.
+      const bool all_waiting =
+          std::all_of(training.begin(), training.end(), [&](size_t g) { return packs[g]->waiting(); });
+      std::vector<size_t> launched;
       for (size_t g : training)
-        if (packs[g]->training()) packs[g]->launch_epoch();
+        if (packs[g]->waiting()) packs[g]->settle(all_waiting && launched.empty() ? 0.1 : 0);
+        else if (packs[g]->training()) packs[g]->launch_epoch(), launched.push_back(g);
       std::vector<size_t> still;
       for (size_t g : training) {
-        if (packs[g]->training()) packs[g]->end_epoch();
+        if (packs[g]->training() && std::find(launched.begin(), launched.end(), g) != launched.end())
+          packs[g]->end_epoch();
         if (packs[g]->training()) {
           still.push_back(g);
           continue;

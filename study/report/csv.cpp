@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "nn/sweep.h"
+#include "nn/sweep_axes.h"
 #include "runtime/output_file.h"
 #include "study/report/report.h"
 
@@ -153,6 +153,13 @@ const Column kColumns[] = {
     {"stopped_epoch", nullptr, [](const ModelReport& m) { return json(m.fit.stopped_epoch); }},
     {"stop_reason", nullptr, [](const ModelReport& m) { return m.fit.stop_reason.empty() ? json() : json(m.fit.stop_reason); }},
     {"restored_epoch", nullptr, [](const ModelReport& m) { return json(m.fit.restored_epoch); }},
+    {"values", nullptr, [](const ModelReport& m) { return m.values.empty() ? json() : json(m.values.dump()); }},
+    {"rungs_kept", nullptr,
+     [](const ModelReport& m) {
+       return m.fit.rungs.empty() ? json() : json(std::count_if(m.fit.rungs.begin(), m.fit.rungs.end(), [](const RungResult& r) { return r.kept; }));
+     }},
+    {"stopped_at_rung", nullptr,
+     [](const ModelReport& m) { return m.fit.stopped_at_rung() ? json(m.fit.rungs.back().epochs) : json(); }},
     {"final_learning_rate", nullptr,
      [](const ModelReport& m) {
        return m.fit.epochs.empty() || std::isnan(m.fit.epochs.back().learning_rate) ? json()

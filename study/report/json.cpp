@@ -117,6 +117,13 @@ std::vector<double> named_metrics_from(const std::vector<MetricSpec>& metrics, c
 
 }  // namespace
 
+// A model's verdicts at its rungs: [{"epochs", "value" (null: it had none), "kept"}].
+static json rungs_json(const std::vector<RungResult>& rungs) {
+  json out = json::array();
+  for (const RungResult& r : rungs) out.push_back({{"epochs", r.epochs}, {"value", metric(r.value)}, {"kept", r.kept}});
+  return out;
+}
+
 void to_json(json& j, const ModelReport& m) {
   json epochs = json::array();
   for (const EpochMetrics& e : m.fit.epochs)
@@ -133,6 +140,7 @@ void to_json(json& j, const ModelReport& m) {
                       {"input_busy_s", e.input_busy_s}});
   j = {{"index", m.index},
        {"name", m.name},
+       {"values", m.values},
        {"settings", m.settings},
        {"status", m.status},
        {"error", text(m.error)},
@@ -152,7 +160,8 @@ void to_json(json& j, const ModelReport& m) {
                                {"why", text(m.fit.why)},
                                {"stopped_epoch", m.fit.stopped_epoch},
                                {"stop_reason", text(m.fit.stop_reason)},
-                               {"restored_epoch", m.fit.restored_epoch}}
+                               {"restored_epoch", m.fit.restored_epoch},
+                               {"rungs", rungs_json(m.fit.rungs)}}
                         : json()},  // null: not fitted
        {"epochs", epochs},
        {"train_rows", m.train_rows},
@@ -184,6 +193,7 @@ void from_json(const json& j, ModelReport& m) {
   m = ModelReport{};
   m.index = j.at("index");
   m.name = j.at("name");
+  m.values = j.value("values", json::object());  // absent from documents before it
   j.at("settings").get_to(m.settings);
   m.status = j.at("status");
   m.error = text_from(j.at("error"));
@@ -208,6 +218,8 @@ void from_json(const json& j, ModelReport& m) {
     fit.value("stopped_epoch", json()).get_to(m.fit.stopped_epoch);
     m.fit.stop_reason = text_from(fit.value("stop_reason", json()));
     fit.value("restored_epoch", json()).get_to(m.fit.restored_epoch);
+    for (const json& rung : fit.value("rungs", json::array()))  // absent from documents before it
+      m.fit.rungs.push_back({rung.at("epochs"), metric_from(rung.at("value")), rung.at("kept")});
   }
   for (const json& e : j.at("epochs")) {
     EpochMetrics epoch;
@@ -297,6 +309,19 @@ void to_json(json& j, const RunReport& run) {
   if (run.overlap)
     overlap = {{"fraction", run.overlap->fraction()}, {"busy_s", run.overlap->busy_s},
                {"concurrent_s", run.overlap->concurrent_s}, {"kind", text(run.overlap_kind)}};
+  json scheduler;
+  if (run.scheduler) {
+    const SchedulerReport& sr = *run.scheduler;
+    json rungs = json::array();
+    for (const RungSummary& r : sr.rungs)
+      rungs.push_back({{"bracket", r.bracket}, {"epochs", r.epochs}, {"trials", r.trials}, {"kept", r.kept},
+                       {"best", metric(r.best)}, {"median", metric(r.median)}, {"worst", metric(r.worst)}});
+    scheduler = {{"spec", sr.spec},
+                 {"rungs", rungs},
+                 {"samples", sr.samples},
+                 {"full_samples", sr.full_samples},
+                 {"compute_fraction", sr.full_samples > 0 ? json(double(sr.samples) / double(sr.full_samples)) : json()}};
+  }
   j = {{"backend", text(run.backend)},
        {"device_name", text(run.device_name)},
        {"device_schedule", text(run.device_schedule)},
@@ -326,6 +351,7 @@ void to_json(json& j, const RunReport& run) {
        {"auto", run.auto_choice},
        {"rank_by", text(run.rank_by)},
        {"ranking", run.ranking},
+       {"scheduler", scheduler},
        {"ranks", run.ranks},
        {"sweep", run.sweep},
        {"shard", run.shard},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nn/fit.h"
+#include "nn/scheduler_spec.h"
 #include "nn/spec.h"
 #include "runtime/json_forms.h"
 #include "runtime/names.h"
@@ -19,9 +20,13 @@ namespace mf {
 
 struct GpuSummary;  // runtime/nvml_monitor.h
 
-enum class ModelStatus { ok, diverged, oom, failed };
-inline constexpr Named<ModelStatus> kModelStatusNames[] = {
-    {"ok", ModelStatus::ok}, {"diverged", ModelStatus::diverged}, {"oom", ModelStatus::oom}, {"failed", ModelStatus::failed}};
+// stopped: the sweep's scheduler stopped it at a rung (nn/scheduler_spec.h), a trial that lost, not a failure.
+enum class ModelStatus { ok, diverged, oom, failed, stopped };
+inline constexpr Named<ModelStatus> kModelStatusNames[] = {{"ok", ModelStatus::ok},
+                                                           {"diverged", ModelStatus::diverged},
+                                                           {"oom", ModelStatus::oom},
+                                                           {"failed", ModelStatus::failed},
+                                                           {"stopped", ModelStatus::stopped}};
 inline const char* to_string(ModelStatus s) { return name_of(kModelStatusNames, s); }
 
 // What a model trained with, its spec's settings with the command line's overrides applied.
@@ -52,6 +57,7 @@ struct TrainingSettings {
 struct ModelReport {
   size_t index = 0;  // its place in the sweep (what merge and --resume match models by, with the name)
   std::string name;
+  nlohmann::json values = nlohmann::json::object();  // a grid's or a search's axis values it was made with
   ModelStatus status = ModelStatus::ok;
   std::string error;
   FitResult fit;  // with the step timeline when the run asked for it
@@ -140,6 +146,24 @@ struct MachineRecord {
   std::string busy;
 };
 
+// What a sweep's scheduler did (nn/scheduler_spec.h), drawn from its models' rungs
+// (FitResult::rungs): each rung's trials and survivors, and the compute it spent.
+struct RungSummary {
+  int bracket = 0, epochs = 0;  // the rung: its bracket (hyperband's; else 0), after this many epochs
+  int trials = 0, kept = 0;     // the trials judged there, and those that went on
+  // The metric there over its trials (none: NaN); with the worst first, as the ranking reads it.
+  double best = NAN, median = NAN, worst = NAN;
+};
+struct SchedulerReport {
+  SchedulerSpec spec;
+  std::vector<RungSummary> rungs;  // by bracket, then epochs
+  // Rows trained on, every model's (its samples), and what training every model for its epochs
+  // would have taken (its train_rows times its epochs): the compute the scheduler spent of the full sweep's.
+  int64_t samples = 0, full_samples = 0;
+};
+// The summary of `run`'s models under `spec`.
+SchedulerReport summarize_scheduler(const SchedulerSpec& spec, const std::vector<ModelReport>& models);
+
 struct RunReport {
   std::string backend, device_name, mode = "serial", data;  // device_name: the processor or GPU in words
   std::string device_schedule;  // the models' (Backend::device_schedule); "" on the cpu
@@ -149,6 +173,7 @@ struct RunReport {
   size_t host_peak_rss_bytes = 0;
   std::optional<size_t> workers_peak_rss_bytes;  // processes mode: the sum of its workers' peaks
   double wall_s = 0;  // the whole run: start-up and training
+  std::optional<SchedulerReport> scheduler;  // a sweep with a scheduler: what it did
   // Absent when a failure came before they were measured. Start-up: per phase, from its start to the
   // start barrier; training: from the barrier to the phase's end. samples_per_s counts training time.
   std::optional<double> startup_s, train_s, samples_per_s;

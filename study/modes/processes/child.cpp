@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -79,6 +80,30 @@ class Heartbeat {
   std::thread thread_;  // last: it starts once the rest is made
 };
 
+// The run's scheduler as a worker sees it: the parent holds the table (study/rungs.h); at each
+// rung the worker says its metric and waits for the verdict on its stdin.
+class ParentRungs final : public RungJudge {
+ public:
+  ParentRungs(Parent& parent, const SchedulerSpec& spec) : parent_(parent), spec_(spec) {}
+  const std::string& metric() const override { return spec_.metric; }
+  bool judges(size_t trial, int epochs) const override { return spec_.is_rung(trial, epochs); }
+  Verdict judge(size_t, int epochs, std::optional<double> value) override {
+    char text[32] = "none";
+    if (value) std::snprintf(text, sizeof text, "%.17g", *value);
+    parent_.say(std::string(kRung) + std::to_string(epochs) + " " + text);
+    std::string line;
+    if (!std::getline(std::cin, line)) return Verdict::stop;  // the parent is gone: so is the run
+    return line == kRungStop ? Verdict::stop : Verdict::go_on;
+  }
+  Verdict verdict(size_t, int) override { return Verdict::go_on; }  // judge() waits for it
+  void wait(double) override {}
+  void ended(size_t) override {}  // the parent learns it from the worker's report
+
+ private:
+  Parent& parent_;
+  const SchedulerSpec spec_;
+};
+
 }  // namespace
 
 int run_child_process() {
@@ -100,7 +125,10 @@ int run_child_process() {
   });
   std::atomic<int64_t> steps{0};
   const auto epoch_line = [&](size_t, const std::string& epoch) { parent.say(std::string(kEpoch) + epoch); };
-  PackWorker model({&worker}, options, std::nullopt, {&stop, epoch_line, &steps});  // a pack of one
+  std::optional<ParentRungs> rungs;
+  if (options.scheduler) rungs.emplace(parent, *options.scheduler);
+  PackWorker model({&worker}, options, std::nullopt,
+                   {&stop, epoch_line, &steps, rungs ? &*rungs : nullptr});  // a pack of one
   if (backend) model.build(*backend, *data);
   parent.say(std::string(kReady) + nlohmann::json(worker.report()).dump());  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == kGo;

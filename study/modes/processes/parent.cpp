@@ -49,6 +49,7 @@ struct Child {
   // each step and epoch line), its CPU time when last read, and its pace so far.
   double last_sign_s = 0, cpu_s = 0, epoch_start_s = 0, slowest_epoch_s = 0;
   std::string stalled;  // why it was killed as stalled
+  std::optional<int> rung;  // the rung (its epochs) whose verdict it waits for, which is no stall
   ModelReport final;    // once done: its report as the run records it
   int exit_code = 0;    // once done
 };
@@ -77,8 +78,8 @@ std::string seconds_text(double s) {
 // one's end, finished as its stdout closes.
 class Workers {
  public:
-  Workers(const RunOptions& options, Progress& progress, const std::atomic<bool>& stop)
-      : options_(options), progress_(progress), stop_(stop), self_(self_executable()) {}
+  Workers(const RunOptions& options, Progress& progress, const std::atomic<bool>& stop, RungJudge* rungs = nullptr)
+      : options_(options), progress_(progress), stop_(stop), rungs_(rungs), self_(self_executable()) {}
 
   // Spawns the job's worker and sends it its job; a bad entry, or a worker that cannot start, is
   // the placeholder's failure, and that child is done at once. `argv_name` is what ps shows.
@@ -129,6 +130,7 @@ class Workers {
         throw SystemError(std::string("poll over the worker processes failed: ") + std::strerror(errno));
       for (size_t i = 0; i < fds.size(); ++i)
         if (fds[i].revents) read_from(*polled[i]);
+      answer_rungs();
       if (const double now = clock_seconds(); now - watched >= kWatchPeriod_s) {
         watched = now;
         for (Child* child : polled) watch(*child, now);
@@ -153,6 +155,8 @@ class Workers {
       } else if (line.starts_with(kStep)) {
         child.last_sign_s = now;
         progress_.step(child.job.index);
+      } else if (line.starts_with(kRung)) {
+        ask_rung(child, line.substr(kRung.size()));
       } else if (line.starts_with(kEpoch)) {
         child.last_sign_s = now;
         child.slowest_epoch_s = std::max(child.slowest_epoch_s, now - child.epoch_start_s);
@@ -173,7 +177,8 @@ class Workers {
   // time used (it says nothing until it is ready); once released, no step. At the barrier it waits
   // for the others, which is no stall.
   void watch(Child& child, double now) {
-    if (child.done || !child.stalled.empty() || options_.stall_timeout_s == 0.0 || (child.ready && !child.released))
+    if (child.done || !child.stalled.empty() || options_.stall_timeout_s == 0.0 || (child.ready && !child.released) ||
+        child.rung)
       return;
     double limit = options_.stall_timeout_s.value_or(kStallFloor_s);
     if (!child.ready) {
@@ -241,9 +246,35 @@ class Workers {
     return report;
   }
 
+  // "rung EPOCHS VALUE": the worker's metric at a rung, recorded in the run's table; it waits for the
+  // verdict (at once where the table has it). Without a table (a probe) every rung is passed.
+  void ask_rung(Child& child, const std::string& said) {
+    std::istringstream in(said);
+    int epochs = 0;
+    std::string value;
+    in >> epochs >> value;
+    child.rung = epochs;
+    if (rungs_) rungs_->judge(child.job.index, epochs, value == "none" ? std::nullopt : std::optional(std::strtod(value.c_str(), nullptr)));
+  }
+
+  // Sends each verdict that has come in to the worker that waits for it. After a Ctrl-C every
+  // worker is let go on: its own interrupt stops it after its next step.
+  void answer_rungs() {
+    for (auto& child : children_) {
+      if (!child->rung || child->done) continue;
+      RungJudge::Verdict verdict = RungJudge::Verdict::go_on;
+      if (rungs_ && !stop_) verdict = rungs_->verdict(child->job.index, *child->rung);
+      if (verdict == RungJudge::Verdict::undecided) continue;
+      child->rung.reset();
+      child->last_sign_s = clock_seconds();
+      child->process->send(std::string(verdict == RungJudge::Verdict::stop ? kRungStop : kRungGo) + "\n");
+    }
+  }
+
   const RunOptions& options_;
   Progress& progress_;
   const std::atomic<bool>& stop_;
+  RungJudge* rungs_;  // the run's scheduler; null: none (every rung passed)
   const std::string self_;
   std::vector<std::unique_ptr<Child>> children_;
 };
@@ -264,10 +295,10 @@ class ProcessesMode final : public Mode {
   explicit ProcessesMode(const RunOptions& options) : options_(options) {}
   ModeKind kind() const override { return ModeKind::processes; }
 
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) override {
     RunOptions each = options_;  // what every worker is sent: its share of the threads
     each.backend = sharing_threads(options_.backend, jobs.size());
-    Workers workers(each, progress, stop);
+    Workers workers(each, progress, stop, rungs);
     for (const Job& job : jobs) workers.start(job, job.name);
     wait_for_the_barrier(workers, stop);
     Phase phase;
@@ -304,6 +335,7 @@ std::unique_ptr<Mode> make_processes_mode(const RunOptions& options) {
 WorkerProbe probe_worker(const Job& job, const RunOptions& options, const std::atomic<bool>& stop) {
   RunOptions briefly = options;
   briefly.calibration_steps = kProbeSteps;
+  briefly.scheduler.reset();  // a probe measures a worker's footprint, never a rung
   // Workers tell Progress of a model by its job's index, its place in the sweep, which is rarely 0 (a
   // resumed run's first model left, a shard's): the probe is the one model of a progress of one, at 0.
   Job probe_job = job;

@@ -10,6 +10,11 @@
 //   child -> parent  step N                                 training goes on: N steps taken so far;
 //                                                           about once a second while N moves
 //   child -> parent  epoch LINE                             an epoch's progress line, as it ends
+//   child -> parent  rung EPOCHS VALUE                      with a scheduler: its metric at a rung
+//                                                           (VALUE "none" where it has none), and
+//                                                           it waits for the verdict
+//   parent -> child  rung go | rung stop                    the verdict, from the run's table
+//                                                           (study/rungs.h), once it has one
 //   child -> parent  {report}                               the model's report in its one JSON form
 //                                                           (study/report/json.cpp), timeline included
 //
@@ -26,6 +31,9 @@ inline constexpr std::string_view kGo = "go";
 inline constexpr std::string_view kStop = "stop";
 inline constexpr std::string_view kStep = "step ";    // followed by the steps taken so far
 inline constexpr std::string_view kEpoch = "epoch ";  // followed by the line
+inline constexpr std::string_view kRung = "rung ";  // followed by the epochs and the value
+inline constexpr std::string_view kRungGo = "rung go";
+inline constexpr std::string_view kRungStop = "rung stop";
 inline constexpr double kHeartbeat_s = 1;             // the most often a child says "step N"
 
 // The body of `multifit worker`: reads its job from stdin, builds, waits for go, trains, and
