@@ -194,14 +194,14 @@ std::vector<json> draw_trials(const std::string& path, const json& search, const
   if (sampler == "sobol") {
     for (uint64_t& s : shift) s = random();
     sobol.emplace(dims.size());
-    for (size_t d = 0; d < dims.size(); ++d) (*sobol)();  // the origin
   }
   std::vector<json> out;
   out.reserve(count);
   for (size_t t = 0; t < count; ++t) {
     json values = json::object();
     for (size_t d = 0; d < dims.size(); ++d)
-      values[dims[d].axis] = value_at(dims[d], unit(sobol ? ((*sobol)() ^ shift[d]) : random()));
+      // Sobol's sequence starts at the origin, which Boost's engine leaves out: trial 0 takes it.
+      values[dims[d].axis] = value_at(dims[d], unit(sobol ? ((t == 0 ? 0 : (*sobol)()) ^ shift[d]) : random()));
     out.push_back(std::move(values));
   }
   return out;

@@ -12,9 +12,9 @@
 // A float drawn is kept as the float32 the spec stores, in its shortest decimal form.
 // Samplers: "random" (the default): a 64-bit Mersenne Twister (std::mt19937_64) seeded with the
 // search's seed, trial by trial, each trial's axes in the table's order; "sobol": the Sobol sequence
-// (Boost.Random's, Joe and Kuo's direction numbers), one dimension per axis, from its second point
-// (the first is the origin), digitally shifted by bits the seed draws, so that another seed gives
-// another set of equally spread points. The same file and seed give the same trials on every machine.
+// (Boost.Random's, Joe and Kuo's direction numbers), one dimension per axis, digitally shifted by
+// bits the seed draws (so its first point is not the origin, and another seed gives another set of
+// equally spread points: the first 2^k trials still put one point in each 2^-k of every axis). The same file and seed give the same trials on every machine.
 #include <string>
 #include <vector>
 

@@ -2,6 +2,7 @@
 // thousands of tiny models in each in-process mode on a bounded pool of threads; the journal, a
 // runner killed with SIGKILL and resumed, compared model by model with an uninterrupted run;
 // journals that must be refused; the ranking in the document, the CSV and on the terminal.
+#include <algorithm>
 #include <csignal>
 #include <map>
 #include <set>
@@ -294,3 +295,85 @@ TEST_F(Ranking, ALargeSweepIsRankedByValidationAccuracyBestFirst) {
 }
 
 }  // namespace
+
+// ---- Searches with a scheduler ------------------------------------------------------------------
+
+// Each model's verdicts as the document says them: [(epochs, value, kept)...], its status and epochs.
+json verdicts_of(const json& doc) {
+  json out = json::array();
+  for (const json& m : doc["models"])
+    out.push_back({m["name"], m["status"], m["epochs"].size(), m["fit"].is_null() ? json() : m["fit"]["rungs"]});
+  return out;
+}
+
+// The scheduler's promotions depend on the trials before each in the sweep, never on the machine: every
+// mode stops the same trials at the same rungs with the same numbers, and the verdicts are ASHA's
+// (Ray Tune's cutoff, recomputed here from the document's own rung values).
+TEST_F(Sweeps, AScheduledSearchStopsTheSameTrialsInEveryMode) {
+  const std::string search = quoted(example("tiny-search-asha.json"));
+  json serial;
+  for (const std::string mode : {"serial", "streams", "packed", "processes"}) {
+    SCOPED_TRACE(mode);
+    const Result r = multifit("run " + search + " --backend cpu --quiet --mode " + mode + " --json " + quoted(path("r.json")));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_FALSE(contains(r.err, "error")) << r.err;  // a trial stopped at a rung is no error
+    const json doc = result("r.json");
+    if (serial.is_null()) serial = doc;
+    EXPECT_EQ(verdicts_of(doc), verdicts_of(serial));
+  }
+  int stopped = 0;
+  std::map<int, std::vector<double>> earlier;  // by rung: the values recorded so far, in sweep order
+  for (const json& m : serial["models"]) {
+    ASSERT_TRUE(m["status"] == "ok" || m["status"] == "stopped") << m["name"] << ": " << m["error"];
+    stopped += m["status"] == "stopped";
+    for (const json& rung : m["fit"]["rungs"]) {
+      std::vector<double>& before = earlier[rung["epochs"].get<int>()];
+      bool kept = true;
+      if (!before.empty()) {  // numpy.percentile(before, 100 * (1 - 1/3)), linear
+        std::vector<double> v = before;
+        std::sort(v.begin(), v.end());
+        const double at = (1 - 1.0 / 3) * double(v.size() - 1);
+        const size_t low = size_t(at), high = std::min(low + 1, v.size() - 1);
+        kept = rung["value"].get<double>() >= v[low] + (v[high] - v[low]) * (at - double(low));
+      }
+      EXPECT_EQ(rung["kept"].get<bool>(), kept) << m["name"] << " at epoch " << rung["epochs"];
+      before.push_back(rung["value"]);
+    }
+  }
+  EXPECT_GT(stopped, 0);
+  EXPECT_LT(stopped, 27);
+  const json& scheduler = serial["scheduler"];
+  EXPECT_EQ(scheduler["rungs"][0]["trials"], 27);
+  EXPECT_EQ(scheduler["rungs"][0]["epochs"], 1);
+  EXPECT_LT(scheduler["compute_fraction"].get<double>(), 0.6);
+}
+
+// A scheduled run cut short and resumed (its journal holds the trials that ended first, in the order
+// they ended) ends with the verdicts and numbers of an uninterrupted run: a verdict depends only on
+// the rungs of the trials before it, which the journal's reports hold.
+TEST_F(Sweeps, AScheduledRunResumedFromItsJournalMakesTheSameVerdicts) {
+  const std::string search = quoted(example("tiny-search-asha.json"));
+  for (const std::string mode : {"serial", "packed"}) {
+    SCOPED_TRACE(mode);
+    const std::string common = " --backend cpu --quiet --mode " + mode;
+    ASSERT_EQ(multifit("run " + search + common + " --json " + quoted(path("whole.json"))).rc, 0);
+    std::ifstream in(path("whole.json.journal"));
+    std::ofstream out(path("cut.json.journal"));
+    std::string line;
+    for (int i = 0; i < 11 && std::getline(in, line); ++i) out << line << '\n';  // the header and 10 models
+    out.close();
+    const Result r = multifit("run " + search + common + " --json " + quoted(path("cut.json")) + " --resume");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    const json doc = result("cut.json");
+    EXPECT_EQ(doc["resumed_models"], 10);
+    expect_same_models(doc, result("whole.json"));
+    EXPECT_EQ(doc["scheduler"]["rungs"], result("whole.json")["scheduler"]["rungs"]);
+  }
+}
+
+TEST_F(Sweeps, ASchedulerUnderShardsIsRefusedInOneLine) {
+  const Result r = multifit("run " + quoted(example("tiny-search-asha.json")) + " --backend cpu --quiet --shard 1/2 --json " +
+                            quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(contains(r.err, "scheduler: not available with --shard yet")) << r.err;
+}

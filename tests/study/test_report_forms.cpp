@@ -49,14 +49,14 @@ using nlohmann::json;
                                          ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os, FitSpec& fs,
                                          MemorySpec& mm, PipelineSpec& pl, RunPart& rp, SweepIdentity& si,
                                          Shard& sh, MachineRecord& mr) {
-  [[maybe_unused]] auto& [m_index, m_name, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
+  [[maybe_unused]] auto& [m_index, m_name, m_values, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
                           m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
                           m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
                           m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend, m_device_name,
                           m_data, m_device_schedule, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members,
                           m_metrics] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes, r_host_peak_rss_bytes,
-                          r_workers_peak_rss_bytes, r_wall_s, r_startup_s, r_train_s, r_samples_per_s,
+                          r_workers_peak_rss_bytes, r_wall_s, r_scheduler, r_startup_s, r_train_s, r_samples_per_s,
                           r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency, r_concurrency_reason,
                           r_training_threads, r_pools_kept, r_injected_fault, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
                           r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
@@ -69,7 +69,7 @@ using nlohmann::json;
                           ts_seed, ts_memory_mode, ts_graphs, ts_threads, ts_hidden, ts_activations, ts_pipeline_workers,
                           ts_prefetch, ts_layers, ts_schedule] = ts;
   [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans, f_input_spans,
-                          f_stopped_epoch, f_stop_reason, f_restored_epoch] = f;
+                          f_stopped_epoch, f_stop_reason, f_restored_epoch, f_rungs] = f;
   [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s, e_input_wait_s,
                           e_input_busy_s, e_metrics, e_val_metrics, e_learning_rate] = e;
   [[maybe_unused]] auto& [v_loss, v_accuracy, v_metrics] = v;
@@ -79,10 +79,10 @@ using nlohmann::json;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
                           ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
-                          ro_keep_pools, ro_inject_fault, ro_stage_best] = ro;
+                          ro_keep_pools, ro_inject_fault, ro_stage_best, ro_scheduler] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
-  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep] = jb;
+  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep, jb_values] = jb;
   [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_metrics, ms_optimizer, ms_fit, ms_seed,
                           ms_memory, ms_targets, ms_input_shape, ms_preprocessing, ms_pipeline] = ms;
   [[maybe_unused]] auto& [ls_units, ls_activation, ls_kind, ls_use_bias, ls_kernel_initializer, ls_bias_initializer,
@@ -136,6 +136,8 @@ ModelReport full_model() {
   m.fit.stopped_epoch = 2;
   m.fit.stop_reason = "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2)";
   m.fit.restored_epoch = 1;
+  m.fit.rungs = {{1, 0.75, true}, {3, NAN, false}};  // a rung without a value: "nan", as a metric
+  m.values = {{"units", 64}, {"learning_rate", 0.5}};
   m.metrics = {{"accuracy", Metric::binary_accuracy}, {"mae", Metric::mean_absolute_error}};
   m.fit.train_s = 2.75;
   m.fit.samples = 1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
@@ -221,6 +223,14 @@ RunReport full_run() {
   r.ranks = {{1, "node-2", 2.5, 0.5, 128.25, 3}};
   r.sweep = SweepIdentity{"tiny-sweep", 12, "0123456789abcdef"};
   r.shard = Shard{2, 3};
+  SchedulerSpec scheduler;
+  scheduler.type = SchedulerKind::hyperband;
+  scheduler.metric = "val_accuracy";
+  scheduler.maximize = true;
+  scheduler.grace_epochs = 2;
+  scheduler.reduction_factor = 4;
+  scheduler.max_epochs = 32;
+  r.scheduler = SchedulerReport{scheduler, {{1, 8, 6, 2, 0.875, 0.75, NAN}}, 640, 2560};
   // A document's part with its figures, and a journal's, which has no run figures.
   r.shards = {{0, "node-1", 1.75, 0.125, 64.5, 4}, {2, "node-3", std::nullopt, std::nullopt, std::nullopt, 2}};
   r.machine = MachineRecord{"multifit 0.16.0 (commit 0123456789ab) here", 2, 4, 25769803776, 3.5, 1.25, 0.75, std::nullopt,
@@ -233,6 +243,7 @@ RunReport full_run() {
 const char* const kFullModelDocument = R"doc({
   "index": 6,
   "name": "m-7",
+  "values": {"learning_rate": 0.5, "units": 64},
   "settings": {"optimizer": "sgd", "learning_rate": 0.375, "epochs": 3, "batch_size": 48,
                "validation_split": 0.125, "shuffle": false, "seed": 18446744073709551615,
                "memory_mode": "reserve", "graphs": false, "threads": 3, "hidden": [16, 8], "activations": ["tanh", "relu"],
@@ -254,7 +265,7 @@ const char* const kFullModelDocument = R"doc({
   "startup_s": 0.125,
   "fit": {"status": "stopped", "why": "stopped in epoch 3 at step 1 of 5", "stopped_epoch": 2,
           "stop_reason": "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2)",
-          "restored_epoch": 1},
+          "restored_epoch": 1, "rungs": [{"epochs": 1, "value": 0.75, "kept": true}, {"epochs": 3, "value": "nan", "kept": false}]},
   "epochs": [
     {"loss": 0.5, "accuracy": 0.75, "val_loss": 0.625, "val_accuracy": 0.875, "seconds": 1.5, "samples_per_s": 100.0,
      "input_wait_s": 0.0625, "input_busy_s": 0.4375, "metrics": {"accuracy": 0.75, "mae": 0.125},
@@ -295,6 +306,7 @@ const char* const kFullModelTimeline = R"({"steps": [[10.0, 10.5], [10.5, 11.25]
 const char* const kEmptyModelDocument = R"({
   "index": 0,
   "name": "",
+  "values": {},
   "settings": null,
   "status": "ok",
   "error": null,
@@ -377,6 +389,10 @@ std::string full_run_document(const std::string& models) {
   "auto": {"chosen": "packed"},
   "rank_by": "val_accuracy",
   "ranking": ["m-7"],
+  "scheduler": {"spec": {"type": "hyperband", "metric": "val_accuracy", "mode": "max", "grace_epochs": 2,
+                         "reduction_factor": 4, "max_epochs": 32},
+                "rungs": [{"bracket": 1, "epochs": 8, "trials": 6, "kept": 2, "best": 0.875, "median": 0.75, "worst": "nan"}],
+                "samples": 640, "full_samples": 2560, "compute_fraction": 0.25},
   "ranks": [{"index": 1, "host": "node-2", "wall_s": 2.5, "startup_s": 0.5, "samples_per_s": 128.25, "models": 3}],
   "sweep": {"name": "tiny-sweep", "models": 12, "fingerprint": "0123456789abcdef"},
   "shard": {"index": 2, "count": 3},
@@ -395,7 +411,7 @@ const char* const kEmptyRunDocumentUpToModels = R"({
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
     "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "rank_by": null,
-    "ranking": [], "ranks": [], "sweep": null, "shard": null, "shards": [], "machine": null, "models": )";
+    "ranking": [], "scheduler": null, "ranks": [], "sweep": null, "shard": null, "shards": [], "machine": null, "models": )";
 
 // Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
 // Keys are in nlohmann::json's (sorted) order on both sides.
@@ -566,7 +582,8 @@ const char* const kCsvHeader =
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
     "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,graphs,threads,"
-    "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,final_learning_rate,mae,mse,"
+    "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,values,rungs_kept,stopped_at_rung,"
+    "final_learning_rate,mae,mse,"
     "val_mae,val_mse,test_mae,test_mse\n";
 
 TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
@@ -586,11 +603,12 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
                 "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
                 "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,800,16384,8192,false,3,2,6,"
                 "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,2,"
-                "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2),1,0.0625,0.0625,,0.1875,,0.3125,\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,\n"
+                "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2),1,"
+                "\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,3,0.0625,0.0625,,0.1875,,0.3125,\n"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,,\n"
                 "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
-                "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,\n");
+                "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,,,,\n"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -670,6 +688,13 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
   EXPECT_EQ(got.fit.stopped_epoch, want.fit.stopped_epoch);
   EXPECT_EQ(got.fit.stop_reason, want.fit.stop_reason);
   EXPECT_EQ(got.fit.restored_epoch, want.fit.restored_epoch);
+  ASSERT_EQ(got.fit.rungs.size(), want.fit.rungs.size());
+  for (size_t i = 0; i < want.fit.rungs.size(); ++i) {
+    EXPECT_EQ(got.fit.rungs[i].epochs, want.fit.rungs[i].epochs);
+    EXPECT_SAME_DOUBLE(got.fit.rungs[i].value, want.fit.rungs[i].value);
+    EXPECT_EQ(got.fit.rungs[i].kept, want.fit.rungs[i].kept);
+  }
+  EXPECT_EQ(got.values, want.values);
   EXPECT_EQ(got.metrics, want.metrics);
   EXPECT_EQ(got.test.metrics, want.test.metrics);
   EXPECT_EQ(got.fit.train_s, want.fit.train_s);
@@ -733,7 +758,8 @@ TEST(ReportPipe, EveryFieldComesBackAsSent) {
 // Each status, each fit status, and the flags of which metrics exist, one at a time off: a flag or a
 // status read back from the wrong key or hard-coded is caught.
 TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
-  for (ModelStatus status : {ModelStatus::ok, ModelStatus::diverged, ModelStatus::oom, ModelStatus::failed})
+  for (ModelStatus status :
+       {ModelStatus::ok, ModelStatus::diverged, ModelStatus::oom, ModelStatus::failed, ModelStatus::stopped})
     for (FitStatus fit_status : {FitStatus::ok, FitStatus::diverged, FitStatus::stopped}) {
       ModelReport sent = full_model();
       sent.status = status;
@@ -751,6 +777,7 @@ TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
       sent.fit.status = FitStatus::ok;
       sent.fit.why.clear();
       sent.fit.stopped_epoch.reset(), sent.fit.stop_reason.clear(), sent.fit.restored_epoch.reset();
+      sent.fit.rungs.clear();
     }
     if (flag == &ModelReport::tested) sent.test = {};        // NaN: none
     if (flag == &ModelReport::has_accuracy || flag == &ModelReport::validated)
@@ -861,6 +888,13 @@ RunOptions full_options() {
   o.keep_pools = true;
   o.inject_fault = "m-3";
   o.stage_best = [](const ModelReport&, const std::function<void()>&) {};  // does not cross: StageBestStaysWithTheKeeper
+  SchedulerSpec scheduler;
+  scheduler.type = SchedulerKind::successive_halving;
+  scheduler.metric = "val_mae";
+  scheduler.grace_epochs = 2;
+  scheduler.reduction_factor = 5;
+  scheduler.max_epochs = 50;
+  o.scheduler = scheduler;  // minimized
   return o;
 }
 
@@ -893,6 +927,15 @@ void expect_same_options(const RunOptions& got, const RunOptions& want) {
   EXPECT_EQ(got.stall_timeout_s, want.stall_timeout_s);
   EXPECT_EQ(got.keep_pools, want.keep_pools);
   EXPECT_EQ(got.inject_fault, want.inject_fault);
+  ASSERT_EQ(got.scheduler.has_value(), want.scheduler.has_value());
+  if (want.scheduler) {
+    EXPECT_EQ(got.scheduler->type, want.scheduler->type);
+    EXPECT_EQ(got.scheduler->metric, want.scheduler->metric);
+    EXPECT_EQ(got.scheduler->maximize, want.scheduler->maximize);
+    EXPECT_EQ(got.scheduler->grace_epochs, want.scheduler->grace_epochs);
+    EXPECT_EQ(got.scheduler->reduction_factor, want.scheduler->reduction_factor);
+    EXPECT_EQ(got.scheduler->max_epochs, want.scheduler->max_epochs);
+  }
 }
 
 TEST(ChildOptions, EveryFieldArrivesAsSent) {
@@ -916,7 +959,9 @@ TEST(ChildOptions, TheFormAsWritten) {
     "calibration_steps": 11,
     "stall_timeout_s": 2.5,
     "keep_pools": true,
-    "inject_fault": "m-3"})");
+    "inject_fault": "m-3",
+    "scheduler": {"type": "successive_halving", "metric": "val_mae", "mode": "min", "grace_epochs": 2,
+                  "reduction_factor": 5, "max_epochs": 50}})");
 }
 
 // The defaults arrive as defaults: unset overrides stay unset, the grow mode stays grow.
@@ -1029,6 +1074,7 @@ Job full_job(const ModelSpec& spec) {
   j.load = "/x/in.weights";
   j.save = "/x/out.weights";
   j.keep = "/x/best/.staging/j-5.weights";
+  j.values = {{"dropout", 0.25}};
   return j;
 }
 
@@ -1071,6 +1117,7 @@ TEST(ChildJob, EveryFieldArrivesAsSent) {
     EXPECT_EQ(back.load, sent.load);
     EXPECT_EQ(back.save, sent.save);
     EXPECT_EQ(back.keep, sent.keep);
+    EXPECT_EQ(back.values, sent.values);
   }
 }
 

@@ -293,9 +293,9 @@ TEST_F(SweepFile, MissingFileAndInvalidJson) {
 
 TEST_F(SweepFile, TopLevelErrors) {
   EXPECT_THAT(load_error(json::array()), HasSubstr(": top level: got []; expected a sweep"));
-  EXPECT_THAT(load_error({{"name", "s"}}), HasSubstr(": top level: no \"models\" and no \"grid\"; expected one"));
+  EXPECT_THAT(load_error({{"name", "s"}}), HasSubstr(": top level: no \"models\", \"grid\" or \"search\"; expected one"));
   EXPECT_THAT(load_error({{"models", json::array({spec()})}, {"grid", {{"seed", {1}}}}, {"base", spec()}}),
-              HasSubstr(": top level: both \"models\" and \"grid\""));
+              HasSubstr(": top level: more than one of \"models\", \"grid\" and \"search\""));
   EXPECT_THAT(load_error({{"models", json::array({spec()})}, {"colour", "red"}}),
               HasSubstr(": colour: unknown key; allowed keys: name, base, models, grid"));
   EXPECT_THAT(load_error({{"models", json::array({spec()})}, {"name", ""}}),
@@ -307,8 +307,8 @@ TEST_F(SweepFile, TopLevelErrors) {
 
 TEST_F(SweepFile, AxisErrors) {
   EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"depth", {1}}}}}),
-              HasSubstr(": grid.depth: unknown axis; allowed axes: hidden, activation, learning_rate, batch_size, "
-                        "seed, epochs"));
+              HasSubstr(": grid.depth: unknown axis; allowed axes: hidden, units, activation, dropout, learning_rate, "
+                        "batch_size, seed, epochs"));
   EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"epoch", {1}}}}}),
               HasSubstr(": grid.epoch: unknown axis (did you mean \"epochs\"?); allowed axes: "));
   EXPECT_THAT(load_error({{"models", json::array({spec()})}, {"nmae", "x"}}),
@@ -319,7 +319,7 @@ TEST_F(SweepFile, AxisErrors) {
   EXPECT_THAT(load_error({{"base", spec()}, {"grid", {{"hidden", {{10}, 100}}}}}),
               HasSubstr(": grid.hidden[1]: got 100; expected an array of the hidden layers' widths"));
   EXPECT_THAT(load_error({{"base", spec()}, {"grid", json::object()}}), HasSubstr(": grid: got {}; expected"));
-  EXPECT_THAT(load_error({{"grid", {{"seed", {1}}}}}), HasSubstr(": base: missing; a grid varies a base spec"));
+  EXPECT_THAT(load_error({{"grid", {{"seed", {1}}}}}), HasSubstr(": base: missing; a grid or a search varies a base spec"));
   json named = spec();
   named["name"] = 7;
   EXPECT_THAT(load_error({{"base", named}, {"grid", {{"seed", {1}}}}}), HasSubstr(": base.name: got 7; expected"));
