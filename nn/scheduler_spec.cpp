@@ -18,11 +18,6 @@ constexpr const char* kKeys[] = {"type", "metric", "mode", "grace_epochs", "redu
   throw UserError(path + ": scheduler." + where + ": " + problem + "; " + allowed);
 }
 
-std::string shown(const json& value) {
-  std::string text = escaped(value);
-  return text.size() > 60 ? text.substr(0, 60) + "..." : text;
-}
-
 // A name of `table`, with "did you mean" for a near miss.
 template <class E, size_t N>
 E named(const std::string& path, const json& object, const char* key, const Named<E> (&table)[N]) {
@@ -32,14 +27,14 @@ E named(const std::string& path, const json& object, const char* key, const Name
   std::vector<std::string> known;
   for (const Named<E>& n : table) known.push_back(n.name);
   const std::string meant = value.is_string() ? near_miss(value.get<std::string>(), known) : "";
-  fail(path, key, "got " + shown(value) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+  fail(path, key, "got " + shown_escaped(value) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
        "allowed: " + names_of(table));
 }
 
 int positive(const std::string& path, const json& object, const char* key, int least) {
   const json& value = object.at(key);
   if (!value.is_number_integer() || value.get<int64_t>() < least || value.get<int64_t>() > 1000000)
-    fail(path, key, "got " + shown(value), "expected an integer from " + std::to_string(least) + " to 1000000");
+    fail(path, key, "got " + shown_escaped(value), "expected an integer from " + std::to_string(least) + " to 1000000");
   return value.get<int>();
 }
 
@@ -67,7 +62,7 @@ bool SchedulerSpec::is_rung(size_t trial, int epochs) const {
 
 SchedulerSpec parse_scheduler(const std::string& path, const json& object, std::optional<int>* file_max_epochs) {
   if (!object.is_object())
-    throw UserError(path + ": scheduler: got " + shown(object) + "; expected an object with a type (" +
+    throw UserError(path + ": scheduler: got " + shown_escaped(object) + "; expected an object with a type (" +
                     names_of(kSchedulerNames) + ")");
   std::vector<std::string> known(std::begin(kKeys), std::end(kKeys));
   for (const auto& [key, value] : object.items())
@@ -83,7 +78,7 @@ SchedulerSpec parse_scheduler(const std::string& path, const json& object, std::
   if (object.contains("metric")) {
     const json& metric = object.at("metric");
     if (!metric.is_string() || metric.get<std::string>().empty() || !printable(metric.get<std::string>()))
-      fail(path, "metric", "got " + shown(metric), "expected what a callback monitors, like \"val_accuracy\"");
+      fail(path, "metric", "got " + shown_escaped(metric), "expected what a callback monitors, like \"val_accuracy\"");
     s.metric = metric.get<std::string>();
   }
   if (object.contains("mode")) s.mode = named(path, object, "mode", kMonitorModeNames);

@@ -38,15 +38,6 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// A value for a message, escaped and cut short: a misplaced object could be arbitrarily large
-// (runtime/json_field.h's shown() keeps non-ASCII text as it is; a sweep's names must stay printable).
-std::string shown_escaped(const json& value) {
-  constexpr size_t kMaxChars = 60;
-  std::string text = escaped(value);
-  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
-  return text;
-}
-
 // "unknown axis", with the one of `known` it was likely meant to be: "unknown axis (did you mean
 // \"epochs\"?)".
 std::string unknown(const char* what, const std::string& word, const std::vector<std::string>& known) {

@@ -146,6 +146,13 @@ void apply_axis(json& spec, const std::string& axis, const json& value) {
 
 std::string escaped(const json& value) { return value.dump(-1, ' ', true, json::error_handler_t::replace); }
 
+std::string shown_escaped(const json& value) {
+  constexpr size_t kMaxChars = 60;
+  std::string text = escaped(value);
+  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
+  return text;
+}
+
 bool printable(const std::string& text) {
   return std::none_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
 }

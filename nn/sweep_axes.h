@@ -59,6 +59,8 @@ std::string hidden_widths_text(const std::vector<std::string>& widths);
 
 // JSON text that stays on one printable line: control characters and DEL escaped, bad UTF-8 replaced.
 std::string escaped(const nlohmann::json& value);
+// A value for a message: escaped() and cut short, since a misplaced object could be arbitrarily large.
+std::string shown_escaped(const nlohmann::json& value);
 // Whether a name is printed as it is: no control characters (the spec parser refuses them too).
 bool printable(const std::string& text);
 // A string for a name or a message: as it is when printable, else with its control characters escaped.

@@ -49,11 +49,6 @@ std::string allowed_for(const std::string& axis) {
   throw UserError(path + ": " + where + ": " + problem + "; " + allowed);
 }
 
-std::string shown(const json& value) {
-  std::string text = escaped(value);
-  return text.size() > 60 ? text.substr(0, 60) + "..." : text;
-}
-
 template <size_t N>
 std::vector<std::string> names_of(const char* const (&names)[N]) {
   return {std::begin(names), std::end(names)};
@@ -80,7 +75,7 @@ struct Dimension {
 Dimension read_dimension(const std::string& path, const std::string& axis, const json& spec) {
   const std::string where = "search.space." + one_line(axis);
   const std::string allowed = "expected an object of one distribution: " + allowed_for(axis);
-  if (!spec.is_object() || spec.size() != 1) fail(path, where, "got " + shown(spec), allowed);
+  if (!spec.is_object() || spec.size() != 1) fail(path, where, "got " + shown_escaped(spec), allowed);
   const std::string name = spec.begin().key();
   const json& range = spec.begin().value();
   std::vector<std::string> known;
@@ -91,10 +86,10 @@ Dimension read_dimension(const std::string& path, const std::string& axis, const
   Dimension d{axis, it->draw, 0, 0, json()};
   const std::string at = where + "." + name;
   if (d.draw == Draw::choice) {
-    if (!range.is_array() || range.empty()) fail(path, at, "got " + shown(range), "expected a non-empty array of values");
+    if (!range.is_array() || range.empty()) fail(path, at, "got " + shown_escaped(range), "expected a non-empty array of values");
     if (axis == "hidden")
       for (const json& v : range)
-        if (!v.is_array()) fail(path, at, "got " + shown(v), "expected arrays of the hidden layers' widths, like [100, 10]");
+        if (!v.is_array()) fail(path, at, "got " + shown_escaped(v), "expected arrays of the hidden layers' widths, like [100, 10]");
     d.choices = range;
     return d;
   }
@@ -108,12 +103,12 @@ Dimension read_dimension(const std::string& path, const std::string& axis, const
              (ints ? ", both integers" : "") + (log ? (ints ? ", low >= 1" : ", low > 0") : ""));
   };
   if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number())
-    bad("got " + shown(range));
+    bad("got " + shown_escaped(range));
   d.low = range[0].get<double>(), d.high = range[1].get<double>();
-  if (ints && (!range[0].is_number_integer() || !range[1].is_number_integer())) bad("got " + shown(range));
+  if (ints && (!range[0].is_number_integer() || !range[1].is_number_integer())) bad("got " + shown_escaped(range));
   if (!std::isfinite(d.low) || !std::isfinite(d.high) || (ints ? d.low > d.high : d.low >= d.high))
-    bad("got " + shown(range));
-  if (log && (ints ? d.low < 1 : d.low <= 0)) bad("got " + shown(range));
+    bad("got " + shown_escaped(range));
+  if (log && (ints ? d.low < 1 : d.low <= 0)) bad("got " + shown_escaped(range));
   return d;
 }
 
@@ -145,7 +140,7 @@ double unit(uint64_t bits) { return double(bits >> 11) * 0x1.0p-53; }
 }  // namespace
 
 std::vector<json> draw_trials(const std::string& path, const json& search, const json& base) {
-  if (!search.is_object()) fail(path, "search", "got " + shown(search), "expected an object with trials and space");
+  if (!search.is_object()) fail(path, "search", "got " + shown_escaped(search), "expected an object with trials and space");
   for (const auto& [key, value] : search.items())
     if (std::find(std::begin(kSearchKeys), std::end(kSearchKeys), key) == std::end(kSearchKeys))
       fail(path, "search." + one_line(key), unknown("key", key, names_of(kSearchKeys)),
@@ -153,7 +148,7 @@ std::vector<json> draw_trials(const std::string& path, const json& search, const
   const auto trials = search.find("trials");
   if (trials == search.end() || !trials->is_number_integer() || trials->get<int64_t>() < 1 ||
       trials->get<int64_t>() > kMaxTrials)
-    fail(path, "search.trials", trials == search.end() ? "missing" : "got " + shown(*trials),
+    fail(path, "search.trials", trials == search.end() ? "missing" : "got " + shown_escaped(*trials),
          "expected the number of trials to draw, 1 to " + std::to_string(kMaxTrials));
   std::string sampler = "random";
   if (const auto s = search.find("sampler"); s != search.end()) {
@@ -161,18 +156,18 @@ std::vector<json> draw_trials(const std::string& path, const json& search, const
                                              std::end(kSamplers);
     if (!known)
       fail(path, "search.sampler",
-           s->is_string() ? unknown("sampler", s->get<std::string>(), names_of(kSamplers)) : "got " + shown(*s),
+           s->is_string() ? unknown("sampler", s->get<std::string>(), names_of(kSamplers)) : "got " + shown_escaped(*s),
            "allowed: random, sobol");
     sampler = s->get<std::string>();
   }
   uint64_t seed = 0;
   if (const auto s = search.find("seed"); s != search.end()) {
-    if (!s->is_number_unsigned()) fail(path, "search.seed", "got " + shown(*s), "expected an integer >= 0");
+    if (!s->is_number_unsigned()) fail(path, "search.seed", "got " + shown_escaped(*s), "expected an integer >= 0");
     seed = s->get<uint64_t>();
   }
   const auto space = search.find("space");
   if (space == search.end() || !space->is_object() || space->empty())
-    fail(path, "search.space", space == search.end() ? "missing" : "got " + shown(*space),
+    fail(path, "search.space", space == search.end() ? "missing" : "got " + shown_escaped(*space),
          "expected an object of one or more axes: " + sweep_axis_list());
   std::vector<std::string> axis_names;
   for (const SweepAxis& a : sweep_axes()) axis_names.push_back(a.key);
