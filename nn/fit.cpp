@@ -261,20 +261,21 @@ class PackFit::Epochs {
 
   bool waiting() const { return !waiting_.empty(); }
 
-  // The rung verdicts still waiting, asked again; with none changed, a wait of up to timeout_s for
-  // one to, and a second asking. A stop (Ctrl-C) while waiting stops the fit.
+  // The rung verdicts still waiting, asked again; when none has come, a wait of up to timeout_s for
+  // one to change and a second asking. A stop (Ctrl-C) while waiting stops the fit.
   void settle(double timeout_s) {
-    for (int pass = 0; pass < 2 && !waiting_.empty(); ++pass) {
-      if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
-        why_stopped_ = "stopped after epoch " + std::to_string(epoch_) + ", waiting for its rung's verdict";
-        completed_ = false;
-        waiting_.clear();
-        break;
-      }
+    const auto ask = [&] {
       const size_t before = waiting_.size();
       std::erase_if(waiting_, [&](int z) { return take_verdict(z, options_.rungs->verdict(trial(z), epoch_)); });
-      if (waiting_.size() < before || timeout_s <= 0) break;
-      if (pass == 0) options_.rungs->wait(timeout_s);
+      return waiting_.size() < before;
+    };
+    if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
+      why_stopped_ = "stopped after epoch " + std::to_string(epoch_) + ", waiting for its rung's verdict";
+      completed_ = false;
+      waiting_.clear();
+    } else if (!ask() && timeout_s > 0) {
+      options_.rungs->wait(timeout_s);
+      ask();
     }
     if (waiting_.empty()) conclude_epoch();
   }

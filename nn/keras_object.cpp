@@ -83,8 +83,7 @@ void KerasObject::unknown(const std::vector<std::pair<const char*, const char*>>
     listed_classes.push_back(class_name);
     listed += (listed.empty() ? "" : ", ") + std::string(identifier ? identifier : class_name);
   }
-  const std::string meant = near_miss(kind_, known);
-  kind_field_.fail("unknown " + what_ + " " + shown(nlohmann::json(kind_)) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+  kind_field_.fail("unknown " + what_ + " " + shown(nlohmann::json(kind_)) + did_you_mean(kind_, known),
                    "known: " + listed + (names.front().first ? " (or their Keras class names)" : ""));
 }
 

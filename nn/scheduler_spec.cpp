@@ -1,10 +1,8 @@
 #include "nn/scheduler_spec.h"
 
 #include <algorithm>
-#include <iterator>
 
-#include "nn/sweep_axes.h"
-#include "runtime/near_miss.h"
+#include "runtime/json_field.h"
 
 namespace mf {
 namespace {
@@ -12,31 +10,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kKeys[] = {"type", "metric", "mode", "grace_epochs", "reduction_factor", "max_epochs"};
-
-[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& problem,
-                       const std::string& allowed) {
-  throw UserError(path + ": scheduler." + where + ": " + problem + "; " + allowed);
-}
-
-// A name of `table`, with "did you mean" for a near miss.
-template <class E, size_t N>
-E named(const std::string& path, const json& object, const char* key, const Named<E> (&table)[N]) {
-  const json& value = object.at(key);
-  if (value.is_string())
-    if (const auto found = find_named(table, value.get<std::string>())) return *found;
-  std::vector<std::string> known;
-  for (const Named<E>& n : table) known.push_back(n.name);
-  const std::string meant = value.is_string() ? near_miss(value.get<std::string>(), known) : "";
-  fail(path, key, "got " + shown_escaped(value) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
-       "allowed: " + names_of(table));
-}
-
-int positive(const std::string& path, const json& object, const char* key, int least) {
-  const json& value = object.at(key);
-  if (!value.is_number_integer() || value.get<int64_t>() < least || value.get<int64_t>() > 1000000)
-    fail(path, key, "got " + shown_escaped(value), "expected an integer from " + std::to_string(least) + " to 1000000");
-  return value.get<int>();
-}
+constexpr uint64_t kMostEpochs = 1000000;
 
 }  // namespace
 
@@ -61,37 +35,25 @@ bool SchedulerSpec::is_rung(size_t trial, int epochs) const {
 }
 
 SchedulerSpec parse_scheduler(const std::string& path, const json& object, std::optional<int>* file_max_epochs) {
-  if (!object.is_object())
-    throw UserError(path + ": scheduler: got " + shown_escaped(object) + "; expected an object with a type (" +
-                    names_of(kSchedulerNames) + ")");
-  std::vector<std::string> known(std::begin(kKeys), std::end(kKeys));
-  for (const auto& [key, value] : object.items())
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      const std::string meant = near_miss(key, known);
-      fail(path, one_line(key), "unknown key" + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
-           "allowed keys: type, metric, mode, grace_epochs, reduction_factor, max_epochs");
-    }
-  if (!object.contains("type"))
-    throw UserError(path + ": scheduler.type: missing; allowed: " + names_of(kSchedulerNames));
+  const Field root(object, path, "scheduler");
+  root.object(kKeys);
   SchedulerSpec s;
-  s.type = named(path, object, "type", kSchedulerNames);
-  if (object.contains("metric")) {
-    const json& metric = object.at("metric");
-    if (!metric.is_string() || metric.get<std::string>().empty() || !printable(metric.get<std::string>()))
-      fail(path, "metric", "got " + shown_escaped(metric), "expected what a callback monitors, like \"val_accuracy\"");
-    s.metric = metric.get<std::string>();
+  s.type = root.at("type").one_of(kSchedulerNames);
+  if (const auto metric = root.optional("metric")) s.metric = metric->text();
+  if (const auto mode = root.optional("mode")) s.mode = mode->one_of(kMonitorModeNames);
+  if (const auto grace = root.optional("grace_epochs")) s.grace_epochs = grace->positive_int(kMostEpochs);
+  if (const auto factor = root.optional("reduction_factor")) {
+    s.reduction_factor = factor->positive_int(kMostEpochs);
+    if (s.reduction_factor < 2) factor->wrong("an integer of at least 2 (each rung keeps 1 in reduction_factor)");
   }
-  if (object.contains("mode")) s.mode = named(path, object, "mode", kMonitorModeNames);
-  if (object.contains("grace_epochs")) s.grace_epochs = positive(path, object, "grace_epochs", 1);
-  if (object.contains("reduction_factor")) s.reduction_factor = positive(path, object, "reduction_factor", 2);
-  if (object.contains("max_epochs")) *file_max_epochs = positive(path, object, "max_epochs", 1);
+  if (const auto max = root.optional("max_epochs")) *file_max_epochs = max->positive_int(kMostEpochs);
   return s;
 }
 
 void to_json(json& j, const SchedulerSpec& s) {
   j = {{"type", to_string(s.type)},         {"metric", s.metric},
-          {"mode", s.maximize ? "max" : "min"}, {"grace_epochs", s.grace_epochs},
-          {"reduction_factor", s.reduction_factor}, {"max_epochs", s.max_epochs}};
+       {"mode", s.maximize ? "max" : "min"}, {"grace_epochs", s.grace_epochs},
+       {"reduction_factor", s.reduction_factor}, {"max_epochs", s.max_epochs}};
 }
 
 void from_json(const json& j, SchedulerSpec& s) {

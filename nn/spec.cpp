@@ -151,8 +151,7 @@ void check_monitor(const ModelSpec& spec, const std::string& monitor, const Fiel
     for (const std::string& k : known) all.push_back("val_" + k);
     std::string list;
     for (const std::string& k : all) list += (list.empty() ? "" : ", ") + k;
-    const std::string meant = near_miss(monitor, all);
-    where.fail("no metric " + shown(json(monitor)) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+    where.fail("no metric " + shown(json(monitor)) + did_you_mean(monitor, all),
                "the model reports " + list);
   }
   if (validation && spec.fit.validation_split <= 0)

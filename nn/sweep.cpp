@@ -41,8 +41,7 @@ std::string join_names(const std::vector<std::string>& names) {
 // "unknown axis", with the one of `known` it was likely meant to be: "unknown axis (did you mean
 // \"epochs\"?)".
 std::string unknown(const char* what, const std::string& word, const std::vector<std::string>& known) {
-  const std::string meant = near_miss(word, known);
-  return std::string("unknown ") + what + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)");
+  return std::string("unknown ") + what + did_you_mean(word, known);
 }
 
 [[noreturn]] void fail(const std::string& file, const std::string& where, const std::string& problem,
@@ -276,9 +275,8 @@ void resolve_scheduler(const std::string& path, Sweep& sweep, std::optional<int>
     std::vector<std::string> known{"loss", "val_loss"};
     for (const MetricSpec& m : spec.metric_list()) known.push_back(m.name), known.push_back("val_" + m.name);
     if (std::find(known.begin(), known.end(), s.metric) == known.end()) {
-      const std::string meant = near_miss(s.metric, known);
       fail(path, "scheduler.metric", "model " + model.name + " reports no \"" + one_line(s.metric) + "\"" +
-                                         (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+                                         did_you_mean(s.metric, known),
            "allowed for it: " + join_names(known));
     }
     if (name != s.metric && spec.fit.validation_split <= 0)

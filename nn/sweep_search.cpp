@@ -9,7 +9,7 @@
 #include <boost/random/sobol.hpp>
 
 #include "nn/sweep_axes.h"
-#include "runtime/error.h"
+#include "runtime/json_field.h"
 #include "runtime/near_miss.h"
 
 namespace mf {
@@ -18,20 +18,17 @@ namespace {
 using nlohmann::json;
 
 // The most trials a search draws: a sweep's bound on its models (nn/sweep.cpp).
-constexpr int64_t kMaxTrials = int64_t(1) << 20;
+constexpr uint64_t kMaxTrials = uint64_t(1) << 20;
 
 enum class Draw { uniform, log_uniform, int_uniform, int_log_uniform, choice };
-struct Distribution {
-  const char* name;
-  Draw draw;
-};
-constexpr Distribution kDistributions[] = {{"uniform", Draw::uniform},
-                                           {"log_uniform", Draw::log_uniform},
-                                           {"int_uniform", Draw::int_uniform},
-                                           {"int_log_uniform", Draw::int_log_uniform},
-                                           {"choice", Draw::choice}};
+constexpr Named<Draw> kDraws[] = {{"uniform", Draw::uniform},
+                                  {"log_uniform", Draw::log_uniform},
+                                  {"int_uniform", Draw::int_uniform},
+                                  {"int_log_uniform", Draw::int_log_uniform},
+                                  {"choice", Draw::choice}};
+enum class Sampler { random, sobol };
+constexpr Named<Sampler> kSamplers[] = {{"random", Sampler::random}, {"sobol", Sampler::sobol}};
 constexpr const char* kSearchKeys[] = {"trials", "sampler", "seed", "space"};
-constexpr const char* kSamplers[] = {"random", "sobol"};
 
 bool takes_floats(const std::string& axis) { return axis == "learning_rate" || axis == "dropout"; }
 bool takes_ints(const std::string& axis) {
@@ -44,26 +41,6 @@ std::string allowed_for(const std::string& axis) {
   return "choice";
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& problem,
-                       const std::string& allowed) {
-  throw UserError(path + ": " + where + ": " + problem + "; " + allowed);
-}
-
-template <size_t N>
-std::vector<std::string> names_of(const char* const (&names)[N]) {
-  return {std::begin(names), std::end(names)};
-}
-std::string listed(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-std::string unknown(const char* what, const std::string& word, const std::vector<std::string>& known) {
-  const std::string meant = near_miss(word, known);
-  return "unknown " + std::string(what) + " \"" + one_line(word) + "\"" +
-         (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)");
-}
-
 // One axis of the space, checked: how it draws and from what.
 struct Dimension {
   std::string axis;
@@ -72,43 +49,40 @@ struct Dimension {
   json choices;              // choice's values
 };
 
-Dimension read_dimension(const std::string& path, const std::string& axis, const json& spec) {
-  const std::string where = "search.space." + one_line(axis);
-  const std::string allowed = "expected an object of one distribution: " + allowed_for(axis);
-  if (!spec.is_object() || spec.size() != 1) fail(path, where, "got " + shown_escaped(spec), allowed);
-  const std::string name = spec.begin().key();
-  const json& range = spec.begin().value();
-  std::vector<std::string> known;
-  for (const Distribution& d : kDistributions) known.push_back(d.name);
-  const auto it = std::find_if(std::begin(kDistributions), std::end(kDistributions),
-                               [&](const Distribution& d) { return name == d.name; });
-  if (it == std::end(kDistributions)) fail(path, where, unknown("distribution", name, known), allowed);
-  Dimension d{axis, it->draw, 0, 0, json()};
-  const std::string at = where + "." + name;
+// `spec` is the axis's entry in the space: an object of one distribution, {"log_uniform": [1e-4, 0.1]}.
+Dimension read_dimension(const std::string& axis, const Field& spec) {
+  if (!spec.value().is_object() || spec.value().size() != 1)
+    spec.wrong("an object of one distribution: " + allowed_for(axis));
+  const std::string name = spec.value().begin().key();
+  const Field range = spec.at(name);
+  const std::optional<Draw> draw = find_named(kDraws, name);
+  if (!draw) {
+    std::vector<std::string> names;
+    for (const Named<Draw>& d : kDraws) names.push_back(d.name);
+    range.fail("unknown distribution" + did_you_mean(name, names), "allowed for " + axis + ": " + allowed_for(axis));
+  }
+  Dimension d{axis, *draw, 0, 0, json()};
+  const json& value = range.value();
   if (d.draw == Draw::choice) {
-    if (!range.is_array() || range.empty()) fail(path, at, "got " + shown_escaped(range), "expected a non-empty array of values");
+    if (!value.is_array() || value.empty()) range.wrong("a non-empty array of values");
     if (axis == "hidden")
-      for (const json& v : range)
-        if (!v.is_array()) fail(path, at, "got " + shown_escaped(v), "expected arrays of the hidden layers' widths, like [100, 10]");
-    d.choices = range;
+      for (size_t i = 0; i < value.size(); ++i)
+        if (!value[i].is_array()) range.item(i).wrong("an array of the hidden layers' widths, like [100, 10]");
+    d.choices = value;
     return d;
   }
   const bool ints = d.draw == Draw::int_uniform || d.draw == Draw::int_log_uniform;
   if (ints ? !takes_ints(axis) : !takes_floats(axis))
-    fail(path, at, "the " + axis + " axis cannot draw from " + name, "allowed: " + allowed_for(axis));
+    range.fail("the " + axis + " axis cannot draw from " + name, "allowed: " + allowed_for(axis));
   const bool log = d.draw == Draw::log_uniform || d.draw == Draw::int_log_uniform;
-  const auto bad = [&](const std::string& problem) {
-    fail(path, at, problem,
-         std::string("expected [low, high] with low ") + (ints ? "<=" : "<") + " high" +
-             (ints ? ", both integers" : "") + (log ? (ints ? ", low >= 1" : ", low > 0") : ""));
-  };
-  if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number())
-    bad("got " + shown_escaped(range));
-  d.low = range[0].get<double>(), d.high = range[1].get<double>();
-  if (ints && (!range[0].is_number_integer() || !range[1].is_number_integer())) bad("got " + shown_escaped(range));
-  if (!std::isfinite(d.low) || !std::isfinite(d.high) || (ints ? d.low > d.high : d.low >= d.high))
-    bad("got " + shown_escaped(range));
-  if (log && (ints ? d.low < 1 : d.low <= 0)) bad("got " + shown_escaped(range));
+  const std::string allowed = std::string("[low, high] with low ") + (ints ? "<=" : "<") + " high" +
+                              (ints ? ", both integers" : "") + (log ? (ints ? ", low >= 1" : ", low > 0") : "");
+  const bool pair = value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number();
+  if (!pair || (ints && (!value[0].is_number_integer() || !value[1].is_number_integer()))) range.wrong(allowed);
+  d.low = value[0].get<double>(), d.high = value[1].get<double>();
+  if (!std::isfinite(d.low) || !std::isfinite(d.high) || (ints ? d.low > d.high : d.low >= d.high) ||
+      (log && (ints ? d.low < 1 : d.low <= 0)))
+    range.wrong(allowed);
   return d;
 }
 
@@ -140,53 +114,30 @@ double unit(uint64_t bits) { return double(bits >> 11) * 0x1.0p-53; }
 }  // namespace
 
 std::vector<json> draw_trials(const std::string& path, const json& search, const json& base) {
-  if (!search.is_object()) fail(path, "search", "got " + shown_escaped(search), "expected an object with trials and space");
-  for (const auto& [key, value] : search.items())
-    if (std::find(std::begin(kSearchKeys), std::end(kSearchKeys), key) == std::end(kSearchKeys))
-      fail(path, "search." + one_line(key), unknown("key", key, names_of(kSearchKeys)),
-           "allowed keys: " + listed(names_of(kSearchKeys)));
-  const auto trials = search.find("trials");
-  if (trials == search.end() || !trials->is_number_integer() || trials->get<int64_t>() < 1 ||
-      trials->get<int64_t>() > kMaxTrials)
-    fail(path, "search.trials", trials == search.end() ? "missing" : "got " + shown_escaped(*trials),
-         "expected the number of trials to draw, 1 to " + std::to_string(kMaxTrials));
-  std::string sampler = "random";
-  if (const auto s = search.find("sampler"); s != search.end()) {
-    const bool known = s->is_string() && std::find(std::begin(kSamplers), std::end(kSamplers), s->get<std::string>()) !=
-                                             std::end(kSamplers);
-    if (!known)
-      fail(path, "search.sampler",
-           s->is_string() ? unknown("sampler", s->get<std::string>(), names_of(kSamplers)) : "got " + shown_escaped(*s),
-           "allowed: random, sobol");
-    sampler = s->get<std::string>();
-  }
-  uint64_t seed = 0;
-  if (const auto s = search.find("seed"); s != search.end()) {
-    if (!s->is_number_unsigned()) fail(path, "search.seed", "got " + shown_escaped(*s), "expected an integer >= 0");
-    seed = s->get<uint64_t>();
-  }
-  const auto space = search.find("space");
-  if (space == search.end() || !space->is_object() || space->empty())
-    fail(path, "search.space", space == search.end() ? "missing" : "got " + shown_escaped(*space),
-         "expected an object of one or more axes: " + sweep_axis_list());
-  std::vector<std::string> axis_names;
-  for (const SweepAxis& a : sweep_axes()) axis_names.push_back(a.key);
-  for (const auto& [key, value] : space->items())
-    if (!find_sweep_axis(key))
-      fail(path, "search.space." + one_line(key), unknown("axis", key, axis_names), "allowed axes: " + sweep_axis_list());
+  const Field root(search, path, "search");
+  root.object(kSearchKeys);
+  const size_t count = root.at("trials").positive_int(kMaxTrials);
+  const auto sampler_field = root.optional("sampler");
+  const Sampler sampler = sampler_field ? sampler_field->one_of(kSamplers) : Sampler::random;
+  const auto seed_field = root.optional("seed");
+  const uint64_t seed = seed_field ? seed_field->non_negative_integer() : 0;
+  const Field space = root.at("space");
+  std::vector<const char*> axis_keys;
+  for (const SweepAxis& a : sweep_axes()) axis_keys.push_back(a.key);
+  if (!space.value().is_object() || space.value().empty()) space.wrong("an object of one or more axes: " + sweep_axis_list());
+  space.allow_keys(axis_keys);
   std::vector<Dimension> dims;
   for (const SweepAxis& a : sweep_axes()) {  // the table's order, whatever the file's
-    if (!space->contains(a.key)) continue;
-    if (const std::string problem = axis_needs(a.key, base); !problem.empty())
-      fail(path, "search.space." + std::string(a.key), problem, "or leave this axis out");
-    dims.push_back(read_dimension(path, a.key, space->at(a.key)));
+    const auto axis = space.optional(a.key);
+    if (!axis) continue;
+    if (const std::string problem = axis_needs(a.key, base); !problem.empty()) axis->fail(problem, "or leave this axis out");
+    dims.push_back(read_dimension(a.key, *axis));
   }
 
-  const size_t count = trials->get<size_t>();
   std::mt19937_64 random(seed);
   std::vector<uint64_t> shift(dims.size(), 0);  // sobol's digital shift, one per dimension
   std::optional<boost::random::sobol> sobol;
-  if (sampler == "sobol") {
+  if (sampler == Sampler::sobol) {
     for (uint64_t& s : shift) s = random();
     sobol.emplace(dims.size());
   }

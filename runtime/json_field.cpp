@@ -70,6 +70,13 @@ void Field::wrong(const std::string& allowed) const {
   fail(missing_ ? "missing" : "got " + shown(*value_), "expected " + allowed);
 }
 
+void Field::wrong_name(const std::vector<std::string>& names) const {
+  std::string allowed;
+  for (const std::string& name : names) allowed += (allowed.empty() ? "" : ", ") + name;
+  if (missing_ || !value_->is_string()) wrong("one of " + allowed);
+  fail("got " + shown(*value_) + did_you_mean(value_->get<std::string>(), names), "expected one of " + allowed);
+}
+
 Field Field::at(const std::string& key) const {
   Field child(kMissing, *source_, (path_.empty() ? "" : path_ + ".") + path_key(key));
   const auto it = value_->find(key);
@@ -97,9 +104,7 @@ void Field::allow_keys(Keys keys) const {
     if (!value_->contains(key)) absent.push_back(key);
   for (const auto& entry : value_->items())
     if (!contains(keys, entry.key())) {
-      const std::string meant = near_miss(entry.key(), absent);
-      at(entry.key()).fail(meant.empty() ? "unknown key" : "unknown key (did you mean \"" + meant + "\"?)",
-                           "allowed keys: " + join(keys));
+      at(entry.key()).fail("unknown key" + did_you_mean(entry.key(), absent), "allowed keys: " + join(keys));
     }
 }
 

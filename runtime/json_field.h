@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -51,6 +52,8 @@ class Field {
   [[noreturn]] void fail(const std::string& problem, const std::string& allowed) const;
   // The value is not what the key takes.
   [[noreturn]] void wrong(const std::string& allowed) const;
+  // The value is none of `names`: "got VALUE (did you mean ...?); expected one of A, B".
+  [[noreturn]] void wrong_name(const std::vector<std::string>& names) const;
 
   // The value of `key` in this object, missing or not.
   Field at(const std::string& key) const;
@@ -76,11 +79,14 @@ class Field {
   std::pair<double, double> pair_in(double low, double high, const std::string& allowed) const;
   bool boolean() const;
   std::string text() const;  // non-empty
+  // A name of `table`; a near miss is named ("did you mean").
   template <class E, size_t N>
   E one_of(const Named<E> (&table)[N]) const {
     if (value_->is_string())
       if (const std::optional<E> value = find_named(table, value_->get_ref<const std::string&>())) return *value;
-    wrong("one of " + names_of(table));
+    std::vector<std::string> names;
+    for (const Named<E>& entry : table) names.push_back(entry.name);
+    wrong_name(names);
   }
 
  private:

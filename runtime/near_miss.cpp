@@ -33,4 +33,9 @@ std::string near_miss(const std::string& word, const std::vector<std::string>& k
   return 3 * best_distance <= std::max(word.size(), best.size()) ? best : "";
 }
 
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& known) {
+  const std::string meant = near_miss(word, known);
+  return meant.empty() ? "" : " (did you mean \"" + meant + "\"?)";
+}
+
 }  // namespace mf

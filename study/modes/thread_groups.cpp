@@ -6,6 +6,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "study/data_sets.h"
 #include "study/model_worker.h"
@@ -109,12 +110,12 @@ class ThreadGroupsMode final : public Mode {
     }
     while (!training.empty()) {
       // A group whose rung verdicts wait for other models' (study/rungs.h) sits out the round; when
-      // every group of the thread does, the thread waits for a verdict to change.
-      const bool all_waiting =
+      // every group of the thread does, the thread waits once for a verdict to change.
+      bool may_wait =
           std::all_of(training.begin(), training.end(), [&](size_t g) { return packs[g]->waiting(); });
       std::vector<size_t> launched;
       for (size_t g : training)
-        if (packs[g]->waiting()) packs[g]->settle(all_waiting && launched.empty() ? 0.1 : 0);
+        if (packs[g]->waiting()) packs[g]->settle(std::exchange(may_wait, false) ? 0.1 : 0);
         else if (packs[g]->training()) packs[g]->launch_epoch(), launched.push_back(g);
       std::vector<size_t> still;
       for (size_t g : training) {
