@@ -8,8 +8,9 @@ run's --trace, adds the timeline of every model's steps, epochs and input batche
 modes side by side (wall with its start-up, throughput, speedup; median and range under --repeat),
 each model's slowdown against its solo run, memory per model (its status, pool cap, reserved and
 peak, its share of the data, its process's peak; in serial mode what the run held when it ended and
-after its release) with the models that did not end ok and why, and the machine the run was
-measured on. Charts are inline
+after its release) with the models that failed and why, the best models of the ranking with the
+values they were made with, a scheduler's rungs (survivors and the metric's spread at each, the
+compute spent), and the machine the run was measured on. Charts are inline
 SVG drawn by matplotlib, so the page opens without a network and runs no script.
 
 Exit codes: 0 written; 2 a missing or unreadable file, or a document that is not multifit's.
@@ -255,12 +256,59 @@ def memory_table(run):
 
 
 def failures(run):
-    """The models that did not end ok, with why: a few, then a count."""
-    bad = [m for m in run["models"] if m.get("status") != "ok"]
+    """The models that failed (not ok, and not stopped by the scheduler), with why: a few, then a count."""
+    bad = [m for m in run["models"] if m.get("status") not in ("ok", "stopped")]
     items = "".join(f"<li>{html.escape(m['name'])} {html.escape(str(m.get('status')))}: {html.escape(m.get('error') or '')}"
                     "</li>" for m in bad[:8])
     more = f"<li>and {len(bad) - 8} more</li>" if len(bad) > 8 else ""
-    return f"<p>{len(bad)} of {len(run['models'])} models did not end ok:</p><ul>{items}{more}</ul>" if bad else ""
+    return f"<p>{len(bad)} of {len(run['models'])} models failed:</p><ul>{items}{more}</ul>" if bad else ""
+
+
+def metric_at_end(m, name):
+    """The model's `name` (val_accuracy, loss, test_accuracy, ...) as the ranking reads it: its last epoch's, or its test's."""
+    if name.startswith("test_"):
+        return m.get(name)
+    epochs = m.get("epochs") or []
+    return epochs[-1].get(name) if epochs else None
+
+
+def best_models(run, shown=10):
+    """The ranking's first models (multifit ranks the models that ended ok), with the values they were made with."""
+    ranking, by = run.get("ranking") or [], run.get("rank_by")
+    if not ranking or not by:
+        return "<p>no ranking: no model ended ok with the metric the run ranks by</p>"
+    models = {m["name"]: m for m in run["models"]}
+    rows = []
+    for i, name in enumerate(ranking[:shown]):
+        m = models[name]
+        value = metric_at_end(m, by)
+        values = ", ".join(f"{k} {v}" for k, v in (m.get("values") or {}).items()) or "-"
+        rows.append([i + 1, name, "-" if value is None else f"{value:.4f}", len(m.get("epochs") or []), values])
+    finite = [v for v in (metric_at_end(models[n], by) for n in ranking) if isinstance(v, (int, float))]
+    spread = (f": best {finite[0]:.4f}, median {statistics.median(finite):.4f}, worst {finite[-1]:.4f}"
+              if finite else "")  # in the ranking's order, best first, whichever way the metric improves
+    note = f"<p>{len(ranking)} ranked by {html.escape(by)}{spread}</p>"
+    return note + table(["rank", "model", by, "epochs", "values"], rows)
+
+
+def scheduler_section(run):
+    """The scheduler's rungs: survivors and the metric's spread at each, and the compute spent."""
+    s = run.get("scheduler")
+    if not s:
+        return ""
+    spec = s["spec"]
+    number = lambda x: "-" if not isinstance(x, (int, float)) else f"{x:.4f}"
+    rows = [[r["bracket"], r["epochs"], r["trials"], r["kept"], number(r["best"]), number(r["median"]),
+             number(r["worst"])] for r in s["rungs"]]
+    stopped = sum(m.get("status") == "stopped" for m in run["models"])
+    fraction = s.get("compute_fraction")
+    summary = (f"{spec['type']} on {spec['metric']} ({spec['mode']}), reduction factor {spec['reduction_factor']}, "
+               f"grace {spec['grace_epochs']} epoch(s), at most {spec['max_epochs']}: {stopped} of "
+               f"{len(run['models'])} trials stopped at a rung; "
+               + (f"the run trained {fraction:.1%} of the samples the full sweep would have"
+                  if isinstance(fraction, (int, float)) else "no samples to compare"))
+    return (f"<h2>The scheduler's rungs ({html.escape(run['mode'])})</h2><p>{html.escape(summary)}</p>"
+            + table(["bracket", "after epoch", "judged", "kept", "best", "median", "worst"], rows))
 
 
 def page(doc, runs, trace, title):
@@ -281,6 +329,8 @@ def page(doc, runs, trace, title):
               "<p>pool: the model's own arena (weights, gradients, optimizer state, activations, batches); data share: "
               "its part of the data set its process read once; process peak: the host memory its process held at "
               "most (one process for every model of an in-process run)</p>", memory_table(runs[-1])]
+    parts += [f"<h2>Best models ({html.escape(runs[-1]['mode'])})</h2>", best_models(runs[-1])]
+    parts += [scheduler_section(r) for r in runs]
     if trace is not None:
         chart = timeline_chart(trace)
         parts += ["<h2>Timeline</h2>", chart or "<p>the trace has no tracks</p>"]

@@ -23,6 +23,12 @@ for section in "Modes side by side" "Each model against its solo run" "Memory pe
   grep -q "$section" "$work/report.html" || { echo "the report has no '$section'"; exit 1; }
 done
 if grep -q "<script" "$work/report.html"; then echo "the report runs a script; it should open as it is"; exit 1; fi
+# A search with a scheduler: its best models with their values, and its rungs.
+"$multifit" run "$root/examples/tiny-search-asha.json" --backend cpu --quiet --mode packed --json "$work/s.json" > /dev/null
+"$python" "$report" "$work/s.json" -o "$work/search.html"
+for section in "Best models (packed)" "The scheduler's rungs (packed)" "learning_rate" "trials stopped at a rung"; do
+  grep -q "$section" "$work/search.html" || { echo "the search's report has no '$section'"; exit 1; }
+done
 
 "$root/tests/report/render_pages.sh" "$work/report.html"
 
