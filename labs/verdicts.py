@@ -93,6 +93,25 @@ def startup_overhead(doc):
     return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
 
 
+def early_stopping_of_trials(full, scheduled):
+    """Claim 11: stopping the losing trials early finds about the same best (within a point of
+    val_accuracy) for at most a third of the compute (samples trained) and less wall."""
+    def best(doc):
+        values = [m["epochs"][-1]["val_accuracy"] for m in doc["models"] if m["status"] == "ok" and m["epochs"]]
+        return max(values) if values else None
+    samples = lambda doc: sum(m["samples"] for m in doc["models"])
+    full_best, best_found = best(full), best(scheduled)
+    if full_best is None or best_found is None or not samples(full):
+        return Verdict(False, "did not hold: a run trained no model to its end")
+    stopped = sum(m["status"] == "stopped" for m in scheduled["models"])
+    compute, wall = samples(scheduled) / samples(full), scheduled["wall_s"] / full["wall_s"]
+    figures = (f"ASHA stopped {stopped} of {len(scheduled['models'])} trials, trained {compute:.0%} of the full "
+               f"sweep's samples in {wall:.2f}x its wall, and found val_accuracy {best_found:.4f} against "
+               f"{full_best:.4f} ({100 * (best_found - full_best):+.2f} points)")
+    held = best_found >= full_best - 0.01 and compute <= 1 / 3 and wall < 1
+    return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
+
+
 def memory_cap(doc):
     """Claim 5: a memory cap solves memory contention, not compute contention: every capped model fits
     at once within its cap, yet each trains slower."""

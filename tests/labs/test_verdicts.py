@@ -335,5 +335,33 @@ class CrashIsolation(unittest.TestCase):
         self.assertFalse(verdicts.crash_isolation(self.baseline, outcome(-9), outcome(-11)).held)
 
 
+def searched(wall, finals, samples):
+    """A search's document: each model's status and last val_accuracy (None: stopped at a rung)."""
+    models = [{"status": "ok" if v is not None else "stopped", "epochs": [{"val_accuracy": v if v is not None else 0.5}],
+               "samples": s} for v, s in zip(finals, samples)]
+    return {"mode": "packed", "wall_s": wall, "models": models}
+
+
+class EarlyStoppingOfTrials(unittest.TestCase):
+    full = searched(2.0, [0.90, 0.93, 0.80], [900, 900, 900])
+
+    def test_held_for_the_same_best_at_a_fifth_of_the_compute(self):
+        v = verdicts.early_stopping_of_trials(self.full, searched(0.5, [0.90, 0.93, None], [300, 200, 40]))
+        self.assertTrue(v.held, v.line)
+        self.assertEqual(v.line, "held: ASHA stopped 1 of 3 trials, trained 20% of the full sweep's samples in 0.25x "
+                                 "its wall, and found val_accuracy 0.9300 against 0.9300 (+0.00 points)")
+
+    def test_not_held_when_the_best_was_stopped(self):
+        v = verdicts.early_stopping_of_trials(self.full, searched(0.5, [0.90, None, None], [300, 40, 40]))
+        self.assertFalse(v.held)
+        self.assertIn("(-3.00 points)", v.line)
+
+    def test_not_held_when_it_saves_too_little(self):
+        self.assertFalse(verdicts.early_stopping_of_trials(self.full, searched(1.5, [0.90, 0.93, 0.8], [900, 900, 900])).held)
+
+    def test_no_finished_trial_does_not_hold(self):
+        self.assertFalse(verdicts.early_stopping_of_trials(self.full, searched(0.1, [None, None, None], [1, 1, 1])).held)
+
+
 if __name__ == "__main__":
     unittest.main()
