@@ -380,7 +380,9 @@ class PackFit::Epochs {
         continue;
       }
       run_callbacks(int(z), epoch, e);
-      if (training_[z] && options_.rungs && options_.rungs->judges(trial(int(z)), epoch + 1)) {
+      // A rung at the member's own last epoch judges nothing: it has trained what it asked for.
+      if (training_[z] && epoch + 1 < spec_.fit.epochs && options_.rungs &&
+          options_.rungs->judges(trial(int(z)), epoch + 1)) {
         const std::optional<double> value = monitored(model_.spec(int(z)), options_.rungs->metric(), e);
         result.rungs.push_back({epoch + 1, value.value_or(NAN), true});
         if (!take_verdict(int(z), options_.rungs->judge(trial(int(z)), epoch + 1, value))) waiting_.push_back(int(z));
@@ -394,11 +396,13 @@ class PackFit::Epochs {
   bool take_verdict(int z, RungJudge::Verdict verdict) {
     if (verdict == RungJudge::Verdict::undecided) return false;
     if (verdict == RungJudge::Verdict::stop) {
-      RungResult& rung = results_[size_t(z)].rungs.back();
+      FitResult& result = results_[size_t(z)];
+      RungResult& rung = result.rungs.back();
       rung.kept = false;
-      if (options_.progress)
-        options_.progress(z, "Epoch " + std::to_string(rung.epochs) + ": stopped by the scheduler at its rung (" +
-                                 options_.rungs->metric() + " " + format_metric(rung.value) + ")");
+      result.stopped_epoch = rung.epochs;
+      result.stop_reason = "the scheduler: " + options_.rungs->metric() + " " + format_metric(rung.value) +
+                           " lost at its rung after epoch " + std::to_string(rung.epochs);
+      if (options_.progress) options_.progress(z, "Epoch " + std::to_string(rung.epochs) + ": stopped by " + result.stop_reason);
       stop(z);
     }
     return true;

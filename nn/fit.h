@@ -73,7 +73,8 @@ struct FitResult {
   // With FitOptions::timeline: when each training step and each epoch ran, on clock_seconds(), and
   // with an input pipeline when it prepared each batch (a fit's warm-up's batches are not in it).
   Track steps, epoch_spans, input_spans;
-  // EarlyStopping: the epoch (from 1) after which it stopped, and why, in words; its status stays ok.
+  // EarlyStopping, or the scheduler at a rung (stopped_at_rung()): the epoch (from 1) after which it
+  // stopped, and why, in words; its status stays ok.
   std::optional<int> stopped_epoch;
   std::string stop_reason;
   // EarlyStopping with restore_best_weights: the epoch (from 1) whose weights the model ends with.

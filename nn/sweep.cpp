@@ -290,6 +290,10 @@ void resolve_scheduler(const std::string& path, Sweep& sweep, std::optional<int>
   s.max_epochs = 0;
   for (const SweepEntry& model : sweep.models)
     if (model.spec) s.max_epochs = std::max(s.max_epochs, model.spec->fit.epochs);
+  if (s.max_epochs > 0 && s.rungs(0).empty())
+    fail(path, "scheduler", "no rung falls under the models' epochs (" + std::to_string(s.max_epochs) + "; the first is at grace_epochs, " +
+                                std::to_string(s.grace_epochs) + ")",
+         "lower grace_epochs, or train more epochs (max_epochs or the base's fit.epochs)");
 }
 
 }  // namespace

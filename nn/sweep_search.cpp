@@ -8,6 +8,7 @@
 
 #include <boost/random/sobol.hpp>
 
+#include "nn/spec.h"
 #include "nn/sweep_axes.h"
 #include "runtime/json_field.h"
 #include "runtime/near_miss.h"
@@ -108,6 +109,31 @@ json value_at(const Dimension& d, double u) {
   return nullptr;
 }
 
+// The values a dimension can give that bound what it gives: each choice, a range's ends (a float
+// range's high end is not drawn: the float below it is).
+std::vector<json> extremes(const Dimension& d) {
+  if (d.draw == Draw::choice) return {d.choices.begin(), d.choices.end()};
+  if (d.draw == Draw::int_uniform || d.draw == Draw::int_log_uniform) return {int64_t(d.low), int64_t(d.high)};
+  return {value_at(d, 0), value_at(d, std::nextafter(1.0, 0.0))};
+}
+
+// Every value a dimension can give makes a model the spec parser takes, checked once for the file:
+// else one line naming the axis and the value (where the base itself is bad, its models say so).
+void check_values(const std::string& path, const std::vector<Dimension>& dims, json base) {
+  if (base.is_object() && !base.contains("name")) base["name"] = "base";  // each model is given its own
+  try {
+    parse_model_spec(base, path);
+  } catch (const UserError&) {
+    return;
+  }
+  for (const Dimension& d : dims)
+    for (const json& value : extremes(d)) {
+      json spec = base;
+      apply_axis(spec, d.axis, value);
+      parse_model_spec(spec, path + ": search.space." + d.axis + " gives " + axis_value_text(value));
+    }
+}
+
 // A 64-bit draw as a double in [0, 1): its top 53 bits.
 double unit(uint64_t bits) { return double(bits >> 11) * 0x1.0p-53; }
 
@@ -133,6 +159,7 @@ std::vector<json> draw_trials(const std::string& path, const json& search, const
     if (const std::string problem = axis_needs(a.key, base); !problem.empty()) axis->fail(problem, "or leave this axis out");
     dims.push_back(read_dimension(a.key, *axis));
   }
+  check_values(path, dims, base);
 
   std::mt19937_64 random(seed);
   std::vector<uint64_t> shift(dims.size(), 0);  // sobol's digital shift, one per dimension

@@ -21,6 +21,10 @@ SchedulerSpec scheduler_for(SchedulerSpec spec, const std::vector<Job>& jobs) {
   spec.max_epochs = 0;
   for (const Job& job : jobs)
     if (job.spec) spec.max_epochs = std::max(spec.max_epochs, job.spec->fit.epochs);
+  if (spec.max_epochs > 0 && spec.rungs(0).empty())
+    throw UserError("the scheduler has no rung under the models' epochs (" + std::to_string(spec.max_epochs) +
+                    ", --epochs?): its first is at grace_epochs, " + std::to_string(spec.grace_epochs) +
+                    "; train more epochs or lower grace_epochs");
   return spec;
 }
 

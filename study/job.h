@@ -76,6 +76,7 @@ struct Job {
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);
 // The sweep's scheduler for these jobs: its max_epochs the largest of their epochs (--epochs applied).
+// A UserError when that leaves it no rung.
 SchedulerSpec scheduler_for(SchedulerSpec spec, const std::vector<Job>& jobs);
 std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options);
 // Gives `jobs` the GPUs of `devices` round robin, in their order (none: leaves them as they are).

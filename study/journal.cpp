@@ -27,7 +27,8 @@ constexpr double kSyncInterval_s = 1;
 json header(const JournalRun& run) {
   return {{"journal", "multifit"}, {"version", kVersion}, {"models", run.sweep.models},
           {"backend", run.backend}, {"mode", run.mode}, {"solo", run.solo},
-          {"sweep", run.sweep.name}, {"fingerprint", run.sweep.fingerprint}, {"shard", run.shard}};
+          {"sweep", run.sweep.name}, {"fingerprint", run.sweep.fingerprint}, {"shard", run.shard},
+          {"scheduler", run.scheduler}};
 }
 
 // "shard 1/3", or "the whole sweep" for none.
@@ -157,6 +158,10 @@ JournalContents read_journal(const std::string& path, const std::vector<Job>& jo
   if (!same_shard(shard, run.shard))
     fail(1, "a journal of " + shard_words(shard) + "; this run is of " + shard_words(run.shard) + ": resume " +
                 (shard ? "with --shard " + to_string(*shard) : std::string("without --shard")));
+  // Its models were stopped by its scheduler's verdicts: another scheduler would have stopped others.
+  if (const json scheduler = head.value("scheduler", json()); scheduler != json(run.scheduler))
+    fail(1, "a journal of a run with the scheduler " + scheduler.dump() + "; this run's is " +
+                json(run.scheduler).dump() + ": resume with the sweep file's scheduler as it was, or start afresh");
   JournalContents contents;
   contents.auto_choice = journal.auto_choice;
   contents.whole_bytes = journal.whole_bytes;

@@ -51,6 +51,8 @@ struct JournalRun {
   bool solo = false;    // --solo
   SweepIdentity sweep;         // the sweep's name, whole model count and fingerprint
   std::optional<Shard> shard;  // --shard; absent: the whole sweep
+  // The sweep's scheduler (its verdicts are in the journal's reports); absent: none
+  std::optional<SchedulerSpec> scheduler;
 };
 
 struct JournalContents {

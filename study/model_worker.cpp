@@ -162,11 +162,8 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
       report_.status = ModelStatus::failed;
       report_.error = "interrupted (Ctrl-C or SIGTERM): " + fit.why;
       code_ = 130;
-    } else if (fit.stopped_at_rung()) {  // a trial that lost: no failure, and no test set
+    } else if (fit.stopped_at_rung()) {  // a trial that lost: no failure (fit.stop_reason says why), and no test set
       report_.status = ModelStatus::stopped;
-      const RungResult& rung = fit.rungs.back();
-      report_.error = "stopped by the scheduler at its rung after epoch " + std::to_string(rung.epochs) + " (" +
-                      options_.scheduler->metric + " " + format_metric(rung.value) + ")";
     }
     if (test && report_.status == ModelStatus::ok) {
       report_.test = *test;

@@ -31,6 +31,8 @@ SweepIdentity identify_sweep(const Sweep& sweep, const std::vector<Job>& all_job
     add(job.name);
     add(job.spec ? to_json(*job.spec).dump() : "error: " + job.error);
   }
+  // Its scheduler decides which models stop: a journal of another scheduler's verdicts is another run's.
+  if (sweep.scheduler) add("scheduler: " + nlohmann::json(*sweep.scheduler).dump());
   char digits[17];
   std::snprintf(digits, sizeof digits, "%016" PRIx64, hash);
   return {sweep.name, all_jobs.size(), digits};

@@ -489,7 +489,7 @@ int run_study(RunArgs& args) {
         std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.name == options.inject_fault; }))
       std::fprintf(stderr, "multifit: note: --inject-fault %s: that model is in another shard than %s, so nothing faults "
                            "here\n", options.inject_fault.c_str(), to_string(*args.shard).c_str());
-    journal_run = {to_string(options.backend.kind), args.mode, args.solo, sweep_identity, args.shard};
+    journal_run = {to_string(options.backend.kind), args.mode, args.solo, sweep_identity, args.shard, options.scheduler};
     const JournalRun& run = journal_run;
     if (args.resume && writer) {
       resumed = read_with_rank_journals(journal_file, jobs, run, &ranks_ended);
@@ -561,7 +561,7 @@ Command add_run_command(CLI::App& app) {
   RunOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand("run", "Train a sweep of models serially, on streams, as processes or packed "
                                             "into shared kernels, and measure how they share the machine");
-  cmd->add_option("sweep", o.models_path, "Sweep file (JSON: a base spec and grid axes, or a list of models), or one "
+  cmd->add_option("sweep", o.models_path, "Sweep file (JSON: a base spec and grid axes or a search space, or a list of models; any with a scheduler), or one "
                                     "model's spec; e.g. examples/fashion-mnist-grid.json")
       ->required();
   cmd->add_option("--mode", args->mode, "serial: one model after another; streams: one thread and stream per "

@@ -169,11 +169,31 @@ void print_scheduler(const SchedulerReport& s) {
                 (long long)s.full_samples);
 }
 
+// A grid's or a search's best few, with the metric and the values they were made with: what a table
+// of names like tiny-t07 cannot say.
+void print_best_values(const RunReport& run) {
+  const std::optional<RankBy> by = find_named(kRankByNames, run.rank_by);
+  if (!by || run.ranking.empty()) return;
+  std::map<std::string, const ModelReport*> named;
+  for (const ModelReport& m : run.models) named.emplace(m.name, &m);
+  if (named.at(run.ranking.front())->values.empty()) return;
+  std::printf("  best by %s, with their values:\n", run.rank_by.c_str());
+  for (size_t i = 0; i < std::min(run.ranking.size(), kRankedShown); ++i) {
+    const ModelReport& m = *named.at(run.ranking[i]);
+    std::string values;
+    for (const auto& [axis, value] : m.values.items())
+      values += (values.empty() ? "" : ", ") + axis + " " + (value.is_string() ? value.get<std::string>() : value.dump());
+    std::printf("    %zu. %s %s (%s)\n", i + 1, m.name.c_str(), format_metric(rank_value(m, *by).value_or(NAN)).c_str(),
+                values.c_str());
+  }
+}
+
 void print_models_table(const RunReport& run, bool legend) {
   const Columns columns = columns_of(run);
   if (run.models.size() <= kFullTableModels) {
     print_header(columns);
     for (size_t i = 0; i < run.models.size(); ++i) print_row(run.models[i], columns.data_share[i], columns, true);
+    print_best_values(run);
     if (legend) print_legend(columns);
     return;
   }
@@ -204,6 +224,7 @@ void print_models_table(const RunReport& run, bool legend) {
     if (const auto t = rank_value(m, RankBy::train_s)) train.push_back(*t);
   }
   std::printf("  spread: %s %s; train_s %s\n", run.rank_by.c_str(), spread(values).c_str(), spread(train).c_str());
+  print_best_values(run);
   if (legend) print_legend(columns);
 }
 

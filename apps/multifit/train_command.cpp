@@ -28,7 +28,7 @@ struct TrainArgs {
 bool is_sweep_file(const std::string& path) {
   try {
     const nlohmann::json root = read_json_file(path, "spec");
-    return root.is_object() && !root.contains("layers") && (root.contains("grid") || root.contains("models"));
+    return root.is_object() && !root.contains("layers") && (root.contains("grid") || root.contains("models") || root.contains("search"));
   } catch (const UserError&) {
     return false;
   }

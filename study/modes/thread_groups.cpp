@@ -18,6 +18,21 @@
 namespace mf {
 namespace {
 
+// The packs' sizes for the plan's note: each in order ("8, 8, 3"), or for many packs how many of each
+// size ("1 x800, 2 x60"), so that the line stays a line.
+std::string pack_sizes(const std::vector<std::vector<size_t>>& groups) {
+  constexpr size_t kListed = 8;
+  std::string text;
+  if (groups.size() <= kListed) {
+    for (const std::vector<size_t>& group : groups) text += (text.empty() ? "" : ", ") + std::to_string(group.size());
+    return text;
+  }
+  std::map<size_t, size_t> count;  // by size
+  for (const std::vector<size_t>& group : groups) ++count[group.size()];
+  for (const auto& [size, n] : count) text += (text.empty() ? "" : ", ") + std::to_string(size) + " x" + std::to_string(n);
+  return text;
+}
+
 class ThreadGroupsMode final : public Mode {
  public:
   ThreadGroupsMode(ModeKind kind, const RunOptions& options, Grouping grouping, bool packs)
@@ -30,18 +45,16 @@ class ThreadGroupsMode final : public Mode {
     std::vector<std::unique_ptr<ModelWorker>> workers;
     for (const Job& job : jobs) workers.push_back(std::make_unique<ModelWorker>(job, options_));
     std::vector<std::unique_ptr<PackWorker>> packs;
-    std::string sizes;
     for (const std::vector<size_t>& group : groups) {
       std::vector<ModelWorker*> members;
       for (size_t i : group) members.push_back(workers[i].get());
       const std::optional<int> pack = packs_ ? std::optional(int(packs.size())) : std::nullopt;
       const auto line = [&progress](size_t job, const std::string& text) { progress.epoch(job, text); };
       packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack, TrainingWatch{&stop, line, nullptr, rungs}));
-      sizes += (sizes.empty() ? "" : ", ") + std::to_string(group.size());
     }
     if (packs_)
       progress.note("multifit: " + std::string(name()) + ": " + std::to_string(jobs.size()) + " models planned in " +
-                    std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + sizes +
+                    std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + pack_sizes(groups) +
                     "); a model that fails to build leaves its pack");
     // A bounded pool of host threads, never one per group: thread t drives groups t, t + T, t + 2T...
     const size_t pool = std::min(groups.size(), max_training_threads(options_.backend));

@@ -158,8 +158,7 @@ const Column kColumns[] = {
      [](const ModelReport& m) {
        return m.fit.rungs.empty() ? json() : json(std::count_if(m.fit.rungs.begin(), m.fit.rungs.end(), [](const RungResult& r) { return r.kept; }));
      }},
-    {"stopped_at_rung", nullptr,
-     [](const ModelReport& m) { return m.fit.stopped_at_rung() ? json(m.fit.rungs.back().epochs) : json(); }},
+
     {"final_learning_rate", nullptr,
      [](const ModelReport& m) {
        return m.fit.epochs.empty() || std::isnan(m.fit.epochs.back().learning_rate) ? json()

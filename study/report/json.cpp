@@ -156,7 +156,8 @@ void to_json(json& j, const ModelReport& m) {
        {"pack_members", m.pack_members},
        {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
        {"startup_s", metric(m.startup_s)},
-       {"fit", m.fitted ? json{{"status", m.fit.status},
+       // null when fit did not run; a worker that died in training keeps the rungs its parent heard
+       {"fit", m.fitted || !m.fit.rungs.empty() ? json{{"status", m.fit.status},
                                {"why", text(m.fit.why)},
                                {"stopped_epoch", m.fit.stopped_epoch},
                                {"stop_reason", text(m.fit.stop_reason)},

@@ -112,7 +112,7 @@ struct RunPart {
 
 // What a run's models are of, so that `multifit merge` can tell the parts of one sweep from a
 // foreign one: the sweep's name, its whole model count (a shard trains only some), and a
-// fingerprint of every model as the run trains it (its spec with the overrides applied, or its
+// fingerprint of every model as the run trains it and of the sweep's scheduler (each spec with the overrides applied, or its
 // entry's error; study/shard.h), so that parts run with other overrides or another sweep file of
 // the same name and size differ too.
 struct SweepIdentity {

@@ -84,7 +84,8 @@ TEST_F(Sweeps, EachModelIsJournaledAsItEnds) {
   EXPECT_EQ(doc["sweep"]["fingerprint"].get<std::string>().size(), 16u);
   EXPECT_EQ(json::parse(line), json({{"journal", "multifit"}, {"version", 1}, {"models", 6}, {"backend", "cpu"},
                                      {"mode", "streams"}, {"solo", false}, {"sweep", "tiny-sweep"},
-                                     {"fingerprint", doc["sweep"]["fingerprint"]}, {"shard", nullptr}}));
+                                     {"fingerprint", doc["sweep"]["fingerprint"]}, {"shard", nullptr},
+                                     {"scheduler", nullptr}}));
   std::set<size_t> seen;
   while (std::getline(in, line)) {
     const json entry = json::parse(line);
@@ -369,6 +370,50 @@ TEST_F(Sweeps, AScheduledRunResumedFromItsJournalMakesTheSameVerdicts) {
     expect_same_models(doc, result("whole.json"));
     EXPECT_EQ(doc["scheduler"]["rungs"], result("whole.json")["scheduler"]["rungs"]);
   }
+}
+
+// A trial whose own epochs end at a rung has trained what it asked for: it ends ok, tested and ranked.
+TEST_F(Sweeps, ARungAtATrialsLastEpochDoesNotStopIt) {
+  json search = json::parse(read_file(example("tiny-search-asha.json")));
+  search["search"]["space"]["epochs"] = {{"choice", {3, 9}}};
+  const Result r = multifit("run " + sweep(search) + " --backend cpu --quiet --mode streams --json " + quoted(path("r.json")));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  int short_ones = 0;
+  const json doc = result("r.json");
+  for (const json& m : doc["models"]) {
+    if (m["values"]["epochs"] != 3) continue;
+    ++short_ones;
+    if (m["epochs"].size() == 3) {
+      EXPECT_EQ(m["status"], "ok") << m["name"];
+      EXPECT_FALSE(m["test_accuracy"].is_null()) << m["name"];
+    }
+    for (const json& rung : m["fit"]["rungs"]) EXPECT_LT(rung["epochs"].get<int>(), 3) << m["name"];
+  }
+  EXPECT_GT(short_ones, 0);
+}
+
+// The journal is of one scheduler's verdicts: a resume under another is refused, as for a changed spec.
+TEST_F(Sweeps, AResumeUnderAnotherSchedulerIsRefused) {
+  json search = json::parse(read_file(example("tiny-search-asha.json")));
+  ASSERT_EQ(multifit("run " + sweep(search) + " --backend cpu --quiet --json " + quoted(path("r.json"))).rc, 0);
+  search["scheduler"]["reduction_factor"] = 2;
+  const Result r = multifit("run " + sweep(search) + " --backend cpu --quiet --resume --json " + quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(contains(r.err, "r.json.journal:1: a journal of a run with the scheduler ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "\"reduction_factor\":2")) << r.err;
+}
+
+// A worker that dies after a rung leaves the rung its parent heard (the trials after it were judged
+// against it) in its report, so that the document explains every verdict.
+TEST_F(Sweeps, AWorkerThatDiesKeepsTheRungsItWasJudgedAt) {
+  const Result r = multifit("run " + quoted(example("tiny-search-asha.json")) +
+                            " --backend cpu --quiet --mode processes --inject-fault tiny-t01 --json " + quoted(path("r.json")));
+  EXPECT_EQ(r.rc, 1) << r.err;
+  const json doc = result("r.json");
+  EXPECT_EQ(doc["models"][1]["status"], "failed");
+  ASSERT_FALSE(doc["models"][1]["fit"].is_null());
+  EXPECT_EQ(doc["models"][1]["fit"]["rungs"][0]["epochs"], 1);
+  EXPECT_EQ(doc["scheduler"]["rungs"][0]["trials"], 27);
 }
 
 TEST_F(Sweeps, ASchedulerUnderShardsIsRefusedInOneLine) {

@@ -582,7 +582,7 @@ const char* const kCsvHeader =
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
     "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,graphs,threads,"
-    "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,values,rungs_kept,stopped_at_rung,"
+    "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,values,rungs_kept,"
     "final_learning_rate,mae,mse,"
     "val_mae,val_mse,test_mae,test_mse\n";
 
@@ -604,11 +604,11 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
                 "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,800,16384,8192,false,3,2,6,"
                 "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,2,"
                 "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2),1,"
-                "\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,3,0.0625,0.0625,,0.1875,,0.3125,\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,,\n"
+                "\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,0.0625,0.0625,,0.1875,,0.3125,\n"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,\n"
                 "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
-                "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,,,,\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,,\n");
+                "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,,,\n"
+                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 

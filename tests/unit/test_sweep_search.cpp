@@ -138,6 +138,13 @@ TEST_F(Search, AWrongSearchIsOneLineWithWhatIsAllowed) {
   json many = search("random", 4);
   many["search"]["trials"] = 1048577;
   EXPECT_THAT(error(many), HasSubstr("search.trials: got 1048577; expected a positive integer no larger than 1048576"));
+  // Every value the space can give is checked once for the file, not found bad trial by trial.
+  EXPECT_THAT(with_space({{"dropout", {{"uniform", {0.5, 1.5}}}}}),
+              HasSubstr("search.space.dropout gives 1.5: layers[1].rate: got 1.5; expected a number in [0, 1)"));
+  EXPECT_THAT(with_space({{"units", {{"choice", {16, "big"}}}}}), HasSubstr("search.space.units gives big: layers[0].units"));
+  EXPECT_THAT(with_space({{"activation", {{"choice", {"relu", "relux"}}}}}),
+              HasSubstr("search.space.activation gives relux: layers[0].activation: got \"relux\" (did you mean \"relu\"?)"));
+  EXPECT_THAT(with_space({{"batch_size", {{"int_uniform", {0, 4}}}}}), HasSubstr("search.space.batch_size gives 0: fit.batch_size"));
   json both = search("random", 4);
   both["grid"] = {{"seed", {1, 2}}};
   EXPECT_THAT(error(both), HasSubstr("more than one of \"models\", \"grid\" and \"search\""));
@@ -194,6 +201,9 @@ TEST_F(Search, AWrongSchedulerIsOneLineWithWhatIsAllowed) {
   no_validation["base"]["fit"].erase("validation_split");
   EXPECT_THAT(with({{"type", "asha"}, {"metric", "val_accuracy"}}, no_validation),
               HasSubstr("val_accuracy needs validation rows"));
+  EXPECT_THAT(with({{"type", "asha"}, {"grace_epochs", 20}}),
+              HasSubstr("scheduler: no rung falls under the models' epochs (9; the first is at grace_epochs, 20)"));
+  EXPECT_THAT(with({{"type", "asha"}, {"max_epochs", 1}}), HasSubstr("scheduler: no rung falls under the models' epochs (1;"));
   json epochs_axis = search("random", 4);
   epochs_axis["search"]["space"]["epochs"] = {{"choice", {3, 9}}};
   EXPECT_THAT(with({{"type", "asha"}, {"max_epochs", 9}}, epochs_axis), HasSubstr("the epochs axis sets the models' epochs too"));

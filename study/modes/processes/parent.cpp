@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,9 @@ struct Child {
   double last_sign_s = 0, cpu_s = 0, epoch_start_s = 0, slowest_epoch_s = 0;
   std::string stalled;  // why it was killed as stalled
   std::optional<int> rung;  // the rung (its epochs) whose verdict it waits for, which is no stall
+  // Its rungs as it said them and as they were judged: in its report if it dies before it returns one,
+  // since the trials after it were judged against them.
+  std::vector<RungResult> rungs;
   ModelReport final;    // once done: its report as the run records it
   int exit_code = 0;    // once done
 };
@@ -230,6 +234,7 @@ class Workers {
                                    lost,
                                1);
       ModelReport report = child.placeholder.report();
+      report.fit.rungs = child.rungs;
       report.pid = child.process->pid();
       report.device = child.job.device;
       if (child.ready) report.startup_s = child.ready_s - child.spawned_s;
@@ -253,8 +258,10 @@ class Workers {
     int epochs = 0;
     std::string value;
     in >> epochs >> value;
+    const std::optional<double> metric = value == "none" ? std::nullopt : std::optional(std::strtod(value.c_str(), nullptr));
     child.rung = epochs;
-    if (rungs_) rungs_->judge(child.job.index, epochs, value == "none" ? std::nullopt : std::optional(std::strtod(value.c_str(), nullptr)));
+    child.rungs.push_back({epochs, metric.value_or(NAN), true});
+    if (rungs_) rungs_->judge(child.job.index, epochs, metric);
   }
 
   // Sends each verdict that has come in to the worker that waits for it. After a Ctrl-C every
@@ -266,6 +273,7 @@ class Workers {
       if (rungs_ && !stop_) verdict = rungs_->verdict(child->job.index, *child->rung);
       if (verdict == RungJudge::Verdict::undecided) continue;
       child->rung.reset();
+      child->rungs.back().kept = verdict != RungJudge::Verdict::stop;
       child->last_sign_s = clock_seconds();
       child->process->send(std::string(verdict == RungJudge::Verdict::stop ? kRungStop : kRungGo) + "\n");
     }
