@@ -1,9 +1,8 @@
 #include "nn/sweep.h"
 
 #include <algorithm>
-#include <iterator>
-#include <span>
 #include <filesystem>
+#include <iterator>
 #include <unordered_map>
 #include <utility>
 
@@ -11,6 +10,7 @@
 #include "nn/sweep_axes.h"
 #include "nn/sweep_search.h"
 #include "runtime/error.h"
+#include "runtime/json_field.h"
 #include "runtime/near_miss.h"
 
 namespace mf {
@@ -25,12 +25,6 @@ constexpr size_t kMaxModels = size_t(1) << 20;
 
 constexpr const char* kTopKeys[] = {"name", "base", "models", "grid", "search", "scheduler"};
 
-// "a, b, c" for a message.
-std::string join(std::span<const char* const> items) {
-  std::string out;
-  for (const char* item : items) out += (out.empty() ? "" : ", ") + std::string(item);
-  return out;
-}
 const std::string kTopKeyList = join(kTopKeys);
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
