@@ -160,7 +160,7 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
       code_ = 1;
     } else if (fit.status == FitStatus::stopped && interrupted) {  // not a calibration's step limit
       report_.status = ModelStatus::failed;
-      report_.error = "interrupted (Ctrl-C or SIGTERM): " + fit.why;
+      report_.error = kInterrupted + fit.why;
       code_ = 130;
     } else if (fit.stopped_at_rung()) {  // a trial that lost: no failure (fit.stop_reason says why), and no test set
       report_.status = ModelStatus::stopped;

@@ -67,6 +67,8 @@ class ModelWorker {
 
 // Why a model that never trained did not: the run was interrupted first.
 inline constexpr const char* kNotStarted = "not started: the run was interrupted (Ctrl-C or SIGTERM)";
+// How the error of a model whose training was interrupted begins.
+inline constexpr const char* kInterrupted = "interrupted (Ctrl-C or SIGTERM): ";
 
 // The worst of two exit codes: 130 (Ctrl-C) over 2 (a user's mistake) over 1 (a failure) over 0.
 int worse_exit_code(int a, int b);

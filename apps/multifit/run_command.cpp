@@ -77,6 +77,24 @@ void print_errors(const std::vector<RunReport>& runs) {
   }
 }
 
+// After Ctrl-C: how many models did not finish, and that --resume trains them (with a journal), or
+// how to have one next time.
+void print_resume_note(const std::vector<RunReport>& runs, const std::string& journal) {
+  std::set<std::string> unfinished;
+  for (const RunReport& run : runs)
+    for (const ModelReport& m : run.models)
+      if (m.status == ModelStatus::failed && (m.error.starts_with(kNotStarted) || m.error.starts_with(kInterrupted)))
+        unfinished.insert(m.name);
+  if (unfinished.empty()) return;
+  const std::string n = std::to_string(unfinished.size()) + (unfinished.size() == 1 ? " model" : " models");
+  if (!journal.empty())
+    std::fprintf(stderr, "multifit: note: the run was interrupted with %s unfinished: the same command with --resume "
+                         "trains them, keeping what %s recorded\n", n.c_str(), journal.c_str());
+  else
+    std::fprintf(stderr, "multifit: note: the run was interrupted with %s unfinished; it kept no journal to resume "
+                         "from: a run with --json OUT (or --journal PATH) keeps one\n", n.c_str());
+}
+
 // --mode: one of the modes, all (the four in turn) or auto (the fastest in a calibration).
 std::vector<std::string> mode_choices() {
   std::vector<std::string> names;
@@ -359,6 +377,7 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
     if (args.repeat > 1) print_repeats_table(runs);
     else if (runs.size() > 1) print_modes_table(runs);
     print_errors(runs);
+    if (code == 130) print_resume_note(runs, journal ? journal_path(args) : "");
     if (keeper && (stop || code == 130))  // interrupted here or on a rank: --resume finishes the run, and takes the staged weights on
       std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
                            "weights it staged stay in %s for --resume\n", keeper->staging().c_str());

@@ -518,8 +518,9 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
   models["models"][2]["name"] = "slow-3";
   for (const std::string mode : {"streams", "processes", "packed"}) {  // packed: the first two in one pack
     SCOPED_TRACE(mode);
+    // Its stderr to a file of its own: in_background's redirection is of the `wait`.
     const Result r = in_background("run " + sweep(models) + " --backend cpu --quiet --concurrency 2 --mode " + mode +
-                                       " --json " + quoted(path("r.json")),
+                                       " --json " + quoted(path("r.json")) + " 2>" + quoted(path("err")),
                                    "sleep 2.5; kill -INT $p");
     EXPECT_EQ(r.rc, 130) << r.err;
     const json doc = result("r.json");
@@ -530,6 +531,11 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
       EXPECT_GE(doc["models"][i]["epochs"].size(), 1u);  // what it measured before the stop
     }
     EXPECT_TRUE(contains(doc["models"][2]["error"], "not started")) << doc["models"][2]["error"];
+    // And it says how to finish them.
+    const std::string err = read_file(path("err"));
+    EXPECT_TRUE(contains(err, "multifit: note: the run was interrupted with 3 models unfinished: the same command "
+                              "with --resume trains them, keeping what " + path("r.json.journal") + " recorded\n"))
+        << err;
   }
 }
 
