@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,28 @@ bool strip_prefix(const std::string& text, const char* prefix, std::string& rest
   return true;
 }
 
+// 4 bytes for each byte of the files, or nullopt when one is compressed or cannot be sized.
+std::optional<size_t> plain_files_bound(const std::vector<std::string>& paths) {
+  size_t bytes = 0;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    const uintmax_t size = fs::file_size(path, error);
+    if (error || path.ends_with(".gz")) return std::nullopt;
+    bytes += size_t(size) * 4;
+  }
+  return bytes;
+}
+
+std::optional<size_t> idx_dir_bound(const fs::path& dir) {
+  std::vector<std::string> paths;
+  for (const char* file : kIdxNames) {
+    const fs::path plain = dir / file;
+    if (!path_exists(plain)) return std::nullopt;  // absent, or only compressed
+    paths.push_back(plain.string());
+  }
+  return plain_files_bound(paths);
+}
+
 }  // namespace
 
 std::string fashion_mnist_dir() {
@@ -128,6 +151,29 @@ DataSplit load_data(const std::string& source, int targets) {
   if (strip_prefix(source, "mnist:", rest)) return load_mnist_dir(source, rest);
   if (strip_prefix(source, "synthetic:", rest)) return make_synthetic(rest);
   throw UserError("data source '" + source + "': unknown; use " + kAllowedSources);
+}
+
+std::optional<size_t> data_bytes_bound(const std::string& source) {
+  std::string rest;
+  if (strip_prefix(source, "synthetic:", rest)) {
+    try {
+      return synthetic_bytes(rest);
+    } catch (const UserError&) {
+      return std::nullopt;  // load_data says what is wrong
+    }
+  }
+  if (strip_prefix(source, "csv:", rest)) {
+    std::vector<std::string> paths;
+    for (size_t start = 0; start <= rest.size();) {
+      const size_t comma = std::min(rest.find(',', start), rest.size());
+      paths.push_back(rest.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return plain_files_bound(paths);
+  }
+  if (source == "fashion-mnist") return idx_dir_bound(fashion_mnist_dir());
+  if (strip_prefix(source, "mnist:", rest)) return idx_dir_bound(rest);
+  return std::nullopt;
 }
 
 bool has_test_set(const std::string& source) {

@@ -39,6 +39,12 @@ DataSplit load_data(const std::string& source, int targets = 1);
 // csv:TRAIN without a TEST file has one.
 bool has_test_set(const std::string& source);
 
+// At most the bytes of x and y that load_data(source) gives, known without reading the data: exact for
+// a synthetic source, 4 for each byte of plain files (a float or label from at least one byte of IDX,
+// two characters of CSV). nullopt where only reading tells: a compressed file, a missing one, a
+// source load_data refuses.
+std::optional<size_t> data_bytes_bound(const std::string& source);
+
 // Where fashion-mnist is read from: $MULTIFIT_DATA/fashion-mnist when MULTIFIT_DATA is set (a
 // folder of data sets by name, as a bundle for a GPU machine carries them), else the Debian package
 // dataset-fashion-mnist's /usr/share/datasets/fashion-mnist. The folder need not exist.
@@ -48,5 +54,6 @@ std::string fashion_mnist_dir();
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path);  // pixels scaled to [0,1]
 Dataset load_csv(const std::string& path, int targets = 1);
 DataSplit make_synthetic(const std::string& spec);  // the part after "synthetic:"
+size_t synthetic_bytes(const std::string& spec);   // its x and y, as make_synthetic(spec) makes them
 
 }  // namespace mf

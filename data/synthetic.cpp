@@ -164,6 +164,8 @@ Dataset generate(const SyntheticSpec& s, int64_t rows, Rng rng, const std::optio
   return data;
 }
 
+int64_t test_rows(const SyntheticSpec& s) { return std::max<int64_t>(s.rows / 4, 1); }
+
 // The spec with every default filled in, so that the description says exactly what was generated.
 std::string canonical(const SyntheticSpec& s) {
   std::string text = "synthetic:" + s.kind_name + ":rows=" + std::to_string(s.rows) +
@@ -181,10 +183,15 @@ DataSplit make_synthetic(const std::string& spec) {
   if (s.kind == Kind::teacher) teacher.emplace(s.features, s.classes, base.fork(kTeacherStream));
   DataSplit split;
   split.train = generate(s, s.rows, base.fork(kTrainStream), teacher);
-  split.test = generate(s, std::max<int64_t>(s.rows / 4, 1), base.fork(kTestStream), teacher);
+  split.test = generate(s, test_rows(s), base.fork(kTestStream), teacher);
   split.description = canonical(s) + " (" + std::to_string(split.train.rows) + " train, " +
                       std::to_string(split.test->rows) + " test)";
   return split;
+}
+
+size_t synthetic_bytes(const std::string& spec) {
+  const SyntheticSpec s = parse_spec(spec);
+  return size_t(s.rows + test_rows(s)) * size_t(s.features + 1) * sizeof(float);  // x and one label a row
 }
 
 }  // namespace mf

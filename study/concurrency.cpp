@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "data/dataset.h"
 #include "nn/fit.h"
 #include "runtime/bytes.h"
 #include "study/modes/processes/probe.h"
@@ -140,6 +141,33 @@ ModelNeeds measure_needs(ModeKind mode, const std::vector<Job>& jobs, const RunO
   return needs;
 }
 
+std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
+                                      const MachineResources& machine) {
+  const bool processes = mode == ModeKind::processes, gpu = options.backend.kind == BackendKind::cuda;
+  if (processes && machine.tasks_limit) return std::nullopt;
+  ModelNeeds needs;
+  std::set<std::string> sources;
+  for (const Job& job : jobs) {
+    if (!job.spec) continue;
+    const ModelSpec& spec = *job.spec;
+    const std::optional<size_t> data = data_bytes_bound(job.data);
+    if (!data || !spec.preprocessing.empty()) return std::nullopt;  // a host copy of its rows besides
+    const size_t pool = spec.memory.limit_bytes;
+    // Every row is at least its inputs and one label; each epoch's batches at most one a row.
+    const size_t rows = *data / (sizeof(float) * size_t(std::max(spec.input, 0) + 1));
+    const size_t timeline = options.timeline ? rows * size_t(spec.fit.epochs) * kTimelineBytesPerStep : 0;
+    if (processes) {
+      needs.host_bytes = std::max(needs.host_bytes, kWorkerBoundBytes + *data + (gpu ? 0 : pool) + timeline);
+      if (gpu) needs.device_bytes = std::max(needs.device_bytes, kContextBytes + pool + *data);
+    } else {
+      needs.host_bytes = std::max(needs.host_bytes, kInProcessOverheadBytes + (gpu ? 0 : pool) + timeline);
+      if (gpu) needs.device_bytes = std::max(needs.device_bytes, pool);
+      if (sources.insert(job.data).second) (gpu ? needs.shared_device_bytes : needs.shared_host_bytes) += *data;
+    }
+  }
+  return needs;
+}
+
 ConcurrencyChoice choose_concurrency(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
                                      const std::atomic<bool>& stop) {
   const bool gpu = options.backend.kind == BackendKind::cuda;
@@ -150,8 +178,15 @@ ConcurrencyChoice choose_concurrency(ModeKind mode, const std::vector<Job>& jobs
   // --mode all before its first mode rather than after it.
   const MachineResources machine =
       jobs.size() > 1 ? read_machine_resources(matters && gpu ? devices : std::vector<int>{}) : MachineResources{};
-  const ModelNeeds needs = matters ? measure_needs(mode, jobs, options, stop) : ModelNeeds{};
-  const ConcurrencyChoice choice = decide_concurrency(mode, jobs.size(), options.concurrency, needs, machine, gpus);
+  ConcurrencyChoice choice;
+  const std::optional<ModelNeeds> bound = matters ? needs_bound(mode, jobs, options, machine) : std::nullopt;
+  if (bound) choice = decide_concurrency(mode, jobs.size(), options.concurrency, *bound, machine, gpus);
+  // The probe is skipped where the models' most cannot bind: it could only say the same.
+  if (bound && choice.warning.empty() && (options.concurrency || choice.per_phase == jobs.size()))
+    choice.reason += " (at most their caps: no probe needed)";
+  else
+    choice = decide_concurrency(mode, jobs.size(), options.concurrency,
+                                matters ? measure_needs(mode, jobs, options, stop) : ModelNeeds{}, machine, gpus);
   if (!options.concurrency && mode != ModeKind::serial && choice.per_phase < jobs.size())
     std::fprintf(stderr, "multifit: concurrency %zu (%s)\n", choice.per_phase, choice.reason.c_str());
   if (!choice.warning.empty()) std::fprintf(stderr, "multifit: warning: %s\n", choice.warning.c_str());

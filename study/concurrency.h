@@ -17,7 +17,8 @@
 //   processes      processes mode: RLIMIT_NPROC counts every thread; a worker has the probe's
 //                  threads and its heartbeat's
 //
-// The in-process modes are bound by memory alone (their threads are bounded apart). Serial mode is
+// A probe is spawned only where the models' most (needs_bound) does not fit: a small sweep, or one of
+// models with small caps, starts at once. The in-process modes are bound by memory alone (their threads are bounded apart). Serial mode is
 // always 1. --concurrency K runs K as asked, with a warning when K is more than the machine holds;
 // --concurrency 0 is all of the models at once, as asked, with the same warning.
 #include <atomic>
@@ -49,6 +50,10 @@ inline constexpr size_t kTimelineBytesPerStep = 64;
 // GPUs with lazy module loading (CUDA 12.2 and later by default); the high end is taken. Not
 // measured here: no GPU was at hand.
 inline constexpr size_t kContextBytes = size_t(512) << 20;
+// A worker's libraries, backend, threads' stacks and report, besides its pool and data, at most: a
+// bound, not a measurement (tiny models' workers peak at about 12 MiB on the CPU backend), so that a
+// run it cannot limit needs no probe.
+inline constexpr size_t kWorkerBoundBytes = size_t(128) << 20;
 // At n runnable workers a core, the kernel's scheduler runs each about once every n times its
 // smallest slice (about 3 ms with a few cores): at 64, a worker waits some 0.2 s for its turn, and
 // the parent, one of the runnable too, reads their lines as late. More than that gains nothing, as
@@ -85,8 +90,16 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
 ModelNeeds measure_needs(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
                          const std::atomic<bool>& stop);
 
+// The most the models of `jobs` can need, known without a probe: each pool at its cap, each data set
+// at data_bytes_bound, a worker at kWorkerBoundBytes besides, a timeline of a step a row. nullopt
+// where only a probe tells: a compressed data file, preprocessing's host rows, a worker's threads
+// against RLIMIT_NPROC.
+std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
+                                      const MachineResources& machine);
+
 // The run's choice: the machine read and, unless it cannot matter (serial, one model,
-// --concurrency 1), the models' needs measured. Says on stderr what it chose when the machine's bound
+// --concurrency 1), the models' needs: their bound where even it lets every model run as asked,
+// else measured. Says on stderr what it chose when the machine's bound
 // splits the run into phases, and the warning when there is one, even when quiet: they are what the
 // run's figures are of. Throws UserError when MULTIFIT_MEMORY_AVAILABLE is no size (read for any run
 // of several models).

@@ -194,6 +194,7 @@ Journal::Journal(std::string path, const JournalRun& run, const JournalContents*
       throw SystemError(path_ + ": cannot keep the earlier journal as " + previous_ + ": " + os_reason());
   }
   fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (resumed ? 0 : O_TRUNC), 0644);
+  synced_s_ = clock_seconds();
   if (fd_ < 0) throw SystemError(path_ + ": cannot open the journal: " + os_reason());
   // A resumed journal goes on after its last whole line: a line cut short by the runner's death is cut off.
   if (resumed && ftruncate(fd_, off_t(resumed->whole_bytes)) != 0) {

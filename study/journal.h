@@ -116,7 +116,8 @@ class Journal {
 
   std::string path_, previous_;
   int fd_ = -1;
-  double synced_s_ = 0;  // clock_seconds() at the last fdatasync
+  // clock_seconds() at the last fdatasync, or at the opening: a run shorter than the interval syncs once, at its end
+  double synced_s_;
   std::string error_;
   std::mutex mutex_;
 };

@@ -95,14 +95,17 @@ CpuBackend::CpuBackend(int threads) : made_with_(threads), threads_(threads) {
 }
 
 std::string CpuBackend::device() const {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, model = "CPU";
-  while (std::getline(cpuinfo, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
+  static const std::string name = [] {  // read once a process: every model's report asks
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, model = "CPU";
+    while (std::getline(cpuinfo, line))
+      if (line.rfind("model name", 0) == 0) {
+        model = line.substr(line.find(':') + 2);
+        break;
+      }
+    return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
+  }();
+  return name;
 }
 
 void CpuBackend::refuse_while_recording(const char* call) const {

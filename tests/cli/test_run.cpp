@@ -470,7 +470,8 @@ TEST_F(Run, AStalledWorkerIsEndedAndTheOthersFinish) {
 }
 
 // Without --concurrency, processes mode starts no more workers at once than half the memory
-// available holds, each as much as a probe worker measured: in phases, every model still trained.
+// available holds, each as much as a probe worker measured (none is spawned where the workers' most
+// fits): in phases, every model still trained.
 // The memory is given (MULTIFIT_MEMORY_AVAILABLE) so that the bound is small here; an explicit
 // --concurrency above it runs as asked, with a warning naming it.
 TEST_F(Run, DefaultConcurrencyKeepsTheWorkersInHalfTheMemory) {
@@ -503,6 +504,14 @@ TEST_F(Run, DefaultConcurrencyKeepsTheWorkersInHalfTheMemory) {
   EXPECT_TRUE(contains(asked.err, "multifit: warning: --concurrency 32 is above the ")) << asked.err;
   EXPECT_NEAR(std::atoi(bound.c_str()), concurrency, 1) << asked.err;
   EXPECT_TRUE(contains(asked.err, " this machine can hold (host memory); running as asked\n")) << asked.err;
+  // Where even each worker's most (its cap, its data, kWorkerBoundBytes) fits, no probe is spawned.
+  const Result roomy = multifit("run " + tiny + " --backend cpu --quiet --mode processes --json " + quoted(path("b.json")),
+                                "MULTIFIT_MEMORY_AVAILABLE=64GiB ");
+  ASSERT_EQ(roomy.rc, 0) << roomy.err;
+  EXPECT_EQ(result("b.json")["concurrency"], 32);
+  const std::string unprobed = result("b.json")["concurrency_reason"];
+  EXPECT_TRUE(unprobed.starts_with("all 32 models fit: host memory ")) << unprobed;
+  EXPECT_TRUE(unprobed.ends_with(" (at most their caps: no probe needed)")) << unprobed;
   // Each worker holds two pipe ends in the parent: a low RLIMIT_NOFILE bounds them as well.
   const Result files = multifit("run " + tiny + " --backend cpu --quiet --mode processes --json " + quoted(path("f.json")),
                                 "ulimit -n 90; ");

@@ -144,5 +144,47 @@ TEST(Concurrency, AnExplicitValueRunsAsAskedWithAWarningAboveTheBound) {
   EXPECT_EQ(decide_concurrency(ModeKind::processes, 3, 8, needs, m).per_phase, 3u);
 }
 
+// Jobs of the tiny model on `source` with a cap of `cap` bytes.
+std::vector<Job> tiny_jobs(size_t count, const std::string& source, size_t cap) {
+  ModelSpec spec;
+  spec.input = 20;
+  spec.fit.epochs = 2;
+  spec.memory.limit_bytes = cap;
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < count; ++i) {
+    Job job;
+    job.index = i;
+    job.name = "m" + std::to_string(i);
+    job.data = source;
+    job.spec = spec;
+    jobs.push_back(job);
+  }
+  return jobs;
+}
+
+// The bound of what models need, known before anything is built: in one process each pool at its
+// cap and the data once; a worker its own data, its pool and kWorkerBoundBytes; with the timeline a
+// step a row of each epoch. None where a probe must tell.
+TEST(Concurrency, TheModelsMostIsBoundedWithoutAProbe) {
+  const std::string source = "synthetic:teacher:rows=1024";  // 1280 rows of 21 floats
+  const size_t data = 1280 * 21 * 4, steps = 2 * data / (21 * 4);
+  RunOptions options;
+  options.timeline = true;
+  const std::optional<ModelNeeds> streams = needs_bound(ModeKind::streams, tiny_jobs(3, source, 4 * MiB), options, roomy());
+  ASSERT_TRUE(streams);
+  EXPECT_EQ(streams->shared_host_bytes, data);  // once, however many models
+  EXPECT_EQ(streams->host_bytes, kInProcessOverheadBytes + 4 * MiB + steps * kTimelineBytesPerStep);
+  const std::optional<ModelNeeds> workers = needs_bound(ModeKind::processes, tiny_jobs(3, source, 4 * MiB), options, roomy());
+  ASSERT_TRUE(workers);
+  EXPECT_EQ(workers->shared_host_bytes, 0u);
+  EXPECT_EQ(workers->host_bytes, kWorkerBoundBytes + data + 4 * MiB + steps * kTimelineBytesPerStep);
+
+  MachineResources limited = roomy();
+  limited.tasks_limit = 4096;  // a worker's threads only a probe counts
+  EXPECT_FALSE(needs_bound(ModeKind::processes, tiny_jobs(3, source, 4 * MiB), options, limited));
+  EXPECT_TRUE(needs_bound(ModeKind::streams, tiny_jobs(3, source, 4 * MiB), options, limited));
+  EXPECT_FALSE(needs_bound(ModeKind::streams, tiny_jobs(3, "mnist:/nowhere", 4 * MiB), options, roomy()));
+}
+
 }  // namespace
 }  // namespace mf

@@ -120,6 +120,37 @@ TEST_F(DataSource, MnistDirectoryWithPlainAndGzipFiles) {
   EXPECT_THAT(s.test->label_at, HasSubstr("t10k-labels-idx1-ubyte.gz record 0: label 4"));
 }
 
+// The bytes of x and y a split holds, as floats.
+size_t split_bytes(const DataSplit& s) {
+  size_t values = s.train.x.size() + s.train.y.size();
+  if (s.test) values += s.test->x.size() + s.test->y.size();
+  return values * sizeof(float);
+}
+
+// data_bytes_bound never says less than loading gives: exactly for synthetic data, 4 bytes a file
+// byte for plain files; where only reading tells (a compressed or missing file, a source that is
+// refused), it says nothing.
+TEST_F(DataSource, TheBoundOfADataSetHoldsWhatLoadingGives) {
+  for (const std::string source : {"synthetic:teacher:rows=1024", "synthetic:binary:rows=7,features=3"})
+    EXPECT_EQ(data_bytes_bound(source), split_bytes(load_data(source))) << source;
+  const std::string train = write("train.csv", "x1,x2,y\n1,2,0\n3.25,4,1\n"), test = write("test.csv", "5,6,1\n");
+  const std::string csv = "csv:" + train + "," + test;
+  EXPECT_EQ(data_bytes_bound(csv), 4 * (std::filesystem::file_size(train) + std::filesystem::file_size(test)));
+  EXPECT_GE(*data_bytes_bound(csv), split_bytes(load_data(csv)));
+  write("train-images-idx3-ubyte", images_file(3, 255));
+  write("train-labels-idx1-ubyte", labels_file({0, 1, 2}));
+  write("t10k-images-idx3-ubyte", images_file(2, 51));
+  EXPECT_EQ(data_bytes_bound("mnist:" + dir().string()), std::nullopt) << "a file missing";
+  write("t10k-labels-idx1-ubyte", labels_file({4, 1}));
+  ASSERT_TRUE(data_bytes_bound("mnist:" + dir().string()));
+  EXPECT_GE(*data_bytes_bound("mnist:" + dir().string()), split_bytes(load_data("mnist:" + dir().string())));
+  std::filesystem::remove(path("t10k-labels-idx1-ubyte"));
+  write_gz("t10k-labels-idx1-ubyte.gz", labels_file({4, 1}));
+  EXPECT_EQ(data_bytes_bound("mnist:" + dir().string()), std::nullopt) << "compressed";
+  for (const std::string source : {std::string("synthetic:moons"), "csv:" + path("missing.csv"), std::string("csv:"), std::string("iris")})
+    EXPECT_EQ(data_bytes_bound(source), std::nullopt) << source;
+}
+
 TEST_F(DataSource, MnistDirectoryMissingAFile) {
   write_mnist_dir();
   const std::string expected = path("train-labels-idx1-ubyte");
