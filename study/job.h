@@ -12,6 +12,7 @@
 #include "backends/factory.h"
 #include "nn/spec.h"
 #include "nn/sweep.h"
+#include "study/report/ranking.h"
 
 namespace mf {
 
@@ -37,6 +38,10 @@ struct RunOptions {
   std::optional<int> concurrency;
   int pack_size = 0;         // packed mode: at most this many models in a pack; 0: no bound of ours
   bool quiet = false;        // no per-epoch lines
+  // Every model's epoch lines, however many models (study/progress.h: a run of many shows one status
+  // line instead)
+  bool verbose = false;
+  std::optional<RankBy> rank_by;  // --rank-by, for the status line's best so far; absent: the run's default
   bool timeline = false;     // time every step (for the overlap and the trace)
   int64_t calibration_steps = 0;  // --mode auto's calibration: each model trains this many steps; 0: all
   // --stall-timeout: processes mode ends a worker that takes no step for this many seconds (or uses

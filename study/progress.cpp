@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
+#include "nn/fit.h"
 #include "runtime/clock.h"
 
 namespace mf {
@@ -24,12 +26,16 @@ winsize terminal_size() {
 }  // namespace
 
 Progress::Progress(std::vector<std::string> names, bool quiet, size_t phase, StillRunning still,
-                   std::vector<size_t> order)
+                   std::vector<size_t> order, ProgressStyle style)
     : names_(std::move(names)), lines_(names_.size(), "ended before (in the journal)"), models_(names_.size()),
       order_(std::move(order)),
       named_(size_t(std::count_if(names_.begin(), names_.end(), [](const std::string& n) { return !n.empty(); }))),
-      quiet_(quiet), live_(!quiet && named_ > 1 && isatty(STDERR_FILENO) && named_ < terminal_size().ws_row),
-      phase_(phase == 0 ? names_.size() : phase), still_(still) {
+      quiet_(quiet), phase_(phase == 0 ? names_.size() : phase), still_(still), style_(style),
+      start_s_(clock_seconds()), status_said_s_(start_s_) {
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const bool rows_for_each = terminal && named_ < terminal_size().ws_row;
+  summary_ = !quiet_ && !style_.verbose && named_ > kPlainLinesModels && !rows_for_each;
+  live_ = !quiet_ && named_ > 1 && terminal && (rows_for_each || summary_);
   if (order_.empty())
     for (size_t i = 0; i < names_.size(); ++i)
       if (!names_[i].empty()) order_.push_back(i);
@@ -57,6 +63,10 @@ void Progress::epoch(size_t model, const std::string& line) {
   models_[model].last_epoch_s = clock_seconds();
   lines_[model] = line;
   if (quiet_) return;
+  if (summary_) {
+    if (live_ && *models_[model].last_epoch_s - drawn_s_ >= 0.1) redraw();
+    return;
+  }
   if (!live_) {
     const std::string prefix = named_ > 1 ? names_[model] + ": " : "";
     std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str());
@@ -67,14 +77,56 @@ void Progress::epoch(size_t model, const std::string& line) {
 
 void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   std::lock_guard lock(mutex_);
-  if (!models_[model].ended_s) models_[model].ended_s = clock_seconds();
+  Model& m = models_[model];
+  if (!m.ended_s) m.ended_s = clock_seconds(), ++models_ended_;
+  const bool interrupted = exit_code == 130;  // not ended: ranked by no metric, as the journal does not record it
+  m.status = interrupted ? "interrupted" : to_string(report.status);
+  if (!style_.rank_by && !interrupted) style_.rank_by = first_rank_by(report);
+  if (style_.rank_by && !interrupted) m.rank = rank_key(report, *style_.rank_by), m.value = rank_value(report, *style_.rank_by);
   if (ended_) ended_(model, report, exit_code);
+  if (!summary_) return;
+  const bool all = models_ended_ >= order_.size();
+  if (live_) {
+    if (all || *m.ended_s - drawn_s_ >= 0.1) redraw();
+  } else if (all || *m.ended_s - status_said_s_ >= kStatusEvery_s) {
+    status_said_s_ = *m.ended_s;
+    std::fprintf(stderr, "%s\n", status_line(*m.ended_s).c_str());
+  }
+}
+
+std::string Progress::status_line(double now) const {
+  std::map<std::string, size_t> by_status;  // in the names' order: failed, interrupted, ok, stopped...
+  size_t ended = 0;
+  const Model* best = nullptr;
+  size_t best_index = 0;
+  for (size_t i : order_) {
+    const Model& m = models_[i];
+    if (!m.ended_s) continue;
+    ++ended, ++by_status[m.status];
+    if (m.rank && (!best || *m.rank < *best->rank)) best = &m, best_index = i;
+  }
+  std::string line = "multifit: " + std::to_string(ended) + "/" + std::to_string(order_.size()) + " models ended";
+  std::string counts;
+  for (const auto& [status, count] : by_status) counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+  if (!counts.empty()) line += " (" + counts + ")";
+  const double elapsed = now - start_s_;
+  line += " in " + format_duration(elapsed);
+  if (ended > 0 && ended < order_.size())
+    line += ", about " + format_duration(elapsed / double(ended) * double(order_.size() - ended)) + " left";
+  if (best && best->value)
+    line += "; best " + std::string(to_string(*style_.rank_by)) + " " + format_metric(*best->value) + " (" +
+            names_[best_index] + ")";
+  return line;
 }
 
 void Progress::note(const std::string& line) {
   if (quiet_ || named_ < 2) return;
   std::lock_guard lock(mutex_);
   print_above(line);
+}
+
+void Progress::model_note(const std::string& line) {
+  if (!summary_) note(line);
 }
 
 void Progress::print_above(const std::string& line) {
@@ -130,9 +182,18 @@ std::string Progress::still_running(double now) {
 
 void Progress::redraw() {
   if (drawn_ > 0) std::fprintf(stderr, "\x1b[%zuA", drawn_);
+  const size_t columns = terminal_size().ws_col;
+  if (summary_) {
+    drawn_s_ = clock_seconds();
+    std::string text = status_line(drawn_s_);
+    if (text.size() >= columns) text.resize(columns - 1);
+    std::fprintf(stderr, "\x1b[2K%s\n", text.c_str());
+    drawn_ = 1;
+    std::fflush(stderr);
+    return;
+  }
   size_t width = 0;
   for (const std::string& name : names_) width = std::max(width, name.size());
-  const size_t columns = terminal_size().ws_col;
   for (size_t i = 0; i < names_.size(); ++i) {
     if (names_[i].empty()) continue;  // not of this run
     std::string text = names_[i] + std::string(width - names_[i].size() + 2, ' ') + lines_[i];

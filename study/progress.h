@@ -1,9 +1,16 @@
 #pragma once
 // The progress of a run: each model's latest epoch line (Keras's, from fit). With several models on
-// a terminal that has a row for each, one live line per model, redrawn in place; otherwise (one
-// model, more models than rows, a file, a pipe, CI) plain lines as they come, prefixed with the
-// model's name when there are several. Thread-safe:
-// the streams mode's threads and the processes mode's reader report at once.
+// a terminal that has a row for each, one live line per model, redrawn in place. Plain lines as they
+// come, prefixed with the model's name when there are several, for one model, for up to
+// kPlainLinesModels on a file or pipe (CI), and for any number with --verbose. A run of more models
+// than that shows one status line instead: live on a terminal; on a file or pipe when a model ends
+// kStatusEvery_s or more after the last such line, and when the last model ends:
+//
+//   multifit: 96/243 models ended (90 ok, 6 stopped) in 4 s, about 6 s left; best val_accuracy 0.9492 (tiny-t017)
+//
+// (the time left is the time so far over the models ended, for those left; the best is by --rank-by
+// or the run's default metric, study/report/ranking.h). Thread-safe: the streams mode's threads and
+// the processes mode's reader report at once.
 //
 // When nearly all of a phase's models have ended and the rest run on long after, one line says which
 // ("multifit: still running: m17 (Epoch 3/10 done, 42 s since its last step), ..."), so that a run
@@ -18,9 +25,19 @@
 #include <thread>
 #include <vector>
 
+#include "study/report/ranking.h"
+
 namespace mf {
 
-struct ModelReport;  // study/report/report.h
+// At most this many models' epoch lines go to a file or pipe without --verbose: a 32-model sweep's
+// 2 epochs in 4 modes were 256 lines.
+inline constexpr size_t kPlainLinesModels = 8;
+inline constexpr double kStatusEvery_s = 10;
+// How the lines are shown besides quiet: every model's (--verbose), and the status line's metric.
+struct ProgressStyle {
+  bool verbose = false;
+  std::optional<RankBy> rank_by;  // absent: the first metric the first model to end has (first_rank_by)
+};
 
 // When the "still running" line is said: once no more than `most` models of a phase are left (or a
 // tenth of it, when that is more), the last of the others ended `after_s` seconds ago; again every
@@ -39,7 +56,7 @@ class Progress {
   // order) in phases of `phase` (the runner's concurrency; 0: one phase), each phase ending before
   // the next begins; a model not in `order` does not train (a resumed run's journal has it).
   Progress(std::vector<std::string> names, bool quiet, size_t phase = 0, StillRunning still = {},
-           std::vector<size_t> order = {});
+           std::vector<size_t> order = {}, ProgressStyle style = {});
   ~Progress();  // stops the watch
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -59,13 +76,20 @@ class Progress {
   // A message between models (serial's release of a model's memory), shown above the live lines;
   // nothing when quiet or for one model.
   void note(const std::string& line);
+  // A message about one model (serial's release of its memory): a note where each model's lines are
+  // shown, nothing where one status line stands for them.
+  void model_note(const std::string& line);
 
  private:
   struct Model {
     std::optional<double> last_step_s, last_epoch_s;  // clock_seconds() of its last step and epoch line
     std::optional<double> ended_s;                    // when its report was final
+    std::string status;                               // its report's status ("interrupted" for exit code 130)
+    std::optional<RankKey> rank;                      // its place by the status line's metric
+    std::optional<double> value;                      // and its value of it
   };
   void redraw();                        // the live lines, from the top of the block; mutex_ held
+  std::string status_line(double now) const;  // the one line of a run of many; mutex_ held
   void print_above(const std::string& line);  // a line above the live block; mutex_ held
   void watch();                         // the watch thread's body
   std::string still_running(double now);  // the line due now, or ""; mutex_ held
@@ -75,8 +99,15 @@ class Progress {
   std::vector<size_t> order_;  // the models that train, in order
   size_t named_;  // the models of this run: those with a name
   EndedSink ended_;
-  bool quiet_, live_;
+  bool quiet_;
+  bool summary_;  // one status line rather than each model's
+  bool live_;     // redrawn in place: each model's lines, or the status line
   size_t phase_;
+  ProgressStyle style_;
+  double start_s_;                 // when the run began, for the time left
+  size_t models_ended_ = 0;        // of order_ (a report corrected later is not counted again)
+  double status_said_s_;           // when a file's or pipe's status line was last said
+  double drawn_s_ = -1e300;        // when the live status line was last drawn (at most 10 a second)
   StillRunning still_;
   double said_s_ = -1e300;  // when the still-running line was last said
   size_t drawn_ = 0;  // live lines on the screen

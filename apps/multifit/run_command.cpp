@@ -45,7 +45,6 @@ struct RunArgs {
   bool solo = false;
   int64_t calibration_steps = 100;  // --mode auto: training steps per model in each mode's calibration
   std::string journal;  // --journal; empty: OUT.journal beside --json OUT
-  std::optional<RankBy> rank_by;  // --rank-by; absent: rank_run's default
   std::optional<Shard> shard;     // --shard I/N; absent: the whole sweep
   std::pair<int, std::string> save_best;  // --save-best K DIR
   bool resume = false;
@@ -283,7 +282,7 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
   // Under mpirun each rank keeps its own best in a staging folder of its own, and rank 0 chooses from all.
   std::optional<BestKeeper> keeper;
   if (setup.save_best) {
-    keeper.emplace(*setup.save_best, args.rank_by, staging_folder(world ? world->rank() : 0), args.resume && writer);
+    keeper.emplace(*setup.save_best, args.options.rank_by, staging_folder(world ? world->rank() : 0), args.resume && writer);
     options.stage_best = [&keeper](const ModelReport& m, const std::function<void()>& save) { keeper->stage(m, save); };
   }
   // What each mode's run has already (from the journal) and where it records each model as it ends:
@@ -362,7 +361,7 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
       run.shard = args.shard;
       if (mode == ModeKind::serial) serial = run;
       if (serial) compare_with_serial(run, *serial);
-      rank_run(run, args.rank_by);
+      rank_run(run, args.options.rank_by);
       if (repeat == 1) print_run_table(run, runs.empty());
       else print_run_line(run);
       runs.push_back(std::move(run));
@@ -478,7 +477,7 @@ int run_study(RunArgs& args) {
         options.scheduler = scheduler_for(*sweep.scheduler, jobs);
       }
       if (!options.inject_fault.empty()) check_fault_target(jobs, options);
-      if (save_best) check_save_best_metric(jobs, args.rank_by);
+      if (save_best) check_save_best_metric(jobs, args.options.rank_by);
     } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
       if (writer) {
         RunReport unread;
@@ -645,7 +644,7 @@ Command add_run_command(CLI::App& app) {
   add_spec_overrides(*cmd, o.overrides);
   add_data_option(*cmd, o.data);
   add_output_options(*cmd, args->files);
-  cmd->add_option("--rank-by", args->rank_by,
+  cmd->add_option("--rank-by", o.rank_by,
                   "Rank the models by this metric (default: val_accuracy where models were validated, else "
                   "val_loss, test_accuracy, test_loss, train_s, the first some model has); a run of more than 24 "
                   "models prints its best and worst 5")
@@ -679,6 +678,10 @@ Command add_run_command(CLI::App& app) {
                                          "--json OUT's) records as ended, train the rest, write the whole document");
   cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
                                     "releases, auto's calibrations); the tables and errors stay");
+  cmd->add_flag("--verbose", o.verbose, "Every model's epoch lines, however many models (without it, a run of more "
+                                        "models than the terminal has rows, or than 8 on a file or pipe, shows one "
+                                        "status line: models ended, time left, the best so far)")
+      ->excludes("--quiet");
   return [args, calibration = cmd->get_option("--calibration-steps"), pack_size = cmd->get_option("--pack-size"),
           save_best = cmd->get_option("--save-best"), threads = cmd->get_option("--threads")] {
     args->calibration_steps_given = calibration->count() > 0;

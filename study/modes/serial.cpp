@@ -98,13 +98,13 @@ class SerialMode final : public Mode {
     report.in_use_before_release_bytes = held;
     if (options_.keep_pools) {
       if (report.memory.reserved_bytes > 0)
-        progress.note("multifit: serial: kept " + report.name + "'s pool (--keep-pools): memory in use " +
+        progress.model_note("multifit: serial: kept " + report.name + "'s pool (--keep-pools): memory in use " +
                       format_bytes(held) + ", every pool so far and the data sets");
       return;
     }
     report.in_use_after_release_bytes = backend.upstream().in_use_bytes();
     if (report.memory.reserved_bytes > 0)  // it had a pool to give back
-      progress.note("multifit: serial: released " + report.name + ": memory in use " + format_bytes(held) + " -> " +
+      progress.model_note("multifit: serial: released " + report.name + ": memory in use " + format_bytes(held) + " -> " +
                     format_bytes(*report.in_use_after_release_bytes) + " (the data sets stay resident)");
   }
 

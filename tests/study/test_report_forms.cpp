@@ -78,7 +78,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [i_begin_s, i_end_s] = i;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
-                          ro_pack_size, ro_quiet, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
+                          ro_pack_size, ro_quiet, ro_verbose, ro_rank_by, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
                           ro_keep_pools, ro_inject_fault, ro_stage_best, ro_scheduler] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
@@ -882,6 +882,8 @@ RunOptions full_options() {
   o.concurrency = 6;
   o.pack_size = 9;
   o.quiet = true;
+  o.verbose = true;
+  o.rank_by = RankBy::test_loss;
   o.timeline = true;
   o.calibration_steps = 11;
   o.stall_timeout_s = 2.5;
@@ -922,6 +924,8 @@ void expect_same_options(const RunOptions& got, const RunOptions& want) {
   EXPECT_EQ(got.concurrency, want.concurrency);
   EXPECT_EQ(got.pack_size, want.pack_size);
   EXPECT_EQ(got.quiet, want.quiet);
+  EXPECT_EQ(got.verbose, want.verbose);
+  EXPECT_EQ(got.rank_by, want.rank_by);
   EXPECT_EQ(got.timeline, want.timeline);
   EXPECT_EQ(got.calibration_steps, want.calibration_steps);
   EXPECT_EQ(got.stall_timeout_s, want.stall_timeout_s);
@@ -955,6 +959,8 @@ TEST(ChildOptions, TheFormAsWritten) {
     "concurrency": 6,
     "pack_size": 9,
     "quiet": true,
+    "verbose": true,
+    "rank_by": "test_loss",
     "timeline": true,
     "calibration_steps": 11,
     "stall_timeout_s": 2.5,

@@ -3,6 +3,7 @@
 // test_report_forms.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -144,6 +145,55 @@ TEST(Progress, PlainLinesNameTheModelWhenThereAreSeveral) {
     quiet.epoch(0, "not shown");
   }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "b: Epoch 1/2\nreleased a\nEpoch 1/1\n");
+}
+
+// A report of a model that ended `status` with a last val_accuracy of `val_accuracy`.
+ModelReport ended_with(ModelStatus status, double val_accuracy) {
+  ModelReport r;
+  r.status = status;
+  r.fitted = r.validated = r.has_accuracy = true;
+  EpochMetrics epoch;
+  epoch.val_accuracy = val_accuracy;
+  r.fit.epochs.push_back(epoch);
+  return r;
+}
+
+// More models than kPlainLinesModels on a file or pipe: no epoch lines, no per-model notes, one status
+// line when the last ends (the run is shorter than kStatusEvery_s), with the counts by status and the
+// best by the first model's metric; an interrupted model counts as interrupted, not by its report.
+TEST(Progress, ARunOfManyModelsIsOneStatusLine) {
+  std::vector<std::string> names;
+  for (int i = 0; i < int(kPlainLinesModels) + 2; ++i) names.push_back("m" + std::to_string(i));
+  testing::internal::CaptureStderr();
+  {
+    Progress progress(names, false);
+    progress.epoch(0, "Epoch 1/2 - not shown");
+    progress.model_note("multifit: serial: released m0 (not shown)");
+    progress.note("multifit: packed: a phase's note (shown)");
+    for (size_t i = 0; i < names.size(); ++i) {  // m9, interrupted, would rank above m6 by its report
+      const ModelStatus status = i % 3 == 1 ? ModelStatus::stopped : ModelStatus::ok;
+      progress.ended(i, ended_with(status, i == 6 ? 0.9 : i == 9 ? 0.95 : 0.5 + 0.01 * double(i)), i == 9 ? 130 : 0);
+    }
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(err.starts_with("multifit: packed: a phase's note (shown)\n"
+                              "multifit: 10/10 models ended (1 interrupted, 6 ok, 3 stopped) in "))
+      << err;
+  EXPECT_TRUE(err.ends_with("; best val_accuracy 0.9000 (m6)\n")) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
+}
+
+// --verbose keeps every model's lines, however many; --rank-by names the status line's metric.
+TEST(Progress, VerboseShowsEveryModelsLines) {
+  std::vector<std::string> names;
+  for (int i = 0; i < int(kPlainLinesModels) + 2; ++i) names.push_back("m" + std::to_string(i));
+  testing::internal::CaptureStderr();
+  {
+    Progress progress(names, false, 0, {}, {}, {true, RankBy::val_loss});
+    progress.epoch(3, "Epoch 1/2 - loss: 0.5");
+    progress.model_note("multifit: serial: released m3");
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "m3: Epoch 1/2 - loss: 0.5\nmultifit: serial: released m3\n");
 }
 
 // The "still running" line, with its times made small: said once no more than `most` models of the
