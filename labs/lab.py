@@ -66,7 +66,7 @@ class Outcome:
         return f"ended with exit code {self.returncode}"
 
 
-BUSY = []  # why a run of this lab was on a busy machine (its document's machine.busy), each once
+UNJUDGED = []  # why a run of this lab cannot be judged (its document's unjudged: too short, a busy machine), each once
 
 
 def run_multifit(args, out, name, trace=False, backend=None):
@@ -86,9 +86,9 @@ def run_multifit(args, out, name, trace=False, backend=None):
         with open(doc) as f:
             document = json.load(f)
     for run in (document or {}).get("runs", [document] if document else []):
-        busy = (run.get("machine") or {}).get("busy")
-        if busy and busy not in BUSY:
-            BUSY.append(busy)
+        why = run.get("unjudged") and f"{run['mode']}: {run['unjudged']}"
+        if why and why not in UNJUDGED:
+            UNJUDGED.append(why)
     journaled = 0
     if os.path.exists(doc + ".journal"):
         with open(doc + ".journal") as f:
@@ -154,12 +154,14 @@ def report(out, name, title):
 
 def finish(args, claim, verdict, timed=True):
     """Prints the verdict line and writes verdict.json for labs/run-all; exits 0, or 77 when skipped.
-    A lab whose verdict reads timings (`timed`) says at the end of the line that a run was on a busy
-    machine: its timings are not a quiet machine's."""
-    if BUSY and timed and verdict.held is not None:
-        verdict.line += f" (a run was on a busy machine: {'; '.join(BUSY)})"
+    A lab whose verdict reads timings (`timed`) says at the end of the line which runs cannot be judged
+    (too short, or on a busy machine: their timings are not a quiet machine's longer run's), and
+    verdict.json lists them."""
+    unjudged = UNJUDGED if timed and verdict.held is not None else []
+    if unjudged:
+        verdict.line += f" (not to be judged: {'; '.join(unjudged)})"
     with open(os.path.join(args.out, "verdict.json"), "w") as f:
         json.dump({"lab": args.name, "claim": claim, "held": verdict.held, "line": verdict.line,
-                   "quick": args.quick}, f, indent=2)
+                   "quick": args.quick, "unjudged": unjudged}, f, indent=2)
     print(verdict.line)
     sys.exit(77 if verdict.held is None else 0)

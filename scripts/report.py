@@ -220,9 +220,8 @@ def modes_table(modes):
         rows.append([mode, len(runs), cell("wall_s", seconds), cell("startup_s", seconds),
                      cell("samples_per_s", lambda x: f"{x:.0f}"), cell("speedup_vs_serial", lambda x: f"{x:.2f}x"),
                      "-" if not slow else f"{slow[0]:.2f}x",
-                     "; ".join(r["machine"]["busy"] for r in runs if r.get("machine") and r["machine"].get("busy"))
-                     or "-"])
-    return table(["mode", "runs", "wall", "start-up", "samples/s", "speedup", "mean slowdown", "busy machine"], rows)
+                     "; ".join(r["unjudged"] for r in runs if r.get("unjudged")) or "-"])
+    return table(["mode", "runs", "wall", "start-up", "samples/s", "speedup", "mean slowdown", "not to be judged"], rows)
 
 
 def memory_table(run):
@@ -315,7 +314,10 @@ def page(doc, runs, trace, title):
     modes = by_mode(runs)
     first = runs[0]
     machine = first.get("machine") or {}
-    parts = [f"<h1>{html.escape(title)}</h1>",
+    # The answer first: the document's sentence where modes were compared, else why one run cannot be judged.
+    answer = doc.get("answer") or (f"not to be judged: {first['unjudged']}" if len(runs) == 1 and first.get("unjudged")
+                                    else "")
+    parts = [f"<h1>{html.escape(title)}</h1>", f"<p><b>{html.escape(answer)}</b></p>" if answer else "",
              "<p>" + html.escape(f"{len(first['models'])} models on {first.get('backend') or '?'}: "
                                  f"{first.get('device_name') or '?'}; {machine.get('multifit', '')}; "
                                  f"{machine.get('cores', '?')} cores, load average "
@@ -357,7 +359,9 @@ def main():
     if not all(isinstance(r, dict) and isinstance(r.get("mode"), str) and isinstance(r.get("models"), list) for r in runs):
         fail(f"{args.result}: a run without its mode or its models list: give run's --json document")
     trace = read_json(args.trace, "trace") if args.trace else None
-    text = page(doc, runs, trace, args.title or f"multifit: {args.result}")
+    name = (runs[0].get("sweep") or {}).get("name") or os.path.basename(args.result)
+    modes = ", ".join(dict.fromkeys(r["mode"] for r in runs))
+    text = page(doc, runs, trace, args.title or f"multifit: {name} ({len(runs[0]['models'])} models; {modes})")
     try:
         with open(args.output, "w") as f:
             f.write(text)

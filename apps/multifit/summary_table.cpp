@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/bytes.h"
+#include "study/report/answer.h"
 #include "study/report/ranking.h"
 #include "study/report/repeats.h"
 
@@ -149,9 +150,9 @@ void print_run_line(const RunReport& run) {
   else if (run.overlap)
     std::printf(" - overlap %s", percent(run.overlap->fraction()).c_str());
   std::printf("\n");
-  if (run.machine && !run.machine->busy.empty())
-    std::printf("  the machine was busy: %s; these timings are not comparable with a quiet machine's\n",
-                run.machine->busy.c_str());
+  if (const std::string why = why_unjudged(run); !why.empty())
+    std::printf("  not to be judged: %s; these timings are not comparable with a quiet machine's longer run\n",
+                why.c_str());
   if (run.scheduler) print_scheduler(*run.scheduler);
 }
 
@@ -236,12 +237,15 @@ std::string median_range(const std::optional<Spread>& s, F shown) {
 
 void print_modes_table(const std::vector<RunReport>& runs) {
   const bool input = std::any_of(runs.begin(), runs.end(), [](const RunReport& r) { return any_input_pipeline(r.models); });
-  std::printf("\nmodes side by side (%s):\n  %-10s %9s %9s %12s %9s %8s %14s", count(runs.front().models.size(), "model").c_str(),
-              "mode", "wall", "start-up", "samples/s", "speedup", "overlap", "mean slowdown");
+  std::printf("\nmodes side by side (%s):\n", count(runs.front().models.size(), "model").c_str());
+  if (const std::string answer = modes_answer(runs); !answer.empty()) std::printf("  %s\n", answer.c_str());
+  std::printf("  %-10s %9s %9s %12s %9s %8s %14s", "mode", "wall", "start-up", "samples/s", "speedup", "overlap",
+              "mean slowdown");
   std::printf(input ? " %16s\n" : "\n", "mean input wait");
   for (const RunReport& run : runs) {
     const std::optional<double> slowdown = mean_slowdown(run);
-    std::printf("  %-10s %9s %9s %12s %9s %8s %14s", run.mode.c_str(), format_duration(run.wall_s).c_str(),
+    const std::string wall = format_duration(run.wall_s) + (why_unjudged(run).empty() ? "" : "!");
+    std::printf("  %-10s %9s %9s %12s %9s %8s %14s", run.mode.c_str(), wall.c_str(),
                 seconds(run.startup_s).c_str(), rate(run.samples_per_s).c_str(), times(run.speedup_vs_serial).c_str(),
                 run.overlap ? (percent(run.overlap->fraction()) + (run.overlap_kind == "interleaved" ? "*" : "")).c_str()
                             : "-",
@@ -253,13 +257,16 @@ void print_modes_table(const std::vector<RunReport>& runs) {
               "  solo run's (a pack's: the pack's time over its members' solo times, below 1x when packing pays)\n");
   if (std::any_of(runs.begin(), runs.end(), [](const RunReport& r) { return r.overlap_kind == "interleaved"; }))
     std::printf("  * interleaved, not overlapping: processes without MPS, which the GPU time-slices\n");
+  for (const RunReport& run : runs)
+    if (const std::string why = why_unjudged(run); !why.empty())
+      std::printf("  ! %s not to be judged: %s\n", run.mode.c_str(), why.c_str());
 }
 
 void print_repeats_table(const std::vector<RunReport>& runs) {
   const std::vector<ModeSpread> spreads = spread_by_mode(runs);
-  std::printf("\nmodes side by side over their runs (%s; median [min-max]):\n  %-10s %5s %24s %24s %24s %24s\n",
-              count(runs.front().models.size(), "model").c_str(), "mode", "runs", "wall", "samples/s", "speedup",
-              "mean slowdown");
+  std::printf("\nmodes side by side over their runs (%s; median [min-max]):\n", count(runs.front().models.size(), "model").c_str());
+  if (const std::string answer = modes_answer(runs); !answer.empty()) std::printf("  %s\n", answer.c_str());
+  std::printf("  %-10s %5s %24s %24s %24s %24s\n", "mode", "runs", "wall", "samples/s", "speedup", "mean slowdown");
   const auto duration = [](double s) { return format_duration(s); };
   const auto per_s = [](double x) {  // 5.24M: three of them fit the column
     char text[32];
@@ -278,8 +285,8 @@ void print_repeats_table(const std::vector<RunReport>& runs) {
     std::printf("  each run of a mode is against the serial run of its own round\n");
   std::printf("  the document has every run and these spreads (repeats)\n");
   for (const RunReport& run : runs)
-    if (run.machine && !run.machine->busy.empty())
-      std::printf("  %s (run %d) had a busy machine: %s\n", run.mode.c_str(), run.repeat, run.machine->busy.c_str());
+    if (const std::string why = why_unjudged(run); !why.empty())
+      std::printf("  %s (run %d) is not to be judged: %s\n", run.mode.c_str(), run.repeat, why.c_str());
 }
 
 }  // namespace mf

@@ -6,6 +6,7 @@
 #include "runtime/json_forms.h"
 #include "runtime/nvml_monitor.h"
 #include "runtime/output_file.h"
+#include "study/report/answer.h"
 #include "study/report/repeats.h"
 #include "study/report/report.h"
 
@@ -358,6 +359,7 @@ void to_json(json& j, const RunReport& run) {
        {"shard", run.shard},
        {"shards", run.shards},
        {"machine", run.machine ? json(*run.machine) : json()},
+       {"unjudged", text(why_unjudged(run))},
        {"models", models}};
 }
 
@@ -385,6 +387,7 @@ void write_json(const std::vector<RunReport>& runs, const std::string& path) {
     doc = {{"mode", one_mode ? runs[0].mode : "all"}, {"runs", json::array()}};
     for (const RunReport& run : runs) doc["runs"].push_back(run);
     if (repeats > 1) doc["repeat"] = repeats, doc["repeats"] = spread_by_mode(runs);
+    if (const std::string answer = modes_answer(runs); !answer.empty()) doc["answer"] = answer;
   }
   write_output_file(path, "the result file", doc.dump(2) + '\n');
 }

@@ -246,7 +246,8 @@ void from_json(const nlohmann::json& j, Shard& shard);  // throws std::invalid_a
 void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus);
 // write_json and write_csv write `path` as runtime/output_file.h does (`-`: standard output), and
 // throw SystemError naming it and the OS's reason when it cannot be written.
-// One run's document, or {"mode": "all", "runs": [...]} for several modes of one sweep.
+// One run's document, or {"mode": "all", "runs": [...]} for several modes of one sweep, with "answer"
+// (modes_answer, study/report/answer.h) where serial ran beside others.
 void write_json(const std::vector<RunReport>& runs, const std::string& path);
 // One row per model and mode, with its run's figures, under a header line.
 void write_csv(const std::vector<RunReport>& runs, const std::string& path);

@@ -22,6 +22,10 @@ trap 'rm -rf "$work"' EXIT
 for section in "Modes side by side" "Each model against its solo run" "Memory per model" "Timeline" "<svg"; do
   grep -q "$section" "$work/report.html" || { echo "the report has no '$section'"; exit 1; }
 done
+# The answer at the top, as the document says it; the title names the sweep and its modes.
+answer=$("$python" -c 'import html, json, sys; print(html.escape(json.load(open(sys.argv[1]))["answer"]))' "$work/r.json")
+grep -qF "<h1>multifit: seed-pair (2 models; serial, streams, processes, packed)</h1><p><b>$answer</b></p>" \
+  "$work/report.html" || { echo "the report does not open with the title and the answer: $answer"; exit 1; }
 if grep -q "<script" "$work/report.html"; then echo "the report runs a script; it should open as it is"; exit 1; fi
 # A search with a scheduler: its best models with their values, and its rungs.
 "$multifit" run "$root/examples/tiny-search-asha.json" --backend cpu --quiet --mode packed --json "$work/s.json" > /dev/null

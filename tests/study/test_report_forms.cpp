@@ -401,6 +401,7 @@ std::string full_run_document(const std::string& models) {
   "machine": {"multifit": "multifit 0.16.0 (commit 0123456789ab) here", "cores": 2, "hardware_threads": 4,
               "memory_total_bytes": 25769803776, "load_average_before": 3.5, "load_average_after": 1.25,
               "others_busy_cores": 0.75, "cpu_pressure": null, "busy": "other processes kept 0.8 of its 2 cores busy"},
+  "unjudged": "a busy machine: other processes kept 0.8 of its 2 cores busy",
   "models": )" + models + "}";
 }
 
@@ -411,7 +412,8 @@ const char* const kEmptyRunDocumentUpToModels = R"({
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
     "overlap": null, "gpu": null, "gpu_note": null, "error": null, "auto": null, "rank_by": null,
-    "ranking": [], "scheduler": null, "ranks": [], "sweep": null, "shard": null, "shards": [], "machine": null, "models": )";
+    "ranking": [], "scheduler": null, "ranks": [], "sweep": null, "shard": null, "shards": [], "machine": null,
+    "unjudged": "wall 0ms, under 0.1 s", "models": )";
 
 // Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
 // Keys are in nlohmann::json's (sorted) order on both sides.
@@ -528,7 +530,10 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
   json all = json::parse(read(path("all.json")));
   ASSERT_EQ(all["runs"][1]["repeat"], 1);
   all["runs"][1]["repeat"] = 2;  // as full_run_document writes it
-  expect_json(all, std::string(R"({"mode": "all", "runs": [)") + kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument +
+  expect_json(all, std::string(R"({"answer": "not to be judged (serial: wall 0ms, under 0.1 s; packed: a busy machine: )"
+                               R"(other processes kept 0.8 of its 2 cores busy): packed finished 1.75x sooner than )"
+                               R"(serial; each model trained 1.12x slower than alone", "mode": "all", "runs": [)") +
+                       kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument +
                        "]}, " + full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
 }
 

@@ -1,0 +1,60 @@
+// The answer of a comparison of modes (study/report/answer.h), from made-up runs: the mode with the
+// most speedup, in words either way, with its mean slowdown; medians over repeats; and the runs that
+// cannot be judged, named before it.
+#include <gtest/gtest.h>
+
+#include "study/report/answer.h"
+
+namespace mf {
+namespace {
+
+// A run of `mode` of one model: `wall_s` long, `speedup` over serial, its model `slowdown`x its solo time.
+RunReport run_of(const std::string& mode, double wall_s, std::optional<double> speedup, std::optional<double> slowdown,
+                 int repeat = 1) {
+  RunReport run;
+  run.mode = mode;
+  run.wall_s = wall_s;
+  run.repeat = repeat;
+  run.speedup_vs_serial = speedup;
+  run.models = {ModelReport{}};
+  run.models[0].slowdown = slowdown;
+  return run;
+}
+
+TEST(Answer, TheFastestModeAgainstSerialAndItsModelsAgainstTheirSoloRuns) {
+  EXPECT_EQ(modes_answer({run_of("serial", 3, 1, 1), run_of("streams", 1.01, 2.96, 24.1), run_of("packed", 2, 1.5, 0.5)}),
+            "streams finished 2.96x sooner than serial; each model trained 24.10x slower than alone");
+  EXPECT_EQ(modes_answer({run_of("serial", 3, 1, 1), run_of("packed", 2, 1.5, 0.57)}),
+            "packed finished 1.50x sooner than serial; each model trained in 0.57x its time alone");
+  EXPECT_EQ(modes_answer({run_of("serial", 1, 1, 1), run_of("processes", 4, 0.25, 1.2)}),
+            "serial finished first; the fastest of the others, processes, took 4.00x as long; each model trained "
+            "1.20x slower than alone");
+  EXPECT_EQ(modes_answer({run_of("streams", 1, std::nullopt, std::nullopt)}), "") << "no serial run: nothing to say";
+}
+
+TEST(Answer, RepeatedRunsGiveTheirMedians) {
+  std::vector<RunReport> runs;
+  for (int r = 1; r <= 3; ++r) {
+    runs.push_back(run_of("serial", 3, 1, 1, r));
+    runs.push_back(run_of("streams", 1, std::vector<double>{2, 3, 2.5}[size_t(r - 1)], 4, r));
+  }
+  EXPECT_EQ(modes_answer(runs),
+            "streams finished 2.50x sooner than serial; each model trained 4.00x slower than alone (medians of 3 runs)");
+}
+
+// A run under 0.1 s or on a busy machine cannot be judged: it says why, and an answer that rests on
+// it (serial's or the fastest mode's) says so first; another mode's does not matter to it.
+TEST(Answer, RunsTooShortOrTooBusyToJudgeAreNamedFirst) {
+  RunReport busy = run_of("streams", 1, 2, 3);
+  busy.machine.emplace();
+  busy.machine->busy = "other processes kept 1.2 of its 2 cores busy";
+  EXPECT_EQ(why_unjudged(busy), "a busy machine: other processes kept 1.2 of its 2 cores busy");
+  EXPECT_EQ(why_unjudged(run_of("serial", 0.007, 1, 1)), "wall 7ms, under 0.1 s");
+  EXPECT_EQ(why_unjudged(run_of("serial", 0.1, 1, 1)), "");
+  EXPECT_EQ(modes_answer({run_of("serial", 0.007, 1, 1), busy, run_of("packed", 0.05, 1.5, 1)}),
+            "not to be judged (serial: wall 7ms, under 0.1 s; streams: a busy machine: other processes kept 1.2 of "
+            "its 2 cores busy): streams finished 2.00x sooner than serial; each model trained 3.00x slower than alone");
+}
+
+}  // namespace
+}  // namespace mf
