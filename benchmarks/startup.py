@@ -61,7 +61,7 @@ def measure(name, argv, runs, address_space=None):
     walls = [s[0] * 1e3 for s in samples]
     return {
         "name": name,
-        "command": "multifit " + " ".join(argv[1:]),
+        "command": "multifit " + " ".join(argv[1:]).replace(ROOT + os.sep, ""),  # the repository's paths, relative
         "runs": runs,
         "address_space_limit_bytes": address_space,
         "exit_codes": sorted({s[2] for s in samples}),

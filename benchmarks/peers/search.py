@@ -2,12 +2,21 @@
 Keras Tuner's Hyperband (Keras 3) and Optuna's SuccessiveHalvingPruner (PyTorch, written for speed as
 torch_peer.py writes it), on one space, one data set and one epoch budget.
 
-The data: a teacher task as multifit's synthetic:teacher makes it (x uniform in [-1, 1), 20 features;
-the label whether a fixed random Dense(32, tanh) -> Dense(1) network scores above 0), 4096 rows, the
-last 25% for validation, written once to a CSV file that every tool reads.
+--data teacher (the default): a teacher task as multifit's synthetic:teacher makes it (x uniform in
+[-1, 1), 20 features; the label whether a fixed random Dense(32, tanh) -> Dense(1) network scores
+above 0), 4096 rows, the last 25% for validation, written once to a CSV file that every tool reads.
 The space (examples/tiny-search-asha.json's): learning_rate log-uniform [1e-4, 0.1], units of the one
 hidden Dense in {16, 32, 64, 128}, dropout uniform [0, 0.5], batch size log-uniform integers [16, 256];
 Dense(units, relu) -> Dropout -> Dense(1, sigmoid), Adam, binary cross-entropy.
+
+--data fashion-mnist: the first --fraction (0.2) of Fashion-MNIST's train rows (and of its test rows,
+which multifit evaluates and the peers do not), written once as IDX files that every tool reads
+(pixels / 255), the last 20% for validation. The space and model are examples/fashion-search-asha.json's
+(multifit trains that file, its data replaced): learning_rate log-uniform [1e-4, 0.01], units in
+{32, 64, 128, 256}, dropout uniform [0, 0.5], batch size log-uniform integers [32, 256];
+Dense(units, relu) -> Dropout -> Dense(10, softmax), Adam, sparse categorical cross-entropy.
+Goal (issue 32): multifit's wall to reach the best at least 10x shorter than the faster peer's.
+
 The budget: at most --epochs epochs a trial, reduction factor 3, grace 1 epoch.
   multifit   --trials trials (Sobol, seed 7), trained in full and under asha, --mode packed, cpu backend
   keras      keras_tuner.Hyperband(max_epochs, factor 3): its own trial count for that budget
@@ -16,7 +25,8 @@ The budget: at most --epochs epochs a trial, reduction factor 3, grace 1 epoch.
 Each line: the tool, the trials it trained, the epochs it trained in all, its wall (the whole search,
 in this process or multifit's), and the best val_accuracy a trial reached at its last epoch.
 
-usage: .venv-peers/bin/python benchmarks/peers/search.py [--multifit BIN] [--trials N] [--epochs E] [--out DIR]
+usage: .venv-peers/bin/python benchmarks/peers/search.py [--multifit BIN] [--data teacher|fashion-mnist]
+                                                         [--fraction F] [--trials N] [--epochs E] [--out DIR]
 """
 import argparse
 import json
@@ -30,8 +40,21 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROWS, FEATURES, HIDDEN, VALIDATION = 4096, 20, 32, 0.25
-SPACE = {"learning_rate": (1e-4, 0.1), "units": [16, 32, 64, 128], "dropout": (0.0, 0.5), "batch_size": (16, 256)}
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from scheduler import IDX, idx_subset, sweep as base_sweep  # noqa: E402
+
+ROWS, FEATURES, HIDDEN = 4096, 20, 32
+FASHION = os.path.join(ROOT, "examples", "fashion-search-asha.json")
+
+
+class Task:
+    """What every tool trains on: x (float32), y (a float32 0/1 column when outputs is 1, class indices
+    otherwise), the last `validation` of the rows for validation, the outputs of the last Dense, the
+    space (ranges as pairs, units as a list) and a line that says what it is."""
+
+    def __init__(self, x, y, validation, outputs, space, title):
+        self.x, self.y, self.validation, self.outputs, self.space, self.title = x, y, validation, outputs, space, title
+        self.features = x.shape[1]
 
 
 def teacher(seed=7):
@@ -47,20 +70,49 @@ def write_csv(x, y, path):
     np.savetxt(path, np.hstack([x, y]), delimiter=",", fmt="%.7g")
 
 
-# ---- multifit -------------------------------------------------------------------------------------
-
-def multifit_search(binary, csv, trials, epochs, scheduler, folder):
+def teacher_task(trials, epochs, folder):
+    """The teacher task, and multifit's sweep of it (a CSV file in folder)."""
+    x, y = teacher()
+    csv = os.path.join(folder, "teacher.csv")
+    write_csv(x, y, csv)
+    validation = 0.25
+    space = {"learning_rate": (1e-4, 0.1), "units": [16, 32, 64, 128], "dropout": (0.0, 0.5), "batch_size": (16, 256)}
     sweep = {
         "name": "peers-search",
         "base": {"name": "t", "data": "csv:" + csv, "input": FEATURES,
                  "layers": [{"units": 64, "activation": "relu"}, {"type": "Dropout", "rate": 0.1},
                             {"units": 1, "activation": "sigmoid"}],
                  "loss": "binary_crossentropy", "metrics": ["accuracy"], "optimizer": "adam",
-                 "fit": {"epochs": epochs, "batch_size": 64, "validation_split": VALIDATION}},
+                 "fit": {"epochs": epochs, "batch_size": 64, "validation_split": validation}},
         "search": {"trials": trials, "sampler": "sobol", "seed": 7,
-                   "space": {"learning_rate": {"log_uniform": list(SPACE["learning_rate"])},
-                             "units": {"choice": SPACE["units"]}, "dropout": {"uniform": list(SPACE["dropout"])},
-                             "batch_size": {"int_log_uniform": list(SPACE["batch_size"])}}}}
+                   "space": {"learning_rate": {"log_uniform": list(space["learning_rate"])},
+                             "units": {"choice": space["units"]}, "dropout": {"uniform": list(space["dropout"])},
+                             "batch_size": {"int_log_uniform": list(space["batch_size"])}}}}
+    title = f"teacher task, {ROWS} rows x {FEATURES} features, {validation:.0%} validation"
+    return Task(x, y, validation, 1, space, title), sweep
+
+
+def fashion_task(fraction, trials, epochs, folder):
+    """The first `fraction` of Fashion-MNIST (IDX files in folder), and multifit's sweep of it:
+    examples/fashion-search-asha.json's, its data replaced."""
+    data = idx_subset("fashion-mnist", fraction, folder)
+    images = np.fromfile(os.path.join(folder, IDX[0]), np.uint8, offset=16)
+    y = np.fromfile(os.path.join(folder, IDX[1]), np.uint8, offset=8).astype(np.int64)
+    x = images.reshape(len(y), -1) / np.float32(255)
+    sweep = base_sweep(FASHION, trials, epochs, None, data)
+    given = sweep["search"]["space"]
+    space = {"learning_rate": tuple(given["learning_rate"]["log_uniform"]), "units": given["units"]["choice"],
+             "dropout": tuple(given["dropout"]["uniform"]), "batch_size": tuple(given["batch_size"]["int_log_uniform"])}
+    validation = sweep["base"]["fit"]["validation_split"]
+    title = (f"fashion-mnist, its first {fraction:.0%}: {len(y)} rows x {x.shape[1]} features, "
+             f"{validation:.0%} validation")
+    return Task(x, y, validation, 10, space, title), sweep
+
+
+# ---- multifit -------------------------------------------------------------------------------------
+
+def multifit_search(binary, sweep, scheduler, folder):
+    sweep = dict(sweep)
     if scheduler:
         sweep["scheduler"] = {"type": scheduler, "metric": "val_accuracy", "grace_epochs": 1, "reduction_factor": 3}
     path = os.path.join(folder, f"multifit-{scheduler or 'full'}.json")
@@ -77,24 +129,27 @@ def multifit_search(binary, csv, trials, epochs, scheduler, folder):
 
 # ---- Keras Tuner ----------------------------------------------------------------------------------
 
-def keras_hyperband(x, y, epochs, folder):
+def keras_hyperband(task, epochs, folder):
     import keras
     import keras_tuner
+
+    space, binary = task.space, task.outputs == 1
 
     class Tiny(keras_tuner.HyperModel):
         def build(self, hp):
             model = keras.Sequential([
-                keras.Input((FEATURES,)),
-                keras.layers.Dense(hp.Choice("units", SPACE["units"]), activation="relu"),
-                keras.layers.Dropout(hp.Float("dropout", *SPACE["dropout"])),
-                keras.layers.Dense(1, activation="sigmoid")])
-            rate = hp.Float("learning_rate", *SPACE["learning_rate"], sampling="log")
+                keras.Input((task.features,)),
+                keras.layers.Dense(hp.Choice("units", space["units"]), activation="relu"),
+                keras.layers.Dropout(hp.Float("dropout", *space["dropout"])),
+                keras.layers.Dense(task.outputs, activation="sigmoid" if binary else "softmax")])
+            rate = hp.Float("learning_rate", *space["learning_rate"], sampling="log")
             model.compile(optimizer=keras.optimizers.Adam(learning_rate=rate, epsilon=1e-7),
-                          loss="binary_crossentropy", metrics=["accuracy"])
+                          loss="binary_crossentropy" if binary else "sparse_categorical_crossentropy",
+                          metrics=["accuracy"])
             return model
 
         def fit(self, hp, model, *args, **kwargs):
-            batch = hp.Int("batch_size", *SPACE["batch_size"], sampling="log")
+            batch = hp.Int("batch_size", *space["batch_size"], sampling="log")
             return model.fit(*args, batch_size=batch, **kwargs)
 
     counted = {"epochs": 0}
@@ -106,7 +161,7 @@ def keras_hyperband(x, y, epochs, folder):
     start = time.perf_counter()
     tuner = keras_tuner.Hyperband(Tiny(), objective="val_accuracy", max_epochs=epochs, factor=3, seed=7,
                                   directory=folder, project_name="hyperband", overwrite=True)
-    tuner.search(x, y, validation_split=VALIDATION, shuffle=True, verbose=0, callbacks=[Count()])
+    tuner.search(task.x, task.y, validation_split=task.validation, shuffle=True, verbose=0, callbacks=[Count()])
     wall = time.perf_counter() - start
     trials = tuner.oracle.trials.values()
     best = max(t.metrics.get_last_value("val_accuracy") for t in trials if t.metrics.exists("val_accuracy"))
@@ -115,29 +170,31 @@ def keras_hyperband(x, y, epochs, folder):
 
 # ---- Optuna, with PyTorch --------------------------------------------------------------------------
 
-def optuna_sha(x, y, trials, epochs):
+def optuna_sha(task, trials, epochs):
     import optuna
     import torch
     from torch import nn
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    split = int(ROWS * (1 - VALIDATION))
-    xt, yt = torch.from_numpy(x[:split]), torch.from_numpy(y[:split])
-    xv, yv = torch.from_numpy(x[split:]), torch.from_numpy(y[split:])
+    space, binary = task.space, task.outputs == 1
+    split = int(len(task.x) * (1 - task.validation))
+    xt, yt = torch.from_numpy(task.x[:split]), torch.from_numpy(task.y[:split])
+    xv, yv = torch.from_numpy(task.x[split:]), torch.from_numpy(task.y[split:])
     counted = {"epochs": 0}
 
     def objective(trial):
-        rate = trial.suggest_float("learning_rate", *SPACE["learning_rate"], log=True)
-        units = trial.suggest_categorical("units", SPACE["units"])
-        dropout = trial.suggest_float("dropout", *SPACE["dropout"])
-        batch = trial.suggest_int("batch_size", *SPACE["batch_size"], log=True)
-        model = nn.Sequential(nn.Linear(FEATURES, units), nn.ReLU(), nn.Dropout(dropout), nn.Linear(units, 1))
+        rate = trial.suggest_float("learning_rate", *space["learning_rate"], log=True)
+        units = trial.suggest_categorical("units", space["units"])
+        dropout = trial.suggest_float("dropout", *space["dropout"])
+        batch = trial.suggest_int("batch_size", *space["batch_size"], log=True)
+        model = nn.Sequential(nn.Linear(task.features, units), nn.ReLU(), nn.Dropout(dropout),
+                              nn.Linear(units, task.outputs))
         for layer in model:
             if isinstance(layer, nn.Linear):
                 nn.init.xavier_uniform_(layer.weight)
                 nn.init.zeros_(layer.bias)
         optimizer = torch.optim.Adam(model.parameters(), lr=rate, eps=1e-7, foreach=True)
-        loss_fn = nn.BCEWithLogitsLoss()
+        loss_fn = nn.BCEWithLogitsLoss() if binary else nn.CrossEntropyLoss()
         accuracy = 0.0
         for epoch in range(epochs):
             model.train()
@@ -149,7 +206,8 @@ def optuna_sha(x, y, trials, epochs):
                 optimizer.step()
             model.eval()
             with torch.no_grad():
-                accuracy = float(((model(xv) > 0).float() == yv).float().mean())
+                predicted = (model(xv) > 0).float() if binary else model(xv).argmax(1)
+                accuracy = float((predicted == yv).float().mean())
             counted["epochs"] += 1
             trial.report(accuracy, epoch)
             if trial.should_prune():
@@ -167,22 +225,24 @@ def optuna_sha(x, y, trials, epochs):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--multifit", default=os.path.join(ROOT, "build", "bin", "multifit"))
+    p.add_argument("--data", choices=["teacher", "fashion-mnist"], default="teacher")
+    p.add_argument("--fraction", type=float, default=0.2, help="of fashion-mnist's rows")
     p.add_argument("--trials", type=int, default=81)
     p.add_argument("--epochs", type=int, default=9)
     p.add_argument("--out", help="folder for results.json and table.md")
     a = p.parse_args()
-    x, y = teacher()
     rows = {}
     with tempfile.TemporaryDirectory() as folder:
-        csv = os.path.join(folder, "teacher.csv")
-        write_csv(x, y, csv)
-        rows["multifit, full sweep"] = multifit_search(a.multifit, csv, a.trials, a.epochs, None, folder)
-        rows["multifit, asha"] = multifit_search(a.multifit, csv, a.trials, a.epochs, "asha", folder)
-        rows["multifit, hyperband"] = multifit_search(a.multifit, csv, a.trials, a.epochs, "hyperband", folder)
-        rows["optuna + pytorch, successive halving"] = optuna_sha(x, y, a.trials, a.epochs)
-        rows["keras tuner, hyperband"] = keras_hyperband(x, y, a.epochs, folder)
-    lines = [f"teacher task, {ROWS} rows x {FEATURES} features, {VALIDATION:.0%} validation; at most {a.epochs} epochs "
-             f"a trial; CPU", "",
+        if a.data == "teacher":
+            task, sweep = teacher_task(a.trials, a.epochs, folder)
+        else:
+            task, sweep = fashion_task(a.fraction, a.trials, a.epochs, folder)
+        rows["multifit, full sweep"] = multifit_search(a.multifit, sweep, None, folder)
+        rows["multifit, asha"] = multifit_search(a.multifit, sweep, "asha", folder)
+        rows["multifit, hyperband"] = multifit_search(a.multifit, sweep, "hyperband", folder)
+        rows["optuna + pytorch, successive halving"] = optuna_sha(task, a.trials, a.epochs)
+        rows["keras tuner, hyperband"] = keras_hyperband(task, a.epochs, folder)
+    lines = [f"{task.title}; at most {a.epochs} epochs a trial; CPU", "",
              "| search | trials | epochs trained | wall s | best val_accuracy |", "| --- | ---: | ---: | ---: | ---: |"]
     for name, r in rows.items():
         lines.append(f"| {name} | {r['trials']} | {r['epochs']} | {r['wall_s']:.2f} | {r['best']:.4f} |")
