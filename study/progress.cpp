@@ -40,7 +40,7 @@ Progress::Progress(std::vector<std::string> names, bool quiet, size_t phase, Sti
     for (size_t i = 0; i < names_.size(); ++i)
       if (!names_[i].empty()) order_.push_back(i);
   for (size_t i : order_) lines_[i] = "waiting";
-  if (!quiet_ && phase_ > 1) watch_ = std::thread([this] { watch(); });
+  if (!quiet_ && (phase_ > 1 || live_ || summary_)) watch_ = std::thread([this] { watch(); });
 }
 
 Progress::~Progress() {
@@ -60,19 +60,17 @@ void Progress::step(size_t model) {
 
 void Progress::epoch(size_t model, const std::string& line) {
   std::lock_guard lock(mutex_);
-  models_[model].last_epoch_s = clock_seconds();
+  Model& m = models_[model];
+  m.last_epoch_s = clock_seconds();
+  ++m.epochs_done;
   lines_[model] = line;
   if (quiet_) return;
-  if (summary_) {
-    if (live_ && *models_[model].last_epoch_s - drawn_s_ >= 0.1) redraw();
-    return;
-  }
-  if (!live_) {
+  if (live_) {  // at most kRedrawsPerSecond: a redraw holds the lock every training thread reports under
+    if (*m.last_epoch_s - drawn_s_ >= 1.0 / kRedrawsPerSecond) redraw();
+  } else if (!summary_) {
     const std::string prefix = named_ > 1 ? names_[model] + ": " : "";
     std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str());
-    return;
   }
-  redraw();
 }
 
 void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
@@ -84,14 +82,19 @@ void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   if (!style_.rank_by && !interrupted) style_.rank_by = first_rank_by(report);
   if (style_.rank_by && !interrupted) m.rank = rank_key(report, *style_.rank_by), m.value = rank_value(report, *style_.rank_by);
   if (ended_) ended_(model, report, exit_code);
-  if (!summary_) return;
-  const bool all = models_ended_ >= order_.size();
+  if (quiet_) return;
+  const bool all = models_ended_ >= order_.size();  // the last state is always shown
   if (live_) {
-    if (all || *m.ended_s - drawn_s_ >= 0.1) redraw();
-  } else if (all || *m.ended_s - status_said_s_ >= kStatusEvery_s) {
-    status_said_s_ = *m.ended_s;
-    std::fprintf(stderr, "%s\n", status_line(*m.ended_s).c_str());
+    if (all || *m.ended_s - drawn_s_ >= 1.0 / kRedrawsPerSecond) redraw();
+  } else if (summary_ && all) {
+    say_status(*m.ended_s);
   }
+}
+
+void Progress::say_status(double now) {
+  status_said_s_ = now;
+  std::fprintf(stderr, "%s\n", status_line(now).c_str());
+  std::fflush(stderr);
 }
 
 std::string Progress::status_line(double now) const {
@@ -111,8 +114,16 @@ std::string Progress::status_line(double now) const {
   if (!counts.empty()) line += " (" + counts + ")";
   const double elapsed = now - start_s_;
   line += " in " + format_duration(elapsed);
-  if (ended > 0 && ended < order_.size())
-    line += ", about " + format_duration(elapsed / double(ended) * double(order_.size() - ended)) + " left";
+  // The time left at the pace so far, in epochs where they are known (an ended model's are all done:
+  // a stopped trial's too), else in models.
+  double done = 0, all = 0;
+  for (size_t i : order_) {
+    const Model& m = models_[i];
+    const double planned = i < style_.epochs.size() && style_.epochs[i] > 0 ? style_.epochs[i] : 0;
+    all += planned > 0 ? planned : 1;
+    done += m.ended_s ? (planned > 0 ? planned : 1) : std::min<double>(m.epochs_done, planned);
+  }
+  if (done > 0 && done < all) line += ", about " + format_duration(elapsed / done * (all - done)) + " left";
   if (best && best->value)
     line += "; best " + std::string(to_string(*style_.rank_by)) + " " + format_metric(*best->value) + " (" +
             names_[best_index] + ")";
@@ -141,11 +152,17 @@ void Progress::print_above(const std::string& line) {
 void Progress::watch() {
   const auto tick = std::chrono::duration<double>(std::min(1.0, still_.after_s / 4));
   std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, tick, [&] { return closing_; }))
-    if (const std::string line = still_running(clock_seconds()); !line.empty()) {
+  while (!wake_.wait_for(lock, tick, [&] { return closing_; })) {
+    const double now = clock_seconds();
+    if (const std::string line = still_running(now); !line.empty()) {
       print_above(line);
       std::fflush(stderr);
     }
+    // The clock goes on between events: a live block is redrawn, a file's status line said again.
+    if (live_ && now - drawn_s_ >= tick.count()) redraw();
+    else if (summary_ && !live_ && models_ended_ < order_.size() && now - status_said_s_ >= kStatusEvery_s)
+      say_status(now);
+  }
 }
 
 std::string Progress::still_running(double now) {
@@ -183,8 +200,8 @@ std::string Progress::still_running(double now) {
 void Progress::redraw() {
   if (drawn_ > 0) std::fprintf(stderr, "\x1b[%zuA", drawn_);
   const size_t columns = terminal_size().ws_col;
+  drawn_s_ = clock_seconds();
   if (summary_) {
-    drawn_s_ = clock_seconds();
     std::string text = status_line(drawn_s_);
     if (text.size() >= columns) text.resize(columns - 1);
     std::fprintf(stderr, "\x1b[2K%s\n", text.c_str());

@@ -3,12 +3,14 @@
 // a terminal that has a row for each, one live line per model, redrawn in place. Plain lines as they
 // come, prefixed with the model's name when there are several, for one model, for up to
 // kPlainLinesModels on a file or pipe (CI), and for any number with --verbose. A run of more models
-// than that shows one status line instead: live on a terminal; on a file or pipe when a model ends
-// kStatusEvery_s or more after the last such line, and when the last model ends:
+// than that shows one status line instead: live on a terminal; on a file or pipe every kStatusEvery_s
+// and when the last model ends (live lines are redrawn at most kRedrawsPerSecond, and once a second
+// while nothing happens):
 //
 //   multifit: 96/243 models ended (90 ok, 6 stopped) in 4 s, about 6 s left; best val_accuracy 0.9492 (tiny-t017)
 //
-// (the time left is the time so far over the models ended, for those left; the best is by --rank-by
+// (the time left is the time so far over the epochs done, for those left, a model that ended having
+// done all of its; the best is by --rank-by
 // or the run's default metric, study/report/ranking.h). Thread-safe: the streams mode's threads and
 // the processes mode's reader report at once.
 //
@@ -33,10 +35,12 @@ namespace mf {
 // 2 epochs in 4 modes were 256 lines.
 inline constexpr size_t kPlainLinesModels = 8;
 inline constexpr double kStatusEvery_s = 10;
+inline constexpr double kRedrawsPerSecond = 10;  // a terminal's live lines at most, however fast the epochs
 // How the lines are shown besides quiet: every model's (--verbose), and the status line's metric.
 struct ProgressStyle {
   bool verbose = false;
   std::optional<RankBy> rank_by;  // absent: the first metric the first model to end has (first_rank_by)
+  std::vector<int> epochs;        // each model's epochs by its place, for the time left; 0 or absent: unknown
 };
 
 // When the "still running" line is said: once no more than `most` models of a phase are left (or a
@@ -87,9 +91,11 @@ class Progress {
     std::string status;                               // its report's status ("interrupted" for exit code 130)
     std::optional<RankKey> rank;                      // its place by the status line's metric
     std::optional<double> value;                      // and its value of it
+    int epochs_done = 0;                              // its epoch lines so far
   };
   void redraw();                        // the live lines, from the top of the block; mutex_ held
   std::string status_line(double now) const;  // the one line of a run of many; mutex_ held
+  void say_status(double now);                 // the status line on a file or pipe; mutex_ held
   void print_above(const std::string& line);  // a line above the live block; mutex_ held
   void watch();                         // the watch thread's body
   std::string still_running(double now);  // the line due now, or ""; mutex_ held

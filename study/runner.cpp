@@ -100,7 +100,10 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     names[job.index] = job.name;
   }
   for (const Job& job : jobs) order.push_back(job.index);
-  Progress progress(names, options.quiet, per_phase, {}, order, {options.verbose, options.rank_by});
+  std::vector<int> epochs(names.size(), 0);
+  for (const Job& job : all_jobs)
+    if (job.spec) epochs[job.index] = job.spec->fit.epochs;
+  Progress progress(names, options.quiet, per_phase, {}, order, {options.verbose, options.rank_by, epochs});
   // The scheduler's table of the whole sweep's trials; those that ended before come in with their rungs.
   std::optional<RungTable> rungs;
   if (options.scheduler) {

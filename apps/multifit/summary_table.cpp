@@ -38,10 +38,9 @@ std::string percent(double fraction) {
 
 // "min 0.5120, median 0.6250, max 0.7340" of `values` (not empty).
 std::string spread(std::vector<double> values) {
-  if (values.empty()) return "-";
-  std::sort(values.begin(), values.end());
-  return "min " + format_metric(values.front()) + ", median " + format_metric(values[values.size() / 2]) + ", max " +
-         format_metric(values.back());
+  const std::optional<Spread> s = spread_of(std::move(values));  // the median as the report page's and the rungs'
+  if (!s) return "-";
+  return "min " + format_metric(s->min) + ", median " + format_metric(s->median) + ", max " + format_metric(s->max);
 }
 
 // Whether any of the models waited for an input pipeline: the tables then have an "input wait" column.
@@ -276,17 +275,21 @@ void print_repeats_table(const std::vector<RunReport>& runs) {
     return std::string(text);
   };
   const auto ratio = [](double x) { return times(x); };
-  for (const ModeSpread& spread : spreads)
+  for (const ModeSpread& spread : spreads) {
+    const bool unjudged = std::any_of(runs.begin(), runs.end(), [&](const RunReport& r) {
+      return r.mode == spread.mode && !why_unjudged(r).empty();
+    });
     std::printf("  %-10s %5d %24s %24s %24s %24s\n", spread.mode.c_str(), spread.runs,
-                median_range(spread.of("wall_s"), duration).c_str(), median_range(spread.of("samples_per_s"), per_s).c_str(),
+                (median_range(spread.of("wall_s"), duration) + (unjudged ? "!" : "")).c_str(), median_range(spread.of("samples_per_s"), per_s).c_str(),
                 median_range(spread.of("speedup_vs_serial"), ratio).c_str(),
                 median_range(spread.of("mean_slowdown"), ratio).c_str());
+  }
   if (std::any_of(spreads.begin(), spreads.end(), [](const ModeSpread& s) { return s.of("speedup_vs_serial").has_value(); }))
     std::printf("  each run of a mode is against the serial run of its own round\n");
   std::printf("  the document has every run and these spreads (repeats)\n");
   for (const RunReport& run : runs)
     if (const std::string why = why_unjudged(run); !why.empty())
-      std::printf("  %s (run %d) is not to be judged: %s\n", run.mode.c_str(), run.repeat, why.c_str());
+      std::printf("  ! %s run %d not to be judged: %s\n", run.mode.c_str(), run.repeat, why.c_str());
 }
 
 }  // namespace mf

@@ -44,8 +44,8 @@ std::string modes_answer(const std::vector<RunReport>& runs) {
   std::string unjudged;
   for (const RunReport& run : runs)
     if (const std::string why = why_unjudged(run); !why.empty() && (run.mode == "serial" || run.mode == fastest->mode))
-      unjudged += (unjudged.empty() ? "" : "; ") + run.mode + (run.repeat > 1 ? " run " + std::to_string(run.repeat) : "") +
-                  ": " + why;
+      unjudged += (unjudged.empty() ? "" : "; ") + run.mode +
+                  (fastest->runs > 1 ? " run " + std::to_string(run.repeat) : "") + ": " + why;
   return unjudged.empty() ? answer : "not to be judged (" + unjudged + "): " + answer;
 }
 

@@ -40,6 +40,10 @@ TEST(Answer, RepeatedRunsGiveTheirMedians) {
   }
   EXPECT_EQ(modes_answer(runs),
             "streams finished 2.50x sooner than serial; each model trained 4.00x slower than alone (medians of 3 runs)");
+  runs[0].wall_s = 0.05;  // serial's first round, too short: named with its round
+  EXPECT_EQ(modes_answer(runs),
+            "not to be judged (serial run 1: wall 50ms, under 0.1 s): streams finished 2.50x sooner than serial; each "
+            "model trained 4.00x slower than alone (medians of 3 runs)");
 }
 
 // A run under 0.1 s or on a busy machine cannot be judged: it says why, and an answer that rests on
