@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.h"
@@ -87,7 +88,8 @@ DataSplit load_mnist_dir(const std::string& source, const std::string& dir) {
   return load_idx_dir(source, dir);
 }
 
-DataSplit load_csv_files(const std::string& source, const std::string& files, int targets) {
+// csv:TRAIN[,TEST]'s files: the train file and the test file ("" for none).
+std::pair<std::string, std::string> csv_files(const std::string& source, const std::string& files) {
   const size_t comma = files.find(',');
   const std::string train = files.substr(0, comma);
   const std::string test = comma == std::string::npos ? "" : files.substr(comma + 1);
@@ -95,6 +97,11 @@ DataSplit load_csv_files(const std::string& source, const std::string& files, in
   if (train.empty() || bad_test)
     throw UserError("data source '" + source + "': not a train file and an optional test file; "
                     "write csv:TRAIN or csv:TRAIN,TEST");
+  return {train, test};
+}
+
+DataSplit load_csv_files(const std::string& source, const std::string& files, int targets) {
+  const auto [train, test] = csv_files(source, files);
   DataSplit split;
   split.train = load_csv(train, targets);
   if (!test.empty()) {
@@ -155,21 +162,14 @@ DataSplit load_data(const std::string& source, int targets) {
 
 std::optional<size_t> data_bytes_bound(const std::string& source) {
   std::string rest;
-  if (strip_prefix(source, "synthetic:", rest)) {
-    try {
-      return synthetic_bytes(rest);
-    } catch (const UserError&) {
-      return std::nullopt;  // load_data says what is wrong
+  try {
+    if (strip_prefix(source, "synthetic:", rest)) return synthetic_bytes(rest);
+    if (strip_prefix(source, "csv:", rest)) {
+      const auto [train, test] = csv_files(source, rest);
+      return plain_files_bound(test.empty() ? std::vector{train} : std::vector{train, test});
     }
-  }
-  if (strip_prefix(source, "csv:", rest)) {
-    std::vector<std::string> paths;
-    for (size_t start = 0; start <= rest.size();) {
-      const size_t comma = std::min(rest.find(',', start), rest.size());
-      paths.push_back(rest.substr(start, comma - start));
-      start = comma + 1;
-    }
-    return plain_files_bound(paths);
+  } catch (const UserError&) {
+    return std::nullopt;  // load_data says what is wrong
   }
   if (source == "fashion-mnist") return idx_dir_bound(fashion_mnist_dir());
   if (strip_prefix(source, "mnist:", rest)) return idx_dir_bound(rest);

@@ -79,6 +79,12 @@ std::string format_duration(double seconds) {
   return text;
 }
 
+std::string format_ratio(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", x);
+  return text;
+}
+
 std::string format_metric(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

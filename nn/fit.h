@@ -174,5 +174,6 @@ std::string non_finite(const Evaluation& e, const std::string& prefix);
 std::string format_metric(double value);
 // A duration: "2.31s", or "14ms" under a second (a tiny model's epoch is not "0.00s").
 std::string format_duration(double seconds);
+std::string format_ratio(double x);  // "2.96x"
 
 }  // namespace mf

@@ -17,12 +17,7 @@ namespace mf {
 namespace {
 
 std::string seconds(const std::optional<double>& s) { return s ? format_duration(*s) : "-"; }
-std::string times(const std::optional<double>& x) {
-  if (!x) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2fx", *x);
-  return text;
-}
+std::string times(const std::optional<double>& x) { return x ? format_ratio(*x) : "-"; }
 std::string rate(const std::optional<double>& per_s) {
   if (!per_s) return "-";
   char text[32];

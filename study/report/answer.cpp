@@ -7,19 +7,14 @@
 #include "study/report/repeats.h"
 
 namespace mf {
-namespace {
-
-std::string times(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2fx", x);
-  return text;
-}
-
-}  // namespace
 
 std::string why_unjudged(const RunReport& run) {
   std::string why;
-  if (run.wall_s < kShortestJudged_s) why = "wall " + format_duration(run.wall_s) + ", under 0.1 s";
+  if (run.wall_s < kShortestJudged_s) {
+    char under[32];
+    std::snprintf(under, sizeof under, ", under %g s", kShortestJudged_s);
+    why = "wall " + format_duration(run.wall_s) + under;
+  }
   if (run.machine && !run.machine->busy.empty())
     why += (why.empty() ? "" : "; ") + std::string("a busy machine: ") + run.machine->busy;
   return why;
@@ -34,12 +29,12 @@ std::string modes_answer(const std::vector<RunReport>& runs) {
       fastest = &s;
   if (!fastest) return "";
   const double speedup = fastest->of("speedup_vs_serial")->median;
-  std::string answer = speedup >= 1 ? fastest->mode + " finished " + times(speedup) + " sooner than serial"
+  std::string answer = speedup >= 1 ? fastest->mode + " finished " + format_ratio(speedup) + " sooner than serial"
                                     : "serial finished first; the fastest of the others, " + fastest->mode + ", took " +
-                                          times(1 / speedup) + " as long";
+                                          format_ratio(1 / speedup) + " as long";
   if (const std::optional<Spread> slowdown = fastest->of("mean_slowdown"))
-    answer += slowdown->median >= 1 ? "; each model trained " + times(slowdown->median) + " slower than alone"
-                                    : "; each model trained in " + times(slowdown->median) + " its time alone";
+    answer += slowdown->median >= 1 ? "; each model trained " + format_ratio(slowdown->median) + " slower than alone"
+                                    : "; each model trained in " + format_ratio(slowdown->median) + " its time alone";
   if (fastest->runs > 1) answer += " (medians of " + std::to_string(fastest->runs) + " runs)";
   std::string unjudged;
   for (const RunReport& run : runs)
