@@ -21,4 +21,12 @@ std::string describe_build() {
 #endif
 }
 
+bool built_with_cuda() {
+#if defined(MF_HAVE_CUDA)
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace mf

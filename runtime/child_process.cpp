@@ -240,7 +240,17 @@ std::optional<ChildProcess::Usage> ChildProcess::usage() const {
                size_t(std::stoull(f[kRss])) * size_t(sysconf(_SC_PAGESIZE))};
 }
 
+namespace {
+std::string& embedder_executable() {
+  static std::string path;
+  return path;
+}
+}  // namespace
+
+void set_self_executable(const std::string& path) { embedder_executable() = path; }
+
 std::string self_executable() {
+  if (!embedder_executable().empty()) return embedder_executable();
   std::error_code error;
   const std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) throw SystemError("cannot find this program's own path (/proc/self/exe): " + error.message());

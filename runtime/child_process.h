@@ -92,8 +92,11 @@ class ChildProcess {
   std::optional<ExitStatus> status_;  // set once reaped
 };
 
-// The running program's own path (/proc/self/exe resolved), to spawn children of the same binary.
-// Throws SystemError when it cannot be read.
+// The running program's own path (/proc/self/exe resolved), to spawn children of the same binary;
+// or the path given to set_self_executable() by a program that embeds multifit (the Python package,
+// whose own binary is python, names the multifit program it carries). Throws SystemError when it
+// cannot be read.
 std::string self_executable();
+void set_self_executable(const std::string& path);
 
 }  // namespace mf

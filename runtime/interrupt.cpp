@@ -6,6 +6,7 @@ namespace mf {
 namespace {
 
 std::atomic<bool> stop_requested{false};
+std::atomic<bool> embedded{false};
 
 extern "C" void on_interrupt(int signal) {
   if (stop_requested.exchange(true)) {  // asked twice: stop now, the default way
@@ -18,6 +19,7 @@ extern "C" void on_interrupt(int signal) {
 
 const std::atomic<bool>& stop_on_interrupt() {
   static const bool installed = [] {
+    if (embedded) return false;
     struct sigaction action {};
     action.sa_handler = on_interrupt;
     sigemptyset(&action.sa_mask);
@@ -29,5 +31,9 @@ const std::atomic<bool>& stop_on_interrupt() {
   (void)installed;
   return stop_requested;
 }
+
+void leave_signals_to_embedder() { embedded = true; }
+void request_stop() { stop_requested = true; }
+void clear_stop() { stop_requested = false; }
 
 }  // namespace mf

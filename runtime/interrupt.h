@@ -5,7 +5,16 @@
 
 namespace mf {
 
-// Installs the handlers (once) and returns the flag they set.
+// Installs the handlers (once) and returns the flag they set. After leave_signals_to_embedder() it
+// installs none: the flag is set by request_stop() alone.
 const std::atomic<bool>& stop_on_interrupt();
+
+// For a program that embeds multifit and keeps its own signal handlers (the Python package: Python
+// turns SIGINT into KeyboardInterrupt): stop_on_interrupt() installs nothing from then on, and the
+// embedder asks a run to stop with request_stop() and clears the flag with clear_stop() before the
+// next one. Call it before the first stop_on_interrupt().
+void leave_signals_to_embedder();
+void request_stop();
+void clear_stop();
 
 }  // namespace mf
