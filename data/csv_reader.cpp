@@ -20,10 +20,6 @@
 namespace mf {
 namespace {
 
-// Labels up to here count as class indices; floats hold every integer up to 2^24 exactly, and a larger
-// integer label is far more likely a regression target than a class.
-constexpr float kMaxClassLabel = 16777216.0f;
-
 std::string_view trim(std::string_view text) {
   const size_t begin = text.find_first_not_of(" \t");
   if (begin == std::string_view::npos) return {};

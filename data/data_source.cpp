@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 // Where the Debian package dataset-fashion-mnist installs its files.
 constexpr char kDebianDatasets[] = "/usr/share/datasets";
 constexpr char kAllowedSources[] =
-    "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST] or synthetic:KIND[:key=value,...]";
+    "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] or synthetic:KIND[:key=value,...]";
 constexpr const char* kIdxNames[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                      "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
 
@@ -112,6 +112,39 @@ DataSplit load_csv_files(const std::string& source, const std::string& files, in
   return split;
 }
 
+// npy:X,Y[,XTEST,YTEST]'s files: two or four.
+std::vector<std::string> npy_files(const std::string& source, const std::string& files) {
+  std::vector<std::string> paths;
+  for (size_t at = 0;;) {
+    const size_t comma = files.find(',', at);
+    paths.push_back(files.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  const bool empty = std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return p.empty(); });
+  if ((paths.size() != 2 && paths.size() != 4) || empty)
+    throw UserError("data source '" + source + "': not x and y files, and optionally test x and y; write "
+                    "npy:X.npy,Y.npy or npy:X.npy,Y.npy,XTEST.npy,YTEST.npy");
+  return paths;
+}
+
+DataSplit load_npy_files(const std::string& source, const std::string& files, int targets) {
+  const std::vector<std::string> paths = npy_files(source, files);
+  DataSplit split;
+  split.train = load_npy_pair(paths[0], paths[1]);
+  if (paths.size() == 4) {
+    split.test = load_npy_pair(paths[2], paths[3]);
+    check_test_set(split.train, *split.test, paths[2], paths[0]);
+  }
+  for (const Dataset* set : {&split.train, split.test ? &*split.test : nullptr})
+    if (set && set->target_cols != targets)
+      throw UserError("data source '" + source + "': y has " + std::to_string(set->target_cols) +
+                      " columns, but the spec's targets is " + std::to_string(targets) +
+                      "; set \"targets\" to y's columns");
+  split.description = describe(source, split);
+  return split;
+}
+
 // Whether `text` starts with `prefix`; if so, `rest` is what follows it.
 bool strip_prefix(const std::string& text, const char* prefix, std::string& rest) {
   if (!text.starts_with(prefix)) return false;
@@ -151,9 +184,10 @@ std::string fashion_mnist_dir() {
 DataSplit load_data(const std::string& source, int targets) {
   std::string rest;
   if (strip_prefix(source, "csv:", rest)) return load_csv_files(source, rest, targets);
+  if (strip_prefix(source, "npy:", rest)) return load_npy_files(source, rest, targets);
   if (targets != 1)
     throw UserError("data source '" + source + "': one label per row, but the spec's targets is " +
-                    std::to_string(targets) + "; several target columns come from CSV files");
+                    std::to_string(targets) + "; several target columns come from CSV or .npy files");
   if (source == "fashion-mnist") return load_fashion_mnist();
   if (strip_prefix(source, "mnist:", rest)) return load_mnist_dir(source, rest);
   if (strip_prefix(source, "synthetic:", rest)) return make_synthetic(rest);
@@ -168,6 +202,7 @@ std::optional<size_t> data_bytes_bound(const std::string& source) {
       const auto [train, test] = csv_files(source, rest);
       return plain_files_bound(test.empty() ? std::vector{train} : std::vector{train, test});
     }
+    if (strip_prefix(source, "npy:", rest)) return plain_files_bound(npy_files(source, rest));
   } catch (const UserError&) {
     return std::nullopt;  // load_data says what is wrong
   }
@@ -178,6 +213,7 @@ std::optional<size_t> data_bytes_bound(const std::string& source) {
 
 bool has_test_set(const std::string& source) {
   std::string files;
+  if (strip_prefix(source, "npy:", files)) return std::count(files.begin(), files.end(), ',') == 3;
   return !strip_prefix(source, "csv:", files) || files.find(',') != std::string::npos;
 }
 

@@ -2,6 +2,7 @@
 // Data sets in host memory, float32, row-major, ready to be copied to a backend.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,16 @@ struct Dataset {
   std::string label_at;
 };
 
+// The largest label a class index may be: floats hold every integer up to 2^24 exactly, and a larger
+// integer label is far more likely a regression target than a class.
+inline constexpr float kMaxClassLabel = 16777216.0f;
+
+// Sets data.classes and data.label_at from labels y (data.target_cols per row), as a file's reader
+// does: the largest label + 1 where every label is a whole number in [0, kMaxClassLabel], else 0;
+// label_at names the first label that is not a class index, else the first of the largest, as
+// WHERE[row]: label V ("y.npy[7]: label 2.5").
+void summarize_labels(Dataset& data, std::span<const float> y, const std::string& where);
+
 struct DataSplit {
   std::string description;     // e.g. "fashion-mnist (60000 train, 10000 test)"
   Dataset train;
@@ -31,6 +42,8 @@ struct DataSplit {
 //   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR (each plain or .gz)
 //   csv:TRAIN[,TEST]          CSV files: features then the label(s) per line, an optional header line
 //   synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys rows, features, classes, seed
+//   npy:X,Y[,XTEST,YTEST]     numpy .npy files (np.save's): x (rows, features...) and y (rows,) or
+//                             (rows, targets), of any real, integer or bool dtype (read as float32)
 // Any problem with the source or its files is a UserError naming the file and what is wrong.
 // `targets` is the number of target columns at the end of each CSV row (ModelSpec::targets); other
 // sources have one label per row and refuse more.
@@ -53,6 +66,7 @@ std::string fashion_mnist_dir();
 // The loaders behind load_data, for tests and callers that know the format.
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path);  // pixels scaled to [0,1]
 Dataset load_csv(const std::string& path, int targets = 1);
+Dataset load_npy_pair(const std::string& x_path, const std::string& y_path);
 DataSplit make_synthetic(const std::string& spec);  // the part after "synthetic:"
 size_t synthetic_bytes(const std::string& spec);   // its x and y, as make_synthetic(spec) makes them
 

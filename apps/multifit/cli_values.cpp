@@ -126,7 +126,7 @@ void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
 void add_data_option(CLI::App& cmd, std::string& data) {
   cmd.add_option("--data", data,
                  "The data source instead of the spec's data (every model's, for a sweep): fashion-mnist | "
-                 "mnist:DIR | csv:TRAIN[,TEST] | synthetic:KIND[:key=value,...] with KIND binary, regression or "
+                 "mnist:DIR | csv:TRAIN[,TEST] | npy:X,Y[,XTEST,YTEST] | synthetic:KIND[:key=value,...] with KIND binary, regression or "
                  "teacher and keys rows, features, classes (teacher), seed (the data's own, 1234 unless given: the "
                  "spec's seed and --seed do not change it)");
 }

@@ -178,7 +178,7 @@ TEST_F(DataSource, UnknownSource) {
   for (const std::string source : {"imagenet", "", "synthetic", "Fashion-MNIST", "csv"})
     EXPECT_THAT(user_error([&] { load_data(source); }),
                 AllOf(HasSubstr("data source '" + source + "': unknown"),
-                      HasSubstr("fashion-mnist, mnist:DIR, csv:TRAIN[,TEST] or synthetic:KIND")));
+                      HasSubstr("fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] or synthetic:KIND")));
 }
 
 // Sets an environment variable for one test and restores it after.
