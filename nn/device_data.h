@@ -11,9 +11,22 @@
 
 namespace mf {
 
+// Rows another owner holds in host memory (a numpy array's buffer): x (rows, features) and
+// y (rows, target_cols), float32, row-major.
+struct HostRows {
+  int64_t rows = 0;
+  int features = 0, target_cols = 1;
+  const float* x = nullptr;
+  const float* y = nullptr;
+};
+
 class DeviceData {
  public:
   DeviceData(Backend& backend, const Dataset& data, bool keep_host_rows = false);
+  // The rows as they are where the backend reads host memory (Backend::host_addressable: the cpu):
+  // borrowed, not copied, so their owner keeps them alive and unchanged while this lives; else
+  // uploaded, as a Dataset is. y may be null (rows to predict on): then y() is null.
+  DeviceData(Backend& backend, const HostRows& rows);
   ~DeviceData();
   DeviceData(const DeviceData&) = delete;
   DeviceData& operator=(const DeviceData&) = delete;
@@ -35,6 +48,7 @@ class DeviceData {
   int features_, target_cols_;
   size_t x_bytes_, y_bytes_;
   float *x_, *y_;
+  bool borrowed_ = false;  // x_ and y_ are the owner's host rows
   std::vector<float> host_x_, host_y_;  // kept only where the host cannot read x_ and y_
 };
 

@@ -184,6 +184,36 @@ std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int6
 
 namespace {
 
+// The output activation the loss took in with its logits, applied to a row `out` of n outputs.
+void activate_output(Activation act, float* out, int n) {
+  if (act == Activation::sigmoid) {
+    for (int j = 0; j < n; ++j) out[j] = sigmoid(out[j]);
+  } else if (act == Activation::softmax) {
+    const float top = *std::max_element(out, out + n);
+    float sum = 0;
+    for (int j = 0; j < n; ++j) sum += out[j] = std::exp(out[j] - top);
+    for (int j = 0; j < n; ++j) out[j] /= sum;
+  }
+}
+
+}  // namespace
+
+std::vector<float> predict(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
+  const ModelSpec& spec = model.spec();
+  const int B = spec.fit.batch_size, n = spec.outputs();
+  std::vector<float> outputs(size_t(rows) * size_t(n));
+  for (int64_t r = 0; r < rows; r += B) {
+    const int m = int(std::min<int64_t>(B, rows - r));
+    const float* out = model.predict_batch(data.x() + (first_row + r) * data.features(), m);
+    model.backend().to_host(outputs.data() + r * n, out, size_t(m) * size_t(n) * sizeof(float));
+  }
+  if (takes_logits(spec.loss.kind) && !spec.loss.from_logits)
+    for (int64_t r = 0; r < rows; ++r) activate_output(spec.output_activation(), outputs.data() + r * n, n);
+  return outputs;
+}
+
+namespace {
+
 void require_one_member(const Model& model, const char* what) {
   if (model.members() != 1)
     throw std::invalid_argument(std::string(what) + " of a pack of " + std::to_string(model.members()) +

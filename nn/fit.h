@@ -167,6 +167,14 @@ class PackFit {
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
 std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
 
+// Keras's predict: the output layer's outputs (rows, outputs), row-major, for rows [first_row,
+// first_row + rows) of data.x(), in batches of the spec's batch size, by inference's forward (Dropout
+// passes its input on, BatchNormalization uses its moving statistics). Where the loss takes the
+// output's logits (takes_logits), the output's sigmoid or softmax is applied here on the host, in
+// float, as TensorFlow computes them (softmax less the row's largest). A model of one member
+// (std::invalid_argument otherwise); data.y() is not read.
+std::vector<float> predict(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
+
 // "test_loss is nan" when e's loss is not finite, else ""; `prefix` names the set ("test").
 std::string non_finite(const Evaluation& e, const std::string& prefix);
 

@@ -489,6 +489,20 @@ void Model::evaluate_batch(const float* X, const float* T, int m) {
   add_penalties(m, true, true);
 }
 
+const float* Model::predict_batch(const float* X, int m) {
+  check_batch(m);
+  if (members() != 1) throw std::invalid_argument("predict_batch: a model of one member only");
+  return forward(X, m, nullptr, pack(), false);  // one member: its rows are the data's own
+}
+
+void Model::set_fit(const FitSpec& fit) {
+  if (members() != 1) throw std::invalid_argument("set_fit: a model of one member only");
+  if (fit.batch_size != specs_[0].fit.batch_size)
+    throw std::invalid_argument("set_fit: the batch size is the plan's (" + std::to_string(specs_[0].fit.batch_size) +
+                                "), not " + std::to_string(fit.batch_size));
+  specs_[0].fit = fit;
+}
+
 void Model::reset_totals() {
   backend_.zero_strided(totals_, size_t(stride_), size_t(values()) * sizeof(double), specs_.size());
 }

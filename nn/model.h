@@ -70,6 +70,10 @@ class Model {
   static int64_t weight_count(const ModelSpec& spec);
 
   int members() const { return int(specs_.size()); }
+  // The settings of the next fit of a model of one member (a later Keras fit() call's arguments:
+  // epochs, validation split, shuffle, callbacks), its weights and optimizer state kept. The batch
+  // size is the plan's: a different one is std::invalid_argument, as is a pack.
+  void set_fit(const FitSpec& fit);
   const ModelSpec& spec(int member = 0) const { return specs_[size_t(member)]; }
   Backend& backend() { return backend_; }
   int64_t param_count() const { return param_count(specs_[0]); }
@@ -115,6 +119,10 @@ class Model {
   // and the loss with its penalties, every member on the same rows X(m, input), T(m, target_cols) of
   // the data set.
   void evaluate_batch(const float* X, const float* T, int m);
+  // Inference's forward on X(m, input) for a model of one member: its output buffer (m, outputs),
+  // on the backend, valid until the next call. Where the loss takes logits (takes_logits) they are
+  // the output layer's pre-activation: nn/fit.h predict applies the activation.
+  const float* predict_batch(const float* X, int m);
   // Each member's sums of its rows' values (values() of them: the loss, then each metric) since
   // reset_totals(), in one copy; reading waits on this model only.
   void reset_totals();
