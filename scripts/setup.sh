@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libopenblas-dev libxsmm-dev libgtest-dev libgmock-dev
-          libbenchmark-dev zlib1g-dev python3 python3-matplotlib chromium dataset-fashion-mnist openmpi-bin
+          libbenchmark-dev zlib1g-dev python3 python3-dev python3-venv python3-matplotlib python3-pandas chromium dataset-fashion-mnist openmpi-bin
           libopenmpi-dev libboost-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,63 @@
+"""Keras models in and out of multifit: the conversions of keras_format.py applied to Sequential.
+
+from_keras takes a Keras 3 Sequential object (Keras needed: it is the object), its to_json() text or
+config dict, or a `.keras` file (read without Keras, with h5py); to_keras and save_keras write what
+keras.saving.load_model opens.
+"""
+import json
+import os
+import tempfile
+
+from .keras_format import keras_config_from_spec, read_keras_file, spec_from_keras_config, write_keras_file
+from .models import Sequential
+
+
+def _config_and_weights(source):
+    """(the Keras config, the weights in get_weights() order or None) of what from_keras is given."""
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith(".keras")):
+        path = os.fspath(source)
+        if not os.path.isfile(path):
+            raise ValueError(f"from_keras: {path}: no such file")
+        return read_keras_file(path)
+    if isinstance(source, str):
+        try:
+            return json.loads(source), None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"from_keras: the text is not a model's to_json() ({e})") from None
+    if isinstance(source, dict):
+        return source, None
+    if hasattr(source, "get_config") and hasattr(source, "get_weights"):  # a Keras model object
+        config = {"class_name": type(source).__name__, "config": source.get_config()}
+        if getattr(source, "compiled", False) and hasattr(source, "get_compile_config"):
+            config["compile_config"] = source.get_compile_config()
+        return config, source.get_weights()
+    raise TypeError(f"from_keras: {type(source).__name__} is not a Keras model, its to_json() text or a .keras file")
+
+
+def from_keras(source, **compile_kwargs):
+    """A multifit Sequential of a Keras Sequential, with its weights where they are given (a model
+    object, a .keras file), compiled as the Keras model was (compile_kwargs add where it runs).
+    Raises ValueError naming a layer or setting multifit does not have, TypeError for what is not a
+    Keras model."""
+    config, weights = _config_and_weights(source)
+    model = Sequential.from_spec(spec_from_keras_config(config), **compile_kwargs)
+    if weights is not None:
+        if model._compiled is None:  # weights need a built model: a loss gives it one
+            model.compile(loss="mse", **compile_kwargs)
+        model.set_weights(weights)
+    return model
+
+
+def save_keras(model, path):
+    """`model` as a Keras 3 `.keras` file at `path`: its layers, weights and compile settings (no
+    optimizer state: Keras starts a fresh optimizer on it, and says so when it loads)."""
+    write_keras_file(path, keras_config_from_spec(model.spec()), model.get_weights())
+
+
+def to_keras(model):
+    """`model` as a keras.Sequential with its weights, compiled as it is (needs Keras 3)."""
+    import keras
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, f"{model.name}.keras")
+        save_keras(model, path)
+        return keras.saving.load_model(path)

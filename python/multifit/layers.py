@@ -1,0 +1,104 @@
+"""Keras's layers inside multifit's scope, by Keras's names and keyword arguments.
+
+Each layer is its spec entry: `get_config()` gives the dict a multifit spec lists under "layers"
+(or "preprocessing", for the Random* operations), which the C++ spec reader validates with the
+command line's messages. Defaults are Keras 3's.
+"""
+
+
+class Layer:
+    """A layer: its Keras class name and the keyword arguments given (Keras's defaults for the rest)."""
+
+    kind = None  # the spec's "type": Keras's class name
+    preprocessing = False  # a preprocessing operation, applied to training batches on the host
+
+    def __init__(self, **config):
+        self.name = config.pop("name", None)
+        self.config = config
+
+    def get_config(self):
+        return {"type": self.kind, **self.config}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
+        return f"{self.kind}({args})"
+
+
+class Dense(Layer):
+    kind = "Dense"
+
+    def __init__(self, units, activation=None, **config):
+        super().__init__(units=int(units), activation=activation or "linear", **config)
+
+
+class Dropout(Layer):
+    kind = "Dropout"
+
+    def __init__(self, rate, **config):
+        super().__init__(rate=float(rate), **config)
+
+
+class BatchNormalization(Layer):
+    kind = "BatchNormalization"
+
+
+class Activation(Layer):
+    kind = "Activation"
+
+    def __init__(self, activation, **config):
+        super().__init__(activation=activation, **config)
+
+
+class Flatten(Layer):
+    kind = "Flatten"
+
+
+class InputLayer(Layer):
+    """The input's shape: (features,), or an image's (height, width, channels)."""
+
+    kind = "InputLayer"
+
+    def __init__(self, shape, **config):
+        super().__init__(shape=[int(n) for n in shape], **config)
+
+
+def Input(shape, name=None):
+    """keras.Input for a Sequential's first entry: the shape of one sample."""
+    return InputLayer(shape, name=name)
+
+
+class RandomFlip(Layer):
+    kind, preprocessing = "RandomFlip", True
+
+
+class RandomTranslation(Layer):
+    kind, preprocessing = "RandomTranslation", True
+
+
+class RandomZoom(Layer):
+    kind, preprocessing = "RandomZoom", True
+
+
+class RandomContrast(Layer):
+    kind, preprocessing = "RandomContrast", True
+
+
+class GaussianNoise(Layer):
+    kind, preprocessing = "GaussianNoise", True
+
+    def __init__(self, stddev, **config):
+        super().__init__(stddev=float(stddev), **config)
+
+
+def from_config(entry):
+    """The layer of a spec's layer entry ({"type": "Dense", "units": 64, ...}). Raises ValueError for
+    a type multifit has no layer of."""
+    kinds = {cls.kind: cls for cls in (Dense, Dropout, BatchNormalization, Activation, Flatten, InputLayer,
+                                       RandomFlip, RandomTranslation, RandomZoom, RandomContrast, GaussianNoise)}
+    entry = dict(entry)
+    kind = entry.pop("type", None)
+    if kind not in kinds:
+        raise ValueError(f"layer type {kind!r}: multifit's layers are {', '.join(kinds)}")
+    layer = Layer.__new__(kinds[kind])
+    Layer.__init__(layer, **entry)
+    return layer

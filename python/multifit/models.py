@@ -1,0 +1,282 @@
+"""keras.Sequential, trained by multifit's kernels: compile, fit, evaluate, predict, weights.
+
+A Sequential is a multifit spec (the JSON a spec file holds, `spec()`), built from its layers and
+what compile() and fit() are given, and a C++ session that holds the model on its backend between
+calls. Every argument a spec can take is a keyword, validated by the same C++ reader as a spec
+file: a bad one is a ValueError with the command line's text.
+"""
+import json
+import math
+import os
+
+import numpy as np
+
+from . import _multifit
+from ._arrays import as_rows, features_and_targets
+from .callbacks import Callback
+from .layers import InputLayer, Layer
+
+
+class History:
+    """keras.callbacks.History: `history` maps "loss", each metric, "val_" ones and, with
+    ReduceLROnPlateau, "learning_rate" to one value per epoch; `epoch` lists the epochs (from 0).
+    Also what multifit measured: `seconds` per epoch, `status` ("ok", "diverged", "stopped"),
+    `stopped_epoch` and `restored_epoch` (EarlyStopping, from 1), `train_s`."""
+
+    def __init__(self, fit, params):
+        self.params = params
+        self.epoch = list(range(len(fit["epochs"])))
+        self.history = {}
+        for epoch in fit["epochs"]:
+            for key, value in epoch.items():
+                if key != "seconds":
+                    self.history.setdefault(key, []).append(value)
+        self.seconds = [e["seconds"] for e in fit["epochs"]]
+        self.status, self.why = fit["status"], fit["why"]
+        self.stopped_epoch, self.restored_epoch = fit["stopped_epoch"], fit["restored_epoch"]
+        self.train_s = fit["train_s"]
+
+    def __repr__(self):
+        return f"History(epochs={len(self.epoch)}, status={self.status!r}, keys={list(self.history)})"
+
+
+def _shape_config(layers):
+    """(input features or None, image shape or None, the layers' spec entries, preprocessing entries)."""
+    features, image, entries, preprocessing = None, None, [], []
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential: entry {i} is {type(layer).__name__}, not a multifit.layers layer "
+                            f"(multifit.from_keras converts a Keras model)")
+        if isinstance(layer, InputLayer):
+            if i != 0:
+                raise ValueError(f"Sequential: an Input (InputLayer) must come first, not at entry {i}")
+            shape = layer.config["shape"]
+            features = math.prod(shape)
+            image = shape if len(shape) > 1 else None
+        elif layer.preprocessing:
+            preprocessing.append(layer.get_config())
+        else:
+            entries.append(layer.get_config())
+    return features, image, entries, preprocessing
+
+
+class Sequential:
+    """keras.Sequential of multifit.layers. `seed` draws the initial weights, each epoch's shuffle
+    and Dropout's masks (multifit's own generator: the same seed gives the same numbers every run,
+    not Keras's numbers)."""
+
+    def __init__(self, layers=None, name="sequential", seed=0):
+        self.layers = list(layers or [])
+        self.name = name
+        self.seed = int(seed)
+        self._compiled = None
+        self._fit = {"epochs": 1, "batch_size": 32, "validation_split": 0.0, "shuffle": True, "callbacks": []}
+        self._features = None  # the input's width, from the first data seen where no Input gives it
+        self._targets = 1  # y's columns (one-hot labels, several regression targets)
+        self._session = None
+        self._session_spec = None  # the spec's JSON the session has
+        self._backend = None
+
+    @classmethod
+    def from_spec(cls, spec, **compile_kwargs):
+        """A model of a spec dict (as a spec file holds it, or spec() gives): its layers, input and
+        seed, compiled with its optimizer, loss and metrics where it has a loss (compile_kwargs add
+        where it runs: backend, threads...)."""
+        from .layers import from_config
+        shape = spec.get("input_shape") or ([spec["input"]] if "input" in spec else None)
+        entries = [InputLayer(shape)] if shape else []
+        entries += [from_config(entry) for entry in spec.get("preprocessing", [])]
+        entries += [from_config(entry) for entry in spec["layers"]]
+        model = cls(entries, name=spec.get("name", "sequential"), seed=spec.get("seed", 0))
+        if spec.get("loss") is not None:
+            model.compile(optimizer=spec.get("optimizer", "adam"), loss=spec["loss"], metrics=spec.get("metrics"),
+                          **compile_kwargs)
+        return model
+
+    def add(self, layer):
+        self.layers.append(layer)
+
+    def compile(self, optimizer="adam", loss=None, metrics=None, *, backend="auto", graphs="auto", threads=0,
+                gemm="tiled", activations="ours", memory_limit=None, memory="grow", pipeline=None):
+        """keras.Model.compile, and where it runs: `backend` auto|cpu|cuda|host-exec, `graphs`
+        auto|on|off, `threads` (the cpu backend's; 0: the cores this process may use), `gemm`
+        tiled|cublas and `activations` ours|cudnn (cuda), `memory_limit` (the model's pool's cap:
+        bytes, or "64MiB"), `memory` grow|reserve, `pipeline` {"workers", "prefetch"} (with
+        preprocessing). Optimizer and loss by Keras's names or as {"name": ..., settings}."""
+        if loss is None:
+            raise ValueError("compile: loss is required, e.g. loss=\"binary_crossentropy\"")
+        self._compiled = {"optimizer": optimizer, "loss": loss, "metrics": list(metrics) if metrics else None,
+                          "memory": {"mode": memory, **({"limit": memory_limit} if memory_limit is not None else {})},
+                          "pipeline": pipeline}
+        self._backend = {"backend": backend, "graphs": graphs, "threads": int(threads), "gemm": gemm,
+                         "activations": activations}
+        choice = self._backend_choice()
+        _multifit.check_backend(choice)
+        self._session = None  # made again on the next call, with the old weights where shapes agree
+        if self._input_features() is not None:
+            self._ensure_session()
+
+    # ---- the spec ------------------------------------------------------------------------------
+
+    def _input_features(self):
+        features, _, _, _ = _shape_config(self.layers)
+        return features if features is not None else self._features
+
+    def spec(self):
+        """The model as a multifit spec (a dict): what `multifit train` reads from a file."""
+        if self._compiled is None:
+            raise RuntimeError("the model has no loss yet: call compile() first")
+        features, image, layers, preprocessing = _shape_config(self.layers)
+        features = features if features is not None else self._features
+        if features is None:
+            raise ValueError("the model's input is not known yet: give multifit.layers.Input(shape=(N,)) first, "
+                             "or call fit() with data")
+        c = self._compiled
+        spec = {"name": self.name, "input": features, "layers": layers, "loss": c["loss"],
+                "optimizer": c["optimizer"], "fit": dict(self._fit), "seed": self.seed, "memory": c["memory"]}
+        if c["metrics"] is not None:
+            spec["metrics"] = c["metrics"]
+        if self._targets != 1:
+            spec["targets"] = self._targets
+        if image is not None:
+            spec["input_shape"] = image
+        if preprocessing:
+            spec["preprocessing"] = preprocessing
+            if c["pipeline"]:
+                spec["pipeline"] = c["pipeline"]
+        return spec
+
+    def see_data(self, x, y):
+        """Takes the input's width from x where no Input gave it, and the targets' from y."""
+        if self._input_features() is None:
+            self._features = int(x.shape[1])
+        self._targets = int(y.shape[1]) if y.ndim == 2 else 1
+
+    def _spec_json(self):
+        return json.dumps(self.spec())
+
+    def _backend_choice(self):
+        choice = _multifit.BackendChoice()
+        for key, value in self._backend.items():
+            setattr(choice, key, value)
+        return choice
+
+    def _ensure_session(self):
+        spec_json = self._spec_json()
+        if self._session is None:
+            self._session = _multifit.Session(spec_json, self._backend_choice(), self.name)
+        elif spec_json != self._session_spec:  # a fit's new arguments, or compile() again
+            self._session.respec(spec_json, self.name)
+        self._session_spec = spec_json
+        return self._session
+
+    # ---- training ------------------------------------------------------------------------------
+
+    def fit(self, x, y, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, **unsupported):
+        """keras.Model.fit on numpy arrays: returns a History. x (rows, features), or images (rows,
+        ...) flattened; y (rows,) or (rows, targets). float32 C-contiguous arrays are read in place
+        (on the cpu backend, without a copy); others are converted once. The GIL is released while
+        it trains; Ctrl-C stops it after its current step and raises KeyboardInterrupt, leaving the
+        model as that step left it. verbose 0 prints nothing, else one Keras-style line per epoch."""
+        if unsupported:
+            raise TypeError(f"fit() got arguments multifit does not take: {', '.join(sorted(unsupported))}")
+        if validation_data is not None:
+            raise ValueError("fit: validation_data is not supported yet; give validation_split (the last fraction "
+                             "of x and y, as Keras takes it) instead")
+        if self._compiled is None:
+            raise RuntimeError("You must call compile() before fit()")
+        x, y = features_and_targets(x, y)
+        entries = []
+        for c in callbacks or []:
+            if not isinstance(c, Callback):
+                raise TypeError(f"fit: callback {type(c).__name__} is not one multifit runs; it runs "
+                                f"multifit.callbacks.EarlyStopping and ReduceLROnPlateau inside its fit")
+            entries.append(c.get_config())
+        self.see_data(x, y)
+        self._fit = {"epochs": int(epochs), "batch_size": int(batch_size or 32),
+                     "validation_split": float(validation_split), "shuffle": bool(shuffle), "callbacks": entries}
+        session = self._ensure_session()
+        on_line = None if verbose == 0 else (lambda line: print(line, flush=True))
+        result = session.fit(x, y, on_line)
+        params = {"epochs": int(epochs), "steps": math.ceil(len(x) * (1 - float(validation_split)) /
+                                                            self._fit["batch_size"]), "verbose": verbose}
+        return History(result, params)
+
+    def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
+        """keras.Model.evaluate: the loss, or [loss, metrics...], or with return_dict a dict.
+        (The batch size of the fit is used: the mean is the same.)"""
+        x, y = features_and_targets(x, y)
+        self.see_data(x, y)
+        values = self._ensure_session().evaluate(x, y)
+        if return_dict:
+            return values
+        values = list(values.values())
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto"):
+        """keras.Model.predict: the output layer's outputs, (rows, units), float32."""
+        x = np.asarray(x)
+        x = as_rows(x.reshape(x.shape[0], -1) if x.ndim > 2 else x, "x")
+        return self._ensure_session().predict(x)
+
+    # ---- weights -------------------------------------------------------------------------------
+
+    def count_params(self):
+        return self._ensure_session().param_count
+
+    def get_weights(self):
+        """Every weight in Keras's order (a Dense's kernel (in, out) and bias; a BatchNormalization's
+        gamma, beta, moving mean, moving variance), as float32 numpy arrays (copies)."""
+        session = self._ensure_session()
+        flat = session.weights()
+        arrays, at = [], 0
+        for shape in session.weight_shapes():
+            n = int(np.prod(shape))
+            arrays.append(flat[at:at + n].reshape(shape))
+            at += n
+        return arrays
+
+    def set_weights(self, weights):
+        """Sets every weight from arrays in get_weights()' order and shapes (a ValueError otherwise)."""
+        session = self._ensure_session()
+        shapes = [tuple(s) for s in session.weight_shapes()]
+        if len(weights) != len(shapes):
+            raise ValueError(f"set_weights: the model has {len(shapes)} weights, given {len(weights)}")
+        for i, (w, shape) in enumerate(zip(weights, shapes)):
+            if tuple(np.shape(w)) != shape:
+                raise ValueError(f"set_weights: weight {i} has shape {tuple(np.shape(w))}, the model's is {shape}")
+        flat = [np.asarray(w, np.float32).ravel() for w in weights]
+        session.set_weights(np.concatenate(flat) if flat else np.zeros(0, np.float32))
+
+    def save_weights(self, path):
+        """multifit's weights file (what `multifit train --save` writes; `--load` reads it)."""
+        self._ensure_session().save_weights(os.fspath(path))
+
+    def load_weights(self, path):
+        self._ensure_session().load_weights(os.fspath(path))
+
+    def save(self, path):
+        """A Keras 3 `.keras` file (keras.saving.load_model opens it; needs h5py)."""
+        path = os.fspath(path)
+        if not path.endswith(".keras"):
+            raise ValueError(f"save: {path}: give a .keras file name (save_weights writes multifit's weights file)")
+        from . import keras_io
+        keras_io.save_keras(self, path)
+
+    def to_keras(self):
+        """The model as a keras.Sequential with its weights (needs Keras 3)."""
+        from . import keras_io
+        return keras_io.to_keras(self)
+
+    @property
+    def backend(self):
+        """The backend it trains on ("cpu", "cuda", "host-exec")."""
+        return self._ensure_session().backend_name
+
+    def summary(self):
+        lines = [f'Model: "{self.name}"']
+        for layer in self.layers:
+            lines.append(f"  {layer!r}")
+        lines.append(f"Trainable params: {self.count_params()}")
+        print("\n".join(lines))

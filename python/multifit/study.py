@@ -1,0 +1,175 @@
+"""multifit.run: a sweep trained in one of the study's modes, in this process, and its Result.
+
+run() is the command line's `multifit run` called in this process (the binding's cli()): its modes,
+options, checks and messages are that command's by construction, and its result document and CSV
+are read back into a Result. Keyword arguments are its flags by name (save_best=(3, "best") is
+--save-best 3 best); a bad one is a ValueError with the command line's text.
+"""
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from . import _multifit
+from ._arrays import features_and_targets
+from .models import Sequential
+
+
+def _data_source(data, folder):
+    """(the data source's name, x, y) for run()'s `data`: a source's name as it is; numpy arrays
+    (x, y) or (x, y, x_test, y_test) written once into `folder` as .npy files (npy:X,Y[,XT,YT]),
+    which every model of the run reads: one copy in each process, not one per model."""
+    if data is None or isinstance(data, str):
+        return data, None, None
+    if not isinstance(data, (tuple, list)) or len(data) not in (2, 4):
+        raise TypeError("run: data is a data source's name, or (x, y) or (x, y, x_test, y_test) numpy arrays")
+    arrays = []
+    for i in range(0, len(data), 2):
+        arrays += features_and_targets(data[i], data[i + 1])
+    paths = []
+    for name, array in zip(["x", "y", "x_test", "y_test"], arrays):
+        paths.append(os.path.join(folder, name + ".npy"))
+        np.save(paths[-1], array)
+    return "npy:" + ",".join(paths), arrays[0], arrays[1]
+
+
+def _sweep_file(sweep, folder, x=None, y=None):
+    """The sweep as a file the command line reads: a path as it is; a dict, or a list of models
+    (Sequential or spec dicts), written into `folder` as JSON. A Sequential takes its input's and
+    targets' widths from x and y where given."""
+    if isinstance(sweep, (str, os.PathLike)):
+        return os.fspath(sweep)
+    if isinstance(sweep, dict):
+        document = sweep
+    elif isinstance(sweep, (list, tuple)):
+        specs = []
+        for i, model in enumerate(sweep):
+            if isinstance(model, Sequential):
+                if x is not None:
+                    model.see_data(x, y)
+                specs.append(model.spec())
+            elif isinstance(model, dict):
+                specs.append(model)
+            else:
+                raise TypeError(f"run: sweep entry {i} is {type(model).__name__}; expected a multifit.Sequential "
+                                f"(compiled) or a spec dict")
+        document = {"name": "sweep", "models": specs}
+    else:
+        raise TypeError(f"run: sweep is {type(sweep).__name__}; expected a sweep file's path, a sweep dict, or a "
+                        f"list of models")
+    path = os.path.join(folder, f"{document.get('name', 'sweep')}.json")
+    with open(path, "w") as f:
+        json.dump(document, f)
+    return path
+
+
+def _flags(options):
+    """Keyword arguments as the command line's flags: name_with_underscores=value is --name-with-
+    underscores value; True is the flag alone, False and None leave it out; a tuple or list gives
+    its values one after another."""
+    args = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(flag)
+        elif isinstance(value, (list, tuple)):
+            args += [flag] + [str(v) for v in value]
+        else:
+            args += [flag, str(value)]
+    return args
+
+
+def cli(*args):
+    """`multifit ARGS...` in this process: its exit code. A mistake in the arguments raises
+    ValueError with the command line's line; Ctrl-C stops the run (its models report, its
+    document is written) and raises KeyboardInterrupt."""
+    return _cli(args)[0]
+
+
+def _cli(args, capture=False):
+    """(exit code, what it printed on standard output when `capture`, else "")."""
+    code, mistake, printed = _multifit.cli([os.fspath(a) for a in args], capture)
+    if mistake:
+        raise ValueError(mistake)
+    return code, printed
+
+
+class Result:
+    """What a run measured: `document` (the result document, study/report/report.h's fields), `runs`
+    (each mode's run, in order), `models` (every model of every run, each with its run's "mode"
+    and "repeat"), `answer` (the comparison of modes, in one sentence, where modes were compared),
+    `exit_code` (the command line's: 0, 1 a model failed or diverged, 2 a mistake, 130 interrupted),
+    `tables` (the command line's tables, as run(quiet=True) kept them rather than print them)."""
+
+    def __init__(self, document, csv_text, exit_code, tables=""):
+        self.document = document
+        self.runs = document["runs"] if "runs" in document else [document]
+        self.answer = document.get("answer")
+        self.exit_code = exit_code
+        self.tables = tables
+        self._csv = csv_text
+        self.models = [dict(m, mode=run.get("mode"), repeat=run.get("repeat")) for run in self.runs
+                       for m in run.get("models", [])]
+
+    def to_pandas(self):
+        """The CSV's rows as a DataFrame: one row per model and run, the CSV's columns (needs pandas)."""
+        import pandas as pd
+        return pd.read_csv(io.StringIO(self._csv)) if self._csv.strip() else pd.DataFrame()
+
+    def best(self, k=1):
+        """The k best models of the last run by its ranking (--rank-by, or the run's default), best
+        first, as the document's model dicts."""
+        run = self.runs[-1]
+        by_name = {m["name"]: m for m in run.get("models", [])}
+        return [by_name[name] for name in run.get("ranking", [])[:k]]
+
+    def report(self, path, title=None):
+        """The run as one HTML page (scripts/report.py's, with matplotlib's charts) at `path`."""
+        with tempfile.TemporaryDirectory() as folder:
+            doc = os.path.join(folder, "result.json")
+            with open(doc, "w") as f:
+                json.dump(self.document, f)
+            command = [sys.executable, "-m", "multifit.report_page", doc, "-o", os.fspath(path)]
+            if title:
+                command += ["--title", title]
+            subprocess.run(command, check=True)
+        return os.fspath(path)
+
+    def __repr__(self):
+        modes = ", ".join(str(r.get("mode")) for r in self.runs)
+        return f"Result({len(self.models)} models; {modes}; exit code {self.exit_code})"
+
+
+def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=False, json_path=None, **options):
+    """Trains a sweep in `mode` (serial, streams, processes, packed, all or auto), `repeat` times,
+    and returns its Result. `sweep`: a sweep file's path, a sweep dict (as a file holds it), or a
+    list of compiled Sequential models or spec dicts. `data`: for every model, a data source
+    (fashion-mnist, csv:TRAIN[,TEST], synthetic:KIND, ...) or numpy arrays (x, y) or (x, y,
+    x_test, y_test), given once and shared by the models (one copy per process). Other keywords are `multifit run`'s
+    flags (epochs=2, concurrency=4, rank_by="val_loss", save_best=(3, "best"), verbose=True...).
+    `quiet` prints no progress and keeps the tables in Result.tables rather than print them; notes
+    and errors still go to stderr. `json_path` keeps the result document there too. Raises ValueError for a mistake (the command
+    line's message), KeyboardInterrupt after Ctrl-C (the run's models stopped and reported)."""
+    with tempfile.TemporaryDirectory(prefix="multifit-run-") as folder:
+        document_path = json_path or os.path.join(folder, "result.json")
+        csv_path = os.path.join(folder, "result.csv")
+        source, x, y = _data_source(data, folder)
+        args = ["run", _sweep_file(sweep, folder, x, y), "--mode", mode, "--repeat", str(repeat), "--backend", backend,
+                "--json", document_path, "--csv", csv_path]
+        if source is not None:
+            args += ["--data", source]
+        args += _flags(dict(options, quiet=quiet))
+        code, tables = _cli(args, capture=quiet)
+        with open(document_path) as f:
+            document = json.load(f)
+        csv_text = ""
+        if os.path.exists(csv_path):
+            with open(csv_path) as f:
+                csv_text = f.read()
+    return Result(document, csv_text, code, tables)

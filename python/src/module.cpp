@@ -1,0 +1,227 @@
+// multifit._multifit: the C++ library under the Python package (python/multifit/). Everything a
+// user calls is in the package's Python modules; this binds what they need of the library: a model
+// session, the command line's entry in this process, and the build's description. A mistake in
+// what was given (mf::UserError) is a ValueError with the command line's text; a model over its
+// memory cap (mf::OutOfMemory) a MemoryError.
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "apps/multifit/cli.h"
+#include "arrays.h"
+#include "interruptible.h"
+#include "runtime/build_info.h"
+#include "runtime/child_process.h"
+#include "runtime/error.h"
+#include "runtime/interrupt.h"
+#include "runtime/mpi_world.h"
+#include "session.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace mfpy {
+namespace {
+
+nb::dict epoch_dict(const mf::EpochMetrics& e, const mf::ModelSpec& spec) {
+  nb::dict d;
+  d["loss"] = e.loss;
+  const std::vector<mf::MetricSpec> metrics = spec.metric_list();
+  for (size_t i = 0; i < metrics.size() && i < e.metrics.size(); ++i) d[metrics[i].name.c_str()] = e.metrics[i];
+  if (!std::isnan(e.val_loss)) {
+    d["val_loss"] = e.val_loss;
+    for (size_t i = 0; i < metrics.size() && i < e.val_metrics.size(); ++i)
+      d[("val_" + metrics[i].name).c_str()] = e.val_metrics[i];
+  }
+  if (!std::isnan(e.learning_rate)) d["learning_rate"] = e.learning_rate;
+  d["seconds"] = e.seconds;
+  return d;
+}
+
+nb::dict fit_dict(const mf::FitResult& fit, const mf::ModelSpec& spec) {
+  nb::list epochs;
+  for (const mf::EpochMetrics& e : fit.epochs) epochs.append(epoch_dict(e, spec));
+  nb::dict d;
+  d["epochs"] = epochs;
+  d["status"] = mf::name_of(mf::kFitStatusNames, fit.status);
+  d["why"] = fit.why;
+  d["train_s"] = fit.train_s;
+  d["samples"] = fit.samples;
+  d["stopped_epoch"] = fit.stopped_epoch ? nb::cast(*fit.stopped_epoch) : nb::none();
+  d["stop_reason"] = fit.stop_reason;
+  d["restored_epoch"] = fit.restored_epoch ? nb::cast(*fit.restored_epoch) : nb::none();
+  return d;
+}
+
+nb::dict evaluation_dict(const mf::Evaluation& e, const mf::ModelSpec& spec) {
+  nb::dict d;
+  d["loss"] = e.loss;
+  const std::vector<mf::MetricSpec> metrics = spec.metric_list();
+  for (size_t i = 0; i < metrics.size() && i < e.metrics.size(); ++i) d[metrics[i].name.c_str()] = e.metrics[i];
+  return d;
+}
+
+// The fit's epoch lines go to `on_line` (None: quiet), called with the GIL taken back.
+nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& on_line) {
+  const mf::HostRows rows = host_rows(x, &y);
+  std::atomic<bool> stop{false};
+  std::function<void(const std::string&)> progress;
+  if (!on_line.is_none())
+    progress = [&on_line](const std::string& line) {
+      nb::gil_scoped_acquire held;
+      on_line(line);
+    };
+  const mf::FitResult result = run_interruptible<mf::FitResult>(
+      [&] { return session.fit(rows, &stop, progress); }, [&stop] { stop = true; });
+  return fit_dict(result, session.spec());
+}
+
+nb::dict evaluate(Session& session, const Rows& x, const Rows& y) {
+  const mf::HostRows rows = host_rows(x, &y);
+  const mf::Evaluation e = run_interruptible<mf::Evaluation>([&] { return session.evaluate(rows); }, [] {});
+  return evaluation_dict(e, session.spec());
+}
+
+// `values` as a numpy array of `shape` that owns them (no copy).
+using Floats = nb::ndarray<nb::numpy, float>;
+Floats to_numpy(std::vector<float>&& values, std::vector<size_t> shape) {
+  auto* owned = new std::vector<float>(std::move(values));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+  return Floats(owned->data(), shape.size(), shape.data(), owner);
+}
+
+Floats predict(Session& session, const Rows& x) {
+  const mf::HostRows rows = host_rows(x, nullptr);
+  std::vector<float> out = run_interruptible<std::vector<float>>([&] { return session.predict(rows); }, [] {});
+  return to_numpy(std::move(out), {size_t(rows.rows), size_t(session.spec().outputs())});
+}
+
+void set_weights(Session& session, const Rows& flat) {
+  if (flat.ndim() != 1) throw mf::UserError("set_weights: expected the weights as one flat float32 array");
+  session.set_weights(std::vector<float>(flat.data(), flat.data() + flat.shape(0)));
+}
+
+// This process's standard output (file descriptor 1: what C++ prints), from construction to take(),
+// held in a temporary file instead of printed.
+class CapturedStdout {
+ public:
+  CapturedStdout() : file_(std::tmpfile()) {
+    if (!file_) throw mf::SystemError("cannot make a temporary file to hold the tables");
+    std::fflush(stdout);
+    saved_ = dup(1);
+    dup2(fileno(file_), 1);
+  }
+  ~CapturedStdout() { restore(); }
+  std::string take() {
+    restore();
+    std::string text;
+    std::rewind(file_);
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file_)) > 0;) text.append(buffer, n);
+    return text;
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stdout);
+    dup2(saved_, 1);
+    close(saved_);
+    saved_ = -1;
+  }
+  std::FILE* file_;
+  int saved_ = -1;
+};
+
+// `multifit ARGS...` in this process (apps/multifit/cli.h), the GIL released, Ctrl-C a stop of the
+// run (its models report, its document is written) and then KeyboardInterrupt. Returns the exit
+// code, the mistake's line ("" for none), and with `capture` what it printed on standard output
+// (its tables), which is then not printed.
+nb::tuple cli(const std::vector<std::string>& args, bool capture) {
+  mf::clear_stop();
+  std::optional<CapturedStdout> captured;
+  if (capture) captured.emplace();
+  std::string mistake;
+  const int code = run_interruptible<int>(
+      [&] {
+        std::vector<std::string> words = {"multifit"};
+        words.insert(words.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (std::string& w : words) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        return mf::cli_main(int(words.size()), argv.data(), &mistake);
+      },
+      [] { mf::request_stop(); });
+  return nb::make_tuple(code, mistake, captured ? captured->take() : std::string());
+}
+
+nb::dict build_info() {
+  nb::dict d;
+  d["version"] = mf::multifit_version();
+  d["commit"] = mf::multifit_commit();
+  d["cuda"] = mf::built_with_cuda();
+  d["mpi"] = mf::built_with_mpi();
+  d["description"] = mf::describe_build();
+  return d;
+}
+
+}  // namespace
+}  // namespace mfpy
+
+NB_MODULE(_multifit, m) {
+  using namespace mfpy;
+  mf::leave_signals_to_embedder();  // SIGINT stays Python's but while multifit works (interruptible.h)
+  remember_main_thread();
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const mf::OutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const mf::UserError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  m.def("build_info", &build_info, "What this build is: version, commit, whether it has CUDA and MPI.");
+  m.def("check_backend", [](const BackendChoice& choice) { backend_options(choice); }, "choice"_a,
+        "A ValueError for a backend, graphs, gemm, activations or threads that compile() would not take.");
+  m.def("set_worker_program", &mf::set_self_executable, "path"_a,
+        "The multifit program that processes mode's workers run (this process is python).");
+  m.def("cli", &cli, "args"_a, "capture"_a = false,
+        "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', standard output if captured).");
+
+  nb::class_<BackendChoice>(m, "BackendChoice")
+      .def(nb::init<>())
+      .def_rw("backend", &BackendChoice::backend)
+      .def_rw("graphs", &BackendChoice::graphs)
+      .def_rw("gemm", &BackendChoice::gemm)
+      .def_rw("activations", &BackendChoice::activations)
+      .def_rw("threads", &BackendChoice::threads);
+
+  nb::class_<Session>(m, "Session")
+      .def(nb::init<const std::string&, const BackendChoice&, const std::string&>(), "spec_json"_a, "backend"_a,
+           "source"_a)
+      .def("respec", &Session::respec, "spec_json"_a, "source"_a)
+      .def_prop_ro("backend_name", [](Session& s) { return s.backend().name(); })
+      .def_prop_ro("device", [](Session& s) { return s.backend().device(); })
+      .def_prop_ro("backend_line", &Session::backend_line)
+      .def_prop_ro("input", [](Session& s) { return s.spec().input; })
+      .def_prop_ro("outputs", [](Session& s) { return s.spec().outputs(); })
+      .def_prop_ro("param_count", [](Session& s) { return mf::Model::param_count(s.spec()); })
+      .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none())
+      .def("evaluate", &evaluate, "x"_a, "y"_a)
+      .def("predict", &predict, "x"_a)
+      .def("weights", [](Session& s) { std::vector<float> w = s.weights(); const size_t n = w.size();
+                                        return to_numpy(std::move(w), {n}); })
+      .def("weight_shapes", &Session::weight_shapes)
+      .def("set_weights", &set_weights, "weights"_a)
+      .def("save_weights", &Session::save_weights, "path"_a)
+      .def("load_weights", &Session::load_weights, "path"_a);
+}

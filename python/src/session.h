@@ -1,0 +1,70 @@
+#pragma once
+// One model of the Python package's Sequential: its spec, its backend and the model on it, kept
+// between calls as a Keras model keeps its weights and optimizer state. Thread-compatible: the
+// binding calls it from one thread at a time (the work thread of a fit, without the GIL).
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/factory.h"
+#include "nn/fit.h"
+#include "nn/model.h"
+
+namespace mfpy {
+
+// The backend's settings, by the command line's names (--backend, --graphs, --gemm, --activations,
+// --threads); threads 0: the cores this process may use, as the command line's default.
+struct BackendChoice {
+  std::string backend = "auto", graphs = "auto", gemm = "tiled", activations = "ours";
+  int threads = 0;
+};
+
+// The backend options `choice` names, without making the backend: a UserError for a name or a
+// thread count it does not take.
+mf::BackendOptions backend_options(const BackendChoice& choice);
+
+class Session {
+ public:
+  // A model of `spec_json` (a spec as a spec file holds it, validated as one: a UserError of one
+  // line naming `source`) on the backend `choice` makes (a UserError for a name it does not know,
+  // or cuda without a device).
+  Session(const std::string& spec_json, const BackendChoice& choice, const std::string& source);
+
+  // The spec for what comes next (a later fit()'s arguments, or compile() again). Where only the fit's
+  // settings changed (epochs, validation split, shuffle, callbacks), the model keeps its weights and
+  // optimizer state, as Keras's does; otherwise it is built again with the weights it had where
+  // their shapes are the same, its optimizer state afresh.
+  void respec(const std::string& spec_json, const std::string& source);
+
+  const mf::ModelSpec& spec() const { return model_->spec(); }
+  mf::Backend& backend() { return *backend_; }
+  const std::string& backend_line() const { return backend_line_; }  // "--backend auto: cpu (...)"
+
+  // fit (nn/fit.h) on the rows, the spec's fit settings; `stop` ends it after its current step,
+  // `progress` receives each epoch's line. A UserError when the data does not fit the spec.
+  mf::FitResult fit(const mf::HostRows& rows, const std::atomic<bool>* stop,
+                    std::function<void(const std::string&)> progress);
+  mf::Evaluation evaluate(const mf::HostRows& rows);
+  std::vector<float> predict(const mf::HostRows& rows);  // (rows, outputs)
+
+  // Keras's get_weights(): every weight, flat, and each one's shape, in the same order.
+  std::vector<float> weights() { return model_->get_weights(); }
+  std::vector<std::vector<int64_t>> weight_shapes() const;
+  void set_weights(const std::vector<float>& weights) { model_->set_weights(weights); }
+  void save_weights(const std::string& path);
+  void load_weights(const std::string& path);
+
+ private:
+  mf::DeviceData resident(const mf::HostRows& rows) { return mf::DeviceData(*backend_, rows); }
+  void check(const mf::HostRows& rows, const mf::DeviceData& data, const std::string& what);
+
+  mf::BackendOptions options_;
+  std::unique_ptr<mf::Backend> backend_;
+  std::string backend_line_;
+  std::unique_ptr<mf::Model> model_;
+};
+
+}  // namespace mfpy

@@ -1,0 +1,78 @@
+"""Wrong inputs from Python: a ValueError or TypeError with the command line's text, never a crash."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import multifit
+from conftest import small_model
+
+
+def cli_error(program, spec, tmp_path):
+    """The line `multifit train SPEC` prints for a bad spec, without "multifit: error: FILE: "."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(spec))
+    done = subprocess.run([program, "train", str(path), "--data", "synthetic:binary"], capture_output=True, text=True)
+    assert done.returncode == 2
+    return done.stderr.strip().split(f"{path}: ", 1)[1]
+
+
+def test_a_bad_optimizer_is_the_command_lines_message(program, tmp_path):
+    model = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(1, activation="sigmoid")],
+                                name="bad")
+    with pytest.raises(ValueError) as error:
+        model.compile(optimizer="adamx", loss="binary_crossentropy")
+    spec = {"name": "bad", "input": 20, "layers": [{"type": "Dense", "units": 1, "activation": "sigmoid"}],
+            "loss": "binary_crossentropy", "optimizer": "adamx"}
+    assert str(error.value) == "bad: " + cli_error(program, spec, tmp_path)
+
+
+def test_a_bad_layer_setting_is_a_value_error():
+    model = multifit.Sequential([multifit.layers.Input(shape=(4,)), multifit.layers.Dropout(1.5),
+                                 multifit.layers.Dense(1)])
+    with pytest.raises(ValueError, match="rate"):
+        model.compile(loss="mse")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"backend": "gpu"}, "backend: 'gpu' is not one of auto, cpu, cuda, host-exec"),
+    ({"graphs": "maybe"}, "graphs"),
+    ({"threads": -1}, "threads -1"),
+])
+def test_bad_backend_settings(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        multifit.Sequential([multifit.layers.Dense(1)]).compile(loss="mse", **kwargs)
+
+
+def test_bad_arrays(binary_task):
+    x, y = binary_task
+    model = small_model()
+    with pytest.raises(TypeError, match="dtype <U1"):
+        model.fit(np.array([["a"]]), y)
+    with pytest.raises(ValueError, match="x has 600 rows but y has 10"):
+        model.fit(x, y[:10])
+    with pytest.raises(ValueError, match=r"label that is not 0 or 1 \(y\[\d+\]: label 4\)"):
+        model.fit(x, y + 3, verbose=0)
+    model.fit(x, y, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="x has 3 features but the model's input is 20"):
+        model.predict(x[:, :3])
+    with pytest.raises(TypeError, match="validation_freq"):
+        model.fit(x, y, validation_freq=2)
+
+
+def test_a_python_callback_is_refused(binary_task):
+    x, y = binary_task
+
+    class Mine:
+        pass
+
+    with pytest.raises(TypeError, match="callback Mine is not one multifit runs"):
+        small_model().fit(x, y, callbacks=[Mine()])
+
+
+def test_over_the_memory_cap_is_a_memory_error(binary_task):
+    model = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(4096),
+                                 multifit.layers.Dense(1, activation="sigmoid")])
+    with pytest.raises(MemoryError, match="memory.limit"):
+        model.compile(loss="binary_crossentropy", memory_limit="64KiB")

@@ -1,0 +1,44 @@
+"""Ctrl-C while multifit trains: KeyboardInterrupt within a step or so, and the process usable after."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import multifit
+from conftest import SEED_PAIR
+
+
+def interrupt_in(seconds):
+    threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+
+
+def test_ctrl_c_stops_a_fit_and_the_model_trains_again():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(20000, 64)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.float32)
+    model = multifit.Sequential([multifit.layers.Dense(128, activation="relu"),
+                                 multifit.layers.Dense(1, activation="sigmoid")])
+    model.compile(loss="binary_crossentropy", backend="cpu")
+    interrupt_in(0.5)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(x, y, epochs=100000, verbose=0)
+    assert time.monotonic() - start < 5
+    history = model.fit(x[:512], y[:512], epochs=1, verbose=0)
+    assert history.status == "ok" and np.isfinite(history.history["loss"][0])
+
+
+def test_ctrl_c_stops_a_run_and_a_run_goes_on_after():
+    interrupt_in(0.5)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        multifit.run({"name": "long", "base": {"input": 20, "layers": [{"type": "Dense", "units": 64},
+                                                                    {"type": "Dense", "units": 1,
+                                                                     "activation": "sigmoid"}],
+                                               "loss": "binary_crossentropy", "fit": {"epochs": 100000}},
+                      "grid": {"seed": [1, 2]}}, mode="streams", data="synthetic:binary", backend="cpu", quiet=True)
+    assert time.monotonic() - start < 10
+    assert multifit.run(SEED_PAIR, backend="cpu", quiet=True).exit_code == 0

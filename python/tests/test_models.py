@@ -1,0 +1,132 @@
+"""Sequential from Python against the command line: the same spec, seed and data give the same
+numbers bit for bit; the data is read in place; Keras's History, evaluate, predict and weights."""
+import json
+import resource
+import subprocess
+
+import numpy as np
+import pytest
+
+import multifit
+from conftest import small_model
+
+
+def test_build_info_says_what_the_build_is():
+    info = multifit.build_info()
+    assert set(info) == {"version", "commit", "cuda", "mpi", "description"}
+    assert info["version"] == multifit.__version__
+    assert ("with CUDA" in info["description"]) == info["cuda"]
+
+
+def test_fit_gives_the_command_lines_numbers_bit_for_bit(binary_task, program, tmp_path):
+    x, y = binary_task
+    model = small_model()
+    history = model.fit(x, y, epochs=3, batch_size=32, validation_split=0.25, verbose=0)
+    # The same spec, written as a file, and the same rows as .npy files, trained by `multifit train`.
+    spec = tmp_path / "m.json"
+    spec.write_text(json.dumps(model.spec()))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    document = tmp_path / "r.json"
+    subprocess.run([program, "train", str(spec), "--data", f"npy:{tmp_path}/x.npy,{tmp_path}/y.npy",
+                    "--backend", "cpu", "--threads", "1", "--quiet", "--json", str(document)], check=True)
+    epochs = json.loads(document.read_text())["models"][0]["epochs"]
+    for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
+        assert history.history[key] == [e[key] for e in epochs], key
+
+
+def test_history_has_kerass_keys_and_early_stopping_stops(binary_task):
+    x, y = binary_task
+    model = small_model()
+    stop = multifit.callbacks.EarlyStopping(monitor="val_loss", patience=0, min_delta=10.0)
+    history = model.fit(x, y, epochs=5, validation_split=0.2, callbacks=[stop], verbose=0)
+    assert list(history.history) == ["loss", "accuracy", "val_loss", "val_accuracy"]
+    # The first epoch improves on nothing yet; the second does not improve by 10: Keras stops there.
+    assert history.epoch == [0, 1] and history.stopped_epoch == 2
+
+
+def test_a_second_fit_goes_on_from_the_first(binary_task):
+    x, y = binary_task
+    once = small_model()
+    once.fit(x, y, epochs=2, verbose=0)
+    twice = small_model()
+    twice.fit(x, y, epochs=1, verbose=0)
+    twice.fit(x, y, epochs=1, verbose=0)
+    # Not the same numbers (each fit's epochs shuffle from epoch 0), but trained on: not the initial weights.
+    fresh = small_model().get_weights()
+    assert not np.array_equal(twice.get_weights()[0], fresh[0])
+    assert twice.evaluate(x, y) < small_model().evaluate(x, y)
+
+
+def test_float32_rows_are_read_in_place(binary_task):
+    # 256 MiB of rows: a copy anywhere (in numpy's conversion or in C++) would raise the peak RSS by it.
+    rows = 1 << 20
+    x = np.ones((rows, 64), np.float32)
+    y = np.zeros(rows, np.float32)
+    model = multifit.Sequential([multifit.layers.Dense(1, activation="sigmoid")])
+    model.compile(loss="binary_crossentropy", backend="cpu")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    model.fit(x, y, epochs=1, batch_size=4096, verbose=0)
+    model.evaluate(x, y)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    assert grown < x.nbytes // 4, f"the peak grew by {grown} bytes for {x.nbytes} bytes of rows"
+
+
+def test_other_dtypes_are_converted_and_give_the_same_numbers(binary_task):
+    x, y = binary_task
+    a = small_model().fit(x, y, epochs=1, verbose=0).history
+    b = small_model().fit(x.astype(np.float64), y.astype(np.int64), epochs=1, verbose=0).history
+    assert a == b
+
+
+def test_evaluate_predict_and_weights(binary_task):
+    x, y = binary_task
+    model = small_model()
+    model.fit(x, y, epochs=2, verbose=0)
+    loss, accuracy = model.evaluate(x, y)
+    p = model.predict(x)
+    assert p.shape == (600, 1) and p.dtype == np.float32
+    # The accuracy is that of the predictions thresholded at 0.5, as Keras's binary accuracy.
+    assert accuracy == pytest.approx(np.mean((p[:, 0] > 0.5) == (y > 0.5)), abs=1e-12)
+    # The loss is the mean binary cross-entropy of the predictions (Keras clips them at 1e-7).
+    q = np.clip(p[:, 0].astype(np.float64), 1e-7, 1 - 1e-7)
+    assert loss == pytest.approx(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q)), rel=1e-4)
+    weights = model.get_weights()
+    assert [w.shape for w in weights] == [(20, 16), (16,), (16,), (16,), (16,), (16,), (16, 1), (1,)]
+    other = small_model(seed=9)
+    other.set_weights(weights)
+    assert np.array_equal(other.predict(x), p)
+
+
+def test_save_weights_round_trip(binary_task, tmp_path):
+    x, y = binary_task
+    model = small_model()
+    model.fit(x, y, epochs=1, verbose=0)
+    model.save_weights(tmp_path / "m.weights")
+    other = small_model(seed=5)
+    other.load_weights(tmp_path / "m.weights")
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), other.get_weights()))
+
+
+def test_one_hot_targets_and_softmax(binary_task):
+    x, y = binary_task
+    onehot = np.eye(2, dtype=np.float32)[y.astype(int)]
+    model = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(2, activation="softmax")])
+    model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"], backend="cpu")
+    model.fit(x, onehot, epochs=2, verbose=0)
+    p = model.predict(x)
+    assert p.shape == (600, 2) and np.allclose(p.sum(axis=1), 1, atol=1e-6)
+
+
+def test_a_keras_file_round_trip_without_keras(binary_task, tmp_path):
+    pytest.importorskip("h5py", reason=".keras files need h5py")
+    x, y = binary_task
+    model = small_model()
+    model.fit(x, y, epochs=1, verbose=0)
+    model.save(tmp_path / "m.keras")
+    loaded = multifit.load_model(tmp_path / "m.keras", backend="cpu", threads=1)
+    assert [l["type"] for l in loaded.spec()["layers"]] == [l["type"] for l in model.spec()["layers"]]
+    assert all(np.array_equal(a, b) for a, b in zip(loaded.get_weights(), model.get_weights()))
+    assert np.array_equal(loaded.predict(x), model.predict(x))
+    with pytest.raises(ValueError, match="give a .keras file name"):
+        model.save(tmp_path / "m.h5")

@@ -1,0 +1,67 @@
+"""multifit.run: the study's modes from Python, its Result against the command line's outputs."""
+import csv
+import re
+import subprocess
+
+import pytest
+
+import multifit
+from conftest import SEED_PAIR, small_model
+
+
+def test_to_pandas_has_the_csvs_columns_and_a_row_per_model_and_run(program, tmp_path):
+    pytest.importorskip("pandas", reason="to_pandas needs pandas")
+    result = multifit.run(SEED_PAIR, mode="all", backend="cpu", quiet=True)
+    frame = result.to_pandas()
+    subprocess.run([program, "run", SEED_PAIR, "--backend", "cpu", "--quiet", "--csv",
+                    str(tmp_path / "r.csv")], check=True, capture_output=True)
+    with open(tmp_path / "r.csv") as f:
+        header = next(csv.reader(f))
+    assert list(frame.columns) == header
+    assert len(frame) == 2 * 4 == len(result.models)
+    assert list(frame["run_mode"].unique()) == ["serial", "streams", "processes", "packed"]
+    assert re.search("sooner than serial|serial finished first", result.answer)
+
+
+def test_models_built_in_python_on_numpy_data_in_every_mode(binary_task):
+    x, y = binary_task
+    models = [small_model(f"m{seed}", seed=seed) for seed in (1, 2, 3)]
+    for mode in ("serial", "streams", "processes", "packed"):
+        result = multifit.run(models, mode=mode, data=(x, y, x[:100], y[:100]), epochs=2, quiet=True,
+                              backend="cpu", threads=1)
+        assert result.exit_code == 0, mode
+        assert [m["status"] for m in result.models] == ["ok"] * 3, mode
+        # One copy of the data per process, shared by its models (processes: one each).
+        assert len({m["data"]["source"] for m in result.models}) == 1
+    # In every mode a model trains as it does alone: the serial run's numbers are the fit's.
+    alone = small_model("m1", seed=1)
+    history = alone.fit(x, y, epochs=2, verbose=0)
+    serial = multifit.run(models[:1], mode="serial", data=(x, y), epochs=2, quiet=True, backend="cpu", threads=1)
+    assert [e["loss"] for e in serial.models[0]["epochs"]] == history.history["loss"]
+
+
+def test_best_follows_the_ranking(binary_task):
+    x, y = binary_task
+    models = [small_model(f"m{seed}", seed=seed) for seed in (1, 2, 3, 4)]
+    result = multifit.run(models, mode="streams", data=(x, y), epochs=2, quiet=True, backend="cpu",
+                          rank_by="train_s")
+    best = result.best(2)
+    assert [m["name"] for m in best] == result.runs[0]["ranking"][:2]
+
+
+def test_report_writes_a_page(tmp_path):
+    pytest.importorskip("matplotlib", reason="the report's charts need matplotlib")
+    result = multifit.run(SEED_PAIR, mode="streams", backend="cpu", quiet=True)
+    page = result.report(tmp_path / "r.html")
+    assert "<html" in open(page).read()
+
+
+def test_bad_run_arguments_are_the_command_lines_messages():
+    with pytest.raises(ValueError, match=r"--mode: fast not in \{serial,streams,processes,packed,all,auto\}"):
+        multifit.run(SEED_PAIR, mode="fast")
+    with pytest.raises(ValueError, match=r"unknown flag --epoch \(did you mean --epochs\?\)"):
+        multifit.run(SEED_PAIR, epoch=3)
+    with pytest.raises(ValueError, match="missing.json: no such file"):
+        multifit.run("missing.json")
+    with pytest.raises(TypeError, match="sweep entry 0 is int"):
+        multifit.run([3])
