@@ -21,7 +21,7 @@ class History:
     """keras.callbacks.History: `history` maps "loss", each metric, "val_" ones and, with
     ReduceLROnPlateau, "learning_rate" to one value per epoch; `epoch` lists the epochs (from 0).
     Also what multifit measured: `seconds` per epoch, `status` ("ok", "diverged", "stopped"),
-    `stopped_epoch` and `restored_epoch` (EarlyStopping, from 1), `train_s`."""
+    `stopped_epoch` and `restored_epoch` (EarlyStopping, from 1), `train_s`, `samples`."""
 
     def __init__(self, fit, params):
         self.params = params
@@ -35,6 +35,7 @@ class History:
         self.status, self.why = fit["status"], fit["why"]
         self.stopped_epoch, self.restored_epoch = fit["stopped_epoch"], fit["restored_epoch"]
         self.train_s = fit["train_s"]
+        self.samples = fit["samples"]  # rows trained on, over every step
 
     def __repr__(self):
         return f"History(epochs={len(self.epoch)}, status={self.status!r}, keys={list(self.history)})"
@@ -58,6 +59,26 @@ def _shape_config(layers):
         else:
             entries.append(layer.get_config())
     return features, image, entries, preprocessing
+
+
+def _with_validation_rows(x, y, validation_data):
+    """(x and y with validation_data's rows after theirs, the validation split that takes exactly
+    those): fit validates on the last rows of what it is given, before shuffling, as Keras's
+    validation_split does, so that validation_data is that split of the rows put together (one copy
+    of them). Raises ValueError for what is not (x_val, y_val)."""
+    if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
+        raise ValueError("fit: validation_data must be (x_val, y_val) (sample weights are not taken)")
+    xv, yv = features_and_targets(*validation_data)
+    if xv.shape[1:] != x.shape[1:] or yv.shape[1:] != y.shape[1:]:
+        raise ValueError(f"fit: validation_data has rows of shape {xv.shape[1:]} and {yv.shape[1:]}, x and y "
+                         f"{x.shape[1:]} and {y.shape[1:]}")
+    rows, train = len(x) + len(xv), len(x)
+    split = len(xv) / rows
+    while math.floor(rows * (1.0 - split)) > train:  # nn/fit.cpp training_rows' rounding, in doubles
+        split = float(np.nextafter(split, 1.0))
+    while math.floor(rows * (1.0 - split)) < train:
+        split = float(np.nextafter(split, 0.0))
+    return np.concatenate([x, xv]), np.concatenate([y, yv]), split
 
 
 class Sequential:
@@ -178,15 +199,16 @@ class Sequential:
         ...) flattened; y (rows,) or (rows, targets). float32 C-contiguous arrays are read in place
         (on the cpu backend, without a copy); others are converted once. The GIL is released while
         it trains; Ctrl-C stops it after its current step and raises KeyboardInterrupt, leaving the
-        model as that step left it. verbose 0 prints nothing, else one Keras-style line per epoch."""
+        model as that step left it. verbose 0 prints nothing, else one Keras-style line per epoch.
+        validation_data (x_val, y_val) overrides validation_split, as in Keras (its rows are joined
+        after x's: one copy)."""
         if unsupported:
             raise TypeError(f"fit() got arguments multifit does not take: {', '.join(sorted(unsupported))}")
-        if validation_data is not None:
-            raise ValueError("fit: validation_data is not supported yet; give validation_split (the last fraction "
-                             "of x and y, as Keras takes it) instead")
         if self._compiled is None:
             raise RuntimeError("You must call compile() before fit()")
         x, y = features_and_targets(x, y)
+        if validation_data is not None:  # Keras: it overrides validation_split
+            x, y, validation_split = _with_validation_rows(x, y, validation_data)
         entries = []
         for c in callbacks or []:
             if not isinstance(c, Callback):

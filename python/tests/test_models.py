@@ -130,3 +130,15 @@ def test_a_keras_file_round_trip_without_keras(binary_task, tmp_path):
     assert np.array_equal(loaded.predict(x), model.predict(x))
     with pytest.raises(ValueError, match="give a .keras file name"):
         model.save(tmp_path / "m.h5")
+
+
+def test_validation_data_is_the_split_of_the_rows_put_together(binary_task):
+    x, y = binary_task
+    joined = small_model().fit(x, y, epochs=2, validation_split=0.25, verbose=0).history
+    apart = small_model().fit(x[:450], y[:450], epochs=2, validation_data=(x[450:], y[450:]), verbose=0).history
+    assert apart == joined
+    for rows in range(1, 600, 37):  # the split takes exactly the validation rows, whatever the rounding
+        history = small_model().fit(x[:rows], y[:rows], epochs=1, validation_data=(x[rows:], y[rows:]), verbose=0)
+        assert history.samples == rows and "val_loss" in history.history
+    with pytest.raises(ValueError, match=r"validation_data must be \(x_val, y_val\)"):
+        small_model().fit(x, y, validation_data=(x, y, y))
