@@ -42,3 +42,24 @@ def test_ctrl_c_stops_a_run_and_a_run_goes_on_after():
                       "grid": {"seed": [1, 2]}}, mode="streams", data="synthetic:binary", backend="cpu", quiet=True)
     assert time.monotonic() - start < 10
     assert multifit.run(SEED_PAIR, backend="cpu", quiet=True).exit_code == 0
+
+
+def test_the_gil_is_released_while_a_fit_trains():
+    # A fit on another thread for about a second: this thread, which needs the GIL to count, counts on.
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(20000, 64)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.float32)
+    model = multifit.Sequential([multifit.layers.Dense(128, activation="relu"),
+                                 multifit.layers.Dense(1, activation="sigmoid")])
+    model.compile(loss="binary_crossentropy", backend="cpu", threads=1)
+    histories = []
+    fitting = threading.Thread(target=lambda: histories.append(model.fit(x, y, epochs=20, verbose=0)))
+    fitting.start()
+    time.sleep(0.05)  # the fit has begun
+    counted = 0
+    while fitting.is_alive():
+        counted += 1
+    fitting.join()
+    assert histories and histories[0].status == "ok" and histories[0].train_s > 0.2
+    # A fit that held the GIL would keep this thread from counting until it ended; a loop counts millions a second.
+    assert counted > 100000 * histories[0].train_s, counted
