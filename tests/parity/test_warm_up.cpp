@@ -71,6 +71,9 @@ TEST(WarmUp, TheFitGivesTheNumbersOfAFitWithout) {
 
 // With graphs, a cold fit's first step captures and instantiates its graph; a warmed one replays the
 // graph the warm-up made. Its span is then no outlier: at most twice the slowest of the other steps.
+// A wall-clock test on a shared machine: one step descheduled for a moment looks like an outlier, so
+// it passes when one of three fits' first steps is ordinary. A first step that captures is slow in
+// every fit, and fails all three.
 TEST(WarmUp, TheFirstStepOfAWarmedFitIsAnOrdinaryStep) {
   std::string why;
   std::unique_ptr<Backend> device = make_device_under_test(why);
@@ -78,14 +81,19 @@ TEST(WarmUp, TheFirstStepOfAWarmedFitIsAnOrdinaryStep) {
   const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
   ModelSpec spec = classifier(1, 1e-2f);
   spec.fit = {1, 32, 0.f, true};  // 11 steps: 10 of 32 rows and one of 10
-  const Fitted warm = fit_pack_of(*device, {spec}, data.train, true, true, true);
-  const Track& steps = warm.fits.front().steps;
-  ASSERT_EQ(steps.size(), 11u);
   const auto span = [](const Interval& i) { return i.end_s - i.begin_s; };
-  double slowest_other = 0;
-  for (size_t s = 1; s < steps.size(); ++s) slowest_other = std::max(slowest_other, span(steps[s]));
-  EXPECT_LE(span(steps[0]), 2 * slowest_other)
-      << "step 1 took " << span(steps[0]) * 1e6 << " us, the slowest other " << slowest_other * 1e6 << " us";
+  std::string attempts;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const Fitted warm = fit_pack_of(*device, {spec}, data.train, true, true, true);
+    const Track& steps = warm.fits.front().steps;
+    ASSERT_EQ(steps.size(), 11u);
+    double slowest_other = 0;
+    for (size_t s = 1; s < steps.size(); ++s) slowest_other = std::max(slowest_other, span(steps[s]));
+    if (span(steps[0]) <= 2 * slowest_other) return;
+    attempts += " fit " + std::to_string(attempt) + ": step 1 took " + std::to_string(span(steps[0]) * 1e6) +
+                " us, the slowest other " + std::to_string(slowest_other * 1e6) + " us;";
+  }
+  ADD_FAILURE() << "the first step was an outlier in three fits:" << attempts;
 }
 
 }  // namespace
