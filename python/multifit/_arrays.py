@@ -30,4 +30,7 @@ def features_and_targets(x, y):
     x = np.asarray(x)
     if x.ndim > 2:
         x = x.reshape(x.shape[0], -1)
-    return as_rows(x, "x"), as_rows(y, "y", ndims=(1, 2))
+    x, y = as_rows(x, "x"), as_rows(y, "y", ndims=(1, 2))
+    if len(x) == 0:
+        raise ValueError(f"x has no rows (shape {x.shape}); give at least one sample")
+    return x, y

@@ -28,14 +28,14 @@ class Dense(Layer):
     kind = "Dense"
 
     def __init__(self, units, activation=None, **config):
-        super().__init__(units=int(units), activation=activation or "linear", **config)
+        super().__init__(units=units, activation=activation or "linear", **config)
 
 
 class Dropout(Layer):
     kind = "Dropout"
 
     def __init__(self, rate, **config):
-        super().__init__(rate=float(rate), **config)
+        super().__init__(rate=rate, **config)
 
 
 class BatchNormalization(Layer):
@@ -59,7 +59,7 @@ class InputLayer(Layer):
     kind = "InputLayer"
 
     def __init__(self, shape, **config):
-        super().__init__(shape=[int(n) for n in shape], **config)
+        super().__init__(shape=list(shape), **config)
 
 
 def Input(shape, name=None):
@@ -87,7 +87,7 @@ class GaussianNoise(Layer):
     kind, preprocessing = "GaussianNoise", True
 
     def __init__(self, stddev, **config):
-        super().__init__(stddev=float(stddev), **config)
+        super().__init__(stddev=stddev, **config)
 
 
 def from_config(entry):

@@ -8,6 +8,7 @@ file: a bad one is a ValueError with the command line's text.
 import json
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -48,16 +49,21 @@ def _shape_config(layers):
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential: entry {i} is {type(layer).__name__}, not a multifit.layers layer "
                             f"(multifit.from_keras converts a Keras model)")
-        if isinstance(layer, InputLayer):
+        config = layer.get_config()
+        if isinstance(layer, InputLayer) or (i == 0 and "input_shape" in config):  # Keras's two ways
             if i != 0:
                 raise ValueError(f"Sequential: an Input (InputLayer) must come first, not at entry {i}")
-            shape = layer.config["shape"]
+            shape = list(config.pop("input_shape", None) or config["shape"])
             features = math.prod(shape)
-            image = shape if len(shape) > 1 else None
-        elif layer.preprocessing:
-            preprocessing.append(layer.get_config())
+            # An image: (height, width, channels), or (height, width) of one channel, as Keras's
+            # Fashion-MNIST examples write it.
+            image = shape + [1] if len(shape) == 2 else shape if len(shape) > 1 else None
+            if isinstance(layer, InputLayer):
+                continue
+        if layer.preprocessing:
+            preprocessing.append(config)
         else:
-            entries.append(layer.get_config())
+            entries.append(config)
     return features, image, entries, preprocessing
 
 
@@ -86,8 +92,13 @@ class Sequential:
     and Dropout's masks (multifit's own generator: the same seed gives the same numbers every run,
     not Keras's numbers)."""
 
-    def __init__(self, layers=None, name="sequential", seed=0):
+    _unnamed = 0  # Sequentials made without a name so far: Keras's sequential, sequential_1, ...
+
+    def __init__(self, layers=None, name=None, seed=0):
         self.layers = list(layers or [])
+        if name is None:
+            name = "sequential" + (f"_{Sequential._unnamed}" if Sequential._unnamed else "")
+            Sequential._unnamed += 1
         self.name = name
         self.seed = int(seed)
         self._compiled = None
@@ -108,10 +119,13 @@ class Sequential:
         entries = [InputLayer(shape)] if shape else []
         entries += [from_config(entry) for entry in spec.get("preprocessing", [])]
         entries += [from_config(entry) for entry in spec["layers"]]
-        model = cls(entries, name=spec.get("name", "sequential"), seed=spec.get("seed", 0))
+        model = cls(entries, name=spec.get("name"), seed=spec.get("seed", 0))
         if spec.get("loss") is not None:
             model.compile(optimizer=spec.get("optimizer", "adam"), loss=spec["loss"], metrics=spec.get("metrics"),
                           **compile_kwargs)
+            if "metrics" not in spec:  # the spec's default, not Keras's none
+                model._compiled["metrics"] = None
+                model._session = None
         return model
 
     def add(self, layer):
@@ -126,16 +140,21 @@ class Sequential:
         preprocessing). Optimizer and loss by Keras's names or as {"name": ..., settings}."""
         if loss is None:
             raise ValueError("compile: loss is required, e.g. loss=\"binary_crossentropy\"")
-        self._compiled = {"optimizer": optimizer, "loss": loss, "metrics": list(metrics) if metrics else None,
+        self._compiled = {"optimizer": optimizer, "loss": loss, "metrics": list(metrics or []),
                           "memory": {"mode": memory, **({"limit": memory_limit} if memory_limit is not None else {})},
                           "pipeline": pipeline}
         self._backend = {"backend": backend, "graphs": graphs, "threads": int(threads), "gemm": gemm,
                          "activations": activations}
         choice = self._backend_choice()
         _multifit.check_backend(choice)
-        self._session = None  # made again on the next call, with the old weights where shapes agree
+        weights = self.get_weights() if self._session is not None else None
+        self._session = None  # made again: a fresh optimizer, as Keras's compile makes; the weights kept
         if self._input_features() is not None:
             self._ensure_session()
+            if weights is not None and [w.shape for w in weights] == [tuple(s) for s in
+                                                                       self._session.weight_shapes()]:
+                self._session.set_weights(np.concatenate([w.ravel() for w in weights]) if weights else
+                                          np.zeros(0, np.float32))
 
     # ---- the spec ------------------------------------------------------------------------------
 
@@ -155,7 +174,7 @@ class Sequential:
         c = self._compiled
         spec = {"name": self.name, "input": features, "layers": layers, "loss": c["loss"],
                 "optimizer": c["optimizer"], "fit": dict(self._fit), "seed": self.seed, "memory": c["memory"]}
-        if c["metrics"] is not None:
+        if c["metrics"] is not None:  # None: a spec's own default (from_spec of a spec without metrics)
             spec["metrics"] = c["metrics"]
         if self._targets != 1:
             spec["targets"] = self._targets
@@ -216,13 +235,20 @@ class Sequential:
                                 f"multifit.callbacks.EarlyStopping and ReduceLROnPlateau inside its fit")
             entries.append(c.get_config())
         self.see_data(x, y)
-        self._fit = {"epochs": int(epochs), "batch_size": int(batch_size or 32),
-                     "validation_split": float(validation_split), "shuffle": bool(shuffle), "callbacks": entries}
-        session = self._ensure_session()
+        kept = self._fit
+        self._fit = {"epochs": epochs, "batch_size": 32 if batch_size is None else batch_size,
+                     "validation_split": validation_split, "shuffle": shuffle, "callbacks": entries}
+        try:
+            session = self._ensure_session()  # checks them: a mistake leaves the model as it was
+        except ValueError:
+            self._fit = kept
+            raise
         on_line = None if verbose == 0 else (lambda line: print(line, flush=True))
         result = session.fit(x, y, on_line)
-        params = {"epochs": int(epochs), "steps": math.ceil(len(x) * (1 - float(validation_split)) /
-                                                            self._fit["batch_size"]), "verbose": verbose}
+        if result["status"] == "diverged":  # Keras would go on with nan; multifit stops and says where
+            warnings.warn(f"fit: model '{self.name}' diverged: {result['why']}", RuntimeWarning, stacklevel=2)
+        params = {"epochs": epochs, "steps": math.ceil(len(x) * (1 - validation_split) / self._fit["batch_size"]),
+                  "verbose": verbose}
         return History(result, params)
 
     def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):

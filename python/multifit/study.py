@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -119,7 +120,10 @@ class Result:
 
     def to_pandas(self):
         """The CSV's rows as a DataFrame: one row per model and run, the CSV's columns (needs pandas)."""
-        import pandas as pd
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("Result.to_pandas needs pandas: pip install pandas") from e
         return pd.read_csv(io.StringIO(self._csv)) if self._csv.strip() else pd.DataFrame()
 
     def best(self, k=1):
@@ -149,13 +153,19 @@ class Result:
 def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=False, json_path=None, **options):
     """Trains a sweep in `mode` (serial, streams, processes, packed, all or auto), `repeat` times,
     and returns its Result. `sweep`: a sweep file's path, a sweep dict (as a file holds it), or a
-    list of compiled Sequential models or spec dicts. `data`: for every model, a data source
-    (fashion-mnist, csv:TRAIN[,TEST], synthetic:KIND, ...) or numpy arrays (x, y) or (x, y,
-    x_test, y_test), given once and shared by the models (one copy per process). Other keywords are `multifit run`'s
-    flags (epochs=2, concurrency=4, rank_by="val_loss", save_best=(3, "best"), verbose=True...).
-    `quiet` prints no progress and keeps the tables in Result.tables rather than print them; notes
-    and errors still go to stderr. `json_path` keeps the result document there too. Raises ValueError for a mistake (the command
-    line's message), KeyboardInterrupt after Ctrl-C (the run's models stopped and reported)."""
+    list of compiled Sequential models or spec dicts (specs to train: run() does not change the
+    models' weights). `data`: for every model, a data source (fashion-mnist, csv:TRAIN[,TEST],
+    synthetic:KIND, ...) or numpy arrays (x, y) or (x, y, x_test, y_test), given once and shared by
+    the models (one copy per process). Other keywords are `multifit run`'s flags (epochs=2,
+    concurrency=4, rank_by="val_loss", save_best=(3, "best"), verbose=True...). `quiet` prints no
+    progress and keeps the tables in Result.tables rather than print them; notes and errors still go
+    to stderr. `json_path` keeps the result document there too.
+
+    Raises ValueError for a mistake in the sweep or the options (the command line's message),
+    KeyboardInterrupt after Ctrl-C (the run's models stopped and reported). A model that fails (a
+    bad entry of the sweep, data that does not fit it) fails alone, as in the command line: the run
+    goes on, its Result says why, and a RuntimeWarning names the first.
+    """
     with tempfile.TemporaryDirectory(prefix="multifit-run-") as folder:
         document_path = json_path or os.path.join(folder, "result.json")
         csv_path = os.path.join(folder, "result.csv")
@@ -172,4 +182,9 @@ def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=Fals
         if os.path.exists(csv_path):
             with open(csv_path) as f:
                 csv_text = f.read()
-    return Result(document, csv_text, code, tables)
+    result = Result(document, csv_text, code, tables)
+    failed = [m for m in result.models if m.get("status") not in ("ok", "stopped")]
+    if failed:  # the run went on and its document says why; a notebook should see it too
+        warnings.warn(f"multifit.run: {len(failed)} of {len(result.models)} models did not train: "
+                      f"{failed[0]['name']}: {failed[0].get('error')}", RuntimeWarning, stacklevel=2)
+    return result

@@ -76,3 +76,37 @@ def test_over_the_memory_cap_is_a_memory_error(binary_task):
                                  multifit.layers.Dense(1, activation="sigmoid")])
     with pytest.raises(MemoryError, match="memory.limit"):
         model.compile(loss="binary_crossentropy", memory_limit="64KiB")
+
+
+def test_a_rejected_fit_leaves_the_model_as_it_was(binary_task):
+    x, y = binary_task
+    model = small_model()
+    model.fit(x, y, epochs=1, verbose=0)
+    before = model.predict(x)
+    for bad, match in [({"epochs": -1}, "fit.epochs"), ({"batch_size": 0}, "fit.batch_size"),
+                       ({"validation_split": 1.0}, "fit.validation_split")]:
+        with pytest.raises(ValueError, match=match):
+            model.fit(x, y, verbose=0, **bad)
+        assert np.array_equal(model.predict(x), before)
+
+
+def test_layer_arguments_go_to_the_specs_checks_as_given():
+    model = multifit.Sequential([multifit.layers.Input(shape=(4,)), multifit.layers.Dense(2.5)])
+    with pytest.raises(ValueError, match=r"units: got 2.5"):
+        model.compile(loss="mse")
+
+
+def test_no_rows_is_said():
+    with pytest.raises(ValueError, match=r"x has no rows"):
+        small_model().fit(np.empty((0, 20), np.float32), np.empty(0, np.float32))
+
+
+def test_a_model_that_fails_in_a_run_warns_and_the_others_train(binary_task):
+    x, y = binary_task
+    worse = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(2, activation="sigmoid")],
+                                name="worse")
+    worse.compile(loss="binary_crossentropy")  # 2 outputs for 1 label column: it fails alone
+    with pytest.warns(RuntimeWarning, match="1 of 2 models did not train: worse: .*2 units"):
+        result = multifit.run([small_model("good"), worse], data=(x, y), backend="cpu", quiet=True)
+    assert [m["status"] for m in result.models] == ["ok", "failed"]
+    assert result.exit_code == 2

@@ -142,3 +142,38 @@ def test_validation_data_is_the_split_of_the_rows_put_together(binary_task):
         assert history.samples == rows and "val_loss" in history.history
     with pytest.raises(ValueError, match=r"validation_data must be \(x_val, y_val\)"):
         small_model().fit(x, y, validation_data=(x, y, y))
+
+
+def test_compile_again_keeps_the_weights(binary_task):
+    x, y = binary_task
+    model = small_model()
+    model.fit(x, y, epochs=1, verbose=0)
+    before = model.predict(x)
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"], backend="cpu", threads=1)
+    assert np.array_equal(model.predict(x), before)
+
+
+def test_unnamed_models_are_named_as_keras_names_them():
+    a, b = multifit.Sequential(), multifit.Sequential()
+    assert a.name.startswith("sequential") and b.name.startswith("sequential_") and a.name != b.name
+
+
+def test_an_image_input_of_one_channel_and_a_first_layers_input_shape():
+    rng = np.random.default_rng(2)
+    x = rng.random((64, 6, 6), dtype=np.float32)
+    y = rng.integers(0, 3, 64)
+    for first in ([multifit.layers.Input(shape=(6, 6)), multifit.layers.Flatten()],
+                  [multifit.layers.Flatten(input_shape=(6, 6))]):
+        model = multifit.Sequential(first + [multifit.layers.Dense(3, activation="softmax")])
+        model.compile(loss="sparse_categorical_crossentropy", backend="cpu")
+        assert model.spec()["input"] == 36 and model.spec()["input_shape"] == [6, 6, 1]
+        assert list(model.fit(x, y, verbose=0).history) == ["loss"]  # no metrics asked: none, as in Keras
+
+
+def test_a_fit_that_diverges_warns(binary_task):
+    x, y = binary_task
+    x = x.copy()
+    x[3, 0] = np.nan
+    with pytest.warns(RuntimeWarning, match="diverged: .*nan"):
+        history = small_model().fit(x, y, epochs=1, verbose=0)
+    assert history.status == "diverged"
