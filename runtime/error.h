@@ -7,6 +7,12 @@
 
 namespace mf {
 
+// The exit codes of the commands, and of each model of a run (its report's exit code): success, a
+// failure of the machine (SystemError, a model that diverged), a mistake in what was given
+// (UserError, memory over a cap), and an interruption (Ctrl-C or SIGTERM: 128 + SIGINT, as a shell
+// reports a process that SIGINT ended).
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitMistake = 2, kExitInterrupted = 130 };
+
 // A mistake in what the user gave us: a spec, a data file, a flag, a cap that is
 // too small. Reported as one line, exit code 2.
 struct UserError : std::runtime_error {

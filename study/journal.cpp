@@ -219,7 +219,7 @@ Journal::~Journal() {
 }
 
 void Journal::ended(const std::string& mode, const Job& job, const ModelReport& report, int exit_code) {
-  if (exit_code == 130) return;  // interrupted: not ended
+  if (exit_code == kExitInterrupted) return;  // interrupted: not ended
   json model = report;
   model.erase("timeline");
   const json line = {{"mode", mode},          {"index", job.index},        {"name", job.name},

@@ -72,7 +72,7 @@ ModelWorker::ModelWorker(const Job& job, const RunOptions& options)
   if (!job.spec) {
     report_.status = ModelStatus::failed;
     report_.error = job.error;
-    code_ = 2;
+    code_ = kExitMistake;
     return;
   }
   const ModelSpec& spec = *job.spec;
@@ -90,20 +90,20 @@ void ModelWorker::attempt(const std::function<void()>& stage) {
   } catch (const OutOfMemory& e) {
     report_.status = ModelStatus::oom;
     report_.error = e.what();
-    code_ = 2;
+    code_ = kExitMistake;
   } catch (const std::bad_alloc&) {  // data sets and other host buffers outside the pools
     report_.status = ModelStatus::oom;
     report_.error = "out of host memory outside the model's pool (data sets, buffers); use less data, or raise the "
                     "process's memory limit (ulimit -v) if one is set";
-    code_ = 2;
+    code_ = kExitMistake;
   } catch (const UserError& e) {
     report_.status = ModelStatus::failed;
     report_.error = e.what();
-    code_ = 2;
+    code_ = kExitMistake;
   } catch (const std::exception& e) {
     report_.status = ModelStatus::failed;
     report_.error = e.what();
-    code_ = 1;
+    code_ = kExitFailure;
   }
 }
 
@@ -114,7 +114,7 @@ void ModelWorker::fail(const std::string& why, int code) {
 }
 
 int worse_exit_code(int a, int b) {
-  auto rank = [](int code) { return code == 130 ? 3 : code == 2 ? 2 : code != 0 ? 1 : 0; };
+  auto rank = [](int code) { return code == kExitInterrupted ? 3 : code == kExitMistake ? 2 : code != kExitOk ? 1 : 0; };
   return rank(a) >= rank(b) ? a : b;
 }
 
@@ -157,11 +157,11 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
     if (fit.status == FitStatus::diverged) {
       report_.status = ModelStatus::diverged;
       report_.error = fit.why + "; lower optimizer.learning_rate";
-      code_ = 1;
+      code_ = kExitFailure;
     } else if (fit.status == FitStatus::stopped && interrupted) {  // not a calibration's step limit
       report_.status = ModelStatus::failed;
       report_.error = kInterrupted + fit.why;
-      code_ = 130;
+      code_ = kExitInterrupted;
     } else if (fit.stopped_at_rung()) {  // a trial that lost: no failure (fit.stop_reason says why), and no test set
       report_.status = ModelStatus::stopped;
     }
@@ -172,7 +172,7 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
       if (!bad.empty()) {
         report_.status = ModelStatus::diverged;
         report_.error = "evaluation: " + bad + "; lower optimizer.learning_rate";
-        code_ = 1;
+        code_ = kExitFailure;
       }
     }
     report_.memory = model.member_share(member);

@@ -52,8 +52,8 @@ class ModelWorker {
   const Job& job() const { return job_; }
   const ResidentData* data() const { return data_; }  // after prepare()
   ModelReport& report() { return report_; }
-  // 0; 1 when it diverged or the machine failed; 2 for a user's mistake or memory over a cap; 130
-  // when it was interrupted (Ctrl-C).
+  // An ExitCode (runtime/error.h): kExitFailure when it diverged or the machine failed,
+  // kExitMistake for a user's mistake or memory over a cap, kExitInterrupted after Ctrl-C.
   int exit_code() const { return code_; }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "nn/fit.h"
 #include "runtime/clock.h"
+#include "runtime/error.h"
 
 namespace mf {
 namespace {
@@ -77,7 +78,7 @@ void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   std::lock_guard lock(mutex_);
   Model& m = models_[model];
   if (!m.ended_s) m.ended_s = clock_seconds(), ++models_ended_;
-  const bool interrupted = exit_code == 130;  // not ended: ranked by no metric, as the journal does not record it
+  const bool interrupted = exit_code == kExitInterrupted;  // not ended: ranked by no metric, as the journal does not record it
   m.status = interrupted ? "interrupted" : to_string(report.status);
   if (!style_.rank_by && !interrupted) style_.rank_by = first_rank_by(report);
   if (style_.rank_by && !interrupted) m.rank = rank_key(report, *style_.rank_by), m.value = rank_value(report, *style_.rank_by);

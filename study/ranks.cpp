@@ -12,6 +12,7 @@
 
 #include "nn/model.h"
 #include "runtime/clock.h"
+#include "runtime/error.h"
 #include "runtime/machine_resources.h"
 #include "runtime/process_memory.h"
 #include "study/model_worker.h"
@@ -69,7 +70,7 @@ class RankTrainer {
       ModelReport mine = report;
       mine.mpi_rank = rank_;
       if (journal_) journal_(index, mine, code);
-      if (!quiet_ && code != 130) say_ended(mine);
+      if (!quiet_ && code != kExitInterrupted) say_ended(mine);
     };
     int code = 0;  // rank 0 takes each model's from its report's message
     RunReport run = run_mode(*runner_, share, options_, stop_, &code, record);
@@ -82,7 +83,7 @@ class RankTrainer {
         ++models_;
       }
       samples_ += m.samples;
-      reports.push_back(ended_json(std::move(m), said == codes.end() ? 130 : said->second));
+      reports.push_back(ended_json(std::move(m), said == codes.end() ? kExitInterrupted : said->second));
     }
     if (run.startup_s) startup_s_ = startup_s_.value_or(0) + *run.startup_s;
     if (run.train_s) train_s_ += *run.train_s;
@@ -290,7 +291,7 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
       *exit_code = worse_exit_code(*exit_code, t->second.second);
     } else {  // never handed out: the run was stopped first
       run.models.push_back(not_started(job, options));
-      *exit_code = worse_exit_code(*exit_code, 130);
+      *exit_code = worse_exit_code(*exit_code, kExitInterrupted);
     }
   }
   describe_models(run);

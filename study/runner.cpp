@@ -11,6 +11,7 @@
 #include "study/rungs.h"
 #include "runtime/build_info.h"
 #include "runtime/clock.h"
+#include "runtime/error.h"
 #include "runtime/machine_load.h"
 #include "runtime/machine_resources.h"
 #include "runtime/mps.h"
@@ -24,7 +25,7 @@ namespace {
 
 ModelReport not_started(const Job& job, const RunOptions& options) {
   ModelWorker worker(job, options);
-  worker.fail(kNotStarted, 130);
+  worker.fail(kNotStarted, kExitInterrupted);
   return worker.report();
 }
 
@@ -132,7 +133,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
     const std::span<const Job> phase_jobs(jobs.data() + first, std::min(per_phase, jobs.size() - first));
     if (stop) {
       for (const Job& job : phase_jobs) run.models.push_back(not_started(job, options));
-      *exit_code = worse_exit_code(*exit_code, 130);
+      *exit_code = worse_exit_code(*exit_code, kExitInterrupted);
       continue;
     }
     const double phase_start = clock_seconds();

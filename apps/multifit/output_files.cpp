@@ -74,7 +74,7 @@ int write_output_files(const std::vector<RunReport>& runs, const OutputFiles& fi
       write_file();
     } catch (const SystemError& e) {
       std::fprintf(stderr, "multifit: error: %s\n", e.what());
-      exit_code = worse_exit_code(exit_code, 1);
+      exit_code = worse_exit_code(exit_code, kExitFailure);
     }
   };
   write(files.json, [&] { write_json(runs, files.json); });

@@ -165,7 +165,7 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun&
     return journal;
   } catch (const SystemError& e) {
     std::fprintf(stderr, "multifit: error: %s; the run goes on without a journal\n", e.what());
-    *code = worse_exit_code(*code, 1);
+    *code = worse_exit_code(*code, kExitFailure);
     return nullptr;
   }
 }
@@ -370,14 +370,14 @@ int train_and_write(RunArgs& args, MpiWorld* world, RunSetup& setup) {
   if (journal && !journal->error().empty()) {
     std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
                  journal->error().c_str());
-    code = worse_exit_code(code, 1);
+    code = worse_exit_code(code, kExitFailure);
   }
   if (writer) {
     if (args.repeat > 1) print_repeats_table(runs);
     else if (runs.size() > 1) print_modes_table(runs);
     print_errors(runs);
-    if (code == 130) print_resume_note(runs, journal ? journal_path(args) : "");
-    if (keeper && (stop || code == 130))  // interrupted here or on a rank: --resume finishes the run, and takes the staged weights on
+    if (code == kExitInterrupted) print_resume_note(runs, journal ? journal_path(args) : "");
+    if (keeper && (stop || code == kExitInterrupted))  // interrupted here or on a rank: --resume finishes the run, and takes the staged weights on
       std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
                            "weights it staged stay in %s for --resume\n", keeper->staging().c_str());
     else if (keeper) {

@@ -132,7 +132,7 @@ int run_child_process() {
   if (backend) model.build(*backend, *data);
   parent.say(std::string(kReady) + nlohmann::json(worker.report()).dump());  // at the start barrier
   const bool go = std::getline(std::cin, line) && line == kGo;
-  if (!go) worker.fail(kNotStarted, 130);
+  if (!go) worker.fail(kNotStarted, kExitInterrupted);
   {
     const Heartbeat heartbeat(parent, steps);
     model.train();

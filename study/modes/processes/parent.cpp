@@ -226,7 +226,7 @@ class Workers {
       if (child.built) child.placeholder.report() = *child.built;  // what it had built stands; its training is lost
       const std::string lost = child.built ? "; what it measured in training is lost" : "; its measurements are lost";
       if (!child.stalled.empty())
-        child.placeholder.fail(child.stalled + ", so " + worker + "was killed" + lost, 1);
+        child.placeholder.fail(child.stalled + ", so " + worker + "was killed" + lost, kExitFailure);
       else
         child.placeholder.fail(worker + status.describe() +
                                    (child.ready ? " during training" : " before its model was built") +
