@@ -15,13 +15,20 @@ def interrupt_in(seconds):
     threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 
 
-def test_ctrl_c_stops_a_fit_and_the_model_trains_again():
+def long_task(**compile_kwargs):
+    """(model, x, y): Dense(128 relu) -> Dense(1 sigmoid) on 20000 rows of 64 features, an epoch
+    long enough to interrupt or to count beside."""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(20000, 64)).astype(np.float32)
     y = (x[:, 0] > 0).astype(np.float32)
     model = multifit.Sequential([multifit.layers.Dense(128, activation="relu"),
                                  multifit.layers.Dense(1, activation="sigmoid")])
-    model.compile(loss="binary_crossentropy", backend="cpu")
+    model.compile(loss="binary_crossentropy", backend="cpu", **compile_kwargs)
+    return model, x, y
+
+
+def test_ctrl_c_stops_a_fit_and_the_model_trains_again():
+    model, x, y = long_task()
     interrupt_in(0.5)
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
@@ -47,12 +54,7 @@ def test_ctrl_c_stops_a_run_and_a_run_goes_on_after():
 def test_the_gil_is_released_while_a_fit_trains():
     # A fit on another thread for about half a second: this thread, which needs the GIL to count,
     # counts on. A fit that held the GIL would keep it from counting until the fit ended.
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(20000, 64)).astype(np.float32)
-    y = (x[:, 0] > 0).astype(np.float32)
-    model = multifit.Sequential([multifit.layers.Dense(128, activation="relu"),
-                                 multifit.layers.Dense(1, activation="sigmoid")])
-    model.compile(loss="binary_crossentropy", backend="cpu", threads=1)
+    model, x, y = long_task(threads=1)
     histories = []
     fitting = threading.Thread(target=lambda: histories.append(model.fit(x, y, epochs=50, verbose=0)))
     fitting.start()
