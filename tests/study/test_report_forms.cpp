@@ -239,7 +239,7 @@ RunReport full_run() {
   return r;
 }
 
-// The document's form of full_model(), written out by hand from the README's table of fields.
+// The document's form of full_model(), written out by hand from study/report/report.h's comments.
 const char* const kFullModelDocument = R"doc({
   "index": 6,
   "name": "m-7",

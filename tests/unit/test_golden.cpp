@@ -51,7 +51,7 @@ TEST(Golden, CpuShuffleGivesTheGoldenPermutation) {
 // steps (two of them on a partial batch of 6 rows) and the epoch losses.
 //
 // Tolerance: OpenBLAS picks its kernels by processor, and another summation order rounds the
-// products differently (README: "on another processor OpenBLAS may choose other kernels"), so the
+// products differently (docs/USAGE.md: "on another processor OpenBLAS may choose other kernels"), so the
 // losses are compared to about 8 ulp of float (1e-6 relative, over six steps); any change of data,
 // order, initialisation or update moves them by far more (another hash constant in mix32 moves the
 // first loss by 3e-5 and the second by 3e-4, relative). The accuracy is a count of rows (25 of 70):
