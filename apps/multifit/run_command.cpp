@@ -133,9 +133,7 @@ class Training {
       std::fprintf(stderr, "multifit: auto: %s, as the journal's run chose (no calibration on resume)\n", to_string(mode));
       return {mode};
     }
-    const std::vector<ModeKind> every_mode = {ModeKind::serial, ModeKind::streams, ModeKind::processes,
-                                              ModeKind::packed};
-    const ModeKind mode = choose_mode(every_mode, setup_.jobs, options_, stop_, args_.calibration_steps, chosen_);
+    const ModeKind mode = choose_mode(every_mode(), setup_.jobs, options_, stop_, args_.calibration_steps, chosen_);
     if (setup_.journal) setup_.journal->auto_choice(chosen_);
     return {mode};
   }

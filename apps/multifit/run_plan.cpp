@@ -98,11 +98,15 @@ std::string journal_path(const RunArgs& args) {
 
 }  // namespace
 
+std::vector<ModeKind> every_mode() {
+  return {ModeKind::serial, ModeKind::streams, ModeKind::processes, ModeKind::packed};
+}
+
 RunPlan plan_run(const RunArgs& args, bool under_mpi) {
   RunPlan plan;
   plan.all = args.mode == "all";
   plan.automatic = args.mode == "auto";
-  if (plan.all) plan.modes = {ModeKind::serial, ModeKind::streams, ModeKind::processes, ModeKind::packed};
+  if (plan.all) plan.modes = every_mode();
   else if (!plan.automatic) plan.modes = {parse_named(kModeNames, args.mode, "--mode")};
   plan.journal = journal_path(args);
   if (args.save_best_given) plan.save_best = SaveBest{size_t(args.save_best.first), args.save_best.second};

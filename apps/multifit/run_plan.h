@@ -21,6 +21,9 @@ struct RunPlan {
   std::optional<SaveBest> save_best;
 };
 
+// The modes --mode all runs in turn and --mode auto calibrates, in that order.
+std::vector<ModeKind> every_mode();
+
 // The plan of `args`, for one process alone or for the ranks of an MPI job (`under_mpi`). Throws
 // UserError with the first rule the flags break (e.g. "--resume with --repeat 2: a journal holds one
 // run of each mode, and --repeat makes several; drop one of them"), or naming a --mode that is none.
