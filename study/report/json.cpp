@@ -1,13 +1,11 @@
-// The one JSON form of each report struct (report.h), and the result document made of them.
+// The one JSON form of a model's report and of the small structs of a run's (report.h), and the field
+// forms every report's form shares (json_fields.h). A run's form and the document: run_json.cpp.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "runtime/json_forms.h"
-#include "runtime/nvml_monitor.h"
-#include "runtime/output_file.h"
-#include "study/report/answer.h"
-#include "study/report/repeats.h"
+#include "study/report/json_fields.h"
 #include "study/report/report.h"
 
 namespace mf {
@@ -25,13 +23,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
 MF_JSON_BY_NAME(Metric, kMetricNames)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MetricSpec, name, kind)
 
-namespace {
-
 using nlohmann::json;
 
-json metric(double v, bool present = true) { return metric_json(v, present); }
-json metric(const std::optional<double>& v) { return metric_json(v); }
-// metric() read back: NAN for null.
+namespace report_json {
+
 double metric_from(const json& j) {
   if (j.is_null()) return NAN;
   if (j.is_string()) return j == "nan" ? NAN : j == "inf" ? INFINITY : -INFINITY;
@@ -40,7 +35,7 @@ double metric_from(const json& j) {
 std::optional<double> optional_metric_from(const json& j) {
   return j.is_null() ? std::nullopt : std::optional<double>(metric_from(j));
 }
-json text(const std::string& s) { return s.empty() ? json() : json(s); }  // null: not reached
+json text(const std::string& s) { return s.empty() ? json() : json(s); }
 std::string text_from(const json& j) { return j.is_null() ? "" : j.get<std::string>(); }
 
 json intervals(const Track& track) {
@@ -54,7 +49,9 @@ Track track_from(const json& j) {
   return track;
 }
 
-}  // namespace
+}  // namespace report_json
+
+using namespace report_json;
 
 json metric_json(double v, bool present) {
   if (!present) return json();
@@ -106,7 +103,7 @@ namespace {
 // `values` (none where there are none: no validation rows, no test set).
 json named_metrics(const std::vector<MetricSpec>& metrics, const std::vector<double>& values) {
   json out = json::object();
-  for (size_t k = 0; k < metrics.size() && k < values.size(); ++k) out[metrics[k].name] = metric(values[k]);
+  for (size_t k = 0; k < metrics.size() && k < values.size(); ++k) out[metrics[k].name] = metric_json(values[k]);
   return out;
 }
 std::vector<double> named_metrics_from(const std::vector<MetricSpec>& metrics, const json& j) {
@@ -116,29 +113,99 @@ std::vector<double> named_metrics_from(const std::vector<MetricSpec>& metrics, c
   return values;
 }
 
-}  // namespace
-
-// A model's verdicts at its rungs: [{"epochs", "value" (null: it had none), "kept"}].
-static json rungs_json(const std::vector<RungResult>& rungs) {
-  json out = json::array();
-  for (const RungResult& r : rungs) out.push_back({{"epochs", r.epochs}, {"value", metric(r.value)}, {"kept", r.kept}});
-  return out;
-}
-
-void to_json(json& j, const ModelReport& m) {
+// A model's epochs: [{"loss", "accuracy", "val_loss", ...}], a metric null where the model has none
+// (no accuracy, no validation rows), and back (`metrics`: the model's, which its epochs' are of).
+json epochs_json(const ModelReport& m) {
   json epochs = json::array();
   for (const EpochMetrics& e : m.fit.epochs)
-    epochs.push_back({{"loss", metric(e.loss)},
-                      {"accuracy", metric(e.accuracy, m.has_accuracy)},
-                      {"val_loss", metric(e.val_loss, m.validated)},
-                      {"val_accuracy", metric(e.val_accuracy, m.validated && m.has_accuracy)},
+    epochs.push_back({{"loss", metric_json(e.loss)},
+                      {"accuracy", metric_json(e.accuracy, m.has_accuracy)},
+                      {"val_loss", metric_json(e.val_loss, m.validated)},
+                      {"val_accuracy", metric_json(e.val_accuracy, m.validated && m.has_accuracy)},
                       {"metrics", named_metrics(m.metrics, e.metrics)},
                       {"val_metrics", named_metrics(m.metrics, e.val_metrics)},
                       {"learning_rate", std::isnan(e.learning_rate) ? json() : json(e.learning_rate)},
-                      {"seconds", metric(e.seconds)},
-                      {"samples_per_s", metric(e.samples_per_s)},
+                      {"seconds", metric_json(e.seconds)},
+                      {"samples_per_s", metric_json(e.samples_per_s)},
                       {"input_wait_s", e.input_wait_s},
                       {"input_busy_s", e.input_busy_s}});
+  return epochs;
+}
+std::vector<EpochMetrics> epochs_from(const json& j, const std::vector<MetricSpec>& metrics) {
+  std::vector<EpochMetrics> epochs;
+  for (const json& e : j) {
+    EpochMetrics epoch;
+    epoch.loss = metric_from(e.at("loss")), epoch.accuracy = metric_from(e.at("accuracy"));
+    epoch.val_loss = metric_from(e.at("val_loss")), epoch.val_accuracy = metric_from(e.at("val_accuracy"));
+    epoch.metrics = named_metrics_from(metrics, e.value("metrics", json::object()));
+    epoch.val_metrics = named_metrics_from(metrics, e.value("val_metrics", json::object()));
+    if (const json rate = e.value("learning_rate", json()); !rate.is_null()) epoch.learning_rate = rate;
+    epoch.seconds = metric_from(e.at("seconds")), epoch.samples_per_s = metric_from(e.at("samples_per_s"));
+    epoch.input_wait_s = e.at("input_wait_s"), epoch.input_busy_s = e.at("input_busy_s");
+    epochs.push_back(epoch);
+  }
+  return epochs;
+}
+
+// How fit ended: {"status", "why", "stopped_epoch", "stop_reason", "restored_epoch", "rungs"} (a
+// rung: {"epochs", "value" ("nan": it had none), "kept"}); null when fit did not run, but a worker
+// that died in training keeps the rungs its parent heard. And back, into `fit` (its epochs, train
+// time and timeline apart).
+json fit_json(const ModelReport& m) {
+  if (!m.fitted && m.fit.rungs.empty()) return json();
+  json rungs = json::array();
+  for (const RungResult& r : m.fit.rungs)
+    rungs.push_back({{"epochs", r.epochs}, {"value", metric_json(r.value)}, {"kept", r.kept}});
+  return {{"status", m.fit.status},           {"why", text(m.fit.why)},
+          {"stopped_epoch", m.fit.stopped_epoch}, {"stop_reason", text(m.fit.stop_reason)},
+          {"restored_epoch", m.fit.restored_epoch}, {"rungs", rungs}};
+}
+void fit_from(const json& j, FitResult& fit) {
+  if (j.is_null()) return;
+  fit.status = j.at("status");
+  fit.why = text_from(j.at("why"));
+  j.value("stopped_epoch", json()).get_to(fit.stopped_epoch);
+  fit.stop_reason = text_from(j.value("stop_reason", json()));
+  j.value("restored_epoch", json()).get_to(fit.restored_epoch);
+  for (const json& rung : j.value("rungs", json::array()))  // absent from documents before it
+    fit.rungs.push_back({rung.at("epochs"), metric_from(rung.at("value")), rung.at("kept")});
+}
+
+// The model's memory: its pool's figures, its process's, and its plan; and back.
+json memory_json(const ModelReport& m) {
+  return {{"cap_bytes", m.memory.cap_bytes},
+          {"reserved_bytes", m.memory.reserved_bytes},
+          {"in_use_bytes", m.memory.in_use_bytes},
+          {"peak_bytes", m.memory.peak_bytes},
+          {"process_device_bytes", m.process_device_bytes},
+          {"process_peak_rss_bytes", m.process_peak_rss_bytes},
+          {"in_use_before_release_bytes", m.in_use_before_release_bytes},
+          {"in_use_after_release_bytes", m.in_use_after_release_bytes},
+          {"plan", m.plan}};
+}
+void memory_from(const json& j, ModelReport& m) {
+  m.memory = {j.at("cap_bytes"), j.at("reserved_bytes"), j.at("in_use_bytes"), j.at("peak_bytes")};
+  j.at("process_device_bytes").get_to(m.process_device_bytes);
+  j.at("process_peak_rss_bytes").get_to(m.process_peak_rss_bytes);
+  j.at("in_use_before_release_bytes").get_to(m.in_use_before_release_bytes);
+  j.at("in_use_after_release_bytes").get_to(m.in_use_after_release_bytes);
+  j.at("plan").get_to(m.plan);
+}
+
+// The step timeline: {"steps", "epochs", "input"}, each a track; and back into `fit`.
+json timeline_json(const FitResult& fit) {
+  return {{"steps", intervals(fit.steps)}, {"epochs", intervals(fit.epoch_spans)}, {"input", intervals(fit.input_spans)}};
+}
+void timeline_from(const json& j, FitResult& fit) {
+  fit.steps = track_from(j.at("steps"));
+  fit.epoch_spans = track_from(j.at("epochs"));
+  // A journal written before the input track, or by a part that had no timeline, has none.
+  if (j.contains("input")) fit.input_spans = track_from(j.at("input"));
+}
+
+}  // namespace
+
+void to_json(json& j, const ModelReport& m) {
   j = {{"index", m.index},
        {"name", m.name},
        {"values", m.values},
@@ -156,39 +223,22 @@ void to_json(json& j, const ModelReport& m) {
        {"pack", m.pack},
        {"pack_members", m.pack_members},
        {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
-       {"startup_s", metric(m.startup_s)},
-       // null when fit did not run; a worker that died in training keeps the rungs its parent heard
-       {"fit", m.fitted || !m.fit.rungs.empty() ? json{{"status", m.fit.status},
-                               {"why", text(m.fit.why)},
-                               {"stopped_epoch", m.fit.stopped_epoch},
-                               {"stop_reason", text(m.fit.stop_reason)},
-                               {"restored_epoch", m.fit.restored_epoch},
-                               {"rungs", rungs_json(m.fit.rungs)}}
-                        : json()},  // null: not fitted
-       {"epochs", epochs},
+       {"startup_s", metric_json(m.startup_s)},
+       {"fit", fit_json(m)},
+       {"epochs", epochs_json(m)},
        {"train_rows", m.train_rows},
        {"samples", m.samples},
        {"train_s", m.fitted ? json(m.fit.train_s) : json()},
-       {"samples_per_s", metric(m.samples_per_s)},
-       {"solo_s", metric(m.solo_s)},
-       {"slowdown", metric(m.slowdown)},
+       {"samples_per_s", metric_json(m.samples_per_s)},
+       {"solo_s", metric_json(m.solo_s)},
+       {"slowdown", metric_json(m.slowdown)},
        {"metrics", {{"accuracy", m.has_accuracy}, {"validation", m.validated}, {"test", m.tested}, {"list", m.metrics}}},
-       {"test_loss", metric(m.test.loss, m.tested)},
-       {"test_accuracy", metric(m.test.accuracy, m.tested && m.has_accuracy)},
+       {"test_loss", metric_json(m.test.loss, m.tested)},
+       {"test_accuracy", metric_json(m.test.accuracy, m.tested && m.has_accuracy)},
        {"test_metrics", named_metrics(m.metrics, m.test.metrics)},
        {"params", m.params},
-       {"memory",
-        {{"cap_bytes", m.memory.cap_bytes},
-         {"reserved_bytes", m.memory.reserved_bytes},
-         {"in_use_bytes", m.memory.in_use_bytes},
-         {"peak_bytes", m.memory.peak_bytes},
-         {"process_device_bytes", m.process_device_bytes},
-         {"process_peak_rss_bytes", m.process_peak_rss_bytes},
-         {"in_use_before_release_bytes", m.in_use_before_release_bytes},
-         {"in_use_after_release_bytes", m.in_use_after_release_bytes},
-         {"plan", m.plan}}},
-       {"timeline",
-        {{"steps", intervals(m.fit.steps)}, {"epochs", intervals(m.fit.epoch_spans)}, {"input", intervals(m.fit.input_spans)}}}};
+       {"memory", memory_json(m)},
+       {"timeline", timeline_json(m.fit)}};
 }
 
 void from_json(const json& j, ModelReport& m) {
@@ -214,31 +264,12 @@ void from_json(const json& j, ModelReport& m) {
   m.startup_s = optional_metric_from(j.at("startup_s"));
   const json& metrics = j.at("metrics");
   m.metrics = metrics.value("list", std::vector<MetricSpec>());  // absent from documents before it
-  if (const json& fit = j.at("fit"); !fit.is_null()) {
-    m.fit.status = fit.at("status");
-    m.fit.why = text_from(fit.at("why"));
-    fit.value("stopped_epoch", json()).get_to(m.fit.stopped_epoch);
-    m.fit.stop_reason = text_from(fit.value("stop_reason", json()));
-    fit.value("restored_epoch", json()).get_to(m.fit.restored_epoch);
-    for (const json& rung : fit.value("rungs", json::array()))  // absent from documents before it
-      m.fit.rungs.push_back({rung.at("epochs"), metric_from(rung.at("value")), rung.at("kept")});
-  }
-  for (const json& e : j.at("epochs")) {
-    EpochMetrics epoch;
-    epoch.loss = metric_from(e.at("loss")), epoch.accuracy = metric_from(e.at("accuracy"));
-    epoch.val_loss = metric_from(e.at("val_loss")), epoch.val_accuracy = metric_from(e.at("val_accuracy"));
-    epoch.metrics = named_metrics_from(m.metrics, e.value("metrics", json::object()));
-    epoch.val_metrics = named_metrics_from(m.metrics, e.value("val_metrics", json::object()));
-    if (const json rate = e.value("learning_rate", json()); !rate.is_null()) epoch.learning_rate = rate;
-    epoch.seconds = metric_from(e.at("seconds")), epoch.samples_per_s = metric_from(e.at("samples_per_s"));
-    epoch.input_wait_s = e.at("input_wait_s"), epoch.input_busy_s = e.at("input_busy_s");
-    m.fit.epochs.push_back(epoch);
-  }
+  fit_from(j.at("fit"), m.fit);
+  m.fit.epochs = epochs_from(j.at("epochs"), m.metrics);
   m.train_rows = j.at("train_rows");
-  m.samples = j.at("samples");
+  m.samples = m.fit.samples = j.at("samples");
   m.fitted = !j.at("train_s").is_null();
   if (m.fitted) m.fit.train_s = j.at("train_s");
-  m.fit.samples = m.samples;
   m.samples_per_s = optional_metric_from(j.at("samples_per_s"));
   m.solo_s = optional_metric_from(j.at("solo_s"));
   m.slowdown = optional_metric_from(j.at("slowdown"));
@@ -248,148 +279,9 @@ void from_json(const json& j, ModelReport& m) {
   m.test = {metric_from(j.at("test_loss")), metric_from(j.at("test_accuracy")),
             named_metrics_from(m.metrics, j.value("test_metrics", json::object()))};
   m.params = j.at("params");
-  const json& memory = j.at("memory");
-  m.memory = {memory.at("cap_bytes"), memory.at("reserved_bytes"), memory.at("in_use_bytes"), memory.at("peak_bytes")};
-  memory.at("process_device_bytes").get_to(m.process_device_bytes);
-  memory.at("process_peak_rss_bytes").get_to(m.process_peak_rss_bytes);
-  memory.at("in_use_before_release_bytes").get_to(m.in_use_before_release_bytes);
-  memory.at("in_use_after_release_bytes").get_to(m.in_use_after_release_bytes);
-  memory.at("plan").get_to(m.plan);
-  m.fit.steps = track_from(j.at("timeline").at("steps"));
-  m.fit.epoch_spans = track_from(j.at("timeline").at("epochs"));
-  // A journal written before the input track, or by a part that had no timeline, has none.
-  if (const json& timeline = j.at("timeline"); timeline.contains("input")) m.fit.input_spans = track_from(timeline.at("input"));
-}
-
-void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus) {
-  const auto figures = [](const GpuSummary& gpu) -> json {
-    return {{"device", gpu.device},
-            {"samples", gpu.samples},
-            {"mean_utilization_percent", gpu.mean_utilization_percent},
-            {"max_utilization_percent", gpu.max_utilization_percent},
-            {"peak_used_bytes", gpu.peak_used_bytes},
-            {"total_bytes", gpu.total_bytes}};
-  };
-  run.gpu = json();
-  run.gpu_note = gpu_notes(gpus);
-  if (std::none_of(gpus.begin(), gpus.end(), [](const GpuSummary& gpu) { return gpu.why_not.empty(); })) {
-    if (run.gpu_note.empty()) run.gpu_note = "no GPU sampled";
-  } else if (gpus.size() == 1) {
-    run.gpu = figures(gpus[0]);
-  } else {
-    run.gpu = json::array();
-    for (const GpuSummary& gpu : gpus) {
-      json entry = {{"cuda_device", gpu.cuda_device}, {"pci_bus_id", text(gpu.pci_bus_id)}};
-      if (gpu.why_not.empty()) {
-        entry.update(figures(gpu));
-        entry["note"] = text(gpu.sampling_error);
-      } else {  // never sampled: no figures
-        for (const char* field : {"device", "mean_utilization_percent", "max_utilization_percent", "peak_used_bytes",
-                                  "total_bytes"})
-          entry[field] = nullptr;
-        entry["samples"] = 0;
-        entry["note"] = gpu.why_not;
-      }
-      run.gpu.push_back(std::move(entry));
-    }
-  }
-  for (ModelReport& m : run.models) {
-    for (const GpuSummary& gpu : gpus)
-      if (const auto p = gpu.process_peak_bytes.find(m.pid); p != gpu.process_peak_bytes.end())
-        m.process_device_bytes = m.process_device_bytes.value_or(0) + p->second;
-  }
-}
-
-void to_json(json& j, const RunReport& run) {
-  json models = json::array();
-  for (const ModelReport& m : run.models) {
-    json model = m;
-    model.erase("timeline");  // the steps go to --trace, not into the document
-    models.push_back(std::move(model));
-  }
-  json overlap;
-  if (run.overlap)
-    overlap = {{"fraction", run.overlap->fraction()}, {"busy_s", run.overlap->busy_s},
-               {"concurrent_s", run.overlap->concurrent_s}, {"kind", text(run.overlap_kind)}};
-  json scheduler;
-  if (run.scheduler) {
-    const SchedulerReport& sr = *run.scheduler;
-    json rungs = json::array();
-    for (const RungSummary& r : sr.rungs)
-      rungs.push_back({{"bracket", r.bracket}, {"epochs", r.epochs}, {"trials", r.trials}, {"kept", r.kept},
-                       {"best", metric(r.best)}, {"median", metric(r.median)}, {"worst", metric(r.worst)}});
-    scheduler = {{"spec", sr.spec},
-                 {"rungs", rungs},
-                 {"samples", sr.samples},
-                 {"full_samples", sr.full_samples},
-                 {"compute_fraction", sr.full_samples > 0 ? json(double(sr.samples) / double(sr.full_samples)) : json()}};
-  }
-  j = {{"backend", text(run.backend)},
-       {"device_name", text(run.device_name)},
-       {"device_schedule", text(run.device_schedule)},
-       {"mps", run.mps},
-       {"mode", run.mode},
-       {"repeat", run.repeat},
-       {"concurrency", run.concurrency},
-       {"concurrency_reason", text(run.concurrency_reason)},
-       {"training_threads", run.training_threads},
-       {"pools_kept", run.pools_kept},
-       {"injected_fault", text(run.injected_fault)},
-       {"resumed_models", run.resumed_models},
-       {"data", {{"source", text(run.data)}, {"bytes", run.data_bytes}}},
-       {"host_peak_rss_bytes", run.host_peak_rss_bytes},
-       {"workers_peak_rss_bytes", run.workers_peak_rss_bytes},
-       {"process_startup_s", metric(run.process_startup_s)},
-       {"startup_s", metric(run.startup_s)},
-       {"train_s", metric(run.train_s)},
-       {"wall_s", run.wall_s},
-       {"samples_per_s", metric(run.samples_per_s)},
-       {"speedup_vs_serial", metric(run.speedup_vs_serial)},
-       {"serial_wall_s", metric(run.serial_wall_s)},
-       {"overlap", overlap},
-       {"gpu", run.gpu},
-       {"gpu_note", text(run.gpu_note)},
-       {"error", text(run.error)},
-       {"auto", run.auto_choice},
-       {"rank_by", text(run.rank_by)},
-       {"ranking", run.ranking},
-       {"scheduler", scheduler},
-       {"ranks", run.ranks},
-       {"sweep", run.sweep},
-       {"shard", run.shard},
-       {"shards", run.shards},
-       {"machine", run.machine ? json(*run.machine) : json()},
-       {"unjudged", text(why_unjudged(run))},
-       {"models", models}};
-}
-
-void to_json(json& j, const MachineRecord& m) {
-  j = {{"multifit", m.multifit},
-       {"cores", m.cores},
-       {"hardware_threads", m.hardware_threads},
-       {"memory_total_bytes", m.memory_total_bytes},
-       {"load_average_before", m.load_average_before},
-       {"load_average_after", m.load_average_after},
-       {"others_busy_cores", metric_json(m.others_busy_cores)},
-       {"cpu_pressure", metric_json(m.cpu_pressure)},
-       {"busy", m.busy.empty() ? json() : json(m.busy)}};
-}
-
-void write_json(const std::vector<RunReport>& runs, const std::string& path) {
-  json doc;
-  if (runs.size() == 1) {
-    doc = runs[0];
-  } else {
-    const bool one_mode = std::all_of(runs.begin(), runs.end(), [&](const RunReport& r) { return r.mode == runs[0].mode; });
-    const int repeats = std::max_element(runs.begin(), runs.end(), [](const RunReport& a, const RunReport& b) {
-                          return a.repeat < b.repeat;
-                        })->repeat;
-    doc = {{"mode", one_mode ? runs[0].mode : "all"}, {"runs", json::array()}};
-    for (const RunReport& run : runs) doc["runs"].push_back(run);
-    if (repeats > 1) doc["repeat"] = repeats, doc["repeats"] = spread_by_mode(runs);
-    if (const std::string answer = modes_answer(runs); !answer.empty()) doc["answer"] = answer;
-  }
-  write_output_file(path, "the result file", doc.dump(2) + '\n');
+  memory_from(j.at("memory"), m);
+  // The document leaves the timeline out (it goes to --trace), and so do a journal and a rank's message.
+  if (const auto timeline = j.find("timeline"); timeline != j.end()) timeline_from(*timeline, m.fit);
 }
 
 }  // namespace mf

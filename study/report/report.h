@@ -3,8 +3,9 @@
 // document uses (written to a temporary file, then renamed, so a reader never sees half of it; the
 // step timeline left out: it goes to --trace) and in which a child process returns its model's
 // report, timeline included (study/modes/processes/protocol.h). The CSV rows for tables and plots
-// are made from the structs (csv.cpp). A field added here is added to json.cpp, csv.cpp if it is a
-// column, the README's table of fields, and tests/study's round trips.
+// are made from the structs (csv.cpp). A field added here is added to its struct's form both ways
+// (json.cpp, or run_json.cpp for a run's), csv.cpp if it is a column, the README's table of fields,
+// and tests/study's round trips.
 #include <optional>
 #include <string>
 #include <vector>
@@ -227,18 +228,29 @@ double epochs_sum(const ModelReport& m, double EpochMetrics::*seconds);
 // an epoch.
 std::optional<double> input_wait_fraction(const ModelReport& m);
 
-// The one JSON form of each: every field (a model's step timeline under "timeline"); a metric that
-// is not finite is "nan", "inf" or "-inf", a metric that does not exist null.
-void to_json(nlohmann::json& j, const ModelReport& model);
+// The one JSON form of each, both ways: every field (a model's step timeline under "timeline"); a
+// metric that is not finite is "nan", "inf" or "-inf", a metric that does not exist null. A form
+// read back and written again is the same JSON; what is derived from other fields (a run's
+// `unjudged`, its overlap's fraction, its scheduler's compute_fraction) is written, not read. A
+// model read without "timeline" (the document's form, a journal's) has none. Reading throws
+// nlohmann::json's exceptions for a field missing or of another type, UserError for a name that no
+// enum value has, and std::invalid_argument for a shard that is none (unless 0 <= index < count).
+void to_json(nlohmann::json& j, const ModelReport& model);  // json.cpp
 void from_json(const nlohmann::json& j, ModelReport& model);
-void to_json(nlohmann::json& j, const RunReport& run);
-void to_json(nlohmann::json& j, const RunPart& part);  // a run's figures; each rank sends its own to rank 0
+void to_json(nlohmann::json& j, const RunReport& run);  // run_json.cpp: each model without its timeline
+void from_json(const nlohmann::json& j, RunReport& run);
+void to_json(nlohmann::json& j, const RunPart& part);
 void from_json(const nlohmann::json& j, RunPart& part);
 void to_json(nlohmann::json& j, const SweepIdentity& sweep);
 void from_json(const nlohmann::json& j, SweepIdentity& sweep);
 void to_json(nlohmann::json& j, const Shard& shard);
+void from_json(const nlohmann::json& j, Shard& shard);
 void to_json(nlohmann::json& j, const MachineRecord& machine);
-void from_json(const nlohmann::json& j, Shard& shard);  // throws std::invalid_argument unless 0 <= index < count
+void from_json(const nlohmann::json& j, MachineRecord& machine);
+void to_json(nlohmann::json& j, const RungSummary& rung);
+void from_json(const nlohmann::json& j, RungSummary& rung);
+void to_json(nlohmann::json& j, const SchedulerReport& scheduler);
+void from_json(const nlohmann::json& j, SchedulerReport& scheduler);
 
 // The run's `gpu` and `gpu_note` from NVML's summaries, one per GPU sampled (the README's table of
 // fields): for one GPU, its summary or null; for several, an array of them, null when none was sampled.
