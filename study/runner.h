@@ -1,9 +1,9 @@
 #pragma once
 // The runner of a study (HFTA's workflow runner is the picture): it splits the jobs into phases of
-// at most --concurrency models, hands each phase to the mode, and measures around the mode: the run's
-// wall and start-up time, its throughput, the models' overlap from their step timelines, the GPU
-// through NVML. It assembles the run report from the reports the workers return, and relates the
-// modes: a model's slowdown against its solo (serial) run, a run's speedup over the serial run.
+// at most --concurrency models, hands each phase to the mode, and measures around the mode: the
+// run's wall and start-up time, its throughput, the models' overlap from their step timelines, the
+// GPU through NVML. It assembles the run report from the reports the workers return, and relates
+// the modes: a model's slowdown against its solo (serial) run, a run's speedup over the serial run.
 #include <atomic>
 #include <map>
 #include <string>
@@ -43,10 +43,18 @@ struct Calibration {
 // Runs each mode on `jobs` with every model capped at `steps` training steps (start-up, barrier
 // and all), and returns the calibrations, fastest predicted wall first.
 std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std::vector<Job>& jobs,
-                                   const RunOptions& options, const std::atomic<bool>& stop, int64_t steps);
+                                   const RunOptions& options, const std::atomic<bool>& stop,
+                                   int64_t steps);
 
-// The run's backend, device, data sets and their bytes (one copy per process and data set), from its models' reports.
-void describe_models(RunReport& run);
+// The jobs of `all_jobs` still to train: those that did not end in the record's earlier run.
+std::vector<Job> jobs_to_train(const std::vector<Job>& all_jobs, const RunRecord& record);
+
+// The gpu_note of a run whose backend runs on the CPU: "no GPU sampled: the cpu backend runs on
+// the CPU".
+std::string no_gpu_note(BackendKind backend);
+
+// What the options make of a run in `mode`: its mode's name, pools_kept and injected_fault.
+void note_options(RunReport& run, ModeKind mode, const RunOptions& options);
 
 // A model the run never started, because it was stopped first: status failed, exit code 130.
 ModelReport not_started(const Job& job, const RunOptions& options);
