@@ -1,5 +1,6 @@
-// The one JSON form of a model's report and of the small structs of a run's (report.h), and the field
-// forms every report's form shares (json_fields.h). A run's form and the document: run_json.cpp.
+// The one JSON form of a model's report and of the small structs of a run's (report.h), and the
+// field forms every report's form shares (json_fields.h). A run's form and the document:
+// run_json.cpp.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -15,10 +16,12 @@ MF_JSON_BY_NAME(FitStatus, kFitStatusNames)
 MF_JSON_BY_NAME(OptimizerKind, kOptimizerNames)
 MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 MF_JSON_BY_NAME(Activation, kActivationNames)
-// With defaults: a journal or document written before a field was added (hidden, activations) reads back.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainingSettings, optimizer, learning_rate, epochs, batch_size, validation_split,
-                                   shuffle, seed, memory_mode, graphs, threads, hidden, activations, layers,
-                                   schedule, pipeline_workers, prefetch)
+// With defaults: a journal or document written before a field was added (hidden, activations) reads
+// back.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainingSettings, optimizer, learning_rate, epochs,
+                                                batch_size, validation_split, shuffle, seed,
+                                                memory_mode, graphs, threads, hidden, activations,
+                                                layers, schedule, pipeline_workers, prefetch)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlanPart, name, bytes)
 MF_JSON_BY_NAME(Metric, kMetricNames)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MetricSpec, name, kind)
@@ -81,12 +84,17 @@ void from_json(const json& j, SweepIdentity& s) {
 void to_json(json& j, const Shard& s) { j = {{"index", s.index}, {"count", s.count}}; }
 void from_json(const json& j, Shard& s) {
   s = {j.at("index"), j.at("count")};
-  if (s.count < 1 || s.index >= s.count) throw std::invalid_argument("shard " + to_string(s) + ": expected I/N with 0 <= I < N");
+  if (s.count < 1 || s.index >= s.count)
+    throw std::invalid_argument("shard " + to_string(s) + ": expected I/N with 0 <= I < N");
 }
 
 void to_json(json& j, const RunPart& p) {
-  j = {{"index", p.index}, {"host", p.host}, {"wall_s", p.wall_s}, {"startup_s", p.startup_s},
-       {"samples_per_s", p.samples_per_s}, {"models", p.models}};
+  j = {{"index", p.index},
+       {"host", p.host},
+       {"wall_s", p.wall_s},
+       {"startup_s", p.startup_s},
+       {"samples_per_s", p.samples_per_s},
+       {"models", p.models}};
 }
 void from_json(const json& j, RunPart& p) {
   p.index = j.at("index");
@@ -103,7 +111,8 @@ namespace {
 // `values` (none where there are none: no validation rows, no test set).
 json named_metrics(const std::vector<MetricSpec>& metrics, const std::vector<double>& values) {
   json out = json::object();
-  for (size_t k = 0; k < metrics.size() && k < values.size(); ++k) out[metrics[k].name] = metric_json(values[k]);
+  for (size_t k = 0; k < metrics.size() && k < values.size(); ++k)
+    out[metrics[k].name] = metric_json(values[k]);
   return out;
 }
 std::vector<double> named_metrics_from(const std::vector<MetricSpec>& metrics, const json& j) {
@@ -118,17 +127,18 @@ std::vector<double> named_metrics_from(const std::vector<MetricSpec>& metrics, c
 json epochs_json(const ModelReport& m) {
   json epochs = json::array();
   for (const EpochMetrics& e : m.fit.epochs)
-    epochs.push_back({{"loss", metric_json(e.loss)},
-                      {"accuracy", metric_json(e.accuracy, m.has_accuracy)},
-                      {"val_loss", metric_json(e.val_loss, m.validated)},
-                      {"val_accuracy", metric_json(e.val_accuracy, m.validated && m.has_accuracy)},
-                      {"metrics", named_metrics(m.metrics, e.metrics)},
-                      {"val_metrics", named_metrics(m.metrics, e.val_metrics)},
-                      {"learning_rate", std::isnan(e.learning_rate) ? json() : json(e.learning_rate)},
-                      {"seconds", metric_json(e.seconds)},
-                      {"samples_per_s", metric_json(e.samples_per_s)},
-                      {"input_wait_s", e.input_wait_s},
-                      {"input_busy_s", e.input_busy_s}});
+    epochs.push_back(
+        {{"loss", metric_json(e.loss)},
+         {"accuracy", metric_json(e.accuracy, m.has_accuracy)},
+         {"val_loss", metric_json(e.val_loss, m.validated)},
+         {"val_accuracy", metric_json(e.val_accuracy, m.validated && m.has_accuracy)},
+         {"metrics", named_metrics(m.metrics, e.metrics)},
+         {"val_metrics", named_metrics(m.metrics, e.val_metrics)},
+         {"learning_rate", std::isnan(e.learning_rate) ? json() : json(e.learning_rate)},
+         {"seconds", metric_json(e.seconds)},
+         {"samples_per_s", metric_json(e.samples_per_s)},
+         {"input_wait_s", e.input_wait_s},
+         {"input_busy_s", e.input_busy_s}});
   return epochs;
 }
 std::vector<EpochMetrics> epochs_from(const json& j, const std::vector<MetricSpec>& metrics) {
@@ -136,11 +146,14 @@ std::vector<EpochMetrics> epochs_from(const json& j, const std::vector<MetricSpe
   for (const json& e : j) {
     EpochMetrics epoch;
     epoch.loss = metric_from(e.at("loss")), epoch.accuracy = metric_from(e.at("accuracy"));
-    epoch.val_loss = metric_from(e.at("val_loss")), epoch.val_accuracy = metric_from(e.at("val_accuracy"));
+    epoch.val_loss = metric_from(e.at("val_loss")),
+    epoch.val_accuracy = metric_from(e.at("val_accuracy"));
     epoch.metrics = named_metrics_from(metrics, e.value("metrics", json::object()));
     epoch.val_metrics = named_metrics_from(metrics, e.value("val_metrics", json::object()));
-    if (const json rate = e.value("learning_rate", json()); !rate.is_null()) epoch.learning_rate = rate;
-    epoch.seconds = metric_from(e.at("seconds")), epoch.samples_per_s = metric_from(e.at("samples_per_s"));
+    if (const json rate = e.value("learning_rate", json()); !rate.is_null())
+      epoch.learning_rate = rate;
+    epoch.seconds = metric_from(e.at("seconds")),
+    epoch.samples_per_s = metric_from(e.at("samples_per_s"));
     epoch.input_wait_s = e.at("input_wait_s"), epoch.input_busy_s = e.at("input_busy_s");
     epochs.push_back(epoch);
   }
@@ -156,9 +169,12 @@ json fit_json(const ModelReport& m) {
   json rungs = json::array();
   for (const RungResult& r : m.fit.rungs)
     rungs.push_back({{"epochs", r.epochs}, {"value", metric_json(r.value)}, {"kept", r.kept}});
-  return {{"status", m.fit.status},           {"why", text(m.fit.why)},
-          {"stopped_epoch", m.fit.stopped_epoch}, {"stop_reason", text(m.fit.stop_reason)},
-          {"restored_epoch", m.fit.restored_epoch}, {"rungs", rungs}};
+  return {{"status", m.fit.status},
+          {"why", text(m.fit.why)},
+          {"stopped_epoch", m.fit.stopped_epoch},
+          {"stop_reason", text(m.fit.stop_reason)},
+          {"restored_epoch", m.fit.restored_epoch},
+          {"rungs", rungs}};
 }
 void fit_from(const json& j, FitResult& fit) {
   if (j.is_null()) return;
@@ -194,7 +210,9 @@ void memory_from(const json& j, ModelReport& m) {
 
 // The step timeline: {"steps", "epochs", "input"}, each a track; and back into `fit`.
 json timeline_json(const FitResult& fit) {
-  return {{"steps", intervals(fit.steps)}, {"epochs", intervals(fit.epoch_spans)}, {"input", intervals(fit.input_spans)}};
+  return {{"steps", intervals(fit.steps)},
+          {"epochs", intervals(fit.epoch_spans)},
+          {"input", intervals(fit.input_spans)}};
 }
 void timeline_from(const json& j, FitResult& fit) {
   fit.steps = track_from(j.at("steps"));
@@ -232,7 +250,11 @@ void to_json(json& j, const ModelReport& m) {
        {"samples_per_s", metric_json(m.samples_per_s)},
        {"solo_s", metric_json(m.solo_s)},
        {"slowdown", metric_json(m.slowdown)},
-       {"metrics", {{"accuracy", m.has_accuracy}, {"validation", m.validated}, {"test", m.tested}, {"list", m.metrics}}},
+       {"metrics",
+        {{"accuracy", m.has_accuracy},
+         {"validation", m.validated},
+         {"test", m.tested},
+         {"list", m.metrics}}},
        {"test_loss", metric_json(m.test.loss, m.tested)},
        {"test_accuracy", metric_json(m.test.accuracy, m.tested && m.has_accuracy)},
        {"test_metrics", named_metrics(m.metrics, m.test.metrics)},
@@ -252,7 +274,8 @@ void from_json(const json& j, ModelReport& m) {
   m.backend = text_from(j.at("backend"));
   m.device = j.at("device");
   m.device_name = text_from(j.at("device_name"));
-  m.device_schedule = text_from(j.value("device_schedule", json()));  // absent from documents before it
+  m.device_schedule =
+      text_from(j.value("device_schedule", json()));  // absent from documents before it
   m.visible_devices = text_from(j.at("cuda_visible_devices"));
   m.host = text_from(j.at("host"));
   m.pid = j.at("pid");
@@ -280,8 +303,10 @@ void from_json(const json& j, ModelReport& m) {
             named_metrics_from(m.metrics, j.value("test_metrics", json::object()))};
   m.params = j.at("params");
   memory_from(j.at("memory"), m);
-  // The document leaves the timeline out (it goes to --trace), and so do a journal and a rank's message.
-  if (const auto timeline = j.find("timeline"); timeline != j.end()) timeline_from(*timeline, m.fit);
+  // The document leaves the timeline out (it goes to --trace), and so do a journal and a rank's
+  // message.
+  if (const auto timeline = j.find("timeline"); timeline != j.end())
+    timeline_from(*timeline, m.fit);
 }
 
 }  // namespace mf

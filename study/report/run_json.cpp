@@ -40,12 +40,19 @@ void from_json(const json& j, MachineRecord& m) {
 }
 
 void to_json(json& j, const RungSummary& r) {
-  j = {{"bracket", r.bracket}, {"epochs", r.epochs}, {"trials", r.trials}, {"kept", r.kept},
-       {"best", metric_json(r.best)}, {"median", metric_json(r.median)}, {"worst", metric_json(r.worst)}};
+  j = {{"bracket", r.bracket},         {"epochs", r.epochs},
+       {"trials", r.trials},           {"kept", r.kept},
+       {"best", metric_json(r.best)},  {"median", metric_json(r.median)},
+       {"worst", metric_json(r.worst)}};
 }
 void from_json(const json& j, RungSummary& r) {
-  r = {j.at("bracket"), j.at("epochs"), j.at("trials"), j.at("kept"),
-       metric_from(j.at("best")), metric_from(j.at("median")), metric_from(j.at("worst"))};
+  r = {j.at("bracket"),
+       j.at("epochs"),
+       j.at("trials"),
+       j.at("kept"),
+       metric_from(j.at("best")),
+       metric_from(j.at("median")),
+       metric_from(j.at("worst"))};
 }
 
 // compute_fraction is the samples over the full sweep's: written for a reader, not read back.
@@ -54,11 +61,12 @@ void to_json(json& j, const SchedulerReport& s) {
        {"rungs", s.rungs},
        {"samples", s.samples},
        {"full_samples", s.full_samples},
-       {"compute_fraction", s.full_samples > 0 ? json(double(s.samples) / double(s.full_samples)) : json()}};
+       {"compute_fraction",
+        s.full_samples > 0 ? json(double(s.samples) / double(s.full_samples)) : json()}};
 }
 void from_json(const json& j, SchedulerReport& s) {
-  s = {j.at("spec").get<SchedulerSpec>(), j.at("rungs").get<std::vector<RungSummary>>(), j.at("samples"),
-       j.at("full_samples")};
+  s = {j.at("spec").get<SchedulerSpec>(), j.at("rungs").get<std::vector<RungSummary>>(),
+       j.at("samples"), j.at("full_samples")};
 }
 
 namespace {
@@ -68,8 +76,10 @@ namespace {
 // for a reader, not read back.
 json overlap_json(const RunReport& run) {
   if (!run.overlap) return json();
-  return {{"fraction", run.overlap->fraction()}, {"busy_s", run.overlap->busy_s},
-          {"concurrent_s", run.overlap->concurrent_s}, {"kind", text(run.overlap_kind)}};
+  return {{"fraction", run.overlap->fraction()},
+          {"busy_s", run.overlap->busy_s},
+          {"concurrent_s", run.overlap->concurrent_s},
+          {"kind", text(run.overlap_kind)}};
 }
 void overlap_from(const json& j, RunReport& run) {
   if (j.is_null()) return;
@@ -135,15 +145,17 @@ void from_json(const json& j, RunReport& run) {
   run = RunReport{};
   run.backend = text_from(j.at("backend"));
   run.device_name = text_from(j.at("device_name"));
-  run.device_schedule = text_from(j.value("device_schedule", json()));  // absent from documents before it
+  run.device_schedule =
+      text_from(j.value("device_schedule", json()));  // absent from documents before it
   j.at("mps").get_to(run.mps);
   run.mode = j.at("mode");
   run.repeat = j.value("repeat", 1);  // absent from documents before it
   run.concurrency = j.at("concurrency");
   run.concurrency_reason = text_from(j.at("concurrency_reason"));
   j.at("training_threads").get_to(run.training_threads);
-  run.pools_kept = j.value("pools_kept", false);                        // absent from documents before it
-  run.injected_fault = text_from(j.value("injected_fault", json()));  // absent from documents before it
+  run.pools_kept = j.value("pools_kept", false);  // absent from documents before it
+  run.injected_fault =
+      text_from(j.value("injected_fault", json()));  // absent from documents before it
   run.resumed_models = j.at("resumed_models");
   run.data = text_from(j.at("data").at("source"));
   run.data_bytes = j.at("data").at("bytes");
@@ -183,7 +195,8 @@ void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus) {
   };
   run.gpu = json();
   run.gpu_note = gpu_notes(gpus);
-  if (std::none_of(gpus.begin(), gpus.end(), [](const GpuSummary& gpu) { return gpu.why_not.empty(); })) {
+  if (std::none_of(gpus.begin(), gpus.end(),
+                   [](const GpuSummary& gpu) { return gpu.why_not.empty(); })) {
     if (run.gpu_note.empty()) run.gpu_note = "no GPU sampled";
   } else if (gpus.size() == 1) {
     run.gpu = figures(gpus[0]);
@@ -195,8 +208,8 @@ void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus) {
         entry.update(figures(gpu));
         entry["note"] = text(gpu.sampling_error);
       } else {  // never sampled: no figures
-        for (const char* field : {"device", "mean_utilization_percent", "max_utilization_percent", "peak_used_bytes",
-                                  "total_bytes"})
+        for (const char* field : {"device", "mean_utilization_percent", "max_utilization_percent",
+                                  "peak_used_bytes", "total_bytes"})
           entry[field] = nullptr;
         entry["samples"] = 0;
         entry["note"] = gpu.why_not;
@@ -216,10 +229,12 @@ void write_json(const std::vector<RunReport>& runs, const std::string& path) {
   if (runs.size() == 1) {
     doc = runs[0];
   } else {
-    const bool one_mode = std::all_of(runs.begin(), runs.end(), [&](const RunReport& r) { return r.mode == runs[0].mode; });
-    const int repeats = std::max_element(runs.begin(), runs.end(), [](const RunReport& a, const RunReport& b) {
-                          return a.repeat < b.repeat;
-                        })->repeat;
+    const bool one_mode = std::all_of(runs.begin(), runs.end(),
+                                      [&](const RunReport& r) { return r.mode == runs[0].mode; });
+    const int repeats =
+        std::max_element(runs.begin(), runs.end(), [](const RunReport& a, const RunReport& b) {
+          return a.repeat < b.repeat;
+        })->repeat;
     doc = {{"mode", one_mode ? runs[0].mode : "all"}, {"runs", json::array()}};
     for (const RunReport& run : runs) doc["runs"].push_back(run);
     if (repeats > 1) doc["repeat"] = repeats, doc["repeats"] = spread_by_mode(runs);

@@ -1,9 +1,10 @@
-// A run's report read back from its one JSON form (from_json, study/report/run_json.cpp) and written
-// again is the same JSON, compared field by field: a run with every field set here (none a default,
-// so that a field that is not read back shows as its default), a default run, and the documents of
-// real runs of a tiny sweep (serial, and packed with a scheduler and the step timeline measured).
-// What is derived (unjudged, the overlap's fraction, the scheduler's compute_fraction) comes back
-// from what it is of. A model's own form both ways, against literal JSON: test_report_forms.cpp.
+// A run's report read back from its one JSON form (from_json, study/report/run_json.cpp) and
+// written again is the same JSON, compared field by field: a run with every field set here (none a
+// default, so that a field that is not read back shows as its default), a default run, and the
+// documents of real runs of a tiny sweep (serial, and packed with a scheduler and the step timeline
+// measured). What is derived (unjudged, the overlap's fraction, the scheduler's compute_fraction)
+// comes back from what it is of. A model's own form both ways, against literal JSON:
+// test_report_forms.cpp.
 #include <unistd.h>
 
 #include <atomic>
@@ -27,19 +28,22 @@ using nlohmann::json;
 
 // A field added to a run's report stops this compiling (a structured binding names every field):
 // give it a value in full_run() that is not its default.
-[[maybe_unused]] void field_count_guards(RunReport& r, MachineRecord& mr, SchedulerReport& s, RungSummary& rs) {
+[[maybe_unused]] void field_count_guards(RunReport& r, MachineRecord& mr, SchedulerReport& s,
+                                         RungSummary& rs) {
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes,
-                          r_host_peak_rss_bytes, r_workers_peak_rss_bytes, r_wall_s, r_scheduler, r_startup_s,
-                          r_train_s, r_samples_per_s, r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s,
-                          r_repeat, r_concurrency, r_concurrency_reason, r_training_threads, r_pools_kept,
-                          r_injected_fault, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note,
-                          r_error, r_auto_choice, r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards,
-                          r_machine, r_models] = r;
+                          r_host_peak_rss_bytes, r_workers_peak_rss_bytes, r_wall_s, r_scheduler,
+                          r_startup_s, r_train_s, r_samples_per_s, r_process_startup_s,
+                          r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency,
+                          r_concurrency_reason, r_training_threads, r_pools_kept, r_injected_fault,
+                          r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note,
+                          r_error, r_auto_choice, r_rank_by, r_ranking, r_ranks, r_sweep, r_shard,
+                          r_shards, r_machine, r_models] = r;
   [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes,
-                          mr_load_average_before, mr_load_average_after, mr_others_busy_cores, mr_cpu_pressure,
-                          mr_busy] = mr;
+                          mr_load_average_before, mr_load_average_after, mr_others_busy_cores,
+                          mr_cpu_pressure, mr_busy] = mr;
   [[maybe_unused]] auto& [s_spec, s_rungs, s_samples, s_full_samples] = s;
-  [[maybe_unused]] auto& [rs_bracket, rs_epochs, rs_trials, rs_kept, rs_best, rs_median, rs_worst] = rs;
+  [[maybe_unused]] auto& [rs_bracket, rs_epochs, rs_trials, rs_kept, rs_best, rs_median, rs_worst] =
+      rs;
 }
 
 // Every field of `want` in `got` and no other, compared one at a time by its path
@@ -47,13 +51,17 @@ using nlohmann::json;
 void expect_same_fields(const json& got, const json& want, const std::string& at = "the document") {
   if (got.is_object() && want.is_object()) {
     for (const auto& [key, value] : want.items()) {
-      if (!got.contains(key)) ADD_FAILURE() << at << "." << key << " is not read back";
-      else expect_same_fields(got[key], value, at + "." + key);
+      if (!got.contains(key))
+        ADD_FAILURE() << at << "." << key << " is not read back";
+      else
+        expect_same_fields(got[key], value, at + "." + key);
     }
     for (const auto& [key, value] : got.items())
-      if (!want.contains(key)) ADD_FAILURE() << at << "." << key << " is written back but was not there";
+      if (!want.contains(key))
+        ADD_FAILURE() << at << "." << key << " is written back but was not there";
   } else if (got.is_array() && want.is_array() && got.size() == want.size()) {
-    for (size_t i = 0; i < want.size(); ++i) expect_same_fields(got[i], want[i], at + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < want.size(); ++i)
+      expect_same_fields(got[i], want[i], at + "[" + std::to_string(i) + "]");
   } else {
     EXPECT_EQ(got.dump(), want.dump()) << at;
   }
@@ -127,7 +135,8 @@ RunReport full_run() {
   spec.grace_epochs = 1;
   spec.reduction_factor = 3;
   spec.max_epochs = 9;
-  r.scheduler = SchedulerReport{spec, {{0, 1, 3, 1, 0.875, 0.75, NAN}, {0, 3, 1, 1, 0.9375, 0.9375, 0.9375}}, 640, 2560};
+  r.scheduler = SchedulerReport{
+      spec, {{0, 1, 3, 1, 0.875, 0.75, NAN}, {0, 3, 1, 1, 0.9375, 0.9375, 0.9375}}, 640, 2560};
   r.startup_s = 0.25;
   r.train_s = 3.0;
   r.samples_per_s = 213.5;
@@ -150,12 +159,14 @@ RunReport full_run() {
   r.auto_choice = {{"mode", "packed"}};
   r.rank_by = "val_accuracy";
   r.ranking = {"tiny-lr0.01"};
-  r.ranks = {{0, "node-1", 3.5, 0.25, 128.25, 1}, {1, "node-2", std::nullopt, std::nullopt, std::nullopt, 0}};
+  r.ranks = {{0, "node-1", 3.5, 0.25, 128.25, 1},
+             {1, "node-2", std::nullopt, std::nullopt, std::nullopt, 0}};
   r.sweep = SweepIdentity{"tiny-sweep", 12, "0123456789abcdef"};
   r.shard = Shard{1, 3};
   r.shards = {{1, "node-1", 1.75, 0.125, 64.5, 4}};
-  r.machine = MachineRecord{"multifit 0.16.0 (commit 0123456789ab)", 2, 4, 25769803776, 3.5, 1.25, 0.75, 0.5,
-                            "other processes kept 0.8 of its 2 cores busy"};
+  r.machine = MachineRecord{
+      "multifit 0.16.0 (commit 0123456789ab)",       2, 4, 25769803776, 3.5, 1.25, 0.75, 0.5,
+      "other processes kept 0.8 of its 2 cores busy"};
   r.models = {some_model()};
   return r;
 }
@@ -186,7 +197,8 @@ TEST(RunReportJson, TheComparisonNamesAFieldThatDiffers) {
                           "the document.ranks[1].host");
 }
 
-// A field missing from a document is said by its name; one added to the form later reads as its default.
+// A field missing from a document is said by its name; one added to the form later reads as its
+// default.
 TEST(RunReportJson, AMissingFieldIsNamedAndALaterOneReadsAsItsDefault) {
   json document = full_run();
   document.erase("wall_s");
@@ -201,27 +213,35 @@ TEST(RunReportJson, AMissingFieldIsNamedAndALaterOneReadsAsItsDefault) {
   EXPECT_FALSE(document.get<RunReport>().machine);
 }
 
-// ---- Real runs -------------------------------------------------------------------------------------
+// ---- Real runs
+// -------------------------------------------------------------------------------------
 
 // A tiny sweep of 4 models of 64 rows, written to a file of its own; with a scheduler when asked.
 class RealRuns : public testing::Test {
  protected:
   void SetUp() override {
     const testing::TestInfo& t = *testing::UnitTest::GetInstance()->current_test_info();
-    path_ = (std::filesystem::temp_directory_path() / ("mf_" + std::to_string(getpid()) + "_" + t.name() + ".json"))
+    path_ = (std::filesystem::temp_directory_path() /
+             ("mf_" + std::to_string(getpid()) + "_" + t.name() + ".json"))
                 .string();
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
   // The document of a run of the sweep in `mode`, every model's step timeline measured.
   json run(ModeKind mode, bool with_scheduler) const {
-    json sweep = {{"name", "tiny"},
-                  {"base", {{"name", "tiny"}, {"data", "synthetic:teacher:rows=64"}, {"input", 20},
-                            {"layers", {{{"units", 8}, {"activation", "relu"}}, {{"units", 1}, {"activation", "sigmoid"}}}},
-                            {"loss", "binary_crossentropy"}, {"fit", {{"epochs", 3}, {"batch_size", 16},
-                                                                      {"validation_split", 0.25}}}}},
-                  {"grid", {{"learning_rate", {0.001, 0.01}}, {"seed", {1, 2}}}}};
-    if (with_scheduler) sweep["scheduler"] = {{"type", "asha"}, {"metric", "val_accuracy"}, {"grace_epochs", 1}};
+    json sweep = {
+        {"name", "tiny"},
+        {"base",
+         {{"name", "tiny"},
+          {"data", "synthetic:teacher:rows=64"},
+          {"input", 20},
+          {"layers",
+           {{{"units", 8}, {"activation", "relu"}}, {{"units", 1}, {"activation", "sigmoid"}}}},
+          {"loss", "binary_crossentropy"},
+          {"fit", {{"epochs", 3}, {"batch_size", 16}, {"validation_split", 0.25}}}}},
+        {"grid", {{"learning_rate", {0.001, 0.01}}, {"seed", {1, 2}}}}};
+    if (with_scheduler)
+      sweep["scheduler"] = {{"type", "asha"}, {"metric", "val_accuracy"}, {"grace_epochs", 1}};
     std::ofstream(path_) << sweep.dump();
     const Sweep loaded = load_sweep(path_);
     RunOptions options;
