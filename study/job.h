@@ -74,7 +74,7 @@ struct Job {
   int device = 0;                 // the GPU it is given (--devices)
   std::string load, save;         // train's --load and --save
   // run's --save-best: where its weights are saved when it ends ok, for the keeper to keep or drop
-  // (study/best_keeper.h); empty: not kept
+  // (study/best/staging.h); empty: not kept
   std::string keep;
   nlohmann::json values = nlohmann::json::object();  // a grid's or a search's axis values (SweepEntry::values)
 };

@@ -4,7 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "study/best_keeper.h"
+#include "study/best/publish.h"
+#include "study/best/staging.h"
 #include "study/report/report.h"
 
 namespace mf {

@@ -8,7 +8,7 @@
 
 #include "apps/multifit/run_args.h"
 #include "backends/factory.h"
-#include "study/best_keeper.h"
+#include "study/best/names.h"
 #include "study/modes/mode.h"
 
 namespace mf {

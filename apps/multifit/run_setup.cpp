@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include "apps/multifit/run_checks.h"
 #include "runtime/error.h"
 #include "runtime/output_path.h"
+#include "study/best/staging.h"
 #include "study/model_worker.h"
 #include "study/rank_journals.h"
 #include "study/shard.h"
@@ -30,18 +32,6 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun&
     *code = worse_exit_code(*code, kExitFailure);
     return nullptr;
   }
-}
-
-// --inject-fault NAME names a model of the sweep, or the run would train with no fault at all.
-void check_fault_target(const std::vector<Job>& jobs, const RunOptions& options) {
-  std::string names;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    if (jobs[i].name == options.inject_fault) return;
-    if (i < 5) names += (i ? ", " : "") + jobs[i].name;
-  }
-  throw UserError("--inject-fault " + options.inject_fault + ": " + options.models_path + " has no model of that name; " +
-                  (jobs.empty() ? "it has no models"
-                                : "its models are " + names + (jobs.size() > 5 ? " and " + std::to_string(jobs.size() - 5) + " more" : "")));
 }
 
 // The backend --backend names, auto resolved, and its options checked before any work (every model
@@ -110,7 +100,7 @@ void load_jobs(RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup
                         "one run; run the sweep in one process (any --mode)");
       options.scheduler = scheduler_for(*sweep.scheduler, setup.jobs);
     }
-    if (!options.inject_fault.empty()) check_fault_target(setup.jobs, options);
+    if (!options.inject_fault.empty()) check_fault_target(setup.jobs, options.inject_fault, options.models_path);
     if (plan.save_best) check_save_best_metric(setup.jobs, options.rank_by);
     setup.sweep = identify_sweep(sweep, setup.jobs);  // the whole sweep's, whatever part runs
   } catch (const UserError& e) {  // the document is written whatever failed: here, with no model

@@ -1,7 +1,8 @@
 #pragma once
 // --save-best K DIR's names: the option's value, what it writes in DIR, and the name of a model's
 // files there. The folder's other files: the top K (top_k.h), the staging folder and its keeper
-// (staging.h), the best K published into DIR (publish.h), the checks before a run (checks.h).
+// (staging.h), the best K published into DIR (publish.h), and the checks before a run in
+// the command line's (apps/multifit/run_checks.h).
 #include <cstddef>
 #include <string>
 

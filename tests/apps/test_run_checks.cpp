@@ -1,5 +1,6 @@
-// --save-best's checks before anything trains (study/best/checks.h): a DIR that is a file or whose
-// folder is missing, and a --rank-by metric no model of the sweep can have, are refused.
+// The run's checks of its flags against the sweep (apps/multifit/run_checks.h): a --save-best DIR
+// that is a file or whose folder is missing, a --rank-by metric no model of the sweep can have, and
+// an --inject-fault naming no model are refused.
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/error.h"
-#include "study/best/checks.h"
+#include "apps/multifit/run_checks.h"
 
 namespace mf {
 namespace {
@@ -27,7 +28,7 @@ std::string refusal(Check check) {
   return "";
 }
 
-TEST(BestChecks, ADirThatIsAFileOrInAMissingFolderIsRefused) {
+TEST(RunChecks, ADirThatIsAFileOrInAMissingFolderIsRefused) {
   const fs::path base = fs::temp_directory_path() / ("mf_best_checks_" + std::to_string(getpid()));
   fs::create_directories(base);
   std::ofstream(base / "file") << "not a folder";
@@ -46,7 +47,7 @@ TEST(BestChecks, ADirThatIsAFileOrInAMissingFolderIsRefused) {
   fs::remove_all(base);
 }
 
-TEST(BestChecks, AMetricNoModelCanHaveIsRefused) {
+TEST(RunChecks, AMetricNoModelCanHaveIsRefused) {
   Job unvalidated;
   unvalidated.data = "synthetic:teacher:rows=64";
   ModelSpec spec;
@@ -61,6 +62,19 @@ TEST(BestChecks, AMetricNoModelCanHaveIsRefused) {
             "metric, or leave --rank-by out");
   Job unread;  // a bad entry of the sweep: no spec, no value of anything
   EXPECT_NE(refusal([&] { check_save_best_metric({unread}, RankBy::train_s); }), "");
+}
+
+TEST(RunChecks, AFaultForNoModelOfTheSweepNamesTheFirstFive) {
+  std::vector<Job> jobs;
+  for (const char* name : {"m0", "m1", "m2", "m3", "m4", "m5", "m6"}) jobs.emplace_back().name = name;
+  EXPECT_EQ(refusal([&] { check_fault_target(jobs, "m6", "s.json"); }), "");
+  EXPECT_EQ(refusal([&] { check_fault_target(jobs, "m7", "s.json"); }),
+            "--inject-fault m7: s.json has no model of that name; its models are m0, m1, m2, m3, m4 and 2 more");
+  jobs.resize(2);
+  EXPECT_EQ(refusal([&] { check_fault_target(jobs, "x", "s.json"); }),
+            "--inject-fault x: s.json has no model of that name; its models are m0, m1");
+  EXPECT_EQ(refusal([&] { check_fault_target({}, "x", "s.json"); }),
+            "--inject-fault x: s.json has no model of that name; it has no models");
 }
 
 }  // namespace
