@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "kernels/dense_cpu.h"
 #include "kernels/kernels.h"
+#include "tests/parity/tsan_sizes.h"
 
 namespace mf::hostexec {
 namespace {
@@ -122,7 +124,7 @@ GemmPlan plan_of(const Case& c) {
 }
 
 // The MLPs' products that an H200 splits (kernels/gemm_plan.h's unit tests give their plans).
-const Case kCases[] = {
+const Case kMlpCases[] = {
     {Product::forward, 32, 784, 256, Activation::relu, 1},         // the Fashion-MNIST first layer: S = 8
     {Product::forward, 32, 784, 256, Activation::tanh, 3},         // a pack of 3: 24 blocks x 8
     {Product::forward, 128, 784, 100, Activation::sigmoid, 1},     // S = 8
@@ -134,15 +136,31 @@ const Case kCases[] = {
     {Product::backward_params, 1024, 100, 10, Activation::linear, 3},
     {Product::backward_params, 128, 64, 1, Activation::linear, 2},     // one column, K = 128: S = 2
 };
+// Under ThreadSanitizer (tests/parity/tsan_sizes.h), C of one to three tiles, each with an edge, and
+// the same splits of K (8 down to 2, ranges of lengths that are no multiple of the kernel's 16) for
+// each product, alone and in packs: the split path's kernels at a fifth of the threads' work.
+const Case kTsanCases[] = {
+    {Product::forward, 20, 515, 33, Activation::relu, 1},           // 2 tiles, S = 8
+    {Product::forward, 20, 515, 33, Activation::tanh, 3},           // a pack of 3: 6 blocks x 8
+    {Product::forward, 40, 300, 10, Activation::sigmoid, 1},        // S = 4, ranges of 75
+    {Product::forward, 32, 256, 10, Activation::linear, 2},         // S = 4
+    {Product::backward_input, 20, 40, 515, Activation::relu, 1},    // dX(20,40), K = 515: S = 8
+    {Product::backward_input, 20, 40, 515, Activation::sigmoid, 2},
+    {Product::backward_input, 33, 70, 200, Activation::tanh, 2},    // 6 tiles, K = 200: S = 3
+    {Product::backward_params, 520, 40, 10, Activation::linear, 1},  // dW(40,10) and db, K = 520: S = 8
+    {Product::backward_params, 300, 33, 10, Activation::linear, 3},  // K = 300: S = 4
+    {Product::backward_params, 128, 64, 1, Activation::linear, 2},   // one column, K = 128: S = 2
+};
+const std::span<const Case> kCases = test::kUnderTsan ? std::span<const Case>(kTsanCases) : kMlpCases;
 
 TEST(SplitK, EachProductAndEpilogueEqualsTheCpuAndTheUnsplitPath) {
   for (const Case& c : kCases) {
-    ASSERT_GT(plan_of(c).splits, 1) << "case " << &c - kCases << " must take the split path";
+    ASSERT_GT(plan_of(c).splits, 1) << "case " << &c - kCases.data() << " must take the split path";
     const std::vector<float> split = run(c, true), unsplit = run(c, false);
     // The same additions in the same order (gemm_plan.h: gemm_k_ranges): equal bit for bit.
     ASSERT_EQ(split.size(), unsplit.size());
     EXPECT_EQ(std::memcmp(split.data(), unsplit.data(), split.size() * sizeof(float)), 0) << "split vs unsplit";
-    if (HasFailure()) FAIL() << "case " << &c - kCases << ": " << c.m << "x" << c.k << "x" << c.n;
+    if (HasFailure()) FAIL() << "case " << &c - kCases.data() << ": " << c.m << "x" << c.k << "x" << c.n;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "target/target.h"
+#include "tests/parity/tsan_sizes.h"
 #include "tests/training_specs.h"
 
 namespace mf {
@@ -16,7 +17,7 @@ namespace {
 // The graphs instantiated by the warm-up (none when cold) and by the fit after it.
 std::pair<size_t, size_t> graphs_made(bool warm_up) {
   auto backend = hostexec::make_cuda_backend({});
-  const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
+  const DataSplit data = make_synthetic(test::teacher(4));
   DeviceData resident(*backend, data.train);
   Model model(test::classifier(0, 1e-3f), *backend);
   FitOptions options;
@@ -33,7 +34,7 @@ std::pair<size_t, size_t> graphs_made(bool warm_up) {
 }
 
 TEST(WarmUpGraphs, AWarmedFitReplaysTheGraphsOfItsWarmUpAndMakesNone) {
-  EXPECT_EQ(graphs_made(true), std::make_pair(size_t(2), size_t(0)));  // one per batch size: 32 and 23 rows
+  EXPECT_EQ(graphs_made(true), std::make_pair(size_t(2), size_t(0)));  // one per batch size: 32 and the last batch's
   EXPECT_EQ(graphs_made(false), std::make_pair(size_t(0), size_t(2)));
 }
 

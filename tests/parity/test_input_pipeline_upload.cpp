@@ -14,6 +14,7 @@
 #include "nn/fit.h"
 #include "tests/fit_numbers.h"
 #include "tests/parity/device_under_test.h"
+#include "tests/parity/tsan_sizes.h"
 #include "tests/training_specs.h"
 
 namespace mf::test {
@@ -30,7 +31,7 @@ ModelSpec augmented(PipelineSpec pipeline) {
 }
 
 std::vector<double> trained(Backend& backend, PipelineSpec pipeline, bool graphs) {
-  const DataSplit split = make_synthetic("teacher:rows=330,features=20,classes=4,seed=2");
+  const DataSplit split = make_synthetic(teacher(4) + ",features=20,seed=2");
   DeviceData data(backend, split.train, /*keep_host_rows=*/true);
   Model model(augmented(pipeline), backend);
   FitOptions options;

@@ -15,6 +15,7 @@
 #include "kernels/member_settings.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
+#include "tests/parity/tsan_sizes.h"
 
 namespace mf::test {
 namespace {
@@ -193,10 +194,16 @@ TEST_F(DenseParity, LargeTiles) {
 
 // The MLPs' shapes whose products the backend splits along K under host execution (it plans for an
 // H200's 132 SMs, kernels/gemm_plan.h): forward C(m,n) with K = k, backward dX(m,k) with K = n, dW(k,n)
-// with K = m. tests/hostexec/test_split_k.cpp checks the split path's packs and determinism.
+// with K = m. Under ThreadSanitizer (tests/parity/tsan_sizes.h) products of one to six tiles, each with
+// an edge, that split as much (S = 8, 4, 3): the same kernels and epilogues at a fraction of the threads'
+// work. tests/hostexec/test_split_k.cpp checks the split path's packs and determinism.
 TEST_F(DenseParity, SplitK) {
-  const Shape forwards[] = {{32, 784, 256}, {128, 784, 100}, {32, 256, 10}},
-              inputs[] = {{32, 784, 256}, {128, 100, 256}}, params[] = {{1024, 256, 10}, {1024, 100, 10}};
+  const std::vector<Shape> forwards = kUnderTsan ? std::vector<Shape>{{20, 515, 33}, {40, 300, 10}, {32, 256, 10}}
+                                                 : std::vector<Shape>{{32, 784, 256}, {128, 784, 100}, {32, 256, 10}},
+                           inputs = kUnderTsan ? std::vector<Shape>{{20, 40, 515}, {33, 70, 200}}
+                                               : std::vector<Shape>{{32, 784, 256}, {128, 100, 256}},
+                           params = kUnderTsan ? std::vector<Shape>{{520, 40, 10}, {300, 33, 10}}
+                                               : std::vector<Shape>{{1024, 256, 10}, {1024, 100, 10}};
   for (const Shape& s : forwards) {
     ASSERT_GT(gemm_plan(s.m, s.k, s.n, 1, kHostExecSms).splits, 1) << s;
     for (Activation act : kActivations) forward(s, act);

@@ -9,6 +9,7 @@
 #include "nn/fit.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
+#include "tests/parity/tsan_sizes.h"
 #include "tests/training_specs.h"
 
 namespace mf::test {
@@ -99,21 +100,25 @@ void on_every_backend(Check check) {
 }
 
 TEST(PackTraining, ClassifiersWithDifferentSeedsAndLearningRates) {
-  const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
+  const DataSplit data = make_synthetic(teacher(4));
   on_every_backend([&](Backend& b) {
     expect_pack_equals_alone(b, {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f), deep_classifier(3, 1e-3f)}, data.train);
   });
 }
 
 TEST(PackTraining, TinyModelsOfTheSeedsSweep) {
-  const DataSplit data = make_synthetic("teacher:rows=300,classes=2");
+  // Batches of 64: 4 and a last of 44 (under ThreadSanitizer 2 and a last of 22).
+  const DataSplit data = make_synthetic(teacher(2, tsan_or(300, 150)));
   std::vector<ModelSpec> specs;
   for (int i = 0; i < 4; ++i) specs.push_back(tiny(uint64_t(10 + i), 1e-3f * float(1 + i)));
   on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
 }
 
+// 200 rows (under ThreadSanitizer 100): 150 (75) training rows, 4 (2) batches of 32 and a last of 22 (11).
+const std::string kRegression = "regression:rows=" + std::to_string(tsan_or(200, 100));
+
 TEST(PackTraining, SgdWithEachMembersMomentumAndMse) {
-  const DataSplit data = make_synthetic("regression:rows=200");
+  const DataSplit data = make_synthetic(kRegression);
   std::vector<ModelSpec> specs;
   for (float momentum : {0.5f, 0.9f}) {
     ModelSpec spec = deep_classifier(uint64_t(momentum * 10), 0.05f);
@@ -127,7 +132,7 @@ TEST(PackTraining, SgdWithEachMembersMomentumAndMse) {
 }
 
 TEST(PackTraining, AMemberThatDivergesLeavesTheOthersAsAlone) {
-  const DataSplit data = make_synthetic("regression:rows=200");
+  const DataSplit data = make_synthetic(kRegression);
   std::vector<ModelSpec> specs;
   for (float learning_rate : {0.01f, 1e13f, 0.02f}) {  // the middle one diverges in its first epoch
     ModelSpec spec = deep_classifier(7, learning_rate);
@@ -201,18 +206,18 @@ TEST(PackTraining, MembersWithTheirOwnKerasSettingsTrainAsAlone) {
   on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
 }
 
-// Every training step captured once as a CUDA graph (one per batch row count: 330 rows with a
-// validation split of 0.25 leave floor(247.5) = 247 training rows, 7 batches of 32 and a last of 23;
-// 700 rows in batches of 300 end in one of 100) and replayed gives the numbers of steps launched one
-// by one, for a pack and for a model alone, with Adam and with SGD's momentum. Under host execution a
-// replay runs the captured launches with the arguments they had, so a step whose launches changed from
-// step to step fails.
+// Every training step captured once as a CUDA graph (one per batch row count: kTeacherRows, 7 batches
+// of 32 and a last of 23, or under ThreadSanitizer 2 and a last of 11; 700 rows in batches of 300 end
+// in one of 100, 400 under ThreadSanitizer in one of 100 too) and replayed gives the numbers of steps
+// launched one by one, for a pack and for a model alone, with Adam and with SGD's momentum. Under host
+// execution a replay runs the captured launches with the arguments they had, so a step whose launches
+// changed from step to step fails.
 TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   std::string why;
   std::unique_ptr<Backend> device = make_device_under_test(why);
   if (!device) GTEST_SKIP() << why;
   ASSERT_TRUE(device->has_graphs());
-  const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
+  const DataSplit data = make_synthetic(teacher(4));
   std::vector<ModelSpec> specs = {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f)};
   specs[1].optimizer.kind = specs[0].optimizer.kind;
   expect_pack_equals_alone(*device, specs, data.train, true);
@@ -220,7 +225,7 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   expect_pack_equals_alone(*device, specs, data.train, true);
   expect_pack_equals_alone(*device, {specs[0]}, data.train, true);
   // Batches of 300 rows: the loss pass in two launches (more than 256 rows); no shuffle.
-  const DataSplit more = make_synthetic("teacher:rows=700,classes=4");
+  const DataSplit more = make_synthetic(teacher(4, tsan_or(700, 400)));
   for (ModelSpec& spec : specs) spec.fit = {2, 300, 0.f, false};
   expect_pack_equals_alone(*device, specs, more.train, true);
 }
