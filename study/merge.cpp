@@ -14,6 +14,8 @@
 #include "runtime/input_file.h"
 #include "runtime/json_forms.h"
 #include "study/journal.h"
+#include "study/rank_path.h"
+#include "study/report/combine_parts.h"
 
 namespace mf {
 namespace {
@@ -24,94 +26,75 @@ using nlohmann::json;
 // a bound keeps a device or a pipe from being read forever (runtime/input_file.h).
 constexpr uintmax_t kMaxPartBytes = uintmax_t(16) << 30;
 
-// One part as read, checked on its own.
+// One part as read, checked on its own: a document read whole (from_json), or a journal's header
+// (its sweep, shard, backend and mode) and models, its run's figures left as they are by default,
+// unread: a journal times nothing of its run.
 struct Part {
   std::string path;
   bool journal = false;
-  SweepIdentity sweep;
-  std::optional<Shard> shard;
-  std::string backend, mode;  // "" when unknown: a run whose models never reached a backend, a journal
-                              // of --mode auto killed before it chose
-  std::vector<ModelReport> models;
-  // A document's figures (a journal has none of its run's: absent, or 0 where the field cannot be).
-  std::optional<double> wall_s, startup_s, samples_per_s;
-  std::string device_name, data;
-  size_t data_bytes = 0, host_peak_rss_bytes = 0;
-  std::optional<size_t> workers_peak_rss_bytes;
-  int concurrency = 0, resumed_models = 0;
+  RunReport run;  // backend, mode: "" when unknown (a run whose models never reached a backend, a
+                  // journal of --mode auto killed before it chose)
 };
 
-// nlohmann's message without its tag: "key 'models' not found", not "[json.exception.out_of_range.403] key...".
-std::string model_words(const ModelReport& m) { return "model #" + std::to_string(m.index) + " '" + m.name + "'"; }
-
-// A document's or a journal's report, read as the one form has it (the document leaves out the step
-// timeline: an empty one stands in).
-ModelReport model_from(json report) {
-  report["timeline"] = {{"steps", json::array()}, {"epochs", json::array()}};
-  return report.get<ModelReport>();
+std::string model_words(const ModelReport& m) {
+  return "model #" + std::to_string(m.index) + " '" + m.name + "'";
 }
 
-std::string text_of(const json& j, const char* key) {
-  const json& v = j.at(key);
-  return v.is_null() ? "" : v.get<std::string>();
-}
-std::optional<double> number_of(const json& j, const char* key) {
-  const json& v = j.at(key);
-  return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
-}
-
-void read_document(Part& part, const json& doc) {
-  const std::string& path = part.path;
+// Throws UserError unless `doc` is a document of one run of a sweep.
+void check_document(const std::string& path, const json& doc) {
   if (!doc.is_object())
-    throw UserError(path + ": not a multifit result document (JSON, but " + std::string(doc.type_name()) +
+    throw UserError(path + ": not a multifit result document (JSON, but " +
+                    std::string(doc.type_name()) +
                     ", not an object): give run's --json documents or their journals");
   if (doc.contains("runs")) {
     std::string modes;
     if (doc["runs"].is_array())
       for (const json& run : doc["runs"])
-        modes += (modes.empty() ? "" : ", ") + (run.is_object() ? run.value("mode", std::string("?")) : "?");
-    throw UserError(path + ": a document of " + std::to_string(doc["runs"].size()) + " runs (" + modes +
-                    "; --mode all or --repeat): merge takes documents of one run; run every shard once, with one of "
+        modes += (modes.empty() ? "" : ", ") +
+                 (run.is_object() ? run.value("mode", std::string("?")) : "?");
+    throw UserError(path + ": a document of " + std::to_string(doc["runs"].size()) + " runs (" +
+                    modes +
+                    "; --mode all or --repeat): merge takes documents of one run; run every shard "
+                    "once, with one of "
                     "--mode serial, streams, processes or packed (or auto)");
   }
   if (!doc.contains("models") || !doc["models"].is_array() || !doc.contains("mode"))
-    throw UserError(path + ": not a multifit result document (no models and mode): give run's --json documents or "
-                           "their journals");
+    throw UserError(
+        path +
+        ": not a multifit result document (no models and mode): give run's --json documents or "
+        "their journals");
   if (!doc.contains("sweep"))
-    throw UserError(path + ": a document that does not name its sweep (field sweep): written by a multifit from "
-                           "before --shard; merge takes documents of this version");
+    throw UserError(
+        path +
+        ": a document that does not name its sweep (field sweep): written by a multifit from "
+        "before --shard; merge takes documents of this version");
   if (doc["sweep"].is_null()) {
-    const std::string error = doc.value("error", json()).is_string() ? doc["error"].get<std::string>() : "";
-    throw UserError(path + (error.empty() ? ": a document of no sweep (multifit train's): merge takes run's documents"
-                                          : ": a run that failed before it had its sweep (its error: " + error + ")"));
+    const std::string error =
+        doc.value("error", json()).is_string() ? doc["error"].get<std::string>() : "";
+    throw UserError(
+        path + (error.empty()
+                    ? ": a document of no sweep (multifit train's): merge takes run's documents"
+                    : ": a run that failed before it had its sweep (its error: " + error + ")"));
   }
-  std::string field = "sweep";
+}
+
+// The run of document `doc`, read as run wrote it: its fields, then its models one by one, so that
+// a model that cannot be read is named by its place.
+void read_document(Part& part, json doc) {
+  check_document(part.path, doc);
+  json models = std::move(doc["models"]);
+  doc["models"] = json::array();
   try {
-    part.sweep = doc.at("sweep").get<SweepIdentity>();
-    field = "shard";
-    part.shard = doc.at("shard").get<std::optional<Shard>>();
-    field = "the run's figures";
-    part.backend = text_of(doc, "backend");
-    part.mode = doc.at("mode").get<std::string>();
-    part.device_name = text_of(doc, "device_name");
-    part.data = text_of(doc.at("data"), "source");
-    part.data_bytes = doc.at("data").at("bytes");
-    part.host_peak_rss_bytes = doc.at("host_peak_rss_bytes");
-    doc.at("workers_peak_rss_bytes").get_to(part.workers_peak_rss_bytes);
-    part.wall_s = doc.at("wall_s").get<double>();
-    part.startup_s = number_of(doc, "startup_s");
-    part.samples_per_s = number_of(doc, "samples_per_s");
-    part.concurrency = doc.at("concurrency");
-    part.resumed_models = doc.at("resumed_models");
+    part.run = doc.get<RunReport>();
   } catch (const std::exception& e) {
-    throw UserError(path + ": " + field + " cannot be read: " + without_tag(e.what()));
+    throw UserError(part.path + ": cannot be read as a run's document: " + without_tag(e.what()));
   }
-  const json& models = doc["models"];
   for (size_t i = 0; i < models.size(); ++i) {
     try {
-      part.models.push_back(model_from(models[i]));
+      part.run.models.push_back(models[i].get<ModelReport>());
     } catch (const std::exception& e) {
-      throw UserError(path + ": models[" + std::to_string(i) + "] cannot be read: " + without_tag(e.what()));
+      throw UserError(part.path + ": models[" + std::to_string(i) +
+                      "] cannot be read: " + without_tag(e.what()));
     }
   }
 }
@@ -119,27 +102,30 @@ void read_document(Part& part, const json& doc) {
 void read_journal_part(Part& part, const std::string& text, std::vector<std::string>& notes) {
   const std::string& path = part.path;
   const JournalLines journal = parse_journal(path, text);
-  const json& head = journal.header;
-  if (!head.contains("sweep") || !head.contains("fingerprint"))
-    throw UserError(path + ":1: a journal that does not name its sweep (written by a multifit from before "
-                           "--shard): finish its run with --resume, which writes a document, and merge that");
-  try {
-    part.sweep = {head.at("sweep"), head.at("models"), head.at("fingerprint")};
-    part.shard = head.at("shard").get<std::optional<Shard>>();
-    part.backend = head.at("backend");
-    part.mode = head.at("mode");
-  } catch (const std::exception& e) {
-    throw UserError(path + ":1: the journal's header cannot be read: " + without_tag(e.what()));
-  }
-  if (part.mode == "all")
-    throw UserError(path + ":1: the journal of a --mode all run: merge takes parts of one mode; run every shard "
-                           "with one of --mode serial, streams, processes or packed (or auto)");
-  if (part.mode == "auto")  // the mode it chose; none yet when it was killed in its calibration, which journals nothing
-    part.mode = journal.auto_choice.is_object() ? journal.auto_choice.value("mode", "") : "";
-  std::map<size_t, const JournalModelLine*> last;  // a later line of a model supersedes an earlier one
+  const JournalRun& header = journal.header.run;
+  if (header.sweep.fingerprint.empty())
+    throw UserError(
+        path +
+        ":1: a journal that does not name its sweep (written by a multifit from before "
+        "--shard): finish its run with --resume, which writes a document, and merge that");
+  part.run.sweep = header.sweep;
+  part.run.shard = header.shard;
+  part.run.backend = header.backend;
+  part.run.mode = header.mode;
+  std::string& mode = part.run.mode;
+  if (mode == "all")
+    throw UserError(
+        path +
+        ":1: the journal of a --mode all run: merge takes parts of one mode; run every shard "
+        "with one of --mode serial, streams, processes or packed (or auto)");
+  if (mode == "auto")  // the mode it chose; none yet when it was killed in its calibration, which
+                       // journals nothing
+    mode = journal.auto_choice.is_object() ? journal.auto_choice.value("mode", "") : "";
+  std::map<size_t, const JournalModelLine*>
+      last;  // a later line of a model supersedes an earlier one
   size_t other_modes = 0;
   for (const JournalModelLine& line : journal.models) {
-    if (line.mode != part.mode) {
+    if (line.mode != mode) {
       ++other_modes;  // --solo's runs alone, the baseline of its slowdowns
       continue;
     }
@@ -148,16 +134,38 @@ void read_journal_part(Part& part, const std::string& text, std::vector<std::str
   for (const auto& [index, line] : last) {
     ModelReport m = line->ended.report;
     if (m.index != index || m.name != line->name)
-      throw UserError(path + ":" + std::to_string(line->line) + ": model #" + std::to_string(index) + " '" +
-                      line->name + "' has the report of #" + std::to_string(m.index) + " '" + m.name + "'");
-    part.models.push_back(std::move(m));
+      throw UserError(path + ":" + std::to_string(line->line) + ": model #" +
+                      std::to_string(index) + " '" + line->name + "' has the report of #" +
+                      std::to_string(m.index) + " '" + m.name + "'");
+    part.run.models.push_back(std::move(m));
   }
   if (other_modes > 0)
-    notes.push_back(path + ": " + std::to_string(other_modes) + " model lines of another mode than its run's " +
-                    part.mode + " (--solo's runs alone) left out");
+    notes.push_back(path + ": " + std::to_string(other_modes) +
+                    " model lines of another mode than its run's " + mode +
+                    " (--solo's runs alone) left out");
   if (journal.cut_line > 0)
     notes.push_back(path + ":" + std::to_string(journal.cut_line) +
-                    ": cut short, as a runner killed while writing it leaves it: its model is not in the merge");
+                    ": cut short, as a runner killed while writing it leaves it: its model is not "
+                    "in the merge");
+}
+
+// Each model where the part says it is: in the sweep, in its shard, once.
+void check_places(const Part& part) {
+  const std::string& path = part.path;
+  const SweepIdentity& sweep = *part.run.sweep;
+  const std::optional<Shard>& shard = part.run.shard;
+  std::set<size_t> seen;
+  for (const ModelReport& m : part.run.models) {
+    if (m.index >= sweep.models)
+      throw UserError(path + ": " + model_words(m) + " is past the sweep's " +
+                      std::to_string(sweep.models) + " models: a broken part");
+    if (shard && m.index % shard->count != shard->index)
+      throw UserError(path + ": " + model_words(m) + " is not of " + shard_words(shard) +
+                      " (its places are " + std::to_string(shard->index) + ", " +
+                      std::to_string(shard->index + shard->count) + ", ...): a broken part");
+    if (!seen.insert(m.index).second)
+      throw UserError(path + ": " + model_words(m) + " is in it twice: a broken part");
+  }
 }
 
 Part read_part(const std::string& path, std::vector<std::string>& notes) {
@@ -169,10 +177,10 @@ Part read_part(const std::string& path, std::vector<std::string>& notes) {
   part.path = path;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw UserError(path + ": empty: not a multifit result document or journal");
-  // A journal's first line is its header, one JSON object; a document's (as run writes it) is "{" alone.
+  // A journal's first line is its header, one JSON object; a document's (as run writes it) is "{"
+  // alone.
   const std::string first = text.substr(0, text.find('\n'));
-  const json head = json::parse(first, nullptr, false);
-  if (head.is_object() && head.contains("journal")) {
+  if (is_journal_header(json::parse(first, nullptr, false))) {
     part.journal = true;
     read_journal_part(part, text, notes);
   } else {
@@ -183,20 +191,9 @@ Part read_part(const std::string& path, std::vector<std::string>& notes) {
       throw UserError(path + ": not JSON (" + without_tag(e.what()) +
                       "): give run's --json documents or their journals");
     }
-    read_document(part, doc);
+    read_document(part, std::move(doc));
   }
-  // Each model where the part says it is: in the sweep, in its shard, once.
-  std::set<size_t> seen;
-  for (const ModelReport& m : part.models) {
-    if (m.index >= part.sweep.models)
-      throw UserError(path + ": " + model_words(m) + " is past the sweep's " + std::to_string(part.sweep.models) +
-                      " models: a broken part");
-    if (part.shard && m.index % part.shard->count != part.shard->index)
-      throw UserError(path + ": " + model_words(m) + " is not of " + shard_words(part.shard) + " (its places are " +
-                      std::to_string(part.shard->index) + ", " + std::to_string(part.shard->index + part.shard->count) +
-                      ", ...): a broken part");
-    if (!seen.insert(m.index).second) throw UserError(path + ": " + model_words(m) + " is in it twice: a broken part");
-  }
+  check_places(part);
   return part;
 }
 
@@ -204,70 +201,126 @@ std::string identity_words(const SweepIdentity& s) {
   return "'" + s.name + "' of " + std::to_string(s.models) + " models";
 }
 
-// Refuses `part` where it does not belong with the parts before it (`first`: the first of them; `typed`:
-// the first that has a model, whose backend and mode the others must share; none yet: nullptr).
-void check_belongs(const Part& part, const Part& first, const Part* typed, const std::vector<Part>& before) {
-  const std::string& path = part.path;
-  if (part.sweep.name != first.sweep.name || part.sweep.models != first.sweep.models)
-    throw UserError(path + ": a part of the sweep " + identity_words(part.sweep) + ", but " + first.path +
-                    " is of " + identity_words(first.sweep) + ": parts of another sweep");
-  if (part.sweep.fingerprint != first.sweep.fingerprint)
-    throw UserError(path + ": a part of the sweep " + identity_words(part.sweep) + " as " + first.path +
-                    " is, but its models' specs differ (fingerprint " + part.sweep.fingerprint + ", " + first.path +
-                    "'s " + first.sweep.fingerprint +
-                    "): another sweep file of that name, or other overrides (--epochs, --learning-rate, --seed, "
+// Refuses `part` where it is of another sweep than `first`, the first part.
+void check_same_sweep(const Part& part, const Part& first) {
+  const SweepIdentity &sweep = *part.run.sweep, &first_sweep = *first.run.sweep;
+  if (sweep.name != first_sweep.name || sweep.models != first_sweep.models)
+    throw UserError(part.path + ": a part of the sweep " + identity_words(sweep) + ", but " +
+                    first.path + " is of " + identity_words(first_sweep) +
+                    ": parts of another sweep");
+  if (sweep.fingerprint != first_sweep.fingerprint)
+    throw UserError(part.path + ": a part of the sweep " + identity_words(sweep) + " as " +
+                    first.path + " is, but its models' specs differ (fingerprint " +
+                    sweep.fingerprint + ", " + first.path + "'s " + first_sweep.fingerprint +
+                    "): another sweep file of that name, or other overrides (--epochs, "
+                    "--learning-rate, --seed, "
                     "--batch-size, --memory-limit, --memory); run every part with the same ones");
-  if (typed && !part.models.empty()) {
-    if (!part.backend.empty() && !typed->backend.empty() && part.backend != typed->backend)
-      throw UserError(path + ": trained on the " + part.backend + " backend, but " + typed->path + " on the " +
-                      typed->backend + " backend: merge takes parts of one backend");
-    if (!part.mode.empty() && !typed->mode.empty() && part.mode != typed->mode)
-      throw UserError(path + ": a run in " + part.mode + " mode, but " + typed->path + " in " + typed->mode +
-                      " mode: merge takes parts of one mode (run every shard with the same --mode; with auto each "
+}
+
+// Refuses `part` where it does not belong with the parts before it (`typed`: the first that has a
+// model, whose backend and mode the others must share; none yet: nullptr).
+void check_belongs(const Part& part, const Part* typed, const std::vector<Part>& before) {
+  const std::string& path = part.path;
+  check_same_sweep(part, before.front());
+  const RunReport& run = part.run;
+  if (typed && !run.models.empty()) {
+    const RunReport& their = typed->run;
+    if (!run.backend.empty() && !their.backend.empty() && run.backend != their.backend)
+      throw UserError(path + ": trained on the " + run.backend + " backend, but " + typed->path +
+                      " on the " + their.backend + " backend: merge takes parts of one backend");
+    if (!run.mode.empty() && !their.mode.empty() && run.mode != their.mode)
+      throw UserError(path + ": a run in " + run.mode + " mode, but " + typed->path + " in " +
+                      their.mode +
+                      " mode: merge takes parts of one mode (run every shard with the same --mode; "
+                      "with auto each "
                       "shard chooses its own)");
   }
   // The journals of one run's MPI ranks (PATH, PATH.rank-R) are one part, each with its own models.
   const auto of_one_run = [](const Part& a, const Part& b) {
-    const auto base = [](const Part& p) { return p.path.substr(0, std::min(p.path.size(), p.path.rfind(".rank-"))); };
-    return a.journal && b.journal && base(a) == base(b);
+    return a.journal && b.journal && rank_sibling_base(a.path) == rank_sibling_base(b.path);
   };
-  if (part.shard)
+  if (run.shard)
     for (const Part& other : before)
-      if (other.shard && other.shard->index == part.shard->index && other.shard->count == part.shard->count &&
-          !of_one_run(part, other))
-        throw UserError(path + ": " + shard_words(part.shard) + ", as " + other.path +
-                        " is: each part once (a shard's journal and its document are one part: give one of them)");
+      if (other.run.shard && other.run.shard->index == run.shard->index &&
+          other.run.shard->count == run.shard->count && !of_one_run(part, other))
+        throw UserError(path + ": " + shard_words(run.shard) + ", as " + other.path +
+                        " is: each part once (a shard's journal and its document are one part: "
+                        "give one of them)");
+}
+
+// Refuses `part` where one of its models is in a part before it: a model twice, or another model at
+// its place. `owner`: each model's place in the sweep -> its part, this one's added.
+void check_no_overlap(const Part& part, const std::vector<Part>& before,
+                      std::map<size_t, size_t>& owner) {
+  for (const ModelReport& m : part.run.models) {
+    const auto [at, fresh] = owner.emplace(m.index, before.size());
+    if (fresh) continue;
+    const Part& other = before[at->second];
+    const std::vector<ModelReport>& theirs = other.run.models;
+    const ModelReport& their = *std::find_if(
+        theirs.begin(), theirs.end(), [&](const ModelReport& o) { return o.index == m.index; });
+    if (their.name != m.name)
+      throw UserError(part.path + ": model #" + std::to_string(m.index) + " is '" + m.name +
+                      "', but in " + other.path + " it is '" + their.name +
+                      "': parts of another sweep");
+    throw UserError(part.path + ": " + model_words(m) + " is in " + other.path +
+                    " too: parts must not overlap (each model in one part)");
+  }
 }
 
 // "host-a", or "host-a, host-b" for a part whose models ran on several machines.
 std::string hosts_of(const Part& part) {
   std::vector<std::string> hosts;
-  for (const ModelReport& m : part.models)
-    if (!m.host.empty() && std::find(hosts.begin(), hosts.end(), m.host) == hosts.end()) hosts.push_back(m.host);
+  for (const ModelReport& m : part.run.models)
+    if (!m.host.empty() && std::find(hosts.begin(), hosts.end(), m.host) == hosts.end())
+      hosts.push_back(m.host);
   std::string all;
   for (const std::string& h : hosts) all += (all.empty() ? "" : ", ") + h;
   return all;
 }
 
+// The part's line under the merge's `shards` and the figures of its run, as its document has them
+// (its place: its shard's I, or for no shard its place among the parts); a journal timed nothing of
+// its run. A document has no count of the rows its run trained: a merge makes no throughput of
+// parts run apart.
+PartFigures figures_of(const Part& part, size_t place) {
+  const RunReport& run = part.run;
+  PartFigures f;
+  f.line = {run.shard ? int(run.shard->index) : int(place),
+            hosts_of(part),
+            std::nullopt,
+            std::nullopt,
+            std::nullopt,
+            int(run.models.size())};
+  if (part.journal) return f;
+  f.line.wall_s = run.wall_s;
+  f.line.startup_s = run.startup_s;
+  f.line.samples_per_s = run.samples_per_s;
+  f.train_s = run.train_s;
+  f.concurrency = run.concurrency;
+  f.concurrency_reason = run.concurrency_reason;
+  f.training_threads = run.training_threads;
+  f.host_peak_rss_bytes = run.host_peak_rss_bytes;
+  f.workers_peak_rss_bytes = run.workers_peak_rss_bytes;
+  f.resumed_models = run.resumed_models;
+  return f;
+}
+
 std::string part_line(const Part& part, const RunPart& figures) {
-  std::string line = part.path + " (" + (part.journal ? "journal, " : "") + shard_words(part.shard) +
-                     (figures.host.empty() ? "" : " on " + figures.host) + "): " + std::to_string(part.models.size()) +
-                     " model" + (part.models.size() == 1 ? "" : "s");
+  std::string line =
+      part.path + " (" + (part.journal ? "journal, " : "") + shard_words(part.run.shard) +
+      (figures.host.empty() ? "" : " on " + figures.host) + "): " + std::to_string(figures.models) +
+      " model" + (figures.models == 1 ? "" : "s");
   if (figures.wall_s) line += ", wall " + format_duration(*figures.wall_s);
-  if (figures.samples_per_s) line += ", " + std::to_string(int64_t(std::llround(*figures.samples_per_s))) + " samples/s";
+  if (figures.samples_per_s)
+    line += ", " + std::to_string(int64_t(std::llround(*figures.samples_per_s))) + " samples/s";
   return line;
 }
 
-// Adds `text` to a "; "-joined list of distinct texts.
-void add_distinct(std::string& list, const std::string& text) {
-  if (text.empty() || list == text || list.find(text + "; ") == 0 || list.find("; " + text) != std::string::npos) return;
-  list += (list.empty() ? "" : "; ") + text;
-}
-
-}  // namespace
-
-MergedRun merge_parts(const std::vector<std::string>& paths, std::optional<RankBy> rank_by) {
-  MergedRun merged;
+// Reads `paths`, each part checked on its own and against those before it. Throws as merge_parts
+// says.
+std::vector<Part> read_parts(const std::vector<std::string>& paths,
+                             std::vector<std::string>& notes) {
   // The same file twice, under two names or one: found before anything is read.
   for (size_t i = 0; i < paths.size(); ++i)
     for (size_t j = 0; j < i; ++j) {
@@ -279,66 +332,46 @@ MergedRun merge_parts(const std::vector<std::string>& paths, std::optional<RankB
   std::optional<size_t> typed;  // the first part with a model: its backend and mode are the merge's
   std::map<size_t, size_t> owner;  // each model's place in the sweep -> its part
   for (const std::string& path : paths) {
-    Part part = read_part(path, merged.notes);
-    if (!parts.empty()) check_belongs(part, parts.front(), typed ? &parts[*typed] : nullptr, parts);
-    for (const ModelReport& m : part.models) {
-      const auto [at, fresh] = owner.emplace(m.index, parts.size());
-      if (fresh) continue;
-      const Part& other = parts[at->second];
-      const ModelReport& theirs =
-          *std::find_if(other.models.begin(), other.models.end(), [&](const ModelReport& o) { return o.index == m.index; });
-      if (theirs.name != m.name)
-        throw UserError(path + ": model #" + std::to_string(m.index) + " is '" + m.name + "', but in " + other.path +
-                        " it is '" + theirs.name + "': parts of another sweep");
-      throw UserError(path + ": " + model_words(m) + " is in " + other.path +
-                      " too: parts must not overlap (each model in one part)");
-    }
-    if (!typed && !part.models.empty()) typed = parts.size();
+    Part part = read_part(path, notes);
+    if (!parts.empty()) check_belongs(part, typed ? &parts[*typed] : nullptr, parts);
+    check_no_overlap(part, parts, owner);
+    if (!typed && !part.run.models.empty()) typed = parts.size();
     parts.push_back(std::move(part));
   }
+  return parts;
+}
 
-  RunReport& run = merged.run;
-  const Part& first = parts.front();
-  run.sweep = first.sweep;
-  const Part& typical = typed ? parts[*typed] : first;
+}  // namespace
+
+MergedRun merge_parts(const std::vector<std::string>& paths, std::optional<RankBy> rank_by) {
+  MergedRun merged;
+  const std::vector<Part> parts = read_parts(paths, merged.notes);
+  std::vector<PartFigures> figures;
+  std::vector<ModelReport> models;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    figures.push_back(figures_of(parts[i], i));
+    merged.parts.push_back(part_line(parts[i], figures.back().line));
+    merged.part_shards.push_back(parts[i].run.shard);
+    models.insert(models.end(), parts[i].run.models.begin(), parts[i].run.models.end());
+  }
+  std::sort(models.begin(), models.end(),
+            [](const ModelReport& a, const ModelReport& b) { return a.index < b.index; });
+  RunReport& run = merged.run = combine_parts(PartsRan::apart, figures, std::move(models));
+  const auto typed =
+      std::find_if(parts.begin(), parts.end(), [](const Part& p) { return !p.run.models.empty(); });
+  const RunReport& typical =
+      (typed == parts.end() ? parts.front() : *typed).run;  // the backend and mode the parts share
   run.backend = typical.backend;
   if (!typical.mode.empty()) run.mode = typical.mode;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const Part& part = parts[i];
-    RunPart figures;
-    figures.index = part.shard ? int(part.shard->index) : int(i);
-    figures.host = hosts_of(part);
-    figures.wall_s = part.wall_s;
-    figures.startup_s = part.startup_s;
-    figures.samples_per_s = part.samples_per_s;
-    figures.models = int(part.models.size());
-    merged.parts.push_back(part_line(part, figures));
-    run.shards.push_back(figures);
-    merged.part_shards.push_back(part.shard);
-    // The run's figures of several processes: what adds up adds up, the rest is the largest part's.
-    add_distinct(run.device_name, part.device_name);
-    add_distinct(run.data, part.data);
-    run.data_bytes += part.data_bytes;
-    run.host_peak_rss_bytes = std::max(run.host_peak_rss_bytes, part.host_peak_rss_bytes);
-    if (part.workers_peak_rss_bytes)
-      run.workers_peak_rss_bytes = run.workers_peak_rss_bytes.value_or(0) + *part.workers_peak_rss_bytes;
-    if (part.wall_s) run.wall_s = std::max(run.wall_s, *part.wall_s);
-    run.concurrency = std::max(run.concurrency, part.concurrency);
-    run.resumed_models += part.resumed_models;
-    for (const ModelReport& m : part.models) {
-      add_distinct(run.device_schedule, m.device_schedule);
-      run.models.push_back(m);
-    }
-  }
-  run.concurrency_reason = "merged from " + std::to_string(parts.size()) +
-                           " parts: the most that one part trained at once (each part's reason is in its document)";
-  run.gpu_note = "merged from " + std::to_string(parts.size()) + " parts: each part's GPU samples are in its document";
-  std::sort(run.models.begin(), run.models.end(),
-            [](const ModelReport& a, const ModelReport& b) { return a.index < b.index; });
+  run.sweep = parts.front().run.sweep;
+  run.gpu_note = "merged from " + std::to_string(parts.size()) +
+                 " parts: each part's GPU samples are in its document";
   rank_run(run, rank_by);
   for (size_t index = 0, next = 0; index < run.sweep->models; ++index) {
-    if (next < run.models.size() && run.models[next].index == index) ++next;
-    else merged.missing.push_back(index);
+    if (next < run.models.size() && run.models[next].index == index)
+      ++next;
+    else
+      merged.missing.push_back(index);
   }
   return merged;
 }
@@ -346,31 +379,36 @@ MergedRun merge_parts(const std::vector<std::string>& paths, std::optional<RankB
 std::string missing_models_line(const MergedRun& merged, size_t named) {
   if (merged.missing.empty()) return "";
   const size_t total = merged.run.sweep ? merged.run.sweep->models : 0;
-  std::string line = std::to_string(merged.missing.size()) + " of the sweep's " + std::to_string(total) + " models " +
+  std::string line = std::to_string(merged.missing.size()) + " of the sweep's " +
+                     std::to_string(total) + " models " +
                      (merged.missing.size() == 1 ? "is" : "are") + " in no part: ";
   for (size_t i = 0; i < merged.missing.size() && i < named; ++i)
     line += (i ? ", #" : "#") + std::to_string(merged.missing[i]);
-  if (merged.missing.size() > named) line += " and " + std::to_string(merged.missing.size() - named) + " more";
+  if (merged.missing.size() > named)
+    line += " and " + std::to_string(merged.missing.size() - named) + " more";
   // When every part is a shard of one count N, the shards of N that no part is.
   const auto& shards = merged.part_shards;
-  const bool one_count = !shards.empty() && std::all_of(shards.begin(), shards.end(), [&](const auto& s) {
-    return s && s->count == shards.front()->count;
-  });
+  const bool one_count =
+      !shards.empty() && std::all_of(shards.begin(), shards.end(), [&](const auto& s) {
+        return s && s->count == shards.front()->count;
+      });
   if (one_count) {
     const size_t count = shards.front()->count;
     std::vector<bool> given(count, false);
     for (const auto& s : shards) given[s->index] = true;
     std::string absent;
     size_t absent_count = 0;
-    for (size_t i = 0; i < count && i < total; ++i)  // a shard past the sweep's models has none to miss
+    for (size_t i = 0; i < count && i < total;
+         ++i)  // a shard past the sweep's models has none to miss
       if (!given[i]) {
         ++absent_count;
-        if (absent_count <= named) absent += (absent.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(count);
+        if (absent_count <= named)
+          absent += (absent.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(count);
       }
     if (absent_count > named) absent += " and " + std::to_string(absent_count - named) + " more";
     if (absent_count > 0)
-      line += " (" + std::string(absent_count == 1 ? "shard " : "shards ") + absent + (absent_count == 1 ? " is" : " are") +
-              " not among the parts)";
+      line += " (" + std::string(absent_count == 1 ? "shard " : "shards ") + absent +
+              (absent_count == 1 ? " is" : " are") + " not among the parts)";
   }
   return line;
 }
