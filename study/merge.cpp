@@ -55,8 +55,7 @@ void check_document(const std::string& path, const json& doc) {
     throw UserError(path + ": a document of " + std::to_string(doc["runs"].size()) + " runs (" +
                     modes +
                     "; --mode all or --repeat): merge takes documents of one run; run every shard "
-                    "once, with one of "
-                    "--mode serial, streams, processes or packed (or auto)");
+                    "once, with one of --mode serial, streams, processes or packed (or auto)");
   }
   if (!doc.contains("models") || !doc["models"].is_array() || !doc.contains("mode"))
     throw UserError(
@@ -118,11 +117,11 @@ void read_journal_part(Part& part, const std::string& text, std::vector<std::str
         path +
         ":1: the journal of a --mode all run: merge takes parts of one mode; run every shard "
         "with one of --mode serial, streams, processes or packed (or auto)");
-  if (mode == "auto")  // the mode it chose; none yet when it was killed in its calibration, which
-                       // journals nothing
+  // --mode auto: the mode it chose; none yet when it was killed in its calibration, which journals
+  // nothing.
+  if (mode == "auto")
     mode = journal.auto_choice.is_object() ? journal.auto_choice.value("mode", "") : "";
-  std::map<size_t, const JournalModelLine*>
-      last;  // a later line of a model supersedes an earlier one
+  std::map<size_t, const JournalModelLine*> last;  // a model's later line supersedes an earlier one
   size_t other_modes = 0;
   for (const JournalModelLine& line : journal.models) {
     if (line.mode != mode) {
@@ -177,8 +176,7 @@ Part read_part(const std::string& path, std::vector<std::string>& notes) {
   part.path = path;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw UserError(path + ": empty: not a multifit result document or journal");
-  // A journal's first line is its header, one JSON object; a document's (as run writes it) is "{"
-  // alone.
+  // A journal's first line is its header, one JSON object; a document's is "{" alone.
   const std::string first = text.substr(0, text.find('\n'));
   if (is_journal_header(json::parse(first, nullptr, false))) {
     part.journal = true;
@@ -213,8 +211,8 @@ void check_same_sweep(const Part& part, const Part& first) {
                     first.path + " is, but its models' specs differ (fingerprint " +
                     sweep.fingerprint + ", " + first.path + "'s " + first_sweep.fingerprint +
                     "): another sweep file of that name, or other overrides (--epochs, "
-                    "--learning-rate, --seed, "
-                    "--batch-size, --memory-limit, --memory); run every part with the same ones");
+                    "--learning-rate, --seed, --batch-size, --memory-limit, --memory); run every "
+                    "part with the same ones");
 }
 
 // Refuses `part` where it does not belong with the parts before it (`typed`: the first that has a
@@ -232,8 +230,7 @@ void check_belongs(const Part& part, const Part* typed, const std::vector<Part>&
       throw UserError(path + ": a run in " + run.mode + " mode, but " + typed->path + " in " +
                       their.mode +
                       " mode: merge takes parts of one mode (run every shard with the same --mode; "
-                      "with auto each "
-                      "shard chooses its own)");
+                      "with auto each shard chooses its own)");
   }
   // The journals of one run's MPI ranks (PATH, PATH.rank-R) are one part, each with its own models.
   const auto of_one_run = [](const Part& a, const Part& b) {
@@ -286,12 +283,9 @@ std::string hosts_of(const Part& part) {
 PartFigures figures_of(const Part& part, size_t place) {
   const RunReport& run = part.run;
   PartFigures f;
-  f.line = {run.shard ? int(run.shard->index) : int(place),
-            hosts_of(part),
-            std::nullopt,
-            std::nullopt,
-            std::nullopt,
-            int(run.models.size())};
+  f.line.index = run.shard ? int(run.shard->index) : int(place);
+  f.line.host = hosts_of(part);
+  f.line.models = int(run.models.size());
   if (part.journal) return f;
   f.line.wall_s = run.wall_s;
   f.line.startup_s = run.startup_s;
@@ -317,8 +311,7 @@ std::string part_line(const Part& part, const RunPart& figures) {
   return line;
 }
 
-// Reads `paths`, each part checked on its own and against those before it. Throws as merge_parts
-// says.
+// Reads `paths`, each part checked on its own and against those before it (merge_parts's throws).
 std::vector<Part> read_parts(const std::vector<std::string>& paths,
                              std::vector<std::string>& notes) {
   // The same file twice, under two names or one: found before anything is read.
@@ -357,10 +350,10 @@ MergedRun merge_parts(const std::vector<std::string>& paths, std::optional<RankB
   std::sort(models.begin(), models.end(),
             [](const ModelReport& a, const ModelReport& b) { return a.index < b.index; });
   RunReport& run = merged.run = combine_parts(PartsRan::apart, figures, std::move(models));
+  // The backend and mode the parts share: the first part's with a model (read_parts checks them).
   const auto typed =
       std::find_if(parts.begin(), parts.end(), [](const Part& p) { return !p.run.models.empty(); });
-  const RunReport& typical =
-      (typed == parts.end() ? parts.front() : *typed).run;  // the backend and mode the parts share
+  const RunReport& typical = (typed == parts.end() ? parts.front() : *typed).run;
   run.backend = typical.backend;
   if (!typical.mode.empty()) run.mode = typical.mode;
   run.sweep = parts.front().run.sweep;
