@@ -6,6 +6,13 @@ namespace mf {
 
 using nlohmann::json;
 
+void to_json(json& j, const Ready& m) { j = {{"host", m.host}, {"error", m.error}, {"run", m.run}}; }
+void from_json(const json& j, Ready& m) {
+  j.at("host").get_to(m.host);
+  j.at("error").get_to(m.error);
+  m.run = j.at("run");
+}
+
 void to_json(json& j, const ToTrain& m) { j = {{"jobs", m.jobs}}; }
 void from_json(const json& j, ToTrain& m) { j.at("jobs").get_to(m.jobs); }
 

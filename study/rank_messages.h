@@ -1,6 +1,9 @@
 #pragma once
 // The messages of an MPI run's ranks (study/ranks.h), each one JSON object over MPI:
 //
+//   every rank to rank 0, before  Ready     {"host": H, "error": E, "run": {...}}
+//       whether it can start ("" for yes) and what it is to run, which must be rank 0's
+//       (apps/multifit/run_rank.h gathers them and broadcasts the first error)
 //   rank 0 to every rank, first   ToTrain   {"jobs": [i, ...]}
 //       the sweep's models still to train, by job index (rank 0 alone reads the journal)
 //   a rank to rank 0              FromRank  {"ended": [{"report": R, "exit_code": c}, ...],
@@ -25,6 +28,11 @@
 
 namespace mf {
 
+struct Ready {
+  std::string host;
+  std::string error;    // why this rank cannot start; "" when it can
+  nlohmann::json run;   // the sweep's fingerprint, backend, mode, shard, --save-best
+};
 struct ToTrain {
   std::vector<size_t> jobs;
 };
@@ -37,6 +45,8 @@ struct Share {
   std::vector<size_t> places;
 };
 
+void to_json(nlohmann::json& j, const Ready& message);
+void from_json(const nlohmann::json& j, Ready& message);
 void to_json(nlohmann::json& j, const ToTrain& message);
 void from_json(const nlohmann::json& j, ToTrain& message);
 void to_json(nlohmann::json& j, const FromRank& message);

@@ -6,6 +6,7 @@
 
 #include "runtime/device.h"
 #include "runtime/machine_resources.h"
+#include "study/rank_messages.h"
 #include "study/rank_path.h"
 #include "study/ranks.h"
 
@@ -37,15 +38,15 @@ void RunRank::fit_options(RunOptions& options, bool threads_given) const {
 // two runs in one document: every rank must be to run rank 0's run.
 std::string RunRank::agree_to_start(const std::string& mine, const nlohmann::json& run) {
   if (!world_) return mine;
-  const nlohmann::json me = {{"host", host_name()}, {"error", mine}, {"run", run}};
-  const std::vector<std::string> each = world_->gather(me.dump());
+  const Ready me{host_name(), mine, run};
+  const std::vector<std::string> each = world_->gather(message_text(me));
   std::string first = mine;
   for (size_t r = 1; r < each.size() && first.empty(); ++r) {
-    const nlohmann::json rank = nlohmann::json::parse(each[r]);
-    const std::string who = "rank " + std::to_string(r) + " (" + rank.at("host").get<std::string>() + "): ";
-    if (const std::string error = rank.at("error"); !error.empty()) first = who + error;
-    else if (rank.at("run") != run)
-      first = who + "it is to run " + rank.at("run").dump() + ", but rank 0 " + run.dump() +
+    const Ready rank = message_from<Ready>(each[r]);
+    const std::string who = "rank " + std::to_string(r) + " (" + rank.host + "): ";
+    if (!rank.error.empty()) first = who + rank.error;
+    else if (rank.run != run)
+      first = who + "it is to run " + rank.run.dump() + ", but rank 0 " + run.dump() +
               ": every rank must be given the same sweep file, with the same contents, and the same options";
   }
   return world_->broadcast(first);
