@@ -1,4 +1,4 @@
-// One sweep over MPI ranks (study/ranks.h), with this machine's Open MPI: `mpirun --oversubscribe
+// One sweep over MPI ranks (study/ranks/run_over_ranks.h), with this machine's Open MPI: `mpirun --oversubscribe
 // -np 3` gives, model by model, the numbers of a run in one process, with every model's rank and
 // each rank's figures; a rank killed with SIGKILL leaves its models to --resume; what cannot run
 // across ranks is refused once, with the document written. Skipped where mpirun is missing; a
@@ -56,10 +56,12 @@ class Mpi : public Cli {
     std::ofstream(path("sweep.json")) << doc.dump(2);
     return quoted(path("sweep.json"));
   }
-  // `mpirun -np RANKS multifit ARGS`, as root where the tests run as root (a container, CI).
+  // `mpirun -np RANKS multifit ARGS`, as root where the tests run as root (a container, CI). A job
+  // that ends with an error is torn down at once: Open MPI waits 2 s by default (its
+  // odls_base_sigkill_timeout) for ranks that have already ended quietly.
   Result mpirun(int ranks, const std::string& args) const {
     return multifit(args, "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-                          "mpirun --oversubscribe -np " + std::to_string(ranks) + " ");
+                          "OMPI_MCA_odls_base_sigkill_timeout=0 mpirun --oversubscribe -np " + std::to_string(ranks) + " ");
   }
   void expect_same_numbers(const json& got, const json& want) const {
     ASSERT_EQ(got["models"].size(), want["models"].size());
@@ -127,7 +129,7 @@ std::vector<pid_t> processes_with(const std::string& entry) {
 
 TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(small_grid(2, 4, 6000));  // 8 models of about a second each: the kill lands mid-run
+  const std::string grid = sweep(small_grid(2, 4, 4000));  // 8 models of about half a second each: the kill lands mid-run
   const std::string out = quoted(path("r.json"));
   const std::string tag = "MF_TEST_RUN=" + std::to_string(getpid()) + "_" + std::to_string(std::rand());
   // In the background: mpirun passes this test's tag down to its ranks, which the kill finds them by.
@@ -171,7 +173,7 @@ TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
 // SIGTERM to rank 0 alone: its model in flight is interrupted, and the other ranks train the rest.
 TEST_F(Mpi, ASignalledRankStopsAloneAndTheOthersTrainTheRest) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(small_grid(2, 4, 6000));
+  const std::string grid = sweep(small_grid(2, 4, 3000));  // 8 models of some 0.4 s
   const std::string tag = "MF_TEST_RUN=" + std::to_string(getpid()) + "_term";
   const std::string command = "(" + tag + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -x MF_TEST_RUN "
                               "--oversubscribe -np 3 " + quoted(MULTIFIT_BIN) + " run " + grid +

@@ -206,9 +206,12 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
 }
 
 // --mode auto calibrates every mode on the sweep's own models, then runs the sweep in the one whose
-// predicted wall is shortest, and says why in the document.
+// predicted wall is shortest, and says why in the document. The Fashion-MNIST grid's 8 models, on 2048
+// synthetic rows of its shape (784 features, 10 classes) rather than its 60000 rows: the calibration
+// times the models' steps, whatever rows they take.
 TEST_F(Run, AutoPicksTheModeItsCalibrationPredictsFastest) {
   const Result r = multifit("run " + quoted(example("fashion-mnist-grid.json")) +
+                            " --data synthetic:teacher:features=784,classes=10,rows=2048"
                             " --mode auto --epochs 1 --calibration-steps 20 --backend cpu --quiet --json " +
                             quoted(path("r.json")));
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -443,10 +446,10 @@ TEST_F(Run, AKilledWorkerLeavesTheOthersResults) {
 // have waited for it (forever).
 TEST_F(Run, AStalledWorkerIsEndedAndTheOthersFinish) {
   json models = {{"models", json::array()}};
-  for (const char* name : {"m0", "m1", "m2"}) {  // each trains a few seconds, three on this machine's cores
+  for (const char* name : {"m0", "m1", "m2"}) {  // each trains some 2 s, three on this machine's cores
     json model = kSlowModel;
     model["name"] = name;
-    model["fit"]["epochs"] = 120;
+    model["fit"]["epochs"] = 40;
     models["models"].push_back(model);
   }
   const auto start = std::chrono::steady_clock::now();
@@ -461,7 +464,7 @@ TEST_F(Run, AStalledWorkerIsEndedAndTheOthersFinish) {
   ASSERT_EQ(doc["models"].size(), 3u);
   for (const int i : {0, 2}) {
     EXPECT_EQ(doc["models"][i]["status"], "ok") << doc["models"][i]["error"];
-    EXPECT_EQ(doc["models"][i]["epochs"].size(), 120u);
+    EXPECT_EQ(doc["models"][i]["epochs"].size(), 40u);
     EXPECT_TRUE(doc["models"][i]["test_loss"].is_number());
   }
   EXPECT_EQ(doc["models"][1]["status"], "failed");
@@ -530,7 +533,7 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
     // Its stderr to a file of its own: in_background's redirection is of the `wait`.
     const Result r = in_background("run " + sweep(models) + " --backend cpu --quiet --concurrency 2 --mode " + mode +
                                        " --json " + quoted(path("r.json")) + " 2>" + quoted(path("err")),
-                                   "sleep 2.5; kill -INT $p");
+                                   "sleep 1; kill -INT $p");
     EXPECT_EQ(r.rc, 130) << r.err;
     const json doc = result("r.json");
     ASSERT_EQ(doc["models"].size(), 3u);
@@ -552,7 +555,7 @@ TEST_F(Run, CtrlCStopsTheModelsAndWritesWhatWasMeasured) {
 // mode trains every model (serial and streams once asked host execution for device 1, which it lacks).
 TEST_F(Run, DevicesHaveNoEffectOnHostExecutionInAnyMode) {
   const Result r = multifit("run " + quoted(example("seed-pair.json")) + " --mode all --devices 0,1 --backend host-exec" +
-                            " --epochs 1 --quiet --json " + quoted(path("r.json")));
+                            " --epochs 1 --data synthetic:binary:rows=128 --quiet --json " + quoted(path("r.json")));
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "--devices is recorded but has no effect on the host-exec backend")) << r.err;
   for (const json& run : result("r.json")["runs"])
