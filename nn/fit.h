@@ -46,7 +46,7 @@ struct RungResult {
   bool kept = true;    // false: it stopped there
 };
 
-// A scheduler's say at its rungs (study/rungs.h decides), about trials: the models of a run, each
+// A scheduler's say at its rungs (study/sweep/rungs.h decides), about trials: the models of a run, each
 // known by its place in the sweep. Asked after an epoch, for each member still training, only where
 // judges() says a rung is. A verdict may wait for other trials (those before it in the sweep that
 // have not reached the rung yet): then judge() says undecided, and verdict() is asked again until it

@@ -1,6 +1,6 @@
 #pragma once
 // A sweep's scheduler: successive halving, which stops the trials that lose at a rung so that the
-// sweep's compute goes to the good ones (study/rungs.h applies it):
+// sweep's compute goes to the good ones (study/sweep/rungs.h applies it):
 //
 //   "scheduler": {"type": "asha", "metric": "val_accuracy", "mode": "max",
 //                 "grace_epochs": 1, "reduction_factor": 3, "max_epochs": 27}

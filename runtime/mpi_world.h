@@ -1,6 +1,6 @@
 #pragma once
 // The MPI world of a run launched by mpirun (or srun): this process's rank among the world's, its
-// rank among those on its node, and the few exchanges the ranks' runner needs (study/ranks.h), each
+// rank among those on its node, and the few exchanges the ranks' runner needs (study/ranks/run_over_ranks.h), each
 // message a string (JSON). Open MPI is optional at build time (MULTIFIT_MPI, found by CMake): a build
 // without it still knows when an MPI launcher started it, and says it cannot join.
 //

@@ -27,7 +27,7 @@ struct TrainingWatch {
   const std::atomic<bool>* stop = nullptr;
   JobProgress progress;
   std::atomic<int64_t>* steps = nullptr;
-  RungJudge* rungs = nullptr;  // the run's scheduler (study/rungs.h), which knows members by job index; none: no rungs
+  RungJudge* rungs = nullptr;  // the run's scheduler (study/sweep/rungs.h), which knows members by job index; none: no rungs
 };
 
 class PackWorker {

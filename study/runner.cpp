@@ -9,7 +9,7 @@
 #include "study/concurrency.h"
 #include "study/model_worker.h"
 #include "study/report/combine_parts.h"
-#include "study/rungs.h"
+#include "study/sweep/rungs.h"
 #include "runtime/build_info.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"

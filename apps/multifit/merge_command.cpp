@@ -1,6 +1,6 @@
 // multifit merge PART... --json OUT: the parts of one sweep, trained apart (run --shard I/N, each a
 // task of a job array; a run's journal), made one document as of one run of the sweep
-// (study/merge.h). Exit codes: 0 when every model of the sweep is in some part, 1 when some are in
+// (study/sweep/merge.h). Exit codes: 0 when every model of the sweep is in some part, 1 when some are in
 // none (the document holds the others, and a line names them), 2 for parts that cannot be read or do
 // not belong together (the document then holds the error alone, as run's does for a sweep it cannot
 // read). A model's own status (failed, diverged) is its part's run's to report: it is in the document
@@ -13,7 +13,7 @@
 #include "apps/multifit/output_files.h"
 #include "apps/multifit/summary_table.h"
 #include "runtime/error.h"
-#include "study/merge.h"
+#include "study/sweep/merge.h"
 
 namespace mf {
 namespace {

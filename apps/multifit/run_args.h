@@ -8,7 +8,7 @@
 
 #include "apps/multifit/output_files.h"
 #include "study/runner.h"
-#include "study/shard.h"
+#include "study/sweep/shard.h"
 
 namespace mf {
 

@@ -201,7 +201,7 @@ class Training {
   nlohmann::json chosen_;  // --mode auto: the calibration and its choice
 };
 
-// The stages of a run. Under mpirun every rank runs them (study/ranks.h): each reads the sweep,
+// The stages of a run. Under mpirun every rank runs them (study/ranks/run_over_ranks.h): each reads the sweep,
 // journals its own models and trains its shares; rank 0 alone (the writer) reads a journal to resume,
 // prints, and writes the outputs. The ranks agree before any of them trains: a rank that cannot start
 // stops them all.

@@ -6,9 +6,9 @@
 
 #include "runtime/device.h"
 #include "runtime/machine_resources.h"
-#include "study/rank_messages.h"
+#include "study/ranks/messages.h"
 #include "study/rank_path.h"
-#include "study/ranks.h"
+#include "study/ranks/run_over_ranks.h"
 
 namespace mf {
 

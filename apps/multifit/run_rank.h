@@ -2,7 +2,7 @@
 // Where this process stands in a run: alone (rank 0 of 1), or one rank of an MPI job (mpirun, srun).
 // Every difference between the two is here: who writes (rank 0, "the writer": it reads the journal
 // to resume, prints, and writes the outputs), how the ranks agree to start, where each rank's journal
-// and staging folder go (study/rank_path.h), and how a mode's run spreads (study/ranks.h).
+// and staging folder go (study/rank_path.h), and how a mode's run spreads (study/ranks/run_over_ranks.h).
 #include <atomic>
 #include <optional>
 #include <string>

@@ -10,8 +10,8 @@
 #include "runtime/output_path.h"
 #include "study/best/staging.h"
 #include "study/model_worker.h"
-#include "study/rank_journals.h"
-#include "study/shard.h"
+#include "study/ranks/journals.h"
+#include "study/sweep/shard.h"
 
 namespace mf {
 namespace {
@@ -92,7 +92,7 @@ void load_jobs(RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup
     rank.fit_options(options, args.threads_given);
     setup.jobs = make_jobs(sweep, options);
     if (sweep.scheduler) {
-      // A trial's verdict waits for those before it in the sweep (study/rungs.h): one table must see them all.
+      // A trial's verdict waits for those before it in the sweep (study/sweep/rungs.h): one table must see them all.
       if (rank.under_mpi() || args.shard)
         throw UserError(options.models_path + ": scheduler: not available " +
                         (rank.under_mpi() ? std::string("under mpirun") : "with --shard") +

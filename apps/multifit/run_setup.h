@@ -12,7 +12,7 @@
 #include "apps/multifit/run_args.h"
 #include "apps/multifit/run_plan.h"
 #include "apps/multifit/run_rank.h"
-#include "study/journal.h"
+#include "study/sweep/journal.h"
 
 namespace mf {
 

@@ -14,7 +14,7 @@
 #include "runtime/json_forms.h"
 #include "runtime/output_file.h"
 #include "study/report/ranking.h"
-#include "study/shard.h"
+#include "study/sweep/shard.h"
 
 namespace mf {
 namespace {

@@ -39,7 +39,7 @@ class Mode {
   const char* name() const { return to_string(kind()); }
   // Builds, starts together and trains `jobs`; every failure is in a report, never thrown. When
   // *stop turns true (Ctrl-C) the models stop after their current step and report what they did.
-  // Epoch lines go to `progress`, by the job's index. `rungs`: the run's scheduler (study/rungs.h),
+  // Epoch lines go to `progress`, by the job's index. `rungs`: the run's scheduler (study/sweep/rungs.h),
   // which every fit asks at its rungs; null: none.
   virtual Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) = 0;
 };

@@ -122,7 +122,7 @@ class ThreadGroupsMode final : public Mode {
       training.push_back(g);
     }
     while (!training.empty()) {
-      // A group whose rung verdicts wait for other models' (study/rungs.h) sits out the round; when
+      // A group whose rung verdicts wait for other models' (study/sweep/rungs.h) sits out the round; when
       // every group of the thread does, the thread waits once for a verdict to change.
       bool may_wait =
           std::all_of(training.begin(), training.end(), [&](size_t g) { return packs[g]->waiting(); });

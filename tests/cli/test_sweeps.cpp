@@ -80,7 +80,7 @@ TEST_F(Sweeps, EachModelIsJournaledAsItEnds) {
   std::string line;
   std::getline(in, line);
   const json doc = result("r.json");
-  // The sweep as the document names it (its fingerprint is study/shard.cpp's), and no shard: the whole sweep.
+  // The sweep as the document names it (its fingerprint is study/sweep/shard.cpp's), and no shard: the whole sweep.
   EXPECT_EQ(doc["sweep"]["fingerprint"].get<std::string>().size(), 16u);
   EXPECT_EQ(json::parse(line), json({{"journal", "multifit"}, {"version", 1}, {"models", 6}, {"backend", "cpu"},
                                      {"mode", "streams"}, {"solo", false}, {"sweep", "tiny-sweep"},

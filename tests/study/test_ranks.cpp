@@ -1,12 +1,12 @@
-// Rank 0's plan of the work over MPI ranks (study/ranks.h): units by estimated cost, largest first,
-// and packs bounded so that every rank gets one; and the ranks' messages (study/rank_messages.h)
+// Rank 0's plan of the work over MPI ranks (study/ranks/run_over_ranks.h): units by estimated cost, largest first,
+// and packs bounded so that every rank gets one; and the ranks' messages (study/ranks/messages.h)
 // through their text and back, field by field. The ranks themselves, under mpirun:
 // tests/cli/test_mpi.cpp.
 #include <gtest/gtest.h>
 
 #include "runtime/error.h"
-#include "study/rank_messages.h"
-#include "study/ranks.h"
+#include "study/ranks/messages.h"
+#include "study/ranks/run_over_ranks.h"
 
 namespace mf {
 namespace {

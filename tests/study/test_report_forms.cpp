@@ -562,7 +562,7 @@ TEST_F(ReportFiles, RepeatedRunsAreSummedUpPerModeAsMedianMinAndMax) {
   EXPECT_FALSE(spread_of({}));
 }
 
-// What `multifit merge` reads back of a document to check its parts (study/merge.cpp): the sweep and
+// What `multifit merge` reads back of a document to check its parts (study/sweep/merge.cpp): the sweep and
 // the shard, as written; a shard that is no part of N parts is refused, not read as one.
 TEST(ReportDocument, TheSweepAndTheShardReadBackAsWritten) {
   const json doc = full_run();

@@ -1,7 +1,7 @@
-// The scheduler's rules (study/rungs.h) against hand-computed cases of their sources' definitions
+// The scheduler's rules (study/sweep/rungs.h) against hand-computed cases of their sources' definitions
 // (Ray Tune's ASHA cutoff, Optuna's SuccessiveHalvingPruner), and its table's waiting: a verdict
 // waits for the trials before it, never for those after, and a resumed run's ended trials count.
-#include "study/rungs.h"
+#include "study/sweep/rungs.h"
 
 #include <cmath>
 

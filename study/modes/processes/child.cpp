@@ -80,7 +80,7 @@ class Heartbeat {
   std::thread thread_;  // last: it starts once the rest is made
 };
 
-// The run's scheduler as a worker sees it: the parent holds the table (study/rungs.h); at each
+// The run's scheduler as a worker sees it: the parent holds the table (study/sweep/rungs.h); at each
 // rung the worker says its metric and waits for the verdict on its stdin.
 class ParentRungs final : public RungJudge {
  public:

@@ -14,7 +14,7 @@
 //                                                           (VALUE "none" where it has none), and
 //                                                           it waits for the verdict
 //   parent -> child  rung go | rung stop                    the verdict, from the run's table
-//                                                           (study/rungs.h), once it has one
+//                                                           (study/sweep/rungs.h), once it has one
 //   child -> parent  {report}                               the model's report in its one JSON form
 //                                                           (study/report/json.cpp), timeline included
 //

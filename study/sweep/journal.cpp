@@ -1,4 +1,4 @@
-#include "study/journal.h"
+#include "study/sweep/journal.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/json_forms.h"
-#include "study/shard.h"
+#include "study/sweep/shard.h"
 
 namespace mf {
 namespace {

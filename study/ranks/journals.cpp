@@ -1,4 +1,4 @@
-#include "study/rank_journals.h"
+#include "study/ranks/journals.h"
 
 #include <cerrno>
 #include <cstdio>

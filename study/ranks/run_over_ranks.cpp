@@ -1,4 +1,4 @@
-#include "study/ranks.h"
+#include "study/ranks/run_over_ranks.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include "runtime/machine_resources.h"
 #include "runtime/process_memory.h"
 #include "study/model_worker.h"
-#include "study/rank_messages.h"
+#include "study/ranks/messages.h"
 
 namespace mf {
 namespace {

@@ -1,4 +1,4 @@
-#include "study/merge.h"
+#include "study/sweep/merge.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include "runtime/error.h"
 #include "runtime/input_file.h"
 #include "runtime/json_forms.h"
-#include "study/journal.h"
+#include "study/sweep/journal.h"
 #include "study/rank_path.h"
 #include "study/report/combine_parts.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// The messages of an MPI run's ranks (study/ranks.h), each one JSON object over MPI:
+// The messages of an MPI run's ranks (study/ranks/run_over_ranks.h), each one JSON object over MPI:
 //
 //   every rank to rank 0, before  Ready     {"host": H, "error": E, "run": {...}}
 //       whether it can start ("" for yes) and what it is to run, which must be rank 0's
@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "study/journal.h"
+#include "study/sweep/journal.h"
 #include "study/report/combine_parts.h"
 
 namespace mf {

@@ -1,6 +1,6 @@
 #pragma once
-// The journals of a run over MPI ranks (study/ranks.h): rank 0's at PATH, as one process's, and rank
-// r's at PATH.rank-r beside it, each written by its own rank as its models end (study/journal.h), so
+// The journals of a run over MPI ranks (study/ranks/run_over_ranks.h): rank 0's at PATH, as one process's, and rank
+// r's at PATH.rank-r beside it, each written by its own rank as its models end (study/sweep/journal.h), so
 // that a rank that dies loses only its models in flight.
 //
 // `--resume` reads them all, whatever number of ranks (or none: a resume in one process) finishes
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "study/journal.h"
+#include "study/sweep/journal.h"
 
 namespace mf {
 

@@ -1,4 +1,4 @@
-#include "study/shard.h"
+#include "study/sweep/shard.h"
 
 #include <algorithm>
 #include <cinttypes>

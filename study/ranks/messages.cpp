@@ -1,4 +1,4 @@
-#include "study/rank_messages.h"
+#include "study/ranks/messages.h"
 
 #include "runtime/json_forms.h"
 

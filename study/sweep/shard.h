@@ -1,7 +1,7 @@
 #pragma once
 // A part of a sweep: the models at places I, I + N, I + 2N, ... (a --shard I/N, as a Slurm job
 // array's task I of N runs it; an MPI rank's share is the same cut), and what names the sweep the
-// part is of, so that `multifit merge` (study/merge.h) can check that parts belong together.
+// part is of, so that `multifit merge` (study/sweep/merge.h) can check that parts belong together.
 // Round robin rather than contiguous blocks: a grid's later axes vary fastest, so every part gets a
 // like mix of the sweep's models (sizes, epochs) and the parts take about as long as each other.
 #include <cstddef>

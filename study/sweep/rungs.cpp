@@ -1,4 +1,4 @@
-#include "study/rungs.h"
+#include "study/sweep/rungs.h"
 
 #include <algorithm>
 #include <chrono>

@@ -9,7 +9,7 @@
 // close together. Rank 0 trains too, on a thread of its own that takes work the same way, while its
 // main thread, the only one that calls MPI, answers the others. Each rank journals its models as
 // they end (its own journal, run_command's), and sends their reports with its next ask; at the end
-// its figures (the messages: study/rank_messages.h). Rank 0 assembles the run's one report
+// its figures (the messages: study/ranks/messages.h). Rank 0 assembles the run's one report
 // (study/report/combine_parts.h): every model with its rank, host and device, and per rank its
 // figures.
 //

@@ -4,7 +4,7 @@
 // the sweep: its models in sweep order, ranked, and each part's own figures under `shards`.
 //
 // A part is a result document of `run` (one mode's: a `--mode all` document is refused, see
-// merge.cpp) or a journal (study/journal.h: its model lines of its run's mode, the last of a model
+// merge.cpp) or a journal (study/sweep/journal.h: its model lines of its run's mode, the last of a model
 // winning). Parts are matched by what the documents carry (RunReport::sweep and ::shard): the sweep's
 // name, its whole model count and fingerprint, and each model's place (`index`) and name. A part of
 // another sweep, backend or mode, and parts that overlap (one model in two, a shard or a file given
