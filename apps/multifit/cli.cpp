@@ -57,6 +57,36 @@ std::string help_for(CLI::App& app) {
   return commands.empty() ? "multifit --help" : "multifit " + commands[0]->get_name() + " --help";
 }
 
+// A first word that is no flag and no command is a mistyped command ("trian"), not a missing one:
+// the line that says so, or "" when `word` is a command.
+std::string unknown_command(CLI::App& app, const std::string& word) {
+  const auto commands = app.get_subcommands({});
+  if (std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == word; }))
+    return "";
+  std::vector<std::string> names;
+  for (const CLI::App* c : user_commands(app)) names.push_back(c->get_name());
+  const std::string meant = mf::near_miss(word, names);
+  std::string list;  // "train, run, merge and info"
+  for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return "unknown command '" + word + "'" + (meant.empty() ? "" : " (did you mean " + meant + "?)") +
+         "; the commands are " + list;
+}
+
+// The line for what CLI11 could not parse. What it could not place it lists last first ("3
+// --epoch"); a user wants the flag named. Without a command CLI11 says first that one is missing,
+// but a flag it does not know ("multifit --verison") is the mistake to name.
+std::string parse_mistake(CLI::App& app, const CLI::ParseError& e) {
+  const std::vector<std::string> extras = app.remaining(true);
+  const bool unplaced = dynamic_cast<const CLI::ExtrasError*>(&e) || (app.get_subcommands().empty() && !extras.empty());
+  if (!unplaced) return std::string(e.what()) + "; see '" + help_for(app) + "'";
+  const auto flag = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.starts_with("-"); });
+  const auto commands = app.get_subcommands();
+  CLI::App& cmd = commands.empty() ? app : *commands[0];
+  if (flag != extras.end())
+    return "unknown flag " + *flag + unknown_flag_hint(app, cmd, *flag) + "; see '" + help_for(app) + "'";
+  return "unexpected argument " + (extras.empty() ? std::string() : extras.front()) + "; see '" + help_for(app) + "'";
+}
+
 }  // namespace
 
 namespace mf {
@@ -78,22 +108,10 @@ int cli_main(int argc, char** argv, std::string* mistake_line) {
     if (!speaks) return 0;
     if (mistake_line) *mistake_line = line;
     else std::fprintf(stderr, "multifit: error: %s\n", line.c_str());
-    return 2;
+    return int(kExitMistake);
   };
-  // A first word that is no flag and no command is a mistyped command ("trian"), not a missing one.
-  const auto is_command = [&](const std::string& word) {
-    const auto commands = app.get_subcommands({});
-    return std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == word; });
-  };
-  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::vector<std::string> names;
-    for (const CLI::App* c : user_commands(app)) names.push_back(c->get_name());
-    const std::string meant = near_miss(argv[1], names);
-    std::string list;  // "train, run, merge and info"
-    for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-    return mistake("unknown command '" + std::string(argv[1]) + "'" + (meant.empty() ? "" : " (did you mean " + meant + "?)") +
-                   "; the commands are " + list);
-  }
+  if (argc > 1 && argv[1][0] != '-')
+    if (const std::string line = unknown_command(app, argv[1]); !line.empty()) return mistake(line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -103,19 +121,7 @@ int cli_main(int argc, char** argv, std::string* mistake_line) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // What CLI11 could not place: it lists that last first ("3 --epoch"); a user wants the flag named.
-    // Without a command CLI11 says first that one is missing, but a flag it does not know ("multifit
-    // --verison") is the mistake to name.
-    const std::vector<std::string> extras = app.remaining(true);
-    const bool unplaced = dynamic_cast<const CLI::ExtrasError*>(&e) || (app.get_subcommands().empty() && !extras.empty());
-    if (!unplaced) return mistake(std::string(e.what()) + "; see '" + help_for(app) + "'");
-    const auto flag = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.starts_with("-"); });
-    const auto commands = app.get_subcommands();
-    CLI::App& cmd = commands.empty() ? app : *commands[0];
-    if (flag != extras.end())
-      return mistake("unknown flag " + *flag + unknown_flag_hint(app, cmd, *flag) + "; see '" + help_for(app) + "'");
-    return mistake("unexpected argument " + (extras.empty() ? std::string() : extras.front()) + "; see '" +
-                   help_for(app) + "'");
+    return mistake(parse_mistake(app, e));
   }
   for (const char* alone : {"train", "merge"})
     if (launched_by_mpi() && app.got_subcommand(alone))
@@ -133,7 +139,7 @@ int cli_main(int argc, char** argv, std::string* mistake_line) {
     const std::optional<int> rank = launched_by_mpi() ? launcher_rank() : std::nullopt;
     std::fprintf(stderr, "multifit: failure: %s%s\n", rank ? ("rank " + std::to_string(*rank) + ": ").c_str() : "",
                  e.what());
-    return 1;
+    return kExitFailure;
   }
 }
 
