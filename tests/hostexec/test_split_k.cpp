@@ -13,7 +13,7 @@
 
 #include "kernels/dense_cpu.h"
 #include "kernels/kernels.h"
-#include "tests/parity/tsan_sizes.h"
+#include "tests/parity/test_sizes.h"
 
 namespace mf::hostexec {
 namespace {
@@ -136,10 +136,10 @@ const Case kMlpCases[] = {
     {Product::backward_params, 1024, 100, 10, Activation::linear, 3},
     {Product::backward_params, 128, 64, 1, Activation::linear, 2},     // one column, K = 128: S = 2
 };
-// Under ThreadSanitizer (tests/parity/tsan_sizes.h), C of one to three tiles, each with an edge, and
+// At the small sizes (tests/parity/test_sizes.h), C of one to six tiles, each with an edge, and
 // the same splits of K (8 down to 2, ranges of lengths that are no multiple of the kernel's 16) for
 // each product, alone and in packs: the split path's kernels at a fifth of the threads' work.
-const Case kTsanCases[] = {
+const Case kSmallCases[] = {
     {Product::forward, 20, 515, 33, Activation::relu, 1},           // 2 tiles, S = 8
     {Product::forward, 20, 515, 33, Activation::tanh, 3},           // a pack of 3: 6 blocks x 8
     {Product::forward, 40, 300, 10, Activation::sigmoid, 1},        // S = 4, ranges of 75
@@ -151,7 +151,7 @@ const Case kTsanCases[] = {
     {Product::backward_params, 300, 33, 10, Activation::linear, 3},  // K = 300: S = 4
     {Product::backward_params, 128, 64, 1, Activation::linear, 2},   // one column, K = 128: S = 2
 };
-const std::span<const Case> kCases = test::kUnderTsan ? std::span<const Case>(kTsanCases) : kMlpCases;
+const std::span<const Case> kCases = test::small_sizes() ? std::span<const Case>(kSmallCases) : kMlpCases;
 
 TEST(SplitK, EachProductAndEpilogueEqualsTheCpuAndTheUnsplitPath) {
   for (const Case& c : kCases) {

@@ -8,7 +8,7 @@
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "target/target.h"
-#include "tests/parity/tsan_sizes.h"
+#include "tests/parity/test_sizes.h"
 #include "tests/training_specs.h"
 
 namespace mf {

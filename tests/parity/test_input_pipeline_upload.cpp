@@ -14,7 +14,7 @@
 #include "nn/fit.h"
 #include "tests/fit_numbers.h"
 #include "tests/parity/device_under_test.h"
-#include "tests/parity/tsan_sizes.h"
+#include "tests/parity/test_sizes.h"
 #include "tests/training_specs.h"
 
 namespace mf::test {

@@ -15,7 +15,7 @@
 #include "kernels/member_settings.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
-#include "tests/parity/tsan_sizes.h"
+#include "tests/parity/test_sizes.h"
 
 namespace mf::test {
 namespace {
@@ -194,15 +194,15 @@ TEST_F(DenseParity, LargeTiles) {
 
 // The MLPs' shapes whose products the backend splits along K under host execution (it plans for an
 // H200's 132 SMs, kernels/gemm_plan.h): forward C(m,n) with K = k, backward dX(m,k) with K = n, dW(k,n)
-// with K = m. Under ThreadSanitizer (tests/parity/tsan_sizes.h) products of one to six tiles, each with
+// with K = m. At the small sizes (tests/parity/test_sizes.h) products of one to six tiles, each with
 // an edge, that split as much (S = 8, 4, 3): the same kernels and epilogues at a fraction of the threads'
 // work. tests/hostexec/test_split_k.cpp checks the split path's packs and determinism.
 TEST_F(DenseParity, SplitK) {
-  const std::vector<Shape> forwards = kUnderTsan ? std::vector<Shape>{{20, 515, 33}, {40, 300, 10}, {32, 256, 10}}
+  const std::vector<Shape> forwards = small_sizes() ? std::vector<Shape>{{20, 515, 33}, {40, 300, 10}, {32, 256, 10}}
                                                  : std::vector<Shape>{{32, 784, 256}, {128, 784, 100}, {32, 256, 10}},
-                           inputs = kUnderTsan ? std::vector<Shape>{{20, 40, 515}, {33, 70, 200}}
+                           inputs = small_sizes() ? std::vector<Shape>{{20, 40, 515}, {33, 70, 200}}
                                                : std::vector<Shape>{{32, 784, 256}, {128, 100, 256}},
-                           params = kUnderTsan ? std::vector<Shape>{{520, 40, 10}, {300, 33, 10}}
+                           params = small_sizes() ? std::vector<Shape>{{520, 40, 10}, {300, 33, 10}}
                                                : std::vector<Shape>{{1024, 256, 10}, {1024, 100, 10}};
   for (const Shape& s : forwards) {
     ASSERT_GT(gemm_plan(s.m, s.k, s.n, 1, kHostExecSms).splits, 1) << s;

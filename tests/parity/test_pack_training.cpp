@@ -9,7 +9,7 @@
 #include "nn/fit.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
-#include "tests/parity/tsan_sizes.h"
+#include "tests/parity/test_sizes.h"
 #include "tests/training_specs.h"
 
 namespace mf::test {
@@ -107,15 +107,15 @@ TEST(PackTraining, ClassifiersWithDifferentSeedsAndLearningRates) {
 }
 
 TEST(PackTraining, TinyModelsOfTheSeedsSweep) {
-  // Batches of 64: 4 and a last of 44 (under ThreadSanitizer 2 and a last of 22).
-  const DataSplit data = make_synthetic(teacher(2, tsan_or(300, 150)));
+  // Batches of 64: 4 and a last of 44 (at the small sizes, tests/parity/test_sizes.h, 1 and a last of 36).
+  const DataSplit data = make_synthetic(teacher(2, full_or_small(300, 100)));
   std::vector<ModelSpec> specs;
   for (int i = 0; i < 4; ++i) specs.push_back(tiny(uint64_t(10 + i), 1e-3f * float(1 + i)));
   on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
 }
 
-// 200 rows (under ThreadSanitizer 100): 150 (75) training rows, 4 (2) batches of 32 and a last of 22 (11).
-const std::string kRegression = "regression:rows=" + std::to_string(tsan_or(200, 100));
+// 200 rows (at the small sizes 100): 150 (75) training rows, 4 (2) batches of 32 and a last of 22 (11).
+const std::string kRegression = "regression:rows=" + std::to_string(full_or_small(200, 100));
 
 TEST(PackTraining, SgdWithEachMembersMomentumAndMse) {
   const DataSplit data = make_synthetic(kRegression);
@@ -206,9 +206,9 @@ TEST(PackTraining, MembersWithTheirOwnKerasSettingsTrainAsAlone) {
   on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
 }
 
-// Every training step captured once as a CUDA graph (one per batch row count: kTeacherRows, 7 batches
-// of 32 and a last of 23, or under ThreadSanitizer 2 and a last of 11; 700 rows in batches of 300 end
-// in one of 100, 400 under ThreadSanitizer in one of 100 too) and replayed gives the numbers of steps
+// Every training step captured once as a CUDA graph (one per batch row count: teacher_rows(), 7 batches
+// of 32 and a last of 23, or at the small sizes 2 and a last of 11; 700 rows in batches of 300 end in
+// one of 100, the small sizes' 400 in one of 100 too) and replayed gives the numbers of steps
 // launched one by one, for a pack and for a model alone, with Adam and with SGD's momentum. Under host
 // execution a replay runs the captured launches with the arguments they had, so a step whose launches
 // changed from step to step fails.
@@ -225,7 +225,7 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   expect_pack_equals_alone(*device, specs, data.train, true);
   expect_pack_equals_alone(*device, {specs[0]}, data.train, true);
   // Batches of 300 rows: the loss pass in two launches (more than 256 rows); no shuffle.
-  const DataSplit more = make_synthetic(teacher(4, tsan_or(700, 400)));
+  const DataSplit more = make_synthetic(teacher(4, full_or_small(700, 400)));
   for (ModelSpec& spec : specs) spec.fit = {2, 300, 0.f, false};
   expect_pack_equals_alone(*device, specs, more.train, true);
 }

@@ -6,7 +6,7 @@
 #include "data/dataset.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
-#include "tests/parity/tsan_sizes.h"
+#include "tests/parity/test_sizes.h"
 
 namespace mf::test {
 namespace {
@@ -53,8 +53,8 @@ void expect_same_training(const ModelSpec& spec, const Dataset& data) {
   expect_close(cpu_params, device_params, 1e-3f, "trained parameters");
 }
 
-// 320 rows: 240 training rows, 7 batches of 32 and a last of 16 (under ThreadSanitizer 100: 75, 2 and 11).
-constexpr int kRows = tsan_or(320, 100);
+// 320 rows: 240 training rows, 7 batches of 32 and a last of 16 (at the small sizes, tests/parity/test_sizes.h, 100: 75, 2 and 11).
+const int kRows = full_or_small(320, 100);
 
 TEST(TrainingParity, SoftmaxClassifierWithAdam) {
   const DataSplit data = make_synthetic(teacher(4, kRows));

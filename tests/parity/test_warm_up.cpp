@@ -9,7 +9,7 @@
 #include "nn/fit.h"
 #include "tests/parity/backend_pair.h"
 #include "tests/parity/device_under_test.h"
-#include "tests/parity/tsan_sizes.h"
+#include "tests/parity/test_sizes.h"
 #include "tests/training_specs.h"
 
 namespace mf::test {
@@ -81,8 +81,8 @@ TEST(WarmUp, TheFirstStepOfAWarmedFitIsAnOrdinaryStep) {
   if (!device) GTEST_SKIP() << why;
   const DataSplit data = make_synthetic(teacher(4));
   ModelSpec spec = classifier(1, 1e-2f);
-  spec.fit = {1, 32, 0.f, true};  // 11 steps: 10 of 32 rows and one of 10 (under ThreadSanitizer 3 and one of 4)
-  const size_t steps_of_the_fit = (kTeacherRows + 31) / 32;
+  spec.fit = {1, 32, 0.f, true};  // 11 steps: 10 of 32 rows and one of 10 (at the small sizes 3 and one of 4)
+  const size_t steps_of_the_fit = (teacher_rows() + 31) / 32;
   const auto span = [](const Interval& i) { return i.end_s - i.begin_s; };
   std::string attempts;
   for (int attempt = 1; attempt <= 3; ++attempt) {
