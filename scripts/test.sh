@@ -4,16 +4,17 @@
 # kernels and tsan) and the GPU tests skip, saying why. Then the Python package's tests
 # (scripts/python.sh --test), unless MULTIFIT_PYTHON=OFF. MULTIFIT_CUDA and
 # MULTIFIT_BUILD_DIR as for scripts/build.sh. Ends with how long the build and
-# the tests took (on 2 cores: the tests some 5 minutes, two fifths of it ThreadSanitizer's).
+# the tests took (on 2 cores the tests take some 5 minutes, half of it ThreadSanitizer's).
 #
-# --quick is the edit-test loop, under 2 minutes after its build on 2 cores: it builds only
+# --quick is the edit-test loop, under a minute after its build on 2 cores: it builds only
 # what it runs, then the tests labelled unit, kernels (host execution, not ThreadSanitizer, at
 # the small sizes of tests/parity/test_sizes.h: MULTIFIT_TEST_SIZES=small) and cli, not those
 # labelled cli-slow (mpirun, workers killed and signalled, thousands of models). No
 # ThreadSanitizer, no sanitizers, no Python, no labs: the whole run before a commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: scripts/test.sh [--quick]   (--quick: unit, kernels at small sizes and the fast cli tests, ~1 minute)"
+usage="usage: scripts/test.sh [--quick]   (--quick: the unit tests, the kernels at small sizes and the cli tests
+  but the slow ones; under a minute after its build on 2 cores)"
 quick=false
 case "${1:-}" in
   "") ;;
