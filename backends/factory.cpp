@@ -14,9 +14,13 @@
 namespace mf {
 void check_cpu_options(const BackendOptions& options) {
   if (options.gemm != GemmImpl::tiled)
-    throw UserError("--gemm cublas: only the cuda backend has a cuBLAS path; drop --gemm or use --backend cuda");
+    throw UserError(
+        "--gemm cublas: only the cuda backend has a cuBLAS path; drop --gemm or use --backend "
+        "cuda");
   if (options.activations != ActivationImpl::ours)
-    throw UserError("--activations cudnn: only the cuda backend has a cuDNN path; drop --activations or use --backend cuda");
+    throw UserError(
+        "--activations cudnn: only the cuda backend has a cuDNN path; drop --activations or use "
+        "--backend cuda");
 }
 
 namespace {
@@ -45,13 +49,16 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
   try {
     return gpu::make_cuda_backend(cuda);
   } catch (const CudaError& e) {
-    if (cuda.gemm != GemmImpl::tiled || cuda.activations != ActivationImpl::ours) throw;  // GPU-only paths asked for
-    log << "multifit: backend auto: cpu after all (the CUDA device is not usable: " << e.what() << ")\n";
+    if (cuda.gemm != GemmImpl::tiled || cuda.activations != ActivationImpl::ours)
+      throw;  // GPU-only paths asked for
+    log << "multifit: backend auto: cpu after all (the CUDA device is not usable: " << e.what()
+        << ")\n";
     return make_cpu(options);
   }
 #else
   if (options.kind == BackendKind::cuda)
-    throw UserError("--backend cuda: " + query_devices().why_none + "; use --backend cpu, host-exec or auto");
+    throw UserError("--backend cuda: " + query_devices().why_none +
+                    "; use --backend cpu, host-exec or auto");
   resolve_auto(options, log);  // says cpu, and why
   return make_cpu(options);
 #endif
@@ -65,7 +72,8 @@ size_t max_training_threads(const BackendOptions& options) {
     case BackendKind::cpu:
       try {
         return std::min(size_t(std::max(1, options.threads)), size_t(cpu::openblas_max_threads()));
-      } catch (const UserError&) {  // no OpenBLAS: every model will say so when it makes its backend
+      } catch (
+          const UserError&) {  // no OpenBLAS: every model will say so when it makes its backend
         return 1;
       }
     case BackendKind::automatic:
@@ -85,8 +93,10 @@ BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log) {
   BackendOptions resolved = options;
   const DeviceQuery query = query_devices();
   resolved.kind = query.devices.empty() ? BackendKind::cpu : BackendKind::cuda;
-  if (query.devices.empty()) log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
-  else log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
+  if (query.devices.empty())
+    log << "multifit: backend auto: cpu (no usable CUDA device: " << query.why_none << ")\n";
+  else
+    log << "multifit: backend auto: cuda (" << describe(query.devices[0]) << ")\n";
   return resolved;
 }
 

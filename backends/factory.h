@@ -15,8 +15,10 @@
 namespace mf {
 
 enum class BackendKind { automatic, cpu, cuda, host_exec };
-inline constexpr Named<BackendKind> kBackendNames[] = {
-    {"auto", BackendKind::automatic}, {"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"host-exec", BackendKind::host_exec}};
+inline constexpr Named<BackendKind> kBackendNames[] = {{"auto", BackendKind::automatic},
+                                                       {"cpu", BackendKind::cpu},
+                                                       {"cuda", BackendKind::cuda},
+                                                       {"host-exec", BackendKind::host_exec}};
 inline const char* to_string(BackendKind k) { return name_of(kBackendNames, k); }
 
 // Training steps recorded once and replayed (CUDA graphs on a GPU, recorded steps on the cpu): on,
@@ -27,23 +29,25 @@ inline constexpr Named<GraphsChoice> kGraphsNames[] = {
 
 struct BackendOptions {
   BackendKind kind = BackendKind::automatic;
-  GemmImpl gemm = GemmImpl::tiled;                    // the CUDA products: our kernels, or cuBLAS's (reference)
-  ActivationImpl activations = ActivationImpl::ours;  // activations and softmax: ours, or cuDNN's (reference)
+  GemmImpl gemm = GemmImpl::tiled;  // the CUDA products: our kernels, or cuBLAS's (reference)
+  ActivationImpl activations =
+      ActivationImpl::ours;  // activations and softmax: ours, or cuDNN's (reference)
   GraphsChoice graphs = GraphsChoice::automatic;
   int device = 0;  // the CUDA device (cuda, host-exec)
-  int threads = 1;  // the cpu backend's host threads for one model or pack (backends/cpu/cpu_backend.h)
+  int threads =
+      1;  // the cpu backend's host threads for one model or pack (backends/cpu/cpu_backend.h)
 };
 
-// `options` on CUDA device `device` (--devices gives each model its own); the cpu and host execution
-// have one device each, so for them --devices is recorded and has no effect.
+// `options` on CUDA device `device` (--devices gives each model its own); the cpu and host
+// execution have one device each, so for them --devices is recorded and has no effect.
 inline BackendOptions on_device(BackendOptions options, int device) {
   if (options.kind == BackendKind::cuda) options.device = device;
   return options;
 }
 
 // `options` for one of `at_once` models (or packs) that train at the same time: an equal share of
-// its threads, at least 1, so that no more threads are busy than the run was given (with more models
-// than threads, one each).
+// its threads, at least 1, so that no more threads are busy than the run was given (with more
+// models than threads, one each).
 inline BackendOptions sharing_threads(BackendOptions options, size_t at_once) {
   if (at_once > 1) options.threads = std::max(1, int(size_t(options.threads) / at_once));
   return options;
@@ -63,9 +67,9 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
 void check_cpu_options(const BackendOptions& options);
 
 // The most host threads that may train models at once on `options`' backend (streams and packed
-// mode drive many models from a pool of this many at most): 4 per hardware thread for cuda (a thread
-// spends most of a step waiting on its stream), one per hardware thread for host execution (each
-// launch runs its blocks on threads of its own), and for the cpu backend options.threads (the
+// mode drive many models from a pool of this many at most): 4 per hardware thread for cuda (a
+// thread spends most of a step waiting on its stream), one per hardware thread for host execution
+// (each launch runs its blocks on threads of its own), and for the cpu backend options.threads (the
 // cores it was given: never more busy threads than cores) but never more than OpenBLAS's
 // MAX_THREADS (kernels/openblas.h: past its table of buffers it ends the process). At least 1.
 // Loads OpenBLAS for cpu.

@@ -74,24 +74,27 @@ class Scratch {
   std::vector<std::pair<void*, size_t>> blocks_;
 };
 
-void time_calls(benchmark::State& state, const std::function<void()>& wait, const std::function<void()>& call) {
+void time_calls(benchmark::State& state, const std::function<void()>& wait,
+                const std::function<void()>& call) {
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kRepeat; ++i) call();
     wait();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-                           kRepeat);
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kRepeat);
   }
 }
 
 void time_calls(benchmark::State& state, Backend& backend, const std::function<void()>& call) {
-  time_calls(state, [&] { backend.synchronize(); }, call);
+  time_calls(
+      state, [&] { backend.synchronize(); }, call);
 }
 
 struct Subject {
   std::string name;
   std::shared_ptr<Backend> backend;
-  std::shared_ptr<gpu::GemmProducts> products;  // the plain product's implementation, for CUDA subjects
+  std::shared_ptr<gpu::GemmProducts>
+      products;  // the plain product's implementation, for CUDA subjects
 };
 
 struct Layer {
@@ -101,47 +104,57 @@ struct Layer {
 // The Fashion-MNIST MLP's layers, then the other MLPs' (784-100-10, 784-256-10) and the seeds' tiny
 // model's (20-64-1): at batches 32 and 128 most of them take gemm's split-K path on an H200
 // (kernels/gemm_plan.h), so summarize.py's fraction of cuBLAS covers it.
-const Layer kFashionLayers[] = {{784, 256, Activation::relu}, {256, 128, Activation::relu}, {128, 10, Activation::linear},
-                                {784, 100, Activation::relu}, {100, 10, Activation::linear}, {256, 10, Activation::linear},
-                                {20, 64, Activation::relu},   {64, 1, Activation::sigmoid}};
+const Layer kFashionLayers[] = {{784, 256, Activation::relu},  {256, 128, Activation::relu},
+                                {128, 10, Activation::linear}, {784, 100, Activation::relu},
+                                {100, 10, Activation::linear}, {256, 10, Activation::linear},
+                                {20, 64, Activation::relu},    {64, 1, Activation::sigmoid}};
 const int kBatches[] = {32, 128, 1024};
 
 void register_gemms(const Subject& s) {
   for (const Layer& l : kFashionLayers)
     for (int m : kBatches) {
-      const std::string shape = "/m:" + std::to_string(m) + "/k:" + std::to_string(l.k) + "/n:" + std::to_string(l.n);
+      const std::string shape =
+          "/m:" + std::to_string(m) + "/k:" + std::to_string(l.k) + "/n:" + std::to_string(l.n);
       const double flops = 2.0 * m * l.k * l.n;
       auto register_op = [&](const std::string& op, auto body) {
-        benchmark::RegisterBenchmark((s.name + "/" + op + shape).c_str(), [=](benchmark::State& state) {
+        benchmark::RegisterBenchmark((s.name + "/" + op + shape).c_str(), [=](benchmark::State&
+                                                                                  state) {
           Scratch scratch(*s.backend);
           body(state, scratch, m, l);
           // Manual time sums the per-call times, so the rate is flops per call over time per call.
-          state.counters["GFLOPS"] =
-              benchmark::Counter(flops * double(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+          state.counters["GFLOPS"] = benchmark::Counter(flops * double(state.iterations()) / 1e9,
+                                                        benchmark::Counter::kIsRate);
         })->UseManualTime();
       };
       if (s.products)
         register_op("gemm", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
-          float *A = x.floats(size_t(m) * l.k), *B = x.floats(size_t(l.k) * l.n), *C = x.floats(size_t(m) * l.n);
+          float *A = x.floats(size_t(m) * l.k), *B = x.floats(size_t(l.k) * l.n),
+                *C = x.floats(size_t(m) * l.n);
           s.backend->synchronize();  // the inputs are written on the backend's stream
           gpu::Stream stream;
-          time_calls(state, [&] { stream.synchronize(); },
-                     [&] { s.products->product(A, B, C, m, l.k, l.n, stream.get()); });
+          time_calls(
+              state, [&] { stream.synchronize(); },
+              [&] { s.products->product(A, B, C, m, l.k, l.n, stream.get()); });
         });
       register_op("dense_forward", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
         float *X = x.floats(size_t(m) * l.k), *W = x.floats(size_t(l.k) * l.n), *b = x.floats(l.n),
               *Y = x.floats(size_t(m) * l.n);
-        time_calls(state, *s.backend, [&] { s.backend->dense_forward(X, W, b, Y, nullptr, m, l.k, l.n, l.act); });
+        time_calls(state, *s.backend,
+                   [&] { s.backend->dense_forward(X, W, b, Y, nullptr, m, l.k, l.n, l.act); });
       });
       register_op("dense_backward_input", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
-        float *dZ = x.floats(size_t(m) * l.n), *W = x.floats(size_t(l.k) * l.n), *dX = x.floats(size_t(m) * l.k);
-        time_calls(state, *s.backend, [&] { s.backend->dense_backward_input(dZ, W, dX, m, l.k, l.n); });
+        float *dZ = x.floats(size_t(m) * l.n), *W = x.floats(size_t(l.k) * l.n),
+              *dX = x.floats(size_t(m) * l.k);
+        time_calls(state, *s.backend,
+                   [&] { s.backend->dense_backward_input(dZ, W, dX, m, l.k, l.n); });
       });
-      register_op("dense_backward_params", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
-        float *X = x.floats(size_t(m) * l.k), *dZ = x.floats(size_t(m) * l.n), *dW = x.floats(size_t(l.k) * l.n),
-              *db = x.floats(l.n);
-        time_calls(state, *s.backend, [&] { s.backend->dense_backward_params(X, dZ, dW, db, m, l.k, l.n); });
-      });
+      register_op(
+          "dense_backward_params", [s](benchmark::State& state, Scratch& x, int m, Layer l) {
+            float *X = x.floats(size_t(m) * l.k), *dZ = x.floats(size_t(m) * l.n),
+                  *dW = x.floats(size_t(l.k) * l.n), *db = x.floats(l.n);
+            time_calls(state, *s.backend,
+                       [&] { s.backend->dense_backward_params(X, dZ, dW, db, m, l.k, l.n); });
+          });
     }
 }
 
@@ -155,11 +168,17 @@ void register_elementwise(const Subject& s) {
   Backend& b = *s.backend;
   add("activation_backward/n:32768", [&b](benchmark::State& st, Scratch& x) {
     float *Y = x.floats(32768), *dY = x.floats(32768);
-    time_calls(st, b, [&] { b.activation_backward(dY, dY, 32768, {Activation::relu, Y, nullptr}); });
+    time_calls(st, b, [&] {
+      b.activation_backward(dY, dY, 32768, {Activation::relu, Y, nullptr});
+    });
   });
   add("loss_softmax_crossentropy/m:128/n:10", [&b](benchmark::State& st, Scratch& x) {
-    float *out = x.floats(1280), *t = x.zeros<float>(128), *d = x.floats(1280), *values = x.floats(256);
-    const LossShape shape{Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
+    float *out = x.floats(1280), *t = x.zeros<float>(128), *d = x.floats(1280),
+          *values = x.floats(256);
+    const LossShape shape{Loss::sparse_categorical_crossentropy,
+                          false,
+                          1,
+                          {1, {Metric::sparse_categorical_accuracy}}};
     const MemberSettings* settings = x.settings();
     time_calls(st, b, [&] { b.loss(shape, out, t, d, values, 128, 10, settings); });
   });
@@ -170,24 +189,25 @@ void register_elementwise(const Subject& s) {
   });
   // The optimizer over the parameters of one tensor, as the Fashion-MNIST MLP's 235146.
   const auto optimizer = [&](const char* name, OptimizerKind kind, bool momentum) {
-    add(std::string(name) + "/params:235146", [&b, kind, momentum](benchmark::State& st, Scratch& x) {
-      OptimizerStep s;
-      s.kind = kind, s.momentum_slot = momentum;
-      s.count = 235146;
-      s.params = x.floats(size_t(s.count)), s.grads = x.floats(size_t(s.count));
-      s.slot[0] = x.zeros<float>(size_t(s.count)), s.slot[1] = x.zeros<float>(size_t(s.count));
-      const ParamTensor tensor{0, s.count, 0, TensorRole::kernel, 0};
-      auto* tensors = x.zeros<ParamTensor>(1);
-      b.to_device(tensors, &tensor, sizeof tensor);
-      s.tensors = tensors, s.tensor_count = 1, s.blocks = param_blocks(s.count);
-      s.settings = x.settings(), s.layers = x.zeros<LayerSettings>(1);
-      s.batch_rows = 128;
-      auto* step = x.zeros<StepState>(1);
-      StepState first;
-      first.t = 1;  // step 1: the loss pass, which counts steps, is not timed here
-      b.to_device(step, &first, sizeof first);
-      time_calls(st, b, [&] { b.optimizer_step(s, {.step = step}); });
-    });
+    add(std::string(name) + "/params:235146",
+        [&b, kind, momentum](benchmark::State& st, Scratch& x) {
+          OptimizerStep s;
+          s.kind = kind, s.momentum_slot = momentum;
+          s.count = 235146;
+          s.params = x.floats(size_t(s.count)), s.grads = x.floats(size_t(s.count));
+          s.slot[0] = x.zeros<float>(size_t(s.count)), s.slot[1] = x.zeros<float>(size_t(s.count));
+          const ParamTensor tensor{0, s.count, 0, TensorRole::kernel, 0};
+          auto* tensors = x.zeros<ParamTensor>(1);
+          b.to_device(tensors, &tensor, sizeof tensor);
+          s.tensors = tensors, s.tensor_count = 1, s.blocks = param_blocks(s.count);
+          s.settings = x.settings(), s.layers = x.zeros<LayerSettings>(1);
+          s.batch_rows = 128;
+          auto* step = x.zeros<StepState>(1);
+          StepState first;
+          first.t = 1;  // step 1: the loss pass, which counts steps, is not timed here
+          b.to_device(step, &first, sizeof first);
+          time_calls(st, b, [&] { b.optimizer_step(s, {.step = step}); });
+        });
   };
   optimizer("adam", OptimizerKind::adam, false);
   optimizer("sgd", OptimizerKind::sgd, true);
@@ -205,7 +225,8 @@ void register_elementwise(const Subject& s) {
   });
 }
 
-ModelSpec seed_model() {  // the seeds' Dense(64, relu) -> Dense(1, sigmoid), binary cross-entropy, batch 64
+ModelSpec
+seed_model() {  // the seeds' Dense(64, relu) -> Dense(1, sigmoid), binary cross-entropy, batch 64
   ModelSpec spec;
   spec.name = "seed";
   spec.input = 20;
@@ -243,8 +264,8 @@ void register_steps(const Subject& s) {
       const auto step = [&] { model.train_batch(X, T, B); };
       std::unique_ptr<Backend::StepGraph> captured = graph ? s.backend->capture(step) : nullptr;
       time_calls(state, *s.backend, [&] { captured ? captured->launch() : step(); });
-      state.counters["samples/s"] = benchmark::Counter(double(B) * members * double(state.iterations()),
-                                                       benchmark::Counter::kIsRate);
+      state.counters["samples/s"] = benchmark::Counter(
+          double(B) * members * double(state.iterations()), benchmark::Counter::kIsRate);
     })->UseManualTime();
   };
   for (bool graph : {false, true}) {
@@ -257,13 +278,18 @@ void register_steps(const Subject& s) {
 
 std::vector<Subject> subjects() {
   std::vector<Subject> list{{"cpu", std::make_shared<CpuBackend>(), nullptr}};
-  if (const int cores = usable_cores(); cores > 1)  // a pack's members, a model's parts, over every core
-    list.push_back({"cpu_threads:" + std::to_string(cores), std::make_shared<CpuBackend>(cores), nullptr});
+  if (const int cores = usable_cores();
+      cores > 1)  // a pack's members, a model's parts, over every core
+    list.push_back(
+        {"cpu_threads:" + std::to_string(cores), std::make_shared<CpuBackend>(cores), nullptr});
   if (!query_devices().devices.empty()) {
-    list.push_back({"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled}), gpu::make_tiled_products()});
-    list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas}), gpu::make_cublas_products()});
+    list.push_back(
+        {"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled}), gpu::make_tiled_products()});
+    list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas}),
+                    gpu::make_cublas_products()});
 #if defined(MF_HAVE_CUDNN)
-    list.push_back({"cuda_cudnn", gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn}), nullptr});
+    list.push_back({"cuda_cudnn",
+                    gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn}), nullptr});
 #endif
   }
   return list;

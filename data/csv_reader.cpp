@@ -1,5 +1,5 @@
-// CSV data: one row per line, the feature values and then the label (or the spec's targets columns),
-// separated by commas.
+// CSV data: one row per line, the feature values and then the label (or the spec's targets
+// columns), separated by commas.
 #include <algorithm>
 #include <charconv>
 #include <cerrno>
@@ -44,7 +44,8 @@ std::optional<float> parse_number(std::string_view cell) {
   double value = 0;
   const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
   if (cell.empty() || end != cell.data() + cell.size()) return {};
-  if (error == std::errc::result_out_of_range || std::abs(value) > std::numeric_limits<float>::max())
+  if (error == std::errc::result_out_of_range ||
+      std::abs(value) > std::numeric_limits<float>::max())
     return std::numeric_limits<float>::infinity();
   return float(value);
 }
@@ -76,7 +77,8 @@ class CsvParser {
     }
     if (in.bad()) throw UserError(path_ + ": cannot read: " + std::strerror(errno));
     if (data_.rows == 0)
-      throw UserError(path_ + ": no data rows; each line holds the feature values and then the label");
+      throw UserError(path_ +
+                      ": no data rows; each line holds the feature values and then the label");
     data_.classes = integer_labels_ ? int(max_label_) + 1 : 0;
     return std::move(data_);
   }
@@ -86,7 +88,8 @@ class CsvParser {
     throw UserError(path_ + ":" + std::to_string(line) + ": " + what);
   }
 
-  [[noreturn]] void fail_cell(size_t line, size_t column, std::string_view cell, const char* what) const {
+  [[noreturn]] void fail_cell(size_t line, size_t column, std::string_view cell,
+                              const char* what) const {
     fail(line, "column " + std::to_string(column + 1) + ": '" + std::string(cell) + "' " + what);
   }
 
@@ -98,28 +101,32 @@ class CsvParser {
     if (number == 1 && std::none_of(cells.begin(), cells.end(), is_number)) return;
     for (size_t column = 0; column < cells.size(); ++column) {
       const std::optional<float> value = parse_number(cells[column]);
-      if (!value) fail_cell(number, column, cells[column], "is not a number; cells hold decimal numbers");
+      if (!value)
+        fail_cell(number, column, cells[column], "is not a number; cells hold decimal numbers");
       if (!std::isfinite(*value))
         fail_cell(number, column, cells[column],
                   "is not a finite float; NaN, infinity and values beyond 3.4e38 are not allowed");
-      if (column + targets_ < cells.size()) data_.x.push_back(*value);
-      else add_label(*value, number, cells[column]);
+      if (column + targets_ < cells.size())
+        data_.x.push_back(*value);
+      else
+        add_label(*value, number, cells[column]);
     }
     ++data_.rows;
   }
 
   // Every line, the header included, has as many cells as the first one.
   void check_columns(size_t columns, size_t number) {
-    const std::string labels = targets_ == 1 ? "the label column" : std::to_string(targets_) + " target columns";
+    const std::string labels =
+        targets_ == 1 ? "the label column" : std::to_string(targets_) + " target columns";
     if (number == 1) {
       if (columns < targets_ + 1)
-        fail(number, std::to_string(columns) + " column(s); a line needs at least one feature column and then " +
-                         labels);
+        fail(number, std::to_string(columns) +
+                         " column(s); a line needs at least one feature column and then " + labels);
       data_.features = int(columns - targets_);
       data_.target_cols = int(targets_);
     } else if (columns != size_t(data_.features) + targets_) {
-      fail(number, std::to_string(columns) + " columns, expected " + std::to_string(size_t(data_.features) + targets_) +
-                       " as in line 1");
+      fail(number, std::to_string(columns) + " columns, expected " +
+                       std::to_string(size_t(data_.features) + targets_) + " as in line 1");
     }
   }
 
@@ -127,8 +134,10 @@ class CsvParser {
     data_.y.push_back(label);
     const bool class_index = label >= 0 && label <= kMaxClassLabel && label == std::floor(label);
     const std::string at = path_ + ":" + std::to_string(line) + ": label " + std::string(cell);
-    if (integer_labels_ && !class_index) data_.label_at = at;  // the first one that is not a class
-    else if (integer_labels_ && (data_.rows == 0 || label > max_label_)) data_.label_at = at;
+    if (integer_labels_ && !class_index)
+      data_.label_at = at;  // the first one that is not a class
+    else if (integer_labels_ && (data_.rows == 0 || label > max_label_))
+      data_.label_at = at;
     integer_labels_ = integer_labels_ && class_index;
     max_label_ = std::max(max_label_, label);
   }

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 // Where the Debian package dataset-fashion-mnist installs its files.
 constexpr char kDebianDatasets[] = "/usr/share/datasets";
 constexpr char kAllowedSources[] =
-    "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] or synthetic:KIND[:key=value,...]";
+    "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] or "
+    "synthetic:KIND[:key=value,...]";
 constexpr const char* kIdxNames[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                      "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
 
@@ -53,9 +54,9 @@ std::string idx_path(const fs::path& dir, const std::string& name) {
   const fs::path plain = dir / name, gz = dir / (name + ".gz");
   if (path_exists(plain)) return plain.string();
   if (path_exists(gz)) return gz.string();
-  throw UserError(plain.string() + ": not found, nor " + gz.filename().string() + "; the directory needs " +
-                  kIdxNames[0] + ", " + kIdxNames[1] + ", " + kIdxNames[2] + " and " + kIdxNames[3] +
-                  ", each plain or .gz");
+  throw UserError(plain.string() + ": not found, nor " + gz.filename().string() +
+                  "; the directory needs " + kIdxNames[0] + ", " + kIdxNames[1] + ", " +
+                  kIdxNames[2] + " and " + kIdxNames[3] + ", each plain or .gz");
 }
 
 DataSplit load_idx_dir(const std::string& name, const fs::path& dir) {
@@ -73,18 +74,23 @@ DataSplit load_fashion_mnist() {
   const std::string dir = fashion_mnist_dir();
   if (!is_dir(dir)) {
     const char* root = std::getenv("MULTIFIT_DATA");
-    throw UserError("fashion-mnist: " + dir + " not found; " +
-                    (root && *root ? "MULTIFIT_DATA=" + std::string(root) + " needs a fashion-mnist folder with the four IDX files"
-                                   : std::string("install the Debian package dataset-fashion-mnist, set MULTIFIT_DATA "
-                                                 "to a folder holding fashion-mnist/, or use --data mnist:DIR")));
+    throw UserError(
+        "fashion-mnist: " + dir + " not found; " +
+        (root && *root
+             ? "MULTIFIT_DATA=" + std::string(root) +
+                   " needs a fashion-mnist folder with the four IDX files"
+             : std::string("install the Debian package dataset-fashion-mnist, set MULTIFIT_DATA "
+                           "to a folder holding fashion-mnist/, or use --data mnist:DIR")));
   }
   return load_idx_dir("fashion-mnist", dir);
 }
 
 DataSplit load_mnist_dir(const std::string& source, const std::string& dir) {
-  if (dir.empty()) throw UserError("data source '" + source + "': no directory given; write mnist:DIR");
+  if (dir.empty())
+    throw UserError("data source '" + source + "': no directory given; write mnist:DIR");
   if (!is_dir(dir))
-    throw UserError(dir + ": not a directory; mnist:DIR needs a directory holding the four IDX files");
+    throw UserError(dir +
+                    ": not a directory; mnist:DIR needs a directory holding the four IDX files");
   return load_idx_dir(source, dir);
 }
 
@@ -93,9 +99,11 @@ std::pair<std::string, std::string> csv_files(const std::string& source, const s
   const size_t comma = files.find(',');
   const std::string train = files.substr(0, comma);
   const std::string test = comma == std::string::npos ? "" : files.substr(comma + 1);
-  const bool bad_test = comma != std::string::npos && (test.empty() || test.find(',') != std::string::npos);
+  const bool bad_test =
+      comma != std::string::npos && (test.empty() || test.find(',') != std::string::npos);
   if (train.empty() || bad_test)
-    throw UserError("data source '" + source + "': not a train file and an optional test file; "
+    throw UserError("data source '" + source +
+                    "': not a train file and an optional test file; "
                     "write csv:TRAIN or csv:TRAIN,TEST");
   return {train, test};
 }
@@ -121,9 +129,11 @@ std::vector<std::string> npy_files(const std::string& source, const std::string&
     if (comma == std::string::npos) break;
     at = comma + 1;
   }
-  const bool empty = std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return p.empty(); });
+  const bool empty =
+      std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return p.empty(); });
   if ((paths.size() != 2 && paths.size() != 4) || empty)
-    throw UserError("data source '" + source + "': not x and y files, and optionally test x and y; write "
+    throw UserError("data source '" + source +
+                    "': not x and y files, and optionally test x and y; write "
                     "npy:X.npy,Y.npy or npy:X.npy,Y.npy,XTEST.npy,YTEST.npy");
   return paths;
 }
@@ -187,7 +197,8 @@ DataSplit load_data(const std::string& source, int targets) {
   if (strip_prefix(source, "npy:", rest)) return load_npy_files(source, rest, targets);
   if (targets != 1)
     throw UserError("data source '" + source + "': one label per row, but the spec's targets is " +
-                    std::to_string(targets) + "; several target columns come from CSV or .npy files");
+                    std::to_string(targets) +
+                    "; several target columns come from CSV or .npy files");
   if (source == "fashion-mnist") return load_fashion_mnist();
   if (strip_prefix(source, "mnist:", rest)) return load_mnist_dir(source, rest);
   if (strip_prefix(source, "synthetic:", rest)) return make_synthetic(rest);

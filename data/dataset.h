@@ -11,18 +11,20 @@ namespace mf {
 struct Dataset {
   int64_t rows = 0;
   int features = 0;
-  int target_cols = 1;   // columns of y: 1 for a class index, a binary label or one regression target
-  int classes = 0;       // distinct classes for classification data (labels 0..classes-1); 0 for regression
+  int target_cols =
+      1;  // columns of y: 1 for a class index, a binary label or one regression target
+  int classes =
+      0;  // distinct classes for classification data (labels 0..classes-1); 0 for regression
   std::vector<float> x;  // (rows, features)
   std::vector<float> y;  // (rows, target_cols); class indices stored as exact floats
   // Where the labels are, for messages: the first label that is not a class index when classes is 0
-  // ("train.csv:7: label -1"), else the first row holding the largest class ("train.csv:9: label 5",
-  // "labels.idx record 12: label 9"); empty for generated data.
+  // ("train.csv:7: label -1"), else the first row holding the largest class ("train.csv:9: label
+  // 5", "labels.idx record 12: label 9"); empty for generated data.
   std::string label_at;
 };
 
-// The largest label a class index may be: floats hold every integer up to 2^24 exactly, and a larger
-// integer label is far more likely a regression target than a class.
+// The largest label a class index may be: floats hold every integer up to 2^24 exactly, and a
+// larger integer label is far more likely a regression target than a class.
 inline constexpr float kMaxClassLabel = 16777216.0f;
 
 // Sets data.classes and data.label_at from labels y (data.target_cols per row), as a file's reader
@@ -32,30 +34,31 @@ inline constexpr float kMaxClassLabel = 16777216.0f;
 void summarize_labels(Dataset& data, std::span<const float> y, const std::string& where);
 
 struct DataSplit {
-  std::string description;     // e.g. "fashion-mnist (60000 train, 10000 test)"
+  std::string description;  // e.g. "fashion-mnist (60000 train, 10000 test)"
   Dataset train;
   std::optional<Dataset> test;  // absent when the source has no test set
 };
 
 // Loads a data source. Sources:
 //   fashion-mnist             the four IDX files in fashion_mnist_dir()
-//   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR (each plain or .gz)
-//   csv:TRAIN[,TEST]          CSV files: features then the label(s) per line, an optional header line
-//   synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys rows, features, classes, seed
-//   npy:X,Y[,XTEST,YTEST]     numpy .npy files (np.save's): x (rows, features...) and y (rows,) or
+//   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR (each
+//   plain or .gz) csv:TRAIN[,TEST]          CSV files: features then the label(s) per line, an
+//   optional header line synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys
+//   rows, features, classes, seed npy:X,Y[,XTEST,YTEST]     numpy .npy files (np.save's): x (rows,
+//   features...) and y (rows,) or
 //                             (rows, targets), of any real, integer or bool dtype (read as float32)
 // Any problem with the source or its files is a UserError naming the file and what is wrong.
 // `targets` is the number of target columns at the end of each CSV row (ModelSpec::targets); other
 // sources have one label per row and refuse more.
 DataSplit load_data(const std::string& source, int targets = 1);
-// Whether load_data(source) gives a test set, from the name alone (nothing is read): every source but
-// csv:TRAIN without a TEST file has one.
+// Whether load_data(source) gives a test set, from the name alone (nothing is read): every source
+// but csv:TRAIN without a TEST file has one.
 bool has_test_set(const std::string& source);
 
-// At most the bytes of x and y that load_data(source) gives, known without reading the data: exact for
-// a synthetic source, 4 for each byte of plain files (a float or label from at least one byte of IDX,
-// two characters of CSV). nullopt where only reading tells: a compressed file, a missing one, a
-// source load_data refuses.
+// At most the bytes of x and y that load_data(source) gives, known without reading the data: exact
+// for a synthetic source, 4 for each byte of plain files (a float or label from at least one byte
+// of IDX, two characters of CSV). nullopt where only reading tells: a compressed file, a missing
+// one, a source load_data refuses.
 std::optional<size_t> data_bytes_bound(const std::string& source);
 
 // Where fashion-mnist is read from: $MULTIFIT_DATA/fashion-mnist when MULTIFIT_DATA is set (a
@@ -64,10 +67,11 @@ std::optional<size_t> data_bytes_bound(const std::string& source);
 std::string fashion_mnist_dir();
 
 // The loaders behind load_data, for tests and callers that know the format.
-Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path);  // pixels scaled to [0,1]
+Dataset load_idx_pair(const std::string& images_path,
+                      const std::string& labels_path);  // pixels scaled to [0,1]
 Dataset load_csv(const std::string& path, int targets = 1);
 Dataset load_npy_pair(const std::string& x_path, const std::string& y_path);
 DataSplit make_synthetic(const std::string& spec);  // the part after "synthetic:"
-size_t synthetic_bytes(const std::string& spec);   // its x and y, as make_synthetic(spec) makes them
+size_t synthetic_bytes(const std::string& spec);  // its x and y, as make_synthetic(spec) makes them
 
 }  // namespace mf

@@ -1,8 +1,8 @@
 // The MNIST IDX format: a big-endian header, then unsigned bytes.
 //   images: magic 0x00000803, count, rows, cols, then count*rows*cols pixels
 //   labels: magic 0x00000801, count, then count labels
-// Files may be gzip-compressed; zlib's gz* functions recognise the gzip magic bytes (1f 8b) and read
-// any other file as it is, so one code path serves both.
+// Files may be gzip-compressed; zlib's gz* functions recognise the gzip magic bytes (1f 8b) and
+// read any other file as it is, so one code path serves both.
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -43,7 +43,8 @@ class IdxFile {
     check_input_file(path, "IDX file", kMaxDataFileBytes);
     errno = 0;
     file_.reset(gzopen(path.c_str(), "rb"));
-    if (!file_) fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+    if (!file_)
+      fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
   }
 
   [[noreturn]] void fail(const std::string& what) const { throw UserError(path_ + ": " + what); }
@@ -69,11 +70,13 @@ class IdxFile {
     const size_t got = read(bytes, 4);
     const uint32_t found = be32(bytes);
     if (got == 4 && found != magic)
-      fail("wrong magic number " + hex(found) + "; an IDX " + kind + " file starts with " + hex(magic));
+      fail("wrong magic number " + hex(found) + "; an IDX " + kind + " file starts with " +
+           hex(magic));
     const size_t total = got == 4 ? 4 + read(bytes + 4, size - 4) : got;
     if (total < size)
-      fail("truncated header: expected " + std::to_string(size) + " bytes, found " + std::to_string(total) +
-           "; an IDX " + kind + " file starts with a " + std::to_string(size) + "-byte header");
+      fail("truncated header: expected " + std::to_string(size) + " bytes, found " +
+           std::to_string(total) + "; an IDX " + kind + " file starts with a " +
+           std::to_string(size) + "-byte header");
     std::vector<uint32_t> sizes(static_cast<size_t>(dims));
     for (int i = 0; i < dims; ++i) sizes[size_t(i)] = be32(bytes + 4 * (i + 1));
     return sizes;
@@ -91,8 +94,9 @@ class IdxFile {
       sink(chunk.data(), got);
       done += got;
       if (got < want)
-        fail("truncated data: expected " + std::to_string(count) + " bytes of " + what + ", found " +
-             std::to_string(done) + (gzip_cut_short() ? " (the gzip stream ends early)" : ""));
+        fail("truncated data: expected " + std::to_string(count) + " bytes of " + what +
+             ", found " + std::to_string(done) +
+             (gzip_cut_short() ? " (the gzip stream ends early)" : ""));
     }
     if (read(chunk.data(), 1) != 0)
       fail("data continues after the " + std::to_string(count) + " bytes of " + what +
@@ -139,16 +143,19 @@ Dataset load_idx_pair(const std::string& images_path, const std::string& labels_
   const uint64_t count = dims[0], pixels_per_image = uint64_t(dims[1]) * dims[2];
   const std::string shape = std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
   if (count == 0) images.fail("holds no images; an IDX image file needs at least one");
-  if (pixels_per_image == 0) images.fail("images of " + shape + " pixels; both dimensions must be positive");
+  if (pixels_per_image == 0)
+    images.fail("images of " + shape + " pixels; both dimensions must be positive");
   if (pixels_per_image > kMaxPixels || count > kMaxPixels / pixels_per_image)
     images.fail("header announces " + std::to_string(count) + " images of " + shape +
-                " pixels, more than the " + std::to_string(kMaxPixels) + " pixels this reader accepts");
+                " pixels, more than the " + std::to_string(kMaxPixels) +
+                " pixels this reader accepts");
 
   IdxFile labels(labels_path);
   const uint32_t label_count = labels.read_header(kLabelsMagic, 1, "label")[0];
   if (label_count != count)
-    throw UserError(images_path + ": " + std::to_string(count) + " images but " + labels_path + " has " +
-                    std::to_string(label_count) + " labels; every image needs exactly one label");
+    throw UserError(images_path + ": " + std::to_string(count) + " images but " + labels_path +
+                    " has " + std::to_string(label_count) +
+                    " labels; every image needs exactly one label");
 
   Dataset data;
   data.rows = int64_t(count);
@@ -167,7 +174,8 @@ Dataset load_idx_pair(const std::string& images_path, const std::string& labels_
   labels.read_body(count, "labels", [&](const unsigned char* bytes, size_t size) {
     for (size_t i = 0; i < size; ++i) {
       if (int(bytes[i]) > max_label)
-        data.label_at = labels_path + " record " + std::to_string(data.y.size()) + ": label " + std::to_string(bytes[i]);
+        data.label_at = labels_path + " record " + std::to_string(data.y.size()) + ": label " +
+                        std::to_string(bytes[i]);
       data.y.push_back(float(bytes[i]));
       max_label = std::max(max_label, int(bytes[i]));
     }

@@ -1,5 +1,5 @@
-// Preprocessing: reading a spec's list (with the spec's Field, runtime/json_field.h), writing it back,
-// and running it over a batch of samples.
+// Preprocessing: reading a spec's list (with the spec's Field, runtime/json_field.h), writing it
+// back, and running it over a batch of samples.
 #include "data/preprocessing.h"
 
 #include <algorithm>
@@ -36,9 +36,10 @@ namespace {
 using nlohmann::json;
 using namespace preprocessing;
 
-constexpr Named<FlipMode> kFlipModes[] = {{"horizontal", FlipMode::horizontal},
-                                          {"vertical", FlipMode::vertical},
-                                          {"horizontal_and_vertical", FlipMode::horizontal_and_vertical}};
+constexpr Named<FlipMode> kFlipModes[] = {
+    {"horizontal", FlipMode::horizontal},
+    {"vertical", FlipMode::vertical},
+    {"horizontal_and_vertical", FlipMode::horizontal_and_vertical}};
 constexpr Named<FillMode> kFillModes[] = {{"reflect", FillMode::reflect},
                                           {"constant", FillMode::constant},
                                           {"nearest", FillMode::nearest},
@@ -51,7 +52,8 @@ constexpr Named<Interpolation> kInterpolations[] = {{"bilinear", Interpolation::
 constexpr double kMaxHostWorkMicroseconds = 1e5;
 // The random stream of preprocessing, forked from the model's seed apart from its weights' (0).
 constexpr uint64_t kPreprocessingStream = 0x70726570;  // "prep"
-// An image's sides and channels: the spec's widths stop at 2^20, and so the product cannot overflow.
+// An image's sides and channels: the spec's widths stop at 2^20, and so the product cannot
+// overflow.
 constexpr int64_t kMaxImageSize = int64_t(1) << 20;
 
 // A number for describe(): as short as it reads, 0.1 and not 0.100000001.
@@ -96,7 +98,8 @@ Sampling parse_sampling(const Field& field) {
     s.fill_value = float(value->number_in(-HUGE_VAL, HUGE_VAL, "a finite number"));
     if (!std::isfinite(s.fill_value)) value->wrong("a finite number");
   }
-  if (const auto interpolation = field.optional("interpolation")) s.interpolation = interpolation->one_of(kInterpolations);
+  if (const auto interpolation = field.optional("interpolation"))
+    s.interpolation = interpolation->one_of(kInterpolations);
   return s;
 }
 
@@ -107,8 +110,8 @@ Operation parse_flip(const Field& field) {
 }
 
 Operation parse_translation(const Field& field) {
-  return RandomTranslation{factor_range(field.at("height_factor")), factor_range(field.at("width_factor")),
-                           parse_sampling(field)};
+  return RandomTranslation{factor_range(field.at("height_factor")),
+                           factor_range(field.at("width_factor")), parse_sampling(field)};
 }
 
 Operation parse_zoom(const Field& field) {
@@ -126,7 +129,8 @@ Operation parse_contrast(const Field& field) {
     const auto [low, high] = range->pair_in(-HUGE_VAL, HUGE_VAL, allowed);
     op.low = float(low);
     op.high = float(high);
-    if (!(op.low < op.high) || !std::isfinite(op.low) || !std::isfinite(op.high)) range->wrong(allowed);
+    if (!(op.low < op.high) || !std::isfinite(op.low) || !std::isfinite(op.high))
+      range->wrong(allowed);
   }
   return op;
 }
@@ -136,13 +140,15 @@ Operation parse_noise(const Field& field) {
 }
 
 Operation parse_host_work(const Field& field) {
-  const std::string allowed = "a number of microseconds in (0, " + number(kMaxHostWorkMicroseconds) + "]";
-  return HostWork{field.at("microseconds_per_sample").number_in(0, kMaxHostWorkMicroseconds, allowed, true)};
+  const std::string allowed =
+      "a number of microseconds in (0, " + number(kMaxHostWorkMicroseconds) + "]";
+  return HostWork{
+      field.at("microseconds_per_sample").number_in(0, kMaxHostWorkMicroseconds, allowed, true)};
 }
 
 constexpr const char* kFlipKeys[] = {"type", "mode"};
-constexpr const char* kSamplingKeys[] = {"type", "height_factor", "width_factor", "fill_mode", "fill_value",
-                                         "interpolation"};
+constexpr const char* kSamplingKeys[] = {"type",      "height_factor", "width_factor",
+                                         "fill_mode", "fill_value",    "interpolation"};
 constexpr const char* kContrastKeys[] = {"type", "factor", "value_range"};
 constexpr const char* kNoiseKeys[] = {"type", "stddev"};
 constexpr const char* kHostWorkKeys[] = {"type", "microseconds_per_sample"};
@@ -164,7 +170,8 @@ const OperationType kTypes[] = {{"RandomFlip", kFlipKeys, true, parse_flip},
 
 std::string type_names() {
   std::string names;
-  for (const OperationType& type : kTypes) names += (names.empty() ? "" : ", ") + std::string(type.name);
+  for (const OperationType& type : kTypes)
+    names += (names.empty() ? "" : ", ") + std::string(type.name);
   return names;
 }
 
@@ -181,7 +188,8 @@ const OperationType& parse_type(const Field& field) {
   std::vector<std::string> known;
   for (const OperationType& type : kTypes) known.push_back(type.name);
   const std::string meant = near_miss(name, known);
-  field.fail("unknown type " + shown(field.value()) + (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
+  field.fail("unknown type " + shown(field.value()) +
+                 (meant.empty() ? "" : " (did you mean \"" + meant + "\"?)"),
              "expected one of " + type_names());
 }
 
@@ -189,14 +197,16 @@ Operation parse_operation(const Field& field, bool image_input) {
   field.require_object("an operation, {\"type\": NAME, ...} with NAME one of " + type_names());
   const OperationType& type = parse_type(field.at("type"));
   if (field.value().contains("seed"))  // Keras's layers take one; here the draws follow the model's
-    field.at("seed").fail("not an operation's parameter here",
-                          "every operation draws from the model's \"seed\", the epoch and the sample's position: set "
-                          "the model's seed, and remove this one");
+    field.at("seed").fail(
+        "not an operation's parameter here",
+        "every operation draws from the model's \"seed\", the epoch and the sample's position: set "
+        "the model's seed, and remove this one");
   field.allow_keys(type.keys);
   if (type.image && !image_input)
-    field.fail(std::string(type.name) + " needs an image, but the input has no input_shape",
-               "give the spec an \"input_shape\": [height, width, channels] or use a flat operation "
-               "(GaussianNoise, HostWork)");
+    field.fail(
+        std::string(type.name) + " needs an image, but the input has no input_shape",
+        "give the spec an \"input_shape\": [height, width, channels] or use a flat operation "
+        "(GaussianNoise, HostWork)");
   return type.parse(field);
 }
 
@@ -210,23 +220,32 @@ void add_sampling(json& j, const Sampling& s) {
   j["interpolation"] = name_of(kInterpolations, s.interpolation);
 }
 
-json to_json(const RandomFlip& op) { return {{"type", "RandomFlip"}, {"mode", name_of(kFlipModes, op.mode)}}; }
+json to_json(const RandomFlip& op) {
+  return {{"type", "RandomFlip"}, {"mode", name_of(kFlipModes, op.mode)}};
+}
 json to_json(const RandomTranslation& op) {
-  json j = {{"type", "RandomTranslation"}, {"height_factor", to_json(op.height)}, {"width_factor", to_json(op.width)}};
+  json j = {{"type", "RandomTranslation"},
+            {"height_factor", to_json(op.height)},
+            {"width_factor", to_json(op.width)}};
   add_sampling(j, op.sampling);
   return j;
 }
 json to_json(const RandomZoom& op) {
-  json j = {{"type", "RandomZoom"}, {"height_factor", to_json(op.height)},
+  json j = {{"type", "RandomZoom"},
+            {"height_factor", to_json(op.height)},
             {"width_factor", op.width ? to_json(*op.width) : json(nullptr)}};
   add_sampling(j, op.sampling);
   return j;
 }
 json to_json(const RandomContrast& op) {
-  return {{"type", "RandomContrast"}, {"factor", to_json(op.factor)}, {"value_range", json::array({op.low, op.high})}};
+  return {{"type", "RandomContrast"},
+          {"factor", to_json(op.factor)},
+          {"value_range", json::array({op.low, op.high})}};
 }
 json to_json(const GaussianNoise& op) { return {{"type", "GaussianNoise"}, {"stddev", op.stddev}}; }
-json to_json(const HostWork& op) { return {{"type", "HostWork"}, {"microseconds_per_sample", op.microseconds}}; }
+json to_json(const HostWork& op) {
+  return {{"type", "HostWork"}, {"microseconds_per_sample", op.microseconds}};
+}
 
 json to_json(const Operation& op) {
   return std::visit([](const auto& o) { return to_json(o); }, op);
@@ -264,7 +283,8 @@ Rng draws_for(uint64_t seed, int epoch, int64_t position, size_t operation) {
 
 }  // namespace
 
-ImageShape parse_image_shape(const nlohmann::json& value, const std::string& source, const std::string& path) {
+ImageShape parse_image_shape(const nlohmann::json& value, const std::string& source,
+                             const std::string& path) {
   const Field field(value, source, path);
   const std::string allowed = "[height, width, channels], three positive integers up to " +
                               std::to_string(kMaxImageSize) + " (channels last, as Keras)";
@@ -278,23 +298,28 @@ ImageShape parse_image_shape(const nlohmann::json& value, const std::string& sou
   return {sizes[0], sizes[1], sizes[2]};
 }
 
-void check_image_shape(const ImageShape& shape, int64_t input, const std::string& source, const std::string& path) {
+void check_image_shape(const ImageShape& shape, int64_t input, const std::string& source,
+                       const std::string& path) {
   if (shape.values() == input) return;
-  const std::string dims =
-      std::to_string(shape.height) + ", " + std::to_string(shape.width) + ", " + std::to_string(shape.channels);
-  throw UserError(source + ": " + path + ": [" + dims + "] holds " + std::to_string(shape.values()) +
-                  " values, but input is " + std::to_string(input) +
+  const std::string dims = std::to_string(shape.height) + ", " + std::to_string(shape.width) +
+                           ", " + std::to_string(shape.channels);
+  throw UserError(source + ": " + path + ": [" + dims + "] holds " +
+                  std::to_string(shape.values()) + " values, but input is " +
+                  std::to_string(input) +
                   "; expected a shape whose height x width x channels is the input's width");
 }
 
-Preprocessing Preprocessing::parse(const nlohmann::json& list, const std::optional<ImageShape>& shape, int64_t input,
+Preprocessing Preprocessing::parse(const nlohmann::json& list,
+                                   const std::optional<ImageShape>& shape, int64_t input,
                                    const std::string& source, const std::string& path) {
-  if (input < 1) throw std::invalid_argument("preprocessing: an input of " + std::to_string(input) + " values");
+  if (input < 1)
+    throw std::invalid_argument("preprocessing: an input of " + std::to_string(input) + " values");
   if (shape) check_image_shape(*shape, input, source);
   const Field field(list, source, path);
   if (!list.is_array()) field.wrong("an array of operations, each {\"type\": NAME, ...}");
   Plan plan{{}, input, shape.value_or(ImageShape{})};
-  for (size_t i = 0; i < list.size(); ++i) plan.operations.push_back(parse_operation(field.item(i), shape.has_value()));
+  for (size_t i = 0; i < list.size(); ++i)
+    plan.operations.push_back(parse_operation(field.item(i), shape.has_value()));
   if (plan.operations.empty()) return {};
   return Preprocessing(std::make_shared<const Plan>(std::move(plan)));
 }
@@ -317,14 +342,15 @@ bool Preprocessing::operator==(const Preprocessing& other) const {
   return plan_ == other.plan_ || (plan_ && other.plan_ && *plan_ == *other.plan_);
 }
 
-void Preprocessing::apply(const float* rows, float* out, int64_t count, int64_t width, uint64_t seed, int epoch,
-                          int64_t first_position) const {
+void Preprocessing::apply(const float* rows, float* out, int64_t count, int64_t width,
+                          uint64_t seed, int epoch, int64_t first_position) const {
   if (count < 0 || first_position < 0 || width < 0)
-    throw std::invalid_argument("preprocessing: " + std::to_string(count) + " rows of " + std::to_string(width) +
-                                " values from position " + std::to_string(first_position));
+    throw std::invalid_argument("preprocessing: " + std::to_string(count) + " rows of " +
+                                std::to_string(width) + " values from position " +
+                                std::to_string(first_position));
   if (plan_ && width != plan_->width)
-    throw std::invalid_argument("preprocessing: rows of " + std::to_string(width) + " values for an input of " +
-                                std::to_string(plan_->width));
+    throw std::invalid_argument("preprocessing: rows of " + std::to_string(width) +
+                                " values for an input of " + std::to_string(plan_->width));
   if (out != rows) std::copy(rows, rows + count * width, out);
   if (!plan_) return;
   std::vector<float> scratch(static_cast<size_t>(width));
@@ -332,7 +358,8 @@ void Preprocessing::apply(const float* rows, float* out, int64_t count, int64_t 
     const Sample sample{out + i * width, scratch.data(), width, plan_->shape};
     for (size_t k = 0; k < plan_->operations.size(); ++k) {
       Rng rng = draws_for(seed, epoch, first_position + i, k);
-      std::visit([&](const auto& op) { preprocessing::apply(op, sample, rng); }, plan_->operations[k]);
+      std::visit([&](const auto& op) { preprocessing::apply(op, sample, rng); },
+                 plan_->operations[k]);
     }
   }
 }

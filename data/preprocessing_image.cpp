@@ -25,7 +25,8 @@ int64_t extend(int64_t i, int64_t n, FillMode mode) {
   return m < n ? m : period - 1 - m;
 }
 
-// Where one output pixel of an axis reads: two input pixels (kFill: the fill value) and their weights.
+// Where one output pixel of an axis reads: two input pixels (kFill: the fill value) and their
+// weights.
 struct Taps {
   int64_t index[2];
   float weight[2];
@@ -43,7 +44,8 @@ std::vector<Taps> axis_taps(int64_t n, float scale, float offset, const Sampling
     } else {
       const float below = std::floor(at);
       const int64_t i = int64_t(below);
-      t = {{extend(i, n, sampling.fill_mode), extend(i + 1, n, sampling.fill_mode)}, {1.f - (at - below), at - below}};
+      t = {{extend(i, n, sampling.fill_mode), extend(i + 1, n, sampling.fill_mode)},
+           {1.f - (at - below), at - below}};
     }
   }
   return taps;
@@ -52,7 +54,8 @@ std::vector<Taps> axis_taps(int64_t n, float scale, float offset, const Sampling
 // The image resampled through the taps of its rows and columns, in place: the sum over both axes'
 // taps of their weights' product times the pixel. A tap of weight 0 is skipped, so that an identity
 // map (weights 1 and 0) gives the input back exactly, whatever its neighbours hold.
-void resample(const Sample& s, const std::vector<Taps>& rows, const std::vector<Taps>& cols, float fill_value) {
+void resample(const Sample& s, const std::vector<Taps>& rows, const std::vector<Taps>& cols,
+              float fill_value) {
   const int64_t width = s.shape.width, channels = s.shape.channels;
   for (int64_t y = 0; y < s.shape.height; ++y)
     for (int64_t x = 0; x < width; ++x)
@@ -63,7 +66,9 @@ void resample(const Sample& s, const std::vector<Taps>& rows, const std::vector<
             const float weight = rows[size_t(y)].weight[a] * cols[size_t(x)].weight[b];
             if (weight == 0) continue;
             const int64_t iy = rows[size_t(y)].index[a], ix = cols[size_t(x)].index[b];
-            sum += weight * (iy == kFill || ix == kFill ? fill_value : s.values[(iy * width + ix) * channels + c]);
+            sum +=
+                weight * (iy == kFill || ix == kFill ? fill_value
+                                                     : s.values[(iy * width + ix) * channels + c]);
           }
         s.scratch[(y * width + x) * channels + c] = sum;
       }
@@ -86,7 +91,8 @@ void apply(const RandomFlip& op, const Sample& s, Rng& rng) {
   for (int64_t y = 0; y < height; ++y)
     for (int64_t x = 0; x < width; ++x) {
       const int64_t from_y = vertical ? height - 1 - y : y, from_x = horizontal ? width - 1 - x : x;
-      std::copy_n(s.values + (from_y * width + from_x) * channels, channels, s.scratch + (y * width + x) * channels);
+      std::copy_n(s.values + (from_y * width + from_x) * channels, channels,
+                  s.scratch + (y * width + x) * channels);
     }
   std::copy(s.scratch, s.scratch + s.width, s.values);
 }
@@ -95,15 +101,17 @@ void apply(const RandomTranslation& op, const Sample& s, Rng& rng) {
   // As Keras: the height's fraction first, each times the image's size in pixels.
   const float dy = draw(op.height, rng) * float(s.shape.height);
   const float dx = draw(op.width, rng) * float(s.shape.width);
-  resample(s, axis_taps(s.shape.height, 1, -dy, op.sampling), axis_taps(s.shape.width, 1, -dx, op.sampling),
-           op.sampling.fill_value);
+  resample(s, axis_taps(s.shape.height, 1, -dy, op.sampling),
+           axis_taps(s.shape.width, 1, -dx, op.sampling), op.sampling.fill_value);
 }
 
 void apply(const RandomZoom& op, const Sample& s, Rng& rng) {
   const float zy = 1 + draw(op.height, rng);
   const float zx = op.width ? 1 + draw(*op.width, rng) : zy;
   // The zoom keeps the image's centre, (size - 1) / 2, where it is.
-  const auto taps = [&](int64_t n, float z) { return axis_taps(n, z, float(n - 1) / 2 * (1 - z), op.sampling); };
+  const auto taps = [&](int64_t n, float z) {
+    return axis_taps(n, z, float(n - 1) / 2 * (1 - z), op.sampling);
+  };
   resample(s, taps(s.shape.height, zy), taps(s.shape.width, zx), op.sampling.fill_value);
 }
 

@@ -60,11 +60,12 @@ struct HostWork {
   bool operator==(const HostWork&) const = default;
 };
 
-using Operation = std::variant<RandomFlip, RandomTranslation, RandomZoom, RandomContrast, GaussianNoise, HostWork>;
+using Operation = std::variant<RandomFlip, RandomTranslation, RandomZoom, RandomContrast,
+                               GaussianNoise, HostWork>;
 
-// One sample being prepared: `values` holds `width` floats, changed in place; `scratch` as many, for
-// an operation to write into before copying back; `shape` is the image's (all zero for a flat input,
-// which only the operations that do not need an image see).
+// One sample being prepared: `values` holds `width` floats, changed in place; `scratch` as many,
+// for an operation to write into before copying back; `shape` is the image's (all zero for a flat
+// input, which only the operations that do not need an image see).
 struct Sample {
   float* values;
   float* scratch;

@@ -1,8 +1,9 @@
 // Generated data sets, for examples and tests. The spec is "KIND" or "KIND:key=value,...":
-//   binary      x uniform in [0,1), y a random 0/1 label (nothing to learn; the classic Keras toy example)
-//   regression  x uniform in [0,1), y uniform in [0,1) (nothing to learn either)
-//   teacher     x uniform in [-1,1), y the class that a fixed random network
-//               x -> Dense(32, tanh) -> Dense(classes) scores highest: a task a student network can learn
+//   binary      x uniform in [0,1), y a random 0/1 label (nothing to learn; the classic Keras toy
+//   example) regression  x uniform in [0,1), y uniform in [0,1) (nothing to learn either) teacher
+//   x uniform in [-1,1), y the class that a fixed random network
+//               x -> Dense(32, tanh) -> Dense(classes) scores highest: a task a student network can
+//               learn
 // The test set has rows/4 rows (at least 1) from the same generator on another random stream.
 #include <algorithm>
 #include <charconv>
@@ -26,9 +27,11 @@ constexpr int kTeacherHidden = 32;
 constexpr int64_t kMaxRows = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxFeatures = int64_t(1) << 20;
 constexpr int64_t kMaxClasses = int64_t(1) << 16;
-constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();  // rows * features of the train set
-constexpr char kAllowed[] = "synthetic:KIND[:key=value,...] with KIND binary, regression or teacher "
-                            "and keys rows, features, classes (teacher only), seed";
+constexpr int64_t kMaxElements =
+    std::numeric_limits<int32_t>::max();  // rows * features of the train set
+constexpr char kAllowed[] =
+    "synthetic:KIND[:key=value,...] with KIND binary, regression or teacher "
+    "and keys rows, features, classes (teacher only), seed";
 
 // Random streams forked from the seed, one per purpose.
 enum Stream : uint64_t { kTrainStream = 0, kTestStream = 1, kTeacherStream = 2 };
@@ -55,7 +58,8 @@ bool parse_integer(std::string_view text, T& value) {
 }
 
 // rows, features and classes: a positive integer up to `max`.
-int64_t positive_value(const std::string& spec, std::string_view key, std::string_view text, int64_t max) {
+int64_t positive_value(const std::string& spec, std::string_view key, std::string_view text,
+                       int64_t max) {
   int64_t value = 0;
   if (!parse_integer(text, value) || value <= 0 || value > max)
     fail(spec, "key '" + std::string(key) + "' has value '" + std::string(text) +
@@ -63,26 +67,36 @@ int64_t positive_value(const std::string& spec, std::string_view key, std::strin
   return value;
 }
 
-void set_key(SyntheticSpec& s, const std::string& spec, std::string_view key, std::string_view text) {
-  if (key == "rows") s.rows = positive_value(spec, key, text, kMaxRows);
-  else if (key == "features") s.features = int(positive_value(spec, key, text, kMaxFeatures));
+void set_key(SyntheticSpec& s, const std::string& spec, std::string_view key,
+             std::string_view text) {
+  if (key == "rows")
+    s.rows = positive_value(spec, key, text, kMaxRows);
+  else if (key == "features")
+    s.features = int(positive_value(spec, key, text, kMaxFeatures));
   else if (key == "classes" && s.kind == Kind::teacher)
     s.classes = int(positive_value(spec, key, text, kMaxClasses));
   else if (key == "seed") {
     if (!parse_integer(text, s.seed))
-      fail(spec, "key 'seed' has value '" + std::string(text) + "', which is not a non-negative integer");
-  } else if (key == "classes") fail(spec, "key 'classes' applies only to teacher");
-  else fail(spec, "unknown key '" + std::string(key) + "'");
+      fail(spec,
+           "key 'seed' has value '" + std::string(text) + "', which is not a non-negative integer");
+  } else if (key == "classes")
+    fail(spec, "key 'classes' applies only to teacher");
+  else
+    fail(spec, "unknown key '" + std::string(key) + "'");
 }
 
 SyntheticSpec parse_spec(const std::string& spec) {
   SyntheticSpec s;
   const size_t colon = spec.find(':');
   s.kind_name = spec.substr(0, colon);
-  if (s.kind_name == "binary") s.kind = Kind::binary;
-  else if (s.kind_name == "regression") s.kind = Kind::regression;
-  else if (s.kind_name == "teacher") s.kind = Kind::teacher;
-  else fail(spec, "unknown kind '" + s.kind_name + "'");
+  if (s.kind_name == "binary")
+    s.kind = Kind::binary;
+  else if (s.kind_name == "regression")
+    s.kind = Kind::regression;
+  else if (s.kind_name == "teacher")
+    s.kind = Kind::teacher;
+  else
+    fail(spec, "unknown kind '" + s.kind_name + "'");
   s.rows = s.kind == Kind::teacher ? 4096 : 1024;
   s.classes = s.kind == Kind::regression ? 0 : 2;
 
@@ -92,27 +106,33 @@ SyntheticSpec parse_spec(const std::string& spec) {
     const std::string_view item = std::string_view(spec).substr(start + 1, end - start - 1);
     start = end;
     const size_t equals = item.find('=');
-    if (equals == std::string_view::npos) fail(spec, std::string("'").append(item).append("' is not key=value"));
+    if (equals == std::string_view::npos)
+      fail(spec, std::string("'").append(item).append("' is not key=value"));
     const std::string key(item.substr(0, equals));
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) fail(spec, "key '" + key + "' appears twice");
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      fail(spec, "key '" + key + "' appears twice");
     seen.push_back(key);
     set_key(s, spec, key, item.substr(equals + 1));
   }
-  if (s.kind == Kind::teacher && s.classes < 2) fail(spec, "key 'classes' is " + std::to_string(s.classes) +
-                                                           ", but a teacher needs at least 2 classes");
+  if (s.kind == Kind::teacher && s.classes < 2)
+    fail(spec, "key 'classes' is " + std::to_string(s.classes) +
+                   ", but a teacher needs at least 2 classes");
   if (s.rows > kMaxElements / s.features)
     fail(spec, std::to_string(s.rows) + " rows of " + std::to_string(s.features) +
-                   " features are more than the " + std::to_string(kMaxElements) + " values allowed");
+                   " features are more than the " + std::to_string(kMaxElements) +
+                   " values allowed");
   return s;
 }
 
 // The teacher network: weights (features, 32) and (32, classes), no biases, so that its scores are
 // an odd function of x; x is symmetric about 0, so for 2 classes either label is equally likely.
-// Weights are uniform with a scale that gives the pre-activations unit variance (x has variance 1/3).
+// Weights are uniform with a scale that gives the pre-activations unit variance (x has variance
+// 1/3).
 class Teacher {
  public:
   Teacher(int features, int classes, Rng rng) : features_(features), classes_(classes) {
-    const float a1 = 3.0f / std::sqrt(float(features)), a2 = 3.0f / std::sqrt(float(kTeacherHidden));
+    const float a1 = 3.0f / std::sqrt(float(features)),
+                a2 = 3.0f / std::sqrt(float(kTeacherHidden));
     w1_.resize(size_t(features) * kTeacherHidden);
     w2_.resize(size_t(kTeacherHidden) * classes);
     for (float& w : w1_) w = rng.uniform(-a1, a1);
@@ -123,12 +143,14 @@ class Teacher {
   int label(const float* x) const {
     float hidden[kTeacherHidden] = {};
     for (int i = 0; i < features_; ++i)
-      for (int j = 0; j < kTeacherHidden; ++j) hidden[j] += x[i] * w1_[size_t(i) * kTeacherHidden + j];
+      for (int j = 0; j < kTeacherHidden; ++j)
+        hidden[j] += x[i] * w1_[size_t(i) * kTeacherHidden + j];
     int best = 0;
     float best_score = -std::numeric_limits<float>::infinity();
     for (int k = 0; k < classes_; ++k) {
       float score = 0;
-      for (int j = 0; j < kTeacherHidden; ++j) score += std::tanh(hidden[j]) * w2_[size_t(j) * classes_ + k];
+      for (int j = 0; j < kTeacherHidden; ++j)
+        score += std::tanh(hidden[j]) * w2_[size_t(j) * classes_ + k];
       if (score > best_score) {
         best = k;
         best_score = score;
@@ -143,7 +165,8 @@ class Teacher {
 };
 
 // teacher: present exactly for the teacher kind.
-Dataset generate(const SyntheticSpec& s, int64_t rows, Rng rng, const std::optional<Teacher>& teacher) {
+Dataset generate(const SyntheticSpec& s, int64_t rows, Rng rng,
+                 const std::optional<Teacher>& teacher) {
   Dataset data;
   data.rows = rows;
   data.features = s.features;
@@ -156,9 +179,15 @@ Dataset generate(const SyntheticSpec& s, int64_t rows, Rng rng, const std::optio
     float* x = data.x.data() + r * s.features;
     for (int i = 0; i < s.features; ++i) x[i] = centred ? rng.uniform(-1.0f, 1.0f) : rng.uniform();
     switch (s.kind) {
-      case Kind::binary: data.y[r] = float(rng.below(2)); break;
-      case Kind::regression: data.y[r] = rng.uniform(); break;
-      case Kind::teacher: data.y[r] = float(teacher->label(x)); break;
+      case Kind::binary:
+        data.y[r] = float(rng.below(2));
+        break;
+      case Kind::regression:
+        data.y[r] = rng.uniform();
+        break;
+      case Kind::teacher:
+        data.y[r] = float(teacher->label(x));
+        break;
     }
   }
   return data;
@@ -191,7 +220,8 @@ DataSplit make_synthetic(const std::string& spec) {
 
 size_t synthetic_bytes(const std::string& spec) {
   const SyntheticSpec s = parse_spec(spec);
-  return size_t(s.rows + test_rows(s)) * size_t(s.features + 1) * sizeof(float);  // x and one label a row
+  return size_t(s.rows + test_rows(s)) * size_t(s.features + 1) *
+         sizeof(float);  // x and one label a row
 }
 
 }  // namespace mf

@@ -7,7 +7,8 @@
 namespace mf::cpu {
 
 void shuffle(int* order, int n, uint64_t seed, int epoch) {
-  for (int i = 0; i < n; ++i) order[i] = int(permute_index(uint32_t(i), uint32_t(n), seed, uint32_t(epoch)));
+  for (int i = 0; i < n; ++i)
+    order[i] = int(permute_index(uint32_t(i), uint32_t(n), seed, uint32_t(epoch)));
 }
 
 void gather(const float* src, int cols, const int* order, int m, float* dst) {

@@ -2,7 +2,8 @@
 // block per 32 columns of a member, its 256 threads 32 columns by 8 row lanes; each lane sums its
 // rows r, r + 8, ... in order and a fixed tree over the lanes combines them, so the statistics are
 // deterministic. The inference forward is element-wise. Must equal: layers_cpu.cpp. Checked by:
-// tests/parity/test_kernel_parity.cpp (LayerParity.BatchNormalization*), tests/parity/test_pack_parity.cpp.
+// tests/parity/test_kernel_parity.cpp (LayerParity.BatchNormalization*),
+// tests/parity/test_pack_parity.cpp.
 #include "kernels/kernels.h"
 
 namespace mf::MF_TARGET {
@@ -30,7 +31,8 @@ __global__ void batch_norm_train_kernel(const float* X, float* Y, int m, int n, 
                                         const LayerSettings* layers, Pack pack) {
   const int z = int(blockIdx.y);
   if (stopped(pack, z)) return;  // the whole block: its member's
-  const int c = int(blockIdx.x) * kColumns + int(threadIdx.x) % kColumns, lane = int(threadIdx.x) / kColumns;
+  const int c = int(blockIdx.x) * kColumns + int(threadIdx.x) % kColumns,
+            lane = int(threadIdx.x) / kColumns;
   const bool valid = c < n;
   const float* x = member(X, z, pack.data_stride);
   float* y = member(Y, z, pack.stride);
@@ -55,7 +57,8 @@ __global__ void batch_norm_train_kernel(const float* X, float* Y, int m, int n, 
     b.moving_variance[c] = b.moving_variance[c] * s.momentum + variance * s.one_minus_momentum;
   }
   for (int r = lane; r < m; r += kLanes)
-    y[int64_t(r) * n + c] = batch_norm_output(x[int64_t(r) * n + c], mean, inverse, b.gamma, b.beta, c);
+    y[int64_t(r) * n + c] =
+        batch_norm_output(x[int64_t(r) * n + c], mean, inverse, b.gamma, b.beta, c);
 }
 
 __global__ void batch_norm_infer_kernel(const float* X, float* Y, int m, int n, BatchNormBuffers bn,
@@ -77,7 +80,8 @@ __global__ void batch_norm_backward_kernel(const float* X, const float* dY, floa
                                            BatchNormBuffers bn, Through below, Pack pack) {
   const int z = int(blockIdx.y);
   if (stopped(pack, z)) return;  // the whole block: its member's
-  const int c = int(blockIdx.x) * kColumns + int(threadIdx.x) % kColumns, lane = int(threadIdx.x) / kColumns;
+  const int c = int(blockIdx.x) * kColumns + int(threadIdx.x) % kColumns,
+            lane = int(threadIdx.x) / kColumns;
   const bool valid = c < n;
   const float* x = member(X, z, pack.data_stride);
   const float* dy = member(dY, z, pack.stride);
@@ -107,21 +111,27 @@ __global__ void batch_norm_backward_kernel(const float* X, const float* dY, floa
   }
 }
 
-dim3 column_grid(int n, const Pack& pack) { return dim3(unsigned((n + kColumns - 1) / kColumns), unsigned(pack.count)); }
+dim3 column_grid(int n, const Pack& pack) {
+  return dim3(unsigned((n + kColumns - 1) / kColumns), unsigned(pack.count));
+}
 
 }  // namespace
 
-void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn, const LayerSettings* layers,
-                        bool training, const Pack& pack, cudaStream_t stream) {
+void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn,
+                        const LayerSettings* layers, bool training, const Pack& pack,
+                        cudaStream_t stream) {
   if (training)
-    return launch{batch_norm_train_kernel, column_grid(n, pack), dim3(kThreads), stream}(X, Y, m, n, bn, layers, pack);
+    return launch{batch_norm_train_kernel, column_grid(n, pack), dim3(kThreads), stream}(
+        X, Y, m, n, bn, layers, pack);
   const dim3 grid(blocks_for(int64_t(m) * n, kThreads).x, unsigned(pack.count));
   launch{batch_norm_infer_kernel, grid, dim3(kThreads), stream}(X, Y, m, n, bn, layers, pack);
 }
 
-void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n, const BatchNormBuffers& bn,
-                         const Through& below, const Pack& pack, cudaStream_t stream) {
-  launch{batch_norm_backward_kernel, column_grid(n, pack), dim3(kThreads), stream}(X, dY, dX, m, n, bn, below, pack);
+void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n,
+                         const BatchNormBuffers& bn, const Through& below, const Pack& pack,
+                         cudaStream_t stream) {
+  launch{batch_norm_backward_kernel, column_grid(n, pack), dim3(kThreads), stream}(X, dY, dX, m, n,
+                                                                                   bn, below, pack);
 }
 
 }  // namespace mf::MF_TARGET

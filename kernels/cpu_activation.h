@@ -1,7 +1,7 @@
 #pragma once
 // The CPU loops' dispatch on an activation: with_activation(act, body) calls
-// body(std::integral_constant<Activation, A>) for the runtime `act`, so each loop is compiled for one
-// activation: the switch in the element math folds away and relu's select vectorizes instead of
+// body(std::integral_constant<Activation, A>) for the runtime `act`, so each loop is compiled for
+// one activation: the switch in the element math folds away and relu's select vectorizes instead of
 // branching on the sign of random data. Inlined into its callers, so that each of their clones
 // (kernels/cpu_clones.h) compiles the loop for its CPU.
 #include <cstdint>
@@ -15,23 +15,34 @@ template <class Body>
 [[gnu::always_inline]] inline void with_activation(Activation act, Body body) {
   using A = Activation;
   switch (act) {
-    case A::relu: return body(std::integral_constant<A, A::relu>());
-    case A::sigmoid: return body(std::integral_constant<A, A::sigmoid>());
-    case A::tanh: return body(std::integral_constant<A, A::tanh>());
-    case A::gelu: return body(std::integral_constant<A, A::gelu>());
-    case A::swish: return body(std::integral_constant<A, A::swish>());
-    case A::elu: return body(std::integral_constant<A, A::elu>());
-    case A::selu: return body(std::integral_constant<A, A::selu>());
-    case A::softplus: return body(std::integral_constant<A, A::softplus>());
-    case A::leaky_relu: return body(std::integral_constant<A, A::leaky_relu>());
-    default: return body(std::integral_constant<A, A::linear>());
+    case A::relu:
+      return body(std::integral_constant<A, A::relu>());
+    case A::sigmoid:
+      return body(std::integral_constant<A, A::sigmoid>());
+    case A::tanh:
+      return body(std::integral_constant<A, A::tanh>());
+    case A::gelu:
+      return body(std::integral_constant<A, A::gelu>());
+    case A::swish:
+      return body(std::integral_constant<A, A::swish>());
+    case A::elu:
+      return body(std::integral_constant<A, A::elu>());
+    case A::selu:
+      return body(std::integral_constant<A, A::selu>());
+    case A::softplus:
+      return body(std::integral_constant<A, A::softplus>());
+    case A::leaky_relu:
+      return body(std::integral_constant<A, A::leaky_relu>());
+    default:
+      return body(std::integral_constant<A, A::linear>());
   }
 }
 
 // d[i] = t.apply(d[i], first + i) for i < count: a gradient through an activation, from its
 // buffers' elements [first, first + count). In place as a loop of its own: the vectorizer's overlap
 // check would send a copy loop to the scalar path.
-[[gnu::always_inline]] inline void through_in_place(const Through& t, float* d, int64_t first, int64_t count) {
+[[gnu::always_inline]] inline void through_in_place(const Through& t, float* d, int64_t first,
+                                                    int64_t count) {
   if (!t.any()) return;
   with_activation(t.act, [&](auto a) {
     const float* y = t.y + first;

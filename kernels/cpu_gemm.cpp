@@ -11,11 +11,13 @@ bool takes_libxsmm(bool /*trans_a*/, bool trans_b, int m, int n, int k) {
   return !trans_b && n >= 10 && int64_t(m) * n * k >= (int64_t(1) << 17);
 }
 
-void product(bool trans_a, bool trans_b, int m, int n, int k, const float* A, int lda, const float* B, int ldb,
-             float* C, int ldc) {
+void product(bool trans_a, bool trans_b, int m, int n, int k, const float* A, int lda,
+             const float* B, int ldb, float* C, int ldc) {
   if (takes_libxsmm(trans_a, trans_b, m, n, k))
-    if (const SmallKernel kernel = libxsmm_kernel(trans_a, trans_b, m, n, k, lda, ldb, ldc)) return kernel(A, B, C);
-  sgemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, A, lda, B, ldb, C, ldc);
+    if (const SmallKernel kernel = libxsmm_kernel(trans_a, trans_b, m, n, k, lda, ldb, ldc))
+      return kernel(A, B, C);
+  sgemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, A, lda,
+        B, ldb, C, ldc);
 }
 
 }  // namespace mf::cpu

@@ -2,8 +2,8 @@
 // The CPU backend's products: which library computes which shape.
 //
 // libxsmm's JIT kernels for products of at least 2^17 multiply-adds whose output has at least 10
-// columns, where op(B) is not transposed; OpenBLAS for the rest. Measured on the 2-core VM (Intel Xeon
-// with AVX-512, OpenBLAS 0.3.21, libxsmm 1.17; `cpu_gemm_bench`, recorded in
+// columns, where op(B) is not transposed; OpenBLAS for the rest. Measured on the 2-core VM (Intel
+// Xeon with AVX-512, OpenBLAS 0.3.21, libxsmm 1.17; `cpu_gemm_bench`, recorded in
 // benchmarks/results/2026-12-01-cpu-libxsmm/):
 //   - libxsmm computes the Fashion-MNIST MLP's forward and weight-gradient products 1.1-1.6x faster
 //     at batches 32 and 128: OpenBLAS copies both operands into packed panels at every call, which
@@ -12,8 +12,8 @@
 //     nine tenths of OpenBLAS's speed (a one-unit layer: a quarter);
 //   - below 2^17 multiply-adds it gains at most 0.1 µs a product (the seeds' tiny model's hidden
 //     layer), while libxsmm's first kernel in a process costs its start, about 2 ms and 8 MiB of
-//     locked memory (its registry of kernels): for a processes-mode sweep of tiny models, a worker's
-//     whole training. So the tiny models never start it;
+//     locked memory (its registry of kernels): for a processes-mode sweep of tiny models, a
+//     worker's whole training. So the tiny models never start it;
 //   - libxsmm 1.17 makes no kernel with op(B) transposed (the input gradient's product).
 //
 // The choice depends on the shape alone, so a product gives the same bits run after run, and a pack
@@ -23,12 +23,13 @@
 
 namespace mf::cpu {
 
-// Whether the product below takes libxsmm's path (its kernel may still be missing: then OpenBLAS's).
+// Whether the product below takes libxsmm's path (its kernel may still be missing: then
+// OpenBLAS's).
 bool takes_libxsmm(bool trans_a, bool trans_b, int m, int n, int k);
 
 // C(m,n) = op(A)(m,k)·op(B)(k,n), row-major, rows lda, ldb, ldc floats apart, alpha 1, beta 0.
 // Throws UserError when OpenBLAS, needed for the shape, cannot be loaded (kernels/openblas.h).
-void product(bool trans_a, bool trans_b, int m, int n, int k, const float* A, int lda, const float* B, int ldb,
-             float* C, int ldc);
+void product(bool trans_a, bool trans_b, int m, int n, int k, const float* A, int lda,
+             const float* B, int ldb, float* C, int ldc);
 
 }  // namespace mf::cpu

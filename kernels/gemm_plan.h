@@ -13,7 +13,8 @@ namespace mf {
 enum class GemmTile { small32, large64 };
 constexpr GemmTile gemm_tile(int M, int N, int members = 1) {
   constexpr int64_t kEnoughTiles = 128;
-  return int64_t((M + 63) / 64) * ((N + 63) / 64) * members >= kEnoughTiles ? GemmTile::large64 : GemmTile::small32;
+  return int64_t((M + 63) / 64) * ((N + 63) / 64) * members >= kEnoughTiles ? GemmTile::large64
+                                                                            : GemmTile::small32;
 }
 constexpr int gemm_tile_side(GemmTile tile) { return tile == GemmTile::large64 ? 64 : 32; }
 
@@ -31,12 +32,12 @@ inline constexpr int kMaxKRanges = 8;
 // Host execution plays an H200's SM count, so that its tests split the products an H200 would.
 inline constexpr int kHostExecSms = 132;
 
-// gemm sums every product over R = gemm_k_ranges(K) contiguous ranges of K, [r·K/R, (r+1)·K/R) (each at
-// least kSplitMinK long), each range's sum from zero, the ranges' sums then added in the order
-// r = 0..R-1: one block per tile folding them in registers, or (split) R blocks per tile writing
-// them out and a second pass adding them. The order depends on K alone, so a split product equals
-// the unsplit one bit for bit, and a pack member (whose blocks the plan counts) equals its model
-// trained alone.
+// gemm sums every product over R = gemm_k_ranges(K) contiguous ranges of K, [r·K/R, (r+1)·K/R)
+// (each at least kSplitMinK long), each range's sum from zero, the ranges' sums then added in the
+// order r = 0..R-1: one block per tile folding them in registers, or (split) R blocks per tile
+// writing them out and a second pass adding them. The order depends on K alone, so a split product
+// equals the unsplit one bit for bit, and a pack member (whose blocks the plan counts) equals its
+// model trained alone.
 constexpr int gemm_k_ranges(int K) { return std::max(1, std::min(kMaxKRanges, K / kSplitMinK)); }
 
 struct GemmPlan {
@@ -45,20 +46,23 @@ struct GemmPlan {
 };
 
 // The launch plan: the tile as gemm_tile; then split (S = gemm_k_ranges(K) > 1) where the blocks
-// (output tiles of C's rows, with the column sums' extra row when col_sums, times the members) times
-// S stay within kSplitBlocksPerSm x sms: the launches whose tiles are too few to fill the GPU. S = 1
-// otherwise, or with no SM count (sms <= 0).
+// (output tiles of C's rows, with the column sums' extra row when col_sums, times the members)
+// times S stay within kSplitBlocksPerSm x sms: the launches whose tiles are too few to fill the
+// GPU. S = 1 otherwise, or with no SM count (sms <= 0).
 constexpr GemmPlan gemm_plan(int M, int K, int N, int members, int sms, bool col_sums = false) {
   const GemmTile tile = gemm_tile(M, N, members);
   const int64_t side = gemm_tile_side(tile), rows = M + (col_sums ? 1 : 0);
   const int64_t blocks = ((rows + side - 1) / side) * ((N + side - 1) / side) * members;
   const int ranges = gemm_k_ranges(K);
-  if (sms <= 0 || ranges == 1 || blocks * ranges > int64_t(kSplitBlocksPerSm) * sms) return {tile, 1};
+  if (sms <= 0 || ranges == 1 || blocks * ranges > int64_t(kSplitBlocksPerSm) * sms)
+    return {tile, 1};
   return {tile, ranges};
 }
 
-// The floats of split-K workspace that any plan for `sms` SMs needs at most: blocks x S never passes
-// kSplitBlocksPerSm x sms, and each block's partial is at most a 64x64 tile.
-constexpr int64_t gemm_workspace_floats(int sms) { return int64_t(kSplitBlocksPerSm) * sms * 64 * 64; }
+// The floats of split-K workspace that any plan for `sms` SMs needs at most: blocks x S never
+// passes kSplitBlocksPerSm x sms, and each block's partial is at most a 64x64 tile.
+constexpr int64_t gemm_workspace_floats(int sms) {
+  return int64_t(kSplitBlocksPerSm) * sms * 64 * 64;
+}
 
 }  // namespace mf

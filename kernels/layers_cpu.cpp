@@ -8,7 +8,8 @@
 
 namespace mf::cpu {
 
-MF_CPU_CLONES void activation_forward(const float* X, float* Y, int64_t begin, int64_t end, Activation act) {
+MF_CPU_CLONES void activation_forward(const float* X, float* Y, int64_t begin, int64_t end,
+                                      Activation act) {
   with_activation(act, [&](auto a) {
     for (int64_t i = begin; i < end; ++i) Y[i] = activate(a, X[i]);
   });
@@ -24,15 +25,15 @@ void activation_backward(const float* dY, float* dX, int64_t begin, int64_t end,
 namespace {
 // Y[i] = dropout of X[i] over [begin, end): the key once, then a loop of integer hashes and a
 // select, which each clone vectorizes at its width (no multiply-add: the same bits on every CPU).
-MF_CPU_CLONES void dropout_range(const float* X, float* Y, int64_t begin, int64_t end, const LayerSettings& s,
-                                 uint32_t key) {
+MF_CPU_CLONES void dropout_range(const float* X, float* Y, int64_t begin, int64_t end,
+                                 const LayerSettings& s, uint32_t key) {
   const LayerSettings settings = s;  // a copy, which the stores to Y cannot alias
   for (int64_t i = begin; i < end; ++i) Y[i] = dropout(settings, X[i], key, i);
 }
 }  // namespace
 
-void dropout(const float* X, float* Y, int64_t begin, int64_t end, const LayerSettings& s, uint64_t seed, int layer,
-             int64_t step, const Through& below) {
+void dropout(const float* X, float* Y, int64_t begin, int64_t end, const LayerSettings& s,
+             uint64_t seed, int layer, int64_t step, const Through& below) {
   dropout_range(X, Y, begin, end, s, dropout_key(seed, layer, step));
   through_in_place(below, Y + begin, begin, end - begin);
 }
@@ -56,19 +57,23 @@ void column_sums(int m, int width, Term term, double* sums) {
 }
 }  // namespace
 
-void batch_norm_train(const float* X, float* Y, int m, int n, const BatchNormBuffers& b, const LayerSettings& s,
-                      int c_begin, int c_end) {
+void batch_norm_train(const float* X, float* Y, int m, int n, const BatchNormBuffers& b,
+                      const LayerSettings& s, int c_begin, int c_end) {
   for (int c0 = c_begin; c0 < c_end; c0 += kTile) {
     const int width = std::min(kTile, c_end - c0);
     const float* x = X + c0;  // row r's column c0 + j at x[r * n + j]
     double sums[kTile];
     float mean[kTile], inverse[kTile];
-    column_sums(m, width, [&](int r, int j) { return double(x[int64_t(r) * n + j]); }, sums);
+    column_sums(
+        m, width, [&](int r, int j) { return double(x[int64_t(r) * n + j]); }, sums);
     for (int j = 0; j < width; ++j) mean[j] = float(sums[j] / m);
-    column_sums(m, width, [&](int r, int j) {
-                  const float d = x[int64_t(r) * n + j] - mean[j];
-                  return double(d * d);
-                }, sums);
+    column_sums(
+        m, width,
+        [&](int r, int j) {
+          const float d = x[int64_t(r) * n + j] - mean[j];
+          return double(d * d);
+        },
+        sums);
     for (int j = 0; j < width; ++j) {
       const int c = c0 + j;
       const float variance = float(sums[j] / m);
@@ -79,52 +84,62 @@ void batch_norm_train(const float* X, float* Y, int m, int n, const BatchNormBuf
     }
     for (int r = 0; r < m; ++r)
       for (int j = 0; j < width; ++j)
-        Y[int64_t(r) * n + c0 + j] = batch_norm_output(x[int64_t(r) * n + j], mean[j], inverse[j], b.gamma, b.beta, c0 + j);
+        Y[int64_t(r) * n + c0 + j] =
+            batch_norm_output(x[int64_t(r) * n + j], mean[j], inverse[j], b.gamma, b.beta, c0 + j);
   }
 }
 
-void batch_norm_infer(const float* X, float* Y, int m, int n, const BatchNormBuffers& b, const LayerSettings& s,
-                      int c_begin, int c_end) {
+void batch_norm_infer(const float* X, float* Y, int m, int n, const BatchNormBuffers& b,
+                      const LayerSettings& s, int c_begin, int c_end) {
   for (int c0 = c_begin; c0 < c_end; c0 += kTile) {
     const int width = std::min(kTile, c_end - c0);
     float inverse[kTile];
-    for (int j = 0; j < width; ++j) inverse[j] = batch_norm_inverse(b.moving_variance[c0 + j], s.epsilon);
+    for (int j = 0; j < width; ++j)
+      inverse[j] = batch_norm_inverse(b.moving_variance[c0 + j], s.epsilon);
     for (int r = 0; r < m; ++r)
       for (int j = 0; j < width; ++j) {
         const int64_t at = int64_t(r) * n + c0 + j;
-        Y[at] = batch_norm_output(X[at], b.moving_mean[c0 + j], inverse[j], b.gamma, b.beta, c0 + j);
+        Y[at] =
+            batch_norm_output(X[at], b.moving_mean[c0 + j], inverse[j], b.gamma, b.beta, c0 + j);
       }
   }
 }
 
-void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n, const BatchNormBuffers& b,
-                         const Through& below, int c_begin, int c_end) {
+void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n,
+                         const BatchNormBuffers& b, const Through& below, int c_begin, int c_end) {
   for (int c0 = c_begin; c0 < c_end; c0 += kTile) {
     const int width = std::min(kTile, c_end - c0);
     const float *x = X + c0, *dy = dY + c0, *mean = b.mean + c0, *inverse = b.inverse + c0;
     double dbeta[kTile], dgamma[kTile];
-    column_sums(m, width, [&](int r, int j) { return double(dy[int64_t(r) * n + j]); }, dbeta);
-    column_sums(m, width, [&](int r, int j) {
-                  const int64_t at = int64_t(r) * n + j;
-                  return double(dy[at] * ((x[at] - mean[j]) * inverse[j]));
-                }, dgamma);
+    column_sums(
+        m, width, [&](int r, int j) { return double(dy[int64_t(r) * n + j]); }, dbeta);
+    column_sums(
+        m, width,
+        [&](int r, int j) {
+          const int64_t at = int64_t(r) * n + j;
+          return double(dy[at] * ((x[at] - mean[j]) * inverse[j]));
+        },
+        dgamma);
     for (int j = 0; j < width; ++j) {
       if (b.dbeta) b.dbeta[c0 + j] = float(dbeta[j]);
       if (b.dgamma) b.dgamma[c0 + j] = float(dgamma[j]);
     }
     if (!dX) continue;
     float scale[kTile];
-    for (int j = 0; j < width; ++j) scale[j] = (b.gamma ? b.gamma[c0 + j] : 1.f) * inverse[j] / float(m);
+    for (int j = 0; j < width; ++j)
+      scale[j] = (b.gamma ? b.gamma[c0 + j] : 1.f) * inverse[j] / float(m);
     for (int r = 0; r < m; ++r)
       for (int j = 0; j < width; ++j) {
         const int64_t at = int64_t(r) * n + j;
         const float xhat = (x[at] - mean[j]) * inverse[j];
-        dX[c0 + at] = below.apply(scale[j] * (float(m) * dy[at] - float(dbeta[j]) - xhat * float(dgamma[j])), c0 + at);
+        dX[c0 + at] = below.apply(
+            scale[j] * (float(m) * dy[at] - float(dbeta[j]) - xhat * float(dgamma[j])), c0 + at);
       }
   }
 }
 
-void activity_penalty(const float* Y, int64_t count, const Regularizer& r, double* partials, int blocks) {
+void activity_penalty(const float* Y, int64_t count, const Regularizer& r, double* partials,
+                      int blocks) {
   for (int block = 0; block < blocks; ++block) {
     double sum = 0;
     const int64_t begin = int64_t(block) * kParamBlock, end = std::min(begin + kParamBlock, count);
@@ -133,9 +148,10 @@ void activity_penalty(const float* Y, int64_t count, const Regularizer& r, doubl
   }
 }
 
-void activity_backward(const float* dY, float* dX, int64_t begin, int64_t end, int m, const Regularizer& r,
-                       const Through& own) {
-  for (int64_t i = begin; i < end; ++i) dX[i] = dY[i] + regularizer_grad(own.y[i], r.l1, r.l2) / float(m);
+void activity_backward(const float* dY, float* dX, int64_t begin, int64_t end, int m,
+                       const Regularizer& r, const Through& own) {
+  for (int64_t i = begin; i < end; ++i)
+    dX[i] = dY[i] + regularizer_grad(own.y[i], r.l1, r.l2) / float(m);
   through_in_place(own, dX + begin, begin, end - begin);
 }
 

@@ -21,11 +21,14 @@ struct KeyHash {
 
 // Row-major C(m,n) = op(A)·op(B) is column-major C'(n,m) = op(B)'·op(A)': libxsmm's first operand
 // is B, with B's transpose flag, its second A.
-libxsmm_smmfunction generate(bool trans_a, bool trans_b, int m, int n, int k, int lda, int ldb, int ldc) {
-  const int flags = (trans_b ? LIBXSMM_GEMM_FLAG_TRANS_A : 0) | (trans_a ? LIBXSMM_GEMM_FLAG_TRANS_B : 0);
+libxsmm_smmfunction generate(bool trans_a, bool trans_b, int m, int n, int k, int lda, int ldb,
+                             int ldc) {
+  const int flags =
+      (trans_b ? LIBXSMM_GEMM_FLAG_TRANS_A : 0) | (trans_a ? LIBXSMM_GEMM_FLAG_TRANS_B : 0);
   const float alpha = 1.f, beta = 0.f;
   const libxsmm_blasint M = n, N = m, K = k, ld_first = ldb, ld_second = lda, ld_out = ldc;
-  return libxsmm_smmdispatch(M, N, K, &ld_first, &ld_second, &ld_out, &alpha, &beta, &flags, nullptr);
+  return libxsmm_smmdispatch(M, N, K, &ld_first, &ld_second, &ld_out, &alpha, &beta, &flags,
+                             nullptr);
 }
 
 }  // namespace
@@ -34,13 +37,15 @@ void SmallKernel::operator()(const float* A, const float* B, float* C) const {
   reinterpret_cast<libxsmm_smmfunction>(kernel_)(B, A, C);
 }
 
-SmallKernel libxsmm_kernel(bool trans_a, bool trans_b, int m, int n, int k, int lda, int ldb, int ldc) {
+SmallKernel libxsmm_kernel(bool trans_a, bool trans_b, int m, int n, int k, int lda, int ldb,
+                           int ldc) {
   thread_local std::unordered_map<Key, SmallKernel, KeyHash> kernels;
   const Key key{trans_a, trans_b, m, n, k, lda, ldb, ldc};
   const auto found = kernels.find(key);
   if (found != kernels.end()) return found->second;
   SmallKernel made;
-  made.kernel_ = reinterpret_cast<SmallKernel::Opaque>(generate(trans_a, trans_b, m, n, k, lda, ldb, ldc));
+  made.kernel_ =
+      reinterpret_cast<SmallKernel::Opaque>(generate(trans_a, trans_b, m, n, k, lda, ldb, ldc));
   return kernels[key] = made;
 }
 

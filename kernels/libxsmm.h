@@ -19,11 +19,12 @@ class SmallKernel {
 };
 
 // The kernel for row-major C(m,n) = op(A)(m,k)·op(B)(k,n), rows lda, ldb, ldc floats apart, or
-// an empty one where libxsmm has none: op(B) transposed (libxsmm 1.17 generates no kernel with its first,
-// column-major operand transposed), or a CPU it generates no code for. Generated at the first call
-// for a shape and cached per thread (a lookup afterwards, not libxsmm's dispatch, which costs about
-// 0.2 µs); safe from any number of threads.
-SmallKernel libxsmm_kernel(bool trans_a, bool trans_b, int m, int n, int k, int lda, int ldb, int ldc);
+// an empty one where libxsmm has none: op(B) transposed (libxsmm 1.17 generates no kernel with its
+// first, column-major operand transposed), or a CPU it generates no code for. Generated at the
+// first call for a shape and cached per thread (a lookup afterwards, not libxsmm's dispatch, which
+// costs about 0.2 µs); safe from any number of threads.
+SmallKernel libxsmm_kernel(bool trans_a, bool trans_b, int m, int n, int k, int lda, int ldb,
+                           int ldc);
 
 // "libxsmm 1.17.0, code for avx512_core" (libxsmm's name for the instruction set it generates for).
 const char* libxsmm_description();

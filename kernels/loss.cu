@@ -23,28 +23,34 @@ struct LossBuffers {
   const MemberSettings* settings;
 
   __device__ __forceinline__ LossBuffers of_member(int z, const Pack& pack) const {
-    return {member(out, z, pack.stride),    member(target, z, pack.data_stride),
-            member(d_out, z, pack.stride),  member(values, z, pack.stride),
-            member(totals, z, pack.stride), rows ? member(rows, z, pack.rows_stride) + first_row(pack, z) : nullptr,
+    return {member(out, z, pack.stride),
+            member(target, z, pack.data_stride),
+            member(d_out, z, pack.stride),
+            member(values, z, pack.stride),
+            member(totals, z, pack.stride),
+            rows ? member(rows, z, pack.rows_stride) + first_row(pack, z) : nullptr,
             member(settings, z, pack.stride)};
   }
   // Row r's loss, metrics and gradient; its targets are row r of a gathered batch, or row
   // rows[r] of the data set (rows already at the batch's first row).
   __device__ __forceinline__ void row(const LossShape& shape, int64_t r, int m, int n) const {
-    loss_row(shape, settings->loss, out + r * n, target + (rows ? rows[r] : r) * int64_t(shape.target_cols),
-             d_out + r * n, n, loss_grad_scale(shape.loss, m, n), values + r * shape.values());
+    loss_row(shape, settings->loss, out + r * n,
+             target + (rows ? rows[r] : r) * int64_t(shape.target_cols), d_out + r * n, n,
+             loss_grad_scale(shape.loss, m, n), values + r * shape.values());
   }
 };
 
 __global__ void loss_kernel(LossShape shape, LossBuffers buffers, int m, int n, Pack pack) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < m && !stopped(pack, int(blockIdx.y))) buffers.of_member(int(blockIdx.y), pack).row(shape, r, m, n);
+  if (r < m && !stopped(pack, int(blockIdx.y)))
+    buffers.of_member(int(blockIdx.y), pack).row(shape, r, m, n);
 }
 
 // One block per member, a thread per row (m <= kAccumulateThreads), then the block's sums into
 // totals: each thread holds one row, so the additions are accumulate_kernel's exactly. It counts a
 // training step, as accumulate_kernel does.
-__global__ void loss_accumulate_kernel(LossShape shape, LossBuffers buffers, int m, int n, Pack pack) {
+__global__ void loss_accumulate_kernel(LossShape shape, LossBuffers buffers, int m, int n,
+                                       Pack pack) {
   const int z = int(blockIdx.y);
   if (stopped(pack, z)) return;  // the whole block: its member's
   const LossBuffers b = buffers.of_member(z, pack);
@@ -59,7 +65,8 @@ __global__ void loss_accumulate_kernel(LossShape shape, LossBuffers buffers, int
   add_block_sums(sums, count, b.totals);
 }
 
-__global__ void crossentropy_from_probabilities_kernel(LossShape shape, LossBuffers buffers, int m, int n, Pack pack) {
+__global__ void crossentropy_from_probabilities_kernel(LossShape shape, LossBuffers buffers, int m,
+                                                       int n, Pack pack) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= m || stopped(pack, int(blockIdx.y))) return;
   const LossBuffers b = buffers.of_member(int(blockIdx.y), pack);
@@ -68,30 +75,36 @@ __global__ void crossentropy_from_probabilities_kernel(LossShape shape, LossBuff
                                       b.values + r * shape.values());
 }
 
-dim3 row_grid(int m, const Pack& pack) { return dim3(blocks_for(m, kThreads).x, unsigned(pack.count)); }
+dim3 row_grid(int m, const Pack& pack) {
+  return dim3(blocks_for(m, kThreads).x, unsigned(pack.count));
+}
 
 }  // namespace
 
-void crossentropy_from_probabilities(const LossShape& shape, const float* probabilities, const float* target,
-                                     float* d_out, float* values, int m, int n, const Pack& pack, cudaStream_t stream) {
+void crossentropy_from_probabilities(const LossShape& shape, const float* probabilities,
+                                     const float* target, float* d_out, float* values, int m, int n,
+                                     const Pack& pack, cudaStream_t stream) {
   const LossBuffers buffers{probabilities, target, d_out, values, nullptr, nullptr, nullptr};
-  launch{crossentropy_from_probabilities_kernel, row_grid(m, pack), dim3(kThreads), stream}(shape, buffers, m, n, pack);
+  launch{crossentropy_from_probabilities_kernel, row_grid(m, pack), dim3(kThreads), stream}(
+      shape, buffers, m, n, pack);
 }
 
-void loss_and_accumulate(const LossShape& shape, const float* out, const float* target, float* d_out, float* values,
-                         int m, int n, double* totals, const MemberSettings* settings, const int* rows,
-                         const Pack& pack, cudaStream_t stream) {
+void loss_and_accumulate(const LossShape& shape, const float* out, const float* target,
+                         float* d_out, float* values, int m, int n, double* totals,
+                         const MemberSettings* settings, const int* rows, const Pack& pack,
+                         cudaStream_t stream) {
   const LossBuffers buffers{out, target, d_out, values, totals, rows, settings};
   if (m > kAccumulateThreads) {
     launch{loss_kernel, row_grid(m, pack), dim3(kThreads), stream}(shape, buffers, m, n, pack);
     return accumulate(values, shape.values(), m, totals, pack, stream);
   }
-  launch{loss_accumulate_kernel, dim3(1, unsigned(pack.count)), dim3(kAccumulateThreads), stream}(shape, buffers, m, n,
-                                                                                                   pack);
+  launch{loss_accumulate_kernel, dim3(1, unsigned(pack.count)), dim3(kAccumulateThreads), stream}(
+      shape, buffers, m, n, pack);
 }
 
-void loss(const LossShape& shape, const float* out, const float* target, float* d_out, float* values, int m, int n,
-          const MemberSettings* settings, const Pack& pack, cudaStream_t stream) {
+void loss(const LossShape& shape, const float* out, const float* target, float* d_out,
+          float* values, int m, int n, const MemberSettings* settings, const Pack& pack,
+          cudaStream_t stream) {
   const LossBuffers buffers{out, target, d_out, values, nullptr, nullptr, settings};
   launch{loss_kernel, row_grid(m, pack), dim3(kThreads), stream}(shape, buffers, m, n, pack);
 }

@@ -5,8 +5,8 @@
 namespace mf::cpu {
 
 // values(m, shape.values()): each row's loss and metrics.
-void loss(const LossShape& shape, const LossSettings& settings, const float* out, const float* target, float* d_out,
-          float* values, int m, int n);
+void loss(const LossShape& shape, const LossSettings& settings, const float* out,
+          const float* target, float* d_out, float* values, int m, int n);
 // totals[v] += Σ values(., v), v < count, rows in order.
 void accumulate(const float* values, int count, int m, double* totals);
 

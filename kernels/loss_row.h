@@ -11,7 +11,10 @@ namespace mf {
 // of the first three, chosen from the shapes as Keras chooses it (nn/spec.h). Order is part of the
 // report's form; append only.
 enum class Metric : int {
-  binary_accuracy = 0, categorical_accuracy = 1, sparse_categorical_accuracy = 2, mean_absolute_error = 3,
+  binary_accuracy = 0,
+  categorical_accuracy = 1,
+  sparse_categorical_accuracy = 2,
+  mean_absolute_error = 3,
   mean_squared_error = 4
 };
 inline constexpr int kMaxMetrics = 4;
@@ -46,10 +49,17 @@ struct LossSettings {
 MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, float* sum) {
   for (int k = 0; k < metrics.count; ++k) {
     switch (metrics.kind[k]) {
-      case Metric::binary_accuracy: sum[k] += t == (p > 0.5f ? 1.f : 0.f) ? 1.f : 0.f; break;  // y_true == (y_pred > 0.5)
-      case Metric::mean_absolute_error: sum[k] += fabsf(t - p); break;
-      case Metric::mean_squared_error: sum[k] += (t - p) * (t - p); break;
-      default: break;
+      case Metric::binary_accuracy:
+        sum[k] += t == (p > 0.5f ? 1.f : 0.f) ? 1.f : 0.f;
+        break;  // y_true == (y_pred > 0.5)
+      case Metric::mean_absolute_error:
+        sum[k] += fabsf(t - p);
+        break;
+      case Metric::mean_squared_error:
+        sum[k] += (t - p) * (t - p);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -57,10 +67,11 @@ MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, floa
 // out(n): logits for the cross-entropies, the output layer's activations for the others. target:
 // a class index (target_cols 1 with several outputs) or n values. scale = loss_grad_scale(). Writes
 // d_out(n) and values(shape.values()).
-MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* out, const float* target,
-                    float* d_out, int n, float scale, float* values) {
+MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* out,
+                    const float* target, float* d_out, int n, float scale, float* values) {
   const Loss loss = shape.loss;
-  const bool by_index = shape.target_cols == 1 && n > 1;  // a class index rather than one value per output
+  const bool by_index =
+      shape.target_cols == 1 && n > 1;  // a class index rather than one value per output
   const int label = by_index ? int(target[0]) : -1;
   const auto target_at = [&](int j) { return by_index ? (j == label ? 1.f : 0.f) : target[j]; };
   // Softmax and sigmoid of the logits, where the loss takes them: what Keras's metrics see unless
@@ -78,12 +89,15 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
 
   float total = 0.f, metric_sums[kMaxMetrics] = {};
   if (loss == Loss::sparse_categorical_crossentropy) {
-    for (int j = 0; j < n; ++j) d_out[j] = (expf(out[j] - max) / sum - (j == label ? 1.f : 0.f)) * scale;
+    for (int j = 0; j < n; ++j)
+      d_out[j] = (expf(out[j] - max) / sum - (j == label ? 1.f : 0.f)) * scale;
     total = logf(sum) + max - out[label];  // -log softmax(out)[label]
   } else if (loss == Loss::categorical_crossentropy) {
     const float log_sum = logf(sum) + max, smoothing = s.label_smoothing / float(n);
     for (int j = 0; j < n; ++j) {
-      const float t = s.label_smoothing != 0.f ? target_at(j) * s.one_minus_label_smoothing + smoothing : target_at(j);
+      const float t = s.label_smoothing != 0.f
+                          ? target_at(j) * s.one_minus_label_smoothing + smoothing
+                          : target_at(j);
       total += t * (log_sum - out[j]);  // -t log softmax(out)[j]
       d_out[j] = (expf(out[j] - max) / sum - t) * scale;
     }
@@ -141,7 +155,8 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
     argmax_needed = argmax_needed || shape.metrics.kind[k] == Metric::categorical_accuracy ||
                     shape.metrics.kind[k] == Metric::sparse_categorical_accuracy;
   if (sums_over_classes(loss))
-    for (int j = 0; j < n && !by_index; ++j) add_element_metrics(shape.metrics, target[j], predicted(j), metric_sums);
+    for (int j = 0; j < n && !by_index; ++j)
+      add_element_metrics(shape.metrics, target[j], predicted(j), metric_sums);
   int argmax_predicted = 0, argmax_target = label;
   if (argmax_needed) {
     float best = predicted(0);
@@ -155,9 +170,14 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
   }
   for (int k = 0; k < shape.metrics.count; ++k) {
     switch (shape.metrics.kind[k]) {
-      case Metric::categorical_accuracy: values[1 + k] = argmax_predicted == argmax_target ? 1.f : 0.f; break;
-      case Metric::sparse_categorical_accuracy: values[1 + k] = float(argmax_predicted) == target[0] ? 1.f : 0.f; break;
-      default: values[1 + k] = metric_sums[k] / float(n);  // averaged over the outputs
+      case Metric::categorical_accuracy:
+        values[1 + k] = argmax_predicted == argmax_target ? 1.f : 0.f;
+        break;
+      case Metric::sparse_categorical_accuracy:
+        values[1 + k] = float(argmax_predicted) == target[0] ? 1.f : 0.f;
+        break;
+      default:
+        values[1 + k] = metric_sums[k] / float(n);  // averaged over the outputs
     }
   }
 }
@@ -165,8 +185,8 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
 // Sparse categorical cross-entropy of a row of probabilities p(n) that a library softmax computed
 // (the cuDNN reference path): the same loss, gradient and accuracy as loss_row() from logits, up
 // to rounding. d_out may alias p; values as loss_row's, for the metrics of a softmax output.
-MF_HD void crossentropy_row_from_probabilities(const LossShape& shape, const float* p, int label, float* d_out, int n,
-                                               float scale, float* values) {
+MF_HD void crossentropy_row_from_probabilities(const LossShape& shape, const float* p, int label,
+                                               float* d_out, int n, float scale, float* values) {
   int argmax = 0;
   for (int j = 1; j < n; ++j)
     if (p[j] > p[argmax]) argmax = j;

@@ -18,9 +18,10 @@
 namespace mf::cpu {
 
 // C(m,n) = op(A)·op(B), row-major, op(A) (m,k), op(B) (k,n): cblas_sgemm with alpha 1, beta 0.
-// The first call loads OpenBLAS; throws UserError when it cannot be loaded or has no room for its buffer.
-void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* A, int lda,
-           const float* B, int ldb, float* C, int ldc);
+// The first call loads OpenBLAS; throws UserError when it cannot be loaded or has no room for its
+// buffer.
+void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n, int k, const float* A,
+           int lda, const float* B, int ldb, float* C, int ldc);
 
 std::string openblas_library();  // the path OpenBLAS was loaded from; loads it
 

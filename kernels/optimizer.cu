@@ -38,7 +38,8 @@ __global__ void optimizer_kernel(OptimizerStep s, Pack pack) {
     const int64_t t = b.state->t;
     const OptimizerSettings& o = b.settings->optimizer;
     const StepConstants c = step_constants(K, o, t, b.state->nadam_product[(t - 1) & 1]);
-    if (s.regularized) penalty = regularizer_penalty(b.params[e.i], r.l1, r.l2);  // before the update
+    if (s.regularized)
+      penalty = regularizer_penalty(b.params[e.i], r.l1, r.l2);  // before the update
     step_element(K, s, o, c, r, clip_norm(s, b, e.tensor), b.params, b.grads, b.slot, e.i);
   }
   if (s.regularized) {  // the same for every thread of the launch
@@ -57,14 +58,16 @@ __global__ void norm_partials_kernel(OptimizerStep s, Pack pack) {
   const BlockElement e = block_element(s);
   double square = 0;
   if (e.valid) {
-    const float g = regularized_grad(s, regularizer_of(s.tensors[e.tensor], b.layers), b.grads[e.i], b.params[e.i]);
+    const float g = regularized_grad(s, regularizer_of(s.tensors[e.tensor], b.layers), b.grads[e.i],
+                                     b.params[e.i]);
     square = double(g) * g;
   }
   const double sum = block_sum(square);
   if (threadIdx.x == 0) member(s.norm_partials, z, pack.stride)[blockIdx.x] = sum;
 }
 
-// One block per member: each tensor's norm from its blocks' partials, in order, then the global one.
+// One block per member: each tensor's norm from its blocks' partials, in order, then the global
+// one.
 __global__ void finish_norms_kernel(OptimizerStep s, Pack pack) {
   const int z = int(blockIdx.y);
   if (stopped(pack, z)) return;  // the whole block: its member's
@@ -91,7 +94,9 @@ __global__ void weight_penalty_kernel(OptimizerStep s, Pack pack) {
   if (threadIdx.x == 0) member(s.penalty, z, pack.stride)[blockIdx.x] = sum;
 }
 
-dim3 member_grid(const OptimizerStep& s, const Pack& pack) { return dim3(unsigned(s.blocks), unsigned(pack.count)); }
+dim3 member_grid(const OptimizerStep& s, const Pack& pack) {
+  return dim3(unsigned(s.blocks), unsigned(pack.count));
+}
 
 template <OptimizerKind K>
 void launch_step(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {
@@ -101,15 +106,24 @@ void launch_step(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) 
 }  // namespace
 
 void optimizer_step(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {
-  if (!pack.step) throw std::invalid_argument("optimizer_step: no step state (Pack::step) to take the step count from");
+  if (!pack.step)
+    throw std::invalid_argument(
+        "optimizer_step: no step state (Pack::step) to take the step count from");
   switch (s.kind) {
-    case OptimizerKind::adam: return launch_step<OptimizerKind::adam>(s, pack, stream);
-    case OptimizerKind::sgd: return launch_step<OptimizerKind::sgd>(s, pack, stream);
-    case OptimizerKind::rmsprop: return launch_step<OptimizerKind::rmsprop>(s, pack, stream);
-    case OptimizerKind::adamw: return launch_step<OptimizerKind::adamw>(s, pack, stream);
-    case OptimizerKind::adagrad: return launch_step<OptimizerKind::adagrad>(s, pack, stream);
-    case OptimizerKind::adamax: return launch_step<OptimizerKind::adamax>(s, pack, stream);
-    case OptimizerKind::nadam: return launch_step<OptimizerKind::nadam>(s, pack, stream);
+    case OptimizerKind::adam:
+      return launch_step<OptimizerKind::adam>(s, pack, stream);
+    case OptimizerKind::sgd:
+      return launch_step<OptimizerKind::sgd>(s, pack, stream);
+    case OptimizerKind::rmsprop:
+      return launch_step<OptimizerKind::rmsprop>(s, pack, stream);
+    case OptimizerKind::adamw:
+      return launch_step<OptimizerKind::adamw>(s, pack, stream);
+    case OptimizerKind::adagrad:
+      return launch_step<OptimizerKind::adagrad>(s, pack, stream);
+    case OptimizerKind::adamax:
+      return launch_step<OptimizerKind::adamax>(s, pack, stream);
+    case OptimizerKind::nadam:
+      return launch_step<OptimizerKind::nadam>(s, pack, stream);
   }
 }
 

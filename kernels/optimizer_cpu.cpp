@@ -10,7 +10,8 @@ namespace {
 
 // Calls body(tensor, begin, end) for each block of [first, last): its tensor and its elements.
 template <class Body>
-[[gnu::always_inline]] inline void each_block(const OptimizerStep& s, int first, int last, Body body) {
+[[gnu::always_inline]] inline void each_block(const OptimizerStep& s, int first, int last,
+                                              Body body) {
   for (int block = first; block < last; ++block) {
     const int t = tensor_of_block(s.tensors, s.tensor_count, block);
     const ParamTensor& tensor = s.tensors[t];
@@ -22,10 +23,12 @@ template <class Body>
 // The updates of one block's n parameters w (and their slots) with their gradients g: one loop,
 // whose branches are on the pack's flags alone, so that it vectorizes.
 template <OptimizerKind K>
-[[gnu::always_inline]] inline void update(float* __restrict w, const float* __restrict g, float* const slot[3], int64_t n,
-                                          const OptimizerSettings& o, const StepConstants& c, bool momentum_slot,
-                                          bool amsgrad) {
-  for (int64_t i = 0; i < n; ++i) optimizer_update(K, w[i], slot, i, g[i], o, c, momentum_slot, amsgrad);
+[[gnu::always_inline]] inline void update(float* __restrict w, const float* __restrict g,
+                                          float* const slot[3], int64_t n,
+                                          const OptimizerSettings& o, const StepConstants& c,
+                                          bool momentum_slot, bool amsgrad) {
+  for (int64_t i = 0; i < n; ++i)
+    optimizer_update(K, w[i], slot, i, g[i], o, c, momentum_slot, amsgrad);
 }
 
 // A member's step over blocks [first, last), as step_element (kernels/param_tensors.h) composes it,
@@ -33,13 +36,14 @@ template <OptimizerKind K>
 // the weight decay, the update. Each pass's branches are outside its loop, and it reads copies of
 // the step and the settings, which its stores cannot alias: every loop vectorizes.
 template <OptimizerKind K>
-[[gnu::always_inline]] inline void update_blocks(const OptimizerStep& shared, const MemberStep& b, double* penalty,
-                                                 int first, int last) {
+[[gnu::always_inline]] inline void update_blocks(const OptimizerStep& shared, const MemberStep& b,
+                                                 double* penalty, int first, int last) {
   const OptimizerStep s = shared;
   const OptimizerSettings o = b.settings->optimizer;
   const int64_t t = b.state->t;
   const StepConstants c = step_constants(K, o, t, b.state->nadam_product[(t - 1) & 1]);
-  for (int block = first; block < last; ++block) {  // not each_block: a lambda would leave the clone's ISA
+  for (int block = first; block < last;
+       ++block) {  // not each_block: a lambda would leave the clone's ISA
     const int tensor = tensor_of_block(s.tensors, s.tensor_count, block);
     const ParamTensor& p = s.tensors[tensor];
     const int64_t begin = p.begin + int64_t(block - p.first_block) * kParamBlock;
@@ -64,7 +68,8 @@ template <OptimizerKind K>
     }
     if (o.weight_decay != 0.f)
       for (int64_t i = 0; i < n; ++i) decay_weight(w[i], o, c.lr);
-    float* const slot[3] = {b.slot[0] ? b.slot[0] + begin : nullptr, b.slot[1] ? b.slot[1] + begin : nullptr,
+    float* const slot[3] = {b.slot[0] ? b.slot[0] + begin : nullptr,
+                            b.slot[1] ? b.slot[1] + begin : nullptr,
                             b.slot[2] ? b.slot[2] + begin : nullptr};
     update<K>(w, g, slot, n, o, c, s.momentum_slot, s.amsgrad);
   }
@@ -73,19 +78,28 @@ template <OptimizerKind K>
 }  // namespace
 
 // One loop per optimizer, each compiled for every CPU width (kernels/cpu_clones.h).
-MF_CPU_CLONES void optimizer_blocks(const OptimizerStep& s, const MemberStep& b, double* penalty, int first, int last) {
+MF_CPU_CLONES void optimizer_blocks(const OptimizerStep& s, const MemberStep& b, double* penalty,
+                                    int first, int last) {
   switch (s.kind) {
-    case OptimizerKind::adam: return update_blocks<OptimizerKind::adam>(s, b, penalty, first, last);
-    case OptimizerKind::sgd: return update_blocks<OptimizerKind::sgd>(s, b, penalty, first, last);
-    case OptimizerKind::rmsprop: return update_blocks<OptimizerKind::rmsprop>(s, b, penalty, first, last);
-    case OptimizerKind::adamw: return update_blocks<OptimizerKind::adamw>(s, b, penalty, first, last);
-    case OptimizerKind::adagrad: return update_blocks<OptimizerKind::adagrad>(s, b, penalty, first, last);
-    case OptimizerKind::adamax: return update_blocks<OptimizerKind::adamax>(s, b, penalty, first, last);
-    case OptimizerKind::nadam: return update_blocks<OptimizerKind::nadam>(s, b, penalty, first, last);
+    case OptimizerKind::adam:
+      return update_blocks<OptimizerKind::adam>(s, b, penalty, first, last);
+    case OptimizerKind::sgd:
+      return update_blocks<OptimizerKind::sgd>(s, b, penalty, first, last);
+    case OptimizerKind::rmsprop:
+      return update_blocks<OptimizerKind::rmsprop>(s, b, penalty, first, last);
+    case OptimizerKind::adamw:
+      return update_blocks<OptimizerKind::adamw>(s, b, penalty, first, last);
+    case OptimizerKind::adagrad:
+      return update_blocks<OptimizerKind::adagrad>(s, b, penalty, first, last);
+    case OptimizerKind::adamax:
+      return update_blocks<OptimizerKind::adamax>(s, b, penalty, first, last);
+    case OptimizerKind::nadam:
+      return update_blocks<OptimizerKind::nadam>(s, b, penalty, first, last);
   }
 }
 
-void norm_partials(const OptimizerStep& s, const MemberStep& b, double* partials, int first, int last) {
+void norm_partials(const OptimizerStep& s, const MemberStep& b, double* partials, int first,
+                   int last) {
   each_block(s, first, last, [&](int block, int tensor, int64_t begin, int64_t end) {
     const Regularizer r = regularizer_of(s.tensors[tensor], b.layers);
     double sum = 0;
@@ -109,7 +123,8 @@ void finish_norms(const OptimizerStep& s, const double* partials, float* norms) 
   norms[s.tensor_count] = std::sqrt(float(total));
 }
 
-void weight_penalty(const OptimizerStep& s, const MemberStep& b, double* penalty, int first, int last) {
+void weight_penalty(const OptimizerStep& s, const MemberStep& b, double* penalty, int first,
+                    int last) {
   each_block(s, first, last, [&](int block, int tensor, int64_t begin, int64_t end) {
     const Regularizer r = regularizer_of(s.tensors[tensor], b.layers);
     double sum = 0;

@@ -1,11 +1,11 @@
 #pragma once
 // The optimizers' element math, shared by the CPU backend and the CUDA kernels: Keras 3's updates
-// (keras/src/optimizers/{sgd,adam,rmsprop,adagrad,adamax,nadam}.py; AdamW is Adam with weight decay),
-// its learning-rate schedules (keras/src/optimizers/schedules/learning_rate_schedule.py) and what its
-// base optimizer does to a gradient before the update (base_optimizer.py: clipping, then weight
-// decay). Keras computes in float32 from the settings as written: a setting used as a factor is
-// float32(x); one it subtracts from 1 in Python (1 - beta, 1 - rho, 1 - alpha) is that difference in
-// double, then float32 (0.001f where 1 - 0.999f would be 0.00099998713f).
+// (keras/src/optimizers/{sgd,adam,rmsprop,adagrad,adamax,nadam}.py; AdamW is Adam with weight
+// decay), its learning-rate schedules (keras/src/optimizers/schedules/learning_rate_schedule.py)
+// and what its base optimizer does to a gradient before the update (base_optimizer.py: clipping,
+// then weight decay). Keras computes in float32 from the settings as written: a setting used as a
+// factor is float32(x); one it subtracts from 1 in Python (1 - beta, 1 - rho, 1 - alpha) is that
+// difference in double, then float32 (0.001f where 1 - 0.999f would be 0.00099998713f).
 #include <cmath>
 #include <cstdint>
 
@@ -14,15 +14,27 @@
 namespace mf {
 
 // Order is part of the report's form; append only.
-enum class OptimizerKind : int { adam = 0, sgd = 1, rmsprop = 2, adamw = 3, adagrad = 4, adamax = 5, nadam = 6 };
+enum class OptimizerKind : int {
+  adam = 0,
+  sgd = 1,
+  rmsprop = 2,
+  adamw = 3,
+  adagrad = 4,
+  adamax = 5,
+  nadam = 6
+};
 
 // What the base optimizer does to the gradients first (Keras allows one of the three).
 enum class ClipKind : int { none = 0, norm = 1, global_norm = 2, value = 3 };
 
-// ---- Learning-rate schedules: the rate at optimizer step `step` (Keras's optimizer.iterations, the
-// updates before this one), in float32 as Keras computes it.
+// ---- Learning-rate schedules: the rate at optimizer step `step` (Keras's optimizer.iterations,
+// the updates before this one), in float32 as Keras computes it.
 enum class ScheduleKind : int {
-  constant = 0, exponential_decay = 1, cosine_decay = 2, piecewise_constant_decay = 3, inverse_time_decay = 4,
+  constant = 0,
+  exponential_decay = 1,
+  cosine_decay = 2,
+  piecewise_constant_decay = 3,
+  inverse_time_decay = 4,
   polynomial_decay = 5
 };
 inline constexpr int kMaxBoundaries = 16;  // PiecewiseConstantDecay's boundaries
@@ -34,7 +46,7 @@ struct Schedule {
   float alpha = 0, one_minus_alpha = 1;  // CosineDecay
   bool warmup = false;                   // CosineDecay with a warmup_target
   float warmup_target = 0, warmup_steps = 0;
-  float end = 0, power = 1;              // PolynomialDecay's end_learning_rate and power
+  float end = 0, power = 1;  // PolynomialDecay's end_learning_rate and power
   bool staircase = false, cycle = false;
   int boundaries = 0;  // PiecewiseConstantDecay: boundary[0..boundaries), value[0..boundaries]
   int64_t boundary[kMaxBoundaries] = {};
@@ -60,14 +72,17 @@ MF_HD float scheduled_rate(const Schedule& s, int64_t step) {
     }
     case ScheduleKind::polynomial_decay: {
       float x = at, steps = s.decay_steps;
-      if (s.cycle) steps *= at == 0.f ? 1.f : ceilf(at / s.decay_steps);  // the first multiple past the step
-      else x = fminf(x, steps);
+      if (s.cycle)
+        steps *= at == 0.f ? 1.f : ceilf(at / s.decay_steps);  // the first multiple past the step
+      else
+        x = fminf(x, steps);
       return (s.initial - s.end) * powf(1.f - x / steps, s.power) + s.end;
     }
     case ScheduleKind::cosine_decay: {
       if (!s.warmup) return cosine_decayed(s, fminf(at, s.decay_steps), s.initial);
       const float x = fminf(at, s.decay_steps + s.warmup_steps);
-      if (x < s.warmup_steps) return (s.warmup_target - s.initial) * (x / s.warmup_steps) + s.initial;  // linear
+      if (x < s.warmup_steps)
+        return (s.warmup_target - s.initial) * (x / s.warmup_steps) + s.initial;  // linear
       return cosine_decayed(s, x - s.warmup_steps, s.warmup_target);
     }
     case ScheduleKind::piecewise_constant_decay: {
@@ -75,27 +90,31 @@ MF_HD float scheduled_rate(const Schedule& s, int64_t step) {
       while (i < s.boundaries && step > s.boundary[i]) ++i;
       return s.value[i];
     }
-    default: return s.initial;
+    default:
+      return s.initial;
   }
 }
 
-// One member's optimizer settings as the kernels read them (MemberSettings, kernels/member_settings.h).
+// One member's optimizer settings as the kernels read them (MemberSettings,
+// kernels/member_settings.h).
 struct OptimizerSettings {
-  float learning_rate = 0;  // the rate without a schedule (ReduceLROnPlateau lowers it between epochs)
+  float learning_rate =
+      0;  // the rate without a schedule (ReduceLROnPlateau lowers it between epochs)
   Schedule schedule;
   float beta_1 = 0, beta_2 = 0;                      // float32(beta): Adam, AdamW, Adamax, Nadam
   float one_minus_beta_1 = 0, one_minus_beta_2 = 0;  // 1 - beta in double, then float32
   float epsilon = 0;
-  float momentum = 0;                                // SGD, RMSprop
-  float rho = 0, one_minus_rho = 0;                  // RMSprop
-  bool nesterov = false, centered = false;           // SGD, RMSprop
-  float weight_decay = 0;                            // 0: none
-  float clip = 0;                                    // clipnorm, global_clipnorm or clipvalue
+  float momentum = 0;                       // SGD, RMSprop
+  float rho = 0, one_minus_rho = 0;         // RMSprop
+  bool nesterov = false, centered = false;  // SGD, RMSprop
+  float weight_decay = 0;                   // 0: none
+  float clip = 0;                           // clipnorm, global_clipnorm or clipvalue
 };
 
 // The rate of optimizer step t (from 1): the schedule's at t - 1, or the constant one.
 MF_HD float current_rate(const OptimizerSettings& s, int64_t t) {
-  return s.schedule.kind == ScheduleKind::constant ? s.learning_rate : scheduled_rate(s.schedule, t - 1);
+  return s.schedule.kind == ScheduleKind::constant ? s.learning_rate
+                                                   : scheduled_rate(s.schedule, t - 1);
 }
 
 // ---- What every optimizer does to a gradient first: the regularizers' gradient (part of the loss
@@ -108,17 +127,23 @@ MF_HD float regularizer_grad(float w, float l1, float l2) {
   const float sign = w > 0.f ? 1.f : w < 0.f ? -1.f : 0.f;
   return l1 * sign + l2 * (w * 2.f);
 }
-MF_HD float regularizer_penalty(float w, float l1, float l2) { return l1 * fabsf(w) + l2 * (w * w); }
+MF_HD float regularizer_penalty(float w, float l1, float l2) {
+  return l1 * fabsf(w) + l2 * (w * w);
+}
 
-// A gradient clipped: by its tensor's L2 norm (clipnorm: g c / max(norm, c), tf.clip_by_norm), by the
-// scale of the global norm (global_clipnorm: clip_by_global_norm's c min(1/norm, 1/c), NaN when the
-// norm is not finite), or to [-c, c] (clipvalue). `norm` is the tensor's or the global one.
+// A gradient clipped: by its tensor's L2 norm (clipnorm: g c / max(norm, c), tf.clip_by_norm), by
+// the scale of the global norm (global_clipnorm: clip_by_global_norm's c min(1/norm, 1/c), NaN when
+// the norm is not finite), or to [-c, c] (clipvalue). `norm` is the tensor's or the global one.
 MF_HD float clipped(ClipKind kind, float g, float c, float norm) {
   switch (kind) {
-    case ClipKind::norm: return g * c / fmaxf(norm, c);
-    case ClipKind::global_norm: return g * (c * fminf(1.f / norm, 1.f / c) + (norm - norm));
-    case ClipKind::value: return fminf(fmaxf(g, -c), c);
-    default: return g;
+    case ClipKind::norm:
+      return g * c / fmaxf(norm, c);
+    case ClipKind::global_norm:
+      return g * (c * fminf(1.f / norm, 1.f / c) + (norm - norm));
+    case ClipKind::value:
+      return fminf(fmaxf(g, -c), c);
+    default:
+      return g;
   }
 }
 
@@ -132,9 +157,9 @@ MF_HD void decay_weight(float& w, const OptimizerSettings& s, float lr) {
 // Constants of optimizer step t for every parameter, computed once per thread.
 struct StepConstants {
   float lr = 0;
-  float alpha = 0;                      // Adam: lr sqrt(1 - beta_2^t) / (1 - beta_1^t)
-  float one_minus_beta_1_power = 0;     // Adamax: 1 - beta_1^t
-  float u_t = 0, u_t_1 = 0;             // Nadam's momentum schedule at t and t + 1
+  float alpha = 0;                   // Adam: lr sqrt(1 - beta_2^t) / (1 - beta_1^t)
+  float one_minus_beta_1_power = 0;  // Adamax: 1 - beta_1^t
+  float u_t = 0, u_t_1 = 0;          // Nadam's momentum schedule at t and t + 1
   float u_product = 0, u_product_next = 0, one_minus_beta_2_power = 0;
 };
 
@@ -151,7 +176,8 @@ MF_HD float nadam_product(const OptimizerSettings& s, float before, int64_t t) {
 // Each device thread computes them (t lives in device memory, so that a CUDA graph replays the
 // step): on a GPU powf is CUDA's (within 2 ulp), so a power may differ from the CPU's in its last
 // bits. `u_product_before` is Nadam's product up to step t - 1 (1 before the first step).
-MF_HD StepConstants step_constants(OptimizerKind kind, const OptimizerSettings& s, int64_t t, float u_product_before) {
+MF_HD StepConstants step_constants(OptimizerKind kind, const OptimizerSettings& s, int64_t t,
+                                   float u_product_before) {
   StepConstants c;
   c.lr = current_rate(s, t);
   const float step = float(t);
@@ -162,7 +188,9 @@ MF_HD StepConstants step_constants(OptimizerKind kind, const OptimizerSettings& 
       c.alpha = c.lr * sqrtf(1.f - beta_2_power) / (1.f - beta_1_power);
       break;
     }
-    case OptimizerKind::adamax: c.one_minus_beta_1_power = 1.f - powf(s.beta_1, step); break;
+    case OptimizerKind::adamax:
+      c.one_minus_beta_1_power = 1.f - powf(s.beta_1, step);
+      break;
     case OptimizerKind::nadam:
       c.u_t = nadam_momentum(s, t);
       c.u_t_1 = nadam_momentum(s, t + 1);
@@ -170,7 +198,8 @@ MF_HD StepConstants step_constants(OptimizerKind kind, const OptimizerSettings& 
       c.u_product_next = c.u_product * c.u_t_1;
       c.one_minus_beta_2_power = 1.f - powf(s.beta_2, step);
       break;
-    default: break;
+    default:
+      break;
   }
   return c;
 }
@@ -178,7 +207,8 @@ MF_HD StepConstants step_constants(OptimizerKind kind, const OptimizerSettings& 
 // One parameter's update by the optimizer `kind`, with its (clipped) gradient g. `amsgrad` (Adam,
 // AdamW) and whether SGD and RMSprop keep a momentum slot are the pack's, so they are arguments.
 MF_HD void optimizer_update(OptimizerKind kind, float& w, float* const slot[3], int64_t i, float g,
-                            const OptimizerSettings& s, const StepConstants& c, bool momentum_slot, bool amsgrad) {
+                            const OptimizerSettings& s, const StepConstants& c, bool momentum_slot,
+                            bool amsgrad) {
   switch (kind) {
     case OptimizerKind::sgd: {
       if (!momentum_slot) {
@@ -240,7 +270,8 @@ MF_HD void optimizer_update(OptimizerKind kind, float& w, float* const slot[3], 
       float &m = slot[0][i], &v = slot[1][i];
       m += (g - m) * s.one_minus_beta_1;
       v += (g * g - v) * s.one_minus_beta_2;
-      const float m_hat = c.u_t_1 * m / (1.f - c.u_product_next) + (1.f - c.u_t) * g / (1.f - c.u_product);
+      const float m_hat =
+          c.u_t_1 * m / (1.f - c.u_product_next) + (1.f - c.u_t) * g / (1.f - c.u_product);
       const float v_hat = v / c.one_minus_beta_2_power;
       w -= m_hat * c.lr / (sqrtf(v_hat) + s.epsilon);
       return;

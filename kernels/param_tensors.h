@@ -32,8 +32,10 @@ MF_HD int tensor_of_block(const ParamTensor* tensors, int count, int block) {
   int low = 0, high = count - 1;
   while (low < high) {
     const int mid = (low + high + 1) / 2;
-    if (tensors[mid].first_block <= block) low = mid;
-    else high = mid - 1;
+    if (tensors[mid].first_block <= block)
+      low = mid;
+    else
+      high = mid - 1;
   }
   return low;
 }
@@ -54,7 +56,8 @@ struct OptimizerStep {
   ClipKind clip = ClipKind::none;
   bool momentum_slot = false;  // SGD and RMSprop with momentum
   bool amsgrad = false;        // Adam, AdamW
-  bool regularized = false;    // some tensor has a regularizer: the step writes the penalty's partials
+  bool regularized =
+      false;  // some tensor has a regularizer: the step writes the penalty's partials
   float* params = nullptr;
   const float* grads = nullptr;
   float* slot[3] = {};  // the optimizer's state, optimizer_slots() of them, each of `count` floats
@@ -63,8 +66,8 @@ struct OptimizerStep {
   int tensor_count = 0, blocks = 0;      // blocks: the last tensor's first_block plus its blocks
   const MemberSettings* settings = nullptr;
   const LayerSettings* layers = nullptr;
-  // Clipping by norm: each block's sum of squared gradients (`blocks` doubles), then each tensor's L2
-  // norm and after them the global one (tensor_count + 1 floats).
+  // Clipping by norm: each block's sum of squared gradients (`blocks` doubles), then each tensor's
+  // L2 norm and after them the global one (tensor_count + 1 floats).
   double* norm_partials = nullptr;
   float* norms = nullptr;
   // With regularizers: each block's penalty before the update (`blocks` doubles), for the loss.
@@ -92,7 +95,8 @@ struct MemberStep {
 MF_HD MemberStep member_step(const OptimizerStep& s, int z, const Pack& pack) {
   return {member(s.params, z, pack.stride),
           member(s.grads, z, pack.stride),
-          {member(s.slot[0], z, pack.stride), member(s.slot[1], z, pack.stride), member(s.slot[2], z, pack.stride)},
+          {member(s.slot[0], z, pack.stride), member(s.slot[1], z, pack.stride),
+           member(s.slot[2], z, pack.stride)},
           member(s.settings, z, pack.stride),
           member(s.layers, z, pack.stride),
           member(s.norms, z, pack.stride),
@@ -103,10 +107,11 @@ MF_HD MemberStep member_step(const OptimizerStep& s, int z, const Pack& pack) {
 // clipped by `norm` where clipping is by norm) after weight decay. `kind` is s.kind, as a constant
 // where the caller compiles one kernel per optimizer; `o` is the member's settings. The CUDA
 // kernel's step; the CPU's (update_blocks, kernels/optimizer_cpu.cpp) makes the same calls in the
-// same order in passes over a block, so that they vectorize, and OptimizerParity holds the two equal.
-MF_HD void step_element(OptimizerKind kind, const OptimizerStep& s, const OptimizerSettings& o, const StepConstants& c,
-                        const Regularizer& r, float norm, float* params, const float* grads, float* const slot[3],
-                        int64_t i) {
+// same order in passes over a block, so that they vectorize, and OptimizerParity holds the two
+// equal.
+MF_HD void step_element(OptimizerKind kind, const OptimizerStep& s, const OptimizerSettings& o,
+                        const StepConstants& c, const Regularizer& r, float norm, float* params,
+                        const float* grads, float* const slot[3], int64_t i) {
   float w = params[i];
   const float g = clipped(s.clip, regularized_grad(s, r, grads[i], w), o.clip, norm);
   decay_weight(w, o, c.lr);
@@ -126,7 +131,8 @@ MF_HD float clip_norm(const OptimizerStep& s, const MemberStep& b, int tensor) {
 MF_HD void finish_member_step(const OptimizerStep& s, const MemberStep& b) {
   StepState& state = *b.state;
   if (s.kind == OptimizerKind::nadam)
-    state.nadam_product[state.t & 1] = nadam_product(b.settings->optimizer, state.nadam_product[(state.t - 1) & 1], state.t);
+    state.nadam_product[state.t & 1] =
+        nadam_product(b.settings->optimizer, state.nadam_product[(state.t - 1) & 1], state.t);
   state.first_row += s.batch_rows;
 }
 

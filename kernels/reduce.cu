@@ -10,7 +10,8 @@ namespace mf::MF_TARGET {
 namespace {
 
 // values(m, count): each row's loss and metrics.
-__global__ void accumulate_kernel(const float* values, int count, int m, double* totals, Pack pack) {
+__global__ void accumulate_kernel(const float* values, int count, int m, double* totals,
+                                  Pack pack) {
   const int z = int(blockIdx.y);
   if (stopped(pack, z)) return;  // the whole block: its member's
   values = member(values, z, pack.stride);
@@ -23,9 +24,10 @@ __global__ void accumulate_kernel(const float* values, int count, int m, double*
 
 }  // namespace
 
-void accumulate(const float* values, int count, int m, double* totals, const Pack& pack, cudaStream_t stream) {
-  launch{accumulate_kernel, dim3(1, unsigned(pack.count)), dim3(kAccumulateThreads), stream}(values, count, m, totals,
-                                                                                              pack);
+void accumulate(const float* values, int count, int m, double* totals, const Pack& pack,
+                cudaStream_t stream) {
+  launch{accumulate_kernel, dim3(1, unsigned(pack.count)), dim3(kAccumulateThreads), stream}(
+      values, count, m, totals, pack);
 }
 
 }  // namespace mf::MF_TARGET

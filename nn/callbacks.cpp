@@ -7,10 +7,13 @@
 
 namespace mf {
 
-std::optional<double> monitored(const ModelSpec& spec, const std::string& monitor, const EpochMetrics& e) {
+std::optional<double> monitored(const ModelSpec& spec, const std::string& monitor,
+                                const EpochMetrics& e) {
   const bool validation = monitor.rfind("val_", 0) == 0;
   const std::string name = validation ? monitor.substr(4) : monitor;
-  const auto present = [](double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
+  const auto present = [](double v) {
+    return std::isnan(v) ? std::nullopt : std::optional<double>(v);
+  };
   if (name == "loss") return present(validation ? e.val_loss : e.loss);
   const std::vector<MetricSpec> metrics = spec.metric_list();
   for (size_t i = 0; i < metrics.size(); ++i)
@@ -33,8 +36,10 @@ bool auto_maximizes(const ModelSpec& spec, const std::string& monitor) {
 
 }  // namespace
 
-Improvement::Improvement(const ModelSpec& spec, const std::string& monitor, MonitorMode mode, double min_delta)
-    : maximizes_(mode == MonitorMode::max || (mode == MonitorMode::automatic && auto_maximizes(spec, monitor))),
+Improvement::Improvement(const ModelSpec& spec, const std::string& monitor, MonitorMode mode,
+                         double min_delta)
+    : maximizes_(mode == MonitorMode::max ||
+                 (mode == MonitorMode::automatic && auto_maximizes(spec, monitor))),
       min_delta_(std::fabs(min_delta)) {}
 
 bool Improvement::operator()(double value, std::optional<double> reference) const {

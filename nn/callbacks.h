@@ -16,11 +16,13 @@ struct EpochMetrics;
 
 // The value a callback monitors in an epoch's metrics ("loss", "val_loss", a metric's name or
 // "val_" and it); nullopt where the epoch has none (no validation rows).
-std::optional<double> monitored(const ModelSpec& spec, const std::string& monitor, const EpochMetrics& epoch);
+std::optional<double> monitored(const ModelSpec& spec, const std::string& monitor,
+                                const EpochMetrics& epoch);
 
 class Improvement {
  public:
-  Improvement(const ModelSpec& spec, const std::string& monitor, MonitorMode mode, double min_delta);
+  Improvement(const ModelSpec& spec, const std::string& monitor, MonitorMode mode,
+              double min_delta);
   // Whether `value` improves on `reference` (always, where there is none yet).
   bool operator()(double value, std::optional<double> reference) const;
   bool maximizes() const { return maximizes_; }
@@ -34,10 +36,12 @@ class EarlyStopping {
  public:
   EarlyStopping(const EarlyStoppingSpec& spec, const ModelSpec& model);
   struct Decision {
-    bool best = false;  // this epoch's weights are the best so far: keep them (restore_best_weights)
+    bool best =
+        false;  // this epoch's weights are the best so far: keep them (restore_best_weights)
     bool stop = false;  // patience ran out: training ends after this epoch
   };
-  // After epoch `epoch` (from 0) with the monitored value (nullopt: none this epoch, nothing changes).
+  // After epoch `epoch` (from 0) with the monitored value (nullopt: none this epoch, nothing
+  // changes).
   Decision on_epoch_end(int epoch, std::optional<double> value);
   const EarlyStoppingSpec& spec() const { return spec_; }
   std::optional<double> best() const { return best_; }
@@ -55,8 +59,8 @@ class EarlyStopping {
 class ReduceLROnPlateau {
  public:
   ReduceLROnPlateau(const ReduceLROnPlateauSpec& spec, const ModelSpec& model);
-  // After an epoch with the monitored value and the rate it trained at: the new rate, where patience
-  // ran out outside a cooldown and the rate is above min_lr.
+  // After an epoch with the monitored value and the rate it trained at: the new rate, where
+  // patience ran out outside a cooldown and the rate is above min_lr.
   std::optional<float> on_epoch_end(std::optional<double> value, float rate);
   const ReduceLROnPlateauSpec& spec() const { return spec_; }
 

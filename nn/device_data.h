@@ -39,8 +39,12 @@ class DeviceData {
   size_t bytes() const { return x_bytes_ + y_bytes_; }
   // The rows as the host reads them: the resident copy on a host-addressable backend
   // (Backend::host_addressable), else the host copy kept at construction, else null.
-  const float* host_x() const { return backend_.host_addressable() ? x_ : host_x_.empty() ? nullptr : host_x_.data(); }
-  const float* host_y() const { return backend_.host_addressable() ? y_ : host_y_.empty() ? nullptr : host_y_.data(); }
+  const float* host_x() const {
+    return backend_.host_addressable() ? x_ : host_x_.empty() ? nullptr : host_x_.data();
+  }
+  const float* host_y() const {
+    return backend_.host_addressable() ? y_ : host_y_.empty() ? nullptr : host_y_.data();
+  }
 
  private:
   Backend& backend_;
@@ -48,7 +52,7 @@ class DeviceData {
   int features_, target_cols_;
   size_t x_bytes_, y_bytes_;
   float *x_, *y_;
-  bool borrowed_ = false;  // x_ and y_ are the owner's host rows
+  bool borrowed_ = false;               // x_ and y_ are the owner's host rows
   std::vector<float> host_x_, host_y_;  // kept only where the host cannot read x_ and y_
 };
 

@@ -8,8 +8,12 @@
 namespace mf {
 namespace {
 
-size_t x_bytes(const ModelSpec& spec) { return size_t(spec.fit.batch_size) * spec.input * sizeof(float); }
-size_t y_bytes(const ModelSpec& spec) { return size_t(spec.fit.batch_size) * spec.target_cols() * sizeof(float); }
+size_t x_bytes(const ModelSpec& spec) {
+  return size_t(spec.fit.batch_size) * spec.input * sizeof(float);
+}
+size_t y_bytes(const ModelSpec& spec) {
+  return size_t(spec.fit.batch_size) * spec.target_cols() * sizeof(float);
+}
 size_t order_bytes(int64_t rows) { return size_t(rows) * sizeof(int); }
 
 }  // namespace
@@ -23,7 +27,10 @@ MemoryPlan EpochIterator::plan(const ModelSpec& spec, int64_t rows) {
 }
 
 EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows, bool timeline)
-    : model_(model), data_(data), rows_(rows), batch_size_(model.spec().fit.batch_size),
+    : model_(model),
+      data_(data),
+      rows_(rows),
+      batch_size_(model.spec().fit.batch_size),
       stride_(int64_t(plan(model.spec(), rows).total())) {
   const ModelSpec& spec = model.spec();
   buffers_ = model.pool().allocate(size_t(stride_) * size_t(model.members()));
@@ -35,17 +42,20 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows,
     std::vector<int> identity(static_cast<size_t>(rows));
     std::iota(identity.begin(), identity.end(), 0);
     for (int z = 0; z < model.members(); ++z)
-      model.backend().to_device(member(order_, z, stride_), identity.data(), identity.size() * sizeof(int));
+      model.backend().to_device(member(order_, z, stride_), identity.data(),
+                                identity.size() * sizeof(int));
   }
   if (spec.preprocessing.empty()) return;
   if (!data.host_x())
-    throw std::invalid_argument("EpochIterator: a model with preprocessing needs a data set with host rows "
-                                "(DeviceData's keep_host_rows)");
+    throw std::invalid_argument(
+        "EpochIterator: a model with preprocessing needs a data set with host rows "
+        "(DeviceData's keep_host_rows)");
   std::vector<const ModelSpec*> members;
   for (int z = 0; z < model.members(); ++z) members.push_back(&model.spec(z));
   pipeline_ = std::make_unique<InputPipeline>(
-      members, InputPipeline::Rows{data.host_x(), data.host_y(), data.features(), data.target_cols()}, model.backend(),
-      timeline);
+      members,
+      InputPipeline::Rows{data.host_x(), data.host_y(), data.features(), data.target_cols()},
+      model.backend(), timeline);
 }
 
 EpochIterator::~EpochIterator() { model_.pool().deallocate(buffers_); }
@@ -59,7 +69,8 @@ void EpochIterator::begin_epoch(int epoch) {
   if (!pipeline_) return;
   std::vector<std::vector<int>> orders(size_t(model_.members()), std::vector<int>(size_t(rows_)));
   for (int z = 0; z < model_.members(); ++z)
-    model_.backend().to_host(orders[size_t(z)].data(), member(order_, z, stride_), size_t(rows_) * sizeof(int));
+    model_.backend().to_host(orders[size_t(z)].data(), member(order_, z, stride_),
+                             size_t(rows_) * sizeof(int));
   pipeline_->begin_epoch(epoch, std::move(orders), rows_);
 }
 
@@ -79,8 +90,10 @@ void EpochIterator::prepare(int64_t step, bool now) {
   }
   Backend& backend = model_.backend();
   for (size_t z = 0; z < members; ++z) {
-    backend.to_device(member(x_, int(z), stride_), batch.x + z * x_batch, m * features * sizeof(float));
-    backend.to_device(member(y_, int(z), stride_), batch.y + z * y_batch, m * targets * sizeof(float));
+    backend.to_device(member(x_, int(z), stride_), batch.x + z * x_batch,
+                      m * features * sizeof(float));
+    backend.to_device(member(y_, int(z), stride_), batch.y + z * y_batch,
+                      m * targets * sizeof(float));
   }
   if (!now) pipeline_->release(step);
 }
@@ -91,7 +104,8 @@ EpochIterator::Batch EpochIterator::batch(int64_t step) {
   // step's calls are then the same every step.
   Backend& backend = model_.backend();
   if (pipeline_) return {x_, y_, m, nullptr, stride_};  // prepare() copied it in
-  if (model_.reads_by_index()) return {data_.x(), data_.y(), m, order_, stride_};  // read by index where used
+  if (model_.reads_by_index())
+    return {data_.x(), data_.y(), m, order_, stride_};  // read by index where used
   Pack layout = model_.pack();
   layout.data_stride = layout.rows_stride = stride_;
   backend.gather(data_.x(), data_.features(), order_, m, x_, layout);

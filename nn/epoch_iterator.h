@@ -11,7 +11,8 @@
 // order (from its seed) and batch buffers, side by side in one allocation (Batch::stride apart).
 // A model with preprocessing has its batches prepared on the host by its input pipeline
 // (nn/input_pipeline.h) and uploaded into the batch buffers before each step (prepare), a copy
-// queued on the model's stream from the pipeline's page-locked slots: the loop does not wait for it.
+// queued on the model's stream from the pipeline's page-locked slots: the loop does not wait for
+// it.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -38,28 +39,33 @@ class EpochIterator {
   // shuffle order.
   static MemoryPlan plan(const ModelSpec& spec, int64_t rows);
 
-  int64_t steps() const { return (rows_ + batch_size_ - 1) / batch_size_; }  // the last partial batch counts
-  int rows(int64_t step) const { return int(std::min<int64_t>(batch_size_, rows_ - step * batch_size_)); }
+  int64_t steps() const {
+    return (rows_ + batch_size_ - 1) / batch_size_;
+  }  // the last partial batch counts
+  int rows(int64_t step) const {
+    return int(std::min<int64_t>(batch_size_, rows_ - step * batch_size_));
+  }
   // Every member's batches start again at row 0 of its order (Model::start_epoch); reshuffles when
   // the spec shuffles. With an input pipeline, hands it the epoch's orders (read back from the
   // backend) and the pipeline starts preparing.
   void begin_epoch(int epoch);
 
   // With an input pipeline, before the step's calls: waits for the step's batch and queues its copy
-  // into the batch buffers (outside the step, so that a recorded step replays only the model's calls;
-  // on the stream, so that the step reads it once copied).
-  // `now`: prepared on the calling thread instead, out of the pipeline's order (the warm-up).
-  // Nothing to do without one.
+  // into the batch buffers (outside the step, so that a recorded step replays only the model's
+  // calls; on the stream, so that the step reads it once copied). `now`: prepared on the calling
+  // thread instead, out of the pipeline's order (the warm-up). Nothing to do without one.
   void prepare(int64_t step, bool now = false);
   bool pipelined() const { return pipeline_ != nullptr; }
   // The input pipeline's times since the last call (zero without one).
-  InputPipeline::Times take_input_times() { return pipeline_ ? pipeline_->take_times() : InputPipeline::Times{}; }
+  InputPipeline::Times take_input_times() {
+    return pipeline_ ? pipeline_->take_times() : InputPipeline::Times{};
+  }
   Track take_input_spans() { return pipeline_ ? pipeline_->take_spans() : Track{}; }
 
   struct Batch {
-    const float* x;  // (size, input); the whole data set when rows is set
-    const float* y;  // (size, target columns); the same
-    int size;        // the batch's rows
+    const float* x;   // (size, input); the whole data set when rows is set
+    const float* y;   // (size, target columns); the same
+    int size;         // the batch's rows
     const int* rows;  // the epoch's orders, when the backend reads the batch by index
                       // (Model::reads_by_index), from the model's first_row on; else null and
                       // x and y are gathered

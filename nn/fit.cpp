@@ -14,26 +14,30 @@
 namespace mf {
 namespace {
 
-std::string metric(const char* name, double value) { return std::string(" - ") + name + ": " + format_metric(value); }
+std::string metric(const char* name, double value) {
+  return std::string(" - ") + name + ": " + format_metric(value);
+}
 
 // The first of a member's parameters `params` (in layer order) that is not finite, as
 // "layer 2 kernel[17] = nan", or "".
 std::string non_finite_parameter(const Model& model, std::span<const float> params) {
-  const auto bad = std::find_if(params.begin(), params.end(), [](float v) { return !std::isfinite(v); });
+  const auto bad =
+      std::find_if(params.begin(), params.end(), [](float v) { return !std::isfinite(v); });
   if (bad == params.end()) return "";
   const int64_t index = bad - params.begin();
   constexpr const char* kRoles[] = {"kernel", "bias", "gamma", "beta"};
   for (const ParamTensor& t : model.tensors())
     if (index < t.begin + t.count)
-      return "layer " + std::to_string(t.layer + 1) + " " + kRoles[int(t.role)] + "[" + std::to_string(index - t.begin) +
-             "] = " + format_metric(*bad);
+      return "layer " + std::to_string(t.layer + 1) + " " + kRoles[int(t.role)] + "[" +
+             std::to_string(index - t.begin) + "] = " + format_metric(*bad);
   return "a parameter is " + format_metric(*bad);
 }
 
 // What is not finite of a member after an epoch (its losses, then `params`, the parameters the last
 // update left), or "". Accuracies count correct rows (a NaN output is a wrong one), so they are
 // always finite.
-std::string non_finite(const Model& model, std::span<const float> params, const EpochMetrics& e, bool validated) {
+std::string non_finite(const Model& model, std::span<const float> params, const EpochMetrics& e,
+                       bool validated) {
   if (!std::isfinite(e.loss)) return "the training loss is " + format_metric(e.loss);
   if (validated && !std::isfinite(e.val_loss)) return "val_loss is " + format_metric(e.val_loss);
   const std::string param = non_finite_parameter(model, params);
@@ -44,11 +48,12 @@ void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int ep
                  const EpochMetrics& e, bool pipelined) {
   if (!options.progress) return;
   char head[160];
-  std::snprintf(head, sizeof head, "Epoch %d/%d - %lld steps - %s", epoch,
-                spec.fit.epochs, (long long)steps, format_duration(e.seconds).c_str());
+  std::snprintf(head, sizeof head, "Epoch %d/%d - %lld steps - %s", epoch, spec.fit.epochs,
+                (long long)steps, format_duration(e.seconds).c_str());
   std::string line = head + metric("loss", e.loss);
   const std::vector<MetricSpec> metrics = spec.metric_list();
-  for (size_t k = 0; k < metrics.size() && k < e.metrics.size(); ++k) line += metric(metrics[k].name.c_str(), e.metrics[k]);
+  for (size_t k = 0; k < metrics.size() && k < e.metrics.size(); ++k)
+    line += metric(metrics[k].name.c_str(), e.metrics[k]);
   if (!std::isnan(e.val_loss)) {
     line += metric("val_loss", e.val_loss);
     for (size_t k = 0; k < metrics.size() && k < e.val_metrics.size(); ++k)
@@ -64,7 +69,8 @@ void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int ep
   line += rate;
   if (pipelined) {
     char wait[48];
-    std::snprintf(wait, sizeof wait, " - input wait %.0f%%", e.seconds > 0 ? 100 * e.input_wait_s / e.seconds : 0.0);
+    std::snprintf(wait, sizeof wait, " - input wait %.0f%%",
+                  e.seconds > 0 ? 100 * e.input_wait_s / e.seconds : 0.0);
     line += wait;
   }
   options.progress(z, line);
@@ -74,8 +80,10 @@ void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int ep
 
 std::string format_duration(double seconds) {
   char text[32];
-  if (seconds < 1.0) std::snprintf(text, sizeof text, "%.0fms", seconds * 1e3);
-  else std::snprintf(text, sizeof text, "%.2fs", seconds);
+  if (seconds < 1.0)
+    std::snprintf(text, sizeof text, "%.0fms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.2fs", seconds);
   return text;
 }
 
@@ -94,12 +102,15 @@ std::string format_metric(double value) {
 }
 
 std::string non_finite(const Evaluation& e, const std::string& prefix) {
-  return std::isfinite(e.loss) ? "" : prefix + "_loss is " + format_metric(e.loss);  // accuracies: always finite
+  return std::isfinite(e.loss)
+             ? ""
+             : prefix + "_loss is " + format_metric(e.loss);  // accuracies: always finite
 }
 
 MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows) {
   MemoryPlan plan = Model::plan(spec);
-  for (PlanPart& part : EpochIterator::plan(spec, train_rows).parts) plan.parts.push_back(std::move(part));
+  for (PlanPart& part : EpochIterator::plan(spec, train_rows).parts)
+    plan.parts.push_back(std::move(part));
   return plan;
 }
 
@@ -107,7 +118,8 @@ int64_t training_rows(const ModelSpec& spec, int64_t rows) {
   return int64_t(std::floor(double(rows) * (1.0 - spec.fit.validation_split)));
 }
 
-void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host, const std::string& what) {
+void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host,
+                const std::string& what) {
   auto fail = [&](const std::string& problem) {
     throw UserError("model '" + spec.name + "': " + what + " " + problem);
   };
@@ -131,25 +143,29 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
   }
   switch (spec.loss.kind) {
     case Loss::sparse_categorical_crossentropy:
-      fail("has " + std::to_string(data.target_cols()) + " label columns; sparse_categorical_crossentropy needs one");
+      fail("has " + std::to_string(data.target_cols()) +
+           " label columns; sparse_categorical_crossentropy needs one");
       break;
     case Loss::categorical_crossentropy:
       if (data.target_cols() != outputs)
-        fail("has " + std::to_string(data.target_cols()) + " label columns but the output layer has " +
-             std::to_string(outputs) + " units; categorical_crossentropy needs one-hot labels (one column per unit) "
+        fail("has " + std::to_string(data.target_cols()) +
+             " label columns but the output layer has " + std::to_string(outputs) +
+             " units; categorical_crossentropy needs one-hot labels (one column per unit) "
              "or a class index");
       break;
     case Loss::binary_crossentropy:
       if (data.target_cols() != outputs)
-        fail("has " + std::to_string(data.target_cols()) + " label column(s) but the output layer has " +
-             std::to_string(outputs) + " units; binary_crossentropy needs one 0/1 label per unit");
+        fail("has " + std::to_string(data.target_cols()) +
+             " label column(s) but the output layer has " + std::to_string(outputs) +
+             " units; binary_crossentropy needs one 0/1 label per unit");
       if (classes < 1 || classes > 2)
         fail("has a label that is not 0 or 1" + at + "; binary_crossentropy needs labels 0 and 1");
       break;
     default:
       if (data.target_cols() != outputs)
-        fail("has " + std::to_string(data.target_cols()) + " target column(s) but the output layer has " +
-             std::to_string(outputs) + " units; " + loss + " needs one per unit");
+        fail("has " + std::to_string(data.target_cols()) +
+             " target column(s) but the output layer has " + std::to_string(outputs) + " units; " +
+             loss + " needs one per unit");
       break;
   }
 }
@@ -167,7 +183,8 @@ Evaluation of_totals(const ModelSpec& spec, const std::vector<double>& totals, i
 
 }  // namespace
 
-std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
+std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row,
+                                      int64_t rows) {
   const ModelSpec& spec = model.spec();
   const int B = spec.fit.batch_size;
   model.reset_totals();
@@ -178,7 +195,8 @@ std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int6
     }
   });
   std::vector<Evaluation> evaluations;
-  for (const std::vector<double>& totals : model.read_totals()) evaluations.push_back(of_totals(spec, totals, rows));
+  for (const std::vector<double>& totals : model.read_totals())
+    evaluations.push_back(of_totals(spec, totals, rows));
   return evaluations;
 }
 
@@ -208,7 +226,8 @@ std::vector<float> predict(Model& model, const DeviceData& data, int64_t first_r
     model.backend().to_host(outputs.data() + r * n, out, size_t(m) * size_t(n) * sizeof(float));
   }
   if (takes_logits(spec.loss.kind) && !spec.loss.from_logits)
-    for (int64_t r = 0; r < rows; ++r) activate_output(spec.output_activation(), outputs.data() + r * n, n);
+    for (int64_t r = 0; r < rows; ++r)
+      activate_output(spec.output_activation(), outputs.data() + r * n, n);
   return outputs;
 }
 
@@ -216,8 +235,8 @@ namespace {
 
 void require_one_member(const Model& model, const char* what) {
   if (model.members() != 1)
-    throw std::invalid_argument(std::string(what) + " of a pack of " + std::to_string(model.members()) +
-                                " models: use the _pack form");
+    throw std::invalid_argument(std::string(what) + " of a pack of " +
+                                std::to_string(model.members()) + " models: use the _pack form");
 }
 
 // The rows fit trains on: all but the validation split's, which takes the last of them (Keras's
@@ -226,13 +245,14 @@ int64_t checked_training_rows(const ModelSpec& spec, int64_t rows) {
   const int64_t train = training_rows(spec, rows);
   char split[32];
   std::snprintf(split, sizeof split, "%g", spec.fit.validation_split);
-  const std::string of_rows =
-      "model '" + spec.name + "': fit.validation_split " + split + " of " + std::to_string(rows) + " rows";
+  const std::string of_rows = "model '" + spec.name + "': fit.validation_split " + split + " of " +
+                              std::to_string(rows) + " rows";
   if (train < 1) throw UserError(of_rows + " leaves no training rows; lower it");
   if (spec.fit.validation_split > 0 && rows - train < 1)  // Keras refuses such a split too
-    throw UserError(of_rows + " takes no validation rows (floor(" + std::to_string(rows) + " * (1 - " + split +
-                    ")) = " + std::to_string(train) + " training rows); raise it to at least 1/" +
-                    std::to_string(rows) + " or set it to 0");
+    throw UserError(of_rows + " takes no validation rows (floor(" + std::to_string(rows) +
+                    " * (1 - " + split + ")) = " + std::to_string(train) +
+                    " training rows); raise it to at least 1/" + std::to_string(rows) +
+                    " or set it to 0");
   return train;
 }
 
@@ -250,14 +270,23 @@ struct MemberCallbacks {
 class PackFit::Epochs {
  public:
   Epochs(Model& model, const DeviceData& data, FitOptions options)
-      : model_(model), data_(data), options_(std::move(options)), spec_(model.spec()),
-        train_(checked_training_rows(spec_, data.rows())), val_(data.rows() - train_),
-        batches_(model, data, train_, options_.timeline), results_(size_t(model.members())), training_(size_t(model.members()), true),
-        graphs_(options_.graphs && model.backend().has_graphs()), callbacks_(size_t(model.members())) {
+      : model_(model),
+        data_(data),
+        options_(std::move(options)),
+        spec_(model.spec()),
+        train_(checked_training_rows(spec_, data.rows())),
+        val_(data.rows() - train_),
+        batches_(model, data, train_, options_.timeline),
+        results_(size_t(model.members())),
+        training_(size_t(model.members()), true),
+        graphs_(options_.graphs && model.backend().has_graphs()),
+        callbacks_(size_t(model.members())) {
     for (int z = 0; z < model.members(); ++z) {
       const ModelSpec& spec = model.spec(z);
-      if (spec.fit.early_stopping) callbacks_[size_t(z)].early_stopping.emplace(*spec.fit.early_stopping, spec);
-      if (spec.fit.reduce_lr_on_plateau) callbacks_[size_t(z)].reduce_lr.emplace(*spec.fit.reduce_lr_on_plateau, spec);
+      if (spec.fit.early_stopping)
+        callbacks_[size_t(z)].early_stopping.emplace(*spec.fit.early_stopping, spec);
+      if (spec.fit.reduce_lr_on_plateau)
+        callbacks_[size_t(z)].reduce_lr.emplace(*spec.fit.reduce_lr_on_plateau, spec);
     }
   }
 
@@ -270,18 +299,21 @@ class PackFit::Epochs {
   }
 
   // One training step of each batch size an epoch has (its last batch may be shorter), and with
-  // validation rows one evaluation batch, on the model as it is, which is then restored: every kernel
-  // the fit launches has run once (CUDA loads a module at its first launch), and with graphs each
-  // step graph is captured, instantiated and replayed once, kept for the fit. Nothing is counted.
+  // validation rows one evaluation batch, on the model as it is, which is then restored: every
+  // kernel the fit launches has run once (CUDA loads a module at its first launch), and with graphs
+  // each step graph is captured, instantiated and replayed once, kept for the fit. Nothing is
+  // counted.
   void warm_up() {
     if (done_) return model_.backend().synchronize();  // no epochs: nothing to warm
     const std::vector<std::byte> state = model_.snapshot();
     batches_.begin_epoch(0);
     const int64_t last = batches_.steps() - 1;
     run_step(0, true);
-    if (batches_.rows(last) != batches_.rows(0)) run_step(last, true);  // from row B: inside the order still
+    if (batches_.rows(last) != batches_.rows(0))
+      run_step(last, true);  // from row B: inside the order still
     if (val_ > 0)
-      model_.evaluate_batch(data_.x() + train_ * data_.features(), data_.y() + train_ * data_.target_cols(),
+      model_.evaluate_batch(data_.x() + train_ * data_.features(),
+                            data_.y() + train_ * data_.target_cols(),
                             int(std::min<int64_t>(spec_.fit.batch_size, val_)));
     model_.restore(state);
     model_.backend().synchronize();
@@ -302,11 +334,14 @@ class PackFit::Epochs {
   void settle(double timeout_s) {
     const auto ask = [&] {
       const size_t before = waiting_.size();
-      std::erase_if(waiting_, [&](int z) { return take_verdict(z, options_.rungs->verdict(trial(z), epoch_)); });
+      std::erase_if(waiting_, [&](int z) {
+        return take_verdict(z, options_.rungs->verdict(trial(z), epoch_));
+      });
       return waiting_.size() < before;
     };
     if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
-      why_stopped_ = "stopped after epoch " + std::to_string(epoch_) + ", waiting for its rung's verdict";
+      why_stopped_ =
+          "stopped after epoch " + std::to_string(epoch_) + ", waiting for its rung's verdict";
       completed_ = false;
       waiting_.clear();
     } else if (!ask() && timeout_s > 0) {
@@ -324,8 +359,10 @@ class PackFit::Epochs {
     if (done_)
       for (size_t z = 0; z < results_.size(); ++z) {
         if (training_[z]) {
-          if (!why_stopped_.empty()) results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
-          restore_best(int(z));  // Keras's EarlyStopping restores at the end of training, stopped early or not
+          if (!why_stopped_.empty())
+            results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
+          restore_best(int(
+              z));  // Keras's EarlyStopping restores at the end of training, stopped early or not
           end(results_[z]);
           if (options_.rungs) options_.rungs->ended(trial(int(z)));
         }
@@ -336,7 +373,8 @@ class PackFit::Epochs {
   std::vector<FitResult>& results() { return results_; }
 
  private:
-  // The epoch's training steps; false when a stop (Ctrl-C, the calibration's step limit) came first.
+  // The epoch's training steps; false when a stop (Ctrl-C, the calibration's step limit) came
+  // first.
   bool train_epoch(int epoch) {
     Backend& backend = model_.backend();
     const int64_t steps = batches_.steps();
@@ -345,8 +383,8 @@ class PackFit::Epochs {
     for (int64_t step = 0; step < steps; ++step) {
       const bool limit = options_.max_steps > 0 && epoch * steps + step >= options_.max_steps;
       if (limit || (options_.stop && options_.stop->load(std::memory_order_relaxed))) {
-        why_stopped_ = "stopped in epoch " + std::to_string(epoch + 1) + " at step " + std::to_string(step + 1) +
-                       " of " + std::to_string(steps);
+        why_stopped_ = "stopped in epoch " + std::to_string(epoch + 1) + " at step " +
+                       std::to_string(step + 1) + " of " + std::to_string(steps);
         return false;
       }
       if (options_.timeline) backend.mark();
@@ -377,7 +415,8 @@ class PackFit::Epochs {
   void take_timeline() {
     if (!options_.timeline) return;
     const std::vector<double> marks = model_.backend().take_marks();
-    for (size_t i = 0; i + 1 < marks.size(); i += 2) step_spans_.push_back({marks[i], marks[i + 1]});
+    for (size_t i = 0; i + 1 < marks.size(); i += 2)
+      step_spans_.push_back({marks[i], marks[i + 1]});
     if (!marks.empty()) epoch_spans_.push_back({marks.front(), marks.back()});
     const Track input = batches_.take_input_spans();
     input_spans_.insert(input_spans_.end(), input.begin(), input.end());
@@ -406,8 +445,10 @@ class PackFit::Epochs {
       e.input_wait_s = input.wait_s, e.input_busy_s = input.busy_s;
       result.epochs.push_back(e);
       result.samples = samples_;
-      print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e, batches_.pipelined());
-      const std::span<const float> own = std::span(params).subspan(z * size_t(count), size_t(count));
+      print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e,
+                  batches_.pipelined());
+      const std::span<const float> own =
+          std::span(params).subspan(z * size_t(count), size_t(count));
       const std::string bad = non_finite(model_, own, e, val_ > 0);
       if (!bad.empty()) {
         result.status = FitStatus::diverged;
@@ -419,16 +460,19 @@ class PackFit::Epochs {
       // A rung at the member's own last epoch judges nothing: it has trained what it asked for.
       if (training_[z] && epoch + 1 < spec_.fit.epochs && options_.rungs &&
           options_.rungs->judges(trial(int(z)), epoch + 1)) {
-        const std::optional<double> value = monitored(model_.spec(int(z)), options_.rungs->metric(), e);
+        const std::optional<double> value =
+            monitored(model_.spec(int(z)), options_.rungs->metric(), e);
         result.rungs.push_back({epoch + 1, value.value_or(NAN), true});
-        if (!take_verdict(int(z), options_.rungs->judge(trial(int(z)), epoch + 1, value))) waiting_.push_back(int(z));
+        if (!take_verdict(int(z), options_.rungs->judge(trial(int(z)), epoch + 1, value)))
+          waiting_.push_back(int(z));
       }
     }
   }
 
   size_t trial(int z) const { return options_.trials.at(size_t(z)); }
 
-  // Member z's verdict at the rung it has just reached: kept, or stopped there. False while undecided.
+  // Member z's verdict at the rung it has just reached: kept, or stopped there. False while
+  // undecided.
   bool take_verdict(int z, RungJudge::Verdict verdict) {
     if (verdict == RungJudge::Verdict::undecided) return false;
     if (verdict == RungJudge::Verdict::stop) {
@@ -436,9 +480,12 @@ class PackFit::Epochs {
       RungResult& rung = result.rungs.back();
       rung.kept = false;
       result.stopped_epoch = rung.epochs;
-      result.stop_reason = "the scheduler: " + options_.rungs->metric() + " " + format_metric(rung.value) +
-                           " lost at its rung after epoch " + std::to_string(rung.epochs);
-      if (options_.progress) options_.progress(z, "Epoch " + std::to_string(rung.epochs) + ": stopped by " + result.stop_reason);
+      result.stop_reason = "the scheduler: " + options_.rungs->metric() + " " +
+                           format_metric(rung.value) + " lost at its rung after epoch " +
+                           std::to_string(rung.epochs);
+      if (options_.progress)
+        options_.progress(
+            z, "Epoch " + std::to_string(rung.epochs) + ": stopped by " + result.stop_reason);
       stop(z);
     }
     return true;
@@ -449,12 +496,13 @@ class PackFit::Epochs {
     MemberCallbacks& c = callbacks_[size_t(z)];
     const ModelSpec& spec = model_.spec(z);
     if (c.reduce_lr)
-      if (const auto rate = c.reduce_lr->on_epoch_end(monitored(spec, c.reduce_lr->spec().monitor, e),
-                                                      model_.learning_rate(z)))
+      if (const auto rate = c.reduce_lr->on_epoch_end(
+              monitored(spec, c.reduce_lr->spec().monitor, e), model_.learning_rate(z)))
         model_.set_learning_rate(*rate, z);
     if (!c.early_stopping) return;
     EarlyStopping& early = *c.early_stopping;
-    const EarlyStopping::Decision d = early.on_epoch_end(epoch, monitored(spec, early.spec().monitor, e));
+    const EarlyStopping::Decision d =
+        early.on_epoch_end(epoch, monitored(spec, early.spec().monitor, e));
     if (d.best && early.spec().restore_best_weights) c.best_weights = model_.get_weights(z);
     if (!d.stop) return;
     FitResult& result = results_[size_t(z)];
@@ -462,9 +510,11 @@ class PackFit::Epochs {
     char best[64];
     std::snprintf(best, sizeof best, "%.6g", early.best().value_or(NAN));
     result.stop_reason = "EarlyStopping: " + early.spec().monitor + " did not improve for " +
-                         std::to_string(early.wait()) + (early.wait() == 1 ? " epoch" : " epochs") + " (best " + best +
-                         " after epoch " + std::to_string(early.best_epoch() + 1) + ")";
-    if (options_.progress) options_.progress(z, "Epoch " + std::to_string(epoch + 1) + ": early stopping");
+                         std::to_string(early.wait()) + (early.wait() == 1 ? " epoch" : " epochs") +
+                         " (best " + best + " after epoch " +
+                         std::to_string(early.best_epoch() + 1) + ")";
+    if (options_.progress)
+      options_.progress(z, "Epoch " + std::to_string(epoch + 1) + ": early stopping");
     restore_best(z);
     stop(z);
   }
@@ -477,7 +527,8 @@ class PackFit::Epochs {
     const int epoch = c.early_stopping->best_epoch() + 1;
     results_[size_t(z)].restored_epoch = epoch;
     if (options_.progress)  // Keras's line
-      options_.progress(z, "Restoring model weights from the end of the best epoch: " + std::to_string(epoch) + ".");
+      options_.progress(z, "Restoring model weights from the end of the best epoch: " +
+                               std::to_string(epoch) + ".");
     c.best_weights.clear();
   }
 
@@ -493,7 +544,8 @@ class PackFit::Epochs {
   void end(FitResult& result) const {
     result.samples = samples_;
     result.train_s = seconds_since(start_);
-    result.steps = step_spans_, result.epoch_spans = epoch_spans_, result.input_spans = input_spans_;
+    result.steps = step_spans_, result.epoch_spans = epoch_spans_,
+    result.input_spans = input_spans_;
   }
 
   Model& model_;
@@ -505,14 +557,15 @@ class PackFit::Epochs {
   std::vector<FitResult> results_;
   std::vector<bool> training_;  // not diverged
   const bool graphs_;
-  std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;  // by the batch's rows: the last may be short
+  std::map<int, std::unique_ptr<Backend::StepGraph>>
+      step_graphs_;  // by the batch's rows: the last may be short
   int64_t samples_ = 0, steps_taken_ = 0;
   Track step_spans_, epoch_spans_, input_spans_;
   std::vector<MemberCallbacks> callbacks_;
-  std::string why_stopped_;  // "" unless a stop came
+  std::string why_stopped_;   // "" unless a stop came
   std::vector<int> waiting_;  // the members whose rung verdict after the last epoch is not in yet
   Clock::time_point start_ = Clock::now();  // the first epoch's launch
-  int epoch_ = 0;  // the epoch launch() runs next
+  int epoch_ = 0;                           // the epoch launch() runs next
   Clock::time_point epoch_start_;
   bool completed_ = false;  // the launched epoch ran every step
   bool done_ = spec_.fit.epochs < 1;

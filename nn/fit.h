@@ -18,11 +18,13 @@
 namespace mf {
 
 struct EpochMetrics {
-  double loss = NAN, accuracy = NAN;          // accuracy: the model's first accuracy metric; NaN without one
+  double loss = NAN,
+         accuracy = NAN;  // accuracy: the model's first accuracy metric; NaN without one
   double val_loss = NAN, val_accuracy = NAN;  // NaN without validation rows
   double seconds = 0, samples_per_s = 0;
-  // With an input pipeline (preprocessing), else 0: how long the training loop waited for its batches,
-  // and how long the pipeline's workers spent preparing them (summed over workers), in seconds.
+  // With an input pipeline (preprocessing), else 0: how long the training loop waited for its
+  // batches, and how long the pipeline's workers spent preparing them (summed over workers), in
+  // seconds.
   double input_wait_s = 0, input_busy_s = 0;
   // Every metric of the spec's (ModelSpec::metric_list), in its order; and on the validation rows
   // (empty without them).
@@ -41,16 +43,16 @@ inline constexpr Named<FitStatus> kFitStatusNames[] = {
 
 // A scheduler's verdict on a member at one of its rungs (nn/scheduler_spec.h).
 struct RungResult {
-  int epochs = 0;     // the rung: after this many epochs (from 1)
+  int epochs = 0;      // the rung: after this many epochs (from 1)
   double value = NAN;  // the scheduler's metric there (NaN: it had none)
   bool kept = true;    // false: it stopped there
 };
 
-// A scheduler's say at its rungs (study/sweep/rungs.h decides), about trials: the models of a run, each
-// known by its place in the sweep. Asked after an epoch, for each member still training, only where
-// judges() says a rung is. A verdict may wait for other trials (those before it in the sweep that
-// have not reached the rung yet): then judge() says undecided, and verdict() is asked again until it
-// decides. Thread-safe: the fits of a run share one.
+// A scheduler's say at its rungs (study/sweep/rungs.h decides), about trials: the models of a run,
+// each known by its place in the sweep. Asked after an epoch, for each member still training, only
+// where judges() says a rung is. A verdict may wait for other trials (those before it in the sweep
+// that have not reached the rung yet): then judge() says undecided, and verdict() is asked again
+// until it decides. Thread-safe: the fits of a run share one.
 class RungJudge {
  public:
   enum class Verdict { go_on, stop, undecided };
@@ -61,7 +63,7 @@ class RungJudge {
   virtual Verdict judge(size_t trial, int epochs, std::optional<double> value) = 0;
   virtual Verdict verdict(size_t trial, int epochs) = 0;  // without waiting
   virtual void wait(double timeout_s) = 0;  // until a verdict may have changed, or the timeout
-  virtual void ended(size_t trial) = 0;  // it trains no more, and reaches no later rung
+  virtual void ended(size_t trial) = 0;     // it trains no more, and reaches no later rung
 };
 
 struct FitResult {
@@ -73,13 +75,14 @@ struct FitResult {
   // With FitOptions::timeline: when each training step and each epoch ran, on clock_seconds(), and
   // with an input pipeline when it prepared each batch (a fit's warm-up's batches are not in it).
   Track steps, epoch_spans, input_spans;
-  // EarlyStopping, or the scheduler at a rung (stopped_at_rung()): the epoch (from 1) after which it
-  // stopped, and why, in words; its status stays ok.
+  // EarlyStopping, or the scheduler at a rung (stopped_at_rung()): the epoch (from 1) after which
+  // it stopped, and why, in words; its status stays ok.
   std::optional<int> stopped_epoch;
   std::string stop_reason;
   // EarlyStopping with restore_best_weights: the epoch (from 1) whose weights the model ends with.
   std::optional<int> restored_epoch;
-  // FitOptions::rungs: its verdicts at each rung it reached; the last not kept when it stopped there.
+  // FitOptions::rungs: its verdicts at each rung it reached; the last not kept when it stopped
+  // there.
   std::vector<RungResult> rungs;
   bool stopped_at_rung() const { return !rungs.empty() && !rungs.back().kept; }
 };
@@ -88,9 +91,11 @@ struct FitOptions {
   // Receives each epoch's Keras-style line ("Epoch 1/10 - 1875 steps - 2.31s - loss: ..."), without
   // a line break, with the pack member it is of (0 for one model); empty for quiet.
   std::function<void(int member, const std::string& line)> progress;
-  bool timeline = false;             // time every step (Backend::mark: two events per step on a GPU)
-  const std::atomic<bool>* stop = nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
-  int64_t max_steps = 0;  // stop (as stopped) after this many steps in all; 0: no limit (a calibration's)
+  bool timeline = false;  // time every step (Backend::mark: two events per step on a GPU)
+  const std::atomic<bool>* stop =
+      nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
+  int64_t max_steps =
+      0;  // stop (as stopped) after this many steps in all; 0: no limit (a calibration's)
   // Each training step as a CUDA graph (Backend::capture), captured at its first run and replayed:
   // one launch a step instead of one per kernel, the same numbers as without. Ignored where the
   // backend has no graphs.
@@ -109,10 +114,12 @@ struct FitOptions {
 // naming the file, line and label where the labels are the problem. `host` is the data set `data`
 // was made from (its class count and label locations); `what` names it ("training data").
 // fit() itself refuses a validation_split that leaves no training or no validation rows.
-void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host, const std::string& what);
+void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& host,
+                const std::string& what);
 // Rows used for training: the first (1 - validation_split) of the data, as Keras splits.
 int64_t training_rows(const ModelSpec& spec, int64_t rows);
-// What fitting takes from the model's pool: the model's plan and its batches' (nn/epoch_iterator.h).
+// What fitting takes from the model's pool: the model's plan and its batches'
+// (nn/epoch_iterator.h).
 MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 
 // Trains spec.fit.epochs epochs, running the spec's callbacks at each epoch's end (nn/callbacks.h):
@@ -124,17 +131,19 @@ MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows);
 // A model of one member only (std::invalid_argument otherwise).
 FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
 // fit() for every member of a pack, one result each. A member that diverges or stops early ends its
-// result there, and its kernels leave its buffers as they are from the next step on (StepState::stopped,
-// kernels/pack.h): its blocks return at once, so it costs no work, and its weights are those it
-// ended with. The pack is not compacted: its launches keep their shape, and a CUDA graph replays.
-// Steps and epochs are the pack's, so every member's timeline is the same.
+// result there, and its kernels leave its buffers as they are from the next step on
+// (StepState::stopped, kernels/pack.h): its blocks return at once, so it costs no work, and its
+// weights are those it ended with. The pack is not compacted: its launches keep their shape, and a
+// CUDA graph replays. Steps and epochs are the pack's, so every member's timeline is the same.
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options);
 
-// fit_pack an epoch at a time, so that one host thread can drive several packs in turn: launch_epoch()
-// queues the next epoch's steps on the model's backend (on a GPU it returns while they run, so the
-// thread can queue another pack's epoch on its own stream), end_epoch() waits for them and records the
-// epoch (its metrics, validation, divergence check and progress line). fit_pack is
-//   while (!done()) { launch_epoch(); end_epoch(); while (waiting()) settle(0.1); }  then take_results().
+// fit_pack an epoch at a time, so that one host thread can drive several packs in turn:
+// launch_epoch() queues the next epoch's steps on the model's backend (on a GPU it returns while
+// they run, so the thread can queue another pack's epoch on its own stream), end_epoch() waits for
+// them and records the epoch (its metrics, validation, divergence check and progress line).
+// fit_pack is
+//   while (!done()) { launch_epoch(); end_epoch(); while (waiting()) settle(0.1); }  then
+//   take_results().
 // The constructor throws UserError for a validation_split that leaves no training or no validation
 // rows; launch_epoch and end_epoch throw what the backend throws.
 class PackFit {
@@ -148,13 +157,14 @@ class PackFit {
   // Asks the verdicts still waiting again, waiting up to `timeout_s` for one to change when none
   // has (0: not at all). A stop (Ctrl-C) ends the waiting, and the fit, as stopped.
   void settle(double timeout_s);
-  // Optional, before the first launch_epoch() (a runner calls it before its start barrier): one step of
-  // each batch size, and one evaluation batch, on the model, which is then restored bit for bit, so
-  // that the fit's first step is an ordinary one: its kernels loaded, with graphs its step graphs
-  // captured and instantiated. The fit's numbers are the same with it or without; waits for the model.
+  // Optional, before the first launch_epoch() (a runner calls it before its start barrier): one
+  // step of each batch size, and one evaluation batch, on the model, which is then restored bit for
+  // bit, so that the fit's first step is an ordinary one: its kernels loaded, with graphs its step
+  // graphs captured and instantiated. The fit's numbers are the same with it or without; waits for
+  // the model.
   void warm_up();
-  void launch_epoch();  // before done() only
-  void end_epoch();     // after each launch_epoch()
+  void launch_epoch();                    // before done() only
+  void end_epoch();                       // after each launch_epoch()
   std::vector<FitResult> take_results();  // once done(): one per member
 
  private:
@@ -162,17 +172,18 @@ class PackFit {
   std::unique_ptr<Epochs> epochs_;
 };
 
-// Mean loss and accuracy over rows [first_row, first_row + rows) of `data`: of a model of one member
-// (std::invalid_argument otherwise), or of each member of a pack.
+// Mean loss and accuracy over rows [first_row, first_row + rows) of `data`: of a model of one
+// member (std::invalid_argument otherwise), or of each member of a pack.
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
-std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
+std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int64_t first_row,
+                                      int64_t rows);
 
 // Keras's predict: the output layer's outputs (rows, outputs), row-major, for rows [first_row,
-// first_row + rows) of data.x(), in batches of the spec's batch size, by inference's forward (Dropout
-// passes its input on, BatchNormalization uses its moving statistics). Where the loss takes the
-// output's logits (takes_logits), the output's sigmoid or softmax is applied here on the host, in
-// float, as TensorFlow computes them (softmax less the row's largest). A model of one member
-// (std::invalid_argument otherwise); data.y() is not read.
+// first_row + rows) of data.x(), in batches of the spec's batch size, by inference's forward
+// (Dropout passes its input on, BatchNormalization uses its moving statistics). Where the loss
+// takes the output's logits (takes_logits), the output's sigmoid or softmax is applied here on the
+// host, in float, as TensorFlow computes them (softmax less the row's largest). A model of one
+// member (std::invalid_argument otherwise); data.y() is not read.
 std::vector<float> predict(Model& model, const DeviceData& data, int64_t first_row, int64_t rows);
 
 // "test_loss is nan" when e's loss is not finite, else ""; `prefix` names the set ("test").

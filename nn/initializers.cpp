@@ -20,12 +20,16 @@ double truncated(Rng& rng) {
 
 }  // namespace
 
-void initialize(const Initializer& init, float* values, int64_t count, int fan_in, int fan_out, Rng& rng) {
+void initialize(const Initializer& init, float* values, int64_t count, int fan_in, int fan_out,
+                Rng& rng) {
   VarianceScaling v{1.0, VarianceScaling::fan_avg, false};
   switch (init.kind) {
-    case InitializerKind::zeros: return std::fill(values, values + count, 0.f);
-    case InitializerKind::ones: return std::fill(values, values + count, 1.f);
-    case InitializerKind::constant: return std::fill(values, values + count, float(init.a));
+    case InitializerKind::zeros:
+      return std::fill(values, values + count, 0.f);
+    case InitializerKind::ones:
+      return std::fill(values, values + count, 1.f);
+    case InitializerKind::constant:
+      return std::fill(values, values + count, float(init.a));
     case InitializerKind::random_uniform:
       for (int64_t i = 0; i < count; ++i) values[i] = rng.uniform(float(init.a), float(init.b));
       return;
@@ -42,11 +46,21 @@ void initialize(const Initializer& init, float* values, int64_t count, int fan_i
       for (int64_t i = 0; i < count; ++i) values[i] = rng.uniform(-limit, limit);
       return;
     }
-    case InitializerKind::glorot_normal: v = {1.0, VarianceScaling::fan_avg, true}; break;
-    case InitializerKind::he_uniform: v = {2.0, VarianceScaling::fan_in, false}; break;
-    case InitializerKind::he_normal: v = {2.0, VarianceScaling::fan_in, true}; break;
-    case InitializerKind::lecun_uniform: v = {1.0, VarianceScaling::fan_in, false}; break;
-    case InitializerKind::lecun_normal: v = {1.0, VarianceScaling::fan_in, true}; break;
+    case InitializerKind::glorot_normal:
+      v = {1.0, VarianceScaling::fan_avg, true};
+      break;
+    case InitializerKind::he_uniform:
+      v = {2.0, VarianceScaling::fan_in, false};
+      break;
+    case InitializerKind::he_normal:
+      v = {2.0, VarianceScaling::fan_in, true};
+      break;
+    case InitializerKind::lecun_uniform:
+      v = {1.0, VarianceScaling::fan_in, false};
+      break;
+    case InitializerKind::lecun_normal:
+      v = {1.0, VarianceScaling::fan_in, true};
+      break;
   }
   const double fan = v.mode == VarianceScaling::fan_in    ? fan_in
                      : v.mode == VarianceScaling::fan_out ? fan_out

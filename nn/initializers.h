@@ -13,6 +13,7 @@
 namespace mf {
 
 // values(count) of a tensor of a layer with `fan_in` inputs and `fan_out` outputs.
-void initialize(const Initializer& init, float* values, int64_t count, int fan_in, int fan_out, Rng& rng);
+void initialize(const Initializer& init, float* values, int64_t count, int fan_in, int fan_out,
+                Rng& rng);
 
 }  // namespace mf

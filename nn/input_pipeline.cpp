@@ -8,8 +8,12 @@
 
 namespace mf {
 
-InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows, Backend& backend, bool timeline)
-    : members_(std::move(members)), rows_(rows), batch_size_(members_.front()->fit.batch_size), timeline_(timeline) {
+InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows, Backend& backend,
+                             bool timeline)
+    : members_(std::move(members)),
+      rows_(rows),
+      batch_size_(members_.front()->fit.batch_size),
+      timeline_(timeline) {
   const PipelineSpec& settings = members_.front()->pipeline;
   const size_t x_floats = size_t(batch_size_) * members_.size() * size_t(rows_.features);
   const size_t y_floats = size_t(batch_size_) * members_.size() * size_t(rows_.target_cols);
@@ -33,7 +37,8 @@ InputPipeline::~InputPipeline() {
   for (Slot& slot : slots_) slot.uploaded->wait();  // no copy reads a slot once it is freed
 }
 
-void InputPipeline::begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows) {
+void InputPipeline::begin_epoch(int epoch, std::vector<std::vector<int>> orders,
+                                int64_t train_rows) {
   {
     std::unique_lock lock(mutex_);
     batch_ready_.wait(lock, [&] { return in_flight_ == 0; });
@@ -53,7 +58,8 @@ void InputPipeline::work() {
   std::unique_lock lock(mutex_);
   for (;;) {
     const int64_t prefetch = int64_t(slots_.size());
-    slot_free_.wait(lock, [&] { return stopping_ || (next_ < steps_ && next_ < released_ + prefetch); });
+    slot_free_.wait(lock,
+                    [&] { return stopping_ || (next_ < steps_ && next_ < released_ + prefetch); });
     if (stopping_) return;
     const int64_t step = next_++;
     Slot& slot = slots_[size_t(step % prefetch)];
@@ -120,7 +126,8 @@ void InputPipeline::prepare(int64_t step, float* x, float* y) const {
     const std::vector<int>& order = orders_[z];
     for (int i = 0; i < m; ++i) {
       const size_t row = size_t(order[size_t(first + i)]);
-      std::memcpy(member_x + size_t(i) * features, rows_.x + row * features, features * sizeof(float));
+      std::memcpy(member_x + size_t(i) * features, rows_.x + row * features,
+                  features * sizeof(float));
       std::memcpy(member_y + size_t(i) * targets, rows_.y + row * targets, targets * sizeof(float));
     }
     const ModelSpec& spec = *members_[z];

@@ -5,19 +5,19 @@
 // training loop runs the current step.
 //
 // The ring: step s is prepared into slot s % prefetch, once step s - prefetch has been released, so
-// at most `prefetch` batches are prepared ahead of the one the loop took last; workers take steps in
-// order, several at once. A sample's result depends only on (its member's seed, the epoch, its
+// at most `prefetch` batches are prepared ahead of the one the loop took last; workers take steps
+// in order, several at once. A sample's result depends only on (its member's seed, the epoch, its
 // position in the epoch's order), so the batches are the same whatever the number of workers and
 // the depth of the ring.
 //
 // The slots are the backend's host buffers (Backend::host_buffer: page-locked on a GPU), so that an
-// upload from one is an asynchronous copy on the model's stream: the training loop queues it and the
-// step after it without waiting, and release() records a fence after them, which the worker that
-// prepares the slot's next batch waits for before it writes the slot again. Nothing waits for the
-// device but that worker, and only for the copy that read the slot.
+// upload from one is an asynchronous copy on the model's stream: the training loop queues it and
+// the step after it without waiting, and release() records a fence after them, which the worker
+// that prepares the slot's next batch waits for before it writes the slot again. Nothing waits for
+// the device but that worker, and only for the copy that read the slot.
 //
-// The times, per epoch (take_times): `wait_s`, how long take() waited for a batch not ready yet (the
-// loop's input wait), and `busy_s`, the workers' time preparing batches, summed over workers.
+// The times, per epoch (take_times): `wait_s`, how long take() waited for a batch not ready yet
+// (the loop's input wait), and `busy_s`, the workers' time preparing batches, summed over workers.
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -43,20 +43,22 @@ class InputPipeline {
   };
   // The slots are `backend`'s host buffers (OutOfMemory when they do not fit) with a fence each.
   // `timeline`: note when each batch was prepared (take_spans), on clock_seconds().
-  InputPipeline(std::vector<const ModelSpec*> members, Rows rows, Backend& backend, bool timeline = false);
-  ~InputPipeline();  // stops the workers once the batches in preparation are done, then waits for the uploads
+  InputPipeline(std::vector<const ModelSpec*> members, Rows rows, Backend& backend,
+                bool timeline = false);
+  ~InputPipeline();  // stops the workers once the batches in preparation are done, then waits for
+                     // the uploads
   InputPipeline(const InputPipeline&) = delete;
   InputPipeline& operator=(const InputPipeline&) = delete;
 
-  // Starts an epoch of `steps` steps of batch_size rows (the last may be shorter; `train_rows` rows in
-  // all): `orders[z]` is member z's order of the training rows. Waits for batches still in
+  // Starts an epoch of `steps` steps of batch_size rows (the last may be shorter; `train_rows` rows
+  // in all): `orders[z]` is member z's order of the training rows. Waits for batches still in
   // preparation (an epoch stopped early), drops those prepared and zeroes the times and spans.
   void begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows);
 
   // Member z's batch of step `step`: x at x + z * batch_size * features, y likewise, in one of
-  // `backend`'s host buffers; valid until release(step), which records the slot's fence: uploads from
-  // it queued on the backend's stream before then may still read it. Steps are taken in order, each
-  // once, each released before the next is taken.
+  // `backend`'s host buffers; valid until release(step), which records the slot's fence: uploads
+  // from it queued on the backend's stream before then may still read it. Steps are taken in order,
+  // each once, each released before the next is taken.
   struct Batch {
     const float* x;
     const float* y;
@@ -72,21 +74,23 @@ class InputPipeline {
     double wait_s = 0, busy_s = 0;
   };
   Times take_times();  // since begin_epoch or the last call, and zeroes them
-  Track take_spans();  // with `timeline`: each batch's preparation since the last call, in the order they ended
+  Track take_spans();  // with `timeline`: each batch's preparation since the last call, in the
+                       // order they ended
 
   int workers() const { return int(threads_.size()); }
 
  private:
   struct Slot {
     std::unique_ptr<Backend::HostBuffer> memory;
-    float *x = nullptr, *y = nullptr;            // in memory: the members' x, then their y
+    float *x = nullptr, *y = nullptr;          // in memory: the members' x, then their y
     std::unique_ptr<Backend::Fence> uploaded;  // recorded after the uploads that read it
-    int64_t step = -1;  // the step whose batch it holds, once ready
+    int64_t step = -1;                         // the step whose batch it holds, once ready
     bool ready = false;
   };
 
   void work();
-  void prepare(int64_t step, float* x, float* y) const;  // reads orders_ and epoch_: fixed while in flight
+  void prepare(int64_t step, float* x,
+               float* y) const;  // reads orders_ and epoch_: fixed while in flight
 
   const std::vector<const ModelSpec*> members_;
   const Rows rows_;

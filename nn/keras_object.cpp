@@ -7,7 +7,8 @@
 
 namespace mf {
 
-constexpr const char* kSerializedKeys[] = {"class_name", "config", "module", "registered_name", "build_config"};
+constexpr const char* kSerializedKeys[] = {"class_name", "config", "module", "registered_name",
+                                           "build_config"};
 
 namespace {
 std::string with_article(const std::string& noun) {
@@ -15,14 +16,16 @@ std::string with_article(const std::string& noun) {
 }
 }  // namespace
 
-KerasObject::KerasObject(const Field& field, const char* kind_key, const std::string& what, const char* default_kind)
+KerasObject::KerasObject(const Field& field, const char* kind_key, const std::string& what,
+                         const char* default_kind)
     : what_(what), kind_field_(field), kind_key_(kind_key) {
   const nlohmann::json& value = field.value();
   if (value.is_string()) {
     kind_ = field.text();
     return;
   }
-  field.require_object(with_article(what) + ": its name, an object with \"" + kind_key + "\" and its settings, or " +
+  field.require_object(with_article(what) + ": its name, an object with \"" + kind_key +
+                       "\" and its settings, or " +
                        "{\"class_name\": ..., \"config\": {...}} as Keras writes it");
   if (value.contains("class_name")) {
     field.allow_keys(kSerializedKeys);
@@ -53,13 +56,14 @@ std::optional<Field> KerasObject::setting(const std::string& key) const {
 void KerasObject::allow(Keys keys, Keys ignored) const {
   if (!settings_) return;
   std::vector<const char*> allowed(keys.begin(), keys.end());
-  if (flat_ && std::find_if(allowed.begin(), allowed.end(), [&](const char* k) { return std::string(k) == kind_key_; }) ==
-                   allowed.end())
+  if (flat_ && std::find_if(allowed.begin(), allowed.end(), [&](const char* k) {
+                 return std::string(k) == kind_key_;
+               }) == allowed.end())
     allowed.push_back(kind_key_);
   allowed.insert(allowed.end(), ignored.begin(), ignored.end());
   for (const char* key : kKerasBookkeeping)
-    if (std::find_if(allowed.begin(), allowed.end(), [&](const char* k) { return std::string(k) == key; }) ==
-        allowed.end())
+    if (std::find_if(allowed.begin(), allowed.end(),
+                     [&](const char* k) { return std::string(k) == key; }) == allowed.end())
       allowed.push_back(key);
   settings_->allow_keys(allowed);
 }
@@ -79,12 +83,14 @@ void KerasObject::unknown(const std::vector<std::pair<const char*, const char*>>
     if (identifier) known.push_back(identifier);
     known.push_back(class_name);
     // One name per kind: an alias ("mean_squared_error" beside "mse") shares its class.
-    if (std::find(listed_classes.begin(), listed_classes.end(), class_name) != listed_classes.end()) continue;
+    if (std::find(listed_classes.begin(), listed_classes.end(), class_name) != listed_classes.end())
+      continue;
     listed_classes.push_back(class_name);
     listed += (listed.empty() ? "" : ", ") + std::string(identifier ? identifier : class_name);
   }
-  kind_field_.fail("unknown " + what_ + " " + shown(nlohmann::json(kind_)) + did_you_mean(kind_, known),
-                   "known: " + listed + (names.front().first ? " (or their Keras class names)" : ""));
+  kind_field_.fail(
+      "unknown " + what_ + " " + shown(nlohmann::json(kind_)) + did_you_mean(kind_, known),
+      "known: " + listed + (names.front().first ? " (or their Keras class names)" : ""));
 }
 
 }  // namespace mf

@@ -3,7 +3,8 @@
 // callback), in any of the three forms Keras users meet:
 //
 //   "adam"                                        its string identifier, with its defaults
-//   {"name": "adam", "learning_rate": 0.01}       flat: its kind under `kind_key` beside its settings
+//   {"name": "adam", "learning_rate": 0.01}       flat: its kind under `kind_key` beside its
+//   settings
 //   {"class_name": "Adam", "config": {...}}       as Keras's get_config() and serialize() write it;
 //                                                 "module", "registered_name" and "build_config"
 //                                                 are taken and ignored
@@ -19,7 +20,8 @@ namespace mf {
 
 template <class E>
 struct KerasName {
-  const char* identifier;  // "adam", "mse"; nullptr where Keras has none (a layer is named by its class)
+  const char*
+      identifier;  // "adam", "mse"; nullptr where Keras has none (a layer is named by its class)
   const char* class_name;  // "Adam", "MeanSquaredError"
   E value;
 };
@@ -70,7 +72,8 @@ class KerasObject {
     return out;
   }
   [[noreturn]] void unknown(const std::vector<std::pair<const char*, const char*>>& names) const;
-  // A name in lower case without underscores: "BatchNormalization" and "batch_normalization" fold alike.
+  // A name in lower case without underscores: "BatchNormalization" and "batch_normalization" fold
+  // alike.
   static std::string folded(const std::string& name);
 
   std::string what_, kind_;

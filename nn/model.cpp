@@ -17,14 +17,16 @@ namespace mf {
 // One layer as the kernels run it. Its buffers are member 0's.
 struct Model::Stage {
   LayerKind kind = LayerKind::dense;
-  int layer = 0;                        // its index in the spec: its LayerSettings, its buffers' names
-  int in = 0, out = 0;                  // widths: a Dense's in and units; the others keep the width
-  Activation act = Activation::linear;  // a Dense's epilogue's (linear where the loss takes it), an Activation's
+  int layer = 0;        // its index in the spec: its LayerSettings, its buffers' names
+  int in = 0, out = 0;  // widths: a Dense's in and units; the others keep the width
+  Activation act =
+      Activation::linear;  // a Dense's epilogue's (linear where the loss takes it), an Activation's
   bool use_bias = true;
-  bool pre_activation = false;          // a Dense keeps Z, its activation needs it
-  bool activity = false;                // a Dense with an activity regularizer
-  float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr;                // Dense
-  float *gamma = nullptr, *beta = nullptr, *dgamma = nullptr, *dbeta = nullptr;  // BatchNormalization
+  bool pre_activation = false;  // a Dense keeps Z, its activation needs it
+  bool activity = false;        // a Dense with an activity regularizer
+  float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr;  // Dense
+  float *gamma = nullptr, *beta = nullptr, *dgamma = nullptr,
+        *dbeta = nullptr;  // BatchNormalization
   float *moving_mean = nullptr, *moving_variance = nullptr, *mean = nullptr, *inverse = nullptr;
   float *Y = nullptr, *Z = nullptr;     // (B, out): its output and a Dense's pre-activation
   double* activity_partials = nullptr;  // a Dense's activity penalty, per block of its output
@@ -68,7 +70,9 @@ int total_blocks(const std::vector<ParamTensor>& tensors) {
   return tensors.empty() ? 0 : tensors.back().first_block + param_blocks(tensors.back().count);
 }
 
-bool clips_by_norm(const OptimizerSpec& o) { return o.clip == ClipKind::norm || o.clip == ClipKind::global_norm; }
+bool clips_by_norm(const OptimizerSpec& o) {
+  return o.clip == ClipKind::norm || o.clip == ClipKind::global_norm;
+}
 
 }  // namespace
 
@@ -80,12 +84,13 @@ std::vector<Model::Stage> Model::stages_of(const ModelSpec& spec) {
     Stage s;
     s.kind = l.kind, s.layer = int(i), s.in = width, s.out = width;
     switch (l.kind) {
-      case LayerKind::flatten: continue;  // rows are flat already
+      case LayerKind::flatten:
+        continue;  // rows are flat already
       case LayerKind::activation:
-        // After a linear Dense, the product's epilogue applies it (its activity regularizer sees the
-        // Dense's output, so one with a regularizer keeps its Activation apart).
-        if (!stages.empty() && stages.back().kind == LayerKind::dense && stages.back().act == Activation::linear &&
-            !stages.back().activity) {
+        // After a linear Dense, the product's epilogue applies it (its activity regularizer sees
+        // the Dense's output, so one with a regularizer keeps its Activation apart).
+        if (!stages.empty() && stages.back().kind == LayerKind::dense &&
+            stages.back().act == Activation::linear && !stages.back().activity) {
           stages.back().act = l.activation;
           continue;
         }
@@ -95,15 +100,19 @@ std::vector<Model::Stage> Model::stages_of(const ModelSpec& spec) {
         s.out = width = l.units;
         s.act = l.activation, s.use_bias = l.use_bias, s.activity = l.activity_regularizer.any();
         break;
-      default: break;
+      default:
+        break;
     }
     stages.push_back(s);
   }
   if (takes_logits(spec.loss.kind)) {  // the loss applies the output's sigmoid or softmax itself
-    if (stages.back().kind == LayerKind::activation) stages.pop_back();
-    else stages.back().act = Activation::linear;
+    if (stages.back().kind == LayerKind::activation)
+      stages.pop_back();
+    else
+      stages.back().act = Activation::linear;
   }
-  for (Stage& s : stages) s.pre_activation = s.kind == LayerKind::dense && needs_pre_activation(s.act);
+  for (Stage& s : stages)
+    s.pre_activation = s.kind == LayerKind::dense && needs_pre_activation(s.act);
   return stages;
 }
 
@@ -112,7 +121,9 @@ int64_t Model::param_count(const ModelSpec& spec) {
   return tensors.empty() ? 0 : tensors.back().begin + tensors.back().count;
 }
 
-int64_t Model::weight_count(const ModelSpec& spec) { return param_count(spec) + moving_count(spec); }
+int64_t Model::weight_count(const ModelSpec& spec) {
+  return param_count(spec) + moving_count(spec);
+}
 
 template <class Add>
 void Model::walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model* self, Add add) {
@@ -121,14 +132,17 @@ void Model::walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model
   add("parameters", floats(P), slot(&Model::params_));
   add("gradients", floats(P), slot(&Model::grads_));  // of the parameters
   const std::vector<const char*> slots = optimizer_slots(spec.optimizer);
-  for (size_t k = 0; k < slots.size(); ++k) add(slots[k], floats(P), self ? &self->slots_[k] : nullptr);
-  if (const int64_t moving = moving_count(spec)) add("moving statistics", floats(moving), slot(&Model::moving_));
+  for (size_t k = 0; k < slots.size(); ++k)
+    add(slots[k], floats(P), self ? &self->slots_[k] : nullptr);
+  if (const int64_t moving = moving_count(spec))
+    add("moving statistics", floats(moving), slot(&Model::moving_));
   int widest = 0, activity_blocks = 0;
   for (Stage& s : stages) {  // (B, out) each: what backward needs of the forward pass
     const std::string name = "layer " + std::to_string(s.layer + 1);
     add(name + " output", floats(B * s.out), &s.Y);
     if (s.pre_activation) add(name + " pre-activation", floats(B * s.out), &s.Z);
-    if (s.kind == LayerKind::batch_normalization) add(name + " batch statistics", floats(2 * s.out), &s.mean);
+    if (s.kind == LayerKind::batch_normalization)
+      add(name + " batch statistics", floats(2 * s.out), &s.mean);
     if (s.activity) activity_blocks += param_blocks(B * s.out);
     widest = std::max(widest, s.out);
   }
@@ -136,26 +150,32 @@ void Model::walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model
   add("backward dY", floats(B * widest), slot(&Model::d_out_));
   add("backward dX", floats(B * widest), slot(&Model::d_next_));
   const int values = 1 + int(spec.metric_list().size());
-  add("row values", floats(B * values), slot(&Model::values_));  // each row's loss, then its metrics
+  add("row values", floats(B * values),
+      slot(&Model::values_));  // each row's loss, then its metrics
   add("loss totals", doubles(values), slot(&Model::totals_));
   const std::vector<ParamTensor> tensors = param_tensors(spec);
-  if (weight_regularized(spec)) add("penalty partials", doubles(total_blocks(tensors)), slot(&Model::penalty_partials_));
-  if (activity_blocks) add("activity penalty partials", doubles(activity_blocks), slot(&Model::activity_partials_));
+  if (weight_regularized(spec))
+    add("penalty partials", doubles(total_blocks(tensors)), slot(&Model::penalty_partials_));
+  if (activity_blocks)
+    add("activity penalty partials", doubles(activity_blocks), slot(&Model::activity_partials_));
   if (clips_by_norm(spec.optimizer)) {
     add("gradient norm partials", doubles(total_blocks(tensors)), slot(&Model::norm_partials_));
     add("gradient norms", floats(int64_t(tensors.size()) + 1), slot(&Model::norms_));
   }
   add("member settings", bytes_for<MemberSettings>(1), slot(&Model::settings_));
-  add("layer settings", bytes_for<LayerSettings>(spec.layers.size()), slot(&Model::layer_settings_));
-  add("parameter tensors", bytes_for<ParamTensor>(std::max<size_t>(1, tensors.size())), slot(&Model::device_tensors_));
+  add("layer settings", bytes_for<LayerSettings>(spec.layers.size()),
+      slot(&Model::layer_settings_));
+  add("parameter tensors", bytes_for<ParamTensor>(std::max<size_t>(1, tensors.size())),
+      slot(&Model::device_tensors_));
   add("step state", bytes_for<StepState>(1), slot(&Model::step_));
 }
 
 MemoryPlan Model::plan(const ModelSpec& spec) {
   MemoryPlan p;
   std::vector<Stage> stages = stages_of(spec);
-  walk_layout(spec, stages, nullptr,
-              [&](std::string name, size_t bytes, auto*) { p.parts.push_back({std::move(name), bytes}); });
+  walk_layout(spec, stages, nullptr, [&](std::string name, size_t bytes, auto*) {
+    p.parts.push_back({std::move(name), bytes});
+  });
   return p;
 }
 
@@ -173,40 +193,49 @@ size_t MemoryPlan::bytes_of(const std::string& name) const {
 
 std::string MemoryPlan::describe() const {
   std::string text;
-  for (const PlanPart& part : parts) text += (text.empty() ? "" : ", ") + part.name + " " + format_bytes(part.bytes);
+  for (const PlanPart& part : parts)
+    text += (text.empty() ? "" : ", ") + part.name + " " + format_bytes(part.bytes);
   return text;
 }
 
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& p) {
   if (p.total() > spec.memory.limit_bytes)
-    throw OutOfMemory("model '" + spec.name + "' needs " + format_bytes_exact(p.total()) + " at batch size " +
-                      std::to_string(spec.fit.batch_size) + " (" + p.describe() + ") but its memory.limit is " +
-                      format_bytes_exact(spec.memory.limit_bytes) + " (mode " + to_string(spec.memory.mode) +
-                      "); raise memory.limit or lower fit.batch_size");
+    throw OutOfMemory(
+        "model '" + spec.name + "' needs " + format_bytes_exact(p.total()) + " at batch size " +
+        std::to_string(spec.fit.batch_size) + " (" + p.describe() + ") but its memory.limit is " +
+        format_bytes_exact(spec.memory.limit_bytes) + " (mode " + to_string(spec.memory.mode) +
+        "); raise memory.limit or lower fit.batch_size");
 }
 
 std::string pack_key(const ModelSpec& spec) {
   const OptimizerSpec& o = spec.optimizer;
-  std::string key = std::to_string(spec.input) + " " + to_string(spec.loss.kind) + (spec.loss.from_logits ? "+logits" : "") +
-                    " targets " + std::to_string(spec.target_cols()) + " " + to_string(o.kind);
+  std::string key = std::to_string(spec.input) + " " + to_string(spec.loss.kind) +
+                    (spec.loss.from_logits ? "+logits" : "") + " targets " +
+                    std::to_string(spec.target_cols()) + " " + to_string(o.kind);
   for (const char* slot : optimizer_slots(o)) key.append("+").append(slot);
   if (o.clip != ClipKind::none) key += " clip " + std::to_string(int(o.clip));
   for (const LayerSpec& l : spec.layers) {
     key.append(" ").append(to_string(l.kind));
     if (l.kind == LayerKind::dense)
-      key.append(":").append(std::to_string(l.units)).append(":").append(to_string(l.activation))
+      key.append(":")
+          .append(std::to_string(l.units))
+          .append(":")
+          .append(to_string(l.activation))
           .append(l.use_bias ? "" : ":nobias")
           .append(l.kernel_regularizer.any() ? ":kreg" : "")
           .append(l.bias_regularizer.any() ? ":breg" : "")
           .append(l.activity_regularizer.any() ? ":areg" : "");
     if (l.kind == LayerKind::activation) key.append(":").append(to_string(l.activation));
-    if (l.kind == LayerKind::batch_normalization) key.append(l.center ? ":center" : "").append(l.scale ? ":scale" : "");
+    if (l.kind == LayerKind::batch_normalization)
+      key.append(l.center ? ":center" : "").append(l.scale ? ":scale" : "");
   }
-  for (const MetricSpec& m : spec.metric_list()) key.append(" metric ").append(std::to_string(int(m.kind)));
+  for (const MetricSpec& m : spec.metric_list())
+    key.append(" metric ").append(std::to_string(int(m.kind)));
   char fit[160];
-  std::snprintf(fit, sizeof fit, " batch %d epochs %d split %.17g shuffle %d pipeline %d/%d%s ", spec.fit.batch_size,
-                spec.fit.epochs, spec.fit.validation_split, int(spec.fit.shuffle), spec.pipeline.workers,
-                spec.pipeline.prefetch, spec.preprocessing.empty() ? "" : "+preprocessing");
+  std::snprintf(fit, sizeof fit, " batch %d epochs %d split %.17g shuffle %d pipeline %d/%d%s ",
+                spec.fit.batch_size, spec.fit.epochs, spec.fit.validation_split,
+                int(spec.fit.shuffle), spec.pipeline.workers, spec.pipeline.prefetch,
+                spec.preprocessing.empty() ? "" : "+preprocessing");
   return key + fit + to_string(spec.memory.mode);
 }
 
@@ -218,8 +247,9 @@ MemoryPlan checked_plan(const std::vector<ModelSpec>& members) {
   MemoryPlan p = Model::plan(members[0]);
   for (const ModelSpec& spec : members) {
     if (pack_key(spec) != pack_key(members[0]))
-      throw std::invalid_argument("models '" + members[0].name + "' and '" + spec.name + "' differ in shape or fit (" +
-                                  pack_key(members[0]) + " / " + pack_key(spec) + ") and cannot share a pack");
+      throw std::invalid_argument("models '" + members[0].name + "' and '" + spec.name +
+                                  "' differ in shape or fit (" + pack_key(members[0]) + " / " +
+                                  pack_key(spec) + ") and cannot share a pack");
     check_plan_fits(spec, p);
   }
   return p;
@@ -238,7 +268,8 @@ std::string pool_owner(const std::vector<ModelSpec>& members) {
 
 }  // namespace
 
-Model::Model(const ModelSpec& spec, Backend& backend) : Model(std::vector<ModelSpec>{spec}, backend) {}
+Model::Model(const ModelSpec& spec, Backend& backend)
+    : Model(std::vector<ModelSpec>{spec}, backend) {}
 
 Model::Model(std::vector<ModelSpec> specs, Backend& backend)
     : specs_(std::move(specs)),
@@ -251,8 +282,8 @@ Model::Model(std::vector<ModelSpec> specs, Backend& backend)
   tensors_ = param_tensors(spec);
   shape_ = loss_shape(spec);
   // Carve member 0's share by walking the plan's table; the cursor must end exactly at its end.
-  // Zeroed at once, by the thread that builds the model: every buffer starts defined, and on the cpu
-  // its pages are mapped here rather than by the threads of the first step (a pack's members
+  // Zeroed at once, by the thread that builds the model: every buffer starts defined, and on the
+  // cpu its pages are mapped here rather than by the threads of the first step (a pack's members
   // faulting in fresh pages on several threads at once doubled a 512-member pack's start-up).
   arena_ = pool_.allocate(plan_.total() * specs_.size());
   backend_.zero(arena_, plan_.total() * specs_.size());
@@ -262,7 +293,8 @@ Model::Model(std::vector<ModelSpec> specs, Backend& backend)
     cursor += bytes;
   });
   if (cursor != static_cast<std::byte*>(arena_) + plan_.total())
-    throw std::logic_error("model arena: the layout walked " + std::to_string(cursor - static_cast<std::byte*>(arena_)) +
+    throw std::logic_error("model arena: the layout walked " +
+                           std::to_string(cursor - static_cast<std::byte*>(arena_)) +
                            " bytes of a plan of " + std::to_string(plan_.total()));
   // The layers' views of the flat buffers: their tensors, moving statistics and penalty partials.
   int64_t moving = 0;
@@ -273,10 +305,18 @@ Model::Model(std::vector<ModelSpec> specs, Backend& backend)
       float* const param = params_ + t.begin;
       float* const grad = grads_ + t.begin;
       switch (t.role) {
-        case TensorRole::kernel: s.W = param, s.dW = grad; break;
-        case TensorRole::bias: s.b = param, s.db = grad; break;
-        case TensorRole::gamma: s.gamma = param, s.dgamma = grad; break;
-        case TensorRole::beta: s.beta = param, s.dbeta = grad; break;
+        case TensorRole::kernel:
+          s.W = param, s.dW = grad;
+          break;
+        case TensorRole::bias:
+          s.b = param, s.db = grad;
+          break;
+        case TensorRole::gamma:
+          s.gamma = param, s.dgamma = grad;
+          break;
+        case TensorRole::beta:
+          s.beta = param, s.dbeta = grad;
+          break;
       }
     }
     if (s.kind == LayerKind::batch_normalization) {
@@ -303,38 +343,45 @@ Model::~Model() { pool_.deallocate(arena_); }
 // initial value), its settings, the tensors' table and its step state.
 void Model::initialize(int z) {
   const ModelSpec& spec = specs_[size_t(z)];
-  std::vector<float> params(static_cast<size_t>(param_count()), 0.f), moving(size_t(moving_count(spec)), 0.f);
+  std::vector<float> params(static_cast<size_t>(param_count()), 0.f),
+      moving(size_t(moving_count(spec)), 0.f);
   Rng rng = Rng(spec.seed).fork(0);
   size_t at_moving = 0;
   for (const Stage& s : stages_) {
     const LayerSpec& l = spec.layers[size_t(s.layer)];
     for (const ParamTensor& t : tensors_) {
       if (t.layer != s.layer) continue;
-      const Initializer& init = t.role == TensorRole::kernel ? l.kernel_initializer
-                                : t.role == TensorRole::bias ? l.bias_initializer
+      const Initializer& init = t.role == TensorRole::kernel  ? l.kernel_initializer
+                                : t.role == TensorRole::bias  ? l.bias_initializer
                                 : t.role == TensorRole::gamma ? l.gamma_initializer
                                                               : l.beta_initializer;
       const int fan_in = t.role == TensorRole::kernel ? s.in : s.out;
       mf::initialize(init, params.data() + t.begin, t.count, fan_in, s.out, rng);
     }
     if (s.kind == LayerKind::batch_normalization) {
-      mf::initialize(l.moving_mean_initializer, moving.data() + at_moving, s.out, s.out, s.out, rng);
-      mf::initialize(l.moving_variance_initializer, moving.data() + at_moving + size_t(s.out), s.out, s.out, s.out, rng);
+      mf::initialize(l.moving_mean_initializer, moving.data() + at_moving, s.out, s.out, s.out,
+                     rng);
+      mf::initialize(l.moving_variance_initializer, moving.data() + at_moving + size_t(s.out),
+                     s.out, s.out, s.out, rng);
       at_moving += 2 * size_t(s.out);
     }
   }
   set_params(params, z);
-  if (!moving.empty()) backend_.to_device(member(moving_, z, stride_), moving.data(), moving.size() * sizeof(float));
+  if (!moving.empty())
+    backend_.to_device(member(moving_, z, stride_), moving.data(), moving.size() * sizeof(float));
   if (spec.optimizer.kind == OptimizerKind::adagrad) {
     const std::vector<float> accumulator(params.size(), spec.optimizer.initial_accumulator_value);
-    backend_.to_device(member(slots_[0], z, stride_), accumulator.data(), accumulator.size() * sizeof(float));
+    backend_.to_device(member(slots_[0], z, stride_), accumulator.data(),
+                       accumulator.size() * sizeof(float));
   }
   const MemberSettings settings = member_settings(spec);
   backend_.to_device(member(settings_, z, stride_), &settings, sizeof settings);
   learning_rates_.push_back(settings.optimizer.learning_rate);
   const std::vector<LayerSettings> layers = layer_settings(spec);
-  backend_.to_device(member(layer_settings_, z, stride_), layers.data(), layers.size() * sizeof(LayerSettings));
-  backend_.to_device(member(device_tensors_, z, stride_), tensors_.data(), tensors_.size() * sizeof(ParamTensor));
+  backend_.to_device(member(layer_settings_, z, stride_), layers.data(),
+                     layers.size() * sizeof(LayerSettings));
+  backend_.to_device(member(device_tensors_, z, stride_), tensors_.data(),
+                     tensors_.size() * sizeof(ParamTensor));
   const StepState state;
   backend_.to_device(member(step_, z, stride_), &state, sizeof state);
 }
@@ -343,18 +390,23 @@ PoolStats Model::member_share(int z) const {
   const PoolStats& pack = pool_.stats();
   const size_t cap = specs_[size_t(z)].memory.limit_bytes, count = specs_.size();
   const bool reserves_caps = pool_.mode() == PoolMode::reserve;
-  return {cap, reserves_caps ? cap : pack.reserved_bytes / count, pack.in_use_bytes / count, pack.peak_bytes / count};
+  return {cap, reserves_caps ? cap : pack.reserved_bytes / count, pack.in_use_bytes / count,
+          pack.peak_bytes / count};
 }
 
-bool Model::reads_by_index() const { return backend_.fuses_gather() && stages_.front().kind == LayerKind::dense; }
+bool Model::reads_by_index() const {
+  return backend_.fuses_gather() && stages_.front().kind == LayerKind::dense;
+}
 
-const float* Model::forward(const float* X, int m, const int* rows, const Pack& data, bool training) {
+const float* Model::forward(const float* X, int m, const int* rows, const Pack& data,
+                            bool training) {
   const float* input = X;
   Pack layout = data;  // the first layer reads the data; the others the layer below's output
   for (const Stage& s : stages_) {
     switch (s.kind) {
       case LayerKind::dense:
-        backend_.dense_forward(input, s.W, s.b, s.Y, s.Z, m, s.in, s.out, s.act, input == X ? rows : nullptr,
+        backend_.dense_forward(input, s.W, s.b, s.Y, s.Z, m, s.in, s.out, s.act,
+                               input == X ? rows : nullptr,
                                layout);  // (m, out)
         break;
       case LayerKind::dropout:
@@ -362,13 +414,18 @@ const float* Model::forward(const float* X, int m, const int* rows, const Pack& 
         backend_.dropout_forward(input, s.Y, m, s.out, s.layer, settings_, layer_settings_, layout);
         break;
       case LayerKind::batch_normalization:
-        backend_.batch_norm_forward(input, s.Y, m, s.out, s.batch_norm(), layer_settings_, training, layout);
+        backend_.batch_norm_forward(input, s.Y, m, s.out, s.batch_norm(), layer_settings_, training,
+                                    layout);
         break;
-      case LayerKind::activation: backend_.activation_forward(input, s.Y, int64_t(m) * s.out, s.act, layout); break;
-      case LayerKind::flatten: break;
+      case LayerKind::activation:
+        backend_.activation_forward(input, s.Y, int64_t(m) * s.out, s.act, layout);
+        break;
+      case LayerKind::flatten:
+        break;
     }
     if (s.activity)
-      backend_.activity_penalty(s.Y, m, s.out, s.layer, layer_settings_, s.activity_partials, s.activity_blocks, pack());
+      backend_.activity_penalty(s.Y, m, s.out, s.layer, layer_settings_, s.activity_partials,
+                                s.activity_blocks, pack());
     input = s.Y;
     layout = pack();
   }
@@ -376,7 +433,8 @@ const float* Model::forward(const float* X, int m, const int* rows, const Pack& 
 }
 
 void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
-  float *grad = d_out_, *spare = d_next_;  // grad: (m, out), the gradient at the current stage's output
+  float *grad = d_out_,
+        *spare = d_next_;  // grad: (m, out), the gradient at the current stage's output
   // The model's own buffers, with the data's counts_step: after a training step's loss pass counted
   // the step, Dropout's backward finds the forward's mask at the step before (kernels/pack.h).
   Pack own = pack();
@@ -384,10 +442,12 @@ void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
   const Stage& top = stages_.back();
   // The output's own activation where the loss does not take it (mse through a sigmoid), after its
   // activity regularizer's gradient.
-  if (top.activity) backend_.activity_backward(grad, grad, m, top.out, top.layer, layer_settings_, top.own(), own);
+  if (top.activity)
+    backend_.activity_backward(grad, grad, m, top.out, top.layer, layer_settings_, top.own(), own);
   else if (top.kind == LayerKind::dense && top.act != Activation::linear)
     backend_.activation_backward(grad, grad, int64_t(m) * top.out, top.own(), {}, own);
-  bool params_below = false;  // whether a stage below the current one has parameters (needs its gradient)
+  bool params_below =
+      false;  // whether a stage below the current one has parameters (needs its gradient)
   std::vector<bool> needs_input_gradient(stages_.size());
   for (size_t s = 0; s < stages_.size(); ++s) {
     needs_input_gradient[s] = params_below;
@@ -402,27 +462,33 @@ void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
     const Pack& layout = below ? own : data;
     switch (st.kind) {
       case LayerKind::dense:
-        backend_.dense_backward_params(input, grad, st.dW, st.db, m, st.in, st.out, below ? nullptr : rows, layout);
+        backend_.dense_backward_params(input, grad, st.dW, st.db, m, st.in, st.out,
+                                       below ? nullptr : rows, layout);
         if (!input_gradient) break;
-        backend_.dense_backward_input(grad, st.W, spare, m, st.in, st.out, through, own);  // through below's activation
+        backend_.dense_backward_input(grad, st.W, spare, m, st.in, st.out, through,
+                                      own);  // through below's activation
         std::swap(grad, spare);
         break;
       case LayerKind::dropout:
         if (input_gradient)
-          backend_.dropout_backward(grad, grad, m, st.out, st.layer, settings_, layer_settings_, through, own);
+          backend_.dropout_backward(grad, grad, m, st.out, st.layer, settings_, layer_settings_,
+                                    through, own);
         break;
       case LayerKind::batch_normalization:
-        backend_.batch_norm_backward(input, grad, input_gradient ? grad : nullptr, m, st.out, st.batch_norm(), through,
-                                     layout);
+        backend_.batch_norm_backward(input, grad, input_gradient ? grad : nullptr, m, st.out,
+                                     st.batch_norm(), through, layout);
         break;
       case LayerKind::activation:
         if (input_gradient)
-          backend_.activation_backward(grad, grad, int64_t(m) * st.out, {st.act, st.Y, input}, through, own);
+          backend_.activation_backward(grad, grad, int64_t(m) * st.out, {st.act, st.Y, input},
+                                       through, own);
         break;
-      case LayerKind::flatten: break;
+      case LayerKind::flatten:
+        break;
     }
     if (input_gradient && below->activity)  // its gradient, then its activation's
-      backend_.activity_backward(grad, grad, m, below->out, below->layer, layer_settings_, below->own(), own);
+      backend_.activity_backward(grad, grad, m, below->out, below->layer, layer_settings_,
+                                 below->own(), own);
   }
 }
 
@@ -434,7 +500,8 @@ OptimizerStep Model::optimizer_step(int m) const {
   s.params = params_, s.grads = grads_;
   for (int k = 0; k < 3; ++k) s.slot[k] = slots_[k];
   s.count = param_count();
-  s.tensors = device_tensors_, s.tensor_count = int(tensors_.size()), s.blocks = total_blocks(tensors_);
+  s.tensors = device_tensors_, s.tensor_count = int(tensors_.size()),
+  s.blocks = total_blocks(tensors_);
   s.settings = settings_, s.layers = layer_settings_;
   s.norm_partials = norm_partials_, s.norms = norms_, s.penalty = penalty_partials_;
   s.batch_rows = m;
@@ -442,9 +509,11 @@ OptimizerStep Model::optimizer_step(int m) const {
 }
 
 void Model::add_penalties(int m, bool weights, bool activity) {
-  const int weight_blocks = weights ? weight_blocks_ : 0, activity_blocks = activity ? activity_blocks_ : 0;
+  const int weight_blocks = weights ? weight_blocks_ : 0,
+            activity_blocks = activity ? activity_blocks_ : 0;
   if (weight_blocks || activity_blocks)
-    backend_.add_penalty(penalty_partials_, weight_blocks, activity_partials_, activity_blocks, m, totals_, pack());
+    backend_.add_penalty(penalty_partials_, weight_blocks, activity_partials_, activity_blocks, m,
+                         totals_, pack());
 }
 
 void Model::start_epoch() {
@@ -466,12 +535,14 @@ void Model::gradients(const float* X, const float* T, int m, const int* rows, in
   data.rows_stride = rows ? batch_stride : 0;
   data.counts_step = counts_step;
   const float* out = forward(X, m, rows, data, true);
-  backend_.loss_and_accumulate(shape_, out, T, d_out_, values_, m, stages_.back().out, totals_, settings_, rows, data);
+  backend_.loss_and_accumulate(shape_, out, T, d_out_, values_, m, stages_.back().out, totals_,
+                               settings_, rows, data);
   backward(X, m, rows, data);
   add_penalties(m, false, true);
 }
 
-void Model::train_batch(const float* X, const float* T, int m, const int* rows, int64_t batch_stride) {
+void Model::train_batch(const float* X, const float* T, int m, const int* rows,
+                        int64_t batch_stride) {
   gradients(X, T, m, rows, batch_stride, true);
   const OptimizerStep step = optimizer_step(m);
   if (norms_) backend_.gradient_norms(step, pack());
@@ -482,9 +553,11 @@ void Model::train_batch(const float* X, const float* T, int m, const int* rows, 
 void Model::evaluate_batch(const float* X, const float* T, int m) {
   check_batch(m);
   Pack data = pack();
-  data.data_stride = 0;  // every member reads the same rows; not a training step: nothing is counted
+  data.data_stride =
+      0;  // every member reads the same rows; not a training step: nothing is counted
   const float* out = forward(X, m, nullptr, data, false);
-  backend_.loss_and_accumulate(shape_, out, T, d_out_, values_, m, stages_.back().out, totals_, settings_, nullptr, data);
+  backend_.loss_and_accumulate(shape_, out, T, d_out_, values_, m, stages_.back().out, totals_,
+                               settings_, nullptr, data);
   if (penalty_partials_) backend_.weight_penalty(optimizer_step(m), pack());
   add_penalties(m, true, true);
 }
@@ -498,8 +571,9 @@ const float* Model::predict_batch(const float* X, int m) {
 void Model::set_fit(const FitSpec& fit) {
   if (members() != 1) throw std::invalid_argument("set_fit: a model of one member only");
   if (fit.batch_size != specs_[0].fit.batch_size)
-    throw std::invalid_argument("set_fit: the batch size is the plan's (" + std::to_string(specs_[0].fit.batch_size) +
-                                "), not " + std::to_string(fit.batch_size));
+    throw std::invalid_argument("set_fit: the batch size is the plan's (" +
+                                std::to_string(specs_[0].fit.batch_size) + "), not " +
+                                std::to_string(fit.batch_size));
   specs_[0].fit = fit;
 }
 
@@ -510,11 +584,12 @@ void Model::reset_totals() {
 std::vector<std::vector<double>> Model::read_totals() {
   const size_t width = size_t(values());
   std::vector<double> flat(specs_.size() * width);
-  backend_.to_host_strided(flat.data(), width * sizeof(double), totals_, size_t(stride_), width * sizeof(double),
-                           specs_.size());
+  backend_.to_host_strided(flat.data(), width * sizeof(double), totals_, size_t(stride_),
+                           width * sizeof(double), specs_.size());
   std::vector<std::vector<double>> totals;
   for (size_t z = 0; z < specs_.size(); ++z)
-    totals.emplace_back(flat.begin() + std::ptrdiff_t(z * width), flat.begin() + std::ptrdiff_t((z + 1) * width));
+    totals.emplace_back(flat.begin() + std::ptrdiff_t(z * width),
+                        flat.begin() + std::ptrdiff_t((z + 1) * width));
   return totals;
 }
 
@@ -537,10 +612,12 @@ std::vector<float> Model::get_gradients(int z) { return download(grads_, z); }
 std::vector<float> Model::get_weights(int z) {
   const std::vector<float> params = get_params(z);
   std::vector<float> moving(size_t(moving_count(specs_[0])));
-  if (!moving.empty()) backend_.to_host(moving.data(), member(moving_, z, stride_), moving.size() * sizeof(float));
+  if (!moving.empty())
+    backend_.to_host(moving.data(), member(moving_, z, stride_), moving.size() * sizeof(float));
   std::vector<float> weights;
   size_t at_moving = 0;
-  for (const Stage& s : stages_) {  // a layer's trainable tensors, then its moving statistics (Keras's order)
+  for (const Stage& s :
+       stages_) {  // a layer's trainable tensors, then its moving statistics (Keras's order)
     for (const ParamTensor& t : tensors_)
       if (t.layer == s.layer)
         weights.insert(weights.end(), params.begin() + t.begin, params.begin() + t.begin + t.count);
@@ -555,9 +632,11 @@ std::vector<float> Model::get_weights(int z) {
 
 void Model::set_weights(const std::vector<float>& weights, int z) {
   if (int64_t(weights.size()) != weight_count(specs_[0]))
-    throw std::invalid_argument("set_weights: " + std::to_string(weights.size()) + " weights for a model of " +
+    throw std::invalid_argument("set_weights: " + std::to_string(weights.size()) +
+                                " weights for a model of " +
                                 std::to_string(weight_count(specs_[0])));
-  std::vector<float> params(static_cast<size_t>(param_count())), moving(size_t(moving_count(specs_[0])));
+  std::vector<float> params(static_cast<size_t>(param_count())),
+      moving(size_t(moving_count(specs_[0])));
   size_t at = 0, at_moving = 0;
   for (const Stage& s : stages_) {
     for (const ParamTensor& t : tensors_)
@@ -566,12 +645,14 @@ void Model::set_weights(const std::vector<float>& weights, int z) {
         at += size_t(t.count);
       }
     if (s.kind == LayerKind::batch_normalization) {
-      std::copy_n(weights.begin() + std::ptrdiff_t(at), 2 * s.out, moving.begin() + std::ptrdiff_t(at_moving));
+      std::copy_n(weights.begin() + std::ptrdiff_t(at), 2 * s.out,
+                  moving.begin() + std::ptrdiff_t(at_moving));
       at += 2 * size_t(s.out), at_moving += 2 * size_t(s.out);
     }
   }
   set_params(params, z);
-  if (!moving.empty()) backend_.to_device(member(moving_, z, stride_), moving.data(), moving.size() * sizeof(float));
+  if (!moving.empty())
+    backend_.to_device(member(moving_, z, stride_), moving.data(), moving.size() * sizeof(float));
 }
 
 void Model::stop(int z) {
@@ -597,8 +678,9 @@ std::vector<std::byte> Model::snapshot() {
 
 void Model::restore(const std::vector<std::byte>& snapshot) {
   if (snapshot.size() != plan_.total() * specs_.size())
-    throw std::logic_error(std::string("model restore: a snapshot of ") + std::to_string(snapshot.size()) +
-                           " bytes for an arena of " + std::to_string(plan_.total() * specs_.size()));
+    throw std::logic_error(std::string("model restore: a snapshot of ") +
+                           std::to_string(snapshot.size()) + " bytes for an arena of " +
+                           std::to_string(plan_.total() * specs_.size()));
   backend_.to_device(arena_, snapshot.data(), snapshot.size());
 }
 

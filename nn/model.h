@@ -8,12 +8,13 @@
 // bytes: every member's share is exactly its plan, and every kernel finds a member's buffers from
 // member 0's (kernels/pack.h).
 //
-// The layers run as stages: a Dense with its activation in its products' epilogue (and an Activation
-// layer that follows a linear Dense folded into it), a Dropout, a BatchNormalization, an Activation
-// of its own; a Flatten is nothing (rows are flat). The loss takes the output's sigmoid or softmax
-// where it takes logits (kernels/element_math.h: takes_logits). Backward goes down the stages, each
-// handing the stage below the gradient at its output, already through that stage's activation where
-// the stage below is a Dense (the tiled product's epilogue, or the element-wise kernel's).
+// The layers run as stages: a Dense with its activation in its products' epilogue (and an
+// Activation layer that follows a linear Dense folded into it), a Dropout, a BatchNormalization, an
+// Activation of its own; a Flatten is nothing (rows are flat). The loss takes the output's sigmoid
+// or softmax where it takes logits (kernels/element_math.h: takes_logits). Backward goes down the
+// stages, each handing the stage below the gradient at its output, already through that stage's
+// activation where the stage below is a Dense (the tiled product's epilogue, or the element-wise
+// kernel's).
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -30,17 +31,18 @@ struct PlanPart {
   size_t bytes = 0;
 };
 
-// The exact bytes a model needs for its batch size, as one table of named buffers in arena order (llm.c's parameter-size table): the plan
-// is their sum, and the constructor carves the arena by walking the same table,
-// so the two cannot disagree.
+// The exact bytes a model needs for its batch size, as one table of named buffers in arena order
+// (llm.c's parameter-size table): the plan is their sum, and the constructor carves the arena by
+// walking the same table, so the two cannot disagree.
 struct MemoryPlan {
   std::vector<PlanPart> parts;
   size_t total() const;
   size_t bytes_of(const std::string& name) const;  // 0 when there is no such part
-  std::string describe() const;                    // "parameters 11.00 KiB, gradients 11.00 KiB, ..."
+  std::string describe() const;  // "parameters 11.00 KiB, gradients 11.00 KiB, ..."
 };
 
-// Throws OutOfMemory, naming the model, every part and the cap, when `plan` is over the spec's limit.
+// Throws OutOfMemory, naming the model, every part and the cap, when `plan` is over the spec's
+// limit.
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
 
 // What members of one pack share: the layers' structure (kinds, widths, activations, biases, which
@@ -56,10 +58,12 @@ std::string pack_key(const ModelSpec& spec);
 
 class Model {
  public:
-  // One model. Throws OutOfMemory when the plan is over the spec's memory limit, before taking anything.
+  // One model. Throws OutOfMemory when the plan is over the spec's memory limit, before taking
+  // anything.
   Model(const ModelSpec& spec, Backend& backend);
-  // A pack of members of one pack_key (std::invalid_argument otherwise, or when empty); its pool's cap
-  // is the sum of theirs, and each member's plan is checked against its own limit (OutOfMemory).
+  // A pack of members of one pack_key (std::invalid_argument otherwise, or when empty); its pool's
+  // cap is the sum of theirs, and each member's plan is checked against its own limit
+  // (OutOfMemory).
   Model(std::vector<ModelSpec> specs, Backend& backend);
   ~Model();
 
@@ -82,12 +86,13 @@ class Model {
   // (their plans are equal), or its cap where the pool reserves every cap (reserve mode).
   PoolStats member_share(int member) const;
   int target_cols() const { return specs_[0].target_cols(); }
-  // The values a loss pass gives per row and a fit reads back per member: the loss, then each metric.
+  // The values a loss pass gives per row and a fit reads back per member: the loss, then each
+  // metric.
   int values() const { return shape_.values(); }
   // The trainable tensors in the flat parameter buffer (kernels/param_tensors.h), on the host.
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
-  // Whether the first layer reads its batch from the data set by row index (a Dense on a backend that
-  // fuses_gather): else fit hands it gathered batches.
+  // Whether the first layer reads its batch from the data set by row index (a Dense on a backend
+  // that fuses_gather): else fit hands it gathered batches.
   bool reads_by_index() const;
   // The pack's layout for a training step's backend calls on the model's own buffers (data_stride =
   // stride: no data), with its step state.
@@ -98,26 +103,27 @@ class Model {
   // Each member's MemberSettings, in the model's memory (at pack().stride): what the shuffle reads.
   const MemberSettings* settings() const { return settings_; }
 
-  // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size, for every member:
-  // leaves d(mean batch loss)/d(params) in the gradient buffers and the batch's loss in the totals,
-  // its activity regularizers' penalties included (the weight regularizers' gradients and penalties
-  // are the optimizer step's: compute_gradients leaves them out). X and T are the data set, which
-  // every member reads, or the members' own batches `batch_stride` bytes apart. With rows (only
-  // where reads_by_index, `batch_stride` apart: the epoch's orders), X and T are the data set and a
-  // member's batch is their rows rows[f..f+m), f its step state's first_row (kernels/pack.h). A
-  // step's calls are the same every step: a CUDA graph can replay them.
+  // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size, for every
+  // member: leaves d(mean batch loss)/d(params) in the gradient buffers and the batch's loss in the
+  // totals, its activity regularizers' penalties included (the weight regularizers' gradients and
+  // penalties are the optimizer step's: compute_gradients leaves them out). X and T are the data
+  // set, which every member reads, or the members' own batches `batch_stride` bytes apart. With
+  // rows (only where reads_by_index, `batch_stride` apart: the epoch's orders), X and T are the
+  // data set and a member's batch is their rows rows[f..f+m), f its step state's first_row
+  // (kernels/pack.h). A step's calls are the same every step: a CUDA graph can replay them.
   void compute_gradients(const float* X, const float* T, int m, const int* rows = nullptr,
                          int64_t batch_stride = 0) {
     gradients(X, T, m, rows, batch_stride, false);
   }
   // compute_gradients, counting the step, then one optimizer step, which moves first_row past the
   // batch, and the regularizers' penalties added to the batch's loss.
-  void train_batch(const float* X, const float* T, int m, const int* rows = nullptr, int64_t batch_stride = 0);
+  void train_batch(const float* X, const float* T, int m, const int* rows = nullptr,
+                   int64_t batch_stride = 0);
   // An epoch's first batch starts at row 0 of its order (first_row = 0 for every member).
   void start_epoch();
-  // Inference's forward (Dropout passes its input on, BatchNormalization uses its moving statistics)
-  // and the loss with its penalties, every member on the same rows X(m, input), T(m, target_cols) of
-  // the data set.
+  // Inference's forward (Dropout passes its input on, BatchNormalization uses its moving
+  // statistics) and the loss with its penalties, every member on the same rows X(m, input), T(m,
+  // target_cols) of the data set.
   void evaluate_batch(const float* X, const float* T, int m);
   // Inference's forward on X(m, input) for a model of one member: its output buffer (m, outputs),
   // on the backend, valid until the next call. Where the loss takes logits (takes_logits) they are
@@ -128,8 +134,8 @@ class Model {
   void reset_totals();
   std::vector<std::vector<double>> read_totals();
 
-  // A member's trainable parameters in layer order (Dense W, b; BatchNormalization gamma, beta; ...),
-  // on the host.
+  // A member's trainable parameters in layer order (Dense W, b; BatchNormalization gamma, beta;
+  // ...), on the host.
   std::vector<float> get_params(int member = 0);
   void set_params(const std::vector<float>& params, int member = 0);
   std::vector<float> get_gradients(int member = 0);
@@ -139,19 +145,20 @@ class Model {
   // BatchNormalization's gamma, beta, moving mean and moving variance (weight_count() floats).
   std::vector<float> get_weights(int member = 0);
   void set_weights(const std::vector<float>& weights, int member = 0);
-  // From the next step on, every kernel leaves member's buffers as they are (it diverged, or stopped
-  // early, in a pack that goes on): it costs no work, and its weights stay those it has now. An
-  // evaluation skips it too, until resume(member): what a fit does at its end, so that every member
-  // is evaluated afterwards.
+  // From the next step on, every kernel leaves member's buffers as they are (it diverged, or
+  // stopped early, in a pack that goes on): it costs no work, and its weights stay those it has
+  // now. An evaluation skips it too, until resume(member): what a fit does at its end, so that
+  // every member is evaluated afterwards.
   void stop(int member);
   void resume(int member);
-  // A member's learning rate from the next step on (ReduceLROnPlateau; not with a schedule), and the
-  // rate it has now.
+  // A member's learning rate from the next step on (ReduceLROnPlateau; not with a schedule), and
+  // the rate it has now.
   void set_learning_rate(float rate, int member = 0);
   float learning_rate(int member = 0) const { return learning_rates_[size_t(member)]; }
-  // The whole arena (every member's parameters, gradients, optimizer state, step state, settings and
-  // batch buffers: members() * plan().total() bytes) on the host, and back: what lets a warm-up step
-  // (nn/fit.h) leave the model exactly as it found it. restore() takes a snapshot of this model.
+  // The whole arena (every member's parameters, gradients, optimizer state, step state, settings
+  // and batch buffers: members() * plan().total() bytes) on the host, and back: what lets a warm-up
+  // step (nn/fit.h) leave the model exactly as it found it. restore() takes a snapshot of this
+  // model.
   std::vector<std::byte> snapshot();
   void restore(const std::vector<std::byte>& snapshot);
 
@@ -162,13 +169,15 @@ class Model {
   static void walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model* self, Add add);
   void check_batch(int m) const;
   // compute_gradients, and with `counts_step` the step counted for the optimizer (StepState::t).
-  void gradients(const float* X, const float* T, int m, const int* rows, int64_t batch_stride, bool counts_step);
+  void gradients(const float* X, const float* T, int m, const int* rows, int64_t batch_stride,
+                 bool counts_step);
   // `data`: the layout of the input data X and T (pack() with the data's and the rows' strides).
   // Returns the output's buffer.
   const float* forward(const float* X, int m, const int* rows, const Pack& data, bool training);
   void backward(const float* X, int m, const int* rows, const Pack& data);
-  // The regularizers' penalties into the batch's loss: the weights' (their partials, as the optimizer
-  // step or weight_penalty wrote them) and the activity regularizers' (as the forward wrote them).
+  // The regularizers' penalties into the batch's loss: the weights' (their partials, as the
+  // optimizer step or weight_penalty wrote them) and the activity regularizers' (as the forward
+  // wrote them).
   void add_penalties(int m, bool weights, bool activity);
   OptimizerStep optimizer_step(int m) const;
   std::vector<float> download(const float* flat, int member);  // (param_count) floats to the host
@@ -176,14 +185,16 @@ class Model {
 
   std::vector<ModelSpec> specs_;
   Backend& backend_;
-  MemoryPlan plan_;  // one member's, checked against each member's cap before the pool takes anything
-  int64_t stride_;   // bytes between members' buffers: the plan's total
+  MemoryPlan
+      plan_;  // one member's, checked against each member's cap before the pool takes anything
+  int64_t stride_;  // bytes between members' buffers: the plan's total
   MemoryPool pool_;
   void* arena_ = nullptr;
   std::vector<Stage> stages_;         // member 0's buffers
   std::vector<ParamTensor> tensors_;  // the flat parameter buffer's tensors
   LossShape shape_;
-  float *params_, *grads_, *moving_;  // the trainable parameters and their gradients; the moving statistics
+  float *params_, *grads_,
+      *moving_;  // the trainable parameters and their gradients; the moving statistics
   float* slots_[3] = {};
   float *d_out_, *d_next_, *values_;
   double* totals_;
@@ -194,7 +205,8 @@ class Model {
   float* norms_ = nullptr;
   int weight_blocks_ = 0, activity_blocks_ = 0;
   StepState* step_;
-  std::vector<float> learning_rates_;  // each member's constant rate, as set_learning_rate last wrote it
+  std::vector<float>
+      learning_rates_;  // each member's constant rate, as set_learning_rate last wrote it
 };
 
 }  // namespace mf

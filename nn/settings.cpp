@@ -55,12 +55,15 @@ std::vector<LayerSettings> layer_settings(const ModelSpec& spec) {
     LayerSettings s;
     if (l.kind == LayerKind::dropout) {
       s.dropout_rate = float(l.rate);
-      s.dropout_scale = float(1.0 / (1.0 - l.rate));  // tf.nn.dropout: 1 / keep_prob in Python, then float32
+      s.dropout_scale =
+          float(1.0 / (1.0 - l.rate));  // tf.nn.dropout: 1 / keep_prob in Python, then float32
     }
     if (l.kind == LayerKind::batch_normalization) {
-      s.momentum = float(l.momentum), s.one_minus_momentum = float(1.0 - l.momentum), s.epsilon = float(l.epsilon);
+      s.momentum = float(l.momentum), s.one_minus_momentum = float(1.0 - l.momentum),
+      s.epsilon = float(l.epsilon);
     }
-    s.kernel = l.kernel_regularizer, s.bias = l.bias_regularizer, s.activity = l.activity_regularizer;
+    s.kernel = l.kernel_regularizer, s.bias = l.bias_regularizer,
+    s.activity = l.activity_regularizer;
     out.push_back(s);
   }
   return out;
@@ -85,9 +88,12 @@ std::vector<const char*> optimizer_slots(const OptimizerSpec& o) {
       if (o.centered) slots.push_back("rmsprop average gradient");
       return slots;
     }
-    case OptimizerKind::adagrad: return {"adagrad accumulator"};
-    case OptimizerKind::adamax: return {"adamax m", "adamax u"};
-    case OptimizerKind::nadam: return {"nadam m", "nadam v"};
+    case OptimizerKind::adagrad:
+      return {"adagrad accumulator"};
+    case OptimizerKind::adamax:
+      return {"adamax m", "adamax u"};
+    case OptimizerKind::nadam:
+      return {"nadam m", "nadam v"};
   }
   return {};
 }

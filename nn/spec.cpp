@@ -24,9 +24,11 @@ constexpr uintmax_t kMaxSpecBytes = uintmax_t(16) << 20;  // a spec is a few KiB
 
 using nlohmann::json;
 
-constexpr const char* kTopKeys[] = {"name",   "data",   "input",       "layers",        "loss",    "metrics", "targets",
-                                    "optimizer", "fit", "seed", "memory", "input_shape", "preprocessing", "pipeline"};
-constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle", "callbacks"};
+constexpr const char* kTopKeys[] = {"name",    "data",        "input",         "layers",  "loss",
+                                    "metrics", "targets",     "optimizer",     "fit",     "seed",
+                                    "memory",  "input_shape", "preprocessing", "pipeline"};
+constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle",
+                                    "callbacks"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
 constexpr const char* kPipelineKeys[] = {"workers", "prefetch"};
 // A worker is a host thread and a prefetched batch a buffer of the pack's rows; a step takes one
@@ -50,7 +52,8 @@ FitSpec parse_fit(const Field& field, std::vector<CallbackField>& callbacks) {
   // 0 epochs is allowed, as in Keras: build, evaluate and save the initial weights.
   if (const auto epochs = field.optional("epochs")) fit.epochs = epochs->count();
   if (const auto batch = field.optional("batch_size")) fit.batch_size = batch->positive_int();
-  if (const auto split = field.optional("validation_split")) fit.validation_split = parse_split(*split);
+  if (const auto split = field.optional("validation_split"))
+    fit.validation_split = parse_split(*split);
   if (const auto shuffle = field.optional("shuffle")) fit.shuffle = shuffle->boolean();
   if (const auto list = field.optional("callbacks")) callbacks = parse_callbacks(*list, fit);
   return fit;
@@ -68,15 +71,18 @@ size_t parse_limit(const Field& field) {
     }
     field.wrong(allowed);
   }
-  if (const auto bytes = integer_in(field.value(), 1, std::numeric_limits<size_t>::max())) return *bytes;
+  if (const auto bytes = integer_in(field.value(), 1, std::numeric_limits<size_t>::max()))
+    return *bytes;
   field.wrong(allowed);
 }
 
 PipelineSpec parse_pipeline(const Field& field) {
   field.object(kPipelineKeys);
   PipelineSpec pipeline;
-  if (const auto workers = field.optional("workers")) pipeline.workers = workers->positive_int(kMaxPipelineWorkers);
-  if (const auto prefetch = field.optional("prefetch")) pipeline.prefetch = prefetch->positive_int(kMaxPrefetch);
+  if (const auto workers = field.optional("workers"))
+    pipeline.workers = workers->positive_int(kMaxPipelineWorkers);
+  if (const auto prefetch = field.optional("prefetch"))
+    pipeline.prefetch = prefetch->positive_int(kMaxPrefetch);
   return pipeline;
 }
 
@@ -93,7 +99,8 @@ MemorySpec parse_memory(const Field& field) {
 // linear where the loss is told its input is logits (from_logits); the others read any output but
 // softmax, a row operation only the categorical losses undo.
 void check_loss_fits_output(const ModelSpec& spec, const Field& root) {
-  const Field layers = root.at("layers");  // the last entry is the last layer (an InputLayer is only first)
+  const Field layers =
+      root.at("layers");  // the last entry is the last layer (an InputLayer is only first)
   const Field output = layer_settings(layers.item(layers.value().size() - 1));
   const Field loss = root.at("loss");
   const Activation activation = spec.output_activation();
@@ -101,19 +108,21 @@ void check_loss_fits_output(const ModelSpec& spec, const Field& root) {
   const char* name = to_string(spec.loss.kind);
   if (!takes_logits(spec.loss.kind)) {
     if (activation == Activation::softmax)
-      loss.fail(std::string(name) + " does not fit a softmax output (" + output_is + ")",
-                "a softmax output needs categorical_crossentropy or sparse_categorical_crossentropy");
+      loss.fail(
+          std::string(name) + " does not fit a softmax output (" + output_is + ")",
+          "a softmax output needs categorical_crossentropy or sparse_categorical_crossentropy");
     return;
   }
-  const Activation needed = spec.loss.from_logits              ? Activation::linear
+  const Activation needed = spec.loss.from_logits                         ? Activation::linear
                             : spec.loss.kind == Loss::binary_crossentropy ? Activation::sigmoid
                                                                           : Activation::softmax;
   if (activation != needed)
-    loss.fail(std::string(name) + (spec.loss.from_logits ? " from logits" : "") + " needs a " + to_string(needed) +
-                  " output, but " + output_is,
-              spec.loss.from_logits ? "from_logits means the outputs are logits: make the last layer linear"
-                                    : std::string("make the last layer's activation ") + to_string(needed) +
-                                          " (or linear, with from_logits: true)");
+    loss.fail(std::string(name) + (spec.loss.from_logits ? " from logits" : "") + " needs a " +
+                  to_string(needed) + " output, but " + output_is,
+              spec.loss.from_logits
+                  ? "from_logits means the outputs are logits: make the last layer linear"
+                  : std::string("make the last layer's activation ") + to_string(needed) +
+                        " (or linear, with from_logits: true)");
   if (sums_over_classes(spec.loss.kind) && spec.outputs() < 2)
     output.at("units").fail("a softmax output over " + std::to_string(spec.outputs()) + " class",
                             "expected at least 2 units, one per class");
@@ -124,23 +133,27 @@ void check_targets(const ModelSpec& spec, const Field& targets) {
   const char* name = to_string(spec.loss.kind);
   switch (spec.loss.kind) {
     case Loss::sparse_categorical_crossentropy:
-      if (spec.targets != 1) targets.fail("sparse_categorical_crossentropy takes one label column", "expected 1");
+      if (spec.targets != 1)
+        targets.fail("sparse_categorical_crossentropy takes one label column", "expected 1");
       return;
     case Loss::categorical_crossentropy:
       if (spec.targets != 1 && spec.targets != outputs)
-        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " + std::to_string(outputs) +
-                         " units",
-                     "expected " + std::to_string(outputs) + " (one-hot or soft labels) or 1 (class indices)");
+        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " +
+                         std::to_string(outputs) + " units",
+                     "expected " + std::to_string(outputs) +
+                         " (one-hot or soft labels) or 1 (class indices)");
       return;
     default:
       if (spec.targets != outputs)
-        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " + std::to_string(outputs) +
-                         " units",
-                     "expected " + std::to_string(outputs) + ": " + name + " needs one target column per unit");
+        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " +
+                         std::to_string(outputs) + " units",
+                     "expected " + std::to_string(outputs) + ": " + name +
+                         " needs one target column per unit");
   }
 }
 
-// A callback's monitor is "loss", a metric's name, or either with "val_" (which needs validation rows).
+// A callback's monitor is "loss", a metric's name, or either with "val_" (which needs validation
+// rows).
 void check_monitor(const ModelSpec& spec, const std::string& monitor, const Field& where) {
   std::vector<std::string> known = {"loss"};
   for (const MetricSpec& m : spec.metric_list()) known.push_back(m.name);
@@ -155,15 +168,19 @@ void check_monitor(const ModelSpec& spec, const std::string& monitor, const Fiel
                "the model reports " + list);
   }
   if (validation && spec.fit.validation_split <= 0)
-    where.fail(shown(json(monitor)) + " needs validation rows", "set fit.validation_split, or monitor \"" + metric + "\"");
+    where.fail(shown(json(monitor)) + " needs validation rows",
+               "set fit.validation_split, or monitor \"" + metric + "\"");
 }
 
 void check_callbacks(const ModelSpec& spec, const std::vector<CallbackField>& callbacks) {
   for (const CallbackField& c : callbacks) {
-    check_monitor(spec, c.monitor.value().is_string() ? c.monitor.value().get<std::string>() : "val_loss", c.monitor);
+    check_monitor(spec,
+                  c.monitor.value().is_string() ? c.monitor.value().get<std::string>() : "val_loss",
+                  c.monitor);
     if (c.sets_learning_rate && spec.optimizer.schedule)
       c.callback.fail("ReduceLROnPlateau with a learning-rate schedule",
-                      "Keras refuses to set the rate of a schedule: give the optimizer a constant learning_rate");
+                      "Keras refuses to set the rate of a schedule: give the optimizer a constant "
+                      "learning_rate");
   }
 }
 
@@ -176,18 +193,20 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   if (const auto name = root.optional("name")) {
     spec.name = name->text();
     // A name is printed in every line about its model: no line breaks or terminal escapes.
-    if (std::any_of(spec.name.begin(), spec.name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    if (std::any_of(spec.name.begin(), spec.name.end(),
+                    [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
       name->fail("a control character in the name", "use printable characters");
   }
   if (const auto data = root.optional("data")) spec.data = data->text();
-  const auto input = root.optional("input");  // read first: the fields are checked in the order written
+  const auto input =
+      root.optional("input");  // read first: the fields are checked in the order written
   if (input) spec.input = input->positive_int(kMaxWidth);
   const ParsedLayers layers = parse_layers(root.at("layers"));
   spec.layers = layers.layers;
   if (input) {
     if (layers.input && *layers.input != spec.input)
-      layers.input_from->fail("an input of " + std::to_string(*layers.input) + " features, but input is " +
-                                  std::to_string(spec.input),
+      layers.input_from->fail("an input of " + std::to_string(*layers.input) +
+                                  " features, but input is " + std::to_string(spec.input),
                               "give the same width, or only one of them");
   } else if (layers.input) {
     spec.input = *layers.input;
@@ -195,17 +214,20 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
     root.at("input").wrong("the number of features per row (or an InputLayer first in layers)");
   }
   spec.loss = parse_loss(root.at("loss"));
-  if (const auto optimizer = root.optional("optimizer")) spec.optimizer = parse_optimizer(*optimizer);
+  if (const auto optimizer = root.optional("optimizer"))
+    spec.optimizer = parse_optimizer(*optimizer);
   std::vector<CallbackField> callbacks;
   if (const auto fit = root.optional("fit")) spec.fit = parse_fit(*fit, callbacks);
   if (const auto seed = root.optional("seed")) spec.seed = seed->non_negative_integer();
   if (const auto memory = root.optional("memory")) spec.memory = parse_memory(*memory);
   if (const auto shape = root.optional("input_shape")) {
     spec.input_shape = parse_image_shape(shape->value(), source, shape->path());
-    check_image_shape(*spec.input_shape, spec.input, source, shape->path());  // with or without preprocessing
+    check_image_shape(*spec.input_shape, spec.input, source,
+                      shape->path());  // with or without preprocessing
   }
   if (const auto list = root.optional("preprocessing"))
-    spec.preprocessing = Preprocessing::parse(list->value(), spec.input_shape, spec.input, source, list->path());
+    spec.preprocessing =
+        Preprocessing::parse(list->value(), spec.input_shape, spec.input, source, list->path());
   if (const auto pipeline = root.optional("pipeline")) spec.pipeline = parse_pipeline(*pipeline);
   check_loss_fits_output(spec, root);
   if (const auto targets = root.optional("targets")) {
@@ -239,37 +261,46 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw UserError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + detail(e));
-  } catch (const nlohmann::json::exception& e) {  // a number past a double's range (out_of_range.406)
-    throw UserError(path + ": invalid JSON: " + detail(e) + "; numbers must be within a double's range");
+  } catch (
+      const nlohmann::json::exception& e) {  // a number past a double's range (out_of_range.406)
+    throw UserError(path + ": invalid JSON: " + detail(e) +
+                    "; numbers must be within a double's range");
   }
 }
 
 json to_json(const ModelSpec& spec) {
   json layers = json::array();
   for (const LayerSpec& layer : spec.layers) layers.push_back(layer_to_json(layer));
-  json fit = {{"epochs", spec.fit.epochs}, {"batch_size", spec.fit.batch_size},
-              {"validation_split", spec.fit.validation_split}, {"shuffle", spec.fit.shuffle}};
-  if (spec.fit.early_stopping || spec.fit.reduce_lr_on_plateau) fit["callbacks"] = callbacks_to_json(spec.fit);
-  json out = {{"name", spec.name},
-              {"data", spec.data},
-              {"input", spec.input},
-              {"layers", layers},
-              {"loss", loss_to_json(spec.loss)},
-              {"targets", spec.targets},
-              {"optimizer", optimizer_to_json(spec.optimizer)},
-              {"fit", fit},
-              {"seed", spec.seed},
-              {"memory", {{"limit", spec.memory.limit_bytes}, {"mode", to_string(spec.memory.mode)}}},
-              {"pipeline", {{"workers", spec.pipeline.workers}, {"prefetch", spec.pipeline.prefetch}}}};
+  json fit = {{"epochs", spec.fit.epochs},
+              {"batch_size", spec.fit.batch_size},
+              {"validation_split", spec.fit.validation_split},
+              {"shuffle", spec.fit.shuffle}};
+  if (spec.fit.early_stopping || spec.fit.reduce_lr_on_plateau)
+    fit["callbacks"] = callbacks_to_json(spec.fit);
+  json out = {
+      {"name", spec.name},
+      {"data", spec.data},
+      {"input", spec.input},
+      {"layers", layers},
+      {"loss", loss_to_json(spec.loss)},
+      {"targets", spec.targets},
+      {"optimizer", optimizer_to_json(spec.optimizer)},
+      {"fit", fit},
+      {"seed", spec.seed},
+      {"memory", {{"limit", spec.memory.limit_bytes}, {"mode", to_string(spec.memory.mode)}}},
+      {"pipeline", {{"workers", spec.pipeline.workers}, {"prefetch", spec.pipeline.prefetch}}}};
   // Only when set: an input_shape has no form for "none" (the parser takes no null), and no list
   // reads back as the empty one; metrics only where the spec lists them.
-  if (const auto& shape = spec.input_shape) out["input_shape"] = {shape->height, shape->width, shape->channels};
+  if (const auto& shape = spec.input_shape)
+    out["input_shape"] = {shape->height, shape->width, shape->channels};
   if (!spec.preprocessing.empty()) out["preprocessing"] = spec.preprocessing.to_json();
   if (spec.metrics) out["metrics"] = metrics_to_json(*spec.metrics);
   return out;
 }
 
-ModelSpec load_model_spec(const std::string& path) { return parse_model_spec(read_json_file(path, "spec"), path); }
+ModelSpec load_model_spec(const std::string& path) {
+  return parse_model_spec(read_json_file(path, "spec"), path);
+}
 
 const char* to_string(Activation a) { return name_of(kActivationNames, a); }
 const char* to_string(LayerKind k) { return name_of(kLayerKindNames, k); }
@@ -285,7 +316,9 @@ int ModelSpec::width(size_t layer) const {
   return input;
 }
 
-std::vector<MetricSpec> ModelSpec::metric_list() const { return metrics ? *metrics : default_metrics(*this); }
+std::vector<MetricSpec> ModelSpec::metric_list() const {
+  return metrics ? *metrics : default_metrics(*this);
+}
 
 int ModelSpec::accuracy_metric() const {
   const std::vector<MetricSpec> list = metric_list();

@@ -14,16 +14,17 @@
 //     "metrics": ["accuracy"],
 //     "optimizer": {"name": "rmsprop", "learning_rate": 0.001},
 //     "fit": {"epochs": 20, "batch_size": 128, "validation_split": 0.1,
-//             "callbacks": [{"type": "EarlyStopping", "patience": 3, "restore_best_weights": true}]},
+//             "callbacks": [{"type": "EarlyStopping", "patience": 3, "restore_best_weights":
+//             true}]},
 //     "seed": 42,
 //     "memory": {"limit": "64MiB", "mode": "grow"}
 //   }
 //
-// The vocabulary is Keras 3's inside the dense-network scope: a layer's type is its Keras class name
-// and its keys the class's keyword arguments, with Keras's defaults; an optimizer, loss, schedule,
-// initializer or regularizer is its Keras string ("adam"), or an object of its settings with its
-// name, or {"class_name": ..., "config": {...}} as Keras's get_config() and serialize() write it
-// (nn/keras_object.h). Every key with its default and unit: `multifit train --help`.
+// The vocabulary is Keras 3's inside the dense-network scope: a layer's type is its Keras class
+// name and its keys the class's keyword arguments, with Keras's defaults; an optimizer, loss,
+// schedule, initializer or regularizer is its Keras string ("adam"), or an object of its settings
+// with its name, or {"class_name": ..., "config": {...}} as Keras's get_config() and serialize()
+// write it (nn/keras_object.h). Every key with its default and unit: `multifit train --help`.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,31 +42,49 @@
 
 namespace mf {
 
-inline constexpr Named<Activation> kActivationNames[] = {
-    {"linear", Activation::linear},   {"relu", Activation::relu},   {"sigmoid", Activation::sigmoid},
-    {"tanh", Activation::tanh},       {"softmax", Activation::softmax}, {"gelu", Activation::gelu},
-    {"swish", Activation::swish},     {"elu", Activation::elu},     {"selu", Activation::selu},
-    {"softplus", Activation::softplus}, {"leaky_relu", Activation::leaky_relu}};
+inline constexpr Named<Activation> kActivationNames[] = {{"linear", Activation::linear},
+                                                         {"relu", Activation::relu},
+                                                         {"sigmoid", Activation::sigmoid},
+                                                         {"tanh", Activation::tanh},
+                                                         {"softmax", Activation::softmax},
+                                                         {"gelu", Activation::gelu},
+                                                         {"swish", Activation::swish},
+                                                         {"elu", Activation::elu},
+                                                         {"selu", Activation::selu},
+                                                         {"softplus", Activation::softplus},
+                                                         {"leaky_relu", Activation::leaky_relu}};
 
 // ---- Layers -------------------------------------------------------------------------------------
 
 enum class LayerKind { dense, dropout, batch_normalization, activation, flatten };
-inline constexpr Named<LayerKind> kLayerKindNames[] = {{"Dense", LayerKind::dense},
-                                                       {"Dropout", LayerKind::dropout},
-                                                       {"BatchNormalization", LayerKind::batch_normalization},
-                                                       {"Activation", LayerKind::activation},
-                                                       {"Flatten", LayerKind::flatten}};
+inline constexpr Named<LayerKind> kLayerKindNames[] = {
+    {"Dense", LayerKind::dense},
+    {"Dropout", LayerKind::dropout},
+    {"BatchNormalization", LayerKind::batch_normalization},
+    {"Activation", LayerKind::activation},
+    {"Flatten", LayerKind::flatten}};
 
 // keras.initializers, drawn on the host from the model's seed (nn/initializers.h). The variance
 // scaling ones by Keras's rule: scale / fan (fan_in, fan_out or their mean), uniform in
 // +-sqrt(3 * that), or normal with stddev sqrt(that), truncated at 2 stddev and so divided by
 // 0.87962566 (the truncated normal's stddev).
 enum class InitializerKind {
-  glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal, zeros, ones, constant,
-  random_uniform, random_normal, truncated_normal
+  glorot_uniform,
+  glorot_normal,
+  he_uniform,
+  he_normal,
+  lecun_uniform,
+  lecun_normal,
+  zeros,
+  ones,
+  constant,
+  random_uniform,
+  random_normal,
+  truncated_normal
 };
 struct Initializer {
-  Initializer(InitializerKind kind = InitializerKind::glorot_uniform, double a = 0, double b = 0) : kind(kind), a(a), b(b) {}
+  Initializer(InitializerKind kind = InitializerKind::glorot_uniform, double a = 0, double b = 0)
+      : kind(kind), a(a), b(b) {}
   InitializerKind kind;
   // constant: value (a); random_uniform: minval, maxval (a, b; Keras: -0.05, 0.05); random_normal
   // and truncated_normal: mean, stddev (a, b; Keras: 0, 0.05).
@@ -75,19 +94,22 @@ struct Initializer {
 
 struct LayerSpec {
   // A Dense layer of `units` (the other kinds set `kind` and their own settings).
-  LayerSpec(int units = 0, Activation activation = Activation::linear) : units(units), activation(activation) {}
-  int units;                                       // Dense
-  Activation activation;                           // Dense, Activation
+  LayerSpec(int units = 0, Activation activation = Activation::linear)
+      : units(units), activation(activation) {}
+  int units;              // Dense
+  Activation activation;  // Dense, Activation
   LayerKind kind = LayerKind::dense;
-  bool use_bias = true;                            // Dense
-  Initializer kernel_initializer{InitializerKind::glorot_uniform}, bias_initializer{InitializerKind::zeros};
+  bool use_bias = true;  // Dense
+  Initializer kernel_initializer{InitializerKind::glorot_uniform},
+      bias_initializer{InitializerKind::zeros};
   Regularizer kernel_regularizer, bias_regularizer, activity_regularizer;  // Dense
-  double rate = 0;                                 // Dropout, in [0, 1)
+  double rate = 0;                                                         // Dropout, in [0, 1)
   // BatchNormalization: keras.layers.BatchNormalization's defaults; center adds beta, scale gamma.
   double momentum = 0.99, epsilon = 1e-3;
   bool center = true, scale = true;
   Initializer beta_initializer{InitializerKind::zeros}, gamma_initializer{InitializerKind::ones},
-      moving_mean_initializer{InitializerKind::zeros}, moving_variance_initializer{InitializerKind::ones};
+      moving_mean_initializer{InitializerKind::zeros},
+      moving_variance_initializer{InitializerKind::ones};
 
   bool operator==(const LayerSpec&) const = default;
 };
@@ -95,8 +117,9 @@ struct LayerSpec {
 // ---- Optimizers and learning-rate schedules ----------------------------------------------------
 
 inline constexpr Named<OptimizerKind> kOptimizerNames[] = {
-    {"adam", OptimizerKind::adam},       {"sgd", OptimizerKind::sgd},       {"rmsprop", OptimizerKind::rmsprop},
-    {"adamw", OptimizerKind::adamw},     {"adagrad", OptimizerKind::adagrad}, {"adamax", OptimizerKind::adamax},
+    {"adam", OptimizerKind::adam},       {"sgd", OptimizerKind::sgd},
+    {"rmsprop", OptimizerKind::rmsprop}, {"adamw", OptimizerKind::adamw},
+    {"adagrad", OptimizerKind::adagrad}, {"adamax", OptimizerKind::adamax},
     {"nadam", OptimizerKind::nadam}};
 inline const char* to_string(OptimizerKind k) { return name_of(kOptimizerNames, k); }
 
@@ -113,14 +136,14 @@ struct ScheduleSpec {
   ScheduleKind kind = ScheduleKind::exponential_decay;
   double initial_learning_rate = 0;
   int64_t decay_steps = 1;
-  double decay_rate = 0;        // ExponentialDecay, InverseTimeDecay
-  bool staircase = false;       // ExponentialDecay, InverseTimeDecay
-  double alpha = 0;             // CosineDecay
-  std::optional<double> warmup_target;  // CosineDecay
-  int64_t warmup_steps = 0;             // CosineDecay
+  double decay_rate = 0;                         // ExponentialDecay, InverseTimeDecay
+  bool staircase = false;                        // ExponentialDecay, InverseTimeDecay
+  double alpha = 0;                              // CosineDecay
+  std::optional<double> warmup_target;           // CosineDecay
+  int64_t warmup_steps = 0;                      // CosineDecay
   double end_learning_rate = 0.0001, power = 1;  // PolynomialDecay
-  bool cycle = false;                             // PolynomialDecay
-  std::vector<int64_t> boundaries;                // PiecewiseConstantDecay
+  bool cycle = false;                            // PolynomialDecay
+  std::vector<int64_t> boundaries;               // PiecewiseConstantDecay
   std::vector<double> values;
 
   bool operator==(const ScheduleSpec&) const = default;
@@ -128,18 +151,19 @@ struct ScheduleSpec {
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adam;
-  float learning_rate = 1e-3f;           // Keras: SGD 0.01, the others 0.001; a schedule's initial rate
+  float learning_rate = 1e-3f;  // Keras: SGD 0.01, the others 0.001; a schedule's initial rate
   std::optional<ScheduleSpec> schedule;  // learning_rate as a schedule
-  double beta_1 = 0.9, beta_2 = 0.999;   // Adam, AdamW, Adamax, Nadam, as written (see optimizer_math.h)
-  float epsilon = 1e-7f;                 // every optimizer but SGD
-  bool amsgrad = false;                  // Adam, AdamW
-  float momentum = 0.f;                  // SGD, RMSprop
-  bool nesterov = false;                 // SGD
-  double rho = 0.9;                      // RMSprop
-  bool centered = false;                 // RMSprop
+  double beta_1 = 0.9,
+         beta_2 = 0.999;  // Adam, AdamW, Adamax, Nadam, as written (see optimizer_math.h)
+  float epsilon = 1e-7f;  // every optimizer but SGD
+  bool amsgrad = false;   // Adam, AdamW
+  float momentum = 0.f;   // SGD, RMSprop
+  bool nesterov = false;  // SGD
+  double rho = 0.9;       // RMSprop
+  bool centered = false;  // RMSprop
   float initial_accumulator_value = 0.1f;  // Adagrad
-  float weight_decay = 0.f;              // every optimizer (Keras: None, AdamW 0.004); 0 is none
-  ClipKind clip = ClipKind::none;        // clipnorm, global_clipnorm or clipvalue: at most one
+  float weight_decay = 0.f;                // every optimizer (Keras: None, AdamW 0.004); 0 is none
+  ClipKind clip = ClipKind::none;          // clipnorm, global_clipnorm or clipvalue: at most one
   float clip_value = 0.f;
 
   bool operator==(const OptimizerSpec&) const = default;
@@ -150,18 +174,19 @@ struct OptimizerSpec {
 struct LossSpec {
   LossSpec(Loss loss = Loss::mse) : kind(loss) {}  // a loss by its kind, with Keras's defaults
   Loss kind;
-  bool from_logits = false;      // the cross-entropies: the output layer is linear, its outputs logits
-  double label_smoothing = 0;    // binary and categorical cross-entropy, in [0, 1]
-  double delta = 1.0;            // huber
+  bool from_logits = false;  // the cross-entropies: the output layer is linear, its outputs logits
+  double label_smoothing = 0;  // binary and categorical cross-entropy, in [0, 1]
+  double delta = 1.0;          // huber
 
   bool operator==(const LossSpec&) const = default;
 };
 
-inline constexpr Named<Metric> kMetricNames[] = {{"binary_accuracy", Metric::binary_accuracy},
-                                                {"categorical_accuracy", Metric::categorical_accuracy},
-                                                {"sparse_categorical_accuracy", Metric::sparse_categorical_accuracy},
-                                                {"mean_absolute_error", Metric::mean_absolute_error},
-                                                {"mean_squared_error", Metric::mean_squared_error}};
+inline constexpr Named<Metric> kMetricNames[] = {
+    {"binary_accuracy", Metric::binary_accuracy},
+    {"categorical_accuracy", Metric::categorical_accuracy},
+    {"sparse_categorical_accuracy", Metric::sparse_categorical_accuracy},
+    {"mean_absolute_error", Metric::mean_absolute_error},
+    {"mean_squared_error", Metric::mean_squared_error}};
 
 // A metric a model reports beside its loss: its name (the key of its values in the results, as in
 // Keras's History: "accuracy", "mae", ...) and what it computes.
@@ -204,7 +229,10 @@ struct ReduceLROnPlateauSpec {
 
 struct FitSpec {
   FitSpec(int epochs = 1, int batch_size = 32, double validation_split = 0, bool shuffle = true)
-      : epochs(epochs), batch_size(batch_size), validation_split(validation_split), shuffle(shuffle) {}
+      : epochs(epochs),
+        batch_size(batch_size),
+        validation_split(validation_split),
+        shuffle(shuffle) {}
   int epochs;
   int batch_size;
   double validation_split;  // the last fraction of the training rows, taken before shuffling
@@ -215,10 +243,10 @@ struct FitSpec {
   bool operator==(const FitSpec&) const = default;
 };
 
-// The host input pipeline of a model with preprocessing (tf.data's num_parallel_calls and prefetch):
-// `workers` host threads prepare the next batches (gather, preprocess) into `prefetch` ring slots
-// while the current step runs. Without preprocessing it is not used: the batches are read from the
-// resident data set.
+// The host input pipeline of a model with preprocessing (tf.data's num_parallel_calls and
+// prefetch): `workers` host threads prepare the next batches (gather, preprocess) into `prefetch`
+// ring slots while the current step runs. Without preprocessing it is not used: the batches are
+// read from the resident data set.
 struct PipelineSpec {
   int workers = 1;
   int prefetch = 2;
@@ -250,8 +278,9 @@ struct ModelSpec {
   // one per output unit (multi-output regression, multi-label binary cross-entropy, one-hot labels
   // for categorical cross-entropy).
   int targets = 1;
-  std::optional<ImageShape> input_shape;  // "input_shape": [height, width, channels], for image preprocessing
-  Preprocessing preprocessing;             // applied to training batches only; empty: none
+  std::optional<ImageShape>
+      input_shape;              // "input_shape": [height, width, channels], for image preprocessing
+  Preprocessing preprocessing;  // applied to training batches only; empty: none
   PipelineSpec pipeline;
 
   // The host threads its input pipeline runs beside its training: pipeline.workers with
@@ -261,7 +290,8 @@ struct ModelSpec {
   int width(size_t layer) const;
   int outputs() const { return width(layers.size() - 1); }
   // The target columns the loss reads per row: a class index for sparse categorical cross-entropy,
-  // `targets` (a class index or one-hot labels) for categorical cross-entropy, one per output for the rest.
+  // `targets` (a class index or one-hot labels) for categorical cross-entropy, one per output for
+  // the rest.
   int target_cols() const;
   // The output's activation: the last layer's (a Dense or an Activation).
   Activation output_activation() const { return layers.back().activation; }
@@ -279,9 +309,9 @@ struct ModelSpec {
 // Validates strictly; every problem is a UserError of one line that names
 // `source` (a file name), the JSON path and what is allowed.
 ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source);
-// The spec as JSON that parse_model_spec reads back to an equal spec, every key written (input_shape
-// and preprocessing only when the spec has them): what a child process is sent (a float's value
-// crosses exactly: JSON numbers are doubles).
+// The spec as JSON that parse_model_spec reads back to an equal spec, every key written
+// (input_shape and preprocessing only when the spec has them): what a child process is sent (a
+// float's value crosses exactly: JSON numbers are doubles).
 nlohmann::json to_json(const ModelSpec& spec);
 // Reads a JSON file (a spec, a sweep): a regular file of at most 16 MiB; anything else, or invalid
 // JSON, is a UserError naming the file (`what` says which kind of file it should be).

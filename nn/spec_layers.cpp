@@ -14,12 +14,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr KerasName<LayerKind> kLayerKinds[] = {{nullptr, "Dense", LayerKind::dense},
-                                                {nullptr, "Dropout", LayerKind::dropout},
-                                                {nullptr, "BatchNormalization", LayerKind::batch_normalization},
-                                                {nullptr, "Activation", LayerKind::activation},
-                                                {nullptr, "Flatten", LayerKind::flatten},
-                                                {nullptr, "InputLayer", LayerKind::flatten}};
+constexpr KerasName<LayerKind> kLayerKinds[] = {
+    {nullptr, "Dense", LayerKind::dense},
+    {nullptr, "Dropout", LayerKind::dropout},
+    {nullptr, "BatchNormalization", LayerKind::batch_normalization},
+    {nullptr, "Activation", LayerKind::activation},
+    {nullptr, "Flatten", LayerKind::flatten},
+    {nullptr, "InputLayer", LayerKind::flatten}};
 
 // Keras's activation layers, each an Activation layer here (at their defaults).
 struct ActivationLayer {
@@ -53,16 +54,21 @@ constexpr OutOfScope kOutOfScope[] = {
     {"UnitNormalization", "the nearest is BatchNormalization"},
     {"Normalization", "normalize the data before training, or use BatchNormalization"},
     {"Rescaling", "scale the data before training"},
-    {"GaussianNoise", "put it in \"preprocessing\", where GaussianNoise is a training-time operation"},
+    {"GaussianNoise",
+     "put it in \"preprocessing\", where GaussianNoise is a training-time operation"},
     {"GaussianDropout", "the nearest is Dropout"},
     {"AlphaDropout", "the nearest is Dropout"},
     {"SpatialDropout", "the nearest is Dropout"},
-    {"Random", "put it in \"preprocessing\", where RandomFlip, RandomTranslation, RandomZoom and RandomContrast are"},
-    {"LeakyReLU", "use {\"type\": \"Activation\", \"activation\": \"leaky_relu\"} (its negative_slope is 0.2)"},
+    {"Random",
+     "put it in \"preprocessing\", where RandomFlip, RandomTranslation, RandomZoom and "
+     "RandomContrast are"},
+    {"LeakyReLU",
+     "use {\"type\": \"Activation\", \"activation\": \"leaky_relu\"} (its negative_slope is 0.2)"},
     {"PReLU", "use an Activation layer: relu, leaky_relu, elu, selu, gelu, swish or softplus"},
 };
 constexpr const char* kScope =
-    "multifit trains Sequential dense networks of Dense, Dropout, BatchNormalization, Activation and Flatten layers";
+    "multifit trains Sequential dense networks of Dense, Dropout, BatchNormalization, Activation "
+    "and Flatten layers";
 
 // ---- Keras's defaults that multifit keeps ------------------------------------------------------
 
@@ -98,8 +104,8 @@ constexpr KerasDefault kInputDefaults[] = {
 bool is_float32(const json& dtype) {
   if (dtype.is_string()) return dtype == "float32";
   const auto config = dtype.find("config");
-  return dtype.is_object() && dtype.value("class_name", "") == "DTypePolicy" && config != dtype.end() &&
-         config->is_object() && config->value("name", "") == "float32";
+  return dtype.is_object() && dtype.value("class_name", "") == "DTypePolicy" &&
+         config != dtype.end() && config->is_object() && config->value("name", "") == "float32";
 }
 
 // ---- Initializers and regularizers -------------------------------------------------------------
@@ -145,7 +151,8 @@ Initializer parse_initializer(const Field& field) {
       init.a = number("mean", 0), init.b = number("stddev", 0.05);
       if (init.b < 0) field.fail("a negative stddev", "expected stddev >= 0");
       break;
-    default: object.allow({}, kSeedKeys);
+    default:
+      object.allow({}, kSeedKeys);
   }
   return init;
 }
@@ -155,17 +162,22 @@ json initializer_to_json(const Initializer& init) {
   for (const auto& n : kInitializers)
     if (n.value == init.kind) name = n.identifier;
   switch (init.kind) {
-    case InitializerKind::constant: return {{"name", name}, {"value", init.a}};
-    case InitializerKind::random_uniform: return {{"name", name}, {"minval", init.a}, {"maxval", init.b}};
+    case InitializerKind::constant:
+      return {{"name", name}, {"value", init.a}};
+    case InitializerKind::random_uniform:
+      return {{"name", name}, {"minval", init.a}, {"maxval", init.b}};
     case InitializerKind::random_normal:
-    case InitializerKind::truncated_normal: return {{"name", name}, {"mean", init.a}, {"stddev", init.b}};
-    default: return name;
+    case InitializerKind::truncated_normal:
+      return {{"name", name}, {"mean", init.a}, {"stddev", init.b}};
+    default:
+      return name;
   }
 }
 
 enum class RegularizerKind { l1, l2, l1_l2 };
-constexpr KerasName<RegularizerKind> kRegularizers[] = {
-    {"l1", "L1", RegularizerKind::l1}, {"l2", "L2", RegularizerKind::l2}, {"l1_l2", "L1L2", RegularizerKind::l1_l2}};
+constexpr KerasName<RegularizerKind> kRegularizers[] = {{"l1", "L1", RegularizerKind::l1},
+                                                        {"l2", "L2", RegularizerKind::l2},
+                                                        {"l1_l2", "L1L2", RegularizerKind::l1_l2}};
 
 // A penalty factor: a number >= 0 (Keras's default for the string form, 0.01, where not given).
 float penalty_factor(const KerasObject& object, const char* key, float fallback) {
@@ -214,7 +226,8 @@ std::vector<const char*> joined(std::vector<const char*> a, const std::vector<co
 }
 
 // The keys a layer's own checks take besides its settings: the defaults above and Keras's seed.
-std::vector<const char*> layer_ignored(const KerasObject& object, std::span<const KerasDefault> own) {
+std::vector<const char*> layer_ignored(const KerasObject& object,
+                                       std::span<const KerasDefault> own) {
   std::vector<const char*> ignored = check_defaults(object, kLayerDefaults);
   return joined(std::move(ignored), check_defaults(object, own));
 }
@@ -229,8 +242,10 @@ std::optional<int> input_width(const KerasObject& object) {
     const bool batch = std::strncmp(key, "batch", 5) == 0;
     const json& v = f->value();
     const std::string expected = std::string(batch ? "[null, features]" : "[features]") +
-                                 " with at most " + std::to_string(kMaxWidth) + " features: multifit's rows are flat";
-    if (!v.is_array() || v.size() != (batch ? 2u : 1u) || (batch && !v[0].is_null() && !v[0].is_number_integer()))
+                                 " with at most " + std::to_string(kMaxWidth) +
+                                 " features: multifit's rows are flat";
+    if (!v.is_array() || v.size() != (batch ? 2u : 1u) ||
+        (batch && !v[0].is_null() && !v[0].is_number_integer()))
       f->wrong(expected);
     const std::optional<uint64_t> width = integer_in(v.back(), 1, kMaxWidth);
     if (!width) f->wrong(expected);
@@ -245,22 +260,31 @@ LayerSpec parse_dense(const KerasObject& object, bool first) {
   std::vector<const char*> ignored = layer_ignored(object, kDenseDefaults);
   ignored.push_back("lora_alpha");
   if (first) ignored.insert(ignored.end(), std::begin(kInputKeys), std::end(kInputKeys));
-  object.allow(std::initializer_list<const char*>{"units", "activation", "use_bias", "kernel_initializer",
-                                                  "bias_initializer", "kernel_regularizer", "bias_regularizer",
-                                                  "activity_regularizer"},
-               ignored);
+  object.allow(
+      std::initializer_list<const char*>{"units", "activation", "use_bias", "kernel_initializer",
+                                         "bias_initializer", "kernel_regularizer",
+                                         "bias_regularizer", "activity_regularizer"},
+      ignored);
   LayerSpec layer;
-  if (!object.settings()) object.kind_field().fail("a Dense layer without its units", "give it units");
+  if (!object.settings())
+    object.kind_field().fail("a Dense layer without its units", "give it units");
   layer.units = object.settings()->at("units").positive_int(kMaxWidth);
-  if (const auto f = object.setting("activation"); f && !f->value().is_null()) layer.activation = parse_activation(*f);
+  if (const auto f = object.setting("activation"); f && !f->value().is_null())
+    layer.activation = parse_activation(*f);
   if (const auto f = object.setting("use_bias")) layer.use_bias = f->boolean();
-  if (const auto f = object.setting("kernel_initializer")) layer.kernel_initializer = parse_initializer(*f);
-  if (const auto f = object.setting("bias_initializer")) layer.bias_initializer = parse_initializer(*f);
-  if (const auto f = object.setting("kernel_regularizer")) layer.kernel_regularizer = parse_regularizer(*f);
-  if (const auto f = object.setting("bias_regularizer")) layer.bias_regularizer = parse_regularizer(*f);
-  if (const auto f = object.setting("activity_regularizer")) layer.activity_regularizer = parse_regularizer(*f);
+  if (const auto f = object.setting("kernel_initializer"))
+    layer.kernel_initializer = parse_initializer(*f);
+  if (const auto f = object.setting("bias_initializer"))
+    layer.bias_initializer = parse_initializer(*f);
+  if (const auto f = object.setting("kernel_regularizer"))
+    layer.kernel_regularizer = parse_regularizer(*f);
+  if (const auto f = object.setting("bias_regularizer"))
+    layer.bias_regularizer = parse_regularizer(*f);
+  if (const auto f = object.setting("activity_regularizer"))
+    layer.activity_regularizer = parse_regularizer(*f);
   if (!layer.use_bias && layer.bias_regularizer.any())
-    object.setting("bias_regularizer")->fail("a bias regularizer without a bias", "set use_bias to true or drop it");
+    object.setting("bias_regularizer")
+        ->fail("a bias regularizer without a bias", "set use_bias to true or drop it");
   return layer;
 }
 
@@ -270,7 +294,8 @@ LayerSpec parse_dropout(const KerasObject& object) {
   object.allow(std::initializer_list<const char*>{"rate"}, ignored);
   LayerSpec layer;
   layer.kind = LayerKind::dropout;
-  if (!object.settings()) object.kind_field().fail("a Dropout layer without its rate", "give it a rate in [0, 1)");
+  if (!object.settings())
+    object.kind_field().fail("a Dropout layer without its rate", "give it a rate in [0, 1)");
   const Field rate = object.settings()->at("rate");
   layer.rate = rate.number_in(0, 1, "a number in [0, 1)");
   if (layer.rate >= 1) rate.wrong("a number in [0, 1): a rate of 1 drops everything");
@@ -280,10 +305,11 @@ LayerSpec parse_dropout(const KerasObject& object) {
 LayerSpec parse_batch_normalization(const KerasObject& object) {
   std::vector<const char*> ignored = layer_ignored(object, kBatchNormDefaults);
   ignored.insert(ignored.end(), {"renorm_clipping", "renorm_momentum"});  // used with renorm alone
-  object.allow(std::initializer_list<const char*>{"momentum", "epsilon", "center", "scale", "beta_initializer",
-                                                  "gamma_initializer", "moving_mean_initializer",
-                                                  "moving_variance_initializer"},
-               ignored);
+  object.allow(
+      std::initializer_list<const char*>{"momentum", "epsilon", "center", "scale",
+                                         "beta_initializer", "gamma_initializer",
+                                         "moving_mean_initializer", "moving_variance_initializer"},
+      ignored);
   LayerSpec layer;
   layer.kind = LayerKind::batch_normalization;
   if (const auto f = object.setting("momentum")) {
@@ -296,9 +322,12 @@ LayerSpec parse_batch_normalization(const KerasObject& object) {
   }
   if (const auto f = object.setting("center")) layer.center = f->boolean();
   if (const auto f = object.setting("scale")) layer.scale = f->boolean();
-  if (const auto f = object.setting("beta_initializer")) layer.beta_initializer = parse_initializer(*f);
-  if (const auto f = object.setting("gamma_initializer")) layer.gamma_initializer = parse_initializer(*f);
-  if (const auto f = object.setting("moving_mean_initializer")) layer.moving_mean_initializer = parse_initializer(*f);
+  if (const auto f = object.setting("beta_initializer"))
+    layer.beta_initializer = parse_initializer(*f);
+  if (const auto f = object.setting("gamma_initializer"))
+    layer.gamma_initializer = parse_initializer(*f);
+  if (const auto f = object.setting("moving_mean_initializer"))
+    layer.moving_mean_initializer = parse_initializer(*f);
   if (const auto f = object.setting("moving_variance_initializer"))
     layer.moving_variance_initializer = parse_initializer(*f);
   return layer;
@@ -308,7 +337,8 @@ LayerSpec parse_activation_layer(const KerasObject& object) {
   object.allow(std::initializer_list<const char*>{"activation"}, layer_ignored(object, {}));
   LayerSpec layer;
   layer.kind = LayerKind::activation;
-  if (!object.settings()) object.kind_field().fail("an Activation layer without its activation", "give it one");
+  if (!object.settings())
+    object.kind_field().fail("an Activation layer without its activation", "give it one");
   layer.activation = parse_activation(object.settings()->at("activation"));
   return layer;
 }
@@ -317,11 +347,12 @@ LayerSpec parse_activation_layer(const KerasObject& object) {
 std::optional<LayerSpec> parse_activation_class(const KerasObject& object) {
   for (const ActivationLayer& a : kActivationLayers) {
     if (object.kind() != a.class_name) continue;
-    constexpr KerasDefault kDefaults[] = {{"max_value", "null", "multifit's relu has no ceiling"},
-                                          {"negative_slope", "0.0", "multifit's relu is 0 below 0"},
-                                          {"threshold", "0.0", "multifit's relu starts at 0"},
-                                          {"alpha", "1.0", "multifit's elu has alpha 1"},
-                                          {"axis", "-1", "multifit's softmax is over a row's classes"}};
+    constexpr KerasDefault kDefaults[] = {
+        {"max_value", "null", "multifit's relu has no ceiling"},
+        {"negative_slope", "0.0", "multifit's relu is 0 below 0"},
+        {"threshold", "0.0", "multifit's relu starts at 0"},
+        {"alpha", "1.0", "multifit's elu has alpha 1"},
+        {"axis", "-1", "multifit's softmax is over a row's classes"}};
     object.allow({}, layer_ignored(object, kDefaults));
     LayerSpec layer;
     layer.kind = LayerKind::activation;
@@ -339,12 +370,14 @@ void refuse_out_of_scope(const KerasObject& object) {
   };
   for (const OutOfScope& o : kOutOfScope)
     if (lower(object.kind()).rfind(lower(o.prefix), 0) == 0)
-      object.kind_field().fail(object.kind() + " is not a layer multifit trains: " + o.nearest, kScope);
+      object.kind_field().fail(object.kind() + " is not a layer multifit trains: " + o.nearest,
+                               kScope);
 }
 
 }  // namespace
 
-std::vector<const char*> check_defaults(const KerasObject& object, std::span<const KerasDefault> defaults) {
+std::vector<const char*> check_defaults(const KerasObject& object,
+                                        std::span<const KerasDefault> defaults) {
   std::vector<const char*> keys;
   for (const KerasDefault& d : defaults) {
     keys.push_back(d.key);
@@ -353,28 +386,35 @@ std::vector<const char*> check_defaults(const KerasObject& object, std::span<con
     const json accepted = json::parse(d.accepted);
     const json& value = f->value();
     const bool ok = std::strcmp(d.key, "dtype") == 0 ? is_float32(value)
-                    : accepted.is_number()           ? value.is_number() && value.get<double>() == accepted.get<double>()
-                                                     : value == accepted;
+                    : accepted.is_number()
+                        ? value.is_number() && value.get<double>() == accepted.get<double>()
+                        : value == accepted;
     if (!ok) f->fail("got " + shown(value), std::string("expected ") + d.accepted + ": " + d.why);
   }
   return keys;
 }
 
 ParsedLayers parse_layers(const Field& field) {
-  if (!field.value().is_array() || field.value().empty()) field.wrong("a non-empty array of layers");
+  if (!field.value().is_array() || field.value().empty())
+    field.wrong("a non-empty array of layers");
   ParsedLayers parsed;
   for (size_t i = 0; i < field.value().size(); ++i) {
     const Field item = field.item(i);
-    item.require_object("a layer: an object with its \"type\" (Dense by default) and settings, or "
-                        "{\"class_name\": ..., \"config\": {...}}");
+    item.require_object(
+        "a layer: an object with its \"type\" (Dense by default) and settings, or "
+        "{\"class_name\": ..., \"config\": {...}}");
     const KerasObject object(item, "type", "layer", "Dense");
     const bool first = parsed.layers.empty();
     if (object.kind() == "InputLayer") {  // the input's width: no layer of its own
-      if (!first || parsed.input) object.kind_field().fail("an InputLayer after other layers", "put it first");
-      object.allow(std::initializer_list<const char*>{"shape", "batch_shape", "batch_input_shape", "batch_size"},
-                   joined(check_defaults(object, kLayerDefaults), check_defaults(object, kInputDefaults)));
+      if (!first || parsed.input)
+        object.kind_field().fail("an InputLayer after other layers", "put it first");
+      object.allow(
+          std::initializer_list<const char*>{"shape", "batch_shape", "batch_input_shape",
+                                             "batch_size"},
+          joined(check_defaults(object, kLayerDefaults), check_defaults(object, kInputDefaults)));
       parsed.input = input_width(object);
-      if (!parsed.input) item.fail("an InputLayer without its shape", "give it \"shape\": [features]");
+      if (!parsed.input)
+        item.fail("an InputLayer without its shape", "give it \"shape\": [features]");
       parsed.input_from = item;
       continue;
     }
@@ -385,10 +425,18 @@ ParsedLayers parse_layers(const Field& field) {
     refuse_out_of_scope(object);
     LayerSpec layer;
     switch (object.one_of(kLayerKinds)) {
-      case LayerKind::dense: layer = parse_dense(object, first); break;
-      case LayerKind::dropout: layer = parse_dropout(object); break;
-      case LayerKind::batch_normalization: layer = parse_batch_normalization(object); break;
-      case LayerKind::activation: layer = parse_activation_layer(object); break;
+      case LayerKind::dense:
+        layer = parse_dense(object, first);
+        break;
+      case LayerKind::dropout:
+        layer = parse_dropout(object);
+        break;
+      case LayerKind::batch_normalization:
+        layer = parse_batch_normalization(object);
+        break;
+      case LayerKind::activation:
+        layer = parse_activation_layer(object);
+        break;
       case LayerKind::flatten:
         object.allow({}, joined(layer_ignored(object, {}), {"data_format"}));
         layer.kind = LayerKind::flatten;
@@ -404,13 +452,17 @@ ParsedLayers parse_layers(const Field& field) {
   // Softmax normalises a whole row into class probabilities; it only means that on the output.
   for (size_t i = 0; i + 1 < parsed.layers.size(); ++i)
     if (parsed.layers[i].activation == Activation::softmax &&
-        (parsed.layers[i].kind == LayerKind::dense || parsed.layers[i].kind == LayerKind::activation))
-      layer_settings(field.item(i)).at("activation").fail("softmax on a hidden layer", "softmax is only allowed on the last layer");
+        (parsed.layers[i].kind == LayerKind::dense ||
+         parsed.layers[i].kind == LayerKind::activation))
+      layer_settings(field.item(i))
+          .at("activation")
+          .fail("softmax on a hidden layer", "softmax is only allowed on the last layer");
   const LayerSpec& last = parsed.layers.back();
   if (last.kind != LayerKind::dense && last.kind != LayerKind::activation)
     field.item(parsed.layers.size() - 1)
         .fail(std::string("a ") + to_string(last.kind) + " layer last",
-              "the last layer must be Dense or Activation: the loss reads the model's output from it");
+              "the last layer must be Dense or Activation: the loss reads the model's output from "
+              "it");
   if (std::none_of(parsed.layers.begin(), parsed.layers.end(),
                    [](const LayerSpec& l) { return l.kind == LayerKind::dense; }))
     field.fail("no Dense layer", "a model has at least one Dense layer");
@@ -429,17 +481,27 @@ json layer_to_json(const LayerSpec& l) {
       if (!l.use_bias) out["use_bias"] = false;
       if (l.kernel_initializer != defaults.kernel_initializer)
         out["kernel_initializer"] = initializer_to_json(l.kernel_initializer);
-      if (l.bias_initializer != defaults.bias_initializer) out["bias_initializer"] = initializer_to_json(l.bias_initializer);
-      if (l.kernel_regularizer.any()) out["kernel_regularizer"] = regularizer_to_json(l.kernel_regularizer);
-      if (l.bias_regularizer.any()) out["bias_regularizer"] = regularizer_to_json(l.bias_regularizer);
-      if (l.activity_regularizer.any()) out["activity_regularizer"] = regularizer_to_json(l.activity_regularizer);
+      if (l.bias_initializer != defaults.bias_initializer)
+        out["bias_initializer"] = initializer_to_json(l.bias_initializer);
+      if (l.kernel_regularizer.any())
+        out["kernel_regularizer"] = regularizer_to_json(l.kernel_regularizer);
+      if (l.bias_regularizer.any())
+        out["bias_regularizer"] = regularizer_to_json(l.bias_regularizer);
+      if (l.activity_regularizer.any())
+        out["activity_regularizer"] = regularizer_to_json(l.activity_regularizer);
       break;
     }
-    case LayerKind::dropout: out["rate"] = l.rate; break;
+    case LayerKind::dropout:
+      out["rate"] = l.rate;
+      break;
     case LayerKind::batch_normalization: {
-      out.update({{"momentum", l.momentum}, {"epsilon", l.epsilon}, {"center", l.center}, {"scale", l.scale}});
+      out.update({{"momentum", l.momentum},
+                  {"epsilon", l.epsilon},
+                  {"center", l.center},
+                  {"scale", l.scale}});
       const LayerSpec defaults;
-      if (l.beta_initializer != defaults.beta_initializer) out["beta_initializer"] = initializer_to_json(l.beta_initializer);
+      if (l.beta_initializer != defaults.beta_initializer)
+        out["beta_initializer"] = initializer_to_json(l.beta_initializer);
       if (l.gamma_initializer != defaults.gamma_initializer)
         out["gamma_initializer"] = initializer_to_json(l.gamma_initializer);
       if (l.moving_mean_initializer != defaults.moving_mean_initializer)
@@ -448,8 +510,11 @@ json layer_to_json(const LayerSpec& l) {
         out["moving_variance_initializer"] = initializer_to_json(l.moving_variance_initializer);
       break;
     }
-    case LayerKind::activation: out["activation"] = to_string(l.activation); break;
-    case LayerKind::flatten: break;
+    case LayerKind::activation:
+      out["activation"] = to_string(l.activation);
+      break;
+    case LayerKind::flatten:
+      break;
   }
   return out;
 }

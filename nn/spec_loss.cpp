@@ -18,26 +18,36 @@ constexpr KerasName<Loss> kLosses[] = {
     {"mean_absolute_error", "MeanAbsoluteError", Loss::mean_absolute_error},
     {"binary_crossentropy", "BinaryCrossentropy", Loss::binary_crossentropy},
     {"categorical_crossentropy", "CategoricalCrossentropy", Loss::categorical_crossentropy},
-    {"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy", Loss::sparse_categorical_crossentropy},
+    {"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy",
+     Loss::sparse_categorical_crossentropy},
     {"huber", "Huber", Loss::huber},
     {"log_cosh", "LogCosh", Loss::log_cosh},
     {"logcosh", "LogCosh", Loss::log_cosh}};
 
 constexpr KerasDefault kLossDefaults[] = {
-    {"reduction", "\"sum_over_batch_size\"", "multifit reduces a loss to its mean over the batch, Keras's default"},
+    {"reduction", "\"sum_over_batch_size\"",
+     "multifit reduces a loss to its mean over the batch, Keras's default"},
     {"axis", "-1", "multifit reduces a row's loss over its last axis"},
     {"ignore_class", "null", "multifit counts every class"},
     {"dtype", "null", "multifit computes in float32"},
 };
 
-enum class MetricName { accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy, mae, mse };
+enum class MetricName {
+  accuracy,
+  binary_accuracy,
+  categorical_accuracy,
+  sparse_categorical_accuracy,
+  mae,
+  mse
+};
 constexpr KerasName<MetricName> kMetrics[] = {
     // Keras's convenience names (keras.metrics.Accuracy, a class of its own, is another metric).
     {"accuracy", "accuracy", MetricName::accuracy},
     {"acc", "acc", MetricName::accuracy},
     {"binary_accuracy", "BinaryAccuracy", MetricName::binary_accuracy},
     {"categorical_accuracy", "CategoricalAccuracy", MetricName::categorical_accuracy},
-    {"sparse_categorical_accuracy", "SparseCategoricalAccuracy", MetricName::sparse_categorical_accuracy},
+    {"sparse_categorical_accuracy", "SparseCategoricalAccuracy",
+     MetricName::sparse_categorical_accuracy},
     {"mae", "MeanAbsoluteError", MetricName::mae},
     {"mean_absolute_error", "MeanAbsoluteError", MetricName::mae},
     {"mse", "MeanSquaredError", MetricName::mse},
@@ -51,7 +61,8 @@ struct MetricClass {
 constexpr MetricClass kMetricClasses[] = {
     {Metric::binary_accuracy, "BinaryAccuracy", "binary_accuracy"},
     {Metric::categorical_accuracy, "CategoricalAccuracy", "categorical_accuracy"},
-    {Metric::sparse_categorical_accuracy, "SparseCategoricalAccuracy", "sparse_categorical_accuracy"},
+    {Metric::sparse_categorical_accuracy, "SparseCategoricalAccuracy",
+     "sparse_categorical_accuracy"},
     {Metric::mean_absolute_error, "MeanAbsoluteError", "mean_absolute_error"},
     {Metric::mean_squared_error, "MeanSquaredError", "mean_squared_error"}};
 
@@ -71,12 +82,18 @@ Metric accuracy_for(const ModelSpec& spec) {
 
 Metric kind_of(MetricName name, const ModelSpec& spec) {
   switch (name) {
-    case MetricName::accuracy: return accuracy_for(spec);
-    case MetricName::binary_accuracy: return Metric::binary_accuracy;
-    case MetricName::categorical_accuracy: return Metric::categorical_accuracy;
-    case MetricName::sparse_categorical_accuracy: return Metric::sparse_categorical_accuracy;
-    case MetricName::mae: return Metric::mean_absolute_error;
-    case MetricName::mse: return Metric::mean_squared_error;
+    case MetricName::accuracy:
+      return accuracy_for(spec);
+    case MetricName::binary_accuracy:
+      return Metric::binary_accuracy;
+    case MetricName::categorical_accuracy:
+      return Metric::categorical_accuracy;
+    case MetricName::sparse_categorical_accuracy:
+      return Metric::sparse_categorical_accuracy;
+    case MetricName::mae:
+      return Metric::mean_absolute_error;
+    case MetricName::mse:
+      return Metric::mean_squared_error;
   }
   return Metric::binary_accuracy;
 }
@@ -90,21 +107,31 @@ LossSpec parse_loss(const Field& field) {
   std::vector<const char*> keys;
   switch (loss.kind) {
     case Loss::binary_crossentropy:
-    case Loss::categorical_crossentropy: keys = {"from_logits", "label_smoothing"}; break;
-    case Loss::sparse_categorical_crossentropy: keys = {"from_logits"}; break;
-    case Loss::huber: keys = {"delta"}; break;
-    default: break;
+    case Loss::categorical_crossentropy:
+      keys = {"from_logits", "label_smoothing"};
+      break;
+    case Loss::sparse_categorical_crossentropy:
+      keys = {"from_logits"};
+      break;
+    case Loss::huber:
+      keys = {"delta"};
+      break;
+    default:
+      break;
   }
   object.allow(keys, check_defaults(object, kLossDefaults));
   if (const auto f = object.setting("from_logits")) loss.from_logits = f->boolean();
-  if (const auto f = object.setting("label_smoothing")) loss.label_smoothing = f->number_in(0, 1, "a number in [0, 1]");
-  if (const auto f = object.setting("delta")) loss.delta = f->number_in(0, 1e30, "a finite number > 0", true);
+  if (const auto f = object.setting("label_smoothing"))
+    loss.label_smoothing = f->number_in(0, 1, "a number in [0, 1]");
+  if (const auto f = object.setting("delta"))
+    loss.delta = f->number_in(0, 1e30, "a finite number > 0", true);
   return loss;
 }
 
 json loss_to_json(const LossSpec& loss) {
   const LossSpec defaults;
-  if (!loss.from_logits && loss.label_smoothing == 0 && loss.delta == defaults.delta) return to_string(loss.kind);
+  if (!loss.from_logits && loss.label_smoothing == 0 && loss.delta == defaults.delta)
+    return to_string(loss.kind);
   json out = {{"name", to_string(loss.kind)}};
   if (loss.from_logits) out["from_logits"] = true;
   if (loss.label_smoothing != 0) out["label_smoothing"] = loss.label_smoothing;
@@ -114,7 +141,8 @@ json loss_to_json(const LossSpec& loss) {
 
 std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec) {
   if (!field.value().is_array())
-    field.wrong("an array of metrics, like [\"accuracy\", \"mae\"]: multifit's models have one output");
+    field.wrong(
+        "an array of metrics, like [\"accuracy\", \"mae\"]: multifit's models have one output");
   if (field.value().size() > size_t(kMaxMetrics))
     field.wrong("at most " + std::to_string(kMaxMetrics) + " metrics");
   std::vector<MetricSpec> metrics;
@@ -124,27 +152,33 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
     const MetricName name = object.one_of(kMetrics);
     MetricSpec metric{object.kind(), kind_of(name, spec)};
     if (item.value().is_object()) {  // a class: named by its config's name, or Keras's default name
-      constexpr KerasDefault kThreshold[] = {{"threshold", "0.5", "multifit's binary accuracy thresholds at 0.5"},
-                                             {"dtype", "null", "multifit computes in float32"}};
+      constexpr KerasDefault kThreshold[] = {
+          {"threshold", "0.5", "multifit's binary accuracy thresholds at 0.5"},
+          {"dtype", "null", "multifit computes in float32"}};
       object.allow({}, check_defaults(object, kThreshold));
       const auto given = object.setting("name");
-      metric.name = given && given->value().is_string() ? given->text() : metric_class(metric.kind).default_name;
+      metric.name = given && given->value().is_string() ? given->text()
+                                                        : metric_class(metric.kind).default_name;
     }
     const bool by_index = spec.target_cols() == 1 && spec.outputs() > 1;
-    if (by_index && (metric.kind == Metric::binary_accuracy || metric.kind == Metric::mean_absolute_error ||
-                     metric.kind == Metric::mean_squared_error))
-      item.fail(metric.name + " compares each output with its own target, but the targets are one class index for " +
+    if (by_index &&
+        (metric.kind == Metric::binary_accuracy || metric.kind == Metric::mean_absolute_error ||
+         metric.kind == Metric::mean_squared_error))
+      item.fail(metric.name +
+                    " compares each output with its own target, but the targets are one class "
+                    "index for " +
                     std::to_string(spec.outputs()) + " outputs",
                 "use an accuracy, or give one target column per output (\"targets\")");
     if (metric.kind == Metric::sparse_categorical_accuracy && spec.target_cols() != 1)
-      item.fail(metric.name + " needs a class index per row, but the spec has " + std::to_string(spec.target_cols()) +
-                    " target columns",
+      item.fail(metric.name + " needs a class index per row, but the spec has " +
+                    std::to_string(spec.target_cols()) + " target columns",
                 "use categorical_accuracy for one-hot targets");
     if (metric.name == "loss" || metric.name.rfind("val_", 0) == 0)
       item.fail("the name " + shown(json(metric.name)) + " is the loss's or a validation metric's",
                 "name it otherwise");
     for (const MetricSpec& earlier : metrics)
-      if (earlier.name == metric.name) item.fail(shown(json(metric.name)) + " is listed twice", "list each metric once");
+      if (earlier.name == metric.name)
+        item.fail(shown(json(metric.name)) + " is listed twice", "list each metric once");
     metrics.push_back(metric);
   }
   return metrics;
@@ -152,10 +186,14 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
 
 std::vector<MetricSpec> default_metrics(const ModelSpec& spec) {
   switch (spec.loss.kind) {
-    case Loss::binary_crossentropy: return {{"accuracy", Metric::binary_accuracy}};
-    case Loss::categorical_crossentropy: return {{"accuracy", Metric::categorical_accuracy}};
-    case Loss::sparse_categorical_crossentropy: return {{"accuracy", Metric::sparse_categorical_accuracy}};
-    default: return {};
+    case Loss::binary_crossentropy:
+      return {{"accuracy", Metric::binary_accuracy}};
+    case Loss::categorical_crossentropy:
+      return {{"accuracy", Metric::categorical_accuracy}};
+    case Loss::sparse_categorical_crossentropy:
+      return {{"accuracy", Metric::sparse_categorical_accuracy}};
+    default:
+      return {};
   }
 }
 
@@ -168,8 +206,10 @@ const char* to_string(Loss l) {
 const char* metric_class_name(Metric metric) { return metric_class(metric).class_name; }
 
 json metrics_to_json(const std::vector<MetricSpec>& metrics) {
-  json out = json::array();  // by class and name: "accuracy" alone would be resolved again by the shapes
-  for (const MetricSpec& m : metrics) out.push_back({{"class_name", metric_class_name(m.kind)}, {"config", {{"name", m.name}}}});
+  json out =
+      json::array();  // by class and name: "accuracy" alone would be resolved again by the shapes
+  for (const MetricSpec& m : metrics)
+    out.push_back({{"class_name", metric_class_name(m.kind)}, {"config", {{"name", m.name}}}});
   return out;
 }
 

@@ -26,8 +26,10 @@ constexpr KerasName<ScheduleKind> kSchedules[] = {
     {nullptr, "PolynomialDecay", ScheduleKind::polynomial_decay}};
 
 // Every optimizer's settings beside these (keras/src/optimizers/base_optimizer.py).
-constexpr const char* kCommonKeys[] = {"learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm"};
-constexpr const char* kClipKeys[] = {"clipnorm", "global_clipnorm", "clipvalue"};  // ClipKind's order, from 1
+constexpr const char* kCommonKeys[] = {"learning_rate", "weight_decay", "clipnorm", "clipvalue",
+                                       "global_clipnorm"};
+constexpr const char* kClipKeys[] = {"clipnorm", "global_clipnorm",
+                                     "clipvalue"};  // ClipKind's order, from 1
 
 struct OwnKeys {
   OptimizerKind kind;
@@ -65,7 +67,9 @@ double parse_fraction(const Field& field) {
   return field.value().get<double>();
 }
 
-double positive(const Field& field) { return field.number_in(0, 1e30, "a finite number > 0", true); }
+double positive(const Field& field) {
+  return field.number_in(0, 1e30, "a finite number > 0", true);
+}
 
 int64_t positive_steps(const Field& field) {
   if (const auto n = integer_in(field.value(), 1, uint64_t(1) << 53)) return int64_t(*n);
@@ -74,7 +78,8 @@ int64_t positive_steps(const Field& field) {
 
 ScheduleSpec parse_schedule(const Field& field) {
   const KerasObject object(field, "name", "learning-rate schedule");
-  if (!object.settings()) object.kind_field().fail("a schedule without its settings", "give them in its config");
+  if (!object.settings())
+    object.kind_field().fail("a schedule without its settings", "give them in its config");
   ScheduleSpec s;
   s.kind = object.one_of(kSchedules);
   const Field& settings = *object.settings();
@@ -85,22 +90,27 @@ ScheduleSpec parse_schedule(const Field& field) {
   switch (s.kind) {
     case ScheduleKind::exponential_decay:
     case ScheduleKind::inverse_time_decay:
-      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps", "decay_rate", "staircase"});
+      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps",
+                                                      "decay_rate", "staircase"});
       s.decay_rate = settings.at("decay_rate").number_in(0, 1e30, "a finite number >= 0");
       s.staircase = flag("staircase");
       break;
     case ScheduleKind::cosine_decay:
-      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps", "alpha",
-                                                      "warmup_target", "warmup_steps"});
-      if (const auto f = object.setting("alpha")) s.alpha = f->number_in(0, 1, "a number in [0, 1]");
-      if (const auto f = object.setting("warmup_target"); f && !f->value().is_null()) s.warmup_target = positive(*f);
+      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps",
+                                                      "alpha", "warmup_target", "warmup_steps"});
+      if (const auto f = object.setting("alpha"))
+        s.alpha = f->number_in(0, 1, "a number in [0, 1]");
+      if (const auto f = object.setting("warmup_target"); f && !f->value().is_null())
+        s.warmup_target = positive(*f);
       if (const auto f = object.setting("warmup_steps")) s.warmup_steps = int64_t(f->count());
       break;
     case ScheduleKind::polynomial_decay:
-      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps", "end_learning_rate",
-                                                      "power", "cycle"});
-      if (const auto f = object.setting("end_learning_rate")) s.end_learning_rate = f->number_in(0, 1e30, "a finite number >= 0");
-      if (const auto f = object.setting("power")) s.power = f->number_in(0, 1e30, "a finite number >= 0");
+      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps",
+                                                      "end_learning_rate", "power", "cycle"});
+      if (const auto f = object.setting("end_learning_rate"))
+        s.end_learning_rate = f->number_in(0, 1e30, "a finite number >= 0");
+      if (const auto f = object.setting("power"))
+        s.power = f->number_in(0, 1e30, "a finite number >= 0");
       s.cycle = flag("cycle");
       break;
     case ScheduleKind::piecewise_constant_decay: {
@@ -108,20 +118,25 @@ ScheduleSpec parse_schedule(const Field& field) {
       const Field boundaries = settings.at("boundaries"), values = settings.at("values");
       const std::string expected = "an increasing array of 1 to " + std::to_string(kMaxBoundaries) +
                                    " optimizer steps (whole numbers >= 0)";
-      if (!boundaries.value().is_array() || boundaries.value().empty() || boundaries.value().size() > kMaxBoundaries)
+      if (!boundaries.value().is_array() || boundaries.value().empty() ||
+          boundaries.value().size() > kMaxBoundaries)
         boundaries.wrong(expected);
       for (size_t i = 0; i < boundaries.value().size(); ++i) {
         const auto step = integer_in(boundaries.value()[i], 0, uint64_t(1) << 53);
-        if (!step || (i > 0 && int64_t(*step) <= s.boundaries.back())) boundaries.item(i).wrong(expected);
+        if (!step || (i > 0 && int64_t(*step) <= s.boundaries.back()))
+          boundaries.item(i).wrong(expected);
         s.boundaries.push_back(int64_t(*step));
       }
       if (!values.value().is_array() || values.value().size() != s.boundaries.size() + 1)
-        values.wrong("an array of " + std::to_string(s.boundaries.size() + 1) + " learning rates, one more than the boundaries");
-      for (size_t i = 0; i < values.value().size(); ++i) s.values.push_back(positive(values.item(i)));
+        values.wrong("an array of " + std::to_string(s.boundaries.size() + 1) +
+                     " learning rates, one more than the boundaries");
+      for (size_t i = 0; i < values.value().size(); ++i)
+        s.values.push_back(positive(values.item(i)));
       s.initial_learning_rate = s.values.front();
       return s;
     }
-    default: break;  // constant: not a schedule Keras names
+    default:
+      break;  // constant: not a schedule Keras names
   }
   s.initial_learning_rate = positive(settings.at("initial_learning_rate"));
   s.decay_steps = positive_steps(settings.at("decay_steps"));
@@ -143,8 +158,10 @@ json schedule_to_json(const ScheduleSpec& s) {
       config = {{"end_learning_rate", s.end_learning_rate}, {"power", s.power}, {"cycle", s.cycle}};
       break;
     case ScheduleKind::piecewise_constant_decay:
-      return {{"class_name", name_of(kScheduleNames, s.kind)}, {"config", {{"boundaries", s.boundaries}, {"values", s.values}}}};
-    default: break;
+      return {{"class_name", name_of(kScheduleNames, s.kind)},
+              {"config", {{"boundaries", s.boundaries}, {"values", s.values}}}};
+    default:
+      break;
   }
   config["initial_learning_rate"] = s.initial_learning_rate;
   config["decay_steps"] = s.decay_steps;
@@ -157,7 +174,8 @@ OptimizerSpec parse_optimizer(const Field& field) {
   const KerasObject object(field, "name", "optimizer");
   OptimizerSpec o;
   o.kind = object.one_of(kOptimizers);
-  if (o.kind == OptimizerKind::sgd) o.learning_rate = 0.01f;  // Keras's SGD default; the others' is 0.001
+  if (o.kind == OptimizerKind::sgd)
+    o.learning_rate = 0.01f;  // Keras's SGD default; the others' is 0.001
   if (o.kind == OptimizerKind::adamw) o.weight_decay = 0.004f;
   const std::vector<const char*>& own = own_keys(o.kind);
   // A setting of another optimizer would be silently ignored; say which ones take it.
@@ -166,11 +184,13 @@ OptimizerSpec parse_optimizer(const Field& field) {
       if (has(own, entry.key())) continue;
       std::string takers;
       for (const OwnKeys& other : kOwnKeys)
-        if (has(other.keys, entry.key())) takers += (takers.empty() ? "" : ", ") + std::string(to_string(other.kind));
+        if (has(other.keys, entry.key()))
+          takers += (takers.empty() ? "" : ", ") + std::string(to_string(other.kind));
       if (!takers.empty())
-        object.setting(entry.key())->fail("only for " + takers, std::string(to_string(o.kind)) + " takes " +
-                                                                    join(std::vector<const char*>(own)) + " and " +
-                                                                    join(kCommonKeys));
+        object.setting(entry.key())
+            ->fail("only for " + takers, std::string(to_string(o.kind)) + " takes " +
+                                             join(std::vector<const char*>(own)) + " and " +
+                                             join(kCommonKeys));
     }
   std::vector<const char*> keys(std::begin(kCommonKeys), std::end(kCommonKeys));
   keys.insert(keys.end(), own.begin(), own.end());
@@ -197,15 +217,18 @@ OptimizerSpec parse_optimizer(const Field& field) {
   if (const auto f = object.setting("initial_accumulator_value"))
     o.initial_accumulator_value = float(f->number_in(0, 1e30, "a finite number >= 0"));
   if (const auto f = object.setting("weight_decay")) {
-    if (f->value().is_null() && o.kind == OptimizerKind::adamw) f->wrong("a number >= 0: AdamW's weight decay");
-    o.weight_decay = f->value().is_null() ? 0.f : float(f->number_in(0, 1e30, "a finite number >= 0, or null"));
+    if (f->value().is_null() && o.kind == OptimizerKind::adamw)
+      f->wrong("a number >= 0: AdamW's weight decay");
+    o.weight_decay =
+        f->value().is_null() ? 0.f : float(f->number_in(0, 1e30, "a finite number >= 0, or null"));
   }
   const char* clip_key = nullptr;
   for (size_t i = 0; i < std::size(kClipKeys); ++i) {
     const auto f = object.setting(kClipKeys[i]);
     if (!f || f->value().is_null()) continue;
     if (clip_key)
-      f->fail(std::string("both ") + clip_key + " and " + kClipKeys[i], "Keras takes one of clipnorm, global_clipnorm and clipvalue");
+      f->fail(std::string("both ") + clip_key + " and " + kClipKeys[i],
+              "Keras takes one of clipnorm, global_clipnorm and clipvalue");
     clip_key = kClipKeys[i];
     o.clip = ClipKind(i + 1);
     o.clip_value = f->positive_number();
@@ -229,14 +252,18 @@ json optimizer_to_json(const OptimizerSpec& o) {
       if (o.nesterov) out["nesterov"] = true;
       break;
     case OptimizerKind::rmsprop:
-      out.update({{"rho", o.rho}, {"momentum", number(o.momentum)}, {"epsilon", number(o.epsilon)},
+      out.update({{"rho", o.rho},
+                  {"momentum", number(o.momentum)},
+                  {"epsilon", number(o.epsilon)},
                   {"centered", o.centered}});
       break;
     case OptimizerKind::adagrad:
-      out.update({{"initial_accumulator_value", number(o.initial_accumulator_value)}, {"epsilon", number(o.epsilon)}});
+      out.update({{"initial_accumulator_value", number(o.initial_accumulator_value)},
+                  {"epsilon", number(o.epsilon)}});
       break;
   }
-  if (o.weight_decay != 0.f || o.kind == OptimizerKind::adamw) out["weight_decay"] = number(o.weight_decay);
+  if (o.weight_decay != 0.f || o.kind == OptimizerKind::adamw)
+    out["weight_decay"] = number(o.weight_decay);
   if (o.clip != ClipKind::none) out[kClipKeys[int(o.clip) - 1]] = number(o.clip_value);
   return out;
 }

@@ -27,7 +27,8 @@ struct KerasDefault {
   const char* why;       // what multifit does instead, for the message
 };
 // Checks each of `defaults` that `object` sets; the keys, for KerasObject::allow's ignored list.
-std::vector<const char*> check_defaults(const KerasObject& object, std::span<const KerasDefault> defaults);
+std::vector<const char*> check_defaults(const KerasObject& object,
+                                        std::span<const KerasDefault> defaults);
 
 // The layers, and the input width an InputLayer entry or a first layer's input_shape or input_dim
 // gives (nullopt when none does), with the field that gave it.

@@ -19,8 +19,9 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// A bound against a grid typed wrong (three axes of a thousand values): every model costs the runner a
-// job, a report and a journal line, about 10 KiB, so 2^20 models are about 10 GiB before any trains.
+// A bound against a grid typed wrong (three axes of a thousand values): every model costs the
+// runner a job, a report and a journal line, about 10 KiB, so 2^20 models are about 10 GiB before
+// any trains.
 constexpr size_t kMaxModels = size_t(1) << 20;
 
 constexpr const char* kTopKeys[] = {"name", "base", "models", "grid", "search", "scheduler"};
@@ -34,12 +35,13 @@ std::string join_names(const std::vector<std::string>& names) {
 
 // "unknown axis", with the one of `known` it was likely meant to be: "unknown axis (did you mean
 // \"epochs\"?)".
-std::string unknown(const char* what, const std::string& word, const std::vector<std::string>& known) {
+std::string unknown(const char* what, const std::string& word,
+                    const std::vector<std::string>& known) {
   return std::string("unknown ") + what + did_you_mean(word, known);
 }
 
-[[noreturn]] void fail(const std::string& file, const std::string& where, const std::string& problem,
-                       const std::string& allowed) {
+[[noreturn]] void fail(const std::string& file, const std::string& where,
+                       const std::string& problem, const std::string& allowed) {
   throw UserError(file + ": " + where + ": " + problem + "; " + allowed);
 }
 
@@ -79,30 +81,36 @@ void refuse_a_bad_base(const std::string& path, const std::vector<SweepEntry>& m
     problem = own;
   }
   if (models.size() > 1)
-    throw UserError(path + ": all " + std::to_string(models.size()) + " models of the " + what + ": " + problem);
+    throw UserError(path + ": all " + std::to_string(models.size()) + " models of the " + what +
+                    ": " + problem);
 }
 
 // ---- Grid and search ------------------------------------------------------------------
 
 // The base a grid or a search varies, checked, and the name it gives its models (its own, else the
 // sweep's): the base's name is replaced by each model's, so its error would be lost.
-const json& base_of(const std::string& path, const json& root, const std::string& sweep_name, std::string* base_name) {
+const json& base_of(const std::string& path, const json& root, const std::string& sweep_name,
+                    std::string* base_name) {
   const auto base = root.find("base");
-  if (base == root.end()) fail(path, "base", "missing", "a grid or a search varies a base spec: give one");
-  if (!base->is_object()) fail(path, "base", "got " + shown_escaped(*base), "expected a model spec (an object)");
+  if (base == root.end())
+    fail(path, "base", "missing", "a grid or a search varies a base spec: give one");
+  if (!base->is_object())
+    fail(path, "base", "got " + shown_escaped(*base), "expected a model spec (an object)");
   *base_name = sweep_name;
   if (base->contains("name")) {
     *base_name = name_in(*base);
     if (base_name->empty())
-      fail(path, "base.name", "got " + shown_escaped(base->at("name")), "expected a non-empty string of printable characters");
+      fail(path, "base.name", "got " + shown_escaped(base->at("name")),
+           "expected a non-empty string of printable characters");
   }
   return *base;
 }
 
 // A model of the base with `values` (axis -> value) set, in the axes' order: its name is the base's
 // name and `name_suffix` (a grid's parts; "" for a search's, which names by trial number).
-SweepEntry varied_model(const std::string& path, const json& base, const json& values, std::string name,
-                        std::vector<std::string>& labels, const std::string& place) {
+SweepEntry varied_model(const std::string& path, const json& base, const json& values,
+                        std::string name, std::vector<std::string>& labels,
+                        const std::string& place) {
   json spec = base;
   std::string label;
   for (const SweepAxis& axis : sweep_axes()) {
@@ -118,23 +126,29 @@ SweepEntry varied_model(const std::string& path, const json& base, const json& v
   return entry;
 }
 
-// The models of a grid; `labels` gets each one's place for messages, like "grid (seed 1, epochs 2)".
-std::vector<SweepEntry> grid_models(const std::string& path, const json& root, const std::string& sweep_name,
+// The models of a grid; `labels` gets each one's place for messages, like "grid (seed 1, epochs
+// 2)".
+std::vector<SweepEntry> grid_models(const std::string& path, const json& root,
+                                    const std::string& sweep_name,
                                     std::vector<std::string>& labels) {
   std::string base_name;
   const json& base = base_of(path, root, sweep_name, &base_name);
   const json& grid = root.at("grid");
   if (!grid.is_object() || grid.empty())
-    fail(path, "grid", "got " + shown_escaped(grid), "expected an object of one or more axes: " + sweep_axis_list());
+    fail(path, "grid", "got " + shown_escaped(grid),
+         "expected an object of one or more axes: " + sweep_axis_list());
   std::vector<std::string> axis_names;
   for (const SweepAxis& a : sweep_axes()) axis_names.push_back(a.key);
   for (const auto& [key, values] : grid.items()) {
     const std::string where = "grid." + one_line(key);
-    if (!find_sweep_axis(key)) fail(path, where, unknown("axis", key, axis_names), "allowed axes: " + sweep_axis_list());
+    if (!find_sweep_axis(key))
+      fail(path, where, unknown("axis", key, axis_names), "allowed axes: " + sweep_axis_list());
     if (!values.is_array() || values.empty())
       fail(path, where, "got " + shown_escaped(values), "expected a non-empty array of values");
-    if (const std::string problem = axis_needs(key, base); !problem.empty()) fail(path, where, problem, "or leave this axis out");
-    if (key == "hidden")  // each value becomes layers: a shape the parser cannot name once rewritten
+    if (const std::string problem = axis_needs(key, base); !problem.empty())
+      fail(path, where, problem, "or leave this axis out");
+    if (key ==
+        "hidden")  // each value becomes layers: a shape the parser cannot name once rewritten
       for (size_t i = 0; i < values.size(); ++i)
         if (!values[i].is_array())
           fail(path, where + "[" + std::to_string(i) + "]", "got " + shown_escaped(values[i]),
@@ -171,7 +185,8 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root, c
 }
 
 // The trials of a search (nn/sweep_search.h), named by their number: "<base>-t007".
-std::vector<SweepEntry> search_models(const std::string& path, const json& root, const std::string& sweep_name,
+std::vector<SweepEntry> search_models(const std::string& path, const json& root,
+                                      const std::string& sweep_name,
                                       std::vector<std::string>& labels) {
   std::string base_name;
   const json& base = base_of(path, root, sweep_name, &base_name);
@@ -181,7 +196,8 @@ std::vector<SweepEntry> search_models(const std::string& path, const json& root,
   for (size_t t = 0; t < trials.size(); ++t) {
     std::string number = std::to_string(t);
     number.insert(0, digits - number.size(), '0');
-    models.push_back(varied_model(path, base, trials[t], base_name + "-t" + number, labels, "search trial " + std::to_string(t)));
+    models.push_back(varied_model(path, base, trials[t], base_name + "-t" + number, labels,
+                                  "search trial " + std::to_string(t)));
   }
   refuse_a_bad_base(path, models, labels, "search");
   return models;
@@ -190,18 +206,21 @@ std::vector<SweepEntry> search_models(const std::string& path, const json& root,
 // ---- List ---------------------------------------------------------------------------
 
 // The models of a list; `labels` gets each one's place for messages, like "models[2]".
-std::vector<SweepEntry> list_models(const std::string& path, const json& root, const std::string& sweep_name,
+std::vector<SweepEntry> list_models(const std::string& path, const json& root,
+                                    const std::string& sweep_name,
                                     std::vector<std::string>& labels) {
   const json& list = root.at("models");
   if (!list.is_array() || list.empty())
-    fail(path, "models", "got " + shown_escaped(list), "expected a non-empty array of model specs or spec file paths");
+    fail(path, "models", "got " + shown_escaped(list),
+         "expected a non-empty array of model specs or spec file paths");
   if (list.size() > kMaxModels)
     fail(path, "models", std::to_string(list.size()) + " models",
          "a sweep holds at most " + std::to_string(kMaxModels));
   const json* base = nullptr;
   if (const auto it = root.find("base"); it != root.end()) {
     if (!it->is_object())
-      fail(path, "base", "got " + shown_escaped(*it), "expected a model spec (an object) to merge each model over");
+      fail(path, "base", "got " + shown_escaped(*it),
+           "expected a model spec (an object) to merge each model over");
     base = &*it;
   }
 
@@ -226,9 +245,9 @@ std::vector<SweepEntry> list_models(const std::string& path, const json& root, c
     } else if (item.is_object()) {
       spec = item;
     } else {
-      models.push_back(
-          {fallback, std::nullopt,
-           label + ": got " + shown_escaped(item) + "; expected a model spec (an object) or the path of a spec file"});
+      models.push_back({fallback, std::nullopt,
+                        label + ": got " + shown_escaped(item) +
+                            "; expected a model spec (an object) or the path of a spec file"});
       continue;
     }
     if (base) {
@@ -241,7 +260,8 @@ std::vector<SweepEntry> list_models(const std::string& path, const json& root, c
   return models;
 }
 
-// Results and weights are reported by the model's name: a later model with an earlier one's is refused.
+// Results and weights are reported by the model's name: a later model with an earlier one's is
+// refused.
 void refuse_repeated_names(const std::string& path, std::vector<SweepEntry>& models,
                            const std::vector<std::string>& labels) {
   std::unordered_map<std::string, size_t> first;
@@ -267,17 +287,22 @@ void resolve_scheduler(const std::string& path, Sweep& sweep, std::optional<int>
     const ModelSpec& spec = *model.spec;
     const std::string name = s.metric.rfind("val_", 0) == 0 ? s.metric.substr(4) : s.metric;
     std::vector<std::string> known{"loss", "val_loss"};
-    for (const MetricSpec& m : spec.metric_list()) known.push_back(m.name), known.push_back("val_" + m.name);
+    for (const MetricSpec& m : spec.metric_list())
+      known.push_back(m.name), known.push_back("val_" + m.name);
     if (std::find(known.begin(), known.end(), s.metric) == known.end()) {
-      fail(path, "scheduler.metric", "model " + model.name + " reports no \"" + one_line(s.metric) + "\"" +
-                                         did_you_mean(s.metric, known),
+      fail(path, "scheduler.metric",
+           "model " + model.name + " reports no \"" + one_line(s.metric) + "\"" +
+               did_you_mean(s.metric, known),
            "allowed for it: " + join_names(known));
     }
     if (name != s.metric && spec.fit.validation_split <= 0)
-      fail(path, "scheduler.metric", s.metric + " needs validation rows, and model " + model.name + " has none",
-           "set fit.validation_split in the base (0.2 is Keras's usual), or schedule on \"" + name + "\"");
+      fail(path, "scheduler.metric",
+           s.metric + " needs validation rows, and model " + model.name + " has none",
+           "set fit.validation_split in the base (0.2 is Keras's usual), or schedule on \"" + name +
+               "\"");
     s.maximize = s.mode == MonitorMode::max ||
-                 (s.mode == MonitorMode::automatic && Improvement(spec, s.metric, MonitorMode::automatic, 0).maximizes());
+                 (s.mode == MonitorMode::automatic &&
+                  Improvement(spec, s.metric, MonitorMode::automatic, 0).maximizes());
   }
   for (SweepEntry& model : sweep.models)
     if (model.spec && max_epochs) model.spec->fit.epochs = *max_epochs;
@@ -285,8 +310,9 @@ void resolve_scheduler(const std::string& path, Sweep& sweep, std::optional<int>
   for (const SweepEntry& model : sweep.models)
     if (model.spec) s.max_epochs = std::max(s.max_epochs, model.spec->fit.epochs);
   if (s.max_epochs > 0 && s.rungs(0).empty())
-    fail(path, "scheduler", "no rung falls under the models' epochs (" + std::to_string(s.max_epochs) + "; the first is at grace_epochs, " +
-                                std::to_string(s.grace_epochs) + ")",
+    fail(path, "scheduler",
+         "no rung falls under the models' epochs (" + std::to_string(s.max_epochs) +
+             "; the first is at grace_epochs, " + std::to_string(s.grace_epochs) + ")",
          "lower grace_epochs, or train more epochs (max_epochs or the base's fit.epochs)");
 }
 
@@ -307,18 +333,24 @@ Sweep load_sweep(const std::string& path) {
 
   for (const auto& entry : root.items())
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), entry.key()) == std::end(kTopKeys))
-      fail(path, one_line(entry.key()), unknown("key", entry.key(), {std::begin(kTopKeys), std::end(kTopKeys)}),
+      fail(path, one_line(entry.key()),
+           unknown("key", entry.key(), {std::begin(kTopKeys), std::end(kTopKeys)}),
            "allowed keys: " + kTopKeyList + " (or a model spec, with its layers)");
   sweep.name = stem;
   if (const auto name = root.find("name"); name != root.end()) {
     sweep.name = name_in(root);
     if (sweep.name.empty())
-      fail(path, "name", "got " + shown_escaped(*name), "expected a non-empty string of printable characters");
+      fail(path, "name", "got " + shown_escaped(*name),
+           "expected a non-empty string of printable characters");
   }
-  const int forms = int(root.contains("models")) + int(root.contains("grid")) + int(root.contains("search"));
+  const int forms =
+      int(root.contains("models")) + int(root.contains("grid")) + int(root.contains("search"));
   if (forms != 1)
-    fail(path, "top level", forms == 0 ? "no \"models\", \"grid\" or \"search\"" : "more than one of \"models\", \"grid\" and \"search\"",
-         "expected one: a list of models, a grid of axes over a base spec, or a search of trials over one");
+    fail(path, "top level",
+         forms == 0 ? "no \"models\", \"grid\" or \"search\""
+                    : "more than one of \"models\", \"grid\" and \"search\"",
+         "expected one: a list of models, a grid of axes over a base spec, or a search of trials "
+         "over one");
   std::optional<int> max_epochs;
   if (const auto scheduler = root.find("scheduler"); scheduler != root.end())
     sweep.scheduler = parse_scheduler(path, *scheduler, &max_epochs);

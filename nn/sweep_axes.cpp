@@ -11,8 +11,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr SweepAxis kAxes[] = {{"hidden", "h"}, {"units", "u"},         {"activation", ""}, {"dropout", "d"},
-                               {"learning_rate", "lr"}, {"batch_size", "b"}, {"seed", "s"},      {"epochs", "e"}};
+constexpr SweepAxis kAxes[] = {{"hidden", "h"},  {"units", "u"},          {"activation", ""},
+                               {"dropout", "d"}, {"learning_rate", "lr"}, {"batch_size", "b"},
+                               {"seed", "s"},    {"epochs", "e"}};
 
 // Whether a layer is of the class `class_name` as the spec parser reads it (a layer that names no
 // type is a Dense), and the object that holds its arguments (the layer itself, or the "config" of
@@ -20,12 +21,14 @@ constexpr SweepAxis kAxes[] = {{"hidden", "h"}, {"units", "u"},         {"activa
 bool is_layer(const json& layer, const char* class_name) {
   if (!layer.is_object()) return false;
   const auto type = layer.find(layer.contains("class_name") ? "class_name" : "type");
-  const std::string kind = type != layer.end() && type->is_string() ? type->get<std::string>() : "Dense";
+  const std::string kind =
+      type != layer.end() && type->is_string() ? type->get<std::string>() : "Dense";
   return KerasObject::names_class(kind, class_name);
 }
 json& layer_arguments(json& layer) {
   const auto config = layer.find("config");
-  return layer.contains("class_name") && config != layer.end() && config->is_object() ? *config : layer;
+  return layer.contains("class_name") && config != layer.end() && config->is_object() ? *config
+                                                                                      : layer;
 }
 
 // The spec's layers when it has some (an array, not empty), else null.
@@ -108,15 +111,18 @@ const std::string& sweep_axis_list() {
 }
 
 const SweepAxis* find_sweep_axis(const std::string& key) {
-  const auto it = std::find_if(std::begin(kAxes), std::end(kAxes), [&](const SweepAxis& a) { return key == a.key; });
+  const auto it = std::find_if(std::begin(kAxes), std::end(kAxes),
+                               [&](const SweepAxis& a) { return key == a.key; });
   return it == std::end(kAxes) ? nullptr : it;
 }
 
 std::string axis_needs(const std::string& axis, const json& base) {
   if (axis == "units" && !has_hidden(base, "Dense"))
-    return "the base has no hidden Dense layer for it to set; give the base one, or vary \"hidden\"";
+    return "the base has no hidden Dense layer for it to set; give the base one, or vary "
+           "\"hidden\"";
   if (axis == "dropout" && !has_hidden(base, "Dropout"))
-    return "the base has no Dropout layer for it to set; add one ({\"type\": \"Dropout\", \"rate\": 0.2}) where the "
+    return "the base has no Dropout layer for it to set; add one ({\"type\": \"Dropout\", "
+           "\"rate\": 0.2}) where the "
            "rate should vary";
   return "";
 }
@@ -125,10 +131,14 @@ void apply_axis(json& spec, const std::string& axis, const json& value) {
   if (axis == "hidden" || axis == "activation" || axis == "units" || axis == "dropout") {
     json* layers = layers_of(spec);
     if (!layers) return;
-    if (axis == "activation") set_hidden_activations(*layers, value);
-    else if (axis == "hidden") set_hidden_widths(*layers, value);
-    else if (axis == "units") set_hidden(*layers, "Dense", "units", value);
-    else set_hidden(*layers, "Dropout", "rate", value);
+    if (axis == "activation")
+      set_hidden_activations(*layers, value);
+    else if (axis == "hidden")
+      set_hidden_widths(*layers, value);
+    else if (axis == "units")
+      set_hidden(*layers, "Dense", "units", value);
+    else
+      set_hidden(*layers, "Dropout", "rate", value);
   } else if (axis == "learning_rate") {
     json& optimizer = spec["optimizer"];
     if (optimizer.is_null()) optimizer = "adam";  // the spec's default
@@ -144,7 +154,9 @@ void apply_axis(json& spec, const std::string& axis, const json& value) {
   }
 }
 
-std::string escaped(const json& value) { return value.dump(-1, ' ', true, json::error_handler_t::replace); }
+std::string escaped(const json& value) {
+  return value.dump(-1, ' ', true, json::error_handler_t::replace);
+}
 
 std::string shown_escaped(const json& value) {
   constexpr size_t kMaxChars = 60;
@@ -154,7 +166,8 @@ std::string shown_escaped(const json& value) {
 }
 
 bool printable(const std::string& text) {
-  return std::none_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  return std::none_of(text.begin(), text.end(),
+                      [](unsigned char c) { return c < 0x20 || c == 0x7f; });
 }
 
 std::string one_line(const std::string& text) {
@@ -167,8 +180,8 @@ std::string axis_value_text(const json& value) {
   if (value.is_string()) return one_line(value.get<std::string>());
   if (value.is_number_float()) {
     char buffer[32];
-    const std::to_chars_result end =
-        std::to_chars(buffer, buffer + sizeof buffer, value.get<double>(), std::chars_format::general);
+    const std::to_chars_result end = std::to_chars(buffer, buffer + sizeof buffer,
+                                                   value.get<double>(), std::chars_format::general);
     return std::string(buffer, end.ptr);
   }
   return escaped(value);

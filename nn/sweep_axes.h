@@ -4,14 +4,12 @@
 // model's name.
 //
 //   axis           sets                                        name part
-//   hidden         the hidden layers (an array of widths)      h100x10: the widths joined by x (h0: none)
-//   units          every hidden Dense's units                  u64
-//   activation     the hidden layers' activation               relu (any activation a Dense layer takes)
-//   dropout        every Dropout layer's rate                  d0.2
-//   learning_rate  optimizer.learning_rate                     lr0.001 (the shortest form that reads back the same)
-//   batch_size     fit.batch_size                              b32
-//   seed           seed                                        s7
-//   epochs         fit.epochs                                  e5
+//   hidden         the hidden layers (an array of widths)      h100x10: the widths joined by x (h0:
+//   none) units          every hidden Dense's units                  u64 activation     the hidden
+//   layers' activation               relu (any activation a Dense layer takes) dropout        every
+//   Dropout layer's rate                  d0.2 learning_rate  optimizer.learning_rate lr0.001 (the
+//   shortest form that reads back the same) batch_size     fit.batch_size b32 seed           seed
+//   s7 epochs         fit.epochs                                  e5
 //
 // A hidden value is an array of widths: each is a copy of the base's first hidden block (its first
 // Dense and the layers after it up to the next Dense: Dropout, BatchNormalization, Activation)
@@ -57,13 +55,16 @@ std::string axis_name_part(const SweepAxis& axis, const nlohmann::json& value);
 // layer. The CSV's hidden column writes a model's hidden layers the same way.
 std::string hidden_widths_text(const std::vector<std::string>& widths);
 
-// JSON text that stays on one printable line: control characters and DEL escaped, bad UTF-8 replaced.
+// JSON text that stays on one printable line: control characters and DEL escaped, bad UTF-8
+// replaced.
 std::string escaped(const nlohmann::json& value);
-// A value for a message: escaped() and cut short, since a misplaced object could be arbitrarily large.
+// A value for a message: escaped() and cut short, since a misplaced object could be arbitrarily
+// large.
 std::string shown_escaped(const nlohmann::json& value);
 // Whether a name is printed as it is: no control characters (the spec parser refuses them too).
 bool printable(const std::string& text);
-// A string for a name or a message: as it is when printable, else with its control characters escaped.
+// A string for a name or a message: as it is when printable, else with its control characters
+// escaped.
 std::string one_line(const std::string& text);
 
 }  // namespace mf

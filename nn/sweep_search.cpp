@@ -50,7 +50,8 @@ struct Dimension {
   json choices;              // choice's values
 };
 
-// `spec` is the axis's entry in the space: an object of one distribution, {"log_uniform": [1e-4, 0.1]}.
+// `spec` is the axis's entry in the space: an object of one distribution, {"log_uniform": [1e-4,
+// 0.1]}.
 Dimension read_dimension(const std::string& axis, const Field& spec) {
   if (!spec.value().is_object() || spec.value().size() != 1)
     spec.wrong("an object of one distribution: " + allowed_for(axis));
@@ -60,7 +61,8 @@ Dimension read_dimension(const std::string& axis, const Field& spec) {
   if (!draw) {
     std::vector<std::string> names;
     for (const Named<Draw>& d : kDraws) names.push_back(d.name);
-    range.fail("unknown distribution" + did_you_mean(name, names), "allowed for " + axis + ": " + allowed_for(axis));
+    range.fail("unknown distribution" + did_you_mean(name, names),
+               "allowed for " + axis + ": " + allowed_for(axis));
   }
   Dimension d{axis, *draw, 0, 0, json()};
   const json& value = range.value();
@@ -68,7 +70,8 @@ Dimension read_dimension(const std::string& axis, const Field& spec) {
     if (!value.is_array() || value.empty()) range.wrong("a non-empty array of values");
     if (axis == "hidden")
       for (size_t i = 0; i < value.size(); ++i)
-        if (!value[i].is_array()) range.item(i).wrong("an array of the hidden layers' widths, like [100, 10]");
+        if (!value[i].is_array())
+          range.item(i).wrong("an array of the hidden layers' widths, like [100, 10]");
     d.choices = value;
     return d;
   }
@@ -77,12 +80,15 @@ Dimension read_dimension(const std::string& axis, const Field& spec) {
     range.fail("the " + axis + " axis cannot draw from " + name, "allowed: " + allowed_for(axis));
   const bool log = d.draw == Draw::log_uniform || d.draw == Draw::int_log_uniform;
   const std::string allowed = std::string("[low, high] with low ") + (ints ? "<=" : "<") + " high" +
-                              (ints ? ", both integers" : "") + (log ? (ints ? ", low >= 1" : ", low > 0") : "");
-  const bool pair = value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number();
-  if (!pair || (ints && (!value[0].is_number_integer() || !value[1].is_number_integer()))) range.wrong(allowed);
+                              (ints ? ", both integers" : "") +
+                              (log ? (ints ? ", low >= 1" : ", low > 0") : "");
+  const bool pair =
+      value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number();
+  if (!pair || (ints && (!value[0].is_number_integer() || !value[1].is_number_integer())))
+    range.wrong(allowed);
   d.low = value[0].get<double>(), d.high = value[1].get<double>();
-  if (!std::isfinite(d.low) || !std::isfinite(d.high) || (ints ? d.low > d.high : d.low >= d.high) ||
-      (log && (ints ? d.low < 1 : d.low <= 0)))
+  if (!std::isfinite(d.low) || !std::isfinite(d.high) ||
+      (ints ? d.low > d.high : d.low >= d.high) || (log && (ints ? d.low < 1 : d.low <= 0)))
     range.wrong(allowed);
   return d;
 }
@@ -95,11 +101,13 @@ json value_at(const Dimension& d, double u) {
     case Draw::int_uniform:
       return int64_t(std::min(d.high, std::floor(d.low + u * (d.high - d.low + 1))));
     case Draw::int_log_uniform:  // log-uniform over [low, high + 1), floored
-      return int64_t(std::min(d.high, std::floor(std::exp(std::log(d.low) + u * std::log((d.high + 1) / d.low)))));
+      return int64_t(std::min(
+          d.high, std::floor(std::exp(std::log(d.low) + u * std::log((d.high + 1) / d.low)))));
     case Draw::uniform:
     case Draw::log_uniform: {
-      const double x = d.draw == Draw::uniform ? d.low + u * (d.high - d.low)
-                                               : std::exp(std::log(d.low) + u * std::log(d.high / d.low));
+      const double x = d.draw == Draw::uniform
+                           ? d.low + u * (d.high - d.low)
+                           : std::exp(std::log(d.low) + u * std::log(d.high / d.low));
       // The float32 the spec keeps, written in its shortest form (0.00123, not 0.0012300000526).
       char buffer[32];
       const auto end = std::to_chars(buffer, buffer + sizeof buffer, float(x));
@@ -113,14 +121,16 @@ json value_at(const Dimension& d, double u) {
 // range's high end is not drawn: the float below it is).
 std::vector<json> extremes(const Dimension& d) {
   if (d.draw == Draw::choice) return {d.choices.begin(), d.choices.end()};
-  if (d.draw == Draw::int_uniform || d.draw == Draw::int_log_uniform) return {int64_t(d.low), int64_t(d.high)};
+  if (d.draw == Draw::int_uniform || d.draw == Draw::int_log_uniform)
+    return {int64_t(d.low), int64_t(d.high)};
   return {value_at(d, 0), value_at(d, std::nextafter(1.0, 0.0))};
 }
 
 // Every value a dimension can give makes a model the spec parser takes, checked once for the file:
 // else one line naming the axis and the value (where the base itself is bad, its models say so).
 void check_values(const std::string& path, const std::vector<Dimension>& dims, json base) {
-  if (base.is_object() && !base.contains("name")) base["name"] = "base";  // each model is given its own
+  if (base.is_object() && !base.contains("name"))
+    base["name"] = "base";  // each model is given its own
   try {
     parse_model_spec(base, path);
   } catch (const UserError&) {
@@ -130,7 +140,8 @@ void check_values(const std::string& path, const std::vector<Dimension>& dims, j
     for (const json& value : extremes(d)) {
       json spec = base;
       apply_axis(spec, d.axis, value);
-      parse_model_spec(spec, path + ": search.space." + d.axis + " gives " + axis_value_text(value));
+      parse_model_spec(spec,
+                       path + ": search.space." + d.axis + " gives " + axis_value_text(value));
     }
 }
 
@@ -150,13 +161,15 @@ std::vector<json> draw_trials(const std::string& path, const json& search, const
   const Field space = root.at("space");
   std::vector<const char*> axis_keys;
   for (const SweepAxis& a : sweep_axes()) axis_keys.push_back(a.key);
-  if (!space.value().is_object() || space.value().empty()) space.wrong("an object of one or more axes: " + sweep_axis_list());
+  if (!space.value().is_object() || space.value().empty())
+    space.wrong("an object of one or more axes: " + sweep_axis_list());
   space.allow_keys(axis_keys);
   std::vector<Dimension> dims;
   for (const SweepAxis& a : sweep_axes()) {  // the table's order, whatever the file's
     const auto axis = space.optional(a.key);
     if (!axis) continue;
-    if (const std::string problem = axis_needs(a.key, base); !problem.empty()) axis->fail(problem, "or leave this axis out");
+    if (const std::string problem = axis_needs(a.key, base); !problem.empty())
+      axis->fail(problem, "or leave this axis out");
     dims.push_back(read_dimension(a.key, *axis));
   }
   check_values(path, dims, base);
@@ -174,7 +187,8 @@ std::vector<json> draw_trials(const std::string& path, const json& search, const
     json values = json::object();
     for (size_t d = 0; d < dims.size(); ++d)
       // Sobol's sequence starts at the origin, which Boost's engine leaves out: trial 0 takes it.
-      values[dims[d].axis] = value_at(dims[d], unit(sobol ? ((t == 0 ? 0 : (*sobol)()) ^ shift[d]) : random()));
+      values[dims[d].axis] =
+          value_at(dims[d], unit(sobol ? ((t == 0 ? 0 : (*sobol)()) ^ shift[d]) : random()));
     out.push_back(std::move(values));
   }
   return out;

@@ -27,8 +27,8 @@ std::vector<LayerShape> layer_shapes(const ModelSpec& spec) {
     const uint32_t flags = (l.kind == LayerKind::dense && l.use_bias ? kBias : 0) |
                            (l.kind == LayerKind::batch_normalization && l.center ? kCenter : 0) |
                            (l.kind == LayerKind::batch_normalization && l.scale ? kScale : 0);
-    shapes.push_back({uint32_t(l.kind), uint32_t(i == 0 ? spec.input : spec.width(i - 1)), uint32_t(spec.width(i)),
-                      uint32_t(l.activation), flags});
+    shapes.push_back({uint32_t(l.kind), uint32_t(i == 0 ? spec.input : spec.width(i - 1)),
+                      uint32_t(spec.width(i)), uint32_t(l.activation), flags});
   }
   return shapes;
 }
@@ -44,7 +44,8 @@ bool read(std::ifstream& in, T* data, size_t count) {
 }
 
 std::string shape_words(const LayerShape& s) {
-  return std::string(to_string(LayerKind(s.kind))) + " " + std::to_string(s.in) + "x" + std::to_string(s.out);
+  return std::string(to_string(LayerKind(s.kind))) + " " + std::to_string(s.in) + "x" +
+         std::to_string(s.out);
 }
 
 }  // namespace
@@ -65,10 +66,13 @@ void save_weights(Model& model, const std::string& path, int member) {
 void load_weights(Model& model, const std::string& path, int member) {
   const ModelSpec& spec = model.spec();
   // The file holds a small header and the weights; anything much larger is not one.
-  check_input_file(path, "weights file", uintmax_t(Model::weight_count(spec)) * sizeof(float) + (size_t(1) << 20));
+  check_input_file(path, "weights file",
+                   uintmax_t(Model::weight_count(spec)) * sizeof(float) + (size_t(1) << 20));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot read the weights file");
-  auto fail = [&](const std::string& what) { throw UserError(path + ": " + what + " (model '" + spec.name + "')"); };
+  auto fail = [&](const std::string& what) {
+    throw UserError(path + ": " + what + " (model '" + spec.name + "')");
+  };
   char magic[4];
   uint32_t layers = 0;
   if (!read(in, magic, 4)) fail("not a multifit weights file");
@@ -77,7 +81,8 @@ void load_weights(Model& model, const std::string& path, int member) {
   const std::vector<LayerShape> expected = layer_shapes(spec);
   if (!read(in, &layers, 1)) fail("truncated header");
   if (layers != expected.size())
-    fail("has " + std::to_string(layers) + " layers, the spec has " + std::to_string(expected.size()));
+    fail("has " + std::to_string(layers) + " layers, the spec has " +
+         std::to_string(expected.size()));
   for (size_t i = 0; i < layers; ++i) {
     LayerShape got{};
     if (first_form) {  // Dense layers with biases: {in, out, activation}
@@ -90,9 +95,11 @@ void load_weights(Model& model, const std::string& path, int member) {
     const LayerShape& want = expected[i];
     const std::string layer = "layer " + std::to_string(i + 1);
     if (got.kind != want.kind || got.in != want.in || got.out != want.out)
-      fail(layer + " is " + (got.kind <= uint32_t(LayerKind::flatten) ? shape_words(got) : "of an unknown kind") +
+      fail(layer + " is " +
+           (got.kind <= uint32_t(LayerKind::flatten) ? shape_words(got) : "of an unknown kind") +
            " in the file, " + shape_words(want) + " in the spec");
-    if (got.flags != want.flags) fail(layer + " has other weights in the file than the spec gives it (bias, center, scale)");
+    if (got.flags != want.flags)
+      fail(layer + " has other weights in the file than the spec gives it (bias, center, scale)");
     if (got.activation != want.activation) fail(layer + " has another activation than in the spec");
   }
   uint64_t count = 0;

@@ -7,10 +7,12 @@
 namespace mf {
 
 std::string describe_build() {
-  std::string build = std::string("multifit ") + multifit_version() + " (commit " + multifit_commit() + "), ";
+  std::string build =
+      std::string("multifit ") + multifit_version() + " (commit " + multifit_commit() + "), ";
 #if defined(MF_HAVE_CUDA)
   // CUDART_VERSION is 1000 * major + 10 * minor.
-  build += "with CUDA " + std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10);
+  build += "with CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
+           std::to_string(CUDART_VERSION % 1000 / 10);
 #else
   build += "without CUDA (MULTIFIT_CUDA=OFF)";
 #endif

@@ -16,8 +16,8 @@ struct Unit {
   double scale;
 };
 // A bare number is bytes.
-constexpr Unit kUnits[] = {{"", 1},     {"B", 1},          {"KB", 1e3},          {"MB", 1e6},
-                           {"GB", 1e9}, {"KiB", 1024.0},   {"MiB", 1048576.0},   {"GiB", 1073741824.0}};
+constexpr Unit kUnits[] = {{"", 1},     {"B", 1},        {"KB", 1e3},        {"MB", 1e6},
+                           {"GB", 1e9}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
 
 }  // namespace
 
@@ -28,16 +28,19 @@ size_t parse_bytes(const std::string& text, const std::string& what) {
   const std::string unit(end);
   if (end != begin && std::isfinite(number) && number > 0) {
     for (const Unit& u : kUnits)
-      if (unit == u.name && number * u.scale < 0x1p62) return size_t(std::llround(number * u.scale));
+      if (unit == u.name && number * u.scale < 0x1p62)
+        return size_t(std::llround(number * u.scale));
   }
-  throw UserError(what + ": '" + text + "' is not a positive size; write bytes or a number with " + size_units());
+  throw UserError(what + ": '" + text + "' is not a positive size; write bytes or a number with " +
+                  size_units());
 }
 
 const std::string& size_units() {
   static const std::string units = [] {
     std::string names;
     constexpr size_t n = std::size(kUnits);
-    for (size_t i = 1; i < n; ++i) names += std::string(i == 1 ? "" : i + 1 == n ? " or " : ", ") + kUnits[i].name;
+    for (size_t i = 1; i < n; ++i)
+      names += std::string(i == 1 ? "" : i + 1 == n ? " or " : ", ") + kUnits[i].name;
     return names;
   }();
   return units;
@@ -45,15 +48,20 @@ const std::string& size_units() {
 
 std::string format_bytes(size_t bytes) {
   char out[32];
-  if (bytes >= (size_t(1) << 30)) std::snprintf(out, sizeof out, "%.2f GiB", double(bytes) / (1 << 30));
-  else if (bytes >= (size_t(1) << 20)) std::snprintf(out, sizeof out, "%.2f MiB", double(bytes) / (1 << 20));
-  else if (bytes >= 1024) std::snprintf(out, sizeof out, "%.2f KiB", double(bytes) / 1024);
-  else std::snprintf(out, sizeof out, "%zu B", bytes);
+  if (bytes >= (size_t(1) << 30))
+    std::snprintf(out, sizeof out, "%.2f GiB", double(bytes) / (1 << 30));
+  else if (bytes >= (size_t(1) << 20))
+    std::snprintf(out, sizeof out, "%.2f MiB", double(bytes) / (1 << 20));
+  else if (bytes >= 1024)
+    std::snprintf(out, sizeof out, "%.2f KiB", double(bytes) / 1024);
+  else
+    std::snprintf(out, sizeof out, "%zu B", bytes);
   return out;
 }
 
 std::string format_bytes_exact(size_t bytes) {
-  return bytes < 1024 ? format_bytes(bytes) : format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+  return bytes < 1024 ? format_bytes(bytes)
+                      : format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
 }
 
 }  // namespace mf

@@ -82,17 +82,20 @@ void close_fd(int& fd) {
 std::string ExitStatus::describe() const {
   if (exited) return "exited with code " + std::to_string(code);
   const char* abbreviation = sigabbrev_np(signal);  // "KILL"; none for real-time signals
-  const std::string name = abbreviation ? std::string("SIG") + abbreviation : std::string(strsignal(signal));
+  const std::string name =
+      abbreviation ? std::string("SIG") + abbreviation : std::string(strsignal(signal));
   return "killed by signal " + std::to_string(signal) + " (" + name + ")";
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env)
+ChildProcess::ChildProcess(const std::vector<std::string>& argv,
+                           const std::vector<std::string>& env)
     : program_(argv.at(0)) {
-  // Every end is close-on-exec, made so atomically (pipe2): a child spawned by another thread at the
-  // same moment inherits none of them, and a child holding another's stdin would keep it from EOF.
-  // The child's own ends become its 0 and 1 through dup2, which clears the flag on the copy.
+  // Every end is close-on-exec, made so atomically (pipe2): a child spawned by another thread at
+  // the same moment inherits none of them, and a child holding another's stdin would keep it from
+  // EOF. The child's own ends become its 0 and 1 through dup2, which clears the flag on the copy.
   int input[2], output[2];
-  if (pipe2(input, O_CLOEXEC) != 0) throw SystemError("cannot start " + program_ + ": " + errno_text(errno));
+  if (pipe2(input, O_CLOEXEC) != 0)
+    throw SystemError("cannot start " + program_ + ": " + errno_text(errno));
   if (pipe2(output, O_CLOEXEC) != 0) {
     const int error = errno;
     ::close(input[0]);
@@ -117,8 +120,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::vect
 
   std::vector<std::string> arguments = argv;
   std::vector<std::string> environment = child_environment(env);
-  const int error = posix_spawn(&pid_, program_.c_str(), &actions, &attributes, c_array(arguments).data(),
-                                c_array(environment).data());
+  const int error = posix_spawn(&pid_, program_.c_str(), &actions, &attributes,
+                                c_array(arguments).data(), c_array(environment).data());
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(input[0]);  // the child's ends, now its own
@@ -146,7 +149,8 @@ bool ChildProcess::send(const std::string& text) {
   int error = 0;
   if (!write_without_sigpipe(input_fd_, text, &error)) return false;
   if (error != 0)
-    throw SystemError("cannot write to " + program_ + " (pid " + std::to_string(pid_) + "): " + errno_text(error));
+    throw SystemError("cannot write to " + program_ + " (pid " + std::to_string(pid_) +
+                      "): " + errno_text(error));
   return true;
 }
 
@@ -159,7 +163,8 @@ void ChildProcess::read_some() {
   while ((n = ::read(output_fd_, chunk, sizeof chunk)) == -1 && errno == EINTR) {
   }
   if (n < 0)
-    throw SystemError("cannot read from " + program_ + " (pid " + std::to_string(pid_) + "): " + errno_text(errno));
+    throw SystemError("cannot read from " + program_ + " (pid " + std::to_string(pid_) +
+                      "): " + errno_text(errno));
   if (n == 0) {
     eof_ = true;
     if (!buffer_.empty()) lines_.push_back(std::move(buffer_));
@@ -181,7 +186,8 @@ void ChildProcess::read_some() {
 std::vector<std::string> ChildProcess::read_lines(bool* eof) {
   read_some();
   *eof = eof_;
-  std::vector<std::string> result(std::make_move_iterator(lines_.begin()), std::make_move_iterator(lines_.end()));
+  std::vector<std::string> result(std::make_move_iterator(lines_.begin()),
+                                  std::make_move_iterator(lines_.end()));
   lines_.clear();
   return result;
 }
@@ -199,12 +205,15 @@ ExitStatus ChildProcess::wait() {
   int raw = 0;
   while (waitpid(pid_, &raw, 0) == -1) {
     if (errno != EINTR)
-      throw SystemError("cannot wait for " + program_ + " (pid " + std::to_string(pid_) + "): " + errno_text(errno));
+      throw SystemError("cannot wait for " + program_ + " (pid " + std::to_string(pid_) +
+                        "): " + errno_text(errno));
   }
   ExitStatus status;
   status.exited = WIFEXITED(raw);
-  if (status.exited) status.code = WEXITSTATUS(raw);
-  else status.signal = WTERMSIG(raw);
+  if (status.exited)
+    status.code = WEXITSTATUS(raw);
+  else
+    status.signal = WTERMSIG(raw);
   status_ = status;
   return status;
 }
@@ -212,14 +221,16 @@ ExitStatus ChildProcess::wait() {
 void ChildProcess::kill(int signal) {
   if (status_) return;
   if (::kill(pid_, signal) != 0)
-    throw SystemError("cannot signal " + program_ + " (pid " + std::to_string(pid_) + "): " + errno_text(errno));
+    throw SystemError("cannot signal " + program_ + " (pid " + std::to_string(pid_) +
+                      "): " + errno_text(errno));
 }
 
 void ChildProcess::kill_group(int signal) {
   if (status_) return;
-  if (::kill(-pid_, signal) != 0)  // the group's id is the child's pid (POSIX_SPAWN_SETPGROUP with 0)
-    throw SystemError("cannot signal the process group of " + program_ + " (pid " + std::to_string(pid_) +
-                      "): " + errno_text(errno));
+  if (::kill(-pid_, signal) !=
+      0)  // the group's id is the child's pid (POSIX_SPAWN_SETPGROUP with 0)
+    throw SystemError("cannot signal the process group of " + program_ + " (pid " +
+                      std::to_string(pid_) + "): " + errno_text(errno));
 }
 
 std::optional<ChildProcess::Usage> ChildProcess::usage() const {
@@ -227,16 +238,19 @@ std::optional<ChildProcess::Usage> ChildProcess::usage() const {
   std::ifstream file("/proc/" + std::to_string(pid_) + "/stat");
   std::string stat;
   if (!std::getline(file, stat)) return std::nullopt;
-  // "pid (comm) state ...": comm may hold spaces and parentheses, so the fields start after the last ')'.
+  // "pid (comm) state ...": comm may hold spaces and parentheses, so the fields start after the
+  // last ')'.
   const size_t paren = stat.rfind(')');
   if (paren == std::string::npos) return std::nullopt;
   std::istringstream fields(stat.substr(paren + 2));
-  std::vector<std::string> f{std::istream_iterator<std::string>(fields), std::istream_iterator<std::string>()};
+  std::vector<std::string> f{std::istream_iterator<std::string>(fields),
+                             std::istream_iterator<std::string>()};
   // proc(5) numbers the fields from 1 with pid; f[0] is field 3 (state).
   constexpr size_t kUtime = 14 - 3, kStime = 15 - 3, kThreads = 20 - 3, kRss = 24 - 3;
   if (f.size() <= kRss) return std::nullopt;
   const double tick = double(sysconf(_SC_CLK_TCK));
-  return Usage{double(std::stoull(f[kUtime]) + std::stoull(f[kStime])) / tick, size_t(std::stoull(f[kThreads])),
+  return Usage{double(std::stoull(f[kUtime]) + std::stoull(f[kStime])) / tick,
+               size_t(std::stoull(f[kThreads])),
                size_t(std::stoull(f[kRss])) * size_t(sysconf(_SC_PAGESIZE))};
 }
 
@@ -253,7 +267,8 @@ std::string self_executable() {
   if (!embedder_executable().empty()) return embedder_executable();
   std::error_code error;
   const std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw SystemError("cannot find this program's own path (/proc/self/exe): " + error.message());
+  if (error)
+    throw SystemError("cannot find this program's own path (/proc/self/exe): " + error.message());
   return path.string();
 }
 

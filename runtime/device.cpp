@@ -26,7 +26,8 @@ DeviceQuery query_devices() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     query.why_none = cudaGetErrorString(status);
-    // Without a driver at all, CUDA's own words ("driver version is insufficient") suggest an old one.
+    // Without a driver at all, CUDA's own words ("driver version is insufficient") suggest an old
+    // one.
     if (status == cudaErrorInsufficientDriver && !driver_present())
       query.why_none = "no NVIDIA driver: libcuda.so.1 cannot be loaded";
     cudaGetLastError();  // clear the sticky error so later calls start clean
@@ -42,22 +43,24 @@ DeviceQuery query_devices() {
       bus_id[0] = '\0';
       cudaGetLastError();
     }
-    query.devices.push_back(
-        {i, prop.name, prop.multiProcessorCount, prop.totalGlobalMem, prop.major, prop.minor, bus_id});
+    query.devices.push_back({i, prop.name, prop.multiProcessorCount, prop.totalGlobalMem,
+                             prop.major, prop.minor, bus_id});
   }
   if (query.devices.empty()) query.why_none = "no CUDA device is visible";
   return query;
 }
 #else
 DeviceQuery query_devices() {
-  return {{}, "this multifit is built without CUDA (MULTIFIT_CUDA=OFF): rebuild where the CUDA toolkit 13 is installed "
-              "for --backend cuda"};
+  return {{},
+          "this multifit is built without CUDA (MULTIFIT_CUDA=OFF): rebuild where the CUDA toolkit "
+          "13 is installed "
+          "for --backend cuda"};
 }
 #endif
 
 std::string describe(const DeviceInfo& d) {
-  return d.name + ", " + std::to_string(d.multiprocessors) + " SMs, " + format_bytes(d.memory_bytes) + ", sm_" +
-         std::to_string(d.major) + std::to_string(d.minor);
+  return d.name + ", " + std::to_string(d.multiprocessors) + " SMs, " +
+         format_bytes(d.memory_bytes) + ", sm_" + std::to_string(d.major) + std::to_string(d.minor);
 }
 
 }  // namespace mf

@@ -35,8 +35,8 @@ struct CudaError : SystemError {
 };
 
 // A failed call of NVML, the driver's management library (GPU utilization and memory): which call,
-// where, and NVML's message. Not a CudaError: NVML is no part of CUDA, and failing it never poisons a
-// CUDA context.
+// where, and NVML's message. Not a CudaError: NVML is no part of CUDA, and failing it never poisons
+// a CUDA context.
 struct NvmlError : SystemError {
   using SystemError::SystemError;
 };
@@ -45,29 +45,34 @@ struct NvmlError : SystemError {
 inline std::string failed_call(const char* call, const char* file, int line, const char* message) {
   return std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + message;
 }
-[[noreturn]] inline void throw_cuda_error(const char* call, const char* file, int line, const char* message) {
+[[noreturn]] inline void throw_cuda_error(const char* call, const char* file, int line,
+                                          const char* message) {
   throw CudaError(failed_call(call, file, line, message));
 }
-[[noreturn]] inline void throw_nvml_error(const char* call, const char* file, int line, const char* message) {
+[[noreturn]] inline void throw_nvml_error(const char* call, const char* file, int line,
+                                          const char* message) {
   throw NvmlError(failed_call(call, file, line, message));
 }
 
 }  // namespace mf
 
-// A CUDA runtime call, checked: target/target.h defines cuda_check for each target (GPU, host execution).
+// A CUDA runtime call, checked: target/target.h defines cuda_check for each target (GPU, host
+// execution).
 #define MF_CUDA_CHECK(call) ::mf::MF_TARGET::cuda_check((call), #call, __FILE__, __LINE__)
 
-// A call of a CUDA library that returns a status (cuBLAS, cuDNN, and CUPTI to come), checked against
-// its success value; message_of(status) is the library's own text for the status.
-#define MF_LIBRARY_CHECK(call, success, message_of)                                \
-  do {                                                                             \
-    const auto status_ = (call);                                                   \
-    if (status_ != (success)) ::mf::throw_cuda_error(#call, __FILE__, __LINE__, message_of(status_)); \
+// A call of a CUDA library that returns a status (cuBLAS, cuDNN, and CUPTI to come), checked
+// against its success value; message_of(status) is the library's own text for the status.
+#define MF_LIBRARY_CHECK(call, success, message_of)                           \
+  do {                                                                        \
+    const auto status_ = (call);                                              \
+    if (status_ != (success))                                                 \
+      ::mf::throw_cuda_error(#call, __FILE__, __LINE__, message_of(status_)); \
   } while (0)
 
 // The same for a call of NVML, which fails with NvmlError.
-#define MF_NVML_CHECK(call, success, message_of)                                   \
-  do {                                                                             \
-    const auto status_ = (call);                                                   \
-    if (status_ != (success)) ::mf::throw_nvml_error(#call, __FILE__, __LINE__, message_of(status_)); \
+#define MF_NVML_CHECK(call, success, message_of)                              \
+  do {                                                                        \
+    const auto status_ = (call);                                              \
+    if (status_ != (success))                                                 \
+      ::mf::throw_nvml_error(#call, __FILE__, __LINE__, message_of(status_)); \
   } while (0)

@@ -14,7 +14,9 @@ void flush_denormals_on_this_thread() {
 #elif defined(__aarch64__)
   unsigned long fpcr;
   __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-  __asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (1ul << 24)));  // FZ: flush denormal inputs and results
+  __asm__ volatile("msr fpcr, %0"
+                   :
+                   : "r"(fpcr | (1ul << 24)));  // FZ: flush denormal inputs and results
 #endif
 }
 

@@ -8,8 +8,8 @@
 namespace mf {
 namespace {
 
-[[noreturn]] void refuse(const std::string& path, const std::string& problem, const std::string& what,
-                         uintmax_t max_bytes) {
+[[noreturn]] void refuse(const std::string& path, const std::string& problem,
+                         const std::string& what, uintmax_t max_bytes) {
   throw UserError(path + ": " + problem + "; the " + what + " must be a regular file of at most " +
                   format_bytes(max_bytes));
 }
@@ -21,14 +21,20 @@ void check_input_file(const std::string& path, const std::string& what, uintmax_
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   switch (status.type()) {
-    case fs::file_type::regular: break;
-    case fs::file_type::not_found: throw UserError(path + ": no such file (the " + what + ")");
-    case fs::file_type::directory: refuse(path, "is a folder", what, max_bytes);
+    case fs::file_type::regular:
+      break;
+    case fs::file_type::not_found:
+      throw UserError(path + ": no such file (the " + what + ")");
+    case fs::file_type::directory:
+      refuse(path, "is a folder", what, max_bytes);
     case fs::file_type::character:
-    case fs::file_type::block: refuse(path, "is a device", what, max_bytes);
+    case fs::file_type::block:
+      refuse(path, "is a device", what, max_bytes);
     case fs::file_type::fifo:
-    case fs::file_type::socket: refuse(path, "is a pipe or socket", what, max_bytes);
-    default: throw UserError(path + ": cannot read the " + what + " (" + error.message() + ")");
+    case fs::file_type::socket:
+      refuse(path, "is a pipe or socket", what, max_bytes);
+    default:
+      throw UserError(path + ": cannot read the " + what + " (" + error.message() + ")");
   }
   const uintmax_t size = fs::file_size(path, error);
   if (error) throw UserError(path + ": cannot read the " + what + " (" + error.message() + ")");

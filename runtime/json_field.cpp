@@ -74,7 +74,8 @@ void Field::wrong_name(const std::vector<std::string>& names) const {
   std::string allowed;
   for (const std::string& name : names) allowed += (allowed.empty() ? "" : ", ") + name;
   if (missing_ || !value_->is_string()) wrong("one of " + allowed);
-  fail("got " + shown(*value_) + did_you_mean(value_->get<std::string>(), names), "expected one of " + allowed);
+  fail("got " + shown(*value_) + did_you_mean(value_->get<std::string>(), names),
+       "expected one of " + allowed);
 }
 
 Field Field::at(const std::string& key) const {
@@ -104,7 +105,8 @@ void Field::allow_keys(Keys keys) const {
     if (!value_->contains(key)) absent.push_back(key);
   for (const auto& entry : value_->items())
     if (!contains(keys, entry.key())) {
-      at(entry.key()).fail("unknown key" + did_you_mean(entry.key(), absent), "allowed keys: " + join(keys));
+      at(entry.key())
+          .fail("unknown key" + did_you_mean(entry.key(), absent), "allowed keys: " + join(keys));
     }
 }
 
@@ -116,8 +118,9 @@ void Field::object(Keys keys) const {
 int Field::positive_int(uint64_t max) const {
   if (const auto n = integer_in(*value_, 1, max)) return int(*n);
   // Only say where the range ends when that is the problem.
-  wrong(integer_in(*value_, 1, UINT64_MAX) ? "a positive integer no larger than " + std::to_string(max)
-                                           : "a positive integer");
+  wrong(integer_in(*value_, 1, UINT64_MAX)
+            ? "a positive integer no larger than " + std::to_string(max)
+            : "a positive integer");
 }
 
 int Field::count(uint64_t max) const {
@@ -143,9 +146,11 @@ double Field::number_in(double low, double high, const std::string& allowed, boo
   return value_->get<double>();
 }
 
-std::pair<double, double> Field::pair_in(double low, double high, const std::string& allowed) const {
+std::pair<double, double> Field::pair_in(double low, double high,
+                                         const std::string& allowed) const {
   const json& v = *value_;
-  if (!v.is_array() || v.size() != 2 || !finite_in(v[0], low, high) || !finite_in(v[1], low, high)) wrong(allowed);
+  if (!v.is_array() || v.size() != 2 || !finite_in(v[0], low, high) || !finite_in(v[1], low, high))
+    wrong(allowed);
   return {v[0].get<double>(), v[1].get<double>()};
 }
 
@@ -155,7 +160,8 @@ bool Field::boolean() const {
 }
 
 std::string Field::text() const {
-  if (!value_->is_string() || value_->get_ref<const std::string&>().empty()) wrong("a non-empty string");
+  if (!value_->is_string() || value_->get_ref<const std::string&>().empty())
+    wrong("a non-empty string");
   return value_->get<std::string>();
 }
 

@@ -26,7 +26,8 @@
 
 namespace mf {
 
-using Keys = std::span<const char* const>;  // the keys an object allows, in the order messages list them
+using Keys =
+    std::span<const char* const>;  // the keys an object allows, in the order messages list them
 
 // "a, b, c".
 std::string join(Keys keys);
@@ -35,13 +36,14 @@ bool contains(Keys keys, std::string_view key);
 // misplaced object could be arbitrarily large.
 std::string shown(const nlohmann::json& value);
 // An integer in [low, high], else nullopt. No integer ranges below zero occur in a spec, so the
-// bounds are unsigned. Floats and booleans are never integers, even 10.0: a spec says what it means.
+// bounds are unsigned. Floats and booleans are never integers, even 10.0: a spec says what it
+// means.
 std::optional<uint64_t> integer_in(const nlohmann::json& value, uint64_t low, uint64_t high);
 
 class Field {
  public:
-  // The document's root, or a value at `path` in it. The Field refers to `value` and `source`, which
-  // must outlive it and every Field read from it.
+  // The document's root, or a value at `path` in it. The Field refers to `value` and `source`,
+  // which must outlive it and every Field read from it.
   Field(const nlohmann::json& value, const std::string& source, std::string path = "")
       : value_(&value), source_(&source), path_(std::move(path)) {}
 
@@ -57,11 +59,12 @@ class Field {
 
   // The value of `key` in this object, missing or not.
   Field at(const std::string& key) const;
-  Field item(size_t index) const;  // of an array, index below its size
+  Field item(size_t index) const;                               // of an array, index below its size
   std::optional<Field> optional(const std::string& key) const;  // nullopt when missing
 
   void require_object(const std::string& allowed) const;
-  // An unknown key is refused, with the allowed key it was likely meant to be (one not given already).
+  // An unknown key is refused, with the allowed key it was likely meant to be (one not given
+  // already).
   void allow_keys(Keys keys) const;
   void object(Keys keys) const;  // an object of these keys alone
 
@@ -74,7 +77,8 @@ class Field {
   // Adam's bias correction divides by 1 - beta).
   float fraction() const;
   // A finite number in [low, high], or in (low, high] when `open_low`; `allowed` says which.
-  double number_in(double low, double high, const std::string& allowed, bool open_low = false) const;
+  double number_in(double low, double high, const std::string& allowed,
+                   bool open_low = false) const;
   // A pair [a, b] of finite numbers, each in [low, high].
   std::pair<double, double> pair_in(double low, double high, const std::string& allowed) const;
   bool boolean() const;
@@ -83,7 +87,8 @@ class Field {
   template <class E, size_t N>
   E one_of(const Named<E> (&table)[N]) const {
     if (value_->is_string())
-      if (const std::optional<E> value = find_named(table, value_->get_ref<const std::string&>())) return *value;
+      if (const std::optional<E> value = find_named(table, value_->get_ref<const std::string&>()))
+        return *value;
     std::vector<std::string> names;
     for (const Named<E>& entry : table) names.push_back(entry.name);
     wrong_name(names);

@@ -66,11 +66,13 @@ LoadBetween load_between(const MachineLoad& before, const MachineLoad& after) {
   LoadBetween between;
   const double wall = between.wall_s = after.at_s - before.at_s;
   if (wall >= kLeastWall_s && before.machine_busy_s > 0 && after.machine_busy_s > 0) {
-    const double others = (after.machine_busy_s - before.machine_busy_s) - (after.own_cpu_s - before.own_cpu_s);
+    const double others =
+        (after.machine_busy_s - before.machine_busy_s) - (after.own_cpu_s - before.own_cpu_s);
     between.others_busy_cores = std::max(0.0, others / wall);
   }
   if (wall > 0 && before.cpu_waited_s && after.cpu_waited_s)
-    between.cpu_pressure = std::clamp((*after.cpu_waited_s - *before.cpu_waited_s) / wall, 0.0, 1.0);
+    between.cpu_pressure =
+        std::clamp((*after.cpu_waited_s - *before.cpu_waited_s) / wall, 0.0, 1.0);
   return between;
 }
 
@@ -78,9 +80,12 @@ std::string busy_machine(const LoadBetween& load, int cores, bool within_cores) 
   char text[160] = "";
   if (load.others_busy_cores) {
     if (*load.others_busy_cores >= std::max(0.5, 0.25 * cores))
-      std::snprintf(text, sizeof text, "other processes kept %.1f of its %d cores busy", *load.others_busy_cores, cores);
-  } else if (within_cores && load.wall_s >= kLeastPressureWall_s && load.cpu_pressure && *load.cpu_pressure >= 0.25) {
-    std::snprintf(text, sizeof text, "tasks waited for a CPU %.0f%% of the run (CPU pressure)", 100 * *load.cpu_pressure);
+      std::snprintf(text, sizeof text, "other processes kept %.1f of its %d cores busy",
+                    *load.others_busy_cores, cores);
+  } else if (within_cores && load.wall_s >= kLeastPressureWall_s && load.cpu_pressure &&
+             *load.cpu_pressure >= 0.25) {
+    std::snprintf(text, sizeof text, "tasks waited for a CPU %.0f%% of the run (CPU pressure)",
+                  100 * *load.cpu_pressure);
   }
   return text;
 }

@@ -9,10 +9,11 @@
 namespace mf {
 
 struct MachineLoad {
-  double at_s = 0;              // clock_seconds() when read
-  double load_average_1m = 0;   // /proc/loadavg's first figure; 0 when unknown
-  double machine_busy_s = 0;    // /proc/stat: every CPU's non-idle time since boot, in seconds (10 ms ticks)
-  double own_cpu_s = 0;         // this process's CPU time and its waited-for children's (getrusage)
+  double at_s = 0;             // clock_seconds() when read
+  double load_average_1m = 0;  // /proc/loadavg's first figure; 0 when unknown
+  double machine_busy_s =
+      0;  // /proc/stat: every CPU's non-idle time since boot, in seconds (10 ms ticks)
+  double own_cpu_s = 0;  // this process's CPU time and its waited-for children's (getrusage)
   // /proc/pressure/cpu's "some total": seconds in which some task waited for a CPU (PSI, Linux 4.20
   // on); absent where the kernel has none.
   std::optional<double> cpu_waited_s;
@@ -27,7 +28,8 @@ struct LoadBetween {
   std::optional<double> others_busy_cores, cpu_pressure;
 };
 inline constexpr double kLeastWall_s = 1.0;
-// A shorter run's CPU pressure is a verdict from 0.1 s on: below, one daemon's wake-up is a quarter.
+// A shorter run's CPU pressure is a verdict from 0.1 s on: below, one daemon's wake-up is a
+// quarter.
 inline constexpr double kLeastPressureWall_s = 0.1;
 LoadBetween load_between(const MachineLoad& before, const MachineLoad& after);
 

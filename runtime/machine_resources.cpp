@@ -18,7 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 // A cgroup v2 file's one number; absent for "max" (no bound) or when it cannot be read.
 std::optional<size_t> cgroup_number(const fs::path& file) {
   std::ifstream in(file);
@@ -27,7 +26,8 @@ std::optional<size_t> cgroup_number(const fs::path& file) {
   return std::nullopt;
 }
 
-// Where cgroup v2 is mounted ("/sys/fs/cgroup", or ".../unified" on a hybrid system); "" when it is not.
+// Where cgroup v2 is mounted ("/sys/fs/cgroup", or ".../unified" on a hybrid system); "" when it is
+// not.
 std::string cgroup2_mount() {
   std::ifstream mounts("/proc/self/mountinfo");
   for (std::string line; std::getline(mounts, line);) {
@@ -52,7 +52,8 @@ std::optional<size_t> cgroup_room() {
     if (line.starts_with("0::")) path = line.substr(3);
   if (path.empty()) return std::nullopt;
   std::optional<size_t> room;
-  for (fs::path group = fs::path(mount) / fs::path(path).relative_path();; group = group.parent_path()) {
+  for (fs::path group = fs::path(mount) / fs::path(path).relative_path();;
+       group = group.parent_path()) {
     const std::optional<size_t> max = cgroup_number(group / "memory.max");
     const size_t current = cgroup_number(group / "memory.current").value_or(0);
     if (max) room = std::min(room.value_or(SIZE_MAX), *max > current ? *max - current : 0);
@@ -61,8 +62,8 @@ std::optional<size_t> cgroup_room() {
   return room;
 }
 
-// The user's threads now, each of which counts against RLIMIT_NPROC: the Threads of every process in
-// /proc that the user owns.
+// The user's threads now, each of which counts against RLIMIT_NPROC: the Threads of every process
+// in /proc that the user owns.
 size_t user_threads() {
   const uid_t uid = getuid();
   size_t threads = 0;
@@ -70,8 +71,8 @@ size_t user_threads() {
   for (const fs::directory_entry& entry : fs::directory_iterator("/proc", error)) {
     const std::string name = entry.path().filename();
     struct stat info {};
-    if (name.find_first_not_of("0123456789") != std::string::npos || stat(entry.path().c_str(), &info) != 0 ||
-        info.st_uid != uid)
+    if (name.find_first_not_of("0123456789") != std::string::npos ||
+        stat(entry.path().c_str(), &info) != 0 || info.st_uid != uid)
       continue;
     std::ifstream status(entry.path() / "status");
     for (std::string key; status >> key;) {
@@ -135,7 +136,8 @@ MachineResources read_machine_resources(const std::vector<int>& gpus) {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0) r.open_files_limit = size_t(limit.rlim_cur);
   std::error_code error;
-  for (auto it = fs::directory_iterator("/proc/self/fd", error); !error && it != fs::directory_iterator(); it.increment(error))
+  for (auto it = fs::directory_iterator("/proc/self/fd", error);
+       !error && it != fs::directory_iterator(); it.increment(error))
     ++r.open_files_open;
   // RLIMIT_NPROC does not bind root (CAP_SYS_RESOURCE), nor anyone where it is unlimited.
   if (getrlimit(RLIMIT_NPROC, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && geteuid() != 0) {
@@ -144,7 +146,8 @@ MachineResources read_machine_resources(const std::vector<int>& gpus) {
   }
 
   if (!gpus.empty()) {
-    NvmlMonitor monitor(gpu_targets(gpus), 3600);  // its first sample is taken at once; no other is wanted
+    NvmlMonitor monitor(gpu_targets(gpus),
+                        3600);  // its first sample is taken at once; no other is wanted
     for (const GpuSummary& gpu : monitor.stop()) {
       MachineResources::DeviceFree& device = r.devices.emplace_back();
       device.cuda_device = gpu.cuda_device;

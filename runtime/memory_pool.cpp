@@ -16,8 +16,8 @@ namespace mf {
 void* HostUpstream::allocate(size_t bytes) {
   const size_t available = mem_available_bytes();
   if (available != 0 && bytes > available)
-    throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) + ": " + format_bytes_exact(available) +
-                      " available");
+    throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) + ": " +
+                      format_bytes_exact(available) + " available");
   void* p = std::aligned_alloc(MemoryPool::kAlignment, MemoryPool::aligned(bytes));
   if (!p)
     throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) +
@@ -55,9 +55,10 @@ void MemoryPool::add_chunk(size_t bytes) {
   try {
     base = upstream_.allocate(bytes);
   } catch (const OutOfMemory& e) {
-    throw OutOfMemory(owner_ + ": memory.limit " + format_bytes_exact(stats_.cap_bytes) + " with mode " +
-                      (mode_ == PoolMode::reserve ? "reserve" : "grow") + ": " + e.what() +
-                      "; lower memory.limit" + (mode_ == PoolMode::reserve ? " or use mode grow" : ""));
+    throw OutOfMemory(owner_ + ": memory.limit " + format_bytes_exact(stats_.cap_bytes) +
+                      " with mode " + (mode_ == PoolMode::reserve ? "reserve" : "grow") + ": " +
+                      e.what() + "; lower memory.limit" +
+                      (mode_ == PoolMode::reserve ? " or use mode grow" : ""));
   }
   Chunk c{static_cast<std::byte*>(base), bytes, {{0, bytes}}, {}};
   chunks_.push_back(std::move(c));
@@ -65,11 +66,14 @@ void MemoryPool::add_chunk(size_t bytes) {
 }
 
 void* MemoryPool::take_from(Chunk& chunk, size_t bytes) {
-  auto fit = std::find_if(chunk.free.begin(), chunk.free.end(), [&](const Range& r) { return r.bytes >= bytes; });
+  auto fit = std::find_if(chunk.free.begin(), chunk.free.end(),
+                          [&](const Range& r) { return r.bytes >= bytes; });
   if (fit == chunk.free.end()) return nullptr;
   const Range taken{fit->offset, bytes};
-  if (fit->bytes == bytes) chunk.free.erase(fit);
-  else *fit = Range{fit->offset + bytes, fit->bytes - bytes};
+  if (fit->bytes == bytes)
+    chunk.free.erase(fit);
+  else
+    *fit = Range{fit->offset + bytes, fit->bytes - bytes};
   chunk.used.insert(std::upper_bound(chunk.used.begin(), chunk.used.end(), taken.offset,
                                      [](size_t off, const Range& r) { return off < r.offset; }),
                     taken);
@@ -88,8 +92,7 @@ void* MemoryPool::allocate(size_t bytes) {
   }
   throw OutOfMemory(owner_ + ": needs " + format_bytes_exact(need) + " more with " +
                     format_bytes_exact(stats_.in_use_bytes) + " in use, over its memory limit of " +
-                    format_bytes_exact(stats_.cap_bytes) +
-                  "; raise memory.limit in the spec");
+                    format_bytes_exact(stats_.cap_bytes) + "; raise memory.limit in the spec");
 }
 
 void MemoryPool::deallocate(void* p) {

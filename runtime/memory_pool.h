@@ -21,7 +21,8 @@ namespace mf {
 
 struct Upstream {
   virtual ~Upstream() = default;
-  virtual void* allocate(size_t bytes) = 0;  // throws OutOfMemory with what was asked and what is free
+  virtual void* allocate(
+      size_t bytes) = 0;  // throws OutOfMemory with what was asked and what is free
   virtual void deallocate(void* p, size_t bytes) = 0;
   // Makes allocated memory resident now, as a reservation must be; device memory already is.
   virtual void commit(void* /*p*/, size_t /*bytes*/) {}
@@ -43,7 +44,8 @@ class HostUpstream final : public Upstream {
 };
 
 enum class PoolMode { grow, reserve };
-inline constexpr Named<PoolMode> kPoolModeNames[] = {{"grow", PoolMode::grow}, {"reserve", PoolMode::reserve}};
+inline constexpr Named<PoolMode> kPoolModeNames[] = {{"grow", PoolMode::grow},
+                                                     {"reserve", PoolMode::reserve}};
 inline const char* to_string(PoolMode m) { return name_of(kPoolModeNames, m); }
 
 struct PoolStats {
@@ -63,7 +65,8 @@ class MemoryPool {
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
 
-  // Throws OutOfMemory (a UserError) naming the owner, the request and the cap when it does not fit.
+  // Throws OutOfMemory (a UserError) naming the owner, the request and the cap when it does not
+  // fit.
   void* allocate(size_t bytes);
   void deallocate(void* p);
 

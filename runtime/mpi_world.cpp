@@ -68,13 +68,16 @@ MpiWorld::MpiWorld() {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   if (provided < MPI_THREAD_FUNNELED) {
     MPI_Finalize();
-    throw UserError("this MPI gives no funneled threads (MPI_THREAD_FUNNELED), which the ranks' runner needs: its "
-                    "training threads run beside the thread that calls MPI");
+    throw UserError(
+        "this MPI gives no funneled threads (MPI_THREAD_FUNNELED), which the ranks' runner needs: "
+        "its "
+        "training threads run beside the thread that calls MPI");
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   MPI_Comm node;
-  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_size(node, &local_size_);
   MPI_Comm_free(&node);
@@ -83,7 +86,8 @@ MpiWorld::MpiWorld() {
 MpiWorld::~MpiWorld() { MPI_Finalize(); }
 
 void MpiWorld::send(int to, const std::string& message) {
-  check(MPI_Send(message.data(), int(message.size()), MPI_CHAR, to, kTag, MPI_COMM_WORLD), "MPI_Send");
+  check(MPI_Send(message.data(), int(message.size()), MPI_CHAR, to, kTag, MPI_COMM_WORLD),
+        "MPI_Send");
 }
 
 std::optional<int> MpiWorld::waiting() {
@@ -100,24 +104,28 @@ std::string MpiWorld::receive(int from) {
   int length = 0;
   MPI_Get_count(&status, MPI_CHAR, &length);
   std::string message(size_t(length), '\0');
-  check(MPI_Recv(message.data(), length, MPI_CHAR, from, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  check(MPI_Recv(message.data(), length, MPI_CHAR, from, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        "MPI_Recv");
   return message;
 }
 
 std::vector<std::string> MpiWorld::gather(const std::string& mine) {
   int length = int(mine.size());
   std::vector<int> lengths(rank_ == 0 ? size_t(size_) : 0), offsets(lengths.size());
-  check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+        "MPI_Gather");
   std::string all;
   if (rank_ == 0) {
-    for (size_t r = 0; r < lengths.size(); ++r) offsets[r] = r == 0 ? 0 : offsets[r - 1] + lengths[r - 1];
+    for (size_t r = 0; r < lengths.size(); ++r)
+      offsets[r] = r == 0 ? 0 : offsets[r - 1] + lengths[r - 1];
     all.resize(size_t(offsets.back() + lengths.back()));
   }
-  check(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
-                    MPI_COMM_WORLD),
+  check(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                    MPI_CHAR, 0, MPI_COMM_WORLD),
         "MPI_Gatherv");
   std::vector<std::string> each;
-  for (size_t r = 0; r < lengths.size(); ++r) each.push_back(all.substr(size_t(offsets[r]), size_t(lengths[r])));
+  for (size_t r = 0; r < lengths.size(); ++r)
+    each.push_back(all.substr(size_t(offsets[r]), size_t(lengths[r])));
   return each;
 }
 
@@ -139,8 +147,10 @@ void MpiWorld::abort(int code) {
 bool built_with_mpi() { return false; }
 
 MpiWorld::MpiWorld() {
-  throw UserError("this multifit was built without MPI, so it cannot train one sweep over the ranks mpirun started; "
-                  "install Open MPI (openmpi-bin, libopenmpi-dev) and build again, or run it without mpirun");
+  throw UserError(
+      "this multifit was built without MPI, so it cannot train one sweep over the ranks mpirun "
+      "started; "
+      "install Open MPI (openmpi-bin, libopenmpi-dev) and build again, or run it without mpirun");
 }
 MpiWorld::~MpiWorld() = default;
 void MpiWorld::send(int, const std::string&) {}

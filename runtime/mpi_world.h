@@ -1,8 +1,9 @@
 #pragma once
 // The MPI world of a run launched by mpirun (or srun): this process's rank among the world's, its
-// rank among those on its node, and the few exchanges the ranks' runner needs (study/ranks/run_over_ranks.h), each
-// message a string (JSON). Open MPI is optional at build time (MULTIFIT_MPI, found by CMake): a build
-// without it still knows when an MPI launcher started it, and says it cannot join.
+// rank among those on its node, and the few exchanges the ranks' runner needs
+// (study/ranks/run_over_ranks.h), each message a string (JSON). Open MPI is optional at build time
+// (MULTIFIT_MPI, found by CMake): a build without it still knows when an MPI launcher started it,
+// and says it cannot join.
 //
 // Only the thread that made the world calls MPI (MPI_THREAD_FUNNELED): other threads of the
 // process train, and the world's thread hands them work.
@@ -25,9 +26,9 @@ bool launched_by_mpi();
 std::optional<int> launcher_rank();
 
 // Whether this process speaks for the job: it was not started by an MPI launcher, or it is rank 0.
-// A mistake every rank makes alike (a bad flag, a sweep that cannot be read) is said by rank 0 alone,
-// and the other ranks end quietly with exit code 0, so that mpirun's code is rank 0's and Open MPI
-// does not end the job (rank 0 with it) before rank 0 has said why.
+// A mistake every rank makes alike (a bad flag, a sweep that cannot be read) is said by rank 0
+// alone, and the other ranks end quietly with exit code 0, so that mpirun's code is rank 0's and
+// Open MPI does not end the job (rank 0 with it) before rank 0 has said why.
 bool speaks_for_the_job();
 
 // This process's rank on its node as the launcher named it (OMPI_COMM_WORLD_LOCAL_RANK,
@@ -45,7 +46,8 @@ class MpiWorld {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
-  // Among the ranks on this node (MPI_Comm_split_type, shared memory): this one's place and their count.
+  // Among the ranks on this node (MPI_Comm_split_type, shared memory): this one's place and their
+  // count.
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
 

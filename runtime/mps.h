@@ -1,9 +1,9 @@
 #pragma once
-// Whether CUDA's Multi-Process Service is running for this process's GPUs. Without it, the kernels of
-// separate processes never run at the same time on a GPU: it time-slices their contexts. With it, the
-// processes' work goes through one shared context and may run at once. A CUDA program uses MPS when,
-// at its start, it can reach the MPS control daemon through the daemon's `control` socket in the pipe
-// directory (CUDA_MPS_PIPE_DIRECTORY, by default /tmp/nvidia-mps).
+// Whether CUDA's Multi-Process Service is running for this process's GPUs. Without it, the kernels
+// of separate processes never run at the same time on a GPU: it time-slices their contexts. With
+// it, the processes' work goes through one shared context and may run at once. A CUDA program uses
+// MPS when, at its start, it can reach the MPS control daemon through the daemon's `control` socket
+// in the pipe directory (CUDA_MPS_PIPE_DIRECTORY, by default /tmp/nvidia-mps).
 #include <string>
 
 namespace mf {

@@ -35,11 +35,13 @@ constexpr std::optional<E> find_named(const Named<E> (&table)[N], std::string_vi
 template <class E, size_t N>
 std::string names_of(const Named<E> (&table)[N]) {
   std::string names;
-  for (const Named<E>& entry : table) names += (names.empty() ? "" : ", ") + std::string(entry.name);
+  for (const Named<E>& entry : table)
+    names += (names.empty() ? "" : ", ") + std::string(entry.name);
   return names;
 }
 
-// The value named `name`; an unknown name is a UserError: "`what`: 'x' is not one of grow, reserve".
+// The value named `name`; an unknown name is a UserError: "`what`: 'x' is not one of grow,
+// reserve".
 template <class E, size_t N>
 E parse_named(const Named<E> (&table)[N], std::string_view name, const std::string& what) {
   if (const std::optional<E> value = find_named(table, name)) return *value;

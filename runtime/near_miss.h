@@ -10,7 +10,8 @@ namespace mf {
 // edit), when it is close enough to be what was meant: at most 2 edits, and at most a third of the
 // longer name. "" when none is, or when `word` is itself known.
 std::string near_miss(const std::string& word, const std::vector<std::string>& known);
-// The near miss as a message says it, quoted: ` (did you mean "epochs"?)`, or "" when there is none.
+// The near miss as a message says it, quoted: ` (did you mean "epochs"?)`, or "" when there is
+// none.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& known);
 
 }  // namespace mf

@@ -10,9 +10,10 @@
 #include "runtime/error.h"
 #include "runtime/shared_library.h"
 
-// NVML's types come from nvml.h where the CUDA toolkit has it (its cuda_nvml_dev component). Without it,
-// the part multifit uses is declared here as nvml.h (NVML API 13) has it: the entry points named by a
-// version suffix keep their types for good, so these match every driver that exports them.
+// NVML's types come from nvml.h where the CUDA toolkit has it (its cuda_nvml_dev component).
+// Without it, the part multifit uses is declared here as nvml.h (NVML API 13) has it: the entry
+// points named by a version suffix keep their types for good, so these match every driver that
+// exports them.
 #if __has_include(<nvml.h>)
 #include <nvml.h>
 #else
@@ -51,22 +52,26 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 namespace mf {
 namespace {
 
-// The NVML entry points multifit calls, with the types of nvml.h (the versioned symbols its unversioned
-// names map to).
+// The NVML entry points multifit calls, with the types of nvml.h (the versioned symbols its
+// unversioned names map to).
 struct NvmlApi {
   SharedLibrary library;
   decltype(&nvmlInit_v2) init = lookup<decltype(init)>(library, "nvmlInit_v2");
   decltype(&nvmlShutdown) shutdown = lookup<decltype(shutdown)>(library, "nvmlShutdown");
-  decltype(&nvmlErrorString) error_string = lookup<decltype(error_string)>(library, "nvmlErrorString");
+  decltype(&nvmlErrorString) error_string =
+      lookup<decltype(error_string)>(library, "nvmlErrorString");
   decltype(&nvmlDeviceGetHandleByPciBusId_v2) device_get_handle_by_pci_bus_id =
-      lookup<decltype(device_get_handle_by_pci_bus_id)>(library, "nvmlDeviceGetHandleByPciBusId_v2");
-  decltype(&nvmlDeviceGetName) device_get_name = lookup<decltype(device_get_name)>(library, "nvmlDeviceGetName");
+      lookup<decltype(device_get_handle_by_pci_bus_id)>(library,
+                                                        "nvmlDeviceGetHandleByPciBusId_v2");
+  decltype(&nvmlDeviceGetName) device_get_name =
+      lookup<decltype(device_get_name)>(library, "nvmlDeviceGetName");
   decltype(&nvmlDeviceGetUtilizationRates) device_get_utilization_rates =
       lookup<decltype(device_get_utilization_rates)>(library, "nvmlDeviceGetUtilizationRates");
   decltype(&nvmlDeviceGetMemoryInfo) device_get_memory_info =
       lookup<decltype(device_get_memory_info)>(library, "nvmlDeviceGetMemoryInfo");
   decltype(&nvmlDeviceGetComputeRunningProcesses_v3) device_get_compute_running_processes =
-      lookup<decltype(device_get_compute_running_processes)>(library, "nvmlDeviceGetComputeRunningProcesses_v3");
+      lookup<decltype(device_get_compute_running_processes)>(
+          library, "nvmlDeviceGetComputeRunningProcesses_v3");
 };
 
 // Loaded once, at the first monitor; a failed load throws and is tried again by the next one.
@@ -104,19 +109,20 @@ class Nvml final : public GpuSource {
     reading.used_bytes = size_t(memory.used);
     reading.total_bytes = size_t(memory.total);
 
-    // The processes with a CUDA context on the device. NVML fills at most `count` entries; when there are
-    // more it says NVML_ERROR_INSUFFICIENT_SIZE and sets `count` to how many: grow and ask again (a few to
-    // spare, as more may start in between).
+    // The processes with a CUDA context on the device. NVML fills at most `count` entries; when
+    // there are more it says NVML_ERROR_INSUFFICIENT_SIZE and sets `count` to how many: grow and
+    // ask again (a few to spare, as more may start in between).
     std::vector<nvmlProcessInfo_t> processes(16);
     unsigned int count = unsigned(processes.size());
     nvmlReturn_t status;
-    while ((status = nvml().device_get_compute_running_processes(device, &count, processes.data())) ==
-           NVML_ERROR_INSUFFICIENT_SIZE) {
+    while ((status = nvml().device_get_compute_running_processes(
+                device, &count, processes.data())) == NVML_ERROR_INSUFFICIENT_SIZE) {
       processes.resize(count + 8);
       count = unsigned(processes.size());
     }
     if (status != NVML_SUCCESS)
-      throw_nvml_error("nvmlDeviceGetComputeRunningProcesses_v3", __FILE__, __LINE__, nvml().error_string(status));
+      throw_nvml_error("nvmlDeviceGetComputeRunningProcesses_v3", __FILE__, __LINE__,
+                       nvml().error_string(status));
     for (unsigned int i = 0; i < count; ++i) {
       const nvmlProcessInfo_t& process = processes[i];
       if (process.usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE) continue;
@@ -135,7 +141,9 @@ bool parse_hex(const std::string& text, unsigned long max, unsigned long& value)
   value = 0;
   for (const char c : text) {
     if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-    value = value * 16 + unsigned(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+    value = value * 16 + unsigned(std::isdigit(static_cast<unsigned char>(c))
+                                      ? c - '0'
+                                      : std::tolower(c) - 'a' + 10);
   }
   return value <= max;
 }
@@ -159,7 +167,8 @@ std::string nvml_pci_bus_id(const std::string& id) {
   }
   unsigned long domain = 0, bus = 0, device = 0, fn = 0;
   if (parts.size() == 3 && !parse_hex(parts[0], 0xffffffff, domain)) return "";
-  if (!parse_hex(parts[parts.size() - 2], 0xff, bus) || !parse_hex(slot, 0x1f, device) || !parse_hex(function, 7, fn))
+  if (!parse_hex(parts[parts.size() - 2], 0xff, bus) || !parse_hex(slot, 0x1f, device) ||
+      !parse_hex(function, 7, fn))
     return "";
   char text[32];
   std::snprintf(text, sizeof text, "%08lX:%02lX:%02lX.%lX", domain, bus, device, fn);
@@ -171,13 +180,15 @@ std::string gpu_notes(const std::vector<GpuSummary>& gpus) {
     return gpu.why_not.empty() ? gpu.sampling_error : gpu.why_not;
   };
   if (gpus.empty()) return "";
-  const bool all_the_same =
-      std::all_of(gpus.begin(), gpus.end(), [&](const GpuSummary& gpu) { return note(gpu) == note(gpus.front()); });
+  const bool all_the_same = std::all_of(gpus.begin(), gpus.end(), [&](const GpuSummary& gpu) {
+    return note(gpu) == note(gpus.front());
+  });
   if (all_the_same) return note(gpus.front());
   std::string notes;
   for (const GpuSummary& gpu : gpus)
     if (!note(gpu).empty())
-      notes += (notes.empty() ? "" : "; ") + ("cuda device " + std::to_string(gpu.cuda_device) + ": ") + note(gpu);
+      notes += (notes.empty() ? "" : "; ") +
+               ("cuda device " + std::to_string(gpu.cuda_device) + ": ") + note(gpu);
   return notes;
 }
 
@@ -185,15 +196,17 @@ std::vector<GpuTarget> gpu_targets(const std::vector<int>& cuda_devices) {
   const DeviceQuery query = query_devices();
   std::vector<GpuTarget> targets;
   for (const int cuda_device : cuda_devices) {
-    if (std::any_of(targets.begin(), targets.end(), [&](const GpuTarget& t) { return t.cuda_device == cuda_device; }))
+    if (std::any_of(targets.begin(), targets.end(),
+                    [&](const GpuTarget& t) { return t.cuda_device == cuda_device; }))
       continue;
     GpuTarget target{cuda_device, "", ""};
     const auto info = std::find_if(query.devices.begin(), query.devices.end(),
                                    [&](const DeviceInfo& d) { return d.index == cuda_device; });
     if (info == query.devices.end())
-      target.why_none = query.devices.empty() ? "no CUDA device: " + query.why_none
-                                              : "CUDA has no device " + std::to_string(cuda_device) + " (it has " +
-                                                    std::to_string(query.devices.size()) + ")";
+      target.why_none = query.devices.empty()
+                            ? "no CUDA device: " + query.why_none
+                            : "CUDA has no device " + std::to_string(cuda_device) + " (it has " +
+                                  std::to_string(query.devices.size()) + ")";
     else if (info->pci_bus_id.empty())
       target.why_none = "CUDA gave no PCI bus id for device " + std::to_string(cuda_device);
     else
@@ -210,7 +223,8 @@ GpuSummary summarize(const std::vector<GpuSample>& samples) {
   double sum = 0;
   for (const GpuSample& sample : samples) {
     sum += sample.utilization_percent;
-    summary.max_utilization_percent = std::max(summary.max_utilization_percent, double(sample.utilization_percent));
+    summary.max_utilization_percent =
+        std::max(summary.max_utilization_percent, double(sample.utilization_percent));
     summary.peak_used_bytes = std::max(summary.peak_used_bytes, sample.used_bytes);
   }
   summary.mean_utilization_percent = sum / double(samples.size());
@@ -227,7 +241,8 @@ NvmlMonitor::NvmlMonitor(std::vector<GpuTarget> targets, double period_s) {
   start(period_s);
 }
 
-NvmlMonitor::NvmlMonitor(std::vector<GpuTarget> targets, std::unique_ptr<GpuSource> source, double period_s)
+NvmlMonitor::NvmlMonitor(std::vector<GpuTarget> targets, std::unique_ptr<GpuSource> source,
+                         double period_s)
     : source_(std::move(source)) {
   for (GpuTarget& target : targets) devices_.emplace_back().target = std::move(target);
   start(period_s);
@@ -261,7 +276,8 @@ void NvmlMonitor::start(double period_s) {
     thread_ = std::thread([this, period_s] { run(period_s); });
   } catch (const std::exception& e) {  // each device sampled has its first sample, and no more
     for (Device& device : devices_)
-      if (device.why_not.empty()) device.sampling_error = std::string("the sampling thread did not start: ") + e.what();
+      if (device.why_not.empty())
+        device.sampling_error = std::string("the sampling thread did not start: ") + e.what();
   }
 }
 
@@ -303,7 +319,8 @@ void NvmlMonitor::run(double period_s) {
       try {
         sample(device);
         any = true;
-      } catch (const std::exception& e) {  // a device lost mid-run, say: the run goes on, unmeasured there
+      } catch (const std::exception&
+                   e) {  // a device lost mid-run, say: the run goes on, unmeasured there
         device.sampling_error = e.what();
       }
     }

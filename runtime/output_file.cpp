@@ -18,26 +18,32 @@ int standard_output = STDOUT_FILENO;  // where `-` writes: stdout, or its copy o
 int write_all(int fd, const std::string& content) {
   for (size_t done = 0; done < content.size();) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n >= 0) done += size_t(n);
-    else if (errno != EINTR) return errno;
+    if (n >= 0)
+      done += size_t(n);
+    else if (errno != EINTR)
+      return errno;
   }
   return 0;
 }
 
 [[noreturn]] void cannot_write(const std::string& where, const std::string& what, int error) {
-  throw SystemError(where + ": cannot write " + what + ": " + std::generic_category().message(error));
+  throw SystemError(where + ": cannot write " + what + ": " +
+                    std::generic_category().message(error));
 }
 
 }  // namespace
 
-void write_output_file(const std::string& path, const std::string& what, const std::string& content) {
+void write_output_file(const std::string& path, const std::string& what,
+                       const std::string& content) {
   if (is_standard_output(path)) {
     std::fflush(stdout);  // what was printed before comes first
-    if (const int error = write_all(standard_output, content)) cannot_write("standard output", what, error);
+    if (const int error = write_all(standard_output, content))
+      cannot_write("standard output", what, error);
     return;
   }
   const std::string temporary = path + "." + std::to_string(getpid()) + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+  const int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) cannot_write(path, what, errno);
   int error = write_all(fd, content);
   if (!error && ::fsync(fd) != 0) error = errno;  // a file system that allocates late fails here

@@ -11,9 +11,10 @@ namespace mf {
 inline bool is_standard_output(const std::string& path) { return path == "-"; }
 
 // Writes `content` to `path`, or to standard output for `-`. Throws SystemError naming the path,
-// `what` (the kind of file) and the OS's reason when a step fails (open, write, sync, close, rename):
-// "r.json: cannot write the result file: No space left on device".
-void write_output_file(const std::string& path, const std::string& what, const std::string& content);
+// `what` (the kind of file) and the OS's reason when a step fails (open, write, sync, close,
+// rename): "r.json: cannot write the result file: No space left on device".
+void write_output_file(const std::string& path, const std::string& what,
+                       const std::string& content);
 
 // Sets the process's standard output aside for the output that is `-`: from here on what is printed
 // to stdout (the tables) goes to stderr, so that the document has stdout to itself. Called before

@@ -15,11 +15,16 @@ namespace fs = std::filesystem;
 // What a file that is neither a folder nor a regular file is, in words.
 const char* kind_of(fs::file_type type) {
   switch (type) {
-    case fs::file_type::character: return "a character device";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::socket: return "a socket";
-    default: return "of an unknown kind";
+    case fs::file_type::character:
+      return "a character device";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "of an unknown kind";
   }
 }
 
@@ -41,7 +46,8 @@ void check_output_path(const char* flag, const std::string& path) {
     throw UserError(named + ": the folder " + parent.string() + " is not writable");
 }
 
-void check_distinct_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
+void check_distinct_files(const std::vector<NamedFile>& inputs,
+                          const std::vector<NamedFile>& outputs) {
   const NamedFile* standard = nullptr;  // the output that is `-`, no file
   std::vector<NamedFile> files = inputs;
   for (const NamedFile& out : outputs) {
@@ -55,7 +61,8 @@ void check_distinct_files(const std::vector<NamedFile>& inputs, const std::vecto
     }
     for (const NamedFile& other : files) {
       std::error_code error;
-      if (!other.path.empty() && fs::weakly_canonical(out.path, error) == fs::weakly_canonical(other.path, error))
+      if (!other.path.empty() &&
+          fs::weakly_canonical(out.path, error) == fs::weakly_canonical(other.path, error))
         throw UserError(std::string(out.what) + " " + out.path + ": is also " + other.what +
                         "; give the output its own file");
     }

@@ -18,8 +18,9 @@ struct NamedFile {
   std::string path;
 };
 
-// No output may overwrite an input or another output (--json over the spec would replace it), and at
-// most one output may be `-`, standard output: a UserError naming both.
-void check_distinct_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
+// No output may overwrite an input or another output (--json over the spec would replace it), and
+// at most one output may be `-`, standard output: a UserError naming both.
+void check_distinct_files(const std::vector<NamedFile>& inputs,
+                          const std::vector<NamedFile>& outputs);
 
 }  // namespace mf

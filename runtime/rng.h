@@ -20,7 +20,8 @@ class Rng {
   // Uniform in [0, 1) with 24 bits, exactly representable as float.
   float uniform() { return float(next() >> 40) * (1.0f / 16777216.0f); }
   float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
-  // Standard normal (Box-Muller, in double from two 53-bit uniforms; the first in (0, 1] so its log is finite).
+  // Standard normal (Box-Muller, in double from two 53-bit uniforms; the first in (0, 1] so its log
+  // is finite).
   double normal() {
     const double u1 = double((next() >> 11) + 1) * 0x1.0p-53, u2 = double(next() >> 11) * 0x1.0p-53;
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);

@@ -23,10 +23,12 @@ class SharedLibrary {
 
  private:
   std::string soname_;
-  void* handle_ = nullptr;  // never closed: libraries with device state must outlive every handle they gave out
+  void* handle_ =
+      nullptr;  // never closed: libraries with device state must outlive every handle they gave out
 };
 
-// Loads every entry of an API table: `api.entry = lookup<decltype(api.entry)>(library, "cublasCreate_v2")`.
+// Loads every entry of an API table: `api.entry = lookup<decltype(api.entry)>(library,
+// "cublasCreate_v2")`.
 template <class F>
 F lookup(const SharedLibrary& library, const char* name) {
   return reinterpret_cast<F>(library.symbol(name));

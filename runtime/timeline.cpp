@@ -23,9 +23,9 @@ Overlap measure_overlap(const std::vector<Track>& tracks) {
   std::sort(boundaries.begin(), boundaries.end(),
             [](const Boundary& a, const Boundary& b) { return a.t_s < b.t_s; });
 
-  // Between two boundaries the number of executing tracks is constant: the span counts as busy when it is
-  // one or more, as concurrent when two or more. Boundaries at the same time bound spans of no length, so
-  // their order does not matter.
+  // Between two boundaries the number of executing tracks is constant: the span counts as busy when
+  // it is one or more, as concurrent when two or more. Boundaries at the same time bound spans of
+  // no length, so their order does not matter.
   Overlap overlap;
   std::vector<int> open(tracks.size(), 0);  // per track, its intervals open at the sweep's time
   int executing = 0;                        // tracks with at least one open interval

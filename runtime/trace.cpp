@@ -11,11 +11,18 @@ void write_trace(const std::vector<TraceTrack>& tracks, double origin_s, const s
   for (size_t i = 0; i < tracks.size(); ++i) {
     const TraceTrack& track = tracks[i];
     const int tid = int(i) + 1;
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", track.process}, {"tid", tid},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", track.process},
+                      {"tid", tid},
                       {"args", {{"name", track.name}}}});
-    // A slice [begin, end) in µs from the origin; fractions of a µs are kept (the format allows them).
+    // A slice [begin, end) in µs from the origin; fractions of a µs are kept (the format allows
+    // them).
     auto slice = [&](const std::string& name, const Interval& interval) {
-      events.push_back({{"name", name}, {"ph", "X"}, {"pid", track.process}, {"tid", tid},
+      events.push_back({{"name", name},
+                        {"ph", "X"},
+                        {"pid", track.process},
+                        {"tid", tid},
                         {"ts", (interval.begin_s - origin_s) * 1e6},
                         {"dur", (interval.end_s - interval.begin_s) * 1e6}});
     };

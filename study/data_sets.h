@@ -1,8 +1,8 @@
 #pragma once
 // The data sets of a process, resident on one device: each source is read and uploaded once, and
 // every model that trains on it shares that copy, outside the models' pools (docs/ARCHITECTURE.md,
-// "A pack's memory"). Thread-safe: the threads of the streams and packed modes ask for their data at
-// once.
+// "A pack's memory"). Thread-safe: the threads of the streams and packed modes ask for their data
+// at once.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,7 +17,7 @@
 namespace mf {
 
 struct ResidentData {
-  std::string description;     // "fashion-mnist (60000 train, 10000 test)"
+  std::string description;  // "fashion-mnist (60000 train, 10000 test)"
   // The host sets without their rows (x and y freed after the upload): what check_data reads.
   Dataset train_labels;
   std::optional<Dataset> test_labels;
@@ -30,10 +30,11 @@ class DataSets {
   // `backend` holds the copies (its upstream) and uploads them on its stream; it outlives this.
   explicit DataSets(Backend& backend) : backend_(backend) {}
 
-  // The source's resident copy, loaded on first use: a UserError as load_data's when it cannot be read.
-  // The upload has finished when this returns, so any stream of the device may read it. `host_rows`:
-  // its rows readable on the host too (DeviceData::host_x), for a model with preprocessing; on a
-  // backend whose memory the host cannot read, such a set is a copy of its own, with its rows kept.
+  // The source's resident copy, loaded on first use: a UserError as load_data's when it cannot be
+  // read. The upload has finished when this returns, so any stream of the device may read it.
+  // `host_rows`: its rows readable on the host too (DeviceData::host_x), for a model with
+  // preprocessing; on a backend whose memory the host cannot read, such a set is a copy of its own,
+  // with its rows kept.
   const ResidentData& get(const std::string& source, int targets, bool host_rows = false);
 
  private:

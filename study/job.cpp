@@ -13,19 +13,22 @@ MF_JSON_BY_NAME(GraphsChoice, kGraphsNames)
 MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 MF_JSON_BY_NAME(RankBy, kRankByNames)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendOptions, kind, gemm, activations, graphs, device, threads)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpecOverrides, epochs, batch_size, learning_rate, seed, memory_limit, memory_mode)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunOptions, models_path, data, backend, overrides, devices, concurrency, pack_size,
-                                   quiet, verbose, rank_by, timeline, calibration_steps, stall_timeout_s, keep_pools,
-                                   inject_fault, scheduler)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpecOverrides, epochs, batch_size, learning_rate, seed,
+                                   memory_limit, memory_mode)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunOptions, models_path, data, backend, overrides, devices,
+                                   concurrency, pack_size, quiet, verbose, rank_by, timeline,
+                                   calibration_steps, stall_timeout_s, keep_pools, inject_fault,
+                                   scheduler)
 
 SchedulerSpec scheduler_for(SchedulerSpec spec, const std::vector<Job>& jobs) {
   spec.max_epochs = 0;
   for (const Job& job : jobs)
     if (job.spec) spec.max_epochs = std::max(spec.max_epochs, job.spec->fit.epochs);
   if (spec.max_epochs > 0 && spec.rungs(0).empty())
-    throw UserError("the scheduler has no rung under the models' epochs (" + std::to_string(spec.max_epochs) +
-                    ", --epochs?): its first is at grace_epochs, " + std::to_string(spec.grace_epochs) +
-                    "; train more epochs or lower grace_epochs");
+    throw UserError(
+        "the scheduler has no rung under the models' epochs (" + std::to_string(spec.max_epochs) +
+        ", --epochs?): its first is at grace_epochs, " + std::to_string(spec.grace_epochs) +
+        "; train more epochs or lower grace_epochs");
   return spec;
 }
 
@@ -66,8 +69,9 @@ void spread_over_devices(std::vector<Job>& jobs, const std::vector<int>& devices
 }
 
 nlohmann::json to_json(const Job& job) {
-  return {{"index", job.index}, {"name", job.name}, {"spec", to_json(*job.spec)}, {"data", job.data},
-          {"device", job.device}, {"load", job.load}, {"save", job.save}, {"keep", job.keep}, {"values", job.values}};
+  return {{"index", job.index}, {"name", job.name},     {"spec", to_json(*job.spec)},
+          {"data", job.data},   {"device", job.device}, {"load", job.load},
+          {"save", job.save},   {"keep", job.keep},     {"values", job.values}};
 }
 
 Job job_from_json(const nlohmann::json& json) {

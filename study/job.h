@@ -23,45 +23,50 @@ struct SpecOverrides {
   std::optional<int> epochs, batch_size;
   std::optional<float> learning_rate;
   std::optional<uint64_t> seed;
-  std::optional<size_t> memory_limit;  // --memory-limit
+  std::optional<size_t> memory_limit;   // --memory-limit
   std::optional<PoolMode> memory_mode;  // --memory grow|reserve
 };
 
 struct RunOptions {
-  std::string models_path;  // the file of the models to train: a sweep, or one model's spec (a sweep of one)
-  std::string data;   // --data: every model's data source when set
+  std::string models_path;  // the file of the models to train: a sweep, or one model's spec (a
+                            // sweep of one)
+  std::string data;         // --data: every model's data source when set
   BackendOptions backend;
   SpecOverrides overrides;
-  std::vector<int> devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
+  std::vector<int>
+      devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
   // --concurrency: at most this many models train at once; 0: all of them; absent: as many as the
   // machine holds (study/concurrency.h)
   std::optional<int> concurrency;
-  int pack_size = 0;         // packed mode: at most this many models in a pack; 0: no bound of ours
-  bool quiet = false;        // no per-epoch lines
-  // Every model's epoch lines, however many models (study/progress.h: a run of many shows one status
-  // line instead)
+  int pack_size = 0;   // packed mode: at most this many models in a pack; 0: no bound of ours
+  bool quiet = false;  // no per-epoch lines
+  // Every model's epoch lines, however many models (study/progress.h: a run of many shows one
+  // status line instead)
   bool verbose = false;
-  std::optional<RankBy> rank_by;  // --rank-by, for the status line's best so far; absent: the run's default
-  bool timeline = false;     // time every step (for the overlap and the trace)
-  int64_t calibration_steps = 0;  // --mode auto's calibration: each model trains this many steps; 0: all
+  std::optional<RankBy>
+      rank_by;            // --rank-by, for the status line's best so far; absent: the run's default
+  bool timeline = false;  // time every step (for the overlap and the trace)
+  int64_t calibration_steps =
+      0;  // --mode auto's calibration: each model trains this many steps; 0: all
   // --stall-timeout: processes mode ends a worker that takes no step for this many seconds (or uses
   // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
   // (study/modes/processes/parent.cpp)
   std::optional<double> stall_timeout_s;
   // --keep-pools: serial mode keeps every model's pool until the last has trained, as a Keras loop
-  // without clear_session() between its models keeps their memory, so that what that costs is measured
+  // without clear_session() between its models keeps their memory, so that what that costs is
+  // measured
   bool keep_pools = false;
   // --inject-fault: the model of this name makes a real fault after its first epoch
   // (Backend::inject_fault), so that what a crash takes down with it is measured; "" for none
   std::string inject_fault;
   // --save-best, in the process of its keeper: a model that ended ok hands it `save` (which writes
   // its weights to its Job::keep), and the keeper runs it only when the model may be among the best
-  // (BestKeeper::stage), so that a pack of thousands does not write thousands of files to drop them.
-  // Not sent to a processes-mode child (a function): there it is unset, every model that ends ok is
-  // saved, and the parent's keeper drops what it need not keep.
+  // (BestKeeper::stage), so that a pack of thousands does not write thousands of files to drop
+  // them. Not sent to a processes-mode child (a function): there it is unset, every model that ends
+  // ok is saved, and the parent's keeper drops what it need not keep.
   std::function<void(const ModelReport& report, const std::function<void()>& save)> stage_best;
-  // The sweep's scheduler (nn/scheduler_spec.h), its max_epochs the largest of the jobs' epochs once
-  // the overrides are applied (scheduler_for); none: every model trains its epochs.
+  // The sweep's scheduler (nn/scheduler_spec.h), its max_epochs the largest of the jobs' epochs
+  // once the overrides are applied (scheduler_for); none: every model trains its epochs.
   std::optional<SchedulerSpec> scheduler;
 };
 
@@ -76,12 +81,13 @@ struct Job {
   // run's --save-best: where its weights are saved when it ends ok, for the keeper to keep or drop
   // (study/best/staging.h); empty: not kept
   std::string keep;
-  nlohmann::json values = nlohmann::json::object();  // a grid's or a search's axis values (SweepEntry::values)
+  nlohmann::json values =
+      nlohmann::json::object();  // a grid's or a search's axis values (SweepEntry::values)
 };
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);
-// The sweep's scheduler for these jobs: its max_epochs the largest of their epochs (--epochs applied).
-// A UserError when that leaves it no rung.
+// The sweep's scheduler for these jobs: its max_epochs the largest of their epochs (--epochs
+// applied). A UserError when that leaves it no rung.
 SchedulerSpec scheduler_for(SchedulerSpec spec, const std::vector<Job>& jobs);
 std::vector<Job> make_jobs(const Sweep& sweep, const RunOptions& options);
 // Gives `jobs` the GPUs of `devices` round robin, in their order (none: leaves them as they are).

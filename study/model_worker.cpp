@@ -23,15 +23,22 @@ double as_written(float x) {
   return std::strtod(text, nullptr);
 }
 
-// A layer as Keras's summary names it, with what sets it apart: "Dense(64 relu)", "Dropout(0.2)"; no
-// comma, so the CSV column splits on commas as every other one does.
+// A layer as Keras's summary names it, with what sets it apart: "Dense(64 relu)", "Dropout(0.2)";
+// no comma, so the CSV column splits on commas as every other one does.
 std::string layer_words(const LayerSpec& l) {
   char text[96];
   switch (l.kind) {
-    case LayerKind::dense: std::snprintf(text, sizeof text, "Dense(%d %s)", l.units, to_string(l.activation)); break;
-    case LayerKind::dropout: std::snprintf(text, sizeof text, "Dropout(%g)", l.rate); break;
-    case LayerKind::activation: std::snprintf(text, sizeof text, "Activation(%s)", to_string(l.activation)); break;
-    default: return to_string(l.kind);
+    case LayerKind::dense:
+      std::snprintf(text, sizeof text, "Dense(%d %s)", l.units, to_string(l.activation));
+      break;
+    case LayerKind::dropout:
+      std::snprintf(text, sizeof text, "Dropout(%g)", l.rate);
+      break;
+    case LayerKind::activation:
+      std::snprintf(text, sizeof text, "Activation(%s)", to_string(l.activation));
+      break;
+    default:
+      return to_string(l.kind);
   }
   return text;
 }
@@ -40,7 +47,8 @@ TrainingSettings settings_of(const ModelSpec& spec) {
   TrainingSettings settings;
   settings.optimizer = spec.optimizer.kind;
   settings.learning_rate = as_written(spec.optimizer.learning_rate);
-  if (spec.optimizer.schedule) settings.schedule = name_of(kScheduleNames, spec.optimizer.schedule->kind);
+  if (spec.optimizer.schedule)
+    settings.schedule = name_of(kScheduleNames, spec.optimizer.schedule->kind);
   settings.epochs = spec.fit.epochs, settings.batch_size = spec.fit.batch_size;
   settings.validation_split = spec.fit.validation_split, settings.shuffle = spec.fit.shuffle;
   settings.seed = spec.seed, settings.memory_mode = spec.memory.mode;
@@ -54,7 +62,8 @@ TrainingSettings settings_of(const ModelSpec& spec) {
     }
     settings.layers += (settings.layers.empty() ? "" : " ") + layer_words(spec.layers[i]);
   }
-  if (!spec.preprocessing.empty()) settings.pipeline_workers = spec.pipeline.workers, settings.prefetch = spec.pipeline.prefetch;
+  if (!spec.preprocessing.empty())
+    settings.pipeline_workers = spec.pipeline.workers, settings.prefetch = spec.pipeline.prefetch;
   return settings;
 }
 
@@ -93,8 +102,10 @@ void ModelWorker::attempt(const std::function<void()>& stage) {
     code_ = kExitMistake;
   } catch (const std::bad_alloc&) {  // data sets and other host buffers outside the pools
     report_.status = ModelStatus::oom;
-    report_.error = "out of host memory outside the model's pool (data sets, buffers); use less data, or raise the "
-                    "process's memory limit (ulimit -v) if one is set";
+    report_.error =
+        "out of host memory outside the model's pool (data sets, buffers); use less data, or raise "
+        "the "
+        "process's memory limit (ulimit -v) if one is set";
     code_ = kExitMistake;
   } catch (const UserError& e) {
     report_.status = ModelStatus::failed;
@@ -114,7 +125,9 @@ void ModelWorker::fail(const std::string& why, int code) {
 }
 
 int worse_exit_code(int a, int b) {
-  auto rank = [](int code) { return code == kExitInterrupted ? 3 : code == kExitMistake ? 2 : code != kExitOk ? 1 : 0; };
+  auto rank = [](int code) {
+    return code == kExitInterrupted ? 3 : code == kExitMistake ? 2 : code != kExitOk ? 1 : 0;
+  };
   return rank(a) >= rank(b) ? a : b;
 }
 
@@ -135,10 +148,11 @@ void ModelWorker::prepare(Backend& backend, DataSets& data) {
     report_.data = data_->description;
     report_.data_bytes = data_->bytes();
     check_data(spec, *data_->train, data_->train_labels, "training data '" + job_.data + "'");
-    if (data_->test) check_data(spec, *data_->test, *data_->test_labels, "test data '" + job_.data + "'");
+    if (data_->test)
+      check_data(spec, *data_->test, *data_->test_labels, "test data '" + job_.data + "'");
     const int64_t train_rows = training_rows(spec, data_->train->rows());
     const MemoryPlan plan = training_plan(spec, train_rows);
-    report_.plan = plan.parts;  // also when over the cap
+    report_.plan = plan.parts;    // also when over the cap
     check_plan_fits(spec, plan);  // before the pool takes anything
     if (!job_.save.empty()) check_output_path("--save", job_.save);
     report_.validated = train_rows < data_->train->rows();
@@ -149,8 +163,8 @@ void ModelWorker::prepare(Backend& backend, DataSets& data) {
 
 void ModelWorker::end_startup() { report_.startup_s = seconds_since(startup_); }
 
-void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::optional<Evaluation>& test, Model& model,
-                         int member) {
+void ModelWorker::finish(const FitResult& fit, bool interrupted,
+                         const std::optional<Evaluation>& test, Model& model, int member) {
   attempt([&] {
     report_.fit = fit;
     report_.fitted = true;
@@ -162,7 +176,8 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
       report_.status = ModelStatus::failed;
       report_.error = kInterrupted + fit.why;
       code_ = kExitInterrupted;
-    } else if (fit.stopped_at_rung()) {  // a trial that lost: no failure (fit.stop_reason says why), and no test set
+    } else if (fit.stopped_at_rung()) {  // a trial that lost: no failure (fit.stop_reason says
+                                         // why), and no test set
       report_.status = ModelStatus::stopped;
     }
     if (test && report_.status == ModelStatus::ok) {
@@ -187,11 +202,14 @@ void ModelWorker::finish(const FitResult& fit, bool interrupted, const std::opti
     }
     // --save-best stages only a model that ended ok and trained in full (not a calibration's or a
     // probe's few steps), and in the keeper's process only one that may still be among the best.
-    if (!job_.keep.empty() && report_.status == ModelStatus::ok && options_.calibration_steps == 0) {
+    if (!job_.keep.empty() && report_.status == ModelStatus::ok &&
+        options_.calibration_steps == 0) {
       const auto save = [&] { save_weights(model, job_.keep, member); };
       try {
-        if (options_.stage_best) options_.stage_best(report_, save);
-        else save();
+        if (options_.stage_best)
+          options_.stage_best(report_, save);
+        else
+          save();
       } catch (const SystemError& e) {  // its folder was made at the start: the machine failed
         fail(std::string("--save-best: ") + e.what(), 1);
       }

@@ -33,8 +33,8 @@ class ModelWorker {
   // What training left for this model, member `member` of `model`: its fit, its test evaluation
   // (when one ran), its memory share and its saved weights.
   // `interrupted`: the fit stopped for Ctrl-C (not for a calibration's step limit).
-  void finish(const FitResult& fit, bool interrupted, const std::optional<Evaluation>& test, Model& model,
-              int member);
+  void finish(const FitResult& fit, bool interrupted, const std::optional<Evaluation>& test,
+              Model& model, int member);
   // Ends the timing of start-up (prepare does, and the pack when its model is built).
   void end_startup();
 
@@ -66,7 +66,8 @@ class ModelWorker {
 };
 
 // Why a model that never trained did not: the run was interrupted first.
-inline constexpr const char* kNotStarted = "not started: the run was interrupted (Ctrl-C or SIGTERM)";
+inline constexpr const char* kNotStarted =
+    "not started: the run was interrupted (Ctrl-C or SIGTERM)";
 // How the error of a model whose training was interrupted begins.
 inline constexpr const char* kInterrupted = "interrupted (Ctrl-C or SIGTERM): ";
 

@@ -12,14 +12,15 @@ namespace {
 
 // The member that runs the pack's shared stages: the first still ok, or null.
 ModelWorker* lead_of(std::span<ModelWorker* const> members) {
-  const auto ok = std::find_if(members.begin(), members.end(), [](const ModelWorker* m) { return m->ok(); });
+  const auto ok =
+      std::find_if(members.begin(), members.end(), [](const ModelWorker* m) { return m->ok(); });
   return ok == members.end() ? nullptr : *ok;
 }
 
 }  // namespace
 
-PackWorker::PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack,
-                       TrainingWatch watch)
+PackWorker::PackWorker(std::vector<ModelWorker*> members, const RunOptions& options,
+                       std::optional<int> pack, TrainingWatch watch)
     : members_(std::move(members)), options_(options), pack_(pack), watch_(std::move(watch)) {}
 
 PackWorker::~PackWorker() = default;
@@ -39,9 +40,11 @@ void PackWorker::build(Backend& backend, DataSets& data) {
   });
   for (ModelWorker* member : prepared_) member->share_failure(*lead);
   if (!model_) return;
-  for (size_t z = 0; z < prepared_.size(); ++z) {  // a weights file that does not fit fails its model alone
+  for (size_t z = 0; z < prepared_.size();
+       ++z) {  // a weights file that does not fit fails its model alone
     ModelWorker& member = *prepared_[z];
-    if (!member.job().load.empty()) member.attempt([&] { load_weights(*model_, member.job().load, int(z)); });
+    if (!member.job().load.empty())
+      member.attempt([&] { load_weights(*model_, member.job().load, int(z)); });
   }
   // The fit takes its batches from the pool now, before the start barrier, so that no cudaMalloc
   // happens while other models train; its warm-up leaves the weights just loaded as they are.
@@ -50,16 +53,18 @@ void PackWorker::build(Backend& backend, DataSets& data) {
     if (watch_.progress) watch_.progress(prepared_[size_t(member)]->job().index, text);
   };
   for (ModelWorker* member : prepared_)
-    if (TrainingSettings* settings = member->report().settings ? &*member->report().settings : nullptr) {
+    if (TrainingSettings* settings =
+            member->report().settings ? &*member->report().settings : nullptr) {
       settings->graphs = graphs;
       if (backend.host_threads() > 0) settings->threads = backend.host_threads();
     }
   attempt([&] {
     std::vector<size_t> trials;
     for (const ModelWorker* member : prepared_) trials.push_back(member->job().index);
-    fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train,
-                                     FitOptions{line, options_.timeline, watch_.stop, options_.calibration_steps,
-                                                graphs, watch_.steps, watch_.rungs, trials});
+    fit_ = std::make_unique<PackFit>(
+        *model_, *lead_of(prepared_)->data()->train,
+        FitOptions{line, options_.timeline, watch_.stop, options_.calibration_steps, graphs,
+                   watch_.steps, watch_.rungs, trials});
     fit_->warm_up();
   });
   faults_ = std::any_of(prepared_.begin(), prepared_.end(), [&](const ModelWorker* member) {
@@ -93,9 +98,10 @@ void PackWorker::end_epoch() {
   if (fit_ && faults_) {  // --inject-fault: after the first epoch, once
     faults_ = false;
     std::fprintf(stderr, "multifit: --inject-fault: %s faults now, after its first epoch (%s)\n",
-                 options_.inject_fault.c_str(), model_->backend().name() == "cpu"
-                                                    ? "SIGSEGV: the process ends"
-                                                    : "a write to an illegal address: the CUDA context is poisoned");
+                 options_.inject_fault.c_str(),
+                 model_->backend().name() == "cpu"
+                     ? "SIGSEGV: the process ends"
+                     : "a write to an illegal address: the CUDA context is poisoned");
     attempt([&] { model_->backend().inject_fault(); });
   }
   if (fit_ && fit_->done()) finish_training();
@@ -126,14 +132,18 @@ void PackWorker::attempt(const std::function<void()>& stage) {
 void PackWorker::finish_training() {
   std::vector<FitResult> fits = fit_->take_results();
   fit_.reset();
-  const ResidentData& data = *lead_of(prepared_)->data();  // the members' (their data source is in the pack's key)
+  const ResidentData& data =
+      *lead_of(prepared_)->data();  // the members' (their data source is in the pack's key)
   const bool interrupted = watch_.stop && *watch_.stop;
-  const bool any_ok = std::any_of(fits.begin(), fits.end(), [](const FitResult& f) { return f.status == FitStatus::ok; });
+  const bool any_ok = std::any_of(fits.begin(), fits.end(),
+                                  [](const FitResult& f) { return f.status == FitStatus::ok; });
   std::vector<Evaluation> tests;
   if (data.test && options_.calibration_steps == 0 && any_ok)
     attempt([&] { tests = evaluate_pack(*model_, *data.test, 0, data.test->rows()); });
-  for (size_t z = 0; z < fits.size(); ++z)  // a member that failed before (its weights file) stays failed
-    prepared_[z]->finish(fits[z], interrupted, tests.empty() ? std::nullopt : std::optional(tests[z]), *model_, int(z));
+  for (size_t z = 0; z < fits.size();
+       ++z)  // a member that failed before (its weights file) stays failed
+    prepared_[z]->finish(fits[z], interrupted,
+                         tests.empty() ? std::nullopt : std::optional(tests[z]), *model_, int(z));
 }
 
 }  // namespace mf

@@ -1,9 +1,9 @@
 #pragma once
 // A pack's life: its members prepare one by one, so that a member with a bad spec, data, cap or
 // weights file fails alone; the prepared ones form one Model (nn/model.h) on one backend, wait at
-// the start barrier, and train in one PackFit (nn/fit.h); each member then finishes with its own results. A
-// failure of the shared stages (the pack's model, its training) is every member's. Outside packed
-// mode every model is a pack of one.
+// the start barrier, and train in one PackFit (nn/fit.h); each member then finishes with its own
+// results. A failure of the shared stages (the pack's model, its training) is every member's.
+// Outside packed mode every model is a pack of one.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -27,12 +27,14 @@ struct TrainingWatch {
   const std::atomic<bool>* stop = nullptr;
   JobProgress progress;
   std::atomic<int64_t>* steps = nullptr;
-  RungJudge* rungs = nullptr;  // the run's scheduler (study/sweep/rungs.h), which knows members by job index; none: no rungs
+  RungJudge* rungs = nullptr;  // the run's scheduler (study/sweep/rungs.h), which knows members by
+                               // job index; none: no rungs
 };
 
 class PackWorker {
  public:
-  // pack: its number in the phase, recorded in its members' reports (none: a model alone, streams mode).
+  // pack: its number in the phase, recorded in its members' reports (none: a model alone, streams
+  // mode).
   PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack,
              TrainingWatch watch);
   ~PackWorker();  // releases the pack's pool
@@ -44,9 +46,9 @@ class PackWorker {
 
   // Training, an epoch at a time, so that one host thread can drive several packs in turn (their
   // epochs queued on their own streams before any is waited for): begin_training(), then
-  // launch_epoch() and end_epoch() while training(); after the last epoch, the test evaluation where
-  // a member is still ok and each member's finish. A failure is the lead member's and so every
-  // member's, and ends the training. Nothing trains when no member was prepared.
+  // launch_epoch() and end_epoch() while training(); after the last epoch, the test evaluation
+  // where a member is still ok and each member's finish. A failure is the lead member's and so
+  // every member's, and ends the training. Nothing trains when no member was prepared.
   void begin_training();
   bool training() const { return fit_ != nullptr; }
   // A member's rung verdict after the last epoch waits for other models (PackFit::waiting): no

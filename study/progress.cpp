@@ -28,11 +28,18 @@ winsize terminal_size() {
 
 Progress::Progress(std::vector<std::string> names, bool quiet, size_t phase, StillRunning still,
                    std::vector<size_t> order, ProgressStyle style)
-    : names_(std::move(names)), lines_(names_.size(), "ended before (in the journal)"), models_(names_.size()),
+    : names_(std::move(names)),
+      lines_(names_.size(), "ended before (in the journal)"),
+      models_(names_.size()),
       order_(std::move(order)),
-      named_(size_t(std::count_if(names_.begin(), names_.end(), [](const std::string& n) { return !n.empty(); }))),
-      quiet_(quiet), phase_(phase == 0 ? names_.size() : phase), still_(still), style_(style),
-      start_s_(clock_seconds()), status_said_s_(start_s_) {
+      named_(size_t(std::count_if(names_.begin(), names_.end(),
+                                  [](const std::string& n) { return !n.empty(); }))),
+      quiet_(quiet),
+      phase_(phase == 0 ? names_.size() : phase),
+      still_(still),
+      style_(style),
+      start_s_(clock_seconds()),
+      status_said_s_(start_s_) {
   const bool terminal = isatty(STDERR_FILENO) != 0;
   const bool rows_for_each = terminal && named_ < terminal_size().ws_row;
   summary_ = !quiet_ && !style_.verbose && named_ > kPlainLinesModels && !rows_for_each;
@@ -66,7 +73,8 @@ void Progress::epoch(size_t model, const std::string& line) {
   ++m.epochs_done;
   lines_[model] = line;
   if (quiet_) return;
-  if (live_) {  // at most kRedrawsPerSecond: a redraw holds the lock every training thread reports under
+  if (live_) {  // at most kRedrawsPerSecond: a redraw holds the lock every training thread reports
+                // under
     if (*m.last_epoch_s - drawn_s_ >= 1.0 / kRedrawsPerSecond) redraw();
   } else if (!summary_) {
     const std::string prefix = named_ > 1 ? names_[model] + ": " : "";
@@ -78,10 +86,13 @@ void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   std::lock_guard lock(mutex_);
   Model& m = models_[model];
   if (!m.ended_s) m.ended_s = clock_seconds(), ++models_ended_;
-  const bool interrupted = exit_code == kExitInterrupted;  // not ended: ranked by no metric, as the journal does not record it
+  const bool interrupted =
+      exit_code ==
+      kExitInterrupted;  // not ended: ranked by no metric, as the journal does not record it
   m.status = interrupted ? "interrupted" : to_string(report.status);
   if (!style_.rank_by && !interrupted) style_.rank_by = first_rank_by(report);
-  if (style_.rank_by && !interrupted) m.rank = rank_key(report, *style_.rank_by), m.value = rank_value(report, *style_.rank_by);
+  if (style_.rank_by && !interrupted)
+    m.rank = rank_key(report, *style_.rank_by), m.value = rank_value(report, *style_.rank_by);
   if (ended_) ended_(model, report, exit_code);
   if (quiet_) return;
   const bool all = models_ended_ >= order_.size();  // the last state is always shown
@@ -99,7 +110,8 @@ void Progress::say_status(double now) {
 }
 
 std::string Progress::status_line(double now) const {
-  std::map<std::string, size_t> by_status;  // in the names' order: failed, interrupted, ok, stopped...
+  std::map<std::string, size_t>
+      by_status;  // in the names' order: failed, interrupted, ok, stopped...
   size_t ended = 0;
   const Model* best = nullptr;
   size_t best_index = 0;
@@ -109,14 +121,16 @@ std::string Progress::status_line(double now) const {
     ++ended, ++by_status[m.status];
     if (m.rank && (!best || *m.rank < *best->rank)) best = &m, best_index = i;
   }
-  std::string line = "multifit: " + std::to_string(ended) + "/" + std::to_string(order_.size()) + " models ended";
+  std::string line =
+      "multifit: " + std::to_string(ended) + "/" + std::to_string(order_.size()) + " models ended";
   std::string counts;
-  for (const auto& [status, count] : by_status) counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+  for (const auto& [status, count] : by_status)
+    counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + status;
   if (!counts.empty()) line += " (" + counts + ")";
   const double elapsed = now - start_s_;
   line += " in " + format_duration(elapsed);
-  // The time left at the pace so far, in epochs where they are known (an ended model's are all done:
-  // a stopped trial's too), else in models.
+  // The time left at the pace so far, in epochs where they are known (an ended model's are all
+  // done: a stopped trial's too), else in models.
   double done = 0, all = 0;
   for (size_t i : order_) {
     const Model& m = models_[i];
@@ -124,10 +138,11 @@ std::string Progress::status_line(double now) const {
     all += planned > 0 ? planned : 1;
     done += m.ended_s ? (planned > 0 ? planned : 1) : std::min<double>(m.epochs_done, planned);
   }
-  if (done > 0 && done < all) line += ", about " + format_duration(elapsed / done * (all - done)) + " left";
+  if (done > 0 && done < all)
+    line += ", about " + format_duration(elapsed / done * (all - done)) + " left";
   if (best && best->value)
-    line += "; best " + std::string(to_string(*style_.rank_by)) + " " + format_metric(*best->value) + " (" +
-            names_[best_index] + ")";
+    line += "; best " + std::string(to_string(*style_.rank_by)) + " " +
+            format_metric(*best->value) + " (" + names_[best_index] + ")";
   return line;
 }
 
@@ -142,7 +157,8 @@ void Progress::model_note(const std::string& line) {
 }
 
 void Progress::print_above(const std::string& line) {
-  if (live_ && drawn_ > 0) std::fprintf(stderr, "\x1b[%zuA\x1b[J", drawn_);  // up to the block, clear below
+  if (live_ && drawn_ > 0)
+    std::fprintf(stderr, "\x1b[%zuA\x1b[J", drawn_);  // up to the block, clear below
   std::fprintf(stderr, "%s\n", line.c_str());
   if (live_ && drawn_ > 0) {
     drawn_ = 0;
@@ -160,8 +176,10 @@ void Progress::watch() {
       std::fflush(stderr);
     }
     // The clock goes on between events: a live block is redrawn, a file's status line said again.
-    if (live_ && now - drawn_s_ >= tick.count()) redraw();
-    else if (summary_ && !live_ && models_ended_ < order_.size() && now - status_said_s_ >= kStatusEvery_s)
+    if (live_ && now - drawn_s_ >= tick.count())
+      redraw();
+    else if (summary_ && !live_ && models_ended_ < order_.size() &&
+             now - status_said_s_ >= kStatusEvery_s)
       say_status(now);
   }
 }
@@ -178,8 +196,10 @@ std::string Progress::still_running(double now) {
   double last_end = -1;
   for (size_t place = first; place < end; ++place) {
     const size_t i = order_[place];
-    if (!models_[i].ended_s) running.push_back(i);
-    else last_end = std::max(last_end, *models_[i].ended_s);
+    if (!models_[i].ended_s)
+      running.push_back(i);
+    else
+      last_end = std::max(last_end, *models_[i].ended_s);
   }
   const size_t most = std::max(still_.most, (end - first) / 10);
   if (last_end < 0 || running.size() > most || now - last_end < still_.after_s) return "";
@@ -188,13 +208,17 @@ std::string Progress::still_running(double now) {
   for (size_t k = 0; k < running.size() && k < still_.names; ++k) {
     const Model& m = models_[running[k]];
     const std::string& epoch = lines_[running[k]];
-    std::string state = m.last_epoch_s ? epoch.substr(0, epoch.find(" - ")) + " done" : "no epoch done";
+    std::string state =
+        m.last_epoch_s ? epoch.substr(0, epoch.find(" - ")) + " done" : "no epoch done";
     char since[64] = "";
-    if (m.last_step_s) std::snprintf(since, sizeof since, ", %.0f s since its last step", now - *m.last_step_s);
-    else if (m.last_epoch_s) std::snprintf(since, sizeof since, ", %.0f s since its last epoch", now - *m.last_epoch_s);
+    if (m.last_step_s)
+      std::snprintf(since, sizeof since, ", %.0f s since its last step", now - *m.last_step_s);
+    else if (m.last_epoch_s)
+      std::snprintf(since, sizeof since, ", %.0f s since its last epoch", now - *m.last_epoch_s);
     line += std::string(k ? ", " : " ") + names_[running[k]] + " (" + state + since + ")";
   }
-  if (running.size() > still_.names) line += " and " + std::to_string(running.size() - still_.names) + " others";
+  if (running.size() > still_.names)
+    line += " and " + std::to_string(running.size() - still_.names) + " others";
   return line;
 }
 

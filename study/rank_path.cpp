@@ -28,7 +28,8 @@ std::string rank_sibling(const std::string& path, int rank) {
 
 std::string rank_sibling_base(const std::string& path) {
   const size_t at = path.rfind(kRankSuffix);
-  if (at == std::string::npos || parse_rank(path.substr(at + std::string(kRankSuffix).size())) < 0) return path;
+  if (at == std::string::npos || parse_rank(path.substr(at + std::string(kRankSuffix).size())) < 0)
+    return path;
   return path.substr(0, at);
 }
 

@@ -19,12 +19,14 @@ namespace mf {
 
 // What a run has already and where it records what ends.
 struct RunRecord {
-  // Models that ended in an earlier run of this mode (a resumed run's journal, study/sweep/journal.h), by
-  // job index: not trained again, their reports and exit codes taken as they are.
+  // Models that ended in an earlier run of this mode (a resumed run's journal,
+  // study/sweep/journal.h), by job index: not trained again, their reports and exit codes taken as
+  // they are.
   const std::map<size_t, EndedModel>* ended = nullptr;
   Progress::EndedSink on_ended;  // each model's report as it ends (the journal); none: not recorded
   // The concurrency chosen already, for a run of some of a sweep's models at a time (an MPI rank's
-  // shares, study/ranks/run_over_ranks.h), rather than measured again for each; absent: chosen for these jobs.
+  // shares, study/ranks/run_over_ranks.h), rather than measured again for each; absent: chosen for
+  // these jobs.
   std::optional<ConcurrencyChoice> concurrency;
 };
 

@@ -20,8 +20,9 @@ class DeviceUpstream final : public Upstream {
       cudaGetLastError();  // not sticky: the device is still usable
       size_t free = 0, total = 0;
       cudaMemGetInfo(&free, &total);
-      throw OutOfMemory("the device cannot give " + format_bytes_exact(bytes) + ": " + format_bytes_exact(free) +
-                        " free of " + format_bytes(total) + " (other models or processes hold the rest)");
+      throw OutOfMemory("the device cannot give " + format_bytes_exact(bytes) + ": " +
+                        format_bytes_exact(free) + " free of " + format_bytes(total) +
+                        " (other models or processes hold the rest)");
     }
     MF_CUDA_CHECK(status);
     in_use_ += bytes;
@@ -45,7 +46,8 @@ class PinnedBuffer {
     const cudaError_t status = cudaMallocHost(&data_, bytes);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // not sticky
-      throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) + " of page-locked memory");
+      throw OutOfMemory("the host cannot give " + format_bytes_exact(bytes) +
+                        " of page-locked memory");
     }
     MF_CUDA_CHECK(status);
   }

@@ -1,6 +1,6 @@
 #pragma once
-// Host execution: runs the CUDA kernels on a machine without a GPU (docs/USAGE.md, "Kernels without a
-// GPU"; docs/ARCHITECTURE.md, "The CUDA code: two libraries, one per execution target").
+// Host execution: runs the CUDA kernels on a machine without a GPU (docs/USAGE.md, "Kernels without
+// a GPU"; docs/ARCHITECTURE.md, "The CUDA code: two libraries, one per execution target").
 //
 //   - blocks run one at a time; each CUDA thread of a block is a real OS thread,
 //     so __syncthreads() is a barrier across them and a missing barrier is a

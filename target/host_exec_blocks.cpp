@@ -40,7 +40,8 @@ class BlockRunner {
     std::lock_guard one_launch_at_a_time(launch_mutex_);
     const unsigned threads = block.x * block.y * block.z;
     std::unique_lock lock(mutex_);
-    while (workers_.size() < threads) workers_.emplace_back([this, id = unsigned(workers_.size())] { work(id); });
+    while (workers_.size() < threads)
+      workers_.emplace_back([this, id = unsigned(workers_.size())] { work(id); });
     barrier_.emplace(threads);
     grid_ = grid;
     block_ = block;
@@ -97,8 +98,9 @@ void __syncthreads() { BlockRunner::instance().barrier().arrive_and_wait(); }
 
 cudaError_t run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
   const uint64_t threads = uint64_t(block.x) * block.y * block.z;
-  const bool valid = grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= 0x7fffffffu && grid.y <= 65535 &&
-                     grid.z <= 65535 && threads > 0 && threads <= 1024 && block.z <= 64;
+  const bool valid = grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= 0x7fffffffu &&
+                     grid.y <= 65535 && grid.z <= 65535 && threads > 0 && threads <= 1024 &&
+                     block.z <= 64;
   if (!valid) return cudaErrorInvalidConfiguration;
   BlockRunner::instance().run(grid, block, body);
   return cudaSuccess;

@@ -23,11 +23,16 @@ struct HostEvent {
 
 const char* cudaGetErrorString(cudaError_t status) {
   switch (status) {
-    case cudaSuccess: return "no error";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
-    default: return "invalid argument";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorStreamCaptureUnsupported:
+      return "operation not permitted when stream is capturing";
+    default:
+      return "invalid argument";
   }
 }
 
@@ -72,7 +77,8 @@ bool capturing(cudaStream_t stream) { return stream && stream->capture; }
 
 }  // namespace
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t stream) {
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind,
+                            cudaStream_t stream) {
   if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
   std::memcpy(dst, src, bytes);
   return cudaSuccess;
@@ -83,14 +89,16 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t str
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpy2DAsync(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
-                              size_t rows, cudaMemcpyKind, cudaStream_t stream) {
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                              size_t width, size_t rows, cudaMemcpyKind, cudaStream_t stream) {
   if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
   for (size_t r = 0; r < rows; ++r)
-    std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+    std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
+                static_cast<const char*>(src) + r * src_pitch, width);
   return cudaSuccess;
 }
-cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t rows, cudaStream_t stream) {
+cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t rows,
+                              cudaStream_t stream) {
   if (capturing(stream)) return cudaErrorStreamCaptureUnsupported;
   for (size_t r = 0; r < rows; ++r) std::memset(static_cast<char*>(dst) + r * pitch, value, width);
   return cudaSuccess;
@@ -149,7 +157,9 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
   *event = new HostEvent;
   return cudaSuccess;
 }
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) { return cudaEventCreate(event); }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) {
+  return cudaEventCreate(event);
+}
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete event;
   return cudaSuccess;

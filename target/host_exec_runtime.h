@@ -37,27 +37,34 @@ using cudaStream_t = HostStream*;
 using cudaEvent_t = HostEvent*;
 using cudaGraph_t = HostGraph*;
 using cudaGraphExec_t = HostGraph*;
-enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1 };
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1
+};
 
 const char* cudaGetErrorString(cudaError_t status);
 cudaError_t cudaGetLastError();
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaMalloc(void** p, size_t bytes);
 cudaError_t cudaFree(void* p);
-cudaError_t cudaMemGetInfo(size_t* free, size_t* total);  // the host's available and physical memory
+cudaError_t cudaMemGetInfo(size_t* free,
+                           size_t* total);  // the host's available and physical memory
 cudaError_t cudaMallocHost(void** p, size_t bytes);
 cudaError_t cudaFreeHost(void* p);
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream);
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream);
-cudaError_t cudaMemcpy2DAsync(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
-                              size_t rows, cudaMemcpyKind kind, cudaStream_t stream);
-cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t rows, cudaStream_t stream);
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                              size_t width, size_t rows, cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t rows,
+                              cudaStream_t stream);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
 constexpr unsigned cudaEventDefault = 0, cudaEventBlockingSync = 1, cudaEventDisableTiming = 2;
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);  // the flags change nothing here
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event,
+                                     unsigned flags);  // the flags change nothing here
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
@@ -65,14 +72,16 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 constexpr unsigned cudaStreamNonBlocking = 1;
 // How a host thread waits for the device: kept and read back, with nothing to schedule here (a host
 // execution's calls return finished).
-constexpr unsigned cudaDeviceScheduleAuto = 0, cudaDeviceScheduleSpin = 1, cudaDeviceScheduleYield = 2,
-                   cudaDeviceScheduleBlockingSync = 4, cudaDeviceScheduleMask = 7;
+constexpr unsigned cudaDeviceScheduleAuto = 0, cudaDeviceScheduleSpin = 1,
+                   cudaDeviceScheduleYield = 2, cudaDeviceScheduleBlockingSync = 4,
+                   cudaDeviceScheduleMask = 7;
 cudaError_t cudaSetDeviceFlags(unsigned flags);
 cudaError_t cudaGetDeviceFlags(unsigned* flags);
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                 unsigned long long flags);
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
 cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);

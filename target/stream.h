@@ -30,7 +30,9 @@ class Event {
   Event& operator=(const Event&) = delete;
 
   void record(const Stream& stream) { MF_CUDA_CHECK(cudaEventRecord(event_, stream.get())); }
-  void synchronize() const { MF_CUDA_CHECK(cudaEventSynchronize(event_)); }  // the work before record()
+  void synchronize() const {
+    MF_CUDA_CHECK(cudaEventSynchronize(event_));
+  }  // the work before record()
   // Milliseconds from `start` to this event; waits for this event.
   float elapsed_ms_since(const Event& start) const {
     MF_CUDA_CHECK(cudaEventSynchronize(event_));
@@ -43,9 +45,9 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-// A CUDA graph of the work `record` queues on `stream`, captured (nothing runs while it records) and
-// instantiated once, then launched as often as needed, each launch replaying the same kernels with the
-// same arguments. Capture mode thread-local: other threads' streams go on as they are.
+// A CUDA graph of the work `record` queues on `stream`, captured (nothing runs while it records)
+// and instantiated once, then launched as often as needed, each launch replaying the same kernels
+// with the same arguments. Capture mode thread-local: other threads' streams go on as they are.
 class Graph {
  public:
   Graph(const Stream& stream, const std::function<void()>& record) {

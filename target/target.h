@@ -23,9 +23,10 @@
 
 namespace mf {
 
-// MULTIFIT_SYNC_LAUNCHES=1 (a debug aid, like CUDA_LAUNCH_BLOCKING): every kernel launch is followed
-// by a wait on its stream and a check, so that a device fault is reported at the launch that caused
-// it, with the kernel's name and the launch's file:line, instead of at a later, unrelated call.
+// MULTIFIT_SYNC_LAUNCHES=1 (a debug aid, like CUDA_LAUNCH_BLOCKING): every kernel launch is
+// followed by a wait on its stream and a check, so that a device fault is reported at the launch
+// that caused it, with the kernel's name and the launch's file:line, instead of at a later,
+// unrelated call.
 inline bool sync_launches() {
   static const bool on = [] {
     const char* value = std::getenv("MULTIFIT_SYNC_LAUNCHES");
@@ -43,7 +44,8 @@ inline void cuda_check(cudaError_t status, const char* call, const char* file, i
 }
 
 #if defined(__CUDACC__)
-// A kernel's readable name ("mf::gpu::(anonymous namespace)::gemm_tiled<64, 64, ...>(...)"), from CUDA.
+// A kernel's readable name ("mf::gpu::(anonymous namespace)::gemm_tiled<64, 64, ...>(...)"), from
+// CUDA.
 inline std::string kernel_name(const void* kernel) {
   const char* mangled = nullptr;
   if (cudaFuncGetName(&mangled, kernel) != cudaSuccess || !mangled) return "kernel";
@@ -63,7 +65,9 @@ inline std::atomic<int64_t>& kernel_launches() {
 }
 
 // Blocks of `threads` threads enough to cover `count` items, one item a thread.
-inline dim3 blocks_for(int64_t count, int threads) { return dim3(unsigned((count + threads - 1) / threads)); }
+inline dim3 blocks_for(int64_t count, int threads) {
+  return dim3(unsigned((count + threads - 1) / threads));
+}
 
 // launch{kernel, grid, block, stream}(args...) is kernel<<<grid, block, 0, stream>>>(args...),
 // with the launch checked and reported at the caller's file:line.
@@ -79,18 +83,23 @@ struct launch {
   void operator()(Args... args) const {
     kernel_launches().fetch_add(1, std::memory_order_relaxed);
 #if defined(MF_HOST_EXEC)
-    // In order, now (host execution runs every stream in issue order), or recorded by a capture with
-    // its arguments as they are now.
+    // In order, now (host execution runs every stream in issue order), or recorded by a capture
+    // with its arguments as they are now.
     const auto run = [kernel = kernel, grid = grid, block = block, args...] {
       return run_grid(grid, block, [&] { kernel(Params(args)...); });
     };
     cuda_check(launch_on(stream, run), "kernel launch", file, line);
 #elif defined(__CUDACC__)
+    // In a .h clang-format reads the launch as C++ and would break >>> apart.
+    // clang-format off
     kernel<<<grid, block, 0, stream>>>(Params(args)...);
+    // clang-format on
     cuda_check(cudaGetLastError(), "kernel launch", file, line);
     if (sync_launches())
-      cuda_check(cudaStreamSynchronize(stream), (kernel_name(reinterpret_cast<const void*>(kernel)) +
-                                                 " (MULTIFIT_SYNC_LAUNCHES)").c_str(), file, line);
+      cuda_check(cudaStreamSynchronize(stream),
+                 (kernel_name(reinterpret_cast<const void*>(kernel)) + " (MULTIFIT_SYNC_LAUNCHES)")
+                     .c_str(),
+                 file, line);
 #else
     static_assert(sizeof...(Args) < 0, "kernels are launched from .cu files");
 #endif
@@ -100,4 +109,3 @@ template <class... Params>
 launch(void (*)(Params...), dim3, dim3, cudaStream_t) -> launch<Params...>;
 
 }  // namespace mf::MF_TARGET
-

@@ -1,7 +1,7 @@
 #pragma once
 // What a fit trained to, as one list to compare runs by: each epoch's loss, accuracy, val_loss and
-// val_accuracy, then every weight. A fit that does not end ok fails the test. With `pipelined`, each
-// epoch must have recorded its input pipeline's work.
+// val_accuracy, then every weight. A fit that does not end ok fails the test. With `pipelined`,
+// each epoch must have recorded its input pipeline's work.
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 namespace mf::test {
 
-inline std::vector<double> fit_numbers(Model& model, const DeviceData& data, const FitOptions& options,
-                                       bool pipelined) {
+inline std::vector<double> fit_numbers(Model& model, const DeviceData& data,
+                                       const FitOptions& options, bool pipelined) {
   const FitResult result = fit(model, data, options);
   EXPECT_EQ(result.status, FitStatus::ok) << result.why;
   std::vector<double> numbers;

@@ -8,10 +8,14 @@ namespace mf::test {
 
 inline LossShape default_loss_shape(Loss loss, int outputs) {
   switch (loss) {
-    case Loss::sparse_categorical_crossentropy: return {loss, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
-    case Loss::categorical_crossentropy: return {loss, false, outputs, {1, {Metric::categorical_accuracy}}};
-    case Loss::binary_crossentropy: return {loss, false, outputs, {1, {Metric::binary_accuracy}}};
-    default: return {loss, false, outputs, {}};
+    case Loss::sparse_categorical_crossentropy:
+      return {loss, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
+    case Loss::categorical_crossentropy:
+      return {loss, false, outputs, {1, {Metric::categorical_accuracy}}};
+    case Loss::binary_crossentropy:
+      return {loss, false, outputs, {1, {Metric::binary_accuracy}}};
+    default:
+      return {loss, false, outputs, {}};
   }
 }
 

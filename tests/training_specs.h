@@ -13,7 +13,8 @@ namespace mf::test {
 // cross-entropy, Adam; 2 epochs of batch 32 with a validation split of 0.25 (330 rows: 247 training
 // rows, 7 batches of 32 and a last of 23), shuffled; a 1 MiB memory limit.
 inline ModelSpec classifier(uint64_t seed, float learning_rate,
-                            std::vector<LayerSpec> layers = {{24, Activation::relu}, {4, Activation::softmax}}) {
+                            std::vector<LayerSpec> layers = {{24, Activation::relu},
+                                                             {4, Activation::softmax}}) {
   ModelSpec spec;
   spec.name = "member-" + std::to_string(seed);
   spec.input = 20;
@@ -29,7 +30,8 @@ inline ModelSpec classifier(uint64_t seed, float learning_rate,
 // The tiny model of examples/tiny-sweep.json: Dense(64, relu) -> Dense(1, sigmoid), binary
 // cross-entropy, 2 epochs of batch 64 (here without the example's validation split).
 inline ModelSpec tiny(uint64_t seed, float learning_rate) {
-  ModelSpec spec = classifier(seed, learning_rate, {{64, Activation::relu}, {1, Activation::sigmoid}});
+  ModelSpec spec =
+      classifier(seed, learning_rate, {{64, Activation::relu}, {1, Activation::sigmoid}});
   spec.loss = Loss::binary_crossentropy;
   spec.fit = {2, 64, 0.f, true};
   return spec;

@@ -37,7 +37,8 @@ std::string unknown_flag_hint(CLI::App& app, const CLI::App& cmd, const std::str
   if (!flag.starts_with("--")) return "";
   const std::string name = flag.substr(2, flag.find('=') - 2);  // --epoch=3 names --epoch
   const std::vector<std::string> own = flag_names(cmd);
-  if (const std::string meant = mf::near_miss(name, own); !meant.empty()) return " (did you mean --" + meant + "?)";
+  if (const std::string meant = mf::near_miss(name, own); !meant.empty())
+    return " (did you mean --" + meant + "?)";
   if (&cmd == &app) return "";
   std::vector<std::string> others;
   for (const CLI::App* other : user_commands(app)) {
@@ -47,7 +48,8 @@ std::string unknown_flag_hint(CLI::App& app, const CLI::App& cmd, const std::str
   }
   if (others.empty()) return "";
   std::string list;
-  for (size_t i = 0; i < others.size(); ++i) list += (i == 0 ? "" : i + 1 == others.size() ? " or " : ", ") + others[i];
+  for (size_t i = 0; i < others.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == others.size() ? " or " : ", ") + others[i];
   return " (a flag of " + list + ", not of multifit " + cmd.get_name() + ")";
 }
 
@@ -61,15 +63,17 @@ std::string help_for(CLI::App& app) {
 // the line that says so, or "" when `word` is a command.
 std::string unknown_command(CLI::App& app, const std::string& word) {
   const auto commands = app.get_subcommands({});
-  if (std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == word; }))
+  if (std::any_of(commands.begin(), commands.end(),
+                  [&](const CLI::App* c) { return c->get_name() == word; }))
     return "";
   std::vector<std::string> names;
   for (const CLI::App* c : user_commands(app)) names.push_back(c->get_name());
   const std::string meant = mf::near_miss(word, names);
   std::string list;  // "train, run, merge and info"
-  for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  return "unknown command '" + word + "'" + (meant.empty() ? "" : " (did you mean " + meant + "?)") +
-         "; the commands are " + list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return "unknown command '" + word + "'" +
+         (meant.empty() ? "" : " (did you mean " + meant + "?)") + "; the commands are " + list;
 }
 
 // The line for what CLI11 could not parse. What it could not place it lists last first ("3
@@ -77,14 +81,18 @@ std::string unknown_command(CLI::App& app, const std::string& word) {
 // but a flag it does not know ("multifit --verison") is the mistake to name.
 std::string parse_mistake(CLI::App& app, const CLI::ParseError& e) {
   const std::vector<std::string> extras = app.remaining(true);
-  const bool unplaced = dynamic_cast<const CLI::ExtrasError*>(&e) || (app.get_subcommands().empty() && !extras.empty());
+  const bool unplaced = dynamic_cast<const CLI::ExtrasError*>(&e) ||
+                        (app.get_subcommands().empty() && !extras.empty());
   if (!unplaced) return std::string(e.what()) + "; see '" + help_for(app) + "'";
-  const auto flag = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.starts_with("-"); });
+  const auto flag = std::find_if(extras.begin(), extras.end(),
+                                 [](const std::string& a) { return a.starts_with("-"); });
   const auto commands = app.get_subcommands();
   CLI::App& cmd = commands.empty() ? app : *commands[0];
   if (flag != extras.end())
-    return "unknown flag " + *flag + unknown_flag_hint(app, cmd, *flag) + "; see '" + help_for(app) + "'";
-  return "unexpected argument " + (extras.empty() ? std::string() : extras.front()) + "; see '" + help_for(app) + "'";
+    return "unknown flag " + *flag + unknown_flag_hint(app, cmd, *flag) + "; see '" +
+           help_for(app) + "'";
+  return "unexpected argument " + (extras.empty() ? std::string() : extras.front()) + "; see '" +
+         help_for(app) + "'";
 }
 
 }  // namespace
@@ -94,7 +102,8 @@ namespace mf {
 int cli_main(int argc, char** argv, std::string* mistake_line) {
   CLI::App app{"multifit: small dense networks on hand-written CUDA kernels"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", describe_build(), "Print the version, the commit and whether the build has CUDA");
+  app.set_version_flag("--version", describe_build(),
+                       "Print the version, the commit and whether the build has CUDA");
   const Command train = add_train_command(app);
   const Command run = add_run_command(app);
   const Command merge = add_merge_command(app);
@@ -106,8 +115,10 @@ int cli_main(int argc, char** argv, std::string* mistake_line) {
   const bool speaks = (argc > 1 && std::string(argv[1]) == "worker") || speaks_for_the_job();
   const auto mistake = [speaks, mistake_line](const std::string& line) {
     if (!speaks) return 0;
-    if (mistake_line) *mistake_line = line;
-    else std::fprintf(stderr, "multifit: error: %s\n", line.c_str());
+    if (mistake_line)
+      *mistake_line = line;
+    else
+      std::fprintf(stderr, "multifit: error: %s\n", line.c_str());
     return int(kExitMistake);
   };
   if (argc > 1 && argv[1][0] != '-')
@@ -125,8 +136,10 @@ int cli_main(int argc, char** argv, std::string* mistake_line) {
   }
   for (const char* alone : {"train", "merge"})
     if (launched_by_mpi() && app.got_subcommand(alone))
-      return mistake(std::string("multifit ") + alone + " does not run across MPI ranks: under mpirun each rank would "
-                     "do the same work; run it without mpirun (multifit run trains a sweep over the ranks)");
+      return mistake(
+          std::string("multifit ") + alone +
+          " does not run across MPI ranks: under mpirun each rank would "
+          "do the same work; run it without mpirun (multifit run trains a sweep over the ranks)");
   try {
     if (app.got_subcommand("train")) return train();
     if (app.got_subcommand("run")) return run();
@@ -137,8 +150,8 @@ int cli_main(int argc, char** argv, std::string* mistake_line) {
     return mistake(e.what());
   } catch (const std::exception& e) {  // this process's own failure, said whatever its rank
     const std::optional<int> rank = launched_by_mpi() ? launcher_rank() : std::nullopt;
-    std::fprintf(stderr, "multifit: failure: %s%s\n", rank ? ("rank " + std::to_string(*rank) + ": ").c_str() : "",
-                 e.what());
+    std::fprintf(stderr, "multifit: failure: %s%s\n",
+                 rank ? ("rank " + std::to_string(*rank) + ": ").c_str() : "", e.what());
     return kExitFailure;
   }
 }

@@ -19,9 +19,9 @@ CLI::Validator whole_number(long long low, long long high);
 CLI::Validator positive_float();
 // A seed: a whole number from 0 to 2^64 - 1, digits only (so -1 does not wrap around).
 CLI::Validator seed_number();
-// A size with its unit, "64MiB", turned into its bytes. Stricter than the spec's memory.limit, where
-// a bare number is bytes: on a command line "--memory-limit 3" more likely means 3 of something
-// else, so a number without a unit is refused with the units allowed.
+// A size with its unit, "64MiB", turned into its bytes. Stricter than the spec's memory.limit,
+// where a bare number is bytes: on a command line "--memory-limit 3" more likely means 3 of
+// something else, so a number without a unit is refused with the units allowed.
 CLI::Validator size_with_unit();
 // --shard I/N: two whole numbers, 0 <= I < N <= 2^20 (a sweep's most models). read_shard reads
 // `text` into `shard` and returns "" or why it cannot, in the words of a validator's message.
@@ -40,15 +40,18 @@ CLI::Validator one_of(const Named<E> (&table)[N]) {
       },
       [&table] {  // as CLI::IsMember lists its set
         std::string names;
-        for (const Named<E>& entry : table) names += (names.empty() ? "" : ",") + std::string(entry.name);
+        for (const Named<E>& entry : table)
+          names += (names.empty() ? "" : ",") + std::string(entry.name);
         return "{" + names + "}";
       }());
 }
 // An option that takes one of the table's names into `value`, its default shown by name.
 template <class E, size_t N>
-CLI::Option* add_named_option(CLI::App& cmd, const std::string& flag, E& value, const Named<E> (&table)[N],
-                              const std::string& help) {
-  return cmd.add_option(flag, value, help)->transform(one_of(table))->default_str(name_of(table, value));
+CLI::Option* add_named_option(CLI::App& cmd, const std::string& flag, E& value,
+                              const Named<E> (&table)[N], const std::string& help) {
+  return cmd.add_option(flag, value, help)
+      ->transform(one_of(table))
+      ->default_str(name_of(table, value));
 }
 
 // The overrides of the spec, every model's for a sweep: --epochs, --batch-size, --learning-rate,

@@ -27,12 +27,15 @@ void print_library(const char* name, const std::function<std::string()>& load) {
 }  // namespace
 
 Command add_info_command(CLI::App& app) {
-  app.add_subcommand("info", "List the CUDA devices (name, SMs, memory, compute capability) and the libraries found");
+  app.add_subcommand(
+      "info",
+      "List the CUDA devices (name, SMs, memory, compute capability) and the libraries found");
   return [] {
     std::printf("build:   %s\n", describe_build().c_str());
     const DeviceQuery query = query_devices();
     if (query.devices.empty()) std::printf("CUDA devices: none (%s)\n", query.why_none.c_str());
-    for (const DeviceInfo& d : query.devices) std::printf("cuda:%d  %s\n", d.index, describe(d).c_str());
+    for (const DeviceInfo& d : query.devices)
+      std::printf("cuda:%d  %s\n", d.index, describe(d).c_str());
     std::printf("cpu     %s\n", CpuBackend().device().c_str());
     print_library("OpenBLAS", cpu::openblas_library);
     std::printf("libxsmm:  %s (linked in)\n", cpu::libxsmm_description());

@@ -82,15 +82,19 @@ void check_save_best_metric(const std::vector<Job>& jobs, std::optional<RankBy> 
                   needs(*by) + "; rank by another metric, or leave --rank-by out");
 }
 
-void check_fault_target(const std::vector<Job>& jobs, const std::string& name, const std::string& sweep_path) {
+void check_fault_target(const std::vector<Job>& jobs, const std::string& name,
+                        const std::string& sweep_path) {
   std::string names;
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (jobs[i].name == name) return;
     if (i < 5) names += (i ? ", " : "") + jobs[i].name;
   }
-  throw UserError("--inject-fault " + name + ": " + sweep_path + " has no model of that name; " +
-                  (jobs.empty() ? "it has no models"
-                                : "its models are " + names + (jobs.size() > 5 ? " and " + std::to_string(jobs.size() - 5) + " more" : "")));
+  throw UserError(
+      "--inject-fault " + name + ": " + sweep_path + " has no model of that name; " +
+      (jobs.empty()
+           ? "it has no models"
+           : "its models are " + names +
+                 (jobs.size() > 5 ? " and " + std::to_string(jobs.size() - 5) + " more" : "")));
 }
 
 }  // namespace mf

@@ -22,6 +22,7 @@ void check_save_best_dir(const SaveBest& save);
 void check_save_best_metric(const std::vector<Job>& jobs, std::optional<RankBy> by);
 // --inject-fault NAME names a model of `jobs` (the sweep at `sweep_path`). Throws UserError naming
 // the first few models.
-void check_fault_target(const std::vector<Job>& jobs, const std::string& name, const std::string& sweep_path);
+void check_fault_target(const std::vector<Job>& jobs, const std::string& name,
+                        const std::string& sweep_path);
 
 }  // namespace mf

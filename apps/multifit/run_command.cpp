@@ -34,23 +34,35 @@ ModeKind choose_mode(const std::vector<ModeKind>& modes, const std::vector<Job>&
   const double calibration_s = seconds_since(start);
   nlohmann::json measured = nlohmann::json::array();
   for (const Calibration& c : calibrations) {
-    measured.push_back({{"mode", to_string(c.mode)}, {"startup_s", c.startup_s}, {"samples_per_s", c.samples_per_s},
+    measured.push_back({{"mode", to_string(c.mode)},
+                        {"startup_s", c.startup_s},
+                        {"samples_per_s", c.samples_per_s},
                         {"predicted_wall_s", c.predicted_wall_s}});
     if (!options.quiet)
-      std::fprintf(stderr, "multifit: auto: %-9s start-up %s, %.0f samples/s while training: the sweep in about %s\n",
-                   to_string(c.mode), format_duration(c.startup_s.value_or(0)).c_str(), c.samples_per_s.value_or(0),
-                   c.predicted_wall_s ? format_duration(*c.predicted_wall_s).c_str() : "(nothing trained)");
+      std::fprintf(
+          stderr,
+          "multifit: auto: %-9s start-up %s, %.0f samples/s while training: the sweep in about "
+          "%s\n",
+          to_string(c.mode), format_duration(c.startup_s.value_or(0)).c_str(),
+          c.samples_per_s.value_or(0),
+          c.predicted_wall_s ? format_duration(*c.predicted_wall_s).c_str() : "(nothing trained)");
   }
   // The choice is said even when quiet: it is what the run's figures are of.
   const bool measured_any = calibrations.front().predicted_wall_s.has_value();
   const ModeKind mode = measured_any ? calibrations.front().mode : ModeKind::serial;
   if (measured_any)
-    std::fprintf(stderr, "multifit: auto: %s, the fastest in a calibration of at most %lld steps per model (%s)\n",
-                 to_string(mode), (long long)steps, format_duration(calibration_s).c_str());
+    std::fprintf(
+        stderr,
+        "multifit: auto: %s, the fastest in a calibration of at most %lld steps per model (%s)\n",
+        to_string(mode), (long long)steps, format_duration(calibration_s).c_str());
   else
-    std::fprintf(stderr, "multifit: auto: serial: no model trained in the calibration (%s), so nothing tells the modes apart\n",
+    std::fprintf(stderr,
+                 "multifit: auto: serial: no model trained in the calibration (%s), so nothing "
+                 "tells the modes apart\n",
                  format_duration(calibration_s).c_str());
-  record = {{"mode", to_string(mode)}, {"calibration_steps", steps}, {"calibration_s", calibration_s},
+  record = {{"mode", to_string(mode)},
+            {"calibration_steps", steps},
+            {"calibration_s", calibration_s},
             {"calibration", measured}};
   return mode;
 }
@@ -76,19 +88,24 @@ class Training {
       : args_(args), plan_(plan), rank_(rank), setup_(setup), options_(args.options) {}
 
   int run() {
-    if (plan_.save_best) {  // the keeper of the run whose models are kept (not a --solo run's, nor a calibration's)
+    if (plan_.save_best) {  // the keeper of the run whose models are kept (not a --solo run's, nor
+                            // a calibration's)
       keeper_.emplace(*plan_.save_best, args_.options.rank_by, rank_.own(kStagingFolder),
                       args_.resume && rank_.writer());
-      options_.stage_best = [this](const ModelReport& m, const std::function<void()>& save) { keeper_->stage(m, save); };
+      options_.stage_best = [this](const ModelReport& m, const std::function<void()>& save) {
+        keeper_->stage(m, save);
+      };
     }
     if (rank_.writer())
       for (const std::string& note : no_effect_notes(args_, plan_, options_.backend.kind))
         std::fprintf(stderr, "multifit: note: %s\n", note.c_str());
     options_.timeline = true;
     const std::vector<ModeKind> modes = settle_modes();
-    if (keeper_) keeper_->keep(setup_.jobs);  // from here on each model that ends ok stages its weights
+    if (keeper_)
+      keeper_->keep(setup_.jobs);  // from here on each model that ends ok stages its weights
     std::vector<RunReport> runs;
-    for (int repeat = 1; repeat <= args_.repeat && !(stop_ && repeat > 1); ++repeat) run_modes(modes, repeat, runs);
+    for (int repeat = 1; repeat <= args_.repeat && !(stop_ && repeat > 1); ++repeat)
+      run_modes(modes, repeat, runs);
     finish(runs);
     std::fflush(stdout);
     // Rank 0's code is the run's: its models' and its outputs'. Another rank's is its own failures'
@@ -97,18 +114,20 @@ class Training {
   }
 
  private:
-  // What a mode's run has already (from the journal) and where it records each model as it ends: the
-  // journal, and the keeper for the run whose models are `kept`.
+  // What a mode's run has already (from the journal) and where it records each model as it ends:
+  // the journal, and the keeper for the run whose models are `kept`.
   RunRecord record_of(ModeKind mode, bool kept) {
     RunRecord record;
     if (setup_.resumed)
-      if (const auto ended = setup_.resumed->ended.find(to_string(mode)); ended != setup_.resumed->ended.end())
+      if (const auto ended = setup_.resumed->ended.find(to_string(mode));
+          ended != setup_.resumed->ended.end())
         record.ended = &ended->second;
     BestKeeper* keeping = kept && keeper_ ? &*keeper_ : nullptr;
     if (keeping && record.ended)
       for (const auto& [index, ended] : *record.ended) keeping->resumed(ended.report);
     if (setup_.journal || keeping)
-      record.on_ended = [this, mode, keeping](size_t index, const ModelReport& report, int exit_code) {
+      record.on_ended = [this, mode, keeping](size_t index, const ModelReport& report,
+                                              int exit_code) {
         if (setup_.journal)  // jobs may be a part of the sweep
           setup_.journal->ended(to_string(mode), *job_at(setup_.jobs, index), report, exit_code);
         if (keeping) keeping->ended(report);
@@ -120,7 +139,8 @@ class Training {
     return rank_.run(mode, setup_.jobs, options_, stop_, &setup_.code, record_of(mode, kept));
   }
 
-  // The process started once before the in-process modes; --mode auto's choice made (the journal's on
+  // The process started once before the in-process modes; --mode auto's choice made (the journal's
+  // on
   // --resume, else a calibration).
   std::vector<ModeKind> settle_modes() {
     std::vector<ModeKind> modes = plan_.modes;
@@ -129,23 +149,31 @@ class Training {
     if (!plan_.automatic) return modes;
     if (setup_.resumed && !setup_.resumed->auto_choice.is_null()) {
       chosen_ = setup_.resumed->auto_choice;
-      const ModeKind mode = parse_named(kModeNames, chosen_.at("mode").get<std::string>(), "the journal's auto choice");
-      std::fprintf(stderr, "multifit: auto: %s, as the journal's run chose (no calibration on resume)\n", to_string(mode));
+      const ModeKind mode = parse_named(kModeNames, chosen_.at("mode").get<std::string>(),
+                                        "the journal's auto choice");
+      std::fprintf(stderr,
+                   "multifit: auto: %s, as the journal's run chose (no calibration on resume)\n",
+                   to_string(mode));
       return {mode};
     }
-    const ModeKind mode = choose_mode(every_mode(), setup_.jobs, options_, stop_, args_.calibration_steps, chosen_);
+    const ModeKind mode =
+        choose_mode(every_mode(), setup_.jobs, options_, stop_, args_.calibration_steps, chosen_);
     if (setup_.journal) setup_.journal->auto_choice(chosen_);
     return {mode};
   }
 
-  // One repetition: the solo runs first when asked (each model against its own serial run), then each mode.
+  // One repetition: the solo runs first when asked (each model against its own serial run), then
+  // each mode.
   void run_modes(const std::vector<ModeKind>& modes, int repeat, std::vector<RunReport>& runs) {
     const bool writer = rank_.writer(), quiet = options_.quiet;
-    const std::string of =
-        args_.repeat > 1 ? " (run " + std::to_string(repeat) + " of " + std::to_string(args_.repeat) + ")" : "";
+    const std::string of = args_.repeat > 1 ? " (run " + std::to_string(repeat) + " of " +
+                                                  std::to_string(args_.repeat) + ")"
+                                            : "";
     std::optional<RunReport> serial;
     if (args_.solo && modes.front() != ModeKind::serial) {
-      if (writer && !quiet) std::fprintf(stderr, "multifit: solo runs%s: each model alone, for its slowdown\n", of.c_str());
+      if (writer && !quiet)
+        std::fprintf(stderr, "multifit: solo runs%s: each model alone, for its slowdown\n",
+                     of.c_str());
       serial = run_one(ModeKind::serial);
     }
     for (const ModeKind mode : modes) {
@@ -161,8 +189,10 @@ class Training {
       if (mode == ModeKind::serial) serial = run;
       if (serial) compare_with_serial(run, *serial);
       rank_run(run, args_.options.rank_by);
-      if (repeat == 1) print_run_table(run, runs.empty());
-      else print_run_line(run);
+      if (repeat == 1)
+        print_run_table(run, runs.empty());
+      else
+        print_run_line(run);
       runs.push_back(std::move(run));
     }
   }
@@ -171,21 +201,32 @@ class Training {
   void finish(const std::vector<RunReport>& runs) {
     int& code = setup_.code;
     if (setup_.journal && !setup_.journal->error().empty()) {
-      std::fprintf(stderr, "multifit: error: %s; the models that ended after it are not in it (--resume would train "
-                           "them again)\n", setup_.journal->error().c_str());
+      std::fprintf(
+          stderr,
+          "multifit: error: %s; the models that ended after it are not in it (--resume would train "
+          "them again)\n",
+          setup_.journal->error().c_str());
       code = worse_exit_code(code, kExitFailure);
     }
     if (!rank_.writer()) return;
-    if (args_.repeat > 1) print_repeats_table(runs);
-    else if (runs.size() > 1) print_modes_table(runs);
+    if (args_.repeat > 1)
+      print_repeats_table(runs);
+    else if (runs.size() > 1)
+      print_modes_table(runs);
     print_errors(runs);
     if (code == kExitInterrupted) print_resume_note(runs, setup_.journal ? plan_.journal : "");
-    if (keeper_ && (stop_ || code == kExitInterrupted))  // here or on a rank: --resume finishes the run, and takes the staged weights on
-      std::fprintf(stderr, "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the "
-                           "weights it staged stay in %s for --resume\n", keeper_->staging().c_str());
+    if (keeper_ && (stop_ || code == kExitInterrupted))  // here or on a rank: --resume finishes the
+                                                         // run, and takes the staged weights on
+      std::fprintf(stderr,
+                   "multifit: note: --save-best: the run was interrupted, so its best are not "
+                   "chosen yet; the "
+                   "weights it staged stay in %s for --resume\n",
+                   keeper_->staging().c_str());
     else if (keeper_) {
-      const auto staging = rank_.every_ranks((std::filesystem::path(plan_.save_best->dir) / kStagingFolder).string());
-      code = worse_exit_code(code, save_best_models(*keeper_, staging, runs.back(), setup_.jobs, args_.resume));
+      const auto staging = rank_.every_ranks(
+          (std::filesystem::path(plan_.save_best->dir) / kStagingFolder).string());
+      code = worse_exit_code(
+          code, save_best_models(*keeper_, staging, runs.back(), setup_.jobs, args_.resume));
     }
     code = write_output_files(runs, args_.files, code);
   }
@@ -201,10 +242,10 @@ class Training {
   nlohmann::json chosen_;  // --mode auto: the calibration and its choice
 };
 
-// The stages of a run. Under mpirun every rank runs them (study/ranks/run_over_ranks.h): each reads the sweep,
-// journals its own models and trains its shares; rank 0 alone (the writer) reads a journal to resume,
-// prints, and writes the outputs. The ranks agree before any of them trains: a rank that cannot start
-// stops them all.
+// The stages of a run. Under mpirun every rank runs them (study/ranks/run_over_ranks.h): each reads
+// the sweep, journals its own models and trains its shares; rank 0 alone (the writer) reads a
+// journal to resume, prints, and writes the outputs. The ranks agree before any of them trains: a
+// rank that cannot start stops them all.
 int run_study(RunArgs& args) {
   RunRank rank;
   RunPlan plan;
@@ -221,8 +262,10 @@ int run_study(RunArgs& args) {
     cannot_start = *e.what() ? e.what() : "an unnamed failure";
   }
   if (rank.under_mpi()) {
-    if (const std::string agreed = rank.agree_to_start(cannot_start, what_is_run(args, setup)); !agreed.empty()) {
-      if (!rank.writer()) return kExitOk;  // rank 0 says why, and its exit code is the job's (runtime/mpi_world.h)
+    if (const std::string agreed = rank.agree_to_start(cannot_start, what_is_run(args, setup));
+        !agreed.empty()) {
+      if (!rank.writer())
+        return kExitOk;  // rank 0 says why, and its exit code is the job's (runtime/mpi_world.h)
       write_unstarted(args, agreed);
       throw UserError(agreed);
     }
@@ -230,7 +273,8 @@ int run_study(RunArgs& args) {
   }
   try {
     return Training(args, plan, rank, setup).run();
-  } catch (const std::exception& e) {  // under mpirun the others would wait on this rank for ever: the job ends
+  } catch (const std::exception&
+               e) {  // under mpirun the others would wait on this rank for ever: the job ends
     rank.abort_job_after(e);
     throw;
   }

@@ -24,48 +24,63 @@ std::vector<std::string> mode_choices() {
 // How the models run: the mode and what shapes it.
 void add_mode_flags(CLI::App* cmd, RunArgs& args) {
   RunOptions& o = args.options;
-  cmd->add_option("--mode", args.mode, "serial: one model after another; streams: one thread and stream per "
-                                        "model; processes: one process per model; packed: models of one shape "
-                                        "and fit (layers, loss, optimizer kind, batch size, epochs, data, memory "
-                                        "mode) trained together in shared kernels; all: the four in turn; auto: the "
-                                        "fastest in a short calibration on the sweep's own models")
+  cmd->add_option("--mode", args.mode,
+                  "serial: one model after another; streams: one thread and stream per "
+                  "model; processes: one process per model; packed: models of one shape "
+                  "and fit (layers, loss, optimizer kind, batch size, epochs, data, memory "
+                  "mode) trained together in shared kernels; all: the four in turn; auto: the "
+                  "fastest in a short calibration on the sweep's own models")
       ->check(CLI::IsMember(mode_choices()))
       ->type_name("ENUM")
       ->capture_default_str();
-  cmd->add_option("--pack-size", o.pack_size, "--mode packed: at most N models in a pack (0: no bound)")
+  cmd->add_option("--pack-size", o.pack_size,
+                  "--mode packed: at most N models in a pack (0: no bound)")
       ->check(whole_number(0, int(kMaxPackSize)))
       ->capture_default_str();
   cmd->add_option("--concurrency", o.concurrency,
-                  "At most K models at once, the rest in later phases (0: all at once). Default: as many as the "
-                  "machine holds (memory, and for processes cores, open files, processes), said on stderr when "
+                  "At most K models at once, the rest in later phases (0: all at once). Default: "
+                  "as many as the "
+                  "machine holds (memory, and for processes cores, open files, processes), said on "
+                  "stderr when "
                   "fewer than all; above that bound K runs as asked, with a warning")
       ->check(whole_number(0, INT_MAX));
   cmd->add_option("--stall-timeout", o.stall_timeout_s,
-                  "--mode processes: a worker that takes no training step for SECONDS (or uses no CPU while it "
-                  "builds) is killed and its model failed as stalled (0: never). Default: 10 times its slowest "
+                  "--mode processes: a worker that takes no training step for SECONDS (or uses no "
+                  "CPU while it "
+                  "builds) is killed and its model failed as stalled (0: never). Default: 10 times "
+                  "its slowest "
                   "epoch so far, never under 60")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             char* end = nullptr;
             const double value = std::strtod(text.c_str(), &end);
-            const bool ok = end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= 0;
+            const bool ok =
+                end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= 0;
             return ok ? "" : "got " + text + "; expected a number of seconds, 0 or more (0: never)";
           },
           ""))
       ->type_name("SECONDS");
   cmd->add_flag("--keep-pools", o.keep_pools,
-                "--mode serial: keep every model's pool until the last model has trained, as a Keras loop without "
-                "clear_session() keeps its models' memory (each model's in_use_before_release_bytes then shows "
+                "--mode serial: keep every model's pool until the last model has trained, as a "
+                "Keras loop without "
+                "clear_session() keeps its models' memory (each model's "
+                "in_use_before_release_bytes then shows "
                 "what the run held when it ended)");
-  cmd->add_option("--inject-fault", o.inject_fault,
-                  "Make a real fault in the model NAME after its first epoch, to see what it takes down with it: "
-                  "on the CPU its thread gets SIGSEGV (the process ends, as at a stray pointer), on a GPU a kernel "
-                  "writes to an illegal address (the sticky error poisons the process's CUDA context). One --mode, "
-                  "not all or auto, without --solo: a fault in an in-process run on the CPU ends the run")
+  cmd->add_option(
+         "--inject-fault", o.inject_fault,
+         "Make a real fault in the model NAME after its first epoch, to see what it takes down "
+         "with it: "
+         "on the CPU its thread gets SIGSEGV (the process ends, as at a stray pointer), on a GPU a "
+         "kernel "
+         "writes to an illegal address (the sticky error poisons the process's CUDA context). One "
+         "--mode, "
+         "not all or auto, without --solo: a fault in an in-process run on the CPU ends the run")
       ->check(CLI::Validator(
           [](std::string& name) -> std::string {
             if (name.empty()) return "the name of a model of the sweep, not empty";
-            return name.starts_with("-") ? "the model NAME, " + name + ", looks like a flag: give a model's name" : "";
+            return name.starts_with("-")
+                       ? "the model NAME, " + name + ", looks like a flag: give a model's name"
+                       : "";
           },
           "NAME"))
       ->type_name("NAME");
@@ -73,10 +88,13 @@ void add_mode_flags(CLI::App* cmd, RunArgs& args) {
                   "--mode auto: training steps per model in each mode's calibration")
       ->check(whole_number(1, INT_MAX))
       ->capture_default_str();
-  cmd->add_flag("--solo", args.solo, "Run each model alone first, for its slowdown (--mode all has it)");
-  cmd->add_option("--repeat", args.repeat,
-                  "Run the modes N times, interleaved (serial, streams, ..., serial, streams, ...), and report each "
-                  "figure's median, min and max: one run on a shared machine can mislead. Keeps no journal")
+  cmd->add_flag("--solo", args.solo,
+                "Run each model alone first, for its slowdown (--mode all has it)");
+  cmd->add_option(
+         "--repeat", args.repeat,
+         "Run the modes N times, interleaved (serial, streams, ..., serial, streams, ...), and "
+         "report each "
+         "figure's median, min and max: one run on a shared machine can mislead. Keeps no journal")
       ->check(whole_number(1, 100))
       ->capture_default_str();
   cmd->add_option("--devices", o.devices, "GPUs to spread the models over, round robin, e.g. 0,1")
@@ -87,48 +105,66 @@ void add_mode_flags(CLI::App* cmd, RunArgs& args) {
 // What is kept of the run: the ranking, the best models' weights, the journal, the shard.
 void add_keeping_flags(CLI::App* cmd, RunArgs& args) {
   RunOptions& o = args.options;
-  cmd->add_option("--rank-by", o.rank_by,
-                  "Rank the models by this metric (default: val_accuracy where models were validated, else "
-                  "val_loss, test_accuracy, test_loss, train_s, the first some model has); a run of more than 24 "
-                  "models prints its best and worst 5")
+  cmd->add_option(
+         "--rank-by", o.rank_by,
+         "Rank the models by this metric (default: val_accuracy where models were validated, else "
+         "val_loss, test_accuracy, test_loss, train_s, the first some model has); a run of more "
+         "than 24 "
+         "models prints its best and worst 5")
       ->transform(one_of(kRankByNames));
   cmd->add_option("--save-best", args.save_best,
-                  "Keep the weights of the best K models by the ranking (--rank-by) in the folder DIR (made when "
-                  "missing): NAME.weights, as train --save writes them, beside NAME.spec.json, its spec (train "
-                  "DIR/NAME.spec.json --load DIR/NAME.weights --epochs 0 evaluates one), and best.json, which lists "
-                  "them by rank with their metric and settings. NAME is the model's name, each byte other than a "
-                  "letter, digit or ._-+= written %XX. While the run goes, each model that ends ok stages its "
-                  "weights in DIR/.staging and only those that may still be among the best stay there. Any --mode "
+                  "Keep the weights of the best K models by the ranking (--rank-by) in the folder "
+                  "DIR (made when "
+                  "missing): NAME.weights, as train --save writes them, beside NAME.spec.json, its "
+                  "spec (train "
+                  "DIR/NAME.spec.json --load DIR/NAME.weights --epochs 0 evaluates one), and "
+                  "best.json, which lists "
+                  "them by rank with their metric and settings. NAME is the model's name, each "
+                  "byte other than a "
+                  "letter, digit or ._-+= written %XX. While the run goes, each model that ends ok "
+                  "stages its "
+                  "weights in DIR/.staging and only those that may still be among the best stay "
+                  "there. Any --mode "
                   "but all")
       ->check(whole_number(1, INT_MAX).application_index(0))
       ->check(CLI::Validator(
                   [](std::string& dir) {
-                    return dir.starts_with("-") ? "the folder DIR, " + dir + ", looks like a flag: give K, then DIR" : "";
+                    return dir.starts_with("-")
+                               ? "the folder DIR, " + dir + ", looks like a flag: give K, then DIR"
+                               : "";
                   },
                   "DIR")
                   .application_index(1))
       ->type_name("K DIR");
-  cmd->add_option("--journal", args.journal, "Record each model here as it ends, one JSON line each (default: "
-                                              "OUT.journal beside --json OUT), so that --resume can finish the run");
+  cmd->add_option("--journal", args.journal,
+                  "Record each model here as it ends, one JSON line each (default: "
+                  "OUT.journal beside --json OUT), so that --resume can finish the run");
   cmd->add_option_function<std::string>(
          "--shard", [&args](const std::string& text) { read_shard(text, args.shard.emplace()); },
-         "Train only part I of N of the sweep: its models at places I, I+N, I+2N, ... (0 <= I < N, 0-based as a "
-         "Slurm array's %a with --array=0-(N-1)); the document holds those models and names the sweep and the "
+         "Train only part I of N of the sweep: its models at places I, I+N, I+2N, ... (0 <= I < N, "
+         "0-based as a "
+         "Slurm array's %a with --array=0-(N-1)); the document holds those models and names the "
+         "sweep and the "
          "shard, and multifit merge makes the parts' documents one")
       ->check(shard_value())
       ->type_name("I/N");
-  cmd->add_flag("--resume", args.resume, "Finish an interrupted run: skip the models its journal (--journal, or "
-                                         "--json OUT's) records as ended, train the rest, write the whole document");
+  cmd->add_flag("--resume", args.resume,
+                "Finish an interrupted run: skip the models its journal (--journal, or "
+                "--json OUT's) records as ended, train the rest, write the whole document");
 }
 
 }  // namespace
 
 CLI::App* add_run_flags(CLI::App& app, RunArgs& args) {
   RunOptions& o = args.options;
-  CLI::App* cmd = app.add_subcommand("run", "Train a sweep of models serially, on streams, as processes or packed "
-                                            "into shared kernels, and measure how they share the machine");
-  cmd->add_option("sweep", o.models_path, "Sweep file (JSON: a base spec and grid axes or a search space, or a list of models; any with a scheduler), or one "
-                                    "model's spec; e.g. examples/fashion-mnist-grid.json")
+  CLI::App* cmd =
+      app.add_subcommand("run",
+                         "Train a sweep of models serially, on streams, as processes or packed "
+                         "into shared kernels, and measure how they share the machine");
+  cmd->add_option("sweep", o.models_path,
+                  "Sweep file (JSON: a base spec and grid axes or a search space, or a list of "
+                  "models; any with a scheduler), or one "
+                  "model's spec; e.g. examples/fashion-mnist-grid.json")
       ->required();
   add_mode_flags(cmd, args);
   add_backend_options(*cmd, o.backend);
@@ -136,11 +172,13 @@ CLI::App* add_run_flags(CLI::App& app, RunArgs& args) {
   add_data_option(*cmd, o.data);
   add_output_options(*cmd, args.files);
   add_keeping_flags(cmd, args);
-  cmd->add_flag("--quiet", o.quiet, "No per-epoch progress lines, and no notes between them (the packs, serial's "
-                                    "releases, auto's calibrations); the tables and errors stay");
-  cmd->add_flag("--verbose", o.verbose, "Every model's epoch lines, however many models (without it, a run of more "
-                                        "models than the terminal has rows, or than 8 on a file or pipe, shows one "
-                                        "status line: models ended, time left, the best so far)")
+  cmd->add_flag("--quiet", o.quiet,
+                "No per-epoch progress lines, and no notes between them (the packs, serial's "
+                "releases, auto's calibrations); the tables and errors stay");
+  cmd->add_flag("--verbose", o.verbose,
+                "Every model's epoch lines, however many models (without it, a run of more "
+                "models than the terminal has rows, or than 8 on a file or pipe, shows one "
+                "status line: models ended, time left, the best so far)")
       ->excludes("--quiet");
   return cmd;
 }

@@ -20,10 +20,10 @@ void print_errors(const std::vector<RunReport>& runs);
 void print_resume_note(const std::vector<RunReport>& runs, const std::string& journal);
 
 // --save-best's end: the best K of `run`'s ranking moved into DIR from `staging` (every rank's
-// staging folder; finish_best) and said in a line. Returns the exit code it adds: 2 when models ended
-// ok but none has the metric, 1 when a file could not be written or a best model's weights were not
-// kept (`resumed`: the run finishes one that --resume took up).
-int save_best_models(const BestKeeper& keeper, const std::vector<std::string>& staging, const RunReport& run,
-                     const std::vector<Job>& jobs, bool resumed);
+// staging folder; finish_best) and said in a line. Returns the exit code it adds: 2 when models
+// ended ok but none has the metric, 1 when a file could not be written or a best model's weights
+// were not kept (`resumed`: the run finishes one that --resume took up).
+int save_best_models(const BestKeeper& keeper, const std::vector<std::string>& staging,
+                     const RunReport& run, const std::vector<Job>& jobs, bool resumed);
 
 }  // namespace mf

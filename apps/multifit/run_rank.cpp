@@ -24,13 +24,15 @@ void RunRank::fit_options(RunOptions& options, bool threads_given) const {
     if (devices.empty())
       for (const DeviceInfo& d : query_devices().devices) devices.push_back(d.index);
     const int local = launcher_local_rank().value_or(world_->local_rank());
-    if (!devices.empty()) options.devices = {devices[size_t(local) % devices.size()]};  // none: each model says so
+    if (!devices.empty())
+      options.devices = {devices[size_t(local) % devices.size()]};  // none: each model says so
   }
   // Ranks that Open MPI did not bind apart (it binds up to 2 a node by default) would each take
   // every core of their mask.
   if (!threads_given) {
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    options.backend.threads = std::min(options.backend.threads, std::max(1, cores / world_->local_size()));
+    options.backend.threads =
+        std::min(options.backend.threads, std::max(1, cores / world_->local_size()));
   }
 }
 
@@ -44,10 +46,12 @@ std::string RunRank::agree_to_start(const std::string& mine, const nlohmann::jso
   for (size_t r = 1; r < each.size() && first.empty(); ++r) {
     const Ready rank = message_from<Ready>(each[r]);
     const std::string who = "rank " + std::to_string(r) + " (" + rank.host + "): ";
-    if (!rank.error.empty()) first = who + rank.error;
+    if (!rank.error.empty())
+      first = who + rank.error;
     else if (rank.run != run)
       first = who + "it is to run " + rank.run.dump() + ", but rank 0 " + run.dump() +
-              ": every rank must be given the same sweep file, with the same contents, and the same options";
+              ": every rank must be given the same sweep file, with the same contents, and the "
+              "same options";
   }
   return world_->broadcast(first);
 }
@@ -68,8 +72,9 @@ std::vector<std::string> RunRank::every_ranks(const std::string& path) const {
 
 void RunRank::abort_job_after(const std::exception& failure) {
   if (!world_) return;
-  std::fprintf(stderr, "multifit: failure: rank %d: %s; the job is aborted (--resume finishes it)\n", world_->rank(),
-               failure.what());
+  std::fprintf(stderr,
+               "multifit: failure: rank %d: %s; the job is aborted (--resume finishes it)\n",
+               world_->rank(), failure.what());
   world_->abort(1);
 }
 

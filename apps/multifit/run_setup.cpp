@@ -16,15 +16,17 @@
 namespace mf {
 namespace {
 
-// Opens a journal (read first on --resume), saying where an earlier one was kept (unless quiet); one
-// that cannot be opened is said, and the run goes on without it.
-std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun& run, const JournalContents* resumed,
-                                      bool quiet, int* code) {
+// Opens a journal (read first on --resume), saying where an earlier one was kept (unless quiet);
+// one that cannot be opened is said, and the run goes on without it.
+std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun& run,
+                                      const JournalContents* resumed, bool quiet, int* code) {
   if (path.empty()) return nullptr;
   try {
     auto journal = std::make_unique<Journal>(path, run, resumed);
     if (!journal->previous().empty() && !quiet)
-      std::fprintf(stderr, "multifit: note: the earlier journal at %s is kept as %s (--resume finishes a run instead)\n",
+      std::fprintf(stderr,
+                   "multifit: note: the earlier journal at %s is kept as %s (--resume finishes a "
+                   "run instead)\n",
                    path.c_str(), journal->previous().c_str());
     return journal;
   } catch (const SystemError& e) {
@@ -49,23 +51,25 @@ void resolve_backend(BackendOptions& backend) {
 
 // --resume: the journals' models said, by mode and journal ("2 in serial mode in OUT.journal, 4 in
 // serial mode in the other ranks' journals").
-void say_resumed(const std::string& journal, const JournalContents& resumed, const EndedModels& ranks_ended) {
+void say_resumed(const std::string& journal, const JournalContents& resumed,
+                 const EndedModels& ranks_ended) {
   size_t models = 0;
   std::string where;
   const auto count = [&](const EndedModels& ended_by_mode, const std::string& in) {
     for (const auto& [mode, ended] : ended_by_mode) {
       models += ended.size();
-      where += (where.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode + " mode in " + in;
+      where += (where.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode +
+               " mode in " + in;
     }
   };
   count(resumed.ended, journal);
   count(ranks_ended, "the other ranks' journals");
   if (models == 0)
-    std::fprintf(stderr, "multifit: resume: no model ended before (%zu model lines in %s)\n", resumed.lines,
-                 journal.c_str());
+    std::fprintf(stderr, "multifit: resume: no model ended before (%zu model lines in %s)\n",
+                 resumed.lines, journal.c_str());
   else
-    std::fprintf(stderr, "multifit: resume: %zu model%s ended before (%s); %s not trained again\n", models,
-                 models == 1 ? "" : "s", where.c_str(), models == 1 ? "it is" : "they are");
+    std::fprintf(stderr, "multifit: resume: %zu model%s ended before (%s); %s not trained again\n",
+                 models, models == 1 ? "" : "s", where.c_str(), models == 1 ? "it is" : "they are");
 }
 
 }  // namespace
@@ -74,12 +78,15 @@ void check_outputs(const RunArgs& args, const RunPlan& plan, const RunRank& rank
   if (rank.writer()) {
     const std::string best_index =
         plan.save_best ? (std::filesystem::path(plan.save_best->dir) / kBestIndex).string() : "";
-    std::vector<NamedFile> others = {{"--journal", plan.journal}, {"--save-best's index", best_index}};
+    std::vector<NamedFile> others = {{"--journal", plan.journal},
+                                     {"--save-best's index", best_index}};
     if (!plan.journal.empty())
       for (const std::string& journal : rank.every_ranks(plan.journal))
         if (journal != plan.journal) others.push_back({"a rank's journal", journal});
     prepare_output_files(args.files, {{"the sweep", args.options.models_path}}, others);
-    if (!args.resume) check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal", plan.journal);
+    if (!args.resume)
+      check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal",
+                        plan.journal);
   }
   if (plan.save_best) check_save_best_dir(*plan.save_best);
 }
@@ -92,15 +99,18 @@ void load_jobs(RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup
     rank.fit_options(options, args.threads_given);
     setup.jobs = make_jobs(sweep, options);
     if (sweep.scheduler) {
-      // A trial's verdict waits for those before it in the sweep (study/sweep/rungs.h): one table must see them all.
+      // A trial's verdict waits for those before it in the sweep (study/sweep/rungs.h): one table
+      // must see them all.
       if (rank.under_mpi() || args.shard)
         throw UserError(options.models_path + ": scheduler: not available " +
                         (rank.under_mpi() ? std::string("under mpirun") : "with --shard") +
-                        " yet: each part would judge its trials against its own only, and decide otherwise than "
+                        " yet: each part would judge its trials against its own only, and decide "
+                        "otherwise than "
                         "one run; run the sweep in one process (any --mode)");
       options.scheduler = scheduler_for(*sweep.scheduler, setup.jobs);
     }
-    if (!options.inject_fault.empty()) check_fault_target(setup.jobs, options.inject_fault, options.models_path);
+    if (!options.inject_fault.empty())
+      check_fault_target(setup.jobs, options.inject_fault, options.models_path);
     if (plan.save_best) check_save_best_metric(setup.jobs, options.rank_by);
     setup.sweep = identify_sweep(sweep, setup.jobs);  // the whole sweep's, whatever part runs
   } catch (const UserError& e) {  // the document is written whatever failed: here, with no model
@@ -116,52 +126,75 @@ void take_shard(const RunArgs& args, const RunRank& rank, RunSetup& setup) {
     jobs = shard_jobs(jobs, *args.shard);
     spread_over_devices(jobs, options.devices);  // over this run's models, not the sweep's places
     if (rank.writer() && jobs.empty())
-      std::fprintf(stderr, "multifit: note: shard %s has no models: the sweep has %zu; its document has none\n",
-                   to_string(*args.shard).c_str(), setup.sweep.models);
+      std::fprintf(
+          stderr,
+          "multifit: note: shard %s has no models: the sweep has %zu; its document has none\n",
+          to_string(*args.shard).c_str(), setup.sweep.models);
     else if (rank.writer() && !options.quiet) {
       std::string places;
-      for (size_t i = 0; i < jobs.size() && i < 3; ++i) places += (i ? ", #" : "#") + std::to_string(jobs[i].index);
+      for (size_t i = 0; i < jobs.size() && i < 3; ++i)
+        places += (i ? ", #" : "#") + std::to_string(jobs[i].index);
       std::fprintf(stderr, "multifit: shard %s: %zu of the sweep's %zu models: %s%s (one in %zu)\n",
                    to_string(*args.shard).c_str(), jobs.size(), setup.sweep.models, places.c_str(),
                    jobs.size() > 3 ? ", ..." : "", args.shard->count);
     }
   }
   if (rank.writer() && args.shard && !options.inject_fault.empty() &&
-      std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.name == options.inject_fault; }))
-    std::fprintf(stderr, "multifit: note: --inject-fault %s: that model is in another shard than %s, so nothing faults "
-                         "here\n", options.inject_fault.c_str(), to_string(*args.shard).c_str());
-  setup.journal_run = {to_string(options.backend.kind), args.mode, args.solo, setup.sweep, args.shard,
+      std::none_of(jobs.begin(), jobs.end(),
+                   [&](const Job& j) { return j.name == options.inject_fault; }))
+    std::fprintf(stderr,
+                 "multifit: note: --inject-fault %s: that model is in another shard than %s, so "
+                 "nothing faults "
+                 "here\n",
+                 options.inject_fault.c_str(), to_string(*args.shard).c_str());
+  setup.journal_run = {to_string(options.backend.kind),
+                       args.mode,
+                       args.solo,
+                       setup.sweep,
+                       args.shard,
                        options.scheduler};
 }
 
-void open_writers_journal(const RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup& setup) {
+void open_writers_journal(const RunArgs& args, const RunPlan& plan, const RunRank& rank,
+                          RunSetup& setup) {
   if (!rank.writer()) return;
-  EndedModels ranks_ended;  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
+  EndedModels
+      ranks_ended;  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
   if (args.resume) {
-    setup.resumed = read_with_rank_journals(plan.journal, setup.jobs, setup.journal_run, &ranks_ended);
+    setup.resumed =
+        read_with_rank_journals(plan.journal, setup.jobs, setup.journal_run, &ranks_ended);
     say_resumed(plan.journal, *setup.resumed, ranks_ended);
   }
-  setup.journal = open_journal(plan.journal, setup.journal_run, setup.resumed ? &*setup.resumed : nullptr,
-                               args.options.quiet, &setup.code);
-  // This journal takes in what an earlier run's other ranks recorded, before this run's start theirs afresh.
+  setup.journal =
+      open_journal(plan.journal, setup.journal_run, setup.resumed ? &*setup.resumed : nullptr,
+                   args.options.quiet, &setup.code);
+  // This journal takes in what an earlier run's other ranks recorded, before this run's start
+  // theirs afresh.
   for (const auto& [mode, ended] : ranks_ended)
     for (const auto& [index, model] : ended) {
-      if (setup.journal) setup.journal->ended(mode, *job_at(setup.jobs, index), model.report, model.exit_code);
+      if (setup.journal)
+        setup.journal->ended(mode, *job_at(setup.jobs, index), model.report, model.exit_code);
       setup.resumed->ended[mode][index] = model;
     }
   // The earlier ranks' journals are set aside once this one holds what they recorded.
-  if (!plan.journal.empty() && (setup.journal || !args.resume)) set_aside_rank_journals(plan.journal, rank.size());
-  if (plan.save_best) gather_staging(*plan.save_best, args.resume);  // before the other ranks make their keepers
+  if (!plan.journal.empty() && (setup.journal || !args.resume))
+    set_aside_rank_journals(plan.journal, rank.size());
+  if (plan.save_best)
+    gather_staging(*plan.save_best, args.resume);  // before the other ranks make their keepers
 }
 
 void open_ranks_journal(const RunPlan& plan, const RunRank& rank, RunSetup& setup) {
   if (rank.writer() || plan.journal.empty()) return;
-  setup.journal = open_journal(rank.own(plan.journal), setup.journal_run, nullptr, true, &setup.code);
+  setup.journal =
+      open_journal(rank.own(plan.journal), setup.journal_run, nullptr, true, &setup.code);
 }
 
 nlohmann::json what_is_run(const RunArgs& args, const RunSetup& setup) {
   const JournalRun& run = setup.journal_run;
-  return {{"sweep", setup.sweep}, {"backend", run.backend}, {"mode", run.mode}, {"solo", run.solo},
+  return {{"sweep", setup.sweep},
+          {"backend", run.backend},
+          {"mode", run.mode},
+          {"solo", run.solo},
           {"shard", args.shard ? to_string(*args.shard) : ""},
           {"save_best", args.save_best_given ? nlohmann::json(args.save_best) : nlohmann::json()}};
 }
@@ -171,7 +204,8 @@ void write_unstarted(const RunArgs& args, const std::string& error) {
   unstarted.mode = args.mode;
   unstarted.error = error;
   unstarted.shard = args.shard;
-  write_output_files({unstarted}, {args.files.json, "", ""}, kExitMistake);  // the document alone: no model for a row
+  write_output_files({unstarted}, {args.files.json, "", ""},
+                     kExitMistake);  // the document alone: no model for a row
 }
 
 }  // namespace mf

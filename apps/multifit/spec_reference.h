@@ -1,6 +1,7 @@
 #pragma once
 // The spec reference that `multifit train --help` prints: every key, its default and its unit
-// (the parser is nn/spec.cpp). It is the one reference: docs/USAGE.md points to `multifit train --help`.
+// (the parser is nn/spec.cpp). It is the one reference: docs/USAGE.md points to `multifit train
+// --help`.
 namespace mf {
 
 inline constexpr const char* kSpecReference = R"(

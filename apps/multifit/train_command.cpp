@@ -28,7 +28,8 @@ struct TrainArgs {
 bool is_sweep_file(const std::string& path) {
   try {
     const nlohmann::json root = read_json_file(path, "spec");
-    return root.is_object() && !root.contains("layers") && (root.contains("grid") || root.contains("models") || root.contains("search"));
+    return root.is_object() && !root.contains("layers") &&
+           (root.contains("grid") || root.contains("models") || root.contains("search"));
   } catch (const UserError&) {
     return false;
   }
@@ -47,9 +48,12 @@ Job train_job(const TrainArgs& args) {
     job.name = job.spec->name;
     job.data = options.data.empty() ? job.spec->data : options.data;
   } catch (const UserError& e) {
-    job.error = is_sweep_file(path) ? path + " is a sweep; train one model with multifit train SPEC, or the sweep "
-                                             "with multifit run " + path
-                                    : e.what();
+    job.error = is_sweep_file(path)
+                    ? path +
+                          " is a sweep; train one model with multifit train SPEC, or the sweep "
+                          "with multifit run " +
+                          path
+                    : e.what();
   }
   return job;
 }
@@ -61,10 +65,12 @@ int run_train(TrainArgs& args) {
   args.options.timeline = !args.files.trace.empty();  // the steps' times, for the trace alone
   const std::vector<Job> jobs = {train_job(args)};
   int code = 0;
-  const RunReport run = run_mode(*make_serial_mode(args.options), jobs, args.options, stop_on_interrupt(), &code);
+  const RunReport run =
+      run_mode(*make_serial_mode(args.options), jobs, args.options, stop_on_interrupt(), &code);
   const ModelReport& report = run.models.front();
   print_model_line(report);
-  if (!report.error.empty() && code != 0) std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
+  if (!report.error.empty() && code != 0)
+    std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
   return write_output_files({run}, args.files, code);
 }
 
@@ -75,7 +81,8 @@ Command add_train_command(CLI::App& app) {
   RunOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand("train", "Train one model from a JSON spec and evaluate it");
   cmd->footer(kSpecReference);
-  cmd->add_option("spec", o.models_path, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")->required();
+  cmd->add_option("spec", o.models_path, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")
+      ->required();
   add_data_option(*cmd, o.data);
   add_backend_options(*cmd, o.backend);
   add_output_options(*cmd, args->files);

@@ -34,7 +34,9 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   std::string device() const override;
   int host_threads() const override { return threads_; }
-  void reserve_host_threads(int threads) override { threads_ = std::max(1, made_with_ - std::max(0, threads)); }
+  void reserve_host_threads(int threads) override {
+    threads_ = std::max(1, made_with_ - std::max(0, threads));
+  }
   bool host_addressable() const override { return true; }
   Upstream& upstream() override { return upstream_; }
 
@@ -46,7 +48,9 @@ class CpuBackend final : public Backend {
   void zero_strided(void* dst, size_t pitch, size_t width, size_t rows) override;
   void synchronize() override {}
   void mark() override;
-  std::string fault() override { return ""; }  // a CPU fault ends the process; nothing is left to report
+  std::string fault() override {
+    return "";
+  }  // a CPU fault ends the process; nothing is left to report
   void inject_fault() override { std::raise(SIGSEGV); }
   std::vector<double> take_marks() override;
 
@@ -56,37 +60,49 @@ class CpuBackend final : public Backend {
   void run_together(const std::function<void()>& calls) override { capture(calls)->launch(); }
 
   // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
-  void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
-                     Activation act, const int* rows = nullptr, const Pack& pack = {}) override;
-  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const Through& below = {},
-                            const Pack& pack = {}) override;
-  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                             const int* rows = nullptr, const Pack& pack = {}) override;
-  void activation_forward(const float* X, float* Y, int64_t count, Activation act, const Pack& pack = {}) override;
-  void activation_backward(const float* dY, float* dX, int64_t count, const Through& own, const Through& below = {},
+  void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m,
+                     int k, int n, Activation act, const int* rows = nullptr,
+                     const Pack& pack = {}) override;
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                            const Through& below = {}, const Pack& pack = {}) override;
+  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
+                             int n, const int* rows = nullptr, const Pack& pack = {}) override;
+  void activation_forward(const float* X, float* Y, int64_t count, Activation act,
+                          const Pack& pack = {}) override;
+  void activation_backward(const float* dY, float* dX, int64_t count, const Through& own,
+                           const Through& below = {}, const Pack& pack = {}) override;
+  void dropout_forward(const float* X, float* Y, int m, int n, int layer,
+                       const MemberSettings* settings, const LayerSettings* layers,
+                       const Pack& pack) override;
+  void dropout_backward(const float* dY, float* dX, int m, int n, int layer,
+                        const MemberSettings* settings, const LayerSettings* layers,
+                        const Through& below, const Pack& pack) override;
+  void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn,
+                          const LayerSettings* layers, bool training,
+                          const Pack& pack = {}) override;
+  void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n,
+                           const BatchNormBuffers& bn, const Through& below,
                            const Pack& pack = {}) override;
-  void dropout_forward(const float* X, float* Y, int m, int n, int layer, const MemberSettings* settings,
-                       const LayerSettings* layers, const Pack& pack) override;
-  void dropout_backward(const float* dY, float* dX, int m, int n, int layer, const MemberSettings* settings,
-                        const LayerSettings* layers, const Through& below, const Pack& pack) override;
-  void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn, const LayerSettings* layers,
-                          bool training, const Pack& pack = {}) override;
-  void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n, const BatchNormBuffers& bn,
-                           const Through& below, const Pack& pack = {}) override;
-  void activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers, double* partials,
-                        int blocks, const Pack& pack = {}) override;
-  void activity_backward(const float* dY, float* dX, int m, int n, int layer, const LayerSettings* layers,
-                         const Through& own, const Pack& pack = {}) override;
-  void loss(const LossShape& shape, const float* out, const float* target, float* d_out, float* values, int m, int n,
-            const MemberSettings* settings, const Pack& pack = {}) override;
-  void accumulate(const float* values, int count, int m, double* totals, const Pack& pack = {}) override;
-  void add_penalty(const double* weight_partials, int weight_blocks, const double* activity_partials,
-                   int activity_blocks, int m, double* totals, const Pack& pack = {}) override;
+  void activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers,
+                        double* partials, int blocks, const Pack& pack = {}) override;
+  void activity_backward(const float* dY, float* dX, int m, int n, int layer,
+                         const LayerSettings* layers, const Through& own,
+                         const Pack& pack = {}) override;
+  void loss(const LossShape& shape, const float* out, const float* target, float* d_out,
+            float* values, int m, int n, const MemberSettings* settings,
+            const Pack& pack = {}) override;
+  void accumulate(const float* values, int count, int m, double* totals,
+                  const Pack& pack = {}) override;
+  void add_penalty(const double* weight_partials, int weight_blocks,
+                   const double* activity_partials, int activity_blocks, int m, double* totals,
+                   const Pack& pack = {}) override;
   void optimizer_step(const OptimizerStep& step, const Pack& pack) override;
   void gradient_norms(const OptimizerStep& step, const Pack& pack) override;
   void weight_penalty(const OptimizerStep& step, const Pack& pack) override;
-  void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override;
-  void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override;
+  void shuffle(int* order, int n, const MemberSettings* settings, int epoch,
+               const Pack& pack = {}) override;
+  void gather(const float* src, int cols, const int* order, int m, float* dst,
+              const Pack& pack = {}) override;
 
  private:
   // One pack operation: work(z, part) does member z's part `part` of `parts` (1: all of it). A

@@ -13,18 +13,19 @@ struct Part {
 };
 
 // Part `part`'s range [begin, end) of [0, n): equal pieces, each but the last a multiple of `grain`
-// (so that a vectorized loop splits where it would step anyway), some of them empty when n is small.
+// (so that a vectorized loop splits where it would step anyway), some of them empty when n is
+// small.
 struct Range {
   int64_t begin, end;
   int64_t size() const { return end - begin; }
 };
 Range piece(int64_t n, Part part, int64_t grain = 1);
 
-// Runs work(thread, team) on a team of up to `threads` threads, thread 0 the caller, and returns when
-// all have; with one thread, on the caller alone, at no cost. The team may be smaller than asked
-// (OMP_THREAD_LIMIT): work covers its parts with each_part. Threads it starts flush denormals first.
-// An exception thrown by work ends the process (std::terminate): the work given is the backend's own
-// arithmetic, which does not throw.
+// Runs work(thread, team) on a team of up to `threads` threads, thread 0 the caller, and returns
+// when all have; with one thread, on the caller alone, at no cost. The team may be smaller than
+// asked (OMP_THREAD_LIMIT): work covers its parts with each_part. Threads it starts flush denormals
+// first. An exception thrown by work ends the process (std::terminate): the work given is the
+// backend's own arithmetic, which does not throw.
 void on_threads(int threads, const std::function<void(int thread, int team)>& work);
 // Inside on_threads's work: waits until every thread of the team has reached it.
 void team_barrier();

@@ -36,30 +36,37 @@ int plan_sms() {
 class TiledProducts final : public GemmProducts {
  public:
   TiledProducts() : work_{nullptr, gemm_workspace_floats(plan_sms()), plan_sms()} {
-    MF_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&work_.data), size_t(work_.floats) * sizeof(float)));
+    MF_CUDA_CHECK(
+        cudaMalloc(reinterpret_cast<void**>(&work_.data), size_t(work_.floats) * sizeof(float)));
   }
   ~TiledProducts() override { cudaFree(work_.data); }
   TiledProducts(const TiledProducts&) = delete;
   TiledProducts& operator=(const TiledProducts&) = delete;
 
-  void product(const float* A, const float* B, float* C, int m, int k, int n, cudaStream_t stream) override {
+  void product(const float* A, const float* B, float* C, int m, int k, int n,
+               cudaStream_t stream) override {
     gemm(A, B, C, m, k, n, false, false, {}, {}, stream, work_);
   }
   bool fuses_gather() const override { return true; }
-  void forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
-               Activation act, const int* rows, const Pack& pack, cudaStream_t stream) override {
+  void forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k,
+               int n, Activation act, const int* rows, const Pack& pack,
+               cudaStream_t stream) override {
     gemm(X, W, Y, m, k, n, false, false, {.rows = rows, .bias = b, .act = act, .pre_activation = Z},
-         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream, work_);
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step},
+         stream, work_);
   }
-  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const Through& below,
-                      const Pack& pack, cudaStream_t stream) override {
-    gemm(dZ, W, dX, m, n, k, false, true, {.through = below},  // K = n; the activation's backward in the same launch
+  void backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                      const Through& below, const Pack& pack, cudaStream_t stream) override {
+    gemm(dZ, W, dX, m, n, k, false, true,
+         {.through = below},  // K = n; the activation's backward in the same launch
          {pack.count, pack.stride, pack.stride, pack.stride, 0, pack.step}, stream, work_);
   }
   void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                        const int* rows, const Pack& pack, cudaStream_t stream) override {
-    gemm(X, dZ, dW, k, m, n, true, false, {.rows = rows, .col_sums = db},  // K = m; db in the same launch
-         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step}, stream, work_);
+                       const int* rows, const Pack& pack, cudaStream_t stream) override {
+    gemm(X, dZ, dW, k, m, n, true, false,
+         {.rows = rows, .col_sums = db},  // K = m; db in the same launch
+         {pack.count, pack.data_stride, pack.stride, pack.stride, pack.rows_stride, pack.step},
+         stream, work_);
   }
 
  private:
@@ -70,10 +77,13 @@ class CudaBackend final : public Backend {
  public:
   // library: cuDNN for activations and softmax, or nullptr for our kernels.
   // Made with `device_index` current; the stream, events and handles belong to that device.
-  CudaBackend(std::string name, std::string device, int device_index, std::unique_ptr<GemmProducts> products,
-              std::unique_ptr<LibraryActivations> library)
-      : name_(std::move(name)), device_(std::move(device)), device_index_(device_index),
-        products_(std::move(products)), library_(std::move(library)) {
+  CudaBackend(std::string name, std::string device, int device_index,
+              std::unique_ptr<GemmProducts> products, std::unique_ptr<LibraryActivations> library)
+      : name_(std::move(name)),
+        device_(std::move(device)),
+        device_index_(device_index),
+        products_(std::move(products)),
+        library_(std::move(library)) {
     anchor_marks();
   }
   // Its members go with its own device current, whichever thread lets it go (streams mode: the
@@ -87,10 +97,14 @@ class CudaBackend final : public Backend {
     MF_CUDA_CHECK(cudaSetDevice(device_index_));
     MF_CUDA_CHECK(cudaGetDeviceFlags(&flags));
     switch (flags & cudaDeviceScheduleMask) {
-      case cudaDeviceScheduleSpin: return "spin";
-      case cudaDeviceScheduleYield: return "yield";
-      case cudaDeviceScheduleBlockingSync: return "blocking_sync";
-      default: return "auto";
+      case cudaDeviceScheduleSpin:
+        return "spin";
+      case cudaDeviceScheduleYield:
+        return "yield";
+      case cudaDeviceScheduleBlockingSync:
+        return "blocking_sync";
+      default:
+        return "auto";
     }
   }
   Upstream& upstream() override { return upstream_; }
@@ -99,7 +113,8 @@ class CudaBackend final : public Backend {
     MF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s()));
   }
   void to_host(void* dst, const void* src, size_t bytes) override {
-    // Small reads (metrics) go through the pinned buffer: one short DMA, then a wait on this stream only.
+    // Small reads (metrics) go through the pinned buffer: one short DMA, then a wait on this stream
+    // only.
     if (bytes <= staging_.bytes()) {
       MF_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), src, bytes, cudaMemcpyDeviceToHost, s()));
       stream_.synchronize();
@@ -109,17 +124,21 @@ class CudaBackend final : public Backend {
     MF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s()));
     stream_.synchronize();
   }
-  void zero(void* dst, size_t bytes) override { MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s())); }
+  void zero(void* dst, size_t bytes) override {
+    MF_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s()));
+  }
   // One 2D copy (or memset) where its pitch is one CUDA takes (under 2 GiB), else one per row.
   void to_host_strided(void* dst, size_t dst_pitch, const void* src, size_t pitch, size_t width,
                        size_t rows) override {
     if (rows == 1) return to_host(dst, src, width);  // through the pinned buffer when small
     if (pitch < kMaxPitch) {
-      MF_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, pitch, width, rows, cudaMemcpyDeviceToHost, s()));
+      MF_CUDA_CHECK(
+          cudaMemcpy2DAsync(dst, dst_pitch, src, pitch, width, rows, cudaMemcpyDeviceToHost, s()));
     } else {
       for (size_t r = 0; r < rows; ++r)
-        MF_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * pitch,
-                                      width, cudaMemcpyDeviceToHost, s()));
+        MF_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + r * dst_pitch,
+                                      static_cast<const char*>(src) + r * pitch, width,
+                                      cudaMemcpyDeviceToHost, s()));
     }
     stream_.synchronize();
   }
@@ -163,17 +182,21 @@ class CudaBackend final : public Backend {
   void inject_fault() override {
     cudaSetDevice(device_index_);
     MF_TARGET::illegal_write(s());
-    MF_CUDA_CHECK(cudaStreamSynchronize(s()));  // throws: the illegal address, now the context's error
+    MF_CUDA_CHECK(
+        cudaStreamSynchronize(s()));  // throws: the illegal address, now the context's error
   }
   void mark() override {
-    if (marked_ == marks_.size()) marks_.push_back(std::make_unique<Event>());  // created once, reused every epoch
+    if (marked_ == marks_.size())
+      marks_.push_back(std::make_unique<Event>());  // created once, reused every epoch
     marks_[marked_++]->record(stream_);
   }
   std::vector<double> take_marks() override {
     std::vector<double> times(marked_);
-    for (size_t i = 0; i < marked_; ++i) times[i] = origin_s_ + 1e-3 * marks_[i]->elapsed_ms_since(*origin_);
+    for (size_t i = 0; i < marked_; ++i)
+      times[i] = origin_s_ + 1e-3 * marks_[i]->elapsed_ms_since(*origin_);
     marked_ = 0;
-    anchor_marks();  // elapsed times are float milliseconds: kept short, they stay exact to a microsecond
+    anchor_marks();  // elapsed times are float milliseconds: kept short, they stay exact to a
+                     // microsecond
     return times;
   }
 
@@ -183,7 +206,8 @@ class CudaBackend final : public Backend {
   bool has_graphs() const override { return !sync_launches() && fuses_gather(); }
   std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override {
     struct CapturedStep final : StepGraph {
-      CapturedStep(const Stream& stream, const std::function<void()>& step) : stream(stream), graph(stream, step) {}
+      CapturedStep(const Stream& stream, const std::function<void()>& step)
+          : stream(stream), graph(stream, step) {}
       void launch() override { graph.launch(stream); }
       const Stream& stream;
       Graph graph;
@@ -193,57 +217,67 @@ class CudaBackend final : public Backend {
 
   // The reference paths keep gathered batches: cuBLAS's products and cuDNN's softmax read them.
   bool fuses_gather() const override { return products_->fuses_gather() && !library_; }
-  void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m, int k, int n,
-                     Activation act, const int* rows = nullptr, const Pack& pack = {}) override {
-    if (!library_ || !library_->has_forward(act)) return products_->forward(X, W, b, Y, Z, m, k, n, act, rows, pack, s());
+  void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m,
+                     int k, int n, Activation act, const int* rows = nullptr,
+                     const Pack& pack = {}) override {
+    if (!library_ || !library_->has_forward(act))
+      return products_->forward(X, W, b, Y, Z, m, k, n, act, rows, pack, s());
     products_->forward(X, W, b, Y, Z, m, k, n, Activation::linear, rows, pack, s());
-    for (int z = 0; z < pack.count; ++z) library_->forward(member(Y, z, pack.stride), int64_t(m) * n, act, s());
+    for (int z = 0; z < pack.count; ++z)
+      library_->forward(member(Y, z, pack.stride), int64_t(m) * n, act, s());
   }
-  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n, const Through& below = {},
-                            const Pack& pack = {}) override {
+  void dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k, int n,
+                            const Through& below = {}, const Pack& pack = {}) override {
     products_->backward_input(dZ, W, dX, m, k, n, below, pack, s());
   }
-  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
-                             const int* rows = nullptr, const Pack& pack = {}) override {
+  void dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k,
+                             int n, const int* rows = nullptr, const Pack& pack = {}) override {
     products_->backward_params(X, dZ, dW, db, m, k, n, rows, pack, s());
   }
-  void activation_forward(const float* X, float* Y, int64_t count, Activation act, const Pack& pack = {}) override {
+  void activation_forward(const float* X, float* Y, int64_t count, Activation act,
+                          const Pack& pack = {}) override {
     MF_TARGET::activation_forward(X, Y, count, act, pack, s());
   }
-  void activation_backward(const float* dY, float* dX, int64_t count, const Through& own, const Through& below = {},
-                           const Pack& pack = {}) override {
+  void activation_backward(const float* dY, float* dX, int64_t count, const Through& own,
+                           const Through& below = {}, const Pack& pack = {}) override {
     if (!library_ || !library_->has_backward(own.act) || below.any())
       return MF_TARGET::activation_backward(dY, dX, count, own, below, pack, s());
     for (int z = 0; z < pack.count; ++z)
-      library_->backward(member(own.y, z, pack.stride), member(dY, z, pack.stride), member(dX, z, pack.stride), count,
-                         own.act, s());
+      library_->backward(member(own.y, z, pack.stride), member(dY, z, pack.stride),
+                         member(dX, z, pack.stride), count, own.act, s());
   }
-  void dropout_forward(const float* X, float* Y, int m, int n, int layer, const MemberSettings* settings,
-                       const LayerSettings* layers, const Pack& pack) override {
+  void dropout_forward(const float* X, float* Y, int m, int n, int layer,
+                       const MemberSettings* settings, const LayerSettings* layers,
+                       const Pack& pack) override {
     MF_TARGET::dropout_forward(X, Y, m, n, layer, settings, layers, pack, s());
   }
-  void dropout_backward(const float* dY, float* dX, int m, int n, int layer, const MemberSettings* settings,
-                        const LayerSettings* layers, const Through& below, const Pack& pack) override {
+  void dropout_backward(const float* dY, float* dX, int m, int n, int layer,
+                        const MemberSettings* settings, const LayerSettings* layers,
+                        const Through& below, const Pack& pack) override {
     MF_TARGET::dropout_backward(dY, dX, m, n, layer, settings, layers, below, pack, s());
   }
-  void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn, const LayerSettings* layers,
-                          bool training, const Pack& pack = {}) override {
+  void batch_norm_forward(const float* X, float* Y, int m, int n, const BatchNormBuffers& bn,
+                          const LayerSettings* layers, bool training,
+                          const Pack& pack = {}) override {
     MF_TARGET::batch_norm_forward(X, Y, m, n, bn, layers, training, pack, s());
   }
-  void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n, const BatchNormBuffers& bn,
-                           const Through& below, const Pack& pack = {}) override {
+  void batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n,
+                           const BatchNormBuffers& bn, const Through& below,
+                           const Pack& pack = {}) override {
     MF_TARGET::batch_norm_backward(X, dY, dX, m, n, bn, below, pack, s());
   }
-  void activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers, double* partials,
-                        int blocks, const Pack& pack = {}) override {
+  void activity_penalty(const float* Y, int m, int n, int layer, const LayerSettings* layers,
+                        double* partials, int blocks, const Pack& pack = {}) override {
     MF_TARGET::activity_penalty(Y, m, n, layer, layers, partials, blocks, pack, s());
   }
-  void activity_backward(const float* dY, float* dX, int m, int n, int layer, const LayerSettings* layers,
-                         const Through& own, const Pack& pack = {}) override {
+  void activity_backward(const float* dY, float* dX, int m, int n, int layer,
+                         const LayerSettings* layers, const Through& own,
+                         const Pack& pack = {}) override {
     MF_TARGET::activity_backward(dY, dX, m, n, layer, layers, own, pack, s());
   }
-  void loss(const LossShape& shape, const float* out, const float* target, float* d_out, float* values, int m, int n,
-            const MemberSettings* settings, const Pack& pack = {}) override {
+  void loss(const LossShape& shape, const float* out, const float* target, float* d_out,
+            float* values, int m, int n, const MemberSettings* settings,
+            const Pack& pack = {}) override {
     if (library_ && shape.loss == Loss::sparse_categorical_crossentropy) {
       // The probabilities, overwritten by the gradient in place.
       for (int z = 0; z < pack.count; ++z)
@@ -252,19 +286,26 @@ class CudaBackend final : public Backend {
     }
     MF_TARGET::loss(shape, out, target, d_out, values, m, n, settings, pack, s());
   }
-  void accumulate(const float* values, int count, int m, double* totals, const Pack& pack = {}) override {
+  void accumulate(const float* values, int count, int m, double* totals,
+                  const Pack& pack = {}) override {
     MF_TARGET::accumulate(values, count, m, totals, pack, s());
   }
-  void loss_and_accumulate(const LossShape& shape, const float* out, const float* target, float* d_out, float* values,
-                           int m, int n, double* totals, const MemberSettings* settings, const int* rows = nullptr,
+  void loss_and_accumulate(const LossShape& shape, const float* out, const float* target,
+                           float* d_out, float* values, int m, int n, double* totals,
+                           const MemberSettings* settings, const int* rows = nullptr,
                            const Pack& pack = {}) override {
-    if (library_ && shape.loss == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
-      return Backend::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings, rows, pack);
-    MF_TARGET::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings, rows, pack, s());
+    if (library_ &&
+        shape.loss == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
+      return Backend::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings,
+                                          rows, pack);
+    MF_TARGET::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings, rows,
+                                   pack, s());
   }
-  void add_penalty(const double* weight_partials, int weight_blocks, const double* activity_partials,
-                   int activity_blocks, int m, double* totals, const Pack& pack = {}) override {
-    MF_TARGET::add_penalty(weight_partials, weight_blocks, activity_partials, activity_blocks, m, totals, pack, s());
+  void add_penalty(const double* weight_partials, int weight_blocks,
+                   const double* activity_partials, int activity_blocks, int m, double* totals,
+                   const Pack& pack = {}) override {
+    MF_TARGET::add_penalty(weight_partials, weight_blocks, activity_partials, activity_blocks, m,
+                           totals, pack, s());
   }
   void optimizer_step(const OptimizerStep& step, const Pack& pack) override {
     MF_TARGET::optimizer_step(step, pack, s());
@@ -275,15 +316,18 @@ class CudaBackend final : public Backend {
   void weight_penalty(const OptimizerStep& step, const Pack& pack) override {
     MF_TARGET::weight_penalty(step, pack, s());
   }
-  void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const Pack& pack = {}) override {
+  void shuffle(int* order, int n, const MemberSettings* settings, int epoch,
+               const Pack& pack = {}) override {
     MF_TARGET::shuffle(order, n, settings, epoch, pack, s());
   }
-  void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack = {}) override {
+  void gather(const float* src, int cols, const int* order, int m, float* dst,
+              const Pack& pack = {}) override {
     MF_TARGET::gather(src, cols, order, m, dst, pack, s());
   }
 
  private:
-  static constexpr size_t kMaxPitch = size_t(1) << 31;  // cudaDevAttrMaxPitch on current GPUs: 2 GiB - 1
+  static constexpr size_t kMaxPitch = size_t(1)
+                                      << 31;  // cudaDevAttrMaxPitch on current GPUs: 2 GiB - 1
   static constexpr int kAnchorTries = 4;
   cudaStream_t s() const { return stream_.get(); }
   // The origin of the marks on both clocks: an event recorded on the idle stream completes between
@@ -325,10 +369,10 @@ std::unique_ptr<GemmProducts> make_tiled_products() { return std::make_unique<Ti
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
   MF_CUDA_CHECK(cudaSetDevice(options.device));
   // A host thread waiting for the device sleeps until it is woken: with cudaDeviceScheduleAuto it
-  // spins while the process has fewer contexts than cores, and the threads of many models spinning at
-  // their epochs' ends would take the cores whose sharing a run measures. Every mode sets the same,
-  // so that a model's solo run and its run among others wait alike. (Since CUDA 12 the flags of a
-  // device whose context exists are overwritten, so the order of backends does not matter.)
+  // spins while the process has fewer contexts than cores, and the threads of many models spinning
+  // at their epochs' ends would take the cores whose sharing a run measures. Every mode sets the
+  // same, so that a model's solo run and its run among others wait alike. (Since CUDA 12 the flags
+  // of a device whose context exists are overwritten, so the order of backends does not matter.)
   MF_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
 #if defined(MF_HOST_EXEC)
   if (options.gemm == GemmImpl::cublas)
@@ -337,23 +381,27 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
     throw UserError("--activations cudnn: cuDNN needs a GPU; host execution runs our kernels");
   const std::string device = "host execution of the CUDA kernels (" +
                              std::to_string(std::thread::hardware_concurrency()) + " CPU threads)";
-  return std::make_unique<CudaBackend>("host-exec", device, options.device, make_tiled_products(), nullptr);
+  return std::make_unique<CudaBackend>("host-exec", device, options.device, make_tiled_products(),
+                                       nullptr);
 #else
   cudaDeviceProp prop{};
   MF_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
-  const std::string device = std::string(prop.name) + " (cuda:" + std::to_string(options.device) + ", " +
-                             std::to_string(prop.multiProcessorCount) + " SMs, sm_" + std::to_string(prop.major) +
-                             std::to_string(prop.minor) + ")";
+  const std::string device = std::string(prop.name) + " (cuda:" + std::to_string(options.device) +
+                             ", " + std::to_string(prop.multiProcessorCount) + " SMs, sm_" +
+                             std::to_string(prop.major) + std::to_string(prop.minor) + ")";
   std::unique_ptr<LibraryActivations> library;
   if (options.activations == ActivationImpl::cudnn) {
 #if defined(MF_HAVE_CUDNN)
     library = make_cudnn_activations();
 #else
-    throw UserError("--activations cudnn: this build found no cuDNN headers; install them and rebuild, or drop the flag");
+    throw UserError(
+        "--activations cudnn: this build found no cuDNN headers; install them and rebuild, or drop "
+        "the flag");
 #endif
   }
   auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();
-  return std::make_unique<CudaBackend>("cuda", device, options.device, std::move(products), std::move(library));
+  return std::make_unique<CudaBackend>("cuda", device, options.device, std::move(products),
+                                       std::move(library));
 #endif
 }
 

@@ -13,7 +13,8 @@ namespace mf {
 
 // The reference paths, GPU only: cuBLAS for the products, cuDNN for activations and softmax.
 enum class GemmImpl { tiled, cublas };
-inline constexpr Named<GemmImpl> kGemmImplNames[] = {{"tiled", GemmImpl::tiled}, {"cublas", GemmImpl::cublas}};
+inline constexpr Named<GemmImpl> kGemmImplNames[] = {{"tiled", GemmImpl::tiled},
+                                                     {"cublas", GemmImpl::cublas}};
 enum class ActivationImpl { ours, cudnn };
 inline constexpr Named<ActivationImpl> kActivationImplNames[] = {{"ours", ActivationImpl::ours},
                                                                  {"cudnn", ActivationImpl::cudnn}};
@@ -26,12 +27,13 @@ struct CudaOptions {
 
 namespace gpu {
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options);
-// Where the reference libraries were loaded from; each loads its library (a UserError when it cannot).
+// Where the reference libraries were loaded from; each loads its library (a UserError when it
+// cannot).
 std::string cublas_library();
 #if defined(MF_HAVE_CUDNN)
 std::string cudnn_library();
 #endif
-}
+}  // namespace gpu
 namespace hostexec {
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options);
 }

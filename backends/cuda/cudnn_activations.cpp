@@ -26,7 +26,8 @@ namespace {
 // The cuDNN entry points multifit calls, with the types of the header it was built against.
 struct CudnnApi {
   SharedLibrary library;
-#define MF_CUDNN_ENTRY(name) decltype(&cudnn##name) name = lookup<decltype(name)>(library, "cudnn" #name)
+#define MF_CUDNN_ENTRY(name) \
+  decltype(&cudnn##name) name = lookup<decltype(name)>(library, "cudnn" #name)
   MF_CUDNN_ENTRY(Create);
   MF_CUDNN_ENTRY(Destroy);
   MF_CUDNN_ENTRY(SetStream);
@@ -45,7 +46,8 @@ struct CudnnApi {
 
 // Loaded once, at the first call; a failed load throws and is tried again at the next call.
 const CudnnApi& cudnn() {
-  static const CudnnApi api{SharedLibrary("libcudnn.so." + std::to_string(CUDNN_MAJOR), "--activations cudnn")};
+  static const CudnnApi api{
+      SharedLibrary("libcudnn.so." + std::to_string(CUDNN_MAJOR), "--activations cudnn")};
   return api;
 }
 
@@ -53,10 +55,14 @@ const CudnnApi& cudnn() {
 
 cudnnActivationMode_t mode_of(Activation act) {
   switch (act) {
-    case Activation::relu: return CUDNN_ACTIVATION_RELU;
-    case Activation::sigmoid: return CUDNN_ACTIVATION_SIGMOID;
-    case Activation::tanh: return CUDNN_ACTIVATION_TANH;
-    default: throw std::logic_error("cuDNN has no activation for linear or softmax here");
+    case Activation::relu:
+      return CUDNN_ACTIVATION_RELU;
+    case Activation::sigmoid:
+      return CUDNN_ACTIVATION_SIGMOID;
+    case Activation::tanh:
+      return CUDNN_ACTIVATION_TANH;
+    default:
+      throw std::logic_error("cuDNN has no activation for linear or softmax here");
   }
 }
 
@@ -79,7 +85,8 @@ class CudnnActivations final : public LibraryActivations {
   }
   void forward(float* Y, int64_t count, Activation act, cudaStream_t stream) override {
     prepare(act, count, stream);
-    MF_CUDNN_CHECK(cudnn().ActivationForward(handle_, activation_, &one_, tensor_, Y, &zero_, tensor_, Y));
+    MF_CUDNN_CHECK(
+        cudnn().ActivationForward(handle_, activation_, &one_, tensor_, Y, &zero_, tensor_, Y));
   }
 
   bool has_backward(Activation act) const override { return act == Activation::relu; }
@@ -91,15 +98,18 @@ class CudnnActivations final : public LibraryActivations {
     // cuDNN's backward takes the forward input x and output y. A layer keeps only y; for relu
     // y > 0 exactly where x > 0, so y stands in for x and the derivative is exact whichever
     // cuDNN reads. (For sigmoid and tanh it would hold only if cuDNN read y: not promised.)
-    MF_CUDNN_CHECK(cudnn().ActivationBackward(handle_, activation_, &one_, tensor_, Y, tensor_, dY, tensor_, Y,
-                                              &zero_, tensor_, dZ));
+    MF_CUDNN_CHECK(cudnn().ActivationBackward(handle_, activation_, &one_, tensor_, Y, tensor_, dY,
+                                              tensor_, Y, &zero_, tensor_, dZ));
   }
 
-  void softmax(const float* logits, float* probabilities, int m, int n, cudaStream_t stream) override {
+  void softmax(const float* logits, float* probabilities, int m, int n,
+               cudaStream_t stream) override {
     MF_CUDNN_CHECK(cudnn().SetStream(handle_, stream));
-    MF_CUDNN_CHECK(cudnn().SetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, m, n, 1, 1));
-    MF_CUDNN_CHECK(cudnn().SoftmaxForward(handle_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one_,
-                                          tensor_, logits, &zero_, tensor_, probabilities));
+    MF_CUDNN_CHECK(
+        cudnn().SetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, m, n, 1, 1));
+    MF_CUDNN_CHECK(cudnn().SoftmaxForward(handle_, CUDNN_SOFTMAX_ACCURATE,
+                                          CUDNN_SOFTMAX_MODE_INSTANCE, &one_, tensor_, logits,
+                                          &zero_, tensor_, probabilities));
   }
 
  private:
@@ -107,9 +117,10 @@ class CudnnActivations final : public LibraryActivations {
   void prepare(Activation act, int64_t count, cudaStream_t stream) {
     if (count > INT_MAX) throw std::length_error("cuDNN activations take at most 2^31-1 elements");
     MF_CUDNN_CHECK(cudnn().SetStream(handle_, stream));
+    MF_CUDNN_CHECK(cudnn().SetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                                                 int(count), 1, 1));
     MF_CUDNN_CHECK(
-        cudnn().SetTensor4dDescriptor(tensor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, int(count), 1, 1));
-    MF_CUDNN_CHECK(cudnn().SetActivationDescriptor(activation_, mode_of(act), CUDNN_NOT_PROPAGATE_NAN, 0.0));
+        cudnn().SetActivationDescriptor(activation_, mode_of(act), CUDNN_NOT_PROPAGATE_NAN, 0.0));
   }
 
   void release() {
@@ -126,7 +137,9 @@ class CudnnActivations final : public LibraryActivations {
 
 }  // namespace
 
-std::unique_ptr<LibraryActivations> make_cudnn_activations() { return std::make_unique<CudnnActivations>(); }
+std::unique_ptr<LibraryActivations> make_cudnn_activations() {
+  return std::make_unique<CudnnActivations>();
+}
 
 std::string cudnn_library() { return cudnn().library.path(); }
 

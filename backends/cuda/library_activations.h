@@ -19,7 +19,8 @@ struct LibraryActivations {
   virtual void backward(const float* Y, const float* dY, float* dZ, int64_t count, Activation act,
                         cudaStream_t stream) = 0;
   // probabilities(m,n) = softmax of each row of logits(m,n).
-  virtual void softmax(const float* logits, float* probabilities, int m, int n, cudaStream_t stream) = 0;
+  virtual void softmax(const float* logits, float* probabilities, int m, int n,
+                       cudaStream_t stream) = 0;
 };
 
 #if defined(MF_HAVE_CUDNN) && !defined(MF_HOST_EXEC)

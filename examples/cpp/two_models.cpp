@@ -20,7 +20,8 @@
 #include "study/modes/mode.h"
 #include "study/runner.h"
 
-// Specs as `multifit train` reads them from a file (nn/spec.h), on synthetic data: no data set needed.
+// Specs as `multifit train` reads them from a file (nn/spec.h), on synthetic data: no data set
+// needed.
 const char* const kSpecs = R"([
   {"name": "classifier", "data": "synthetic:binary:rows=16384", "input": 20,
    "layers": [{"units": 64, "activation": "relu"}, {"units": 1, "activation": "sigmoid"}],
@@ -47,7 +48,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    options.backend = mf::resolve_auto(options.backend, std::cerr);  // auto: cuda where a GPU is, else cpu
+    options.backend =
+        mf::resolve_auto(options.backend, std::cerr);  // auto: cuda where a GPU is, else cpu
 
     // A sweep of the two specs (nn/sweep.h; load_sweep reads one from a file), and a job for each.
     mf::Sweep sweep;
@@ -60,26 +62,31 @@ int main(int argc, char** argv) {
     }
     const std::vector<mf::Job> jobs = mf::make_jobs(sweep, options);
 
-    // Both at once, each on its own thread, backend and stream; then each alone, one after the other.
-    const std::atomic<bool> stop = false;  // nothing stops them early (multifit's CLI stops them on Ctrl-C)
+    // Both at once, each on its own thread, backend and stream; then each alone, one after the
+    // other.
+    const std::atomic<bool> stop =
+        false;  // nothing stops them early (multifit's CLI stops them on Ctrl-C)
     int exit_code = 0;
-    mf::RunReport streams = mf::run_mode(*mf::make_streams_mode(options), jobs, options, stop, &exit_code);
-    const mf::RunReport serial = mf::run_mode(*mf::make_serial_mode(options), jobs, options, stop, &exit_code);
-    mf::compare_with_serial(streams, serial);  // each model's slowdown: its time on streams over its time alone
+    mf::RunReport streams =
+        mf::run_mode(*mf::make_streams_mode(options), jobs, options, stop, &exit_code);
+    const mf::RunReport serial =
+        mf::run_mode(*mf::make_serial_mode(options), jobs, options, stop, &exit_code);
+    mf::compare_with_serial(
+        streams, serial);  // each model's slowdown: its time on streams over its time alone
 
-    std::printf("%s backend%s%s\n", mf::to_string(options.backend.kind), streams.device_name.empty() ? "" : ", ",
-                streams.device_name.c_str());
+    std::printf("%s backend%s%s\n", mf::to_string(options.backend.kind),
+                streams.device_name.empty() ? "" : ", ", streams.device_name.c_str());
     for (const mf::ModelReport& m : streams.models) {
       if (!m.slowdown) {
         std::printf("%-10s %s: %s\n", m.name.c_str(), mf::to_string(m.status), m.error.c_str());
         continue;
       }
-      std::printf("%-10s streams %.3f s, alone %.3f s: slowdown %.2fx\n", m.name.c_str(), m.fit.train_s,
-                  *m.solo_s, *m.slowdown);
+      std::printf("%-10s streams %.3f s, alone %.3f s: slowdown %.2fx\n", m.name.c_str(),
+                  m.fit.train_s, *m.solo_s, *m.slowdown);
     }
     if (streams.speedup_vs_serial)
-      std::printf("both: streams %.3f s, serial %.3f s: speedup %.2fx\n", streams.wall_s, serial.wall_s,
-                  *streams.speedup_vs_serial);
+      std::printf("both: streams %.3f s, serial %.3f s: speedup %.2fx\n", streams.wall_s,
+                  serial.wall_s, *streams.speedup_vs_serial);
     return exit_code;
   } catch (const std::exception& e) {  // a bad spec, say: a UserError of one line
     std::fprintf(stderr, "two_models: %s\n", e.what());

@@ -15,7 +15,8 @@ std::string shape_of(const Rows& a) {
 
 mf::HostRows host_rows(const Rows& x, const Rows* y) {
   if (x.ndim() != 2)
-    throw mf::UserError("x has shape " + shape_of(x) + "; expected (rows, features): one row of features per sample");
+    throw mf::UserError("x has shape " + shape_of(x) +
+                        "; expected (rows, features): one row of features per sample");
   mf::HostRows rows;
   rows.rows = int64_t(x.shape(0));
   rows.features = int(x.shape(1));
@@ -24,8 +25,8 @@ mf::HostRows host_rows(const Rows& x, const Rows* y) {
   if (y->ndim() != 1 && y->ndim() != 2)
     throw mf::UserError("y has shape " + shape_of(*y) + "; expected (rows,) or (rows, targets)");
   if (int64_t(y->shape(0)) != rows.rows)
-    throw mf::UserError("x has " + std::to_string(rows.rows) + " rows but y has " + std::to_string(y->shape(0)) +
-                        "; they must have one row per sample each");
+    throw mf::UserError("x has " + std::to_string(rows.rows) + " rows but y has " +
+                        std::to_string(y->shape(0)) + "; they must have one row per sample each");
   rows.target_cols = y->ndim() == 1 ? 1 : int(y->shape(1));
   rows.y = y->data();
   return rows;

@@ -16,7 +16,7 @@ namespace mfpy {
 namespace detail {
 inline std::atomic<bool> interrupted{false};
 inline const std::function<void()>* stop_work = nullptr;  // the running work's stop, while it runs
-inline unsigned long main_thread = 0;                    // Python's main thread (set at import)
+inline unsigned long main_thread = 0;                     // Python's main thread (set at import)
 extern "C" inline void on_sigint(int) {
   interrupted = true;
   if (stop_work) (*stop_work)();  // sets an atomic flag: safe in a handler
@@ -54,7 +54,8 @@ Result run_interruptible(const std::function<Result()>& work, const std::functio
     nb::gil_scoped_release released;
     result = work();
   } catch (...) {
-    if (interrupted()) throw keyboard_interrupt();  // what the work threw after the stop is not the news
+    if (interrupted())
+      throw keyboard_interrupt();  // what the work threw after the stop is not the news
     throw;
   }
   if (interrupted()) throw keyboard_interrupt();

@@ -34,7 +34,8 @@ nb::dict epoch_dict(const mf::EpochMetrics& e, const mf::ModelSpec& spec) {
   nb::dict d;
   d["loss"] = e.loss;
   const std::vector<mf::MetricSpec> metrics = spec.metric_list();
-  for (size_t i = 0; i < metrics.size() && i < e.metrics.size(); ++i) d[metrics[i].name.c_str()] = e.metrics[i];
+  for (size_t i = 0; i < metrics.size() && i < e.metrics.size(); ++i)
+    d[metrics[i].name.c_str()] = e.metrics[i];
   if (!std::isnan(e.val_loss)) {
     d["val_loss"] = e.val_loss;
     for (size_t i = 0; i < metrics.size() && i < e.val_metrics.size(); ++i)
@@ -64,7 +65,8 @@ nb::dict evaluation_dict(const mf::Evaluation& e, const mf::ModelSpec& spec) {
   nb::dict d;
   d["loss"] = e.loss;
   const std::vector<mf::MetricSpec> metrics = spec.metric_list();
-  for (size_t i = 0; i < metrics.size() && i < e.metrics.size(); ++i) d[metrics[i].name.c_str()] = e.metrics[i];
+  for (size_t i = 0; i < metrics.size() && i < e.metrics.size(); ++i)
+    d[metrics[i].name.c_str()] = e.metrics[i];
   return d;
 }
 
@@ -85,7 +87,8 @@ nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& o
 
 nb::dict evaluate(Session& session, const Rows& x, const Rows& y) {
   const mf::HostRows rows = host_rows(x, &y);
-  const mf::Evaluation e = run_interruptible<mf::Evaluation>([&] { return session.evaluate(rows); }, [] {});
+  const mf::Evaluation e =
+      run_interruptible<mf::Evaluation>([&] { return session.evaluate(rows); }, [] {});
   return evaluation_dict(e, session.spec());
 }
 
@@ -99,12 +102,14 @@ Floats to_numpy(std::vector<float>&& values, std::vector<size_t> shape) {
 
 Floats predict(Session& session, const Rows& x) {
   const mf::HostRows rows = host_rows(x, nullptr);
-  std::vector<float> out = run_interruptible<std::vector<float>>([&] { return session.predict(rows); }, [] {});
+  std::vector<float> out =
+      run_interruptible<std::vector<float>>([&] { return session.predict(rows); }, [] {});
   return to_numpy(std::move(out), {size_t(rows.rows), size_t(session.spec().outputs())});
 }
 
 void set_weights(Session& session, const Rows& flat) {
-  if (flat.ndim() != 1) throw mf::UserError("set_weights: expected the weights as one flat float32 array");
+  if (flat.ndim() != 1)
+    throw mf::UserError("set_weights: expected the weights as one flat float32 array");
   session.set_weights(std::vector<float>(flat.data(), flat.data() + flat.shape(0)));
 }
 
@@ -177,7 +182,8 @@ nb::dict build_info() {
 
 NB_MODULE(_multifit, m) {
   using namespace mfpy;
-  mf::leave_signals_to_embedder();  // SIGINT stays Python's but while multifit works (interruptible.h)
+  mf::leave_signals_to_embedder();  // SIGINT stays Python's but while multifit works
+                                    // (interruptible.h)
   remember_main_thread();
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -189,13 +195,17 @@ NB_MODULE(_multifit, m) {
     }
   });
 
-  m.def("build_info", &build_info, "What this build is: version, commit, whether it has CUDA and MPI.");
-  m.def("check_backend", [](const BackendChoice& choice) { backend_options(choice); }, "choice"_a,
-        "A ValueError for a backend, graphs, gemm, activations or threads that compile() would not take.");
+  m.def("build_info", &build_info,
+        "What this build is: version, commit, whether it has CUDA and MPI.");
+  m.def(
+      "check_backend", [](const BackendChoice& choice) { backend_options(choice); }, "choice"_a,
+      "A ValueError for a backend, graphs, gemm, activations or threads that compile() would not "
+      "take.");
   m.def("set_worker_program", &mf::set_self_executable, "path"_a,
         "The multifit program that processes mode's workers run (this process is python).");
   m.def("cli", &cli, "args"_a, "capture"_a = false,
-        "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', standard output if captured).");
+        "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', standard output "
+        "if captured).");
 
   nb::class_<BackendChoice>(m, "BackendChoice")
       .def(nb::init<>())
@@ -206,8 +216,8 @@ NB_MODULE(_multifit, m) {
       .def_rw("threads", &BackendChoice::threads);
 
   nb::class_<Session>(m, "Session")
-      .def(nb::init<const std::string&, const BackendChoice&, const std::string&>(), "spec_json"_a, "backend"_a,
-           "source"_a)
+      .def(nb::init<const std::string&, const BackendChoice&, const std::string&>(), "spec_json"_a,
+           "backend"_a, "source"_a)
       .def("respec", &Session::respec, "spec_json"_a, "source"_a)
       .def_prop_ro("backend_name", [](Session& s) { return s.backend().name(); })
       .def_prop_ro("device", [](Session& s) { return s.backend().device(); })
@@ -218,8 +228,12 @@ NB_MODULE(_multifit, m) {
       .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none())
       .def("evaluate", &evaluate, "x"_a, "y"_a)
       .def("predict", &predict, "x"_a)
-      .def("weights", [](Session& s) { std::vector<float> w = s.weights(); const size_t n = w.size();
-                                        return to_numpy(std::move(w), {n}); })
+      .def("weights",
+           [](Session& s) {
+             std::vector<float> w = s.weights();
+             const size_t n = w.size();
+             return to_numpy(std::move(w), {n});
+           })
       .def("weight_shapes", &Session::weight_shapes)
       .def("set_weights", &set_weights, "weights"_a)
       .def("save_weights", &Session::save_weights, "path"_a)

@@ -35,15 +35,18 @@ mf::BackendOptions backend_options(const BackendChoice& choice) {
   options.kind = mf::parse_named(mf::kBackendNames, choice.backend, "backend");
   options.graphs = mf::parse_named(mf::kGraphsNames, choice.graphs, "graphs");
   options.gemm = mf::parse_named(mf::kGemmImplNames, choice.gemm, "gemm");
-  options.activations = mf::parse_named(mf::kActivationImplNames, choice.activations, "activations");
+  options.activations =
+      mf::parse_named(mf::kActivationImplNames, choice.activations, "activations");
   if (choice.threads < 0 || choice.threads > 4096)
-    throw mf::UserError("threads " + std::to_string(choice.threads) + ": expected 1 to 4096 (0: the cores this "
+    throw mf::UserError("threads " + std::to_string(choice.threads) +
+                        ": expected 1 to 4096 (0: the cores this "
                         "process may use)");
   options.threads = choice.threads ? choice.threads : mf::usable_cores();
   return options;
 }
 
-Session::Session(const std::string& spec_json, const BackendChoice& choice, const std::string& source)
+Session::Session(const std::string& spec_json, const BackendChoice& choice,
+                 const std::string& source)
     : options_(backend_options(choice)) {
   const mf::ModelSpec spec = parse(spec_json, source);
   std::ostringstream line;
@@ -66,7 +69,8 @@ void Session::respec(const std::string& spec_json, const std::string& source) {
     bool same_shapes = a.input == b.input && a.layers.size() == b.layers.size();
     for (size_t i = 0; same_shapes && i < a.layers.size(); ++i)
       same_shapes = a.layers[i].kind == b.layers[i].kind && a.width(i) == b.width(i) &&
-                    a.layers[i].use_bias == b.layers[i].use_bias && a.layers[i].center == b.layers[i].center &&
+                    a.layers[i].use_bias == b.layers[i].use_bias &&
+                    a.layers[i].center == b.layers[i].center &&
                     a.layers[i].scale == b.layers[i].scale;
     if (same_shapes) model->set_weights(old.get_weights());
   }
@@ -96,8 +100,9 @@ mf::Evaluation Session::evaluate(const mf::HostRows& rows) {
 
 std::vector<float> Session::predict(const mf::HostRows& rows) {
   if (rows.features != model_->spec().input)
-    throw mf::UserError("model '" + model_->spec().name + "': x has " + std::to_string(rows.features) +
-                        " features but the model's input is " + std::to_string(model_->spec().input));
+    throw mf::UserError("model '" + model_->spec().name + "': x has " +
+                        std::to_string(rows.features) + " features but the model's input is " +
+                        std::to_string(model_->spec().input));
   const mf::DeviceData data = resident(rows);
   return mf::predict(*model_, data, 0, rows.rows);
 }

@@ -33,10 +33,10 @@ class Session {
   // or cuda without a device).
   Session(const std::string& spec_json, const BackendChoice& choice, const std::string& source);
 
-  // The spec for what comes next (a later fit()'s arguments, or compile() again). Where only the fit's
-  // settings changed (epochs, validation split, shuffle, callbacks), the model keeps its weights and
-  // optimizer state, as Keras's does; otherwise it is built again with the weights it had where
-  // their shapes are the same, its optimizer state afresh.
+  // The spec for what comes next (a later fit()'s arguments, or compile() again). Where only the
+  // fit's settings changed (epochs, validation split, shuffle, callbacks), the model keeps its
+  // weights and optimizer state, as Keras's does; otherwise it is built again with the weights it
+  // had where their shapes are the same, its optimizer state afresh.
   void respec(const std::string& spec_json, const std::string& source);
 
   const mf::ModelSpec& spec() const { return model_->spec(); }

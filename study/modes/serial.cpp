@@ -1,6 +1,7 @@
 // serial: the models one after another, as a Keras user's loop with clear_session() between them.
-// One backend per device (one stream, one context) serves them all; a model's pool is released before
-// the next is built, so a sweep needs the memory of its largest model, not of all of them (unless
+// One backend per device (one stream, one context) serves them all; a model's pool is released
+// before the next is built, so a sweep needs the memory of its largest model, not of all of them
+// (unless
 // --keep-pools keeps every pool to the end, to measure what a loop without clear_session() holds).
 #include "study/modes/mode.h"
 
@@ -29,15 +30,18 @@ class SerialMode final : public Mode {
 
   // The phase trains on a thread of its own, which ends with it: the cpu backend's OpenMP team
   // belongs to the thread that starts it, and a team left idle on a thread that lives on counts
-  // against the cores of whatever trains next in the process (libgomp cuts its spin waits short when
-  // its threads outnumber the cores: the modes after serial in --mode all, and runs after --solo's
-  // or auto's calibration, took 1.8x as long an epoch on two threads).
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) override {
+  // against the cores of whatever trains next in the process (libgomp cuts its spin waits short
+  // when its threads outnumber the cores: the modes after serial in --mode all, and runs after
+  // --solo's or auto's calibration, took 1.8x as long an epoch on two threads).
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress,
+            RungJudge* rungs) override {
     Phase phase;
     std::exception_ptr failure;
     std::thread([&] {
-      // As the cpu backend sets it on the thread that makes it: this phase's may have been made by the last.
-      if (options_.backend.kind == BackendKind::cpu || options_.backend.kind == BackendKind::automatic)
+      // As the cpu backend sets it on the thread that makes it: this phase's may have been made by
+      // the last.
+      if (options_.backend.kind == BackendKind::cpu ||
+          options_.backend.kind == BackendKind::automatic)
         flush_denormals_on_this_thread();
       try {
         phase = train(jobs, stop, progress, rungs);
@@ -50,7 +54,8 @@ class SerialMode final : public Mode {
   }
 
  private:
-  Phase train(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) {
+  Phase train(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress,
+              RungJudge* rungs) {
     Phase phase;
     phase.threads = 1;
     for (const Job& job : jobs) {
@@ -65,8 +70,9 @@ class SerialMode final : public Mode {
       });
       const auto line = [&](size_t index, const std::string& text) { progress.epoch(index, text); };
       // a pack of one, its pool with it
-      trained.model = std::make_unique<PackWorker>(std::vector<ModelWorker*>{&worker}, options_, std::nullopt,
-                                                   TrainingWatch{&stop, line, nullptr, rungs});
+      trained.model =
+          std::make_unique<PackWorker>(std::vector<ModelWorker*>{&worker}, options_, std::nullopt,
+                                       TrainingWatch{&stop, line, nullptr, rungs});
       if (device.backend) trained.model->build(*device.backend, *device.data);
       phase.released_s = clock_seconds();  // alone: nothing to wait for
       trained.model->train();
@@ -74,8 +80,10 @@ class SerialMode final : public Mode {
       phase.reports.push_back(worker.report());
       const int code = worker.exit_code();
       phase.exit_code = worse_exit_code(phase.exit_code, code);
-      if (options_.keep_pools) kept_.push_back(std::move(trained));
-      else trained.release();  // the model goes, and its pool with it, before the next model is built
+      if (options_.keep_pools)
+        kept_.push_back(std::move(trained));
+      else
+        trained.release();  // the model goes, and its pool with it, before the next model is built
       if (held) report_memory(phase.reports.back(), *device.backend, *held, progress);
       progress.ended(job.index, phase.reports.back(), code);
     }
@@ -88,24 +96,28 @@ class SerialMode final : public Mode {
     std::unique_ptr<PackWorker> model;
     void release() { model.reset(), worker.reset(); }
     ~Trained() { release(); }
-    Trained(std::unique_ptr<ModelWorker> w, std::unique_ptr<PackWorker> m) : worker(std::move(w)), model(std::move(m)) {}
+    Trained(std::unique_ptr<ModelWorker> w, std::unique_ptr<PackWorker> m)
+        : worker(std::move(w)), model(std::move(m)) {}
     Trained(Trained&&) = default;
   };
 
-  // Says what the backend held (pools and data sets) when the model ended, and what releasing it gave
-  // back; with --keep-pools nothing is released, and what is held grows with every model.
+  // Says what the backend held (pools and data sets) when the model ended, and what releasing it
+  // gave back; with --keep-pools nothing is released, and what is held grows with every model.
   void report_memory(ModelReport& report, Backend& backend, size_t held, Progress& progress) const {
     report.in_use_before_release_bytes = held;
     if (options_.keep_pools) {
       if (report.memory.reserved_bytes > 0)
-        progress.model_note("multifit: serial: kept " + report.name + "'s pool (--keep-pools): memory in use " +
-                      format_bytes(held) + ", every pool so far and the data sets");
+        progress.model_note("multifit: serial: kept " + report.name +
+                            "'s pool (--keep-pools): memory in use " + format_bytes(held) +
+                            ", every pool so far and the data sets");
       return;
     }
     report.in_use_after_release_bytes = backend.upstream().in_use_bytes();
     if (report.memory.reserved_bytes > 0)  // it had a pool to give back
-      progress.model_note("multifit: serial: released " + report.name + ": memory in use " + format_bytes(held) + " -> " +
-                    format_bytes(*report.in_use_after_release_bytes) + " (the data sets stay resident)");
+      progress.model_note("multifit: serial: released " + report.name + ": memory in use " +
+                          format_bytes(held) + " -> " +
+                          format_bytes(*report.in_use_after_release_bytes) +
+                          " (the data sets stay resident)");
   }
 
   // A device's backend and the data sets it holds, made for the first model on it.
@@ -123,6 +135,8 @@ class SerialMode final : public Mode {
 
 }  // namespace
 
-std::unique_ptr<Mode> make_serial_mode(const RunOptions& options) { return std::make_unique<SerialMode>(options); }
+std::unique_ptr<Mode> make_serial_mode(const RunOptions& options) {
+  return std::make_unique<SerialMode>(options);
+}
 
 }  // namespace mf

@@ -18,18 +18,20 @@
 namespace mf {
 namespace {
 
-// The packs' sizes for the plan's note: each in order ("8, 8, 3"), or for many packs how many of each
-// size ("1 x800, 2 x60"), so that the line stays a line.
+// The packs' sizes for the plan's note: each in order ("8, 8, 3"), or for many packs how many of
+// each size ("1 x800, 2 x60"), so that the line stays a line.
 std::string pack_sizes(const std::vector<std::vector<size_t>>& groups) {
   constexpr size_t kListed = 8;
   std::string text;
   if (groups.size() <= kListed) {
-    for (const std::vector<size_t>& group : groups) text += (text.empty() ? "" : ", ") + std::to_string(group.size());
+    for (const std::vector<size_t>& group : groups)
+      text += (text.empty() ? "" : ", ") + std::to_string(group.size());
     return text;
   }
   std::map<size_t, size_t> count;  // by size
   for (const std::vector<size_t>& group : groups) ++count[group.size()];
-  for (const auto& [size, n] : count) text += (text.empty() ? "" : ", ") + std::to_string(size) + " x" + std::to_string(n);
+  for (const auto& [size, n] : count)
+    text += (text.empty() ? "" : ", ") + std::to_string(size) + " x" + std::to_string(n);
   return text;
 }
 
@@ -39,9 +41,11 @@ class ThreadGroupsMode final : public Mode {
       : kind_(kind), options_(options), grouping_(std::move(grouping)), packs_(packs) {}
   ModeKind kind() const override { return kind_; }
 
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress,
+            RungJudge* rungs) override {
     const std::vector<std::vector<size_t>> groups = grouping_(jobs);
-    std::vector<std::unique_ptr<Backend>> backends(groups.size());  // before the workers: they give their pools back
+    std::vector<std::unique_ptr<Backend>> backends(
+        groups.size());  // before the workers: they give their pools back
     std::vector<std::unique_ptr<ModelWorker>> workers;
     for (const Job& job : jobs) workers.push_back(std::make_unique<ModelWorker>(job, options_));
     std::vector<std::unique_ptr<PackWorker>> packs;
@@ -49,14 +53,19 @@ class ThreadGroupsMode final : public Mode {
       std::vector<ModelWorker*> members;
       for (size_t i : group) members.push_back(workers[i].get());
       const std::optional<int> pack = packs_ ? std::optional(int(packs.size())) : std::nullopt;
-      const auto line = [&progress](size_t job, const std::string& text) { progress.epoch(job, text); };
-      packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack, TrainingWatch{&stop, line, nullptr, rungs}));
+      const auto line = [&progress](size_t job, const std::string& text) {
+        progress.epoch(job, text);
+      };
+      packs.push_back(std::make_unique<PackWorker>(std::move(members), options_, pack,
+                                                   TrainingWatch{&stop, line, nullptr, rungs}));
     }
     if (packs_)
-      progress.note("multifit: " + std::string(name()) + ": " + std::to_string(jobs.size()) + " models planned in " +
-                    std::to_string(groups.size()) + (groups.size() == 1 ? " pack" : " packs") + " (" + pack_sizes(groups) +
+      progress.note("multifit: " + std::string(name()) + ": " + std::to_string(jobs.size()) +
+                    " models planned in " + std::to_string(groups.size()) +
+                    (groups.size() == 1 ? " pack" : " packs") + " (" + pack_sizes(groups) +
                     "); a model that fails to build leaves its pack");
-    // A bounded pool of host threads, never one per group: thread t drives groups t, t + T, t + 2T...
+    // A bounded pool of host threads, never one per group: thread t drives groups t, t + T, t +
+    // 2T...
     const size_t pool = std::min(groups.size(), max_training_threads(options_.backend));
     backend_options_ = sharing_threads(options_.backend, pool);
     StartBarrier barrier{int(pool)};
@@ -81,7 +90,8 @@ class ThreadGroupsMode final : public Mode {
     }
     for (std::thread& t : threads) t.join();
     if (report_poisoned_context(workers, backends))
-      for (size_t i = 0; i < jobs.size(); ++i) progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
+      for (size_t i = 0; i < jobs.size(); ++i)
+        progress.ended(jobs[i].index, workers[i]->report(), workers[i]->exit_code());
     Phase phase;
     phase.released_s = barrier.released_s();
     phase.threads = int(threads.size());
@@ -97,7 +107,8 @@ class ThreadGroupsMode final : public Mode {
   // Builds a group on the thread that trains it (the cpu backend sets the thread's float mode): its
   // backend (its own stream), the device's data sets, its pack.
   void build(const std::vector<size_t>& group, std::span<const Job> jobs,
-             std::vector<std::unique_ptr<ModelWorker>>& workers, PackWorker& pack, std::unique_ptr<Backend>& backend) {
+             std::vector<std::unique_ptr<ModelWorker>>& workers, PackWorker& pack,
+             std::unique_ptr<Backend>& backend) {
     ModelWorker& lead = *workers[group.front()];
     const int device = jobs[group.front()].device;  // the same for every member
     DataSets* data = nullptr;
@@ -110,29 +121,32 @@ class ThreadGroupsMode final : public Mode {
   }
 
   // Trains a thread's groups in turn, an epoch at a time: every group's epoch is queued on its own
-  // stream before the first is waited for, so on a GPU they run at once. A group that ends is waited
-  // for and its models' reports handed on.
+  // stream before the first is waited for, so on a GPU they run at once. A group that ends is
+  // waited for and its models' reports handed on.
   void train(const std::vector<size_t>& own, const std::vector<std::vector<size_t>>& groups,
              std::span<const Job> jobs, std::vector<std::unique_ptr<ModelWorker>>& workers,
-             std::vector<std::unique_ptr<PackWorker>>& packs, std::vector<std::unique_ptr<Backend>>& backends,
-             Progress& progress) {
+             std::vector<std::unique_ptr<PackWorker>>& packs,
+             std::vector<std::unique_ptr<Backend>>& backends, Progress& progress) {
     std::vector<size_t> training;
     for (size_t g : own) {
       packs[g]->begin_training();
       training.push_back(g);
     }
     while (!training.empty()) {
-      // A group whose rung verdicts wait for other models' (study/sweep/rungs.h) sits out the round; when
-      // every group of the thread does, the thread waits once for a verdict to change.
-      bool may_wait =
-          std::all_of(training.begin(), training.end(), [&](size_t g) { return packs[g]->waiting(); });
+      // A group whose rung verdicts wait for other models' (study/sweep/rungs.h) sits out the
+      // round; when every group of the thread does, the thread waits once for a verdict to change.
+      bool may_wait = std::all_of(training.begin(), training.end(),
+                                  [&](size_t g) { return packs[g]->waiting(); });
       std::vector<size_t> launched;
       for (size_t g : training)
-        if (packs[g]->waiting()) packs[g]->settle(std::exchange(may_wait, false) ? 0.1 : 0);
-        else if (packs[g]->training()) packs[g]->launch_epoch(), launched.push_back(g);
+        if (packs[g]->waiting())
+          packs[g]->settle(std::exchange(may_wait, false) ? 0.1 : 0);
+        else if (packs[g]->training())
+          packs[g]->launch_epoch(), launched.push_back(g);
       std::vector<size_t> still;
       for (size_t g : training) {
-        if (packs[g]->training() && std::find(launched.begin(), launched.end(), g) != launched.end())
+        if (packs[g]->training() &&
+            std::find(launched.begin(), launched.end(), g) != launched.end())
           packs[g]->end_epoch();
         if (packs[g]->training()) {
           still.push_back(g);
@@ -159,7 +173,8 @@ class ThreadGroupsMode final : public Mode {
     if (fault.empty()) return false;
     for (auto& worker : workers)
       worker->fail("the process's CUDA context was poisoned by a device fault (" + fault +
-                       "); the process's streams share it, so every model of the process is lost (processes mode "
+                       "); the process's streams share it, so every model of the process is lost "
+                       "(processes mode "
                        "isolates it)",
                    1);
     return true;
@@ -182,7 +197,8 @@ class ThreadGroupsMode final : public Mode {
   };
   const ModeKind kind_;
   const RunOptions& options_;
-  BackendOptions backend_options_;  // each group's: options_'s, with its share of the threads (set by run)
+  BackendOptions
+      backend_options_;  // each group's: options_'s, with its share of the threads (set by run)
   Grouping grouping_;
   bool packs_;
   std::mutex mutex_;
@@ -191,8 +207,8 @@ class ThreadGroupsMode final : public Mode {
 
 }  // namespace
 
-std::unique_ptr<Mode> make_thread_groups_mode(ModeKind kind, const RunOptions& options, Grouping grouping,
-                                              bool packs) {
+std::unique_ptr<Mode> make_thread_groups_mode(ModeKind kind, const RunOptions& options,
+                                              Grouping grouping, bool packs) {
   return std::make_unique<ThreadGroupsMode>(kind, options, std::move(grouping), packs);
 }
 

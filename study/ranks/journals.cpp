@@ -9,7 +9,9 @@
 
 namespace mf {
 
-std::string rank_journal_path(const std::string& path, int rank) { return rank_sibling(path, rank); }
+std::string rank_journal_path(const std::string& path, int rank) {
+  return rank_sibling(path, rank);
+}
 
 std::vector<std::string> rank_journals_beside(const std::string& path) {
   std::vector<std::string> paths;
@@ -17,8 +19,8 @@ std::vector<std::string> rank_journals_beside(const std::string& path) {
   return paths;
 }
 
-JournalContents read_with_rank_journals(const std::string& path, const std::vector<Job>& jobs, const JournalRun& run,
-                                        EndedModels* others) {
+JournalContents read_with_rank_journals(const std::string& path, const std::vector<Job>& jobs,
+                                        const JournalRun& run, EndedModels* others) {
   JournalContents own = read_journal(path, jobs, run);
   for (const std::string& rank_path : rank_journals_beside(path)) {
     const JournalContents theirs = read_journal(rank_path, jobs, run);
@@ -35,8 +37,8 @@ void set_aside_rank_journals(const std::string& path, int from) {
     if (rank < from) continue;
     const std::string previous = rank_path + ".previous";
     if (std::rename(rank_path.c_str(), previous.c_str()) != 0)
-      throw SystemError(rank_path + ": cannot set aside an earlier rank's journal as " + previous + ": " +
-                        std::strerror(errno));
+      throw SystemError(rank_path + ": cannot set aside an earlier rank's journal as " + previous +
+                        ": " + std::strerror(errno));
   }
 }
 

@@ -6,7 +6,9 @@ namespace mf {
 
 using nlohmann::json;
 
-void to_json(json& j, const Ready& m) { j = {{"host", m.host}, {"error", m.error}, {"run", m.run}}; }
+void to_json(json& j, const Ready& m) {
+  j = {{"host", m.host}, {"error", m.error}, {"run", m.run}};
+}
 void from_json(const json& j, Ready& m) {
   j.at("host").get_to(m.host);
   j.at("error").get_to(m.error);

@@ -30,8 +30,8 @@ namespace mf {
 
 struct Ready {
   std::string host;
-  std::string error;    // why this rank cannot start; "" when it can
-  nlohmann::json run;   // the sweep's fingerprint, backend, mode, shard, --save-best
+  std::string error;   // why this rank cannot start; "" when it can
+  nlohmann::json run;  // the sweep's fingerprint, backend, mode, shard, --save-best
 };
 struct ToTrain {
   std::vector<size_t> jobs;

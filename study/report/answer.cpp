@@ -29,16 +29,19 @@ std::string modes_answer(const std::vector<RunReport>& runs) {
       fastest = &s;
   if (!fastest) return "";
   const double speedup = fastest->of("speedup_vs_serial")->median;
-  std::string answer = speedup >= 1 ? fastest->mode + " finished " + format_ratio(speedup) + " sooner than serial"
-                                    : "serial finished first; the fastest of the others, " + fastest->mode + ", took " +
-                                          format_ratio(1 / speedup) + " as long";
+  std::string answer =
+      speedup >= 1 ? fastest->mode + " finished " + format_ratio(speedup) + " sooner than serial"
+                   : "serial finished first; the fastest of the others, " + fastest->mode +
+                         ", took " + format_ratio(1 / speedup) + " as long";
   if (const std::optional<Spread> slowdown = fastest->of("mean_slowdown"))
-    answer += slowdown->median >= 1 ? "; each model trained " + format_ratio(slowdown->median) + " slower than alone"
-                                    : "; each model trained in " + format_ratio(slowdown->median) + " its time alone";
+    answer += slowdown->median >= 1
+                  ? "; each model trained " + format_ratio(slowdown->median) + " slower than alone"
+                  : "; each model trained in " + format_ratio(slowdown->median) + " its time alone";
   if (fastest->runs > 1) answer += " (medians of " + std::to_string(fastest->runs) + " runs)";
   std::string unjudged;
   for (const RunReport& run : runs)
-    if (const std::string why = why_unjudged(run); !why.empty() && (run.mode == "serial" || run.mode == fastest->mode))
+    if (const std::string why = why_unjudged(run);
+        !why.empty() && (run.mode == "serial" || run.mode == fastest->mode))
       unjudged += (unjudged.empty() ? "" : "; ") + run.mode +
                   (fastest->runs > 1 ? " run " + std::to_string(run.repeat) : "") + ": " + why;
   return unjudged.empty() ? answer : "not to be judged (" + unjudged + "): " + answer;

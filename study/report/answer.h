@@ -1,6 +1,7 @@
 #pragma once
-// What a comparison of modes answers, in one sentence for the top of the terminal's tables and of the
-// report page (the document's `answer`), and why a run's timings cannot be judged (its `unjudged`):
+// What a comparison of modes answers, in one sentence for the top of the terminal's tables and of
+// the report page (the document's `answer`), and why a run's timings cannot be judged (its
+// `unjudged`):
 //
 //   streams finished 2.96x sooner than serial; each model trained 24.10x slower than alone
 //   not to be judged (serial: wall 7ms, under 0.1 s): packed finished 1.25x sooner than serial; ...
@@ -11,16 +12,16 @@
 
 namespace mf {
 
-// Below this wall a run's figures are its start-up's and the noise's (a daemon's wake-up is a quarter
-// of 0.1 s; runtime/machine_load.h says no busy verdict under it either).
+// Below this wall a run's figures are its start-up's and the noise's (a daemon's wake-up is a
+// quarter of 0.1 s; runtime/machine_load.h says no busy verdict under it either).
 inline constexpr double kShortestJudged_s = 0.1;
 
 // "" where the run's timings can be judged; else why not, in words: its wall is under
 // kShortestJudged_s ("wall 7ms, under 0.1 s"), or the machine was busy (its machine.busy).
 std::string why_unjudged(const RunReport& run);
 
-// The sentence for `runs` (several modes, maybe repeated; their medians when repeated): the mode with
-// the most speedup over serial, how much sooner (or later) it finished, and its models' mean
+// The sentence for `runs` (several modes, maybe repeated; their medians when repeated): the mode
+// with the most speedup over serial, how much sooner (or later) it finished, and its models' mean
 // slowdown against their solo runs. "" where no run has a speedup (serial did not run). Prefixed
 // with why it is not to be judged where its mode's or serial's runs cannot be.
 std::string modes_answer(const std::vector<RunReport>& runs);

@@ -1,9 +1,9 @@
 #pragma once
 // The report of a run made in parts, assembled from its parts' figures and its models' reports: the
-// ranks of an MPI run (study/ranks/run_over_ranks.h), or the parts of a sweep run apart and merged (study/sweep/merge.h:
-// shards' documents, journals). Each whole-run figure's rule, sum or max and why, is written once,
-// in combine_parts. A run of one process is measured whole instead (study/runner.h's run_mode),
-// and so is described by the same describe_models.
+// ranks of an MPI run (study/ranks/run_over_ranks.h), or the parts of a sweep run apart and merged
+// (study/sweep/merge.h: shards' documents, journals). Each whole-run figure's rule, sum or max and
+// why, is written once, in combine_parts. A run of one process is measured whole instead
+// (study/runner.h's run_mode), and so is described by the same describe_models.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -52,7 +52,8 @@ std::string hidden_text(const TrainingSettings& s) {
 // (tanh/relu); null without a hidden layer.
 json activation_text(const TrainingSettings& s) {
   if (s.activations.empty()) return json();
-  if (std::all_of(s.activations.begin(), s.activations.end(), [&](Activation a) { return a == s.activations[0]; }))
+  if (std::all_of(s.activations.begin(), s.activations.end(),
+                  [&](Activation a) { return a == s.activations[0]; }))
     return to_string(s.activations[0]);
   std::string text;
   for (Activation a : s.activations) {
@@ -62,17 +63,22 @@ json activation_text(const TrainingSettings& s) {
   return text;
 }
 
-// The model's last completed epoch's metric, null without one (or without validation rows, or an accuracy).
+// The model's last completed epoch's metric, null without one (or without validation rows, or an
+// accuracy).
 json last_epoch(const ModelReport& m, double EpochMetrics::*metric, bool present) {
-  return metric_json(m.fit.epochs.empty() ? NAN : m.fit.epochs.back().*metric, present && !m.fit.epochs.empty());
+  return metric_json(m.fit.epochs.empty() ? NAN : m.fit.epochs.back().*metric,
+                     present && !m.fit.epochs.empty());
 }
 
 // The value of the model's first metric of `kind`: its last epoch's (`values` of it: its metrics or
 // val_metrics), or its test's; null where it has no such metric or no such value.
-json metric_of(const ModelReport& m, Metric kind, std::vector<double> EpochMetrics::*values, bool present) {
+json metric_of(const ModelReport& m, Metric kind, std::vector<double> EpochMetrics::*values,
+               bool present) {
   for (size_t k = 0; k < m.metrics.size(); ++k) {
     if (m.metrics[k].kind != kind) continue;
-    const std::vector<double>* of = !values ? &m.test.metrics : m.fit.epochs.empty() ? nullptr : &(m.fit.epochs.back().*values);
+    const std::vector<double>* of = !values                ? &m.test.metrics
+                                    : m.fit.epochs.empty() ? nullptr
+                                                           : &(m.fit.epochs.back().*values);
     return of && k < of->size() ? metric_json((*of)[k], present) : json();
   }
   return json();
@@ -80,7 +86,8 @@ json metric_of(const ModelReport& m, Metric kind, std::vector<double> EpochMetri
 
 const Column kColumns[] = {
     {"run_mode", [](const RunReport& r) { return json(r.mode); }},
-    {"run_backend", [](const RunReport& r) { return r.backend.empty() ? json() : json(r.backend); }},
+    {"run_backend",
+     [](const RunReport& r) { return r.backend.empty() ? json() : json(r.backend); }},
     {"run_repeat", [](const RunReport& r) { return json(r.repeat); }},
     {"run_concurrency", [](const RunReport& r) { return json(r.concurrency); }},
     {"run_wall_s", [](const RunReport& r) { return json(r.wall_s); }},
@@ -88,7 +95,8 @@ const Column kColumns[] = {
     {"run_train_s", [](const RunReport& r) { return metric_json(r.train_s); }},
     {"run_samples_per_s", [](const RunReport& r) { return metric_json(r.samples_per_s); }},
     {"run_speedup_vs_serial", [](const RunReport& r) { return metric_json(r.speedup_vs_serial); }},
-    {"overlap", [](const RunReport& r) { return r.overlap ? json(r.overlap->fraction()) : json(); }},
+    {"overlap",
+     [](const RunReport& r) { return r.overlap ? json(r.overlap->fraction()) : json(); }},
     {"models", [](const RunReport& r) { return json(r.models.size()); }},
     {"rank_by", [](const RunReport& r) { return r.rank_by.empty() ? json() : json(r.rank_by); }},
     {"index", nullptr, [](const ModelReport& m) { return json(m.index); }},
@@ -99,28 +107,56 @@ const Column kColumns[] = {
        const auto at = std::find(r.ranking.begin(), r.ranking.end(), m.name);
        return at == r.ranking.end() ? json() : json(at - r.ranking.begin() + 1);
      }},
-    {"optimizer", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return to_string(s.optimizer); }); }},
-    {"learning_rate", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.learning_rate; }); }},
-    {"batch_size", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.batch_size; }); }},
-    {"epochs_asked", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.epochs; }); }},
-    {"validation_split", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.validation_split; }); }},
-    {"seed", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.seed; }); }},
+    {"optimizer", nullptr,
+     [](const ModelReport& m) {
+       return setting(m, [](const TrainingSettings& s) { return to_string(s.optimizer); });
+     }},
+    {"learning_rate", nullptr,
+     [](const ModelReport& m) {
+       return setting(m, [](const TrainingSettings& s) { return s.learning_rate; });
+     }},
+    {"batch_size", nullptr,
+     [](const ModelReport& m) {
+       return setting(m, [](const TrainingSettings& s) { return s.batch_size; });
+     }},
+    {"epochs_asked", nullptr,
+     [](const ModelReport& m) {
+       return setting(m, [](const TrainingSettings& s) { return s.epochs; });
+     }},
+    {"validation_split", nullptr,
+     [](const ModelReport& m) {
+       return setting(m, [](const TrainingSettings& s) { return s.validation_split; });
+     }},
+    {"seed", nullptr,
+     [](const ModelReport& m) {
+       return setting(m, [](const TrainingSettings& s) { return s.seed; });
+     }},
     {"hidden", nullptr, [](const ModelReport& m) { return setting(m, hidden_text); }},
-    {"activation", nullptr, [](const ModelReport& m) { return m.settings ? activation_text(*m.settings) : json(); }},
-    {"loss", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::loss, true); }},
-    {"accuracy", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::accuracy, m.has_accuracy); }},
-    {"val_loss", nullptr, [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::val_loss, m.validated); }},
+    {"activation", nullptr,
+     [](const ModelReport& m) { return m.settings ? activation_text(*m.settings) : json(); }},
+    {"loss", nullptr,
+     [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::loss, true); }},
+    {"accuracy", nullptr,
+     [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::accuracy, m.has_accuracy); }},
+    {"val_loss", nullptr,
+     [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::val_loss, m.validated); }},
     {"val_accuracy", nullptr,
-     [](const ModelReport& m) { return last_epoch(m, &EpochMetrics::val_accuracy, m.validated && m.has_accuracy); }},
-    {"error", nullptr, [](const ModelReport& m) { return m.error.empty() ? json() : json(m.error); }},
+     [](const ModelReport& m) {
+       return last_epoch(m, &EpochMetrics::val_accuracy, m.validated && m.has_accuracy);
+     }},
+    {"error", nullptr,
+     [](const ModelReport& m) { return m.error.empty() ? json() : json(m.error); }},
     {"device", nullptr, [](const ModelReport& m) { return json(m.device); }},
     {"host", nullptr, [](const ModelReport& m) { return m.host.empty() ? json() : json(m.host); }},
     {"mpi_rank", nullptr, [](const ModelReport& m) { return json(m.mpi_rank); }},
     {"startup_s", nullptr, [](const ModelReport& m) { return metric_json(m.startup_s); }},
-    {"train_s", nullptr, [](const ModelReport& m) { return m.fitted ? json(m.fit.train_s) : json(); }},
+    {"train_s", nullptr,
+     [](const ModelReport& m) { return m.fitted ? json(m.fit.train_s) : json(); }},
     {"samples_per_s", nullptr, [](const ModelReport& m) { return metric_json(m.samples_per_s); }},
-    {"input_wait_s", nullptr, [](const ModelReport& m) { return json(epochs_sum(m, &EpochMetrics::input_wait_s)); }},
-    {"input_busy_s", nullptr, [](const ModelReport& m) { return json(epochs_sum(m, &EpochMetrics::input_busy_s)); }},
+    {"input_wait_s", nullptr,
+     [](const ModelReport& m) { return json(epochs_sum(m, &EpochMetrics::input_wait_s)); }},
+    {"input_busy_s", nullptr,
+     [](const ModelReport& m) { return json(epochs_sum(m, &EpochMetrics::input_busy_s)); }},
     {"solo_s", nullptr, [](const ModelReport& m) { return metric_json(m.solo_s); }},
     {"slowdown", nullptr, [](const ModelReport& m) { return metric_json(m.slowdown); }},
     {"test_loss", nullptr, [](const ModelReport& m) { return metric_json(m.test.loss, m.tested); }},
@@ -137,42 +173,73 @@ const Column kColumns[] = {
     // Its process's peak host memory: its worker's in processes mode, else the run's one process's.
     {"process_peak_rss_bytes", nullptr, nullptr,
      [](const RunReport& r, const ModelReport& m) {
-       return m.process_peak_rss_bytes  ? json(*m.process_peak_rss_bytes)
+       return m.process_peak_rss_bytes    ? json(*m.process_peak_rss_bytes)
               : r.host_peak_rss_bytes > 0 ? json(r.host_peak_rss_bytes)
                                           : json();
      }},
-    {"process_device_bytes", nullptr, [](const ModelReport& m) { return json(m.process_device_bytes); }},
-    {"graphs", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
-    {"threads", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->threads) : json(); }},
+    {"process_device_bytes", nullptr,
+     [](const ModelReport& m) { return json(m.process_device_bytes); }},
+    {"graphs", nullptr,
+     [](const ModelReport& m) { return m.settings ? json(m.settings->graphs) : json(); }},
+    {"threads", nullptr,
+     [](const ModelReport& m) { return m.settings ? json(m.settings->threads) : json(); }},
     {"pipeline_workers", nullptr,
      [](const ModelReport& m) { return m.settings ? json(m.settings->pipeline_workers) : json(); }},
-    {"prefetch", nullptr, [](const ModelReport& m) { return m.settings ? json(m.settings->prefetch) : json(); }},
-    {"layers", nullptr, [](const ModelReport& m) { return setting(m, [](const TrainingSettings& s) { return s.layers; }); }},
+    {"prefetch", nullptr,
+     [](const ModelReport& m) { return m.settings ? json(m.settings->prefetch) : json(); }},
+    {"layers", nullptr,
+     [](const ModelReport& m) {
+       return setting(m, [](const TrainingSettings& s) { return s.layers; });
+     }},
     {"schedule", nullptr,
-     [](const ModelReport& m) { return m.settings && !m.settings->schedule.empty() ? json(m.settings->schedule) : json(); }},
+     [](const ModelReport& m) {
+       return m.settings && !m.settings->schedule.empty() ? json(m.settings->schedule) : json();
+     }},
     {"stopped_epoch", nullptr, [](const ModelReport& m) { return json(m.fit.stopped_epoch); }},
-    {"stop_reason", nullptr, [](const ModelReport& m) { return m.fit.stop_reason.empty() ? json() : json(m.fit.stop_reason); }},
+    {"stop_reason", nullptr,
+     [](const ModelReport& m) {
+       return m.fit.stop_reason.empty() ? json() : json(m.fit.stop_reason);
+     }},
     {"restored_epoch", nullptr, [](const ModelReport& m) { return json(m.fit.restored_epoch); }},
-    {"values", nullptr, [](const ModelReport& m) { return m.values.empty() ? json() : json(m.values.dump()); }},
+    {"values", nullptr,
+     [](const ModelReport& m) { return m.values.empty() ? json() : json(m.values.dump()); }},
     {"rungs_kept", nullptr,
      [](const ModelReport& m) {
-       return m.fit.rungs.empty() ? json() : json(std::count_if(m.fit.rungs.begin(), m.fit.rungs.end(), [](const RungResult& r) { return r.kept; }));
+       return m.fit.rungs.empty() ? json()
+                                  : json(std::count_if(m.fit.rungs.begin(), m.fit.rungs.end(),
+                                                       [](const RungResult& r) { return r.kept; }));
      }},
 
     {"final_learning_rate", nullptr,
      [](const ModelReport& m) {
-       return m.fit.epochs.empty() || std::isnan(m.fit.epochs.back().learning_rate) ? json()
-                                                                                    : json(m.fit.epochs.back().learning_rate);
+       return m.fit.epochs.empty() || std::isnan(m.fit.epochs.back().learning_rate)
+                  ? json()
+                  : json(m.fit.epochs.back().learning_rate);
      }},
-    {"mae", nullptr, [](const ModelReport& m) { return metric_of(m, Metric::mean_absolute_error, &EpochMetrics::metrics, true); }},
-    {"mse", nullptr, [](const ModelReport& m) { return metric_of(m, Metric::mean_squared_error, &EpochMetrics::metrics, true); }},
+    {"mae", nullptr,
+     [](const ModelReport& m) {
+       return metric_of(m, Metric::mean_absolute_error, &EpochMetrics::metrics, true);
+     }},
+    {"mse", nullptr,
+     [](const ModelReport& m) {
+       return metric_of(m, Metric::mean_squared_error, &EpochMetrics::metrics, true);
+     }},
     {"val_mae", nullptr,
-     [](const ModelReport& m) { return metric_of(m, Metric::mean_absolute_error, &EpochMetrics::val_metrics, m.validated); }},
+     [](const ModelReport& m) {
+       return metric_of(m, Metric::mean_absolute_error, &EpochMetrics::val_metrics, m.validated);
+     }},
     {"val_mse", nullptr,
-     [](const ModelReport& m) { return metric_of(m, Metric::mean_squared_error, &EpochMetrics::val_metrics, m.validated); }},
+     [](const ModelReport& m) {
+       return metric_of(m, Metric::mean_squared_error, &EpochMetrics::val_metrics, m.validated);
+     }},
     {"test_mae", nullptr,
-     [](const ModelReport& m) { return metric_of(m, Metric::mean_absolute_error, nullptr, m.tested); }},
-    {"test_mse", nullptr, [](const ModelReport& m) { return metric_of(m, Metric::mean_squared_error, nullptr, m.tested); }},
+     [](const ModelReport& m) {
+       return metric_of(m, Metric::mean_absolute_error, nullptr, m.tested);
+     }},
+    {"test_mse", nullptr,
+     [](const ModelReport& m) {
+       return metric_of(m, Metric::mean_squared_error, nullptr, m.tested);
+     }},
 };
 
 }  // namespace
@@ -189,7 +256,8 @@ void write_csv(const std::vector<RunReport>& runs, const std::string& path) {
   };
   line([](const Column& column) { return json(column.header); });
   for (const RunReport& run : runs)
-    for (const ModelReport& m : run.models) line([&](const Column& column) { return column.value(run, m); });
+    for (const ModelReport& m : run.models)
+      line([&](const Column& column) { return column.value(run, m); });
   write_output_file(path, "the CSV file", body);
 }
 

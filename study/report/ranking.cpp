@@ -11,10 +11,12 @@ std::optional<double> rank_value(const ModelReport& m, RankBy by) {
   const auto finite = [](double v) { return std::isfinite(v) ? std::optional(v) : std::nullopt; };
   switch (by) {
     case RankBy::val_accuracy:
-      return m.validated && m.has_accuracy && !m.fit.epochs.empty() ? finite(m.fit.epochs.back().val_accuracy)
-                                                                     : std::nullopt;
+      return m.validated && m.has_accuracy && !m.fit.epochs.empty()
+                 ? finite(m.fit.epochs.back().val_accuracy)
+                 : std::nullopt;
     case RankBy::val_loss:
-      return m.validated && !m.fit.epochs.empty() ? finite(m.fit.epochs.back().val_loss) : std::nullopt;
+      return m.validated && !m.fit.epochs.empty() ? finite(m.fit.epochs.back().val_loss)
+                                                  : std::nullopt;
     case RankBy::test_accuracy:
       return m.tested && m.has_accuracy ? finite(m.test.accuracy) : std::nullopt;
     case RankBy::test_loss:
@@ -41,12 +43,14 @@ std::optional<RankBy> first_rank_by(const ModelReport& m) {
 void rank_run(RunReport& run, std::optional<RankBy> by) {
   if (!by) {  // the first metric some model has: the earliest of the models' firsts
     for (const ModelReport& m : run.models)
-      if (const std::optional<RankBy> first = first_rank_by(m); first && (!by || *first < *by)) by = first;
+      if (const std::optional<RankBy> first = first_rank_by(m); first && (!by || *first < *by))
+        by = first;
   }
   const RankBy chosen = by.value_or(RankBy::train_s);
   std::vector<std::pair<RankKey, size_t>> ranked;  // and the model's place in run.models
   for (size_t i = 0; i < run.models.size(); ++i)
-    if (const std::optional<RankKey> key = rank_key(run.models[i], chosen)) ranked.push_back({*key, i});
+    if (const std::optional<RankKey> key = rank_key(run.models[i], chosen))
+      ranked.push_back({*key, i});
   std::sort(ranked.begin(), ranked.end());
   run.rank_by = to_string(chosen);
   run.ranking.clear();

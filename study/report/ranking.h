@@ -33,9 +33,9 @@ std::optional<RankKey> rank_key(const ModelReport& m, RankBy by);
 // The first metric of kRankByNames that the model has a value of; absent for a model with none (one
 // that did not end ok). The default of a run is the first of its models' firsts.
 std::optional<RankBy> first_rank_by(const ModelReport& m);
-// Sets run.rank_by and run.ranking (the models that have a value of it, in rank_key order): by `by`,
-// or when absent by the first of val_accuracy, val_loss, test_accuracy, test_loss and train_s that
-// some model has.
+// Sets run.rank_by and run.ranking (the models that have a value of it, in rank_key order): by
+// `by`, or when absent by the first of val_accuracy, val_loss, test_accuracy, test_loss and train_s
+// that some model has.
 void rank_run(RunReport& run, std::optional<RankBy> by);
 
 }  // namespace mf

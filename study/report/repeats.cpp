@@ -62,7 +62,8 @@ std::vector<ModeSpread> spread_by_mode(const std::vector<RunReport>& runs) {
 void to_json(nlohmann::json& j, const ModeSpread& spread) {
   j = {{"mode", spread.mode}, {"runs", spread.runs}};
   for (const auto& [name, s] : spread.figures)
-    j[name] = s ? nlohmann::json{{"median", s->median}, {"min", s->min}, {"max", s->max}} : nlohmann::json();
+    j[name] = s ? nlohmann::json{{"median", s->median}, {"min", s->min}, {"max", s->max}}
+                : nlohmann::json();
 }
 
 }  // namespace mf

@@ -1,7 +1,7 @@
 #pragma once
-// --repeat N: a sweep's modes run N times, interleaved (serial, streams, ..., serial, streams, ...),
-// so that one run on a shared machine cannot mislead: each mode's figures over its runs as their
-// median, least and most.
+// --repeat N: a sweep's modes run N times, interleaved (serial, streams, ..., serial, streams,
+// ...), so that one run on a shared machine cannot mislead: each mode's figures over its runs as
+// their median, least and most.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,8 +31,8 @@ std::optional<double> mean_over(const std::vector<ModelReport>& models, F value)
 // The mean of the run's models' slowdowns, over those that have one; absent for none.
 std::optional<double> mean_slowdown(const RunReport& run);
 
-// One mode's repeated runs: how many, and each figure's spread (absent where no run has it): wall_s,
-// startup_s, train_s, samples_per_s, speedup_vs_serial and mean_slowdown, in that order.
+// One mode's repeated runs: how many, and each figure's spread (absent where no run has it):
+// wall_s, startup_s, train_s, samples_per_s, speedup_vs_serial and mean_slowdown, in that order.
 struct ModeSpread {
   std::string mode;
   int runs = 0;

@@ -149,7 +149,6 @@ struct ModelReport {
   std::vector<MetricSpec> metrics;
 };
 
-
 // One process's part of a run that several made: an MPI rank (mpirun), or a shard (--shard I/N)
 // merged into one document (multifit merge). A run's "ranks" or "shards" holds one each.
 struct RunPart {
@@ -182,7 +181,9 @@ struct SweepIdentity {
 struct Shard {
   size_t index = 0, count = 1;
 };
-inline std::string to_string(const Shard& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
+inline std::string to_string(const Shard& s) {
+  return std::to_string(s.index) + "/" + std::to_string(s.count);
+}
 // "shard 1/3", or "the whole sweep" for none.
 inline std::string shard_words(const std::optional<Shard>& shard) {
   return shard ? "shard " + to_string(*shard) : "the whole sweep";
@@ -226,7 +227,8 @@ struct SchedulerReport {
   int64_t samples = 0, full_samples = 0;
 };
 // The summary of `run`'s models under `spec`.
-SchedulerReport summarize_scheduler(const SchedulerSpec& spec, const std::vector<ModelReport>& models);
+SchedulerReport summarize_scheduler(const SchedulerSpec& spec,
+                                    const std::vector<ModelReport>& models);
 
 // A run's report: one mode's run of the sweep (or of its part). In JSON it has, besides its fields,
 // "unjudged": why its timings cannot be judged (study/report/answer.h's why_unjudged), its wall

@@ -1,5 +1,5 @@
-// What a sweep's scheduler did, from its models' reports alone: the same for a run that trained them
-// all and for one resumed from its journal.
+// What a sweep's scheduler did, from its models' reports alone: the same for a run that trained
+// them all and for one resumed from its journal.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,10 +8,12 @@
 
 namespace mf {
 
-SchedulerReport summarize_scheduler(const SchedulerSpec& spec, const std::vector<ModelReport>& models) {
+SchedulerReport summarize_scheduler(const SchedulerSpec& spec,
+                                    const std::vector<ModelReport>& models) {
   SchedulerReport out;
   out.spec = spec;
-  std::map<std::pair<int, int>, std::vector<double>> values;  // (bracket, epochs) -> the metric of each trial judged
+  std::map<std::pair<int, int>, std::vector<double>>
+      values;  // (bracket, epochs) -> the metric of each trial judged
   std::map<std::pair<int, int>, RungSummary> rungs;
   for (const ModelReport& m : models) {
     out.samples += m.samples;

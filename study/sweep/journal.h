@@ -19,7 +19,8 @@
 // `models` is the whole sweep's count and `shard` the run's --shard (null: the whole sweep), so
 // that a shard's journal is resumed only as that shard; `sweep` and `fingerprint` name the sweep
 // (SweepIdentity, study/report/report.h) for `multifit merge`, which takes a journal as a part
-// (study/sweep/merge.h). A journal written before they were has neither: resumed as of the whole sweep.
+// (study/sweep/merge.h). A journal written before they were has neither: resumed as of the whole
+// sweep.
 //
 // `multifit run --resume` reads the journal back (read_journal) and the runner skips every model it
 // records (runner.h: run_mode's `ended`); a later line of a model supersedes an earlier one. A run

@@ -19,18 +19,22 @@ double percentile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-RungJudge::Verdict rung_verdict(const SchedulerSpec& spec, double value, std::vector<double> earlier) {
+RungJudge::Verdict rung_verdict(const SchedulerSpec& spec, double value,
+                                std::vector<double> earlier) {
   using V = RungJudge::Verdict;
   if (std::isnan(value)) return V::stop;
   std::erase_if(earlier, [](double v) { return std::isnan(v); });
   const double rf = spec.reduction_factor;
   if (spec.type == SchedulerKind::successive_halving) {
-    // Optuna's _is_trial_promotable_to_next_rung: the best n // rf of the n values, its own among them.
+    // Optuna's _is_trial_promotable_to_next_rung: the best n // rf of the n values, its own among
+    // them.
     earlier.push_back(value);
     std::sort(earlier.begin(), earlier.end());
     const size_t promoted = std::max<size_t>(1, earlier.size() / size_t(spec.reduction_factor));
-    return (spec.maximize ? value >= earlier[earlier.size() - promoted] : value <= earlier[promoted - 1]) ? V::go_on
-                                                                                                          : V::stop;
+    return (spec.maximize ? value >= earlier[earlier.size() - promoted]
+                          : value <= earlier[promoted - 1])
+               ? V::go_on
+               : V::stop;
   }
   // Ray Tune's ASHA (_Bracket.cutoff and on_result): the (1 - 1/rf) quantile of the earlier values,
   // of their negatives where smaller is better; worse than it stops.
@@ -41,7 +45,8 @@ RungJudge::Verdict rung_verdict(const SchedulerSpec& spec, double value, std::ve
   return value > percentile(earlier, 100 - q) ? V::stop : V::go_on;
 }
 
-RungTable::RungTable(SchedulerSpec spec, const std::vector<size_t>& trials) : spec_(std::move(spec)) {
+RungTable::RungTable(SchedulerSpec spec, const std::vector<size_t>& trials)
+    : spec_(std::move(spec)) {
   for (size_t t : trials) trials_[t].bracket = spec_.bracket_of(t);
 }
 
@@ -54,8 +59,10 @@ std::optional<std::vector<double>> RungTable::earlier(size_t trial, int epochs) 
     const Trial& other = it->second;
     if (other.bracket != bracket) continue;
     const auto value = other.values.find(epochs);
-    if (value != other.values.end()) values.push_back(value->second);
-    else if (!other.ended) return std::nullopt;
+    if (value != other.values.end())
+      values.push_back(value->second);
+    else if (!other.ended)
+      return std::nullopt;
   }
   return values;
 }

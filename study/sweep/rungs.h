@@ -1,13 +1,14 @@
 #pragma once
 // A run's successive halving (nn/scheduler_spec.h): the one table of every trial's metric at each
 // rung it reached, and the verdicts drawn from it, shared by the run's fits (nn/fit.h's RungJudge):
-// its threads in streams and packed mode, its worker processes through the parent in processes mode.
+// its threads in streams and packed mode, its worker processes through the parent in processes
+// mode.
 //
-// A trial's verdict at a rung depends on the trials before it in the sweep (its bracket's), never on
-// which finished first: it waits until each of them has recorded its metric at that rung or ended
-// without reaching it. So every mode, a run resumed from its journal, and a run on another machine
-// make the same decisions. It cannot wait forever: the runner's phases and packs hold models in
-// sweep order, and every trial it waits for either trains towards the rung or has ended.
+// A trial's verdict at a rung depends on the trials before it in the sweep (its bracket's), never
+// on which finished first: it waits until each of them has recorded its metric at that rung or
+// ended without reaching it. So every mode, a run resumed from its journal, and a run on another
+// machine make the same decisions. It cannot wait forever: the runner's phases and packs hold
+// models in sweep order, and every trial it waits for either trains towards the rung or has ended.
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -24,7 +25,8 @@ struct ModelReport;
 // The verdict of rule `spec.type` on `value` at a rung, given the values that earlier trials of its
 // bracket recorded there (NaN among them are left out; a NaN value is stopped). Pure: the rules'
 // definitions, tested against hand-computed cases.
-RungJudge::Verdict rung_verdict(const SchedulerSpec& spec, double value, std::vector<double> earlier);
+RungJudge::Verdict rung_verdict(const SchedulerSpec& spec, double value,
+                                std::vector<double> earlier);
 
 class RungTable final : public RungJudge {
  public:

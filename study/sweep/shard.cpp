@@ -14,7 +14,8 @@ std::vector<Job> every_nth_job(const std::vector<Job>& jobs, size_t first, size_
 }
 
 const Job* job_at(const std::vector<Job>& jobs, size_t index) {
-  const auto at = std::lower_bound(jobs.begin(), jobs.end(), index, [](const Job& j, size_t i) { return j.index < i; });
+  const auto at = std::lower_bound(jobs.begin(), jobs.end(), index,
+                                   [](const Job& j, size_t i) { return j.index < i; });
   return at != jobs.end() && at->index == index ? &*at : nullptr;
 }
 
@@ -31,7 +32,8 @@ SweepIdentity identify_sweep(const Sweep& sweep, const std::vector<Job>& all_job
     add(job.name);
     add(job.spec ? to_json(*job.spec).dump() : "error: " + job.error);
   }
-  // Its scheduler decides which models stop: a journal of another scheduler's verdicts is another run's.
+  // Its scheduler decides which models stop: a journal of another scheduler's verdicts is another
+  // run's.
   if (sweep.scheduler) add("scheduler: " + nlohmann::json(*sweep.scheduler).dump());
   char digits[17];
   std::snprintf(digits, sizeof digits, "%016" PRIx64, hash);

@@ -12,8 +12,8 @@
 
 namespace mf {
 
-// The jobs at places `first`, `first + step`, ... of `jobs` (the whole sweep's, in sweep order), each
-// keeping its index in the sweep. `step` >= 1; `first` >= jobs.size() gives none.
+// The jobs at places `first`, `first + step`, ... of `jobs` (the whole sweep's, in sweep order),
+// each keeping its index in the sweep. `step` >= 1; `first` >= jobs.size() gives none.
 std::vector<Job> every_nth_job(const std::vector<Job>& jobs, size_t first, size_t step);
 inline std::vector<Job> shard_jobs(const std::vector<Job>& jobs, const Shard& shard) {
   return every_nth_job(jobs, shard.index, shard.count);

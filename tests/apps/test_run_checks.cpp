@@ -66,10 +66,12 @@ TEST(RunChecks, AMetricNoModelCanHaveIsRefused) {
 
 TEST(RunChecks, AFaultForNoModelOfTheSweepNamesTheFirstFive) {
   std::vector<Job> jobs;
-  for (const char* name : {"m0", "m1", "m2", "m3", "m4", "m5", "m6"}) jobs.emplace_back().name = name;
+  for (const char* name : {"m0", "m1", "m2", "m3", "m4", "m5", "m6"})
+    jobs.emplace_back().name = name;
   EXPECT_EQ(refusal([&] { check_fault_target(jobs, "m6", "s.json"); }), "");
   EXPECT_EQ(refusal([&] { check_fault_target(jobs, "m7", "s.json"); }),
-            "--inject-fault m7: s.json has no model of that name; its models are m0, m1, m2, m3, m4 and 2 more");
+            "--inject-fault m7: s.json has no model of that name; its models are m0, m1, m2, m3, "
+            "m4 and 2 more");
   jobs.resize(2);
   EXPECT_EQ(refusal([&] { check_fault_target(jobs, "x", "s.json"); }),
             "--inject-fault x: s.json has no model of that name; its models are m0, m1");

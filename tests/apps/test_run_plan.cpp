@@ -1,5 +1,5 @@
-// `multifit run`'s plan from its command line alone (apps/multifit/run_plan.h): every rule that flags
-// must keep together, and every note for a flag that does nothing, checked without a file.
+// `multifit run`'s plan from its command line alone (apps/multifit/run_plan.h): every rule that
+// flags must keep together, and every note for a flag that does nothing, checked without a file.
 #include "apps/multifit/run_plan.h"
 
 #include <gtest/gtest.h>
@@ -30,12 +30,13 @@ TEST(RunPlan, NamesTheModesOfEachModeFlag) {
   EXPECT_EQ(plan_run(args_with("streams"), false).modes, std::vector<ModeKind>{ModeKind::streams});
   const RunPlan all = plan_run(args_with("all"), false);
   EXPECT_TRUE(all.all);
-  EXPECT_EQ(all.modes, (std::vector<ModeKind>{ModeKind::serial, ModeKind::streams, ModeKind::processes,
-                                              ModeKind::packed}));
+  EXPECT_EQ(all.modes, (std::vector<ModeKind>{ModeKind::serial, ModeKind::streams,
+                                              ModeKind::processes, ModeKind::packed}));
   const RunPlan automatic = plan_run(args_with("auto"), false);
   EXPECT_TRUE(automatic.automatic);
   EXPECT_TRUE(automatic.modes.empty());  // chosen by the calibration
-  EXPECT_NE(mistake(args_with("fastest")).find("--mode: 'fastest' is not one of"), std::string::npos);
+  EXPECT_NE(mistake(args_with("fastest")).find("--mode: 'fastest' is not one of"),
+            std::string::npos);
 }
 
 TEST(RunPlan, TheJournalIsBesideTheDocumentUnlessNamedOrRepeated) {
@@ -91,8 +92,9 @@ TEST(RunPlan, EachRuleNamesTheFlagsThatBreakIt) {
     RunArgs fault = args_with(mode);
     fault.solo = solo;
     fault.options.inject_fault = "m";
-    expect(fault, false, std::string("--inject-fault with ") + (solo ? "--solo" : std::string("--mode ") + mode) +
-                             ": on the CPU the fault ends the process of an in-process run (" + run + ")");
+    expect(fault, false,
+           std::string("--inject-fault with ") + (solo ? "--solo" : std::string("--mode ") + mode) +
+               ": on the CPU the fault ends the process of an in-process run (" + run + ")");
   }
   RunArgs fault = args_with("streams");
   fault.options.inject_fault = "m";
@@ -125,13 +127,15 @@ TEST(RunPlan, AFlagForAnotherModeIsNotedAndNotForAllOrAuto) {
   args.options.stall_timeout_s = 5;
   args.options.devices = {0};
   args.options.keep_pools = true;  // serial's own: no note
-  const std::vector<std::string> notes = no_effect_notes(args, plan_run(args, false), BackendKind::cpu);
+  const std::vector<std::string> notes =
+      no_effect_notes(args, plan_run(args, false), BackendKind::cpu);
   ASSERT_EQ(notes.size(), 4u);
   EXPECT_EQ(notes[0], "--devices is recorded but has no effect on the cpu backend");
   EXPECT_EQ(notes[1], "--calibration-steps has no effect without --mode auto");
   EXPECT_EQ(notes[2], "--pack-size has no effect without --mode packed (or all, auto)");
   EXPECT_EQ(notes[3].substr(0, 57), "--stall-timeout has no effect without --mode processes (o");
-  EXPECT_TRUE(no_effect_notes(args, plan_run(args, false), BackendKind::cuda).size() == 3);  // --devices counts
+  EXPECT_TRUE(no_effect_notes(args, plan_run(args, false), BackendKind::cuda).size() ==
+              3);  // --devices counts
   for (const char* mode : {"all", "auto"}) {
     RunArgs every = args;
     every.mode = mode;
@@ -140,8 +144,9 @@ TEST(RunPlan, AFlagForAnotherModeIsNotedAndNotForAllOrAuto) {
   }
   RunArgs streams = args_with("streams");
   streams.options.keep_pools = true;
-  EXPECT_EQ(no_effect_notes(streams, plan_run(streams, false), BackendKind::cpu).at(0).substr(0, 55),
-            "--keep-pools has no effect without --mode serial (or al");
+  EXPECT_EQ(
+      no_effect_notes(streams, plan_run(streams, false), BackendKind::cpu).at(0).substr(0, 55),
+      "--keep-pools has no effect without --mode serial (or al");
 }
 
 }  // namespace

@@ -19,7 +19,9 @@ namespace cli_test {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 inline std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -34,7 +36,9 @@ inline std::string quoted(const std::string& s) {  // for sh: '...' with ' escap
   return out + "'";
 }
 
-inline std::string example(const std::string& name) { return std::string(MF_SOURCE_DIR) + "/examples/" + name; }
+inline std::string example(const std::string& name) {
+  return std::string(MF_SOURCE_DIR) + "/examples/" + name;
+}
 
 struct Result {
   int rc = -1;
@@ -45,8 +49,9 @@ struct Result {
 class Cli : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mf-cli-" + std::to_string(getpid()) + "-" +
-                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        fs::temp_directory_path() / ("mf-cli-" + std::to_string(getpid()) + "-" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -57,8 +62,9 @@ class Cli : public testing::Test {
   // Runs `multifit ARGS` (ARGS already quoted where needed) with stdout and stderr in files, after
   // the shell commands in `setup` (e.g. "ulimit -v 150000; ").
   Result multifit(const std::string& args, const std::string& setup = "") const {
-    const std::string command = setup + quoted(MULTIFIT_BIN) + " " + args + " >" + quoted(path("stdout")) + " 2>" +
-                                quoted(path("stderr")) + " </dev/null";
+    const std::string command = setup + quoted(MULTIFIT_BIN) + " " + args + " >" +
+                                quoted(path("stdout")) + " 2>" + quoted(path("stderr")) +
+                                " </dev/null";
     const int status = std::system(command.c_str());
     Result r;
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -68,7 +74,8 @@ class Cli : public testing::Test {
   }
 
   // A copy of an example spec with some keys replaced.
-  std::string spec_from(const std::string& name, const json& changes, const std::string& file) const {
+  std::string spec_from(const std::string& name, const json& changes,
+                        const std::string& file) const {
     json spec = json::parse(read_file(example(name)));
     spec.merge_patch(changes);
     std::ofstream(path(file)) << spec.dump(2);

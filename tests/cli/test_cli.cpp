@@ -20,8 +20,8 @@ namespace {
 using namespace cli_test;
 
 TEST_F(Cli, TrainsTheBinaryExampleAndWritesJson) {
-  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu --json " +
-                            quoted(path("out.json")) + " --quiet");
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) +
+                            " --backend cpu --json " + quoted(path("out.json")) + " --quiet");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.err, "");  // --quiet: no epoch lines
   EXPECT_TRUE(contains(r.out, "binary-classifier: test_loss")) << r.out;
@@ -49,7 +49,8 @@ TEST_F(Cli, TrainsTheBinaryExampleAndWritesJson) {
 }
 
 TEST_F(Cli, ProgressLinesWithoutQuiet) {
-  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu");
+  const Result r =
+      multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "Epoch 1/2")) << r.err;
   EXPECT_TRUE(contains(r.err, "Epoch 2/2")) << r.err;
@@ -59,9 +60,14 @@ TEST_F(Cli, ProgressLinesWithoutQuiet) {
 // CPU backend, up to float summation order (1e-4 relative).
 TEST_F(Cli, HostExecutionTrainsLikeTheCpuBackend) {
   const std::string spec = quoted(example("binary-classifier.json"));
-  const std::string data = " --data synthetic:binary:rows=256";  // 4 steps an epoch: host execution runs every thread
-  ASSERT_EQ(multifit("train " + spec + data + " --backend cpu --quiet --json " + quoted(path("cpu.json"))).rc, 0);
-  const Result r = multifit("train " + spec + data + " --backend host-exec --quiet --json " + quoted(path("host.json")));
+  const std::string data =
+      " --data synthetic:binary:rows=256";  // 4 steps an epoch: host execution runs every thread
+  ASSERT_EQ(
+      multifit("train " + spec + data + " --backend cpu --quiet --json " + quoted(path("cpu.json")))
+          .rc,
+      0);
+  const Result r = multifit("train " + spec + data + " --backend host-exec --quiet --json " +
+                            quoted(path("host.json")));
   ASSERT_EQ(r.rc, 0) << r.err;
   const json cpu = result("cpu.json")["models"][0], host = result("host.json");
   EXPECT_EQ(host["backend"], "host-exec");
@@ -73,7 +79,8 @@ TEST_F(Cli, HostExecutionTrainsLikeTheCpuBackend) {
   const Result cublas = multifit("train " + spec + " --backend host-exec --gemm cublas --quiet");
   EXPECT_EQ(cublas.rc, 2);
   EXPECT_TRUE(contains(cublas.err, "cuBLAS needs a GPU")) << cublas.err;
-  const Result cudnn = multifit("train " + spec + " --backend host-exec --activations cudnn --quiet");
+  const Result cudnn =
+      multifit("train " + spec + " --backend host-exec --activations cudnn --quiet");
   EXPECT_EQ(cudnn.rc, 2);
   EXPECT_TRUE(contains(cudnn.err, "cuDNN needs a GPU")) << cudnn.err;
   const Result cpu_cudnn = multifit("train " + spec + " --backend cpu --activations cudnn --quiet");
@@ -87,16 +94,18 @@ TEST_F(Cli, ABlowUpAfterTheLastLossIsDivergedAndRecordedAsInf) {
   std::ofstream(path("blowup.json")) << R"({"name": "blowup", "input": 20,
     "layers": [{"units": 32, "activation": "relu"}, {"units": 1}], "loss": "mse",
     "optimizer": {"name": "sgd", "learning_rate": 1e30}, "fit": {"epochs": 1, "batch_size": 1024}})";
-  const Result r = multifit("train " + quoted(path("blowup.json")) + " --data synthetic:regression --backend cpu" +
-                            " --quiet --json " + quoted(path("r.json")));
+  const Result r = multifit("train " + quoted(path("blowup.json")) +
+                            " --data synthetic:regression --backend cpu" + " --quiet --json " +
+                            quoted(path("r.json")));
   EXPECT_NE(r.rc, 0);
   EXPECT_TRUE(contains(r.out, "blowup: diverged")) << r.out;
   EXPECT_EQ(r.err_lines(), 1) << r.err;
   const json m = result("r.json")["models"][0];
   EXPECT_EQ(m["status"], "diverged");
   EXPECT_TRUE(contains(m["error"].get<std::string>(), "_loss is ")) << m["error"];
-  // Overflowing products of mixed sign: the sum is inf or nan by the BLAS kernel's order of accumulation
-  // (an FMA chain that reaches +inf first stays inf; partial sums of +inf and -inf give nan).
+  // Overflowing products of mixed sign: the sum is inf or nan by the BLAS kernel's order of
+  // accumulation (an FMA chain that reaches +inf first stays inf; partial sums of +inf and -inf
+  // give nan).
   EXPECT_TRUE(m["test_loss"] == "inf" || m["test_loss"] == "nan") << m["test_loss"];
   EXPECT_TRUE(m["epochs"][0]["val_loss"].is_null());  // no validation rows: absent
 }
@@ -110,22 +119,25 @@ TEST_F(Cli, EarlyMistakesStillWriteTheResultDocument) {
   };
   const Case cases[] = {
       {quoted(path("input0.json")), "input: got 0"},
-      {quoted(example("binary-classifier.json")) + " --data csv:" + quoted(path("missing.csv")), "missing.csv"},
+      {quoted(example("binary-classifier.json")) + " --data csv:" + quoted(path("missing.csv")),
+       "missing.csv"},
   };
   for (const Case& c : cases) {
-    const Result r = multifit("train " + c.args + " --backend cpu --quiet --json " + quoted(path("r.json")));
+    const Result r =
+        multifit("train " + c.args + " --backend cpu --quiet --json " + quoted(path("r.json")));
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     ASSERT_TRUE(fs::exists(path("r.json"))) << c.args;
     const json doc = result("r.json");
     EXPECT_EQ(doc["models"][0]["status"], "failed");
-    EXPECT_TRUE(contains(doc["models"][0]["error"].get<std::string>(), c.error)) << doc["models"][0]["error"];
+    EXPECT_TRUE(contains(doc["models"][0]["error"].get<std::string>(), c.error))
+        << doc["models"][0]["error"];
     fs::remove(path("r.json"));
   }
   const Result info = multifit("info");
   if (contains(info.out, "CUDA devices: none")) {
-    const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cuda --json " +
-                              quoted(path("r.json")));
+    const Result r = multifit("train " + quoted(example("binary-classifier.json")) +
+                              " --backend cuda --json " + quoted(path("r.json")));
     EXPECT_EQ(r.rc, 2);
     EXPECT_EQ(result("r.json")["models"][0]["status"], "failed");
     EXPECT_TRUE(result("r.json")["backend"].is_null());
@@ -138,15 +150,17 @@ TEST_F(Cli, EarlyMistakesStillWriteTheResultDocument) {
 TEST_F(Cli, OutputPathsAreCheckedBeforeTraining) {
   const std::string spec = quoted(example("binary-classifier.json"));
   for (const std::string flag : {"--json", "--save"}) {
-    const Result r = multifit("train " + spec + " --backend cpu " + flag + " " + quoted(path("no/such/dir/out")));
+    const Result r = multifit("train " + spec + " --backend cpu " + flag + " " +
+                              quoted(path("no/such/dir/out")));
     EXPECT_EQ(r.rc, 2) << flag;
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_TRUE(contains(r.err, flag + " ")) << r.err;
     EXPECT_TRUE(contains(r.err, "does not exist")) << r.err;
     EXPECT_FALSE(contains(r.out, "test_loss")) << r.out;  // nothing trained: at most "...: failed"
-    EXPECT_FALSE(contains(r.err, "Epoch")) << r.err;       // no progress either
+    EXPECT_FALSE(contains(r.err, "Epoch")) << r.err;      // no progress either
   }
-  const Result folder = multifit("train " + spec + " --backend cpu --save " + quoted(dir_.string()));
+  const Result folder =
+      multifit("train " + spec + " --backend cpu --save " + quoted(dir_.string()));
   EXPECT_EQ(folder.rc, 2);
   EXPECT_TRUE(contains(folder.err, "is a folder")) << folder.err;
 }
@@ -155,7 +169,8 @@ TEST_F(Cli, OutputPathsAreCheckedBeforeTraining) {
 TEST_F(Cli, ASpecThatNeverEndsIsRefused) {
   ASSERT_EQ(mkfifo(path("pipe.json").c_str(), 0600), 0);
   for (const std::string& spec : {std::string("/dev/zero"), path("pipe.json")}) {
-    const Result r = multifit("train " + quoted(spec) + " --json " + quoted(path("r.json")), "timeout 20 ");
+    const Result r =
+        multifit("train " + quoted(spec) + " --json " + quoted(path("r.json")), "timeout 20 ");
     EXPECT_EQ(r.rc, 2) << spec;
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_TRUE(contains(r.err, "must be a regular file")) << r.err;
@@ -165,7 +180,8 @@ TEST_F(Cli, ASpecThatNeverEndsIsRefused) {
 
 // A label that does not fit the model is named with its file, line and value, in the right file.
 TEST_F(Cli, LabelErrorsNameTheFileLineAndValue) {
-  std::ofstream(path("spec.json")) << R"({"name": "three", "input": 2, "layers": [{"units": 3, "activation": "softmax"}],
+  std::ofstream(path("spec.json"))
+      << R"({"name": "three", "input": 2, "layers": [{"units": 3, "activation": "softmax"}],
     "loss": "sparse_categorical_crossentropy", "fit": {"epochs": 1}})";
   std::ofstream(path("good.csv")) << "a,b,label\n1,2,0\n3,4,2\n";
   std::ofstream(path("bad-test.csv")) << "1,2,1\n3,4,5\n";
@@ -181,44 +197,53 @@ TEST_F(Cli, LabelErrorsNameTheFileLineAndValue) {
       {path("fraction.csv"), path("fraction.csv") + ":1: label 1.5"},
   };
   for (const Case& c : cases) {
-    const Result r = multifit("train " + quoted(path("spec.json")) + " --data " + quoted("csv:" + c.data) +
-                              " --backend cpu --quiet");
+    const Result r = multifit("train " + quoted(path("spec.json")) + " --data " +
+                              quoted("csv:" + c.data) + " --backend cpu --quiet");
     EXPECT_EQ(r.rc, 2) << c.data;
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_TRUE(contains(r.err, c.error)) << r.err;
   }
 }
 
-// A reservation the machine cannot give is oom, exit 2, naming the limit, the mode and what is there.
+// A reservation the machine cannot give is oom, exit 2, naming the limit, the mode and what is
+// there.
 TEST_F(Cli, AReservationTheMachineCannotGiveIsOom) {
-  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", "4096GiB"}, {"mode", "reserve"}}}},
-                                     "huge.json");
-  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
+  const std::string spec =
+      spec_from("binary-classifier.json", {{"memory", {{"limit", "4096GiB"}, {"mode", "reserve"}}}},
+                "huge.json");
+  const Result r =
+      multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err_lines(), 1) << r.err;
-  for (const char* part : {"memory.limit 4096.00 GiB", "mode reserve", "the host cannot give", "available"})
+  for (const char* part :
+       {"memory.limit 4096.00 GiB", "mode reserve", "the host cannot give", "available"})
     EXPECT_TRUE(contains(r.err, part)) << part << " in " << r.err;
   EXPECT_EQ(result("r.json")["models"][0]["status"], "oom");
   const json plan = result("r.json")["models"][0]["memory"]["plan"];
   ASSERT_FALSE(plan.empty());
   EXPECT_EQ(plan[0]["name"], "parameters");
-  EXPECT_EQ(plan[0]["bytes"], 5888);  // the 20-64-1 model's 1409 floats = 5636 B, rounded up to 256 B
+  EXPECT_EQ(plan[0]["bytes"],
+            5888);  // the 20-64-1 model's 1409 floats = 5636 B, rounded up to 256 B
 }
 
 // A reserve pool on the host is resident: the document's peak RSS covers the whole limit.
 TEST_F(Cli, AHostReservationIsResident) {
-  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", "96MiB"}, {"mode", "reserve"}}}},
-                                     "reserve.json");
-  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
+  const std::string spec =
+      spec_from("binary-classifier.json", {{"memory", {{"limit", "96MiB"}, {"mode", "reserve"}}}},
+                "reserve.json");
+  const Result r =
+      multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("r.json")));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_GE(result("r.json")["host_peak_rss_bytes"].get<size_t>(), size_t(96) << 20);
 }
 
-// --epochs, --batch-size, --learning-rate and --seed override the spec, and the document says what ran.
+// --epochs, --batch-size, --learning-rate and --seed override the spec, and the document says what
+// ran.
 TEST_F(Cli, OverridesAreAppliedAndRecorded) {
-  const Result r = multifit("train " + quoted(example("binary-classifier.json")) +
-                            " --backend cpu --epochs 3 --batch-size 16 --learning-rate 0.01 --seed 7 --json " +
-                            quoted(path("r.json")));
+  const Result r =
+      multifit("train " + quoted(example("binary-classifier.json")) +
+               " --backend cpu --epochs 3 --batch-size 16 --learning-rate 0.01 --seed 7 --json " +
+               quoted(path("r.json")));
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "Epoch 3/3")) << r.err;
   const json settings = result("r.json")["models"][0]["settings"];
@@ -226,19 +251,24 @@ TEST_F(Cli, OverridesAreAppliedAndRecorded) {
   EXPECT_EQ(settings["batch_size"], 16);
   EXPECT_EQ(settings["learning_rate"], 0.01);
   EXPECT_EQ(settings["seed"], 7);
-  const Result bad = multifit("train " + quoted(example("binary-classifier.json")) + " --learning-rate -1");
+  const Result bad =
+      multifit("train " + quoted(example("binary-classifier.json")) + " --learning-rate -1");
   EXPECT_EQ(bad.rc, 2);
-  EXPECT_TRUE(contains(bad.err, "--learning-rate: got -1; expected a finite number > 0")) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "--learning-rate: got -1; expected a finite number > 0"))
+      << bad.err;
 }
 
 // 0 epochs builds, evaluates and saves the initial weights, as Keras allows.
 TEST_F(Cli, ZeroEpochsSavesTheInitialWeights) {
   const std::string spec = quoted(example("binary-classifier.json"));
-  const Result r = multifit("train " + spec + " --backend cpu --epochs 0 --save " + quoted(path("w")));
+  const Result r =
+      multifit("train " + spec + " --backend cpu --epochs 0 --save " + quoted(path("w")));
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "0 epochs")) << r.out;
   EXPECT_TRUE(fs::exists(path("w")));
-  EXPECT_EQ(multifit("train " + spec + " --backend cpu --epochs 0 --load " + quoted(path("w")) + " --quiet").out,
+  EXPECT_EQ(multifit("train " + spec + " --backend cpu --epochs 0 --load " + quoted(path("w")) +
+                     " --quiet")
+                .out,
             r.out);  // the same initial weights: the same evaluation
 }
 
@@ -246,8 +276,9 @@ TEST_F(Cli, ZeroEpochsSavesTheInitialWeights) {
 TEST_F(Cli, OutputsMayNotOverwriteInputs) {
   const std::string spec = spec_from("binary-classifier.json", json::object(), "spec.json");
   const std::string before = read_file(spec);
-  for (const std::string& flags : {"--json " + quoted(spec), "--save " + quoted(spec),
-                                  "--save " + quoted(path("o")) + " --json " + quoted(path("o"))}) {
+  for (const std::string& flags :
+       {"--json " + quoted(spec), "--save " + quoted(spec),
+        "--save " + quoted(path("o")) + " --json " + quoted(path("o"))}) {
     const Result r = multifit("train " + quoted(spec) + " --backend cpu " + flags);
     EXPECT_EQ(r.rc, 2) << flags;
     EXPECT_TRUE(contains(r.err, "give the output its own file")) << r.err;
@@ -255,11 +286,12 @@ TEST_F(Cli, OutputsMayNotOverwriteInputs) {
   EXPECT_EQ(read_file(spec), before);
 }
 
-// Overrides obey the spec's rules: a rate that is 0 or infinite as a float, or a negative seed, is refused.
+// Overrides obey the spec's rules: a rate that is 0 or infinite as a float, or a negative seed, is
+// refused.
 TEST_F(Cli, OverridesAreValidatedLikeTheSpec) {
   const std::string spec = quoted(example("binary-classifier.json"));
-  for (const std::string flag : {"--learning-rate 1e39", "--learning-rate 1e-50", "--seed -1", "--epochs 99999999999",
-                                 "--batch-size 0"}) {
+  for (const std::string flag : {"--learning-rate 1e39", "--learning-rate 1e-50", "--seed -1",
+                                 "--epochs 99999999999", "--batch-size 0"}) {
     const Result r = multifit("train " + spec + " " + flag);
     EXPECT_EQ(r.rc, 2) << flag;
     EXPECT_EQ(r.err_lines(), 1) << r.err;
@@ -270,35 +302,45 @@ TEST_F(Cli, OverridesAreValidatedLikeTheSpec) {
 TEST_F(Cli, AMistypedCommandIsNamed) {
   const Result r = multifit("trian " + quoted(example("binary-classifier.json")));
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, "multifit: error: unknown command 'trian' (did you mean train?); the commands are train, run, merge and info\n");
+  EXPECT_EQ(r.err,
+            "multifit: error: unknown command 'trian' (did you mean train?); the commands are "
+            "train, run, merge and info\n");
 }
 
 TEST_F(Cli, AnUnknownFlagIsNamed) {
   const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --epoch 3");
   EXPECT_EQ(r.rc, 2);
-  EXPECT_EQ(r.err, "multifit: error: unknown flag --epoch (did you mean --epochs?); see 'multifit train --help'\n");
+  EXPECT_EQ(r.err,
+            "multifit: error: unknown flag --epoch (did you mean --epochs?); see 'multifit train "
+            "--help'\n");
 }
 
 // An epoch under a second shows milliseconds, not "0.00s".
 TEST_F(Cli, ShortEpochsShowMilliseconds) {
-  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu");
+  const Result r =
+      multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu");
   EXPECT_EQ(r.rc, 0);
   EXPECT_TRUE(contains(r.err, "ms - loss: ")) << r.err;
   EXPECT_FALSE(contains(r.err + r.out, "0.00s")) << r.err << r.out;
 }
 
-// Several target columns: multi-output mse and multi-label binary cross-entropy learn from CSV files.
+// Several target columns: multi-output mse and multi-label binary cross-entropy learn from CSV
+// files.
 TEST_F(Cli, SeveralTargetColumnsTrain) {
   std::ofstream sums(path("sums.csv")), halves(path("halves.csv"));
   for (int i = 0; i < 256; ++i) {
     const double a = (i % 16) / 16.0, b = (i / 16) / 16.0;
-    sums << a << ',' << b << ',' << a + b << ',' << a - b << '\n';           // 2 features, 2 targets
-    halves << a << ',' << b << ',' << (a >= 0.5) << ',' << (b >= 0.5) << '\n';  // 2 features, 2 labels
+    sums << a << ',' << b << ',' << a + b << ',' << a - b << '\n';  // 2 features, 2 targets
+    halves << a << ',' << b << ',' << (a >= 0.5) << ',' << (b >= 0.5)
+           << '\n';  // 2 features, 2 labels
   }
   sums.close();
   halves.close();
-  const json layers = {{{"units", 16}, {"activation", "tanh"}}, {{"units", 2}, {"activation", "linear"}}};
-  const json common = {{"input", 2}, {"targets", 2}, {"fit", {{"epochs", 40}}},
+  const json layers = {{{"units", 16}, {"activation", "tanh"}},
+                       {{"units", 2}, {"activation", "linear"}}};
+  const json common = {{"input", 2},
+                       {"targets", 2},
+                       {"fit", {{"epochs", 40}}},
                        {"optimizer", {{"name", "adam"}, {"learning_rate", 0.01}}}};
   json mse = common, bce = common;
   mse["layers"] = layers;
@@ -312,7 +354,8 @@ TEST_F(Cli, SeveralTargetColumnsTrain) {
                               " --backend cpu --quiet --json " + quoted(path("r.json")));
     ASSERT_EQ(r.rc, 0) << r.err;
     const json epochs = result("r.json")["models"][0]["epochs"];
-    EXPECT_LT(epochs.back()["loss"].get<double>(), 0.5 * epochs.front()["loss"].get<double>()) << data;
+    EXPECT_LT(epochs.back()["loss"].get<double>(), 0.5 * epochs.front()["loss"].get<double>())
+        << data;
   }
 }
 
@@ -333,7 +376,8 @@ TEST_F(Cli, InfoNamesTheLibrariesItCanLoad) {
 // line, where OpenBLAS on its own would retry forever. --help needs no BLAS at all.
 TEST_F(Cli, AnAddressSpaceLimitTooLowForOpenBlasIsAUserError) {
   const std::string spec = quoted(example("binary-classifier.json"));
-  const Result r = multifit("train " + spec + " --backend cpu --quiet", "ulimit -v 150000; timeout 20 ");
+  const Result r =
+      multifit("train " + spec + " --backend cpu --quiet", "ulimit -v 150000; timeout 20 ");
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_EQ(r.err_lines(), 1) << r.err;
   EXPECT_TRUE(contains(r.err, "ulimit -v")) << r.err;
@@ -356,14 +400,16 @@ TEST_F(Cli, EveryAddressSpaceLimitEndsQuicklyAndClearly) {
 
 TEST_F(Cli, TheTinyModelTrainsUnderAOneGigabyteAddressSpaceLimit) {
   const std::string spec = quoted(example("binary-classifier.json"));
-  const Result r = multifit("train " + spec + " --backend cpu --quiet", "ulimit -v 1000000; timeout 20 ");
+  const Result r =
+      multifit("train " + spec + " --backend cpu --quiet", "ulimit -v 1000000; timeout 20 ");
   EXPECT_EQ(r.rc, 0) << r.err;
 }
 
 TEST_F(Cli, CudaBackendWithoutADeviceIsAUserError) {
   const Result info = multifit("info");
   if (!contains(info.out, "CUDA devices: none")) GTEST_SKIP() << "a CUDA device is present";
-  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cuda --quiet");
+  const Result r =
+      multifit("train " + quoted(example("binary-classifier.json")) + " --backend cuda --quiet");
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err_lines(), 1) << r.err;
   EXPECT_TRUE(contains(r.err, "cuda")) << r.err;
@@ -401,7 +447,8 @@ TEST_F(Cli, UnknownFlag) {
 TEST_F(Cli, NoSubcommand) { EXPECT_EQ(multifit("").rc, 2); }
 
 TEST_F(Cli, BadBackendName) {
-  EXPECT_EQ(multifit("train " + quoted(example("binary-classifier.json")) + " --backend tpu").rc, 2);
+  EXPECT_EQ(multifit("train " + quoted(example("binary-classifier.json")) + " --backend tpu").rc,
+            2);
 }
 
 TEST_F(Cli, UnknownSyntheticKind) {
@@ -413,8 +460,10 @@ TEST_F(Cli, UnknownSyntheticKind) {
 }
 
 TEST_F(Cli, MemoryLimitTooSmallIsOomWithJson) {
-  const std::string spec = spec_from("binary-classifier.json", {{"memory", {{"limit", 1024}}}}, "tiny.json");
-  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " + quoted(path("out.json")));
+  const std::string spec =
+      spec_from("binary-classifier.json", {{"memory", {{"limit", 1024}}}}, "tiny.json");
+  const Result r = multifit("train " + quoted(spec) + " --backend cpu --quiet --json " +
+                            quoted(path("out.json")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err_lines(), 1) << r.err;
   EXPECT_TRUE(contains(r.err, "binary-classifier")) << r.err;
@@ -429,8 +478,9 @@ TEST_F(Cli, MemoryLimitTooSmallIsOomWithJson) {
 }
 
 TEST_F(Cli, SaveThenLoad) {
-  const Result saved = multifit("train " + quoted(example("regressor.json")) + " --backend cpu --quiet --save " +
-                                quoted(path("w.mfw")) + " --json " + quoted(path("first.json")));
+  const Result saved =
+      multifit("train " + quoted(example("regressor.json")) + " --backend cpu --quiet --save " +
+               quoted(path("w.mfw")) + " --json " + quoted(path("first.json")));
   ASSERT_EQ(saved.rc, 0) << saved.err;
   ASSERT_TRUE(fs::exists(path("w.mfw")));
 
@@ -438,8 +488,8 @@ TEST_F(Cli, SaveThenLoad) {
   const Result loaded = multifit("train " + quoted(one_epoch) + " --backend cpu --quiet --load " +
                                  quoted(path("w.mfw")) + " --json " + quoted(path("loaded.json")));
   ASSERT_EQ(loaded.rc, 0) << loaded.err;
-  const Result fresh =
-      multifit("train " + quoted(one_epoch) + " --backend cpu --quiet --json " + quoted(path("fresh.json")));
+  const Result fresh = multifit("train " + quoted(one_epoch) + " --backend cpu --quiet --json " +
+                                quoted(path("fresh.json")));
   ASSERT_EQ(fresh.rc, 0) << fresh.err;
   // Starting from the trained weights, the first epoch continues where training stopped:
   // its loss is below that of the first epoch from the random initialisation.
@@ -449,11 +499,12 @@ TEST_F(Cli, SaveThenLoad) {
 }
 
 TEST_F(Cli, LoadingWeightsOfAnotherSpecFails) {
-  const Result saved = multifit("train " + quoted(example("regressor.json")) + " --backend cpu --quiet --save " +
-                                quoted(path("w.mfw")));
+  const Result saved = multifit("train " + quoted(example("regressor.json")) +
+                                " --backend cpu --quiet --save " + quoted(path("w.mfw")));
   ASSERT_EQ(saved.rc, 0) << saved.err;
-  const Result r = multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu --quiet --load " +
-                            quoted(path("w.mfw")) + " --json " + quoted(path("out.json")));
+  const Result r = multifit("train " + quoted(example("binary-classifier.json")) +
+                            " --backend cpu --quiet --load " + quoted(path("w.mfw")) + " --json " +
+                            quoted(path("out.json")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err_lines(), 1) << r.err;
   EXPECT_TRUE(contains(r.err, path("w.mfw"))) << r.err;

@@ -1,8 +1,8 @@
-// One sweep over MPI ranks (study/ranks/run_over_ranks.h), with this machine's Open MPI: `mpirun --oversubscribe
-// -np 3` gives, model by model, the numbers of a run in one process, with every model's rank and
-// each rank's figures; a rank killed with SIGKILL leaves its models to --resume; what cannot run
-// across ranks is refused once, with the document written. Skipped where mpirun is missing; a
-// build without MPI must say so under mpirun.
+// One sweep over MPI ranks (study/ranks/run_over_ranks.h), with this machine's Open MPI: `mpirun
+// --oversubscribe -np 3` gives, model by model, the numbers of a run in one process, with every
+// model's rank and each rank's figures; a rank killed with SIGKILL leaves its models to --resume;
+// what cannot run across ranks is refused once, with the document written. Skipped where mpirun is
+// missing; a build without MPI must say so under mpirun.
 #include <dirent.h>
 #include <unistd.h>
 
@@ -19,23 +19,27 @@ using namespace cli_test;
 
 // `learning_rates` x `seeds` models of 20 -> 64 -> 1 on synthetic data, `epochs` epochs each.
 json small_grid(int learning_rates, int seeds, int epochs) {
-  json sweep = {{"name", "mpi-sweep"},
-                {"base",
-                 {{"name", "m"},
-                  {"data", "synthetic:binary"},
-                  {"input", 20},
-                  {"layers", {{{"units", 64}, {"activation", "relu"}}, {{"units", 1}, {"activation", "sigmoid"}}}},
-                  {"loss", "binary_crossentropy"},
-                  {"optimizer", {{"name", "adam"}}},
-                  {"fit", {{"epochs", epochs}, {"batch_size", 64}}},
-                  {"memory", {{"limit", "4MiB"}}}}},
-                {"grid", {{"learning_rate", json::array()}, {"seed", json::array()}}}};
-  for (int i = 0; i < learning_rates; ++i) sweep["grid"]["learning_rate"].push_back(0.001 * (i + 1));
+  json sweep = {
+      {"name", "mpi-sweep"},
+      {"base",
+       {{"name", "m"},
+        {"data", "synthetic:binary"},
+        {"input", 20},
+        {"layers",
+         {{{"units", 64}, {"activation", "relu"}}, {{"units", 1}, {"activation", "sigmoid"}}}},
+        {"loss", "binary_crossentropy"},
+        {"optimizer", {{"name", "adam"}}},
+        {"fit", {{"epochs", epochs}, {"batch_size", 64}}},
+        {"memory", {{"limit", "4MiB"}}}}},
+      {"grid", {{"learning_rate", json::array()}, {"seed", json::array()}}}};
+  for (int i = 0; i < learning_rates; ++i)
+    sweep["grid"]["learning_rate"].push_back(0.001 * (i + 1));
   for (int i = 0; i < seeds; ++i) sweep["grid"]["seed"].push_back(i + 1);
   return sweep;
 }
 
-// What two runs of a model must agree on, wherever it ran: its name, status, every epoch's metrics, its test metrics.
+// What two runs of a model must agree on, wherever it ran: its name, status, every epoch's metrics,
+// its test metrics.
 json numbers_of(const json& model) {
   json epochs = json::array();
   for (const json& e : model["epochs"])
@@ -49,7 +53,8 @@ class Mpi : public Cli {
  protected:
   void SetUp() override {
     Cli::SetUp();
-    if (!have_mpirun()) GTEST_SKIP() << "no mpirun on this machine (scripts/setup.sh installs openmpi-bin)";
+    if (!have_mpirun())
+      GTEST_SKIP() << "no mpirun on this machine (scripts/setup.sh installs openmpi-bin)";
     with_mpi_ = contains(multifit("--version").out, "with MPI");
   }
   std::string sweep(const json& doc) const {
@@ -60,30 +65,38 @@ class Mpi : public Cli {
   // that ends with an error is torn down at once: Open MPI waits 2 s by default (its
   // odls_base_sigkill_timeout) for ranks that have already ended quietly.
   Result mpirun(int ranks, const std::string& args) const {
-    return multifit(args, "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-                          "OMPI_MCA_odls_base_sigkill_timeout=0 mpirun --oversubscribe -np " + std::to_string(ranks) + " ");
+    return multifit(args,
+                    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                    "OMPI_MCA_rmaps_base_oversubscribe=1 "
+                    "OMPI_MCA_odls_base_sigkill_timeout=0 mpirun --oversubscribe -np " +
+                        std::to_string(ranks) + " ");
   }
   void expect_same_numbers(const json& got, const json& want) const {
     ASSERT_EQ(got["models"].size(), want["models"].size());
     for (size_t i = 0; i < want["models"].size(); ++i)
-      EXPECT_EQ(numbers_of(got["models"][i]), numbers_of(want["models"][i])) << want["models"][i]["name"];
+      EXPECT_EQ(numbers_of(got["models"][i]), numbers_of(want["models"][i]))
+          << want["models"][i]["name"];
   }
   bool with_mpi_ = false;
 };
 
 TEST_F(Mpi, ThreeRanksGiveTheNumbersOfOneProcessInEachMode) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(small_grid(2, 4, 100));  // 8 models of some 30 ms: every rank gets some
-  const Result one = multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json")));
+  const std::string grid =
+      sweep(small_grid(2, 4, 100));  // 8 models of some 30 ms: every rank gets some
+  const Result one =
+      multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json")));
   ASSERT_EQ(one.rc, 0) << one.err;
   for (const std::string mode : {"serial", "streams", "processes", "packed"}) {
     SCOPED_TRACE(mode);
     const std::string out = path(mode + ".json");
-    const Result r = mpirun(3, "run " + grid + " --backend cpu --quiet --mode " + mode + " --json " + quoted(out));
+    const Result r = mpirun(
+        3, "run " + grid + " --backend cpu --quiet --mode " + mode + " --json " + quoted(out));
     ASSERT_EQ(r.rc, 0) << r.err;
     const json doc = result(mode + ".json");
     expect_same_numbers(doc, result("one.json"));
-    // Every model names the rank that trained it and its host; each rank's figures add up to the sweep.
+    // Every model names the rank that trained it and its host; each rank's figures add up to the
+    // sweep.
     std::set<int> ranks;
     for (const json& m : doc["models"]) {
       ASSERT_TRUE(m["mpi_rank"].is_number()) << m["name"];
@@ -121,7 +134,8 @@ std::vector<pid_t> processes_with(const std::string& entry) {
     const std::string env = read_file("/proc/" + std::string(e->d_name) + "/environ");
     if (env.find(std::string(1, '\0') + entry + std::string(1, '\0')) != std::string::npos ||
         env.starts_with(entry + std::string(1, '\0')))
-      if (contains(read_file("/proc/" + std::string(e->d_name) + "/cmdline"), "multifit")) found.push_back(pid);
+      if (contains(read_file("/proc/" + std::string(e->d_name) + "/cmdline"), "multifit"))
+        found.push_back(pid);
   }
   if (proc) closedir(proc);
   return found;
@@ -129,14 +143,19 @@ std::vector<pid_t> processes_with(const std::string& entry) {
 
 TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(small_grid(2, 4, 4000));  // 8 models of about half a second each: the kill lands mid-run
+  const std::string grid = sweep(
+      small_grid(2, 4, 4000));  // 8 models of about half a second each: the kill lands mid-run
   const std::string out = quoted(path("r.json"));
-  const std::string tag = "MF_TEST_RUN=" + std::to_string(getpid()) + "_" + std::to_string(std::rand());
-  // In the background: mpirun passes this test's tag down to its ranks, which the kill finds them by.
-  const std::string command = "(" + tag + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -x MF_TEST_RUN "
-                              "--oversubscribe -np 3 " + quoted(MULTIFIT_BIN) + " run " + grid +
-                              " --backend cpu --quiet --json " + out + " >" + quoted(path("killed.out")) + " 2>&1; echo $? >" +
-                              quoted(path("killed.rc")) + ") &";
+  const std::string tag =
+      "MF_TEST_RUN=" + std::to_string(getpid()) + "_" + std::to_string(std::rand());
+  // In the background: mpirun passes this test's tag down to its ranks, which the kill finds them
+  // by.
+  const std::string command =
+      "(" + tag +
+      " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -x MF_TEST_RUN "
+      "--oversubscribe -np 3 " +
+      quoted(MULTIFIT_BIN) + " run " + grid + " --backend cpu --quiet --json " + out + " >" +
+      quoted(path("killed.out")) + " 2>&1; echo $? >" + quoted(path("killed.rc")) + ") &";
   ASSERT_EQ(std::system(command.c_str()), 0);
   // Once rank 1 has journaled a model, it is killed: its model in flight is lost, the job ends.
   const auto lines = [&](const std::string& file) {
@@ -149,7 +168,8 @@ TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   ASSERT_GE(lines("r.json.journal.rank-1"), 2) << read_file(path("killed.out"));
   std::vector<pid_t> rank1;
   for (pid_t pid : processes_with(tag))
-    if (contains(read_file("/proc/" + std::to_string(pid) + "/environ"), std::string("OMPI_COMM_WORLD_RANK=1") + '\0'))
+    if (contains(read_file("/proc/" + std::to_string(pid) + "/environ"),
+                 std::string("OMPI_COMM_WORLD_RANK=1") + '\0'))
       rank1.push_back(pid);
   ASSERT_EQ(rank1.size(), 1u);
   kill(rank1[0], SIGKILL);
@@ -164,7 +184,8 @@ TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   const json doc = result("r.json");
   EXPECT_GE(doc["resumed_models"].get<int>(), 1);
   EXPECT_LT(doc["resumed_models"].get<int>(), 8);
-  const Result one = multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json")));
+  const Result one =
+      multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json")));
   ASSERT_EQ(one.rc, 0) << one.err;
   expect_same_numbers(doc, result("one.json"));
   EXPECT_TRUE(fs::exists(path("r.json.journal.rank-1.previous")));  // the killed run's, set aside
@@ -175,36 +196,45 @@ TEST_F(Mpi, ASignalledRankStopsAloneAndTheOthersTrainTheRest) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
   const std::string grid = sweep(small_grid(2, 4, 3000));  // 8 models of some 0.4 s
   const std::string tag = "MF_TEST_RUN=" + std::to_string(getpid()) + "_term";
-  const std::string command = "(" + tag + " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -x MF_TEST_RUN "
-                              "--oversubscribe -np 3 " + quoted(MULTIFIT_BIN) + " run " + grid +
-                              " --backend cpu --quiet --json " + quoted(path("t.json")) + " >" + quoted(path("t.out")) +
-                              " 2>&1; echo $? >" + quoted(path("t.rc")) + ") &";
+  const std::string command =
+      "(" + tag +
+      " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -x MF_TEST_RUN "
+      "--oversubscribe -np 3 " +
+      quoted(MULTIFIT_BIN) + " run " + grid + " --backend cpu --quiet --json " +
+      quoted(path("t.json")) + " >" + quoted(path("t.out")) + " 2>&1; echo $? >" +
+      quoted(path("t.rc")) + ") &";
   ASSERT_EQ(std::system(command.c_str()), 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   const auto lines = [&] {
     const std::string text = read_file(path("t.json.journal"));
     return std::count(text.begin(), text.end(), '\n');
   };
-  while (lines() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (lines() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   // Rank 0 has ended its first model and starts its next at once: the signal lands mid-model, not
   // before its first step (a model stopped there is not started, with no rank, as a model never
   // handed out would be).
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   std::vector<pid_t> rank0;
   for (pid_t pid : processes_with(tag))
-    if (contains(read_file("/proc/" + std::to_string(pid) + "/environ"), std::string("OMPI_COMM_WORLD_RANK=0") + '\0'))
+    if (contains(read_file("/proc/" + std::to_string(pid) + "/environ"),
+                 std::string("OMPI_COMM_WORLD_RANK=0") + '\0'))
       rank0.push_back(pid);
   ASSERT_EQ(rank0.size(), 1u) << read_file(path("t.out"));
   kill(rank0[0], SIGTERM);
   while (read_file(path("t.rc")).empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   // Every model trained, but rank 0's in flight when the signal came, if it had one then (it may be
-  // between shares): none is left never started, which is what the others not being served would give.
+  // between shares): none is left never started, which is what the others not being served would
+  // give.
   const json doc = result("t.json");
   int ok = 0;
   for (const json& m : doc["models"])
-    if (m["status"] == "ok") ++ok;
-    else EXPECT_EQ(m["mpi_rank"], 0) << m["name"] << ": only rank 0's model in flight is interrupted: " << m["error"];
+    if (m["status"] == "ok")
+      ++ok;
+    else
+      EXPECT_EQ(m["mpi_rank"], 0) << m["name"] << ": only rank 0's model in flight is interrupted: "
+                                  << m["error"];
   EXPECT_GE(ok, 7) << read_file(path("t.out"));
   EXPECT_EQ(read_file(path("t.rc")), ok == 8 ? "0\n" : "130\n");
 }
@@ -213,8 +243,8 @@ TEST_F(Mpi, ASignalledRankStopsAloneAndTheOthersTrainTheRest) {
 TEST_F(Mpi, TheBestOfTheWholeRunAreKeptFromEveryRank) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
   const std::string grid = sweep(small_grid(2, 4, 100));
-  const Result r = mpirun(3, "run " + grid + " --backend cpu --quiet --save-best 3 " + quoted(path("best")) + " --json " +
-                                 quoted(path("r.json")));
+  const Result r = mpirun(3, "run " + grid + " --backend cpu --quiet --save-best 3 " +
+                                 quoted(path("best")) + " --json " + quoted(path("r.json")));
   ASSERT_EQ(r.rc, 0) << r.err;
   const json doc = result("r.json");
   const json best = json::parse(read_file(path("best/best.json")));
@@ -230,49 +260,65 @@ TEST_F(Mpi, TheBestOfTheWholeRunAreKeptFromEveryRank) {
 TEST_F(Mpi, AShardOverRanksMergesFromItsRanksJournals) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
   const std::string grid = sweep(small_grid(2, 3, 2));
-  ASSERT_EQ(mpirun(2, "run " + grid + " --backend cpu --quiet --shard 0/2 --json " + quoted(path("p0.json"))).rc, 0);
+  ASSERT_EQ(mpirun(2, "run " + grid + " --backend cpu --quiet --shard 0/2 --json " +
+                          quoted(path("p0.json")))
+                .rc,
+            0);
   ASSERT_TRUE(fs::exists(path("p0.json.journal.rank-1")));
-  ASSERT_EQ(multifit("run " + grid + " --backend cpu --quiet --shard 1/2 --json " + quoted(path("p1.json"))).rc, 0);
+  ASSERT_EQ(multifit("run " + grid + " --backend cpu --quiet --shard 1/2 --json " +
+                     quoted(path("p1.json")))
+                .rc,
+            0);
   // Shard 0 by its ranks' journals (as a killed job leaves them), shard 1 by its document.
-  const Result merged = multifit("merge " + quoted(path("p0.json.journal")) + " " + quoted(path("p0.json.journal.rank-1")) +
-                                 " " + quoted(path("p1.json")) + " --json " + quoted(path("all.json")));
+  const Result merged = multifit("merge " + quoted(path("p0.json.journal")) + " " +
+                                 quoted(path("p0.json.journal.rank-1")) + " " +
+                                 quoted(path("p1.json")) + " --json " + quoted(path("all.json")));
   ASSERT_EQ(merged.rc, 0) << merged.err;
-  ASSERT_EQ(multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json"))).rc, 0);
+  ASSERT_EQ(
+      multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json"))).rc, 0);
   expect_same_numbers(result("all.json"), result("one.json"));
 }
 
 TEST_F(Mpi, WhatCannotRunAcrossRanksIsSaidOnceWithTheDocumentWritten) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
   const std::string grid = sweep(small_grid(1, 2, 1));
-  const Result automatic = mpirun(2, "run " + grid + " --backend cpu --mode auto --json " + quoted(path("a.json")));
+  const Result automatic =
+      mpirun(2, "run " + grid + " --backend cpu --mode auto --json " + quoted(path("a.json")));
   const auto errors = [](const std::string& err) {
     size_t n = 0;
-    for (size_t at = err.find("multifit: error:"); at != std::string::npos; at = err.find("multifit: error:", at + 1)) ++n;
+    for (size_t at = err.find("multifit: error:"); at != std::string::npos;
+         at = err.find("multifit: error:", at + 1))
+      ++n;
     return n;
   };
   EXPECT_EQ(automatic.rc, 2);
   EXPECT_EQ(errors(automatic.err), 1u) << automatic.err;
-  EXPECT_TRUE(contains(automatic.err, "--mode auto is not available under mpirun")) << automatic.err;
-  const Result trace = mpirun(2, "run " + grid + " --backend cpu --trace " + quoted(path("t.json")));
+  EXPECT_TRUE(contains(automatic.err, "--mode auto is not available under mpirun"))
+      << automatic.err;
+  const Result trace =
+      mpirun(2, "run " + grid + " --backend cpu --trace " + quoted(path("t.json")));
   EXPECT_EQ(trace.rc, 2);
   EXPECT_EQ(errors(trace.err), 1u) << trace.err;
   EXPECT_TRUE(contains(trace.err, "--trace is not available under mpirun")) << trace.err;
   // A rank given other options (or a stale sweep) would mix two runs in one document.
-  const Result mixed = multifit("run " + grid + " --backend cpu --json " + quoted(path("m.json")) + " : -np 1 " +
-                                    quoted(MULTIFIT_BIN) + " run " + grid + " --backend cpu --epochs 5 --json " +
-                                    quoted(path("m.json")),
-                                "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 1 ");
+  const Result mixed = multifit(
+      "run " + grid + " --backend cpu --json " + quoted(path("m.json")) + " : -np 1 " +
+          quoted(MULTIFIT_BIN) + " run " + grid + " --backend cpu --epochs 5 --json " +
+          quoted(path("m.json")),
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 1 ");
   EXPECT_EQ(mixed.rc, 2);
   EXPECT_EQ(errors(mixed.err), 1u) << mixed.err;
   EXPECT_TRUE(contains(mixed.err, "rank 1 (")) << mixed.err;
   EXPECT_TRUE(contains(mixed.err, "every rank must be given the same sweep file")) << mixed.err;
   EXPECT_TRUE(contains(result("m.json")["error"].get<std::string>(), "rank 1 ("));
   EXPECT_TRUE(result("m.json")["models"].empty());
-  const Result train = mpirun(2, "train " + quoted(example("binary-classifier.json")) + " --backend cpu");
+  const Result train =
+      mpirun(2, "train " + quoted(example("binary-classifier.json")) + " --backend cpu");
   EXPECT_EQ(train.rc, 2);
   EXPECT_EQ(errors(train.err), 1u) << train.err;
   std::ofstream(path("broken.json")) << "{\"name\": ";
-  const Result broken = mpirun(2, "run " + quoted(path("broken.json")) + " --backend cpu --json " + quoted(path("b.json")));
+  const Result broken = mpirun(
+      2, "run " + quoted(path("broken.json")) + " --backend cpu --json " + quoted(path("b.json")));
   EXPECT_EQ(broken.rc, 2);
   const std::string said = "broken.json";
   EXPECT_EQ(errors(broken.err), 1u) << broken.err;
@@ -282,7 +328,8 @@ TEST_F(Mpi, WhatCannotRunAcrossRanksIsSaidOnceWithTheDocumentWritten) {
 
 TEST_F(Mpi, ABuildWithoutMpiSaysSoUnderMpirun) {
   if (with_mpi_) GTEST_SKIP() << "this build has MPI: the build with MULTIFIT_MPI=OFF checks this";
-  const Result r = mpirun(2, "run " + sweep(small_grid(1, 2, 1)) + " --backend cpu --json " + quoted(path("x.json")));
+  const Result r = mpirun(
+      2, "run " + sweep(small_grid(1, 2, 1)) + " --backend cpu --json " + quoted(path("x.json")));
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(contains(r.err, "this multifit was built without MPI")) << r.err;
 }

@@ -29,14 +29,15 @@ TEST(GpuCublas, ProductsMatchTheCpuBackend) {
   if (!device) GTEST_SKIP() << why;
   CpuBackend cpu;
   const int m = 70, k = 100, n = 130;
-  const auto x = random_vector(size_t(m) * k, 1), w = random_vector(size_t(k) * n, 2), b = random_vector(n, 3),
-             dz = random_vector(size_t(m) * n, 4);
+  const auto x = random_vector(size_t(m) * k, 1), w = random_vector(size_t(k) * n, 2),
+             b = random_vector(n, 3), dz = random_vector(size_t(m) * n, 4);
   std::vector<float> y(size_t(m) * n), dx(size_t(m) * k), dw(size_t(k) * n), db(n);
   cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), nullptr, m, k, n, Activation::tanh);
   cpu.dense_backward_input(dz.data(), w.data(), dx.data(), m, k, n);
   cpu.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), m, k, n);
-  Buffer<float> X(*device, x), W(*device, w), B(*device, b), dZ(*device, dz), Y(*device, nans(y.size())),
-      dX(*device, nans(dx.size())), dW(*device, nans(dw.size())), dB(*device, nans(db.size()));
+  Buffer<float> X(*device, x), W(*device, w), B(*device, b), dZ(*device, dz),
+      Y(*device, nans(y.size())), dX(*device, nans(dx.size())), dW(*device, nans(dw.size())),
+      dB(*device, nans(db.size()));
   device->dense_forward(X.get(), W.get(), B.get(), Y.get(), nullptr, m, k, n, Activation::tanh);
   device->dense_backward_input(dZ.get(), W.get(), dX.get(), m, k, n);
   device->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), m, k, n);
@@ -56,16 +57,18 @@ TEST(GpuCudnn, ActivationsAndSoftmaxMatchTheCpuBackend) {
   if (!device) GTEST_SKIP() << why;
   CpuBackend cpu;
   const int m = 70, k = 30, n = 10;
-  const auto x = random_vector(size_t(m) * k, 1), w = random_vector(size_t(k) * n, 2), b = random_vector(n, 3),
-             dy = random_vector(size_t(m) * n, 4);
+  const auto x = random_vector(size_t(m) * k, 1), w = random_vector(size_t(k) * n, 2),
+             b = random_vector(n, 3), dy = random_vector(size_t(m) * n, 4);
   for (Activation act : {Activation::relu, Activation::sigmoid, Activation::tanh}) {
     std::vector<float> y(size_t(m) * n), dz(y.size());
     cpu.dense_forward(x.data(), w.data(), b.data(), y.data(), nullptr, m, k, n, act);
     cpu.activation_backward(dy.data(), dz.data(), int64_t(y.size()), {act, y.data(), nullptr});
-    Buffer<float> X(*device, x), W(*device, w), B(*device, b), Y(*device, nans(y.size())), dY(*device, dy);
+    Buffer<float> X(*device, x), W(*device, w), B(*device, b), Y(*device, nans(y.size())),
+        dY(*device, dy);
     device->dense_forward(X.get(), W.get(), B.get(), Y.get(), nullptr, m, k, n, act);
     expect_close(y, Y.read(), 1e-5f, "cuDNN activation forward");
-    // cuDNN's backward for relu; sigmoid's and tanh's are ours (cuDNN would need the forward input).
+    // cuDNN's backward for relu; sigmoid's and tanh's are ours (cuDNN would need the forward
+    // input).
     device->activation_backward(dY.get(), dY.get(), int64_t(y.size()), {act, Y.get(), nullptr});
     expect_close(dz, dY.read(), 1e-5f, "activation backward");
   }
@@ -75,7 +78,8 @@ TEST(GpuCudnn, ActivationsAndSoftmaxMatchTheCpuBackend) {
   const LossShape shape = default_loss_shape(Loss::sparse_categorical_crossentropy, n);
   const MemberSettings settings;
   cpu.loss(shape, logits.data(), labels.data(), d_out.data(), values.data(), m, n, &settings);
-  Buffer<float> Logits(*device, logits), T(*device, labels), D(*device, nans(d_out.size())), V(*device, nans(2 * m));
+  Buffer<float> Logits(*device, logits), T(*device, labels), D(*device, nans(d_out.size())),
+      V(*device, nans(2 * m));
   Buffer<MemberSettings> Settings(*device, {settings});
   device->loss(shape, Logits.get(), T.get(), D.get(), V.get(), m, n, Settings.get());
   expect_close(d_out, D.read(), 1e-5f, "cuDNN softmax cross-entropy gradient");
@@ -89,7 +93,8 @@ TEST(GpuFashionMnist, ThreeEpochsMatchTheCpuBackend) {
   auto device = gpu_backend(GemmImpl::tiled, why);
   if (!device) GTEST_SKIP() << why;
   if (!std::filesystem::is_directory(fashion_mnist_dir()))
-    GTEST_SKIP() << fashion_mnist_dir() << " not found (Debian package dataset-fashion-mnist, or MULTIFIT_DATA)";
+    GTEST_SKIP() << fashion_mnist_dir()
+                 << " not found (Debian package dataset-fashion-mnist, or MULTIFIT_DATA)";
   const DataSplit data = load_data("fashion-mnist");
   ModelSpec spec;
   spec.name = "fashion";
@@ -108,7 +113,8 @@ TEST(GpuFashionMnist, ThreeEpochsMatchTheCpuBackend) {
   const auto [want, want_test] = run(cpu);
   const auto [got, got_test] = run(*device);
   for (size_t e = 0; e < want.epochs.size(); ++e)
-    EXPECT_NEAR(got.epochs[e].loss, want.epochs[e].loss, 0.02 * want.epochs[e].loss) << "epoch " << e;
+    EXPECT_NEAR(got.epochs[e].loss, want.epochs[e].loss, 0.02 * want.epochs[e].loss)
+        << "epoch " << e;
   EXPECT_NEAR(got_test.accuracy, want_test.accuracy, 0.01);
   RecordProperty("cpu_test_accuracy", std::to_string(want_test.accuracy));
   RecordProperty("cuda_test_accuracy", std::to_string(got_test.accuracy));

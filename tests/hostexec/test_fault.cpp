@@ -1,7 +1,7 @@
 // Backend::inject_fault (run --inject-fault) makes a real fault. Under host execution the CUDA
 // backend's illegal_write kernel (kernels/fault.cu) runs on the host, where its write to address 0
-// ends the process as a stray pointer would; on a GPU the same write is cudaErrorIllegalAddress. In a
-// death test's own process, since the fault ends whatever process makes it.
+// ends the process as a stray pointer would; on a GPU the same write is cudaErrorIllegalAddress. In
+// a death test's own process, since the fault ends whatever process makes it.
 #include <gtest/gtest.h>
 
 #include "backends/cuda/cuda_backend.h"

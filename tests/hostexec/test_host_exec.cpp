@@ -39,7 +39,8 @@ __global__ void multiply_denormal(float* out) {
   out[threadIdx.x] = denormal * one;
 }
 
-// The threads that play CUDA threads flush denormals, as the CPU backend's does (runtime/float_mode.h).
+// The threads that play CUDA threads flush denormals, as the CPU backend's does
+// (runtime/float_mode.h).
 TEST(HostExec, ThreadsFlushDenormals) {
   std::vector<float> out(64, -1.f);
   launch{multiply_denormal, dim3(1), dim3(64), nullptr}(out.data());
@@ -52,7 +53,8 @@ TEST(HostExec, SyncthreadsIsABarrierAcrossTheBlock) {
   std::iota(in.begin(), in.end(), 0);
   launch{reverse_tiles<kThreads>, dim3(kBlocks), dim3(16, 8), nullptr}(in.data(), out.data());
   for (int b = 0; b < kBlocks; ++b)
-    for (int t = 0; t < kThreads; ++t) ASSERT_EQ(out[b * kThreads + t], in[b * kThreads + kThreads - 1 - t]);
+    for (int t = 0; t < kThreads; ++t)
+      ASSERT_EQ(out[b * kThreads + t], in[b * kThreads + kThreads - 1 - t]);
 }
 
 TEST(HostExec, EveryThreadOfEveryBlockRunsOnce) {
@@ -64,17 +66,21 @@ TEST(HostExec, EveryThreadOfEveryBlockRunsOnce) {
 
 TEST(HostExec, RefusesLaunchesAGpuRefuses) {
   std::vector<int> seen(1, 0);
-  const dim3 bad[][2] = {{dim3(0), dim3(32)},       {dim3(1, 65536), dim3(32)}, {dim3(1, 1, 65536), dim3(32)},
-                         {dim3(1), dim3(1025)},     {dim3(1), dim3(32, 33)},    {dim3(1), dim3(1, 1, 65)},
-                         {dim3(1), dim3(0)}};
+  const dim3 bad[][2] = {
+      {dim3(0), dim3(32)},   {dim3(1, 65536), dim3(32)}, {dim3(1, 1, 65536), dim3(32)},
+      {dim3(1), dim3(1025)}, {dim3(1), dim3(32, 33)},    {dim3(1), dim3(1, 1, 65)},
+      {dim3(1), dim3(0)}};
   for (const auto& config : bad) {
     try {
       launch{record_coordinates, config[0], config[1], nullptr}(seen.data());
-      ADD_FAILURE() << "accepted grid (" << config[0].x << "," << config[0].y << "," << config[0].z << ") block ("
-                    << config[1].x << "," << config[1].y << "," << config[1].z << ")";
+      ADD_FAILURE() << "accepted grid (" << config[0].x << "," << config[0].y << "," << config[0].z
+                    << ") block (" << config[1].x << "," << config[1].y << "," << config[1].z
+                    << ")";
     } catch (const CudaError& e) {
-      EXPECT_NE(std::string(e.what()).find("invalid configuration argument"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("test_host_exec.cpp"), std::string::npos) << "not the caller's file";
+      EXPECT_NE(std::string(e.what()).find("invalid configuration argument"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("test_host_exec.cpp"), std::string::npos)
+          << "not the caller's file";
     }
   }
   EXPECT_EQ(seen[0], 0);  // nothing ran
@@ -94,16 +100,19 @@ TEST(HostExec, CrossentropyFromProbabilitiesMatchesTheFusedLoss) {
     for (int j = 0; j < n; ++j) sum += std::exp(logits[r * n + j] - max);
     for (int j = 0; j < n; ++j) probabilities[r * n + j] = std::exp(logits[r * n + j] - max) / sum;
   }
-  const LossShape shape{Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
+  const LossShape shape{
+      Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
   std::vector<float> want_d(m * n), want(2 * m), got(2 * m);
   cpu::loss(shape, {}, logits.data(), labels.data(), want_d.data(), want.data(), m, n);
-  crossentropy_from_probabilities(shape, probabilities.data(), labels.data(), probabilities.data(), got.data(), m, n,
-                                  {}, nullptr);  // the gradient overwrites the probabilities
+  crossentropy_from_probabilities(shape, probabilities.data(), labels.data(), probabilities.data(),
+                                  got.data(), m, n, {},
+                                  nullptr);  // the gradient overwrites the probabilities
   for (int r = 0; r < m; ++r) {
     EXPECT_NEAR(got[2 * r], want[2 * r], 1e-5f * (1.f + want[2 * r])) << "row " << r;  // the loss
-    EXPECT_EQ(got[2 * r + 1], want[2 * r + 1]) << "row " << r;                          // the accuracy
+    EXPECT_EQ(got[2 * r + 1], want[2 * r + 1]) << "row " << r;  // the accuracy
   }
-  for (int i = 0; i < m * n; ++i) EXPECT_NEAR(probabilities[i], want_d[i], 1e-7f) << "element " << i;
+  for (int i = 0; i < m * n; ++i)
+    EXPECT_NEAR(probabilities[i], want_d[i], 1e-7f) << "element " << i;
 }
 
 }  // namespace
@@ -127,7 +136,8 @@ TEST(HostExec, AGraphReplaysItsLaunchesWithTheirArguments) {
   float amount = 10.f;
   ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
   launch{add_to_each, dim3(1), dim3(4), stream}(values.data(), amount, 3);
-  EXPECT_EQ(cudaMemsetAsync(values.data(), 0, sizeof(float), stream), cudaErrorStreamCaptureUnsupported);
+  EXPECT_EQ(cudaMemsetAsync(values.data(), 0, sizeof(float), stream),
+            cudaErrorStreamCaptureUnsupported);
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaErrorStreamCaptureUnsupported);
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);

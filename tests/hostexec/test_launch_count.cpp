@@ -1,7 +1,7 @@
 // Kernel launches per training step, counted under host execution (the same launch{} calls a GPU
-// gets). A tiny model's step costs its launches (about 2 µs each on a GPU) more than its arithmetic,
-// so a change in these counts is a change in the GPU's fixed cost of a step: the counts are pinned
-// here, and an issue that folds kernels together lowers them on purpose.
+// gets). A tiny model's step costs its launches (about 2 µs each on a GPU) more than its
+// arithmetic, so a change in these counts is a change in the GPU's fixed cost of a step: the counts
+// are pinned here, and an issue that folds kernels together lowers them on purpose.
 #include <gtest/gtest.h>
 
 #include "backends/cuda/cuda_backend.h"
@@ -51,30 +51,33 @@ ModelSpec mlp(int input, std::vector<LayerSpec> layers, Loss loss, int batch) {
 }
 
 TEST(LaunchCount, TheSeedsTinyModel) {
-  // Dense(64, relu) -> Dense(1, sigmoid), batch 64: no gather (the first layer and the loss read the
-  // batch's rows by index), forward (2), the loss with the metrics (1), backward: the output layer's
-  // weights with its bias (1), the hidden layer's output gradient through relu's backward (1), the
-  // hidden layer's weights with its bias (1), Adam (1). It was 13 while the gathers, the metrics,
-  // each bias gradient and activation backward had launches of their own.
-  const ModelSpec spec = mlp(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, 64);
+  // Dense(64, relu) -> Dense(1, sigmoid), batch 64: no gather (the first layer and the loss read
+  // the batch's rows by index), forward (2), the loss with the metrics (1), backward: the output
+  // layer's weights with its bias (1), the hidden layer's output gradient through relu's backward
+  // (1), the hidden layer's weights with its bias (1), Adam (1). It was 13 while the gathers, the
+  // metrics, each bias gradient and activation backward had launches of their own.
+  const ModelSpec spec =
+      mlp(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, 64);
   EXPECT_EQ(launches_per_step(spec, rows_of(128, 20, 2)), 7);
 }
 
 TEST(LaunchCount, APackOfTheSeedsTinyModelTakesOneModelsLaunches) {
   // 32 tiny models in packed mode (8 at the small sizes, tests/parity/test_sizes.h): the same 7
   // launches, each over all 32 (224 in serial or streams).
-  const ModelSpec spec = mlp(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, 64);
+  const ModelSpec spec =
+      mlp(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, 64);
   EXPECT_EQ(launches_per_step(spec, rows_of(128, 20, 2), test::full_or_small(32, 8)), 7);
 }
 
 TEST(LaunchCount, TheFashionMnistMlp) {
-  // 784-256-128-10: three more for the middle layer: its forward, its weights with its bias, and one
-  // more output gradient through its relu (it was 18): 10. Then split-K (kernels/gemm_plan.h, at
-  // host execution's 132 SMs) adds a sum pass to the four products of batch 32 with few tiles and a
-  // K of 128 or more: the three forwards (S = 8, 4, 2) and the middle layer's output gradient
+  // 784-256-128-10: three more for the middle layer: its forward, its weights with its bias, and
+  // one more output gradient through its relu (it was 18): 10. Then split-K (kernels/gemm_plan.h,
+  // at host execution's 132 SMs) adds a sum pass to the four products of batch 32 with few tiles
+  // and a K of 128 or more: the three forwards (S = 8, 4, 2) and the middle layer's output gradient
   // dX(32,256), K = 128 (S = 2).
-  const ModelSpec spec = mlp(784, {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}},
-                             Loss::sparse_categorical_crossentropy, 32);
+  const ModelSpec spec =
+      mlp(784, {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}},
+          Loss::sparse_categorical_crossentropy, 32);
   EXPECT_EQ(launches_per_step(spec, rows_of(64, 784, 10)), 14);
 }
 

@@ -1,8 +1,8 @@
-// gemm's split-K path (kernels/gemm.cu, planned by kernels/gemm_plan.h at an H200's 132 SMs), called
-// directly under host execution: each of the three dense-layer products with its fused epilogue, for
-// one model and for packs of two and three with different inputs, against the CPU reference
-// (kernels/dense_cpu.h, OpenBLAS), bit for bit against the unsplit path, and bit for bit from one run
-// to the next.
+// gemm's split-K path (kernels/gemm.cu, planned by kernels/gemm_plan.h at an H200's 132 SMs),
+// called directly under host execution: each of the three dense-layer products with its fused
+// epilogue, for one model and for packs of two and three with different inputs, against the CPU
+// reference (kernels/dense_cpu.h, OpenBLAS), bit for bit against the unsplit path, and bit for bit
+// from one run to the next.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,10 +32,12 @@ std::vector<float> values(size_t n, unsigned seed, float lo = -1.f, float hi = 1
 // As the parity tests: a sum of K terms in [-1,1] in another order is off by about an ulp a term.
 float sum_tolerance(int terms) { return std::max(1e-5f, 1.2e-7f * float(terms)); }
 
-void expect_close(const float* want, const float* got, size_t n, float tolerance, const char* what, int z) {
+void expect_close(const float* want, const float* got, size_t n, float tolerance, const char* what,
+                  int z) {
   for (size_t i = 0; i < n; ++i)
     if (!(std::abs(want[i] - got[i]) <= tolerance)) {
-      ADD_FAILURE() << what << " of member " << z << " at " << i << ": " << got[i] << ", want " << want[i];
+      ADD_FAILURE() << what << " of member " << z << " at " << i << ": " << got[i] << ", want "
+                    << want[i];
       return;
     }
 }
@@ -47,8 +49,8 @@ struct Workspace {
 
 enum class Product { forward, backward_input, backward_params };
 
-// One product of a dense layer (m, k, n) for `members` models side by side, split as planned; returns
-// C (and db) after checking them against the CPU's, and against the unsplit launch.
+// One product of a dense layer (m, k, n) for `members` models side by side, split as planned;
+// returns C (and db) after checking them against the CPU's, and against the unsplit launch.
 struct Case {
   Product product;
   int m, k, n;
@@ -75,18 +77,21 @@ std::vector<float> run(const Case& c, bool split) {
   switch (c.product) {
     case Product::forward: {  // Y(m,n) = act(X·W + b)
       out.assign(members * zs, NAN);
-      gemm(x.data(), w.data(), out.data(), m, k, n, false, false, {.bias = bias.data(), .act = c.act},
+      gemm(x.data(), w.data(), out.data(), m, k, n, false, false,
+           {.bias = bias.data(), .act = c.act},
            {members, int64_t(xs * 4), int64_t(ws * 4), int64_t(zs * 4)}, nullptr, with);
       for (int z = 0; z < members; ++z) {
         std::vector<float> want(zs);
-        cpu::dense_forward(&x[z * xs], &w[z * ws], &bias[z * ws], want.data(), nullptr, m, k, n, c.act);
+        cpu::dense_forward(&x[z * xs], &w[z * ws], &bias[z * ws], want.data(), nullptr, m, k, n,
+                           c.act);
         expect_close(want.data(), &out[z * zs], zs, sum_tolerance(k), "Y", z);
       }
       break;
     }
     case Product::backward_input: {  // dX(m,k) = dZ·Wᵀ ⊙ act'(Y): trans_b, K = n
       out.assign(members * xs, NAN);
-      gemm(dz.data(), w.data(), out.data(), m, n, k, false, true, {.through = {c.act, y.data(), nullptr}},
+      gemm(dz.data(), w.data(), out.data(), m, n, k, false, true,
+           {.through = {c.act, y.data(), nullptr}},
            {members, int64_t(zs * 4), int64_t(ws * 4), int64_t(xs * 4)}, nullptr, with);
       for (int z = 0; z < members; ++z) {
         std::vector<float> want(xs);
@@ -117,41 +122,47 @@ std::vector<float> run(const Case& c, bool split) {
 // C's shape and K for the plan.
 GemmPlan plan_of(const Case& c) {
   switch (c.product) {
-    case Product::forward: return gemm_plan(c.m, c.k, c.n, c.members, kHostExecSms);
-    case Product::backward_input: return gemm_plan(c.m, c.n, c.k, c.members, kHostExecSms);
-    default: return gemm_plan(c.k, c.m, c.n, c.members, kHostExecSms, true);
+    case Product::forward:
+      return gemm_plan(c.m, c.k, c.n, c.members, kHostExecSms);
+    case Product::backward_input:
+      return gemm_plan(c.m, c.n, c.k, c.members, kHostExecSms);
+    default:
+      return gemm_plan(c.k, c.m, c.n, c.members, kHostExecSms, true);
   }
 }
 
 // The MLPs' products that an H200 splits (kernels/gemm_plan.h's unit tests give their plans).
 const Case kMlpCases[] = {
-    {Product::forward, 32, 784, 256, Activation::relu, 1},         // the Fashion-MNIST first layer: S = 8
-    {Product::forward, 32, 784, 256, Activation::tanh, 3},         // a pack of 3: 24 blocks x 8
+    {Product::forward, 32, 784, 256, Activation::relu, 1},  // the Fashion-MNIST first layer: S = 8
+    {Product::forward, 32, 784, 256, Activation::tanh, 3},  // a pack of 3: 24 blocks x 8
     {Product::forward, 128, 784, 100, Activation::sigmoid, 1},     // S = 8
     {Product::forward, 32, 256, 10, Activation::linear, 2},        // S = 4
     {Product::backward_input, 32, 784, 256, Activation::relu, 1},  // dX(32,784), K = 256: S = 4
     {Product::backward_input, 32, 784, 256, Activation::sigmoid, 2},
     {Product::backward_input, 128, 100, 256, Activation::tanh, 2},
-    {Product::backward_params, 1024, 256, 10, Activation::linear, 1},  // dW(256,10) and db, K = 1024: S = 8
+    {Product::backward_params, 1024, 256, 10, Activation::linear,
+     1},  // dW(256,10) and db, K = 1024: S = 8
     {Product::backward_params, 1024, 100, 10, Activation::linear, 3},
-    {Product::backward_params, 128, 64, 1, Activation::linear, 2},     // one column, K = 128: S = 2
+    {Product::backward_params, 128, 64, 1, Activation::linear, 2},  // one column, K = 128: S = 2
 };
 // At the small sizes (tests/parity/test_sizes.h), C of one to six tiles, each with an edge, and
 // the same splits of K (8 down to 2, ranges of lengths that are no multiple of the kernel's 16) for
 // each product, alone and in packs: the split path's kernels at a fifth of the threads' work.
 const Case kSmallCases[] = {
-    {Product::forward, 20, 515, 33, Activation::relu, 1},           // 2 tiles, S = 8
-    {Product::forward, 20, 515, 33, Activation::tanh, 3},           // a pack of 3: 6 blocks x 8
-    {Product::forward, 40, 300, 10, Activation::sigmoid, 1},        // S = 4, ranges of 75
-    {Product::forward, 32, 256, 10, Activation::linear, 2},         // S = 4
-    {Product::backward_input, 20, 40, 515, Activation::relu, 1},    // dX(20,40), K = 515: S = 8
+    {Product::forward, 20, 515, 33, Activation::relu, 1},         // 2 tiles, S = 8
+    {Product::forward, 20, 515, 33, Activation::tanh, 3},         // a pack of 3: 6 blocks x 8
+    {Product::forward, 40, 300, 10, Activation::sigmoid, 1},      // S = 4, ranges of 75
+    {Product::forward, 32, 256, 10, Activation::linear, 2},       // S = 4
+    {Product::backward_input, 20, 40, 515, Activation::relu, 1},  // dX(20,40), K = 515: S = 8
     {Product::backward_input, 20, 40, 515, Activation::sigmoid, 2},
-    {Product::backward_input, 33, 70, 200, Activation::tanh, 2},    // 6 tiles, K = 200: S = 3
-    {Product::backward_params, 520, 40, 10, Activation::linear, 1},  // dW(40,10) and db, K = 520: S = 8
+    {Product::backward_input, 33, 70, 200, Activation::tanh, 2},  // 6 tiles, K = 200: S = 3
+    {Product::backward_params, 520, 40, 10, Activation::linear,
+     1},  // dW(40,10) and db, K = 520: S = 8
     {Product::backward_params, 300, 33, 10, Activation::linear, 3},  // K = 300: S = 4
     {Product::backward_params, 128, 64, 1, Activation::linear, 2},   // one column, K = 128: S = 2
 };
-const std::span<const Case> kCases = test::small_sizes() ? std::span<const Case>(kSmallCases) : kMlpCases;
+const std::span<const Case> kCases =
+    test::small_sizes() ? std::span<const Case>(kSmallCases) : kMlpCases;
 
 TEST(SplitK, EachProductAndEpilogueEqualsTheCpuAndTheUnsplitPath) {
   for (const Case& c : kCases) {
@@ -159,8 +170,10 @@ TEST(SplitK, EachProductAndEpilogueEqualsTheCpuAndTheUnsplitPath) {
     const std::vector<float> split = run(c, true), unsplit = run(c, false);
     // The same additions in the same order (gemm_plan.h: gemm_k_ranges): equal bit for bit.
     ASSERT_EQ(split.size(), unsplit.size());
-    EXPECT_EQ(std::memcmp(split.data(), unsplit.data(), split.size() * sizeof(float)), 0) << "split vs unsplit";
-    if (HasFailure()) FAIL() << "case " << &c - kCases.data() << ": " << c.m << "x" << c.k << "x" << c.n;
+    EXPECT_EQ(std::memcmp(split.data(), unsplit.data(), split.size() * sizeof(float)), 0)
+        << "split vs unsplit";
+    if (HasFailure())
+      FAIL() << "case " << &c - kCases.data() << ": " << c.m << "x" << c.k << "x" << c.n;
   }
 }
 

@@ -1,7 +1,7 @@
 // The warm-up (PackFit::warm_up) makes a fit's step graphs before the fit starts: under host
-// execution, which counts the graphs it instantiates, a warmed fit instantiates none of its own, and a
-// cold one instantiates them in its first epoch (the first step of each batch size: on a GPU, capture
-// and instantiation that would be timed as that step).
+// execution, which counts the graphs it instantiates, a warmed fit instantiates none of its own,
+// and a cold one instantiates them in its first epoch (the first step of each batch size: on a GPU,
+// capture and instantiation that would be timed as that step).
 #include <gtest/gtest.h>
 
 #include "backends/cuda/cuda_backend.h"
@@ -34,7 +34,8 @@ std::pair<size_t, size_t> graphs_made(bool warm_up) {
 }
 
 TEST(WarmUpGraphs, AWarmedFitReplaysTheGraphsOfItsWarmUpAndMakesNone) {
-  EXPECT_EQ(graphs_made(true), std::make_pair(size_t(2), size_t(0)));  // one per batch size: 32 and the last batch's
+  EXPECT_EQ(graphs_made(true),
+            std::make_pair(size_t(2), size_t(0)));  // one per batch size: 32 and the last batch's
   EXPECT_EQ(graphs_made(false), std::make_pair(size_t(0), size_t(2)));
 }
 

@@ -50,13 +50,14 @@ inline std::vector<float> random_vector(size_t n, uint64_t seed, float lo = -1.f
 inline std::vector<float> nans(size_t n) { return std::vector<float>(n, NAN); }
 
 // |got - want| <= tolerance * (1 + |want|) for every element.
-inline void expect_close(const std::vector<float>& want, const std::vector<float>& got, float tolerance,
-                         const char* what) {
+inline void expect_close(const std::vector<float>& want, const std::vector<float>& got,
+                         float tolerance, const char* what) {
   ASSERT_EQ(want.size(), got.size()) << what;
   int reported = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     const bool ok = std::fabs(got[i] - want[i]) <= tolerance * (1.f + std::fabs(want[i]));
-    if (!ok && reported++ < 5) ADD_FAILURE() << what << "[" << i << "]: want " << want[i] << ", got " << got[i];
+    if (!ok && reported++ < 5)
+      ADD_FAILURE() << what << "[" << i << "]: want " << want[i] << ", got " << got[i];
   }
 }
 

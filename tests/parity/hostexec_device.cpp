@@ -3,6 +3,8 @@
 
 namespace mf::test {
 
-std::unique_ptr<Backend> make_device_under_test(std::string&) { return hostexec::make_cuda_backend({}); }
+std::unique_ptr<Backend> make_device_under_test(std::string&) {
+  return hostexec::make_cuda_backend({});
+}
 
 }  // namespace mf::test

@@ -30,18 +30,23 @@ float sum_tolerance(int terms) { return std::max(1e-5f, 1.2e-7f * float(terms));
 struct Shape {
   int m, k, n;
 };
-std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.m << "x" << s.k << "x" << s.n; }
+std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  return os << s.m << "x" << s.k << "x" << s.n;
+}
 
 const Shape kShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {32, 784, 10}, {70, 100, 130}};
 // The first four element-wise activations, on every shape and split; the others on the small shapes
 // (the epilogue is one function for all of them: each only needs its formula checked).
-const Activation kActivations[] = {Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh};
-const Activation kMoreActivations[] = {Activation::gelu, Activation::swish,    Activation::elu,
-                                       Activation::selu, Activation::softplus, Activation::leaky_relu};
+const Activation kActivations[] = {Activation::linear, Activation::relu, Activation::sigmoid,
+                                   Activation::tanh};
+const Activation kMoreActivations[] = {Activation::gelu,     Activation::swish,
+                                       Activation::elu,      Activation::selu,
+                                       Activation::softplus, Activation::leaky_relu};
 const Shape kSmallShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}};
 // Each product once with a C of >= 128 64x64 tiles and an inner dimension of 3, so that the large
 // tile configuration runs for all three at little cost (host execution runs every thread).
-const Shape kLargeForward{1030, 3, 520}, kLargeBackwardInput{1030, 520, 3}, kLargeBackwardWeights{3, 1030, 520};
+const Shape kLargeForward{1030, 3, 520}, kLargeBackwardInput{1030, 520, 3},
+    kLargeBackwardWeights{3, 1030, 520};
 
 // The products' C shapes: forward Y(m,n), backward dX(m,k) and dW(k,n).
 TEST(KernelParityShapes, RunEveryGemmConfiguration) {
@@ -63,7 +68,8 @@ class DenseParity : public KernelParity {
     const auto x = random_vector(size_t(s.m) * s.k, 1), w = random_vector(size_t(s.k) * s.n, 2),
                b = random_vector(size_t(s.n), 3);
     std::vector<float> want(size_t(s.m) * s.n), want_z(want.size());
-    cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), want_z.data(), s.m, s.k, s.n, act);
+    cpu_.dense_forward(x.data(), w.data(), b.data(), want.data(), want_z.data(), s.m, s.k, s.n,
+                       act);
     Buffer<float> X(*device_, x), W(*device_, w), B(*device_, b), Y(*device_, nans(want.size())),
         Z(*device_, nans(want.size()));
     device_->dense_forward(X.get(), W.get(), B.get(), Y.get(), Z.get(), s.m, s.k, s.n, act);
@@ -87,16 +93,20 @@ class DenseParity : public KernelParity {
     std::vector<float> y(z.size());  // the layer below's output, from its pre-activation
     for (size_t i = 0; i < z.size(); ++i) y[i] = activate(below, z[i]);
     std::vector<float> dx(size_t(s.m) * s.k);
-    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n, {below, y.data(), z.data()});
-    Buffer<float> W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size())), Y(*device_, y), Z(*device_, z);
-    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n, {below, Y.get(), Z.get()});
+    cpu_.dense_backward_input(dz.data(), w.data(), dx.data(), s.m, s.k, s.n,
+                              {below, y.data(), z.data()});
+    Buffer<float> W(*device_, w), dZ(*device_, dz), dX(*device_, nans(dx.size())), Y(*device_, y),
+        Z(*device_, z);
+    device_->dense_backward_input(dZ.get(), W.get(), dX.get(), s.m, s.k, s.n,
+                                  {below, Y.get(), Z.get()});
     expect_close(dx, dX.read(), sum_tolerance(s.n), "dX");
   }
   void backward_params(const Shape& s) {
     const auto x = random_vector(size_t(s.m) * s.k, 4), dz = random_vector(size_t(s.m) * s.n, 6);
     std::vector<float> dw(size_t(s.k) * s.n), db(size_t(s.n));
     cpu_.dense_backward_params(x.data(), dz.data(), dw.data(), db.data(), s.m, s.k, s.n);
-    Buffer<float> X(*device_, x), dZ(*device_, dz), dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
+    Buffer<float> X(*device_, x), dZ(*device_, dz), dW(*device_, nans(dw.size())),
+        dB(*device_, nans(db.size()));
     device_->dense_backward_params(X.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n);
     expect_close(dw, dW.read(), sum_tolerance(s.m), "dW");
     expect_close(db, dB.read(), sum_tolerance(s.m), "db");
@@ -149,8 +159,9 @@ TEST_F(DenseParity, FirstLayerReadsTheBatchByRowIndex) {
   if (!device_->fuses_gather()) GTEST_SKIP() << "this device's products read gathered batches";
   for (const Shape& s : kShapes) {
     const int data_rows = s.m + 5;
-    const auto data = random_vector(size_t(data_rows) * s.k, 18), w = random_vector(size_t(s.k) * s.n, 2),
-               b = random_vector(size_t(s.n), 3), dz = random_vector(size_t(s.m) * s.n, 6);
+    const auto data = random_vector(size_t(data_rows) * s.k, 18),
+               w = random_vector(size_t(s.k) * s.n, 2), b = random_vector(size_t(s.n), 3),
+               dz = random_vector(size_t(s.m) * s.n, 6);
     std::vector<int> rows(s.m);
     std::vector<float> batch(size_t(s.m) * s.k);
     for (int r = 0; r < s.m; ++r) {
@@ -158,13 +169,16 @@ TEST_F(DenseParity, FirstLayerReadsTheBatchByRowIndex) {
       std::copy_n(data.begin() + int64_t(rows[r]) * s.k, s.k, batch.begin() + int64_t(r) * s.k);
     }
     std::vector<float> y(size_t(s.m) * s.n), dw(size_t(s.k) * s.n), db(size_t(s.n));
-    cpu_.dense_forward(batch.data(), w.data(), b.data(), y.data(), nullptr, s.m, s.k, s.n, Activation::tanh);
+    cpu_.dense_forward(batch.data(), w.data(), b.data(), y.data(), nullptr, s.m, s.k, s.n,
+                       Activation::tanh);
     cpu_.dense_backward_params(batch.data(), dz.data(), dw.data(), db.data(), s.m, s.k, s.n);
-    Buffer<float> Data(*device_, data), W(*device_, w), B(*device_, b), dZ(*device_, dz), Y(*device_, nans(y.size())),
-        dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
+    Buffer<float> Data(*device_, data), W(*device_, w), B(*device_, b), dZ(*device_, dz),
+        Y(*device_, nans(y.size())), dW(*device_, nans(dw.size())), dB(*device_, nans(db.size()));
     Buffer<int> Rows(*device_, rows);
-    device_->dense_forward(Data.get(), W.get(), B.get(), Y.get(), nullptr, s.m, s.k, s.n, Activation::tanh, Rows.get());
-    device_->dense_backward_params(Data.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n, Rows.get());
+    device_->dense_forward(Data.get(), W.get(), B.get(), Y.get(), nullptr, s.m, s.k, s.n,
+                           Activation::tanh, Rows.get());
+    device_->dense_backward_params(Data.get(), dZ.get(), dW.get(), dB.get(), s.m, s.k, s.n,
+                                   Rows.get());
     expect_close(y, Y.read(), sum_tolerance(s.k), "Y");
     expect_close(dw, dW.read(), sum_tolerance(s.m), "dW");
     expect_close(db, dB.read(), sum_tolerance(s.m), "db");
@@ -193,17 +207,24 @@ TEST_F(DenseParity, LargeTiles) {
 }
 
 // The MLPs' shapes whose products the backend splits along K under host execution (it plans for an
-// H200's 132 SMs, kernels/gemm_plan.h): forward C(m,n) with K = k, backward dX(m,k) with K = n, dW(k,n)
-// with K = m. At the small sizes (tests/parity/test_sizes.h) products of one to six tiles, each with
-// an edge, that split as much (S = 8, 4, 3): the same kernels and epilogues at a fraction of the threads'
-// work. tests/hostexec/test_split_k.cpp checks the split path's packs and determinism.
+// H200's 132 SMs, kernels/gemm_plan.h): forward C(m,n) with K = k, backward dX(m,k) with K = n,
+// dW(k,n) with K = m. At the small sizes (tests/parity/test_sizes.h) products of one to six tiles,
+// each with an edge, that split as much (S = 8, 4, 3): the same kernels and epilogues at a fraction
+// of the threads' work. tests/hostexec/test_split_k.cpp checks the split path's packs and
+// determinism.
 TEST_F(DenseParity, SplitK) {
-  const std::vector<Shape> forwards = small_sizes() ? std::vector<Shape>{{20, 515, 33}, {40, 300, 10}, {32, 256, 10}}
-                                                 : std::vector<Shape>{{32, 784, 256}, {128, 784, 100}, {32, 256, 10}},
-                           inputs = small_sizes() ? std::vector<Shape>{{20, 40, 515}, {33, 70, 200}}
-                                               : std::vector<Shape>{{32, 784, 256}, {128, 100, 256}},
-                           params = small_sizes() ? std::vector<Shape>{{520, 40, 10}, {300, 33, 10}}
-                                               : std::vector<Shape>{{1024, 256, 10}, {1024, 100, 10}};
+  const std::vector<Shape> forwards =
+                               small_sizes()
+                                   ? std::vector<Shape>{{20, 515, 33}, {40, 300, 10}, {32, 256, 10}}
+                                   : std::vector<Shape>{{32, 784, 256},
+                                                        {128, 784, 100},
+                                                        {32, 256, 10}},
+                           inputs = small_sizes()
+                                        ? std::vector<Shape>{{20, 40, 515}, {33, 70, 200}}
+                                        : std::vector<Shape>{{32, 784, 256}, {128, 100, 256}},
+                           params = small_sizes()
+                                        ? std::vector<Shape>{{520, 40, 10}, {300, 33, 10}}
+                                        : std::vector<Shape>{{1024, 256, 10}, {1024, 100, 10}};
   for (const Shape& s : forwards) {
     ASSERT_GT(gemm_plan(s.m, s.k, s.n, 1, kHostExecSms).splits, 1) << s;
     for (Activation act : kActivations) forward(s, act);
@@ -225,7 +246,8 @@ TEST_F(DenseParity, SplitK) {
 // where a case uses them.
 MemberSettings loss_settings(float label_smoothing, float delta) {
   MemberSettings s;
-  s.loss.label_smoothing = label_smoothing, s.loss.one_minus_label_smoothing = 1.f - label_smoothing;
+  s.loss.label_smoothing = label_smoothing,
+  s.loss.one_minus_label_smoothing = 1.f - label_smoothing;
   s.loss.half_label_smoothing = 0.5f * label_smoothing, s.loss.delta = delta;
   return s;
 }
@@ -240,15 +262,22 @@ TEST_F(KernelParity, LossesAndGradients) {
     std::vector<float> target;
     float label_smoothing = 0;
   };
-  std::vector<float> labels(m), binary(m * 3), values = random_vector(m * 2, 9), one_hot(size_t(m) * classes);
-  for (int r = 0; r < m; ++r) labels[r] = float(r % classes), one_hot[size_t(r) * classes + r % classes] = 1.f;
+  std::vector<float> labels(m), binary(m * 3), values = random_vector(m * 2, 9),
+                                               one_hot(size_t(m) * classes);
+  for (int r = 0; r < m; ++r)
+    labels[r] = float(r % classes), one_hot[size_t(r) * classes + r % classes] = 1.f;
   for (int i = 0; i < m * 3; ++i) binary[i] = float(i % 2);
-  const MetricList accuracies{2, {Metric::sparse_categorical_accuracy, Metric::categorical_accuracy}};
-  const MetricList regression{3, {Metric::mean_absolute_error, Metric::mean_squared_error, Metric::binary_accuracy}};
+  const MetricList accuracies{2,
+                              {Metric::sparse_categorical_accuracy, Metric::categorical_accuracy}};
+  const MetricList regression{
+      3, {Metric::mean_absolute_error, Metric::mean_squared_error, Metric::binary_accuracy}};
   const Case cases[] = {
       {{Loss::sparse_categorical_crossentropy, false, 1, accuracies}, classes, labels},
       {{Loss::sparse_categorical_crossentropy, true, 1, accuracies}, classes, labels},
-      {{Loss::categorical_crossentropy, false, classes, {1, {Metric::categorical_accuracy}}}, classes, one_hot, 0.1f},
+      {{Loss::categorical_crossentropy, false, classes, {1, {Metric::categorical_accuracy}}},
+       classes,
+       one_hot,
+       0.1f},
       {{Loss::categorical_crossentropy, false, 1, accuracies}, classes, labels, 0.1f},
       {{Loss::binary_crossentropy, false, 3, {1, {Metric::binary_accuracy}}}, 3, binary},
       {{Loss::binary_crossentropy, true, 3, regression}, 3, binary, 0.2f},
@@ -269,7 +298,8 @@ TEST_F(KernelParity, LossesAndGradients) {
     device_->loss(c.shape, Out.get(), T.get(), dOut.get(), Row.get(), m, c.n, Settings.get());
     expect_close(d_out, dOut.read(), 1e-6f, "d_out");
     expect_close(row, Row.read(), 1e-6f, "row values");
-    if (HasFailure()) FAIL() << "loss " << int(c.shape.loss) << " from_logits " << c.shape.from_logits;
+    if (HasFailure())
+      FAIL() << "loss " << int(c.shape.loss) << " from_logits " << c.shape.from_logits;
   }
 }
 
@@ -294,12 +324,16 @@ struct LossReference {
   std::vector<float> d_out, values;
   std::vector<double> totals;
 };
-const LossShape kClassifier{Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
-LossReference cpu_loss_pass(CpuBackend& cpu, const std::vector<float>& out, const std::vector<float>& targets, int m,
-                            int classes, std::vector<double> totals) {
+const LossShape kClassifier{
+    Loss::sparse_categorical_crossentropy, false, 1, {1, {Metric::sparse_categorical_accuracy}}};
+LossReference cpu_loss_pass(CpuBackend& cpu, const std::vector<float>& out,
+                            const std::vector<float>& targets, int m, int classes,
+                            std::vector<double> totals) {
   const MemberSettings settings;
-  LossReference r{std::vector<float>(out.size()), std::vector<float>(size_t(m) * 2), std::move(totals)};
-  cpu.loss(kClassifier, out.data(), targets.data(), r.d_out.data(), r.values.data(), m, classes, &settings);
+  LossReference r{std::vector<float>(out.size()), std::vector<float>(size_t(m) * 2),
+                  std::move(totals)};
+  cpu.loss(kClassifier, out.data(), targets.data(), r.d_out.data(), r.values.data(), m, classes,
+           &settings);
   cpu.accumulate(r.values.data(), 2, m, r.totals.data());
   return r;
 }
@@ -317,8 +351,8 @@ TEST_F(KernelParity, LossAndAccumulateInOneLaunch) {
         V(*device_, nans(size_t(m) * 2));
     Buffer<double> fused(*device_, {0.5, 0.25}), apart(*device_, {0.5, 0.25});
     Buffer<MemberSettings> Settings(*device_, {MemberSettings{}});
-    device_->loss_and_accumulate(kClassifier, Out.get(), T.get(), dOut.get(), V.get(), m, classes, fused.get(),
-                                 Settings.get());
+    device_->loss_and_accumulate(kClassifier, Out.get(), T.get(), dOut.get(), V.get(), m, classes,
+                                 fused.get(), Settings.get());
     expect_close(want.d_out, dOut.read(), 1e-6f, "d_out");
     device_->accumulate(V.get(), 2, m, apart.get());  // the rows it wrote, added the separate way
     const std::vector<double> one = fused.read(), two = apart.read();
@@ -346,8 +380,8 @@ TEST_F(KernelParity, LossReadsTheTargetsByRowIndex) {
     Buffer<int> Rows(*device_, rows);
     Buffer<double> totals(*device_, {0, 0});
     Buffer<MemberSettings> Settings(*device_, {MemberSettings{}});
-    device_->loss_and_accumulate(kClassifier, Out.get(), T.get(), dOut.get(), V.get(), m, classes, totals.get(),
-                                 Settings.get(), Rows.get());
+    device_->loss_and_accumulate(kClassifier, Out.get(), T.get(), dOut.get(), V.get(), m, classes,
+                                 totals.get(), Settings.get(), Rows.get());
     expect_close(want.d_out, dOut.read(), 1e-6f, "d_out");
     expect_close(want.values, V.read(), 1e-6f, "row values");
     const std::vector<double> got = totals.read();

@@ -17,8 +17,9 @@ namespace {
 
 // Three layers: the classifier with a tanh layer between.
 ModelSpec deep_classifier(uint64_t seed, float learning_rate) {
-  return test::classifier(seed, learning_rate,
-                          {{24, Activation::relu}, {16, Activation::tanh}, {4, Activation::softmax}});
+  return test::classifier(
+      seed, learning_rate,
+      {{24, Activation::relu}, {16, Activation::tanh}, {4, Activation::softmax}});
 }
 
 struct Trained {
@@ -27,8 +28,8 @@ struct Trained {
   std::vector<float> params;
 };
 
-std::vector<Trained> train_pack(Backend& backend, const std::vector<ModelSpec>& specs, const Dataset& data,
-                                bool graphs = false) {
+std::vector<Trained> train_pack(Backend& backend, const std::vector<ModelSpec>& specs,
+                                const Dataset& data, bool graphs = false) {
   DeviceData resident(backend, data);
   Model pack(specs, backend);
   FitOptions options;
@@ -36,7 +37,8 @@ std::vector<Trained> train_pack(Backend& backend, const std::vector<ModelSpec>& 
   const std::vector<FitResult> fits = fit_pack(pack, resident, options);
   const std::vector<Evaluation> tests = evaluate_pack(pack, resident, 0, resident.rows());
   std::vector<Trained> members;
-  for (int z = 0; z < pack.members(); ++z) members.push_back({fits[size_t(z)], tests[size_t(z)], pack.get_params(z)});
+  for (int z = 0; z < pack.members(); ++z)
+    members.push_back({fits[size_t(z)], tests[size_t(z)], pack.get_params(z)});
   return members;
 }
 
@@ -46,13 +48,15 @@ Trained train_alone(Backend& backend, const ModelSpec& spec, const Dataset& data
 
 // Equal as stored: NaN equals NaN (mse has no accuracy), and nothing else differs at all.
 void expect_same_bits(double want, double got, const std::string& what) {
-  EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << what << ": alone " << want << ", packed " << got;
+  EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0)
+      << what << ": alone " << want << ", packed " << got;
 }
 
 // Each member of a pack trained on `packed_on` (with or without graphs) against the same model
 // trained alone, without graphs, on `alone_on`.
-void expect_pack_equals_alone(Backend& packed_on, Backend& alone_on, const std::vector<ModelSpec>& specs,
-                              const Dataset& data, bool graphs) {
+void expect_pack_equals_alone(Backend& packed_on, Backend& alone_on,
+                              const std::vector<ModelSpec>& specs, const Dataset& data,
+                              bool graphs) {
   const std::vector<Trained> packed = train_pack(packed_on, specs, data, graphs);
   ASSERT_EQ(packed.size(), specs.size());
   for (size_t z = 0; z < specs.size(); ++z) {
@@ -71,7 +75,8 @@ void expect_pack_equals_alone(Backend& packed_on, Backend& alone_on, const std::
       expect_same_bits(a.val_accuracy, p.val_accuracy, epoch + " val_accuracy");
       expect_same_bits(a.learning_rate, p.learning_rate, epoch + " learning_rate");
       ASSERT_EQ(a.metrics.size(), p.metrics.size());
-      for (size_t i = 0; i < a.metrics.size(); ++i) expect_same_bits(a.metrics[i], p.metrics[i], epoch + " metric");
+      for (size_t i = 0; i < a.metrics.size(); ++i)
+        expect_same_bits(a.metrics[i], p.metrics[i], epoch + " metric");
     }
     EXPECT_EQ(packed[z].fit.stopped_epoch, alone.fit.stopped_epoch);
     EXPECT_EQ(packed[z].fit.restored_epoch, alone.fit.restored_epoch);
@@ -83,12 +88,13 @@ void expect_pack_equals_alone(Backend& packed_on, Backend& alone_on, const std::
   }
 }
 
-void expect_pack_equals_alone(Backend& backend, const std::vector<ModelSpec>& specs, const Dataset& data,
-                              bool graphs = false) {
+void expect_pack_equals_alone(Backend& backend, const std::vector<ModelSpec>& specs,
+                              const Dataset& data, bool graphs = false) {
   expect_pack_equals_alone(backend, backend, specs, data, graphs);
 }
 
-// Runs `check` on the CPU backend and on the device under test (skipping only the latter when none).
+// Runs `check` on the CPU backend and on the device under test (skipping only the latter when
+// none).
 template <class Check>
 void on_every_backend(Check check) {
   CpuBackend cpu;
@@ -102,19 +108,23 @@ void on_every_backend(Check check) {
 TEST(PackTraining, ClassifiersWithDifferentSeedsAndLearningRates) {
   const DataSplit data = make_synthetic(teacher(4));
   on_every_backend([&](Backend& b) {
-    expect_pack_equals_alone(b, {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f), deep_classifier(3, 1e-3f)}, data.train);
+    expect_pack_equals_alone(
+        b, {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f), deep_classifier(3, 1e-3f)},
+        data.train);
   });
 }
 
 TEST(PackTraining, TinyModelsOfTheSeedsSweep) {
-  // Batches of 64: 4 and a last of 44 (at the small sizes, tests/parity/test_sizes.h, 1 and a last of 36).
+  // Batches of 64: 4 and a last of 44 (at the small sizes, tests/parity/test_sizes.h, 1 and a last
+  // of 36).
   const DataSplit data = make_synthetic(teacher(2, full_or_small(300, 100)));
   std::vector<ModelSpec> specs;
   for (int i = 0; i < 4; ++i) specs.push_back(tiny(uint64_t(10 + i), 1e-3f * float(1 + i)));
   on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
 }
 
-// 200 rows (at the small sizes 100): 150 (75) training rows, 4 (2) batches of 32 and a last of 22 (11).
+// 200 rows (at the small sizes 100): 150 (75) training rows, 4 (2) batches of 32 and a last of 22
+// (11).
 const std::string kRegression = "regression:rows=" + std::to_string(full_or_small(200, 100));
 
 TEST(PackTraining, SgdWithEachMembersMomentumAndMse) {
@@ -149,18 +159,20 @@ TEST(PackTraining, AMemberThatDivergesLeavesTheOthersAsAlone) {
 }
 
 // Members of one shape that differ in every setting a member has of its own: dropout rates, batch
-// normalization's momentum and epsilon, regularizer factors, the optimizer's rho, epsilon and weight
-// decay, a learning-rate schedule, label smoothing, and callbacks that stop them at other epochs
-// (one restoring its best weights, one lowering its rate): each trains as it does alone, and a
-// stopped member leaves the others' numbers as they are.
+// normalization's momentum and epsilon, regularizer factors, the optimizer's rho, epsilon and
+// weight decay, a learning-rate schedule, label smoothing, and callbacks that stop them at other
+// epochs (one restoring its best weights, one lowering its rate): each trains as it does alone, and
+// a stopped member leaves the others' numbers as they are.
 std::vector<ModelSpec> keras_members() {
   std::vector<ModelSpec> specs;
   for (int i = 0; i < 4; ++i) {
     LayerSpec drop, norm;
     drop.kind = LayerKind::dropout, drop.rate = 0.1 * (i + 1);
-    norm.kind = LayerKind::batch_normalization, norm.momentum = 0.9 + 0.02 * i, norm.epsilon = 1e-3 * (i + 1);
+    norm.kind = LayerKind::batch_normalization, norm.momentum = 0.9 + 0.02 * i,
+    norm.epsilon = 1e-3 * (i + 1);
     ModelSpec spec = deep_classifier(uint64_t(40 + i), 2e-3f);
-    spec.layers = {{12}, norm, {0, Activation::relu}, drop, {8, Activation::gelu}, {4, Activation::softmax}};
+    spec.layers = {
+        {12}, norm, {0, Activation::relu}, drop, {8, Activation::gelu}, {4, Activation::softmax}};
     spec.layers[2].kind = LayerKind::activation;
     spec.layers[0].kernel_regularizer = {0, 1e-3f * float(i + 1)};
     spec.layers[4].activity_regularizer = {1e-4f * float(i + 1), 0};
@@ -172,13 +184,15 @@ std::vector<ModelSpec> keras_members() {
     specs.push_back(spec);
   }
   ScheduleSpec decay;
-  decay.kind = ScheduleKind::exponential_decay, decay.initial_learning_rate = 3e-3, decay.decay_steps = 5;
+  decay.kind = ScheduleKind::exponential_decay, decay.initial_learning_rate = 3e-3,
+  decay.decay_steps = 5;
   decay.decay_rate = 0.9;
   specs[1].optimizer.schedule = decay;
   EarlyStoppingSpec early;
   early.monitor = "loss", early.mode = MonitorMode::max, early.patience = 1;  // stops after epoch 2
   specs[2].fit.early_stopping = early;
-  early.patience = 2, early.restore_best_weights = true;  // after epoch 3, back to epoch 1's weights
+  early.patience = 2,
+  early.restore_best_weights = true;  // after epoch 3, back to epoch 1's weights
   specs[3].fit.early_stopping = early;
   ReduceLROnPlateauSpec reduce;
   reduce.monitor = "loss", reduce.mode = MonitorMode::max, reduce.patience = 1;
@@ -200,18 +214,19 @@ TEST(PackTraining, MembersWithTheirOwnKerasSettingsTrainAsAlone) {
   for (const Trained& member : packed)  // evaluated after the fit, stopped early or not
     EXPECT_TRUE(member.test.loss > 0 && std::isfinite(member.test.loss)) << member.test.loss;
 #if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "checked on the cpu only: its fits take minutes under ThreadSanitizer, which checks these "
-                  "kernels' synchronization in test_layer_parity.cpp";
+  GTEST_SKIP()
+      << "checked on the cpu only: its fits take minutes under ThreadSanitizer, which checks these "
+         "kernels' synchronization in test_layer_parity.cpp";
 #endif
   on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
 }
 
-// Every training step captured once as a CUDA graph (one per batch row count: teacher_rows(), 7 batches
-// of 32 and a last of 23, or at the small sizes 2 and a last of 11; 700 rows in batches of 300 end in
-// one of 100, the small sizes' 400 in one of 100 too) and replayed gives the numbers of steps
-// launched one by one, for a pack and for a model alone, with Adam and with SGD's momentum. Under host
-// execution a replay runs the captured launches with the arguments they had, so a step whose launches
-// changed from step to step fails.
+// Every training step captured once as a CUDA graph (one per batch row count: teacher_rows(), 7
+// batches of 32 and a last of 23, or at the small sizes 2 and a last of 11; 700 rows in batches of
+// 300 end in one of 100, the small sizes' 400 in one of 100 too) and replayed gives the numbers of
+// steps launched one by one, for a pack and for a model alone, with Adam and with SGD's momentum.
+// Under host execution a replay runs the captured launches with the arguments they had, so a step
+// whose launches changed from step to step fails.
 TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   std::string why;
   std::unique_ptr<Backend> device = make_device_under_test(why);
@@ -221,7 +236,8 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
   std::vector<ModelSpec> specs = {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f)};
   specs[1].optimizer.kind = specs[0].optimizer.kind;
   expect_pack_equals_alone(*device, specs, data.train, true);
-  for (ModelSpec& spec : specs) spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.momentum = 0.9f;
+  for (ModelSpec& spec : specs)
+    spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.momentum = 0.9f;
   expect_pack_equals_alone(*device, specs, data.train, true);
   expect_pack_equals_alone(*device, {specs[0]}, data.train, true);
   // Batches of 300 rows: the loss pass in two launches (more than 256 rows); no shuffle.
@@ -235,7 +251,8 @@ TEST(Graphs, StepsReplayedFromGraphsGiveTheNumbersOfStepsLaunchedOneByOne) {
 // numbers of steps launched one by one.
 TEST(Graphs, ReplayedStepsDrawEachStepsMasksAndRateAndSkipAStoppedMember) {
 #if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "run without ThreadSanitizer (hostexec_tests, gpu_tests): these fits take minutes under it, and "
+  GTEST_SKIP() << "run without ThreadSanitizer (hostexec_tests, gpu_tests): these fits take "
+                  "minutes under it, and "
                   "test_layer_parity.cpp checks the same kernels' synchronization there";
 #endif
   std::string why;
@@ -253,12 +270,14 @@ TEST(Graphs, ReplayedStepsDrawEachStepsMasksAndRateAndSkipAStoppedMember) {
 // model alone whose operations are too small to split. Adam and SGD with momentum both.
 TEST(PackTraining, OnTheCpusThreadsEachMemberGivesItsNumbersAlone) {
 #if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the cpu backend's threads are libgomp's, which is not built for ThreadSanitizer: it cannot see "
+  GTEST_SKIP() << "the cpu backend's threads are libgomp's, which is not built for "
+                  "ThreadSanitizer: it cannot see "
                   "their team's synchronization (run in hostexec_tests without it)";
 #endif
   const DataSplit data = make_synthetic("teacher:rows=330,classes=4");
   std::vector<ModelSpec> specs;
-  for (int i = 0; i < 5; ++i) specs.push_back(deep_classifier(uint64_t(20 + i), 1e-3f * float(1 + i)));
+  for (int i = 0; i < 5; ++i)
+    specs.push_back(deep_classifier(uint64_t(20 + i), 1e-3f * float(1 + i)));
   CpuBackend one;
   for (int threads : {1, 2, 3}) {
     CpuBackend cpu(threads);
@@ -267,7 +286,8 @@ TEST(PackTraining, OnTheCpusThreadsEachMemberGivesItsNumbersAlone) {
     expect_pack_equals_alone(cpu, one, {specs[0], specs[1]}, data.train, true);
     expect_pack_equals_alone(cpu, one, {specs[2]}, data.train, true);
   }
-  for (ModelSpec& spec : specs) spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.momentum = 0.9f;
+  for (ModelSpec& spec : specs)
+    spec.optimizer.kind = OptimizerKind::sgd, spec.optimizer.momentum = 0.9f;
   CpuBackend two(2);
   expect_pack_equals_alone(two, one, specs, data.train, true);
 }

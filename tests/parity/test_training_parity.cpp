@@ -26,7 +26,8 @@ ModelSpec small_classifier(Loss loss, Activation output, int outputs, OptimizerK
   return spec;
 }
 
-FitResult train(Backend& backend, const ModelSpec& spec, const Dataset& data, std::vector<float>& params) {
+FitResult train(Backend& backend, const ModelSpec& spec, const Dataset& data,
+                std::vector<float>& params) {
   DeviceData resident(backend, data);
   Model model(spec, backend);
   FitResult result = fit(model, resident, {});
@@ -44,7 +45,8 @@ void expect_same_training(const ModelSpec& spec, const Dataset& data) {
   const FitResult got = train(*device, spec, data, device_params);
   ASSERT_EQ(want.epochs.size(), got.epochs.size());
   for (size_t e = 0; e < want.epochs.size(); ++e) {
-    EXPECT_NEAR(got.epochs[e].loss, want.epochs[e].loss, 1e-4 * want.epochs[e].loss) << "epoch " << e;
+    EXPECT_NEAR(got.epochs[e].loss, want.epochs[e].loss, 1e-4 * want.epochs[e].loss)
+        << "epoch " << e;
     EXPECT_NEAR(got.epochs[e].val_loss, want.epochs[e].val_loss, 1e-4 * want.epochs[e].val_loss);
     if (!std::isnan(want.epochs[e].accuracy)) {
       EXPECT_NEAR(got.epochs[e].accuracy, want.epochs[e].accuracy, 2.0 / double(data.rows));
@@ -53,25 +55,28 @@ void expect_same_training(const ModelSpec& spec, const Dataset& data) {
   expect_close(cpu_params, device_params, 1e-3f, "trained parameters");
 }
 
-// 320 rows: 240 training rows, 7 batches of 32 and a last of 16 (at the small sizes, tests/parity/test_sizes.h, 100: 75, 2 and 11).
+// 320 rows: 240 training rows, 7 batches of 32 and a last of 16 (at the small sizes,
+// tests/parity/test_sizes.h, 100: 75, 2 and 11).
 const int kRows = full_or_small(320, 100);
 
 TEST(TrainingParity, SoftmaxClassifierWithAdam) {
   const DataSplit data = make_synthetic(teacher(4, kRows));
-  expect_same_training(small_classifier(Loss::sparse_categorical_crossentropy, Activation::softmax, 4,
-                                        OptimizerKind::adam),
+  expect_same_training(small_classifier(Loss::sparse_categorical_crossentropy, Activation::softmax,
+                                        4, OptimizerKind::adam),
                        data.train);
 }
 
 TEST(TrainingParity, SigmoidClassifierWithSgdMomentum) {
   const DataSplit data = make_synthetic(teacher(2, kRows));
   expect_same_training(
-      small_classifier(Loss::binary_crossentropy, Activation::sigmoid, 1, OptimizerKind::sgd), data.train);
+      small_classifier(Loss::binary_crossentropy, Activation::sigmoid, 1, OptimizerKind::sgd),
+      data.train);
 }
 
 TEST(TrainingParity, RegressionWithMse) {
   const DataSplit data = make_synthetic("regression:rows=" + std::to_string(kRows));
-  expect_same_training(small_classifier(Loss::mse, Activation::sigmoid, 1, OptimizerKind::adam), data.train);
+  expect_same_training(small_classifier(Loss::mse, Activation::sigmoid, 1, OptimizerKind::adam),
+                       data.train);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The answer of a comparison of modes (study/report/answer.h), from made-up runs: the mode with the
-// most speedup, in words either way, with its mean slowdown; medians over repeats; and the runs that
-// cannot be judged, named before it.
+// most speedup, in words either way, with its mean slowdown; medians over repeats; and the runs
+// that cannot be judged, named before it.
 #include <gtest/gtest.h>
 
 #include "study/report/answer.h"
@@ -8,9 +8,10 @@
 namespace mf {
 namespace {
 
-// A run of `mode` of one model: `wall_s` long, `speedup` over serial, its model `slowdown`x its solo time.
-RunReport run_of(const std::string& mode, double wall_s, std::optional<double> speedup, std::optional<double> slowdown,
-                 int repeat = 1) {
+// A run of `mode` of one model: `wall_s` long, `speedup` over serial, its model `slowdown`x its
+// solo time.
+RunReport run_of(const std::string& mode, double wall_s, std::optional<double> speedup,
+                 std::optional<double> slowdown, int repeat = 1) {
   RunReport run;
   run.mode = mode;
   run.wall_s = wall_s;
@@ -22,14 +23,18 @@ RunReport run_of(const std::string& mode, double wall_s, std::optional<double> s
 }
 
 TEST(Answer, TheFastestModeAgainstSerialAndItsModelsAgainstTheirSoloRuns) {
-  EXPECT_EQ(modes_answer({run_of("serial", 3, 1, 1), run_of("streams", 1.01, 2.96, 24.1), run_of("packed", 2, 1.5, 0.5)}),
-            "streams finished 2.96x sooner than serial; each model trained 24.10x slower than alone");
+  EXPECT_EQ(
+      modes_answer({run_of("serial", 3, 1, 1), run_of("streams", 1.01, 2.96, 24.1),
+                    run_of("packed", 2, 1.5, 0.5)}),
+      "streams finished 2.96x sooner than serial; each model trained 24.10x slower than alone");
   EXPECT_EQ(modes_answer({run_of("serial", 3, 1, 1), run_of("packed", 2, 1.5, 0.57)}),
             "packed finished 1.50x sooner than serial; each model trained in 0.57x its time alone");
   EXPECT_EQ(modes_answer({run_of("serial", 1, 1, 1), run_of("processes", 4, 0.25, 1.2)}),
-            "serial finished first; the fastest of the others, processes, took 4.00x as long; each model trained "
+            "serial finished first; the fastest of the others, processes, took 4.00x as long; each "
+            "model trained "
             "1.20x slower than alone");
-  EXPECT_EQ(modes_answer({run_of("streams", 1, std::nullopt, std::nullopt)}), "") << "no serial run: nothing to say";
+  EXPECT_EQ(modes_answer({run_of("streams", 1, std::nullopt, std::nullopt)}), "")
+      << "no serial run: nothing to say";
 }
 
 TEST(Answer, RepeatedRunsGiveTheirMedians) {
@@ -39,10 +44,12 @@ TEST(Answer, RepeatedRunsGiveTheirMedians) {
     runs.push_back(run_of("streams", 1, std::vector<double>{2, 3, 2.5}[size_t(r - 1)], 4, r));
   }
   EXPECT_EQ(modes_answer(runs),
-            "streams finished 2.50x sooner than serial; each model trained 4.00x slower than alone (medians of 3 runs)");
+            "streams finished 2.50x sooner than serial; each model trained 4.00x slower than alone "
+            "(medians of 3 runs)");
   runs[0].wall_s = 0.05;  // serial's first round, too short: named with its round
   EXPECT_EQ(modes_answer(runs),
-            "not to be judged (serial run 1: wall 50ms, under 0.1 s): streams finished 2.50x sooner than serial; each "
+            "not to be judged (serial run 1: wall 50ms, under 0.1 s): streams finished 2.50x "
+            "sooner than serial; each "
             "model trained 4.00x slower than alone (medians of 3 runs)");
 }
 
@@ -56,8 +63,10 @@ TEST(Answer, RunsTooShortOrTooBusyToJudgeAreNamedFirst) {
   EXPECT_EQ(why_unjudged(run_of("serial", 0.007, 1, 1)), "wall 7ms, under 0.1 s");
   EXPECT_EQ(why_unjudged(run_of("serial", 0.1, 1, 1)), "");
   EXPECT_EQ(modes_answer({run_of("serial", 0.007, 1, 1), busy, run_of("packed", 0.05, 1.5, 1)}),
-            "not to be judged (serial: wall 7ms, under 0.1 s; streams: a busy machine: other processes kept 1.2 of "
-            "its 2 cores busy): streams finished 2.00x sooner than serial; each model trained 3.00x slower than alone");
+            "not to be judged (serial: wall 7ms, under 0.1 s; streams: a busy machine: other "
+            "processes kept 1.2 of "
+            "its 2 cores busy): streams finished 2.00x sooner than serial; each model trained "
+            "3.00x slower than alone");
 }
 
 }  // namespace

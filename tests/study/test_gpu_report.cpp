@@ -1,5 +1,6 @@
-// The run report's `gpu` and `gpu_note` from NVML's summaries (report_gpus, study/report/report.h): one
-// GPU keeps the object it always had; several give an array, one entry per GPU of --devices, in order.
+// The run report's `gpu` and `gpu_note` from NVML's summaries (report_gpus, study/report/report.h):
+// one GPU keeps the object it always had; several give an array, one entry per GPU of --devices, in
+// order.
 #include <gtest/gtest.h>
 
 #include "runtime/nvml_monitor.h"
@@ -8,7 +9,8 @@
 namespace mf {
 namespace {
 
-GpuSummary sampled(int cuda_device, const std::string& bus_id, const std::string& name, double mean) {
+GpuSummary sampled(int cuda_device, const std::string& bus_id, const std::string& name,
+                   double mean) {
   GpuSummary gpu;
   gpu.cuda_device = cuda_device;
   gpu.pci_bus_id = bus_id;
@@ -31,9 +33,10 @@ GpuSummary unsampled(int cuda_device, const std::string& why) {
 TEST(GpuReport, OneGpuIsOneObjectAsBefore) {
   RunReport run;
   report_gpus(run, {sampled(0, "00000000:17:00.0", "NVIDIA H200", 40)});
-  const nlohmann::json expected = {{"device", "NVIDIA H200"},       {"samples", 4},
-                                   {"mean_utilization_percent", 40}, {"max_utilization_percent", 45},
-                                   {"peak_used_bytes", 1000},        {"total_bytes", 8000}};
+  const nlohmann::json expected = {
+      {"device", "NVIDIA H200"},        {"samples", 4},
+      {"mean_utilization_percent", 40}, {"max_utilization_percent", 45},
+      {"peak_used_bytes", 1000},        {"total_bytes", 8000}};
   EXPECT_EQ(run.gpu, expected);
   EXPECT_EQ(run.gpu_note, "");
 
@@ -52,7 +55,8 @@ TEST(GpuReport, SeveralGpusAreAnArrayInTheirOrder) {
   RunReport run;
   GpuSummary lost = sampled(0, "00000000:65:00.0", "GPU on 65", 90);
   lost.sampling_error = "GPU is lost";
-  report_gpus(run, {sampled(1, "00000000:17:00.0", "GPU on 17", 10), lost, unsampled(3, "Not Found")});
+  report_gpus(run,
+              {sampled(1, "00000000:17:00.0", "GPU on 17", 10), lost, unsampled(3, "Not Found")});
   ASSERT_TRUE(run.gpu.is_array());
   ASSERT_EQ(run.gpu.size(), 3u);
   EXPECT_EQ(run.gpu[0]["cuda_device"], 1);
@@ -70,7 +74,8 @@ TEST(GpuReport, SeveralGpusAreAnArrayInTheirOrder) {
   EXPECT_TRUE(run.gpu[2]["pci_bus_id"].is_null());
   EXPECT_TRUE(run.gpu[2]["mean_utilization_percent"].is_null());
   EXPECT_EQ(run.gpu[2]["note"], "Not Found");
-  for (const auto& entry : run.gpu) EXPECT_EQ(entry.size(), run.gpu[0].size()) << "every entry has every field";
+  for (const auto& entry : run.gpu)
+    EXPECT_EQ(entry.size(), run.gpu[0].size()) << "every entry has every field";
   EXPECT_EQ(run.gpu_note, "cuda device 0: GPU is lost; cuda device 3: Not Found");
 }
 

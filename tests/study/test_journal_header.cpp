@@ -1,6 +1,6 @@
-// A journal's header (JournalHeader, study/sweep/journal.h) through its one JSON form and back, field by
-// field; a header from before --shard and the scheduler; one of another version; and what is one.
-// Journals end to end (resume, merge): tests/cli/test_sweeps.cpp, tests/cli/test_merge.cpp.
+// A journal's header (JournalHeader, study/sweep/journal.h) through its one JSON form and back,
+// field by field; a header from before --shard and the scheduler; one of another version; and what
+// is one. Journals end to end (resume, merge): tests/cli/test_sweeps.cpp, tests/cli/test_merge.cpp.
 #include <gtest/gtest.h>
 
 #include "study/sweep/journal.h"

@@ -8,8 +8,8 @@
 //    json(report).dump() as one line, parsed, get<ModelReport>(); what comes back compared field by
 //    field with what went;
 //  * the CSV (write_csv) against a literal header and rows.
-// And what a child is sent with its job, field by field: the options (to_json, run_options_from_json)
-// and the job itself, its spec included (to_json(Job), job_from_json).
+// And what a child is sent with its job, field by field: the options (to_json,
+// run_options_from_json) and the job itself, its spec included (to_json(Job), job_from_json).
 //
 // A field added to a report, to the options or to a job must fail here too: see the field-count
 // guards below.
@@ -35,73 +35,90 @@ using nlohmann::json;
 
 // ---- Field-count guards ------------------------------------------------------------------------
 // A structured binding must name every field of the struct it takes apart, so each guard below
-// stops compiling ("N names provided for structured binding ... decomposes into M elements") as soon
-// as a field is added to or removed from one of these structs. That is on purpose. Whoever adds a
-// field: give it a distinct, non-default value in full_model() / full_run() / full_options() /
-// full_job(), add it to the literal JSON and CSV below if those forms carry it, and to the
+// stops compiling ("N names provided for structured binding ... decomposes into M elements") as
+// soon as a field is added to or removed from one of these structs. That is on purpose. Whoever
+// adds a field: give it a distinct, non-default value in full_model() / full_run() / full_options()
+// / full_job(), add it to the literal JSON and CSV below if those forms carry it, and to the
 // field-by-field comparisons of the pipe, of the options and of the job (or, if it does not cross,
 // to a test that says so); then add its name here. A check on sizeof() would catch most additions
 // too, but it moves with the standard library and with padding (a bool can hide in the padding
 // after another), and it names nothing; the binding counts fields exactly, on every compiler.
-[[maybe_unused]] void field_count_guards(ModelReport& m, RunReport& r, TrainingSettings& ts, FitResult& f,
-                                         EpochMetrics& e, Evaluation& v, PoolStats& p, PlanPart& pp, Interval& i,
-                                         Overlap& o, RunOptions& ro, SpecOverrides& so, BackendOptions& bo, Job& jb,
-                                         ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os, FitSpec& fs,
-                                         MemorySpec& mm, PipelineSpec& pl, RunPart& rp, SweepIdentity& si,
-                                         Shard& sh, MachineRecord& mr) {
-  [[maybe_unused]] auto& [m_index, m_name, m_values, m_status, m_error, m_fit, m_startup_s, m_samples_per_s, m_samples, m_train_rows,
-                          m_solo_s, m_slowdown, m_test, m_has_accuracy, m_validated, m_tested, m_fitted, m_settings,
-                          m_plan, m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
-                          m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend, m_device_name,
-                          m_data, m_device_schedule, m_data_bytes, m_host, m_pid, m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members,
+[[maybe_unused]] void field_count_guards(ModelReport& m, RunReport& r, TrainingSettings& ts,
+                                         FitResult& f, EpochMetrics& e, Evaluation& v, PoolStats& p,
+                                         PlanPart& pp, Interval& i, Overlap& o, RunOptions& ro,
+                                         SpecOverrides& so, BackendOptions& bo, Job& jb,
+                                         ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os,
+                                         FitSpec& fs, MemorySpec& mm, PipelineSpec& pl, RunPart& rp,
+                                         SweepIdentity& si, Shard& sh, MachineRecord& mr) {
+  [[maybe_unused]] auto& [m_index, m_name, m_values, m_status, m_error, m_fit, m_startup_s,
+                          m_samples_per_s, m_samples, m_train_rows, m_solo_s, m_slowdown, m_test,
+                          m_has_accuracy, m_validated, m_tested, m_fitted, m_settings, m_plan,
+                          m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
+                          m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend,
+                          m_device_name, m_data, m_device_schedule, m_data_bytes, m_host, m_pid,
+                          m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members,
                           m_metrics] = m;
-  [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes, r_host_peak_rss_bytes,
-                          r_workers_peak_rss_bytes, r_wall_s, r_scheduler, r_startup_s, r_train_s, r_samples_per_s,
-                          r_process_startup_s, r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency, r_concurrency_reason,
-                          r_training_threads, r_pools_kept, r_injected_fault, r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note, r_error, r_auto_choice,
-                          r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
-  [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes, mr_load_average_before,
-                          mr_load_average_after, mr_others_busy_cores, mr_cpu_pressure, mr_busy] = mr;
-  [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] = rp;
+  [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes,
+                          r_host_peak_rss_bytes, r_workers_peak_rss_bytes, r_wall_s, r_scheduler,
+                          r_startup_s, r_train_s, r_samples_per_s, r_process_startup_s,
+                          r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency,
+                          r_concurrency_reason, r_training_threads, r_pools_kept, r_injected_fault,
+                          r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note,
+                          r_error, r_auto_choice, r_rank_by, r_ranking, r_ranks, r_sweep, r_shard,
+                          r_shards, r_machine, r_models] = r;
+  [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes,
+                          mr_load_average_before, mr_load_average_after, mr_others_busy_cores,
+                          mr_cpu_pressure, mr_busy] = mr;
+  [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] =
+      rp;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
   [[maybe_unused]] auto& [sh_index, sh_count] = sh;
-  [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size, ts_validation_split, ts_shuffle,
-                          ts_seed, ts_memory_mode, ts_graphs, ts_threads, ts_hidden, ts_activations, ts_pipeline_workers,
-                          ts_prefetch, ts_layers, ts_schedule] = ts;
-  [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans, f_input_spans,
-                          f_stopped_epoch, f_stop_reason, f_restored_epoch, f_rungs] = f;
-  [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds, e_samples_per_s, e_input_wait_s,
-                          e_input_busy_s, e_metrics, e_val_metrics, e_learning_rate] = e;
+  [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size,
+                          ts_validation_split, ts_shuffle, ts_seed, ts_memory_mode, ts_graphs,
+                          ts_threads, ts_hidden, ts_activations, ts_pipeline_workers, ts_prefetch,
+                          ts_layers, ts_schedule] = ts;
+  [[maybe_unused]] auto& [f_status, f_why, f_epochs, f_train_s, f_samples, f_steps, f_epoch_spans,
+                          f_input_spans, f_stopped_epoch, f_stop_reason, f_restored_epoch,
+                          f_rungs] = f;
+  [[maybe_unused]] auto& [e_loss, e_accuracy, e_val_loss, e_val_accuracy, e_seconds,
+                          e_samples_per_s, e_input_wait_s, e_input_busy_s, e_metrics, e_val_metrics,
+                          e_learning_rate] = e;
   [[maybe_unused]] auto& [v_loss, v_accuracy, v_metrics] = v;
   [[maybe_unused]] auto& [p_cap_bytes, p_reserved_bytes, p_in_use_bytes, p_peak_bytes] = p;
   [[maybe_unused]] auto& [pp_name, pp_bytes] = pp;
   [[maybe_unused]] auto& [i_begin_s, i_end_s] = i;
   [[maybe_unused]] auto& [o_busy_s, o_concurrent_s] = o;
-  [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices, ro_concurrency,
-                          ro_pack_size, ro_quiet, ro_verbose, ro_rank_by, ro_timeline, ro_calibration_steps, ro_stall_timeout_s,
-                          ro_keep_pools, ro_inject_fault, ro_stage_best, ro_scheduler] = ro;
-  [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit, so_memory_mode] = so;
+  [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices,
+                          ro_concurrency, ro_pack_size, ro_quiet, ro_verbose, ro_rank_by,
+                          ro_timeline, ro_calibration_steps, ro_stall_timeout_s, ro_keep_pools,
+                          ro_inject_fault, ro_stage_best, ro_scheduler] = ro;
+  [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit,
+                          so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
-  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load, jb_save, jb_keep, jb_values] = jb;
-  [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_metrics, ms_optimizer, ms_fit, ms_seed,
-                          ms_memory, ms_targets, ms_input_shape, ms_preprocessing, ms_pipeline] = ms;
-  [[maybe_unused]] auto& [ls_units, ls_activation, ls_kind, ls_use_bias, ls_kernel_initializer, ls_bias_initializer,
-                          ls_kernel_regularizer, ls_bias_regularizer, ls_activity_regularizer, ls_rate, ls_momentum,
-                          ls_epsilon, ls_center, ls_scale, ls_beta_initializer, ls_gamma_initializer,
+  [[maybe_unused]] auto& [jb_index, jb_name, jb_spec, jb_error, jb_data, jb_device, jb_load,
+                          jb_save, jb_keep, jb_values] = jb;
+  [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_metrics, ms_optimizer,
+                          ms_fit, ms_seed, ms_memory, ms_targets, ms_input_shape, ms_preprocessing,
+                          ms_pipeline] = ms;
+  [[maybe_unused]] auto& [ls_units, ls_activation, ls_kind, ls_use_bias, ls_kernel_initializer,
+                          ls_bias_initializer, ls_kernel_regularizer, ls_bias_regularizer,
+                          ls_activity_regularizer, ls_rate, ls_momentum, ls_epsilon, ls_center,
+                          ls_scale, ls_beta_initializer, ls_gamma_initializer,
                           ls_moving_mean_initializer, ls_moving_variance_initializer] = ls;
-  [[maybe_unused]] auto& [os_kind, os_learning_rate, os_schedule, os_beta_1, os_beta_2, os_epsilon, os_amsgrad,
-                          os_momentum, os_nesterov, os_rho, os_centered, os_initial_accumulator_value, os_weight_decay,
-                          os_clip, os_clip_value] = os;
-  [[maybe_unused]] auto& [fs_epochs, fs_batch_size, fs_validation_split, fs_shuffle, fs_early_stopping,
-                          fs_reduce_lr_on_plateau] = fs;
+  [[maybe_unused]] auto& [os_kind, os_learning_rate, os_schedule, os_beta_1, os_beta_2, os_epsilon,
+                          os_amsgrad, os_momentum, os_nesterov, os_rho, os_centered,
+                          os_initial_accumulator_value, os_weight_decay, os_clip, os_clip_value] =
+      os;
+  [[maybe_unused]] auto& [fs_epochs, fs_batch_size, fs_validation_split, fs_shuffle,
+                          fs_early_stopping, fs_reduce_lr_on_plateau] = fs;
   [[maybe_unused]] auto& [mm_limit_bytes, mm_mode] = mm;
   [[maybe_unused]] auto& [pl_workers, pl_prefetch] = pl;
 }
 
-// ---- Reports with every field set -----------------------------------------------------------------
-// Every value distinct and none a default, so that a field that comes back as its default, or as
-// another field's value, is caught. Numbers are exact in binary, so that they print and parse back
-// as the same text.
+// ---- Reports with every field set
+// ----------------------------------------------------------------- Every value distinct and none a
+// default, so that a field that comes back as its default, or as another field's value, is caught.
+// Numbers are exact in binary, so that they print and parse back as the same text.
 
 TrainingSettings full_settings() {
   TrainingSettings s;
@@ -131,16 +148,29 @@ ModelReport full_model() {
   m.error = "the pool's cap, 4 KiB, is \"too small\"";  // a comma and quotes: the CSV quotes it
   m.fit.status = FitStatus::stopped;
   m.fit.why = "stopped in epoch 3 at step 1 of 5";
-  m.fit.epochs = {{0.5, 0.75, 0.625, 0.875, 1.5, 100, 0.0625, 0.4375, {0.75, 0.125}, {0.875, 0.25}, 0.5},
-                  {0.25, 0.8125, 0.375, 0.9375, 1.25, 120, 0.03125, 0.5625, {0.8125, 0.0625}, {0.9375, 0.1875}, 0.0625}};
+  m.fit.epochs = {
+      {0.5, 0.75, 0.625, 0.875, 1.5, 100, 0.0625, 0.4375, {0.75, 0.125}, {0.875, 0.25}, 0.5},
+      {0.25,
+       0.8125,
+       0.375,
+       0.9375,
+       1.25,
+       120,
+       0.03125,
+       0.5625,
+       {0.8125, 0.0625},
+       {0.9375, 0.1875},
+       0.0625}};
   m.fit.stopped_epoch = 2;
-  m.fit.stop_reason = "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2)";
+  m.fit.stop_reason =
+      "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2)";
   m.fit.restored_epoch = 1;
   m.fit.rungs = {{1, 0.75, true}, {3, NAN, false}};  // a rung without a value: "nan", as a metric
   m.values = {{"units", 64}, {"learning_rate", 0.5}};
   m.metrics = {{"accuracy", Metric::binary_accuracy}, {"mae", Metric::mean_absolute_error}};
   m.fit.train_s = 2.75;
-  m.fit.samples = 1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
+  m.fit.samples =
+      1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
   m.fit.steps = {{10.0, 10.5}, {10.5, 11.25}};
   m.fit.epoch_spans = {{10.0, 11.25}, {11.5, 12.75}};
   m.fit.input_spans = {{9.75, 10.0}, {10.25, 10.5}};
@@ -232,8 +262,16 @@ RunReport full_run() {
   scheduler.max_epochs = 32;
   r.scheduler = SchedulerReport{scheduler, {{1, 8, 6, 2, 0.875, 0.75, NAN}}, 640, 2560};
   // A document's part with its figures, and a journal's, which has no run figures.
-  r.shards = {{0, "node-1", 1.75, 0.125, 64.5, 4}, {2, "node-3", std::nullopt, std::nullopt, std::nullopt, 2}};
-  r.machine = MachineRecord{"multifit 0.16.0 (commit 0123456789ab) here", 2, 4, 25769803776, 3.5, 1.25, 0.75, std::nullopt,
+  r.shards = {{0, "node-1", 1.75, 0.125, 64.5, 4},
+              {2, "node-3", std::nullopt, std::nullopt, std::nullopt, 2}};
+  r.machine = MachineRecord{"multifit 0.16.0 (commit 0123456789ab) here",
+                            2,
+                            4,
+                            25769803776,
+                            3.5,
+                            1.25,
+                            0.75,
+                            std::nullopt,
                             "other processes kept 0.8 of its 2 cores busy"};
   r.models = {full_model()};
   return r;
@@ -299,7 +337,8 @@ const char* const kFullModelDocument = R"doc({
   }
 })doc";
 // And its step timeline, which the one form has and the document leaves out.
-const char* const kFullModelTimeline = R"({"steps": [[10.0, 10.5], [10.5, 11.25]], "epochs": [[10.0, 11.25], [11.5, 12.75]],
+const char* const kFullModelTimeline =
+    R"({"steps": [[10.0, 10.5], [10.5, 11.25]], "epochs": [[10.0, 11.25], [11.5, 12.75]],
                                            "input": [[9.75, 10.0], [10.25, 10.5]]})";
 
 // A default ModelReport: nothing measured, every metric absent (null), nothing reached.
@@ -402,7 +441,8 @@ std::string full_run_document(const std::string& models) {
               "memory_total_bytes": 25769803776, "load_average_before": 3.5, "load_average_after": 1.25,
               "others_busy_cores": 0.75, "cpu_pressure": null, "busy": "other processes kept 0.8 of its 2 cores busy"},
   "unjudged": "a busy machine: other processes kept 0.8 of its 2 cores busy",
-  "models": )" + models + "}";
+  "models": )" +
+         models + "}";
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
@@ -417,7 +457,9 @@ const char* const kEmptyRunDocumentUpToModels = R"({
 
 // Compares as text, so that a number's type shows (3 and 3.0 differ) and a failure prints both.
 // Keys are in nlohmann::json's (sorted) order on both sides.
-void expect_json(const json& got, const std::string& literal) { EXPECT_EQ(got.dump(2), json::parse(literal).dump(2)); }
+void expect_json(const json& got, const std::string& literal) {
+  EXPECT_EQ(got.dump(2), json::parse(literal).dump(2));
+}
 
 // A fresh folder per test, removed afterwards.
 class ReportFiles : public testing::Test {
@@ -434,7 +476,8 @@ class ReportFiles : public testing::Test {
   // The names in the folder: the file written and nothing else (no temporary left behind).
   std::vector<std::string> files() const {
     std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_)) names.push_back(entry.path().filename());
+    for (const auto& entry : std::filesystem::directory_iterator(dir_))
+      names.push_back(entry.path().filename());
     return names;
   }
   static std::string read(const std::string& file) {
@@ -448,7 +491,8 @@ class ReportFiles : public testing::Test {
   std::filesystem::path dir_;
 };
 
-// ---- A model's one form ----------------------------------------------------------------------------
+// ---- A model's one form
+// ----------------------------------------------------------------------------
 
 TEST(ReportForm, EveryModelFieldAsWritten) {
   expect_json(json(full_model()), with_timeline(kFullModelDocument, kFullModelTimeline));
@@ -462,7 +506,8 @@ TEST(ReportForm, ADefaultModelHasNullsWhereNothingWasMeasured) {
 TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
   ModelReport m;
   m.settings = TrainingSettings{};
-  expect_json(json(m)["settings"], R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
+  expect_json(json(m)["settings"],
+              R"({"optimizer": "adam", "learning_rate": 0.0, "epochs": 0, "batch_size": 0,
     "validation_split": 0.0, "shuffle": true, "seed": 0, "memory_mode": "grow", "graphs": null, "threads": null,
     "hidden": [], "activations": [], "pipeline_workers": null, "prefetch": null, "layers": "", "schedule": ""})");
 }
@@ -470,17 +515,20 @@ TEST(ReportForm, SettingsOfADefaultModelHaveGraphsUnknown) {
 // Metrics that do not exist are null, metrics computed as not finite are strings.
 TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   ModelReport m;
-  m.fit.epochs = {{NAN, 0.5, 0.25, 0.75, 1.0, 2.0, 0, 0, {}, {}}, {INFINITY, -INFINITY, NAN, NAN, 0.5, 4.0, 0, 0, {}, {}}};
+  m.fit.epochs = {{NAN, 0.5, 0.25, 0.75, 1.0, 2.0, 0, 0, {}, {}},
+                  {INFINITY, -INFINITY, NAN, NAN, 0.5, 4.0, 0, 0, {}, {}}};
   m.test = {0.5, 0.25, {}};
   m.fit.train_s = 1.5;
   m.startup_s = NAN;
   m.samples_per_s = -INFINITY;
   m.solo_s = INFINITY;
-  // has_accuracy, validated, tested and fitted all false: accuracy, val_*, test_* and train_s are null.
+  // has_accuracy, validated, tested and fitted all false: accuracy, val_*, test_* and train_s are
+  // null.
   const json doc = m;
-  EXPECT_EQ(doc["epochs"].dump(),
-            R"([{"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"nan","metrics":{},"samples_per_s":2.0,"seconds":1.0,"val_accuracy":null,"val_loss":null,"val_metrics":{}},)"
-            R"({"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"inf","metrics":{},"samples_per_s":4.0,"seconds":0.5,"val_accuracy":null,"val_loss":null,"val_metrics":{}}])");
+  EXPECT_EQ(
+      doc["epochs"].dump(),
+      R"([{"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"nan","metrics":{},"samples_per_s":2.0,"seconds":1.0,"val_accuracy":null,"val_loss":null,"val_metrics":{}},)"
+      R"({"accuracy":null,"input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"inf","metrics":{},"samples_per_s":4.0,"seconds":0.5,"val_accuracy":null,"val_loss":null,"val_metrics":{}}])");
   EXPECT_EQ(doc["train_s"], json());
   EXPECT_EQ(doc["test_loss"], json());
   EXPECT_EQ(doc["test_accuracy"], json());
@@ -488,11 +536,14 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   EXPECT_EQ(doc["samples_per_s"], "-inf");
   EXPECT_EQ(doc["solo_s"], "inf");
   EXPECT_EQ(doc["slowdown"], json());
-  EXPECT_EQ(doc["metrics"].dump(), R"({"accuracy":false,"list":[],"test":false,"validation":false})");
+  EXPECT_EQ(doc["metrics"].dump(),
+            R"({"accuracy":false,"list":[],"test":false,"validation":false})");
 
-  m.has_accuracy = m.validated = true;  // accuracies and validation metrics exist, test metrics not yet
-  EXPECT_EQ(json(m)["epochs"][1].dump(),
-            R"({"accuracy":"-inf","input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"inf","metrics":{},"samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan","val_metrics":{}})");
+  m.has_accuracy = m.validated =
+      true;  // accuracies and validation metrics exist, test metrics not yet
+  EXPECT_EQ(
+      json(m)["epochs"][1].dump(),
+      R"({"accuracy":"-inf","input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"inf","metrics":{},"samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan","val_metrics":{}})");
   EXPECT_EQ(json(m)["test_loss"], json());
   m.tested = true;
   EXPECT_EQ(json(m)["test_loss"], 0.5);
@@ -501,10 +552,12 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   EXPECT_EQ(json(m)["test_accuracy"], json());
   m.fitted = true;
   EXPECT_EQ(json(m)["train_s"], 1.5);
-  EXPECT_EQ(json(m)["metrics"].dump(), R"({"accuracy":false,"list":[],"test":true,"validation":true})");
+  EXPECT_EQ(json(m)["metrics"].dump(),
+            R"({"accuracy":false,"list":[],"test":true,"validation":true})");
 }
 
-// ---- The document ---------------------------------------------------------------------------------
+// ---- The document
+// ---------------------------------------------------------------------------------
 
 TEST(ReportDocument, EveryRunFieldAsWrittenAndTheModelsWithoutTheirTimeline) {
   expect_json(json(full_run()), full_run_document(std::string("[") + kFullModelDocument + "]"));
@@ -530,11 +583,14 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
   json all = json::parse(read(path("all.json")));
   ASSERT_EQ(all["runs"][1]["repeat"], 1);
   all["runs"][1]["repeat"] = 2;  // as full_run_document writes it
-  expect_json(all, std::string(R"({"answer": "not to be judged (serial: wall 0ms, under 0.1 s; packed: a busy machine: )"
-                               R"(other processes kept 0.8 of its 2 cores busy): packed finished 1.75x sooner than )"
-                               R"(serial; each model trained 1.12x slower than alone", "mode": "all", "runs": [)") +
-                       kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument +
-                       "]}, " + full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
+  expect_json(
+      all,
+      std::string(
+          R"({"answer": "not to be judged (serial: wall 0ms, under 0.1 s; packed: a busy machine: )"
+          R"(other processes kept 0.8 of its 2 cores busy): packed finished 1.75x sooner than )"
+          R"(serial; each model trained 1.12x slower than alone", "mode": "all", "runs": [)") +
+          kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument + "]}, " +
+          full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
 }
 
 // --repeat: every run, then each mode's figures over its runs as median, min and max.
@@ -562,8 +618,8 @@ TEST_F(ReportFiles, RepeatedRunsAreSummedUpPerModeAsMedianMinAndMax) {
   EXPECT_FALSE(spread_of({}));
 }
 
-// What `multifit merge` reads back of a document to check its parts (study/sweep/merge.cpp): the sweep and
-// the shard, as written; a shard that is no part of N parts is refused, not read as one.
+// What `multifit merge` reads back of a document to check its parts (study/sweep/merge.cpp): the
+// sweep and the shard, as written; a shard that is no part of N parts is refused, not read as one.
 TEST(ReportDocument, TheSweepAndTheShardReadBackAsWritten) {
   const json doc = full_run();
   const SweepIdentity sweep = doc.at("sweep").get<SweepIdentity>();
@@ -579,15 +635,22 @@ TEST(ReportDocument, TheSweepAndTheShardReadBackAsWritten) {
   EXPECT_THROW(json::parse(R"({"index": 0})").get<Shard>(), json::exception);
 }
 
-// ---- The CSV ---------------------------------------------------------------------------------------
+// ---- The CSV
+// ---------------------------------------------------------------------------------------
 
 const char* const kCsvHeader =
-    "run_mode,run_backend,run_repeat,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_samples_per_s,"
-    "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,batch_size,"
-    "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,error,device,host,"
-    "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,test_accuracy,params,pack,pack_members,epochs,"
-    "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,graphs,threads,"
-    "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,values,rungs_kept,"
+    "run_mode,run_backend,run_repeat,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_"
+    "samples_per_s,"
+    "run_speedup_vs_serial,overlap,models,rank_by,index,name,status,rank,optimizer,learning_rate,"
+    "batch_size,"
+    "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,"
+    "error,device,host,"
+    "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,"
+    "test_accuracy,params,pack,pack_members,epochs,"
+    "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,"
+    "graphs,threads,"
+    "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,values,"
+    "rungs_kept,"
     "final_learning_rate,mae,mse,"
     "val_mae,val_mse,test_mae,test_mse\n";
 
@@ -602,18 +665,26 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
   RunReport graphs_unknown = serial;
   graphs_unknown.models[0].settings = TrainingSettings{};
   write_csv({full_run(), serial, graphs_on, graphs_unknown}, path("r.csv"));
-  EXPECT_EQ(read(path("r.csv")),
-            std::string(kCsvHeader) +
-                "packed,cpu,2,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0.125,"
-                "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, is \"\"too small\"\"\","
-                "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,1536,800,16384,8192,false,3,2,6,"
-                "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,2,"
-                "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2),1,"
-                "\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,0.0625,0.0625,,0.1875,,0.3125,\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
-                "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,,,\n"
-                "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,,,,,,,,,\n");
+  EXPECT_EQ(
+      read(path("r.csv")),
+      std::string(kCsvHeader) +
+          "packed,cpu,2,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0."
+          "125,"
+          "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, "
+          "is \"\"too small\"\"\","
+          "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,"
+          "1536,800,16384,8192,false,3,2,6,"
+          "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,2,"
+          "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2),1,"
+          "\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,0.0625,0.0625,,0.1875,,0.3125,\n"
+          "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,"
+          ",,,,,,,,\n"
+          "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/"
+          "relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
+          "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 "
+          "linear),CosineDecay,,,,,,,,,,,,\n"
+          "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,"
+          "0,0,,,,,,,,,,,,,,,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -622,7 +693,8 @@ TEST_F(ReportFiles, ARunWithoutModelsHasOnlyTheHeader) {
   EXPECT_EQ(read(path("r.csv")), kCsvHeader);
 }
 
-// ---- The pipe: a child's report to its parent ------------------------------------------------------
+// ---- The pipe: a child's report to its parent
+// ------------------------------------------------------
 
 ModelReport through_the_pipe(const ModelReport& m) {
   return json::parse(json(m).dump()).get<ModelReport>();  // as one line through the pipe
@@ -637,17 +709,18 @@ void expect_same_track(const Track& got, const Track& want, const char* what) {
 }
 
 // Doubles compared so that NaN equals NaN (a metric computed as NaN must come back NaN).
-#define EXPECT_SAME_DOUBLE(got, want)                             \
-  do {                                                            \
-    const double got_ = (got), want_ = (want);                    \
-    if (std::isnan(want_)) {                                      \
-      EXPECT_TRUE(std::isnan(got_)) << #got << ": " << got_;      \
-    } else {                                                      \
-      EXPECT_EQ(got_, want_) << #got;                             \
-    }                                                             \
+#define EXPECT_SAME_DOUBLE(got, want)                        \
+  do {                                                       \
+    const double got_ = (got), want_ = (want);               \
+    if (std::isnan(want_)) {                                 \
+      EXPECT_TRUE(std::isnan(got_)) << #got << ": " << got_; \
+    } else {                                                 \
+      EXPECT_EQ(got_, want_) << #got;                        \
+    }                                                        \
   } while (0)
 
-void expect_same_settings(const std::optional<TrainingSettings>& got, const std::optional<TrainingSettings>& want) {
+void expect_same_settings(const std::optional<TrainingSettings>& got,
+                          const std::optional<TrainingSettings>& want) {
   ASSERT_EQ(got.has_value(), want.has_value()) << "settings";
   if (!want) return;
   EXPECT_EQ(got->optimizer, want->optimizer);
@@ -703,8 +776,8 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
   EXPECT_EQ(got.metrics, want.metrics);
   EXPECT_EQ(got.test.metrics, want.test.metrics);
   EXPECT_EQ(got.fit.train_s, want.fit.train_s);
-  // The form carries one count of rows trained on, `samples` (which the worker sets from fit.samples,
-  // study/model_worker.cpp); fit.samples comes back as it.
+  // The form carries one count of rows trained on, `samples` (which the worker sets from
+  // fit.samples, study/model_worker.cpp); fit.samples comes back as it.
   EXPECT_EQ(got.fit.samples, want.samples);
   expect_same_track(got.fit.steps, want.fit.steps, "fit.steps");
   expect_same_track(got.fit.epoch_spans, want.fit.epoch_spans, "fit.epoch_spans");
@@ -760,11 +833,11 @@ TEST(ReportPipe, EveryFieldComesBackAsSent) {
   EXPECT_EQ(json(back).dump(), json(sent).dump());  // and it writes the same form again
 }
 
-// Each status, each fit status, and the flags of which metrics exist, one at a time off: a flag or a
-// status read back from the wrong key or hard-coded is caught.
+// Each status, each fit status, and the flags of which metrics exist, one at a time off: a flag or
+// a status read back from the wrong key or hard-coded is caught.
 TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
-  for (ModelStatus status :
-       {ModelStatus::ok, ModelStatus::diverged, ModelStatus::oom, ModelStatus::failed, ModelStatus::stopped})
+  for (ModelStatus status : {ModelStatus::ok, ModelStatus::diverged, ModelStatus::oom,
+                             ModelStatus::failed, ModelStatus::stopped})
     for (FitStatus fit_status : {FitStatus::ok, FitStatus::diverged, FitStatus::stopped}) {
       ModelReport sent = full_model();
       sent.status = status;
@@ -773,18 +846,19 @@ TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
       EXPECT_EQ(back.status, status) << to_string(status);
       EXPECT_EQ(back.fit.status, fit_status) << int(fit_status);
     }
-  for (bool ModelReport::*flag : {&ModelReport::has_accuracy, &ModelReport::validated, &ModelReport::tested,
-                                  &ModelReport::fitted}) {
+  for (bool ModelReport::*flag : {&ModelReport::has_accuracy, &ModelReport::validated,
+                                  &ModelReport::tested, &ModelReport::fitted}) {
     ModelReport sent = full_model();
     sent.*flag = false;
-    if (flag == &ModelReport::fitted) {  // fit did not run: no train_s, and no status or why of its own
+    if (flag ==
+        &ModelReport::fitted) {  // fit did not run: no train_s, and no status or why of its own
       sent.fit.train_s = 0;
       sent.fit.status = FitStatus::ok;
       sent.fit.why.clear();
       sent.fit.stopped_epoch.reset(), sent.fit.stop_reason.clear(), sent.fit.restored_epoch.reset();
       sent.fit.rungs.clear();
     }
-    if (flag == &ModelReport::tested) sent.test = {};        // NaN: none
+    if (flag == &ModelReport::tested) sent.test = {};  // NaN: none
     if (flag == &ModelReport::has_accuracy || flag == &ModelReport::validated)
       for (EpochMetrics& e : sent.fit.epochs) {
         if (flag == &ModelReport::has_accuracy) e.accuracy = e.val_accuracy = NAN;
@@ -799,7 +873,8 @@ TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
 // computed as not finite comes back so.
 TEST(ReportPipe, AnEmptyReportComesBackEmpty) {
   ModelReport sent;
-  sent.fit.epochs = {{NAN, NAN, NAN, NAN, 0.25, 8.0, 0, 0, {}, {}}};  // an epoch whose loss was computed as NaN
+  sent.fit.epochs = {
+      {NAN, NAN, NAN, NAN, 0.25, 8.0, 0, 0, {}, {}}};  // an epoch whose loss was computed as NaN
   sent.test = {INFINITY, NAN, {}};
   sent.tested = true;
   sent.slowdown = -INFINITY;
@@ -821,7 +896,8 @@ TEST(ReportPipe, AnEmptyReportComesBackEmpty) {
 
 // Settings known with graphs unknown, and with graphs on: each comes back as it went.
 TEST(ReportPipe, SettingsComeBackWithGraphsUnknownOnOrOff) {
-  for (std::optional<bool> graphs : {std::optional<bool>(), std::optional<bool>(true), std::optional<bool>(false)}) {
+  for (std::optional<bool> graphs :
+       {std::optional<bool>(), std::optional<bool>(true), std::optional<bool>(false)}) {
     ModelReport sent = full_model();
     sent.settings->graphs = graphs;
     expect_same_settings(through_the_pipe(sent).settings, sent.settings);
@@ -829,7 +905,9 @@ TEST(ReportPipe, SettingsComeBackWithGraphsUnknownOnOrOff) {
 }
 
 // Fields the wire form of old did not carry, each by name (fixed by the one form).
-TEST(ReportPipe, InUseBytesCrosses) { EXPECT_EQ(through_the_pipe(full_model()).memory.in_use_bytes, 1024u); }
+TEST(ReportPipe, InUseBytesCrosses) {
+  EXPECT_EQ(through_the_pipe(full_model()).memory.in_use_bytes, 1024u);
+}
 
 TEST(ReportPipe, PackAndPackMembersCross) {
   const ModelReport back = through_the_pipe(full_model());
@@ -850,9 +928,9 @@ TEST(ReportPipe, DeviceAndReleaseBytesCross) {
   EXPECT_EQ(back.in_use_after_release_bytes, 200u);
 }
 
-// The form has one count of rows trained on, "samples"; fit.samples comes back as it, not as itself.
-// The worker sets the report's samples from fit.samples (study/model_worker.cpp, finish), so in a
-// child's report the two are one number.
+// The form has one count of rows trained on, "samples"; fit.samples comes back as it, not as
+// itself. The worker sets the report's samples from fit.samples (study/model_worker.cpp, finish),
+// so in a child's report the two are one number.
 TEST(ReportPipe, FitSamplesIsTheReportsSamples) {
   const ModelReport back = through_the_pipe(full_model());  // fit.samples 1280, samples 640
   EXPECT_EQ(back.samples, 640);
@@ -870,17 +948,20 @@ TEST(ReportPipe, AnEpochOfNoMeasurableTimeCrossesWithItsInfiniteRate) {
   EXPECT_EQ(back.fit.epochs[0].samples_per_s, INFINITY);
 }
 
-// ---- The options a child is sent -------------------------------------------------------------------
+// ---- The options a child is sent
+// -------------------------------------------------------------------
 
 RunOptions full_options() {
   RunOptions o;
   o.models_path = "/x/sweep.json";
   o.data = "synthetic:teacher:rows=70";
-  o.backend = {BackendKind::host_exec, GemmImpl::cublas, ActivationImpl::cudnn, GraphsChoice::off, 3, 5};
+  o.backend = {
+      BackendKind::host_exec, GemmImpl::cublas, ActivationImpl::cudnn, GraphsChoice::off, 3, 5};
   o.overrides.epochs = 7;
   o.overrides.batch_size = 48;
   o.overrides.learning_rate = 0.25f;
-  o.overrides.seed = 18446744073709551615u;  // the largest: must not pass through a double or an int64
+  o.overrides.seed =
+      18446744073709551615u;  // the largest: must not pass through a double or an int64
   o.overrides.memory_limit = size_t(3) << 30;
   o.overrides.memory_mode = PoolMode::reserve;
   o.devices = {1, 2, 5};
@@ -894,7 +975,8 @@ RunOptions full_options() {
   o.stall_timeout_s = 2.5;
   o.keep_pools = true;
   o.inject_fault = "m-3";
-  o.stage_best = [](const ModelReport&, const std::function<void()>&) {};  // does not cross: StageBestStaysWithTheKeeper
+  o.stage_best = [](const ModelReport&, const std::function<void()>&) {
+  };  // does not cross: StageBestStaysWithTheKeeper
   SchedulerSpec scheduler;
   scheduler.type = SchedulerKind::successive_halving;
   scheduler.metric = "val_mae";
@@ -987,7 +1069,7 @@ TEST(ChildOptions, DefaultsArriveAsDefaults) {
   EXPECT_FALSE(back.overrides.seed.has_value());
   EXPECT_FALSE(back.overrides.memory_limit.has_value());
   EXPECT_EQ(back.overrides.memory_mode, PoolMode::grow);
-  EXPECT_FALSE(back.concurrency.has_value());     // the machine's bound, not 0 (all at once)
+  EXPECT_FALSE(back.concurrency.has_value());      // the machine's bound, not 0 (all at once)
   EXPECT_FALSE(back.stall_timeout_s.has_value());  // the derived timeout, not 0 (never)
   EXPECT_FALSE(options_through_the_pipe(RunOptions{}).overrides.memory_mode.has_value());
   expect_same_options(options_through_the_pipe(RunOptions{}), RunOptions{});
@@ -1000,13 +1082,19 @@ TEST(ChildOptions, StageBestStaysWithTheKeeper) {
 }
 
 // The defects of old, each by name: both now cross (the options' one form writes every field).
-TEST(ChildOptions, PackSizeArrives) { EXPECT_EQ(options_through_the_pipe(full_options()).pack_size, 9); }
+TEST(ChildOptions, PackSizeArrives) {
+  EXPECT_EQ(options_through_the_pipe(full_options()).pack_size, 9);
+}
 
-// A processes-mode child sees its GPU as device 0 (CUDA_VISIBLE_DEVICES, study/modes/processes/child.cpp),
-// which picks the device it uses; the options it is sent still carry the parent's backend.device.
-TEST(ChildOptions, BackendDeviceArrives) { EXPECT_EQ(options_through_the_pipe(full_options()).backend.device, 3); }
+// A processes-mode child sees its GPU as device 0 (CUDA_VISIBLE_DEVICES,
+// study/modes/processes/child.cpp), which picks the device it uses; the options it is sent still
+// carry the parent's backend.device.
+TEST(ChildOptions, BackendDeviceArrives) {
+  EXPECT_EQ(options_through_the_pipe(full_options()).backend.device, 3);
+}
 
-// ---- The job a child is sent -----------------------------------------------------------------------
+// ---- The job a child is sent
+// -----------------------------------------------------------------------
 
 // Two specs between them setting every field of a spec to a value not its default: adam has betas
 // and epsilon, sgd momentum (each form writes only its optimizer's own).
@@ -1021,12 +1109,14 @@ ModelSpec adam_spec() {
   dense.kernel_regularizer = {0.f, 1e-4f}, dense.activity_regularizer = {1e-5f, 0.f};
   LayerSpec dropout, norm, no_bias{8, Activation::relu};
   dropout.kind = LayerKind::dropout, dropout.rate = 0.25;
-  norm.kind = LayerKind::batch_normalization, norm.momentum = 0.9, norm.epsilon = 1e-2, norm.center = false;
+  norm.kind = LayerKind::batch_normalization, norm.momentum = 0.9, norm.epsilon = 1e-2,
+  norm.center = false;
   no_bias.use_bias = false;
   s.layers = {dense, dropout, norm, no_bias, {2, Activation::sigmoid}};
   s.loss = Loss::binary_crossentropy;
   s.loss.label_smoothing = 0.125;
-  s.metrics = std::vector<MetricSpec>{{"acc", Metric::binary_accuracy}, {"mae", Metric::mean_absolute_error}};
+  s.metrics = std::vector<MetricSpec>{{"acc", Metric::binary_accuracy},
+                                      {"mae", Metric::mean_absolute_error}};
   s.targets = 2;
   s.optimizer.kind = OptimizerKind::adam;
   s.optimizer.learning_rate = 0.1f;  // not exact in binary: the float must cross as itself
@@ -1037,12 +1127,14 @@ ModelSpec adam_spec() {
   s.optimizer.weight_decay = 0.0625f;
   s.optimizer.clip = ClipKind::global_norm, s.optimizer.clip_value = 1.5f;
   ScheduleSpec schedule;
-  schedule.kind = ScheduleKind::cosine_decay, schedule.initial_learning_rate = 0.1, schedule.decay_steps = 1000;
+  schedule.kind = ScheduleKind::cosine_decay, schedule.initial_learning_rate = 0.1,
+  schedule.decay_steps = 1000;
   schedule.alpha = 0.125, schedule.warmup_target = 0.25, schedule.warmup_steps = 10;
   s.optimizer.schedule = schedule;
   s.fit = {4, 24, 0.25, false};
   EarlyStoppingSpec early;
-  early.monitor = "val_mae", early.patience = 3, early.min_delta = 0.001, early.mode = MonitorMode::min;
+  early.monitor = "val_mae", early.patience = 3, early.min_delta = 0.001,
+  early.mode = MonitorMode::min;
   early.baseline = 0.5, early.restore_best_weights = true, early.start_from_epoch = 1;
   s.fit.early_stopping = early;
   s.seed = 18446744073709551615u;
@@ -1070,7 +1162,8 @@ ModelSpec sgd_spec() {
   s.optimizer.nesterov = true;
   s.fit.early_stopping.reset();
   ReduceLROnPlateauSpec reduce;
-  reduce.monitor = "loss", reduce.factor = 0.5, reduce.patience = 2, reduce.cooldown = 1, reduce.min_lr = 1e-5;
+  reduce.monitor = "loss", reduce.factor = 0.5, reduce.patience = 2, reduce.cooldown = 1,
+  reduce.min_lr = 1e-5;
   s.fit.reduce_lr_on_plateau = reduce;
   return s;
 }
@@ -1097,7 +1190,8 @@ void expect_same_spec(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.data, want.data);
   EXPECT_EQ(got.input, want.input);
   ASSERT_EQ(got.layers.size(), want.layers.size());
-  for (size_t i = 0; i < want.layers.size(); ++i) EXPECT_TRUE(got.layers[i] == want.layers[i]) << "layers[" << i << "]";
+  for (size_t i = 0; i < want.layers.size(); ++i)
+    EXPECT_TRUE(got.layers[i] == want.layers[i]) << "layers[" << i << "]";
   EXPECT_EQ(got.loss, want.loss);
   EXPECT_EQ(got.metrics, want.metrics);
   EXPECT_TRUE(got.optimizer == want.optimizer);

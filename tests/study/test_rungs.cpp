@@ -1,6 +1,7 @@
-// The scheduler's rules (study/sweep/rungs.h) against hand-computed cases of their sources' definitions
-// (Ray Tune's ASHA cutoff, Optuna's SuccessiveHalvingPruner), and its table's waiting: a verdict
-// waits for the trials before it, never for those after, and a resumed run's ended trials count.
+// The scheduler's rules (study/sweep/rungs.h) against hand-computed cases of their sources'
+// definitions (Ray Tune's ASHA cutoff, Optuna's SuccessiveHalvingPruner), and its table's waiting:
+// a verdict waits for the trials before it, never for those after, and a resumed run's ended trials
+// count.
 #include "study/sweep/rungs.h"
 
 #include <cmath>
@@ -24,7 +25,8 @@ SchedulerSpec spec(SchedulerKind type, bool maximize, int factor = 3) {
 }
 
 TEST(RungRules, AshaStopsWhatIsWorseThanTheEarlierValuesQuantile) {
-  // numpy.percentile([0.1, 0.2, 0.3, 0.4], 66.67) = 0.3 + 0.0001 * ... ~ 0.30001: (1 - 1/3) of the way.
+  // numpy.percentile([0.1, 0.2, 0.3, 0.4], 66.67) = 0.3 + 0.0001 * ... ~ 0.30001: (1 - 1/3) of the
+  // way.
   const SchedulerSpec max = spec(SchedulerKind::asha, true);
   EXPECT_EQ(rung_verdict(max, 0.29, {0.1, 0.2, 0.3, 0.4}), V::stop);
   EXPECT_EQ(rung_verdict(max, 0.31, {0.4, 0.1, 0.3, 0.2}), V::go_on);  // order does not matter
@@ -62,12 +64,12 @@ TEST(RungTable, AVerdictWaitsForTheTrialsBeforeItOnly) {
   EXPECT_TRUE(table.judges(1, 1));
   EXPECT_TRUE(table.judges(1, 3));
   EXPECT_FALSE(table.judges(1, 2));
-  EXPECT_FALSE(table.judges(1, 9));  // the last epoch is no rung
+  EXPECT_FALSE(table.judges(1, 9));                 // the last epoch is no rung
   EXPECT_EQ(table.judge(2, 1, 0.5), V::undecided);  // 0 and 1 have not reached it
   EXPECT_EQ(table.judge(1, 1, 0.9), V::undecided);  // 0 has not
-  EXPECT_EQ(table.judge(0, 1, 0.6), V::go_on);       // the first: nothing to wait for
-  EXPECT_EQ(table.verdict(1, 1), V::go_on);          // 0.9 against {0.6}
-  EXPECT_EQ(table.verdict(2, 1), V::stop);           // 0.5 against {0.6, 0.9}
+  EXPECT_EQ(table.judge(0, 1, 0.6), V::go_on);      // the first: nothing to wait for
+  EXPECT_EQ(table.verdict(1, 1), V::go_on);         // 0.9 against {0.6}
+  EXPECT_EQ(table.verdict(2, 1), V::stop);          // 0.5 against {0.6, 0.9}
   // A trial that ended short of a rung is waited for no more.
   EXPECT_EQ(table.judge(1, 3, 0.95), V::undecided);
   table.ended(0);
@@ -89,7 +91,7 @@ TEST(RungTable, HyperbandsBracketsCompeteApart) {
   RungTable table(s, {0, 1, 2, 3});
   EXPECT_EQ(s.brackets(), 3);
   EXPECT_FALSE(table.judges(1, 1));
-  EXPECT_EQ(table.judge(1, 3, 0.1), V::go_on);  // bracket 1's first
+  EXPECT_EQ(table.judge(1, 3, 0.1), V::go_on);      // bracket 1's first
   EXPECT_EQ(table.judge(3, 1, 0.2), V::undecided);  // bracket 0: waits for 0
   EXPECT_EQ(table.judge(0, 1, 0.9), V::go_on);
   EXPECT_EQ(table.verdict(3, 1), V::stop);

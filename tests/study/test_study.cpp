@@ -1,5 +1,5 @@
-// The pieces of `multifit run` below the command line: jobs from a sweep, packing, the ranking of exit
-// codes, and progress lines. The options and the job a child is sent, and the report's forms:
+// The pieces of `multifit run` below the command line: jobs from a sweep, packing, the ranking of
+// exit codes, and progress lines. The options and the job a child is sent, and the report's forms:
 // test_report_forms.cpp.
 #include <gtest/gtest.h>
 
@@ -56,7 +56,8 @@ TEST(Jobs, WithoutDevicesEveryModelIsOnDeviceZero) {
   EXPECT_EQ(jobs[0].data, "fashion-mnist");  // the spec's own
 }
 
-// The options and the job a child is sent, field by field: test_report_forms.cpp (ChildOptions, ChildJob).
+// The options and the job a child is sent, field by field: test_report_forms.cpp (ChildOptions,
+// ChildJob).
 
 // Jobs of two shapes, a second data source and a second device, around a bad entry.
 std::vector<Job> jobs_to_pack() {
@@ -65,7 +66,8 @@ std::vector<Job> jobs_to_pack() {
     ModelSpec spec;
     spec.name = "model-" + std::to_string(i);
     spec.input = 4;
-    spec.layers = {{i % 2 ? 8 : 16, Activation::relu}, {1, Activation::linear}};  // odd and even: two shapes
+    spec.layers = {{i % 2 ? 8 : 16, Activation::relu},
+                   {1, Activation::linear}};  // odd and even: two shapes
     spec.seed = i;
     spec.optimizer.learning_rate = 1e-3f * float(i + 1);  // members may differ in these
     jobs[i].index = i;
@@ -73,16 +75,18 @@ std::vector<Job> jobs_to_pack() {
     jobs[i].spec = spec;
     jobs[i].data = "synthetic:regression";
   }
-  jobs[3].spec.reset();                       // a bad entry
+  jobs[3].spec.reset();                          // a bad entry
   jobs[6].data = "synthetic:regression:seed=2";  // another data set
-  jobs[7].device = 1;                         // another GPU
+  jobs[7].device = 1;                            // another GPU
   return jobs;
 }
 
 TEST(PackedMode, PacksModelsOfOneShapeDataAndDevice) {
   const std::vector<Job> jobs = jobs_to_pack();
-  EXPECT_EQ(plan_packs(jobs, 0), (std::vector<std::vector<size_t>>{{0, 2, 4}, {1, 5}, {3}, {6}, {7}}));
-  EXPECT_EQ(plan_packs(jobs, 2), (std::vector<std::vector<size_t>>{{0, 2}, {1, 5}, {3}, {4}, {6}, {7}}));
+  EXPECT_EQ(plan_packs(jobs, 0),
+            (std::vector<std::vector<size_t>>{{0, 2, 4}, {1, 5}, {3}, {6}, {7}}));
+  EXPECT_EQ(plan_packs(jobs, 2),
+            (std::vector<std::vector<size_t>>{{0, 2}, {1, 5}, {3}, {4}, {6}, {7}}));
   EXPECT_EQ(plan_packs(jobs, 1).size(), jobs.size());  // --pack-size 1: every model alone
 }
 
@@ -110,7 +114,8 @@ TEST(Slowdown, APacksIsItsTimeAgainstTheSumOfItsMembersSoloTimes) {
   compare_with_serial(run, serial);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(run.models[size_t(i)].solo_s, double(i + 1)) << i;
-    EXPECT_DOUBLE_EQ(*run.models[size_t(i)].slowdown, 3.0 / (1 + 2 + 3)) << "pack 0: 3 s for 6 s of solo time";
+    EXPECT_DOUBLE_EQ(*run.models[size_t(i)].slowdown, 3.0 / (1 + 2 + 3))
+        << "pack 0: 3 s for 6 s of solo time";
   }
   EXPECT_DOUBLE_EQ(*run.models[3].slowdown, 2.0 / 4) << "a pack of one";
   EXPECT_DOUBLE_EQ(*run.models[4].slowdown, 10.0 / 5) << "a model alone";
@@ -158,9 +163,10 @@ ModelReport ended_with(ModelStatus status, double val_accuracy) {
   return r;
 }
 
-// More models than kPlainLinesModels on a file or pipe: no epoch lines, no per-model notes, one status
-// line when the last ends (the run is shorter than kStatusEvery_s), with the counts by status and the
-// best by the first model's metric; an interrupted model counts as interrupted, not by its report.
+// More models than kPlainLinesModels on a file or pipe: no epoch lines, no per-model notes, one
+// status line when the last ends (the run is shorter than kStatusEvery_s), with the counts by
+// status and the best by the first model's metric; an interrupted model counts as interrupted, not
+// by its report.
 TEST(Progress, ARunOfManyModelsIsOneStatusLine) {
   std::vector<std::string> names;
   for (int i = 0; i < int(kPlainLinesModels) + 2; ++i) names.push_back("m" + std::to_string(i));
@@ -170,14 +176,20 @@ TEST(Progress, ARunOfManyModelsIsOneStatusLine) {
     progress.epoch(0, "Epoch 1/2 - not shown");
     progress.model_note("multifit: serial: released m0 (not shown)");
     progress.note("multifit: packed: a phase's note (shown)");
-    for (size_t i = 0; i < names.size(); ++i) {  // m9, interrupted, would rank above m6 by its report
+    for (size_t i = 0; i < names.size();
+         ++i) {  // m9, interrupted, would rank above m6 by its report
       const ModelStatus status = i % 3 == 1 ? ModelStatus::stopped : ModelStatus::ok;
-      progress.ended(i, ended_with(status, i == 6 ? 0.9 : i == 9 ? 0.95 : 0.5 + 0.01 * double(i)), i == 9 ? 130 : 0);
+      progress.ended(i,
+                     ended_with(status, i == 6   ? 0.9
+                                        : i == 9 ? 0.95
+                                                 : 0.5 + 0.01 * double(i)),
+                     i == 9 ? 130 : 0);
     }
   }
   const std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(err.starts_with("multifit: packed: a phase's note (shown)\n"
-                              "multifit: 10/10 models ended (1 interrupted, 6 ok, 3 stopped) in "))
+  EXPECT_TRUE(
+      err.starts_with("multifit: packed: a phase's note (shown)\n"
+                      "multifit: 10/10 models ended (1 interrupted, 6 ok, 3 stopped) in "))
       << err;
   EXPECT_TRUE(err.ends_with("; best val_accuracy 0.9000 (m6)\n")) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
@@ -193,7 +205,8 @@ TEST(Progress, VerboseShowsEveryModelsLines) {
     progress.epoch(3, "Epoch 1/2 - loss: 0.5");
     progress.model_note("multifit: serial: released m3");
   }
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "m3: Epoch 1/2 - loss: 0.5\nmultifit: serial: released m3\n");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "m3: Epoch 1/2 - loss: 0.5\nmultifit: serial: released m3\n");
 }
 
 // The "still running" line, with its times made small: said once no more than `most` models of the

@@ -1,6 +1,7 @@
-// EarlyStopping and ReduceLROnPlateau against Keras 3's rules (keras/src/callbacks/early_stopping.py,
-// reduce_lr_on_plateau.py), epoch by epoch on hand-made sequences of monitored values, and through
-// fit: a stopped fit's epochs, its restored weights and the rates it trained at.
+// EarlyStopping and ReduceLROnPlateau against Keras 3's rules
+// (keras/src/callbacks/early_stopping.py, reduce_lr_on_plateau.py), epoch by epoch on hand-made
+// sequences of monitored values, and through fit: a stopped fit's epochs, its restored weights and
+// the rates it trained at.
 #include "nn/callbacks.h"
 
 #include <cmath>
@@ -25,12 +26,14 @@ ModelSpec classifier() {
   return spec;
 }
 
-// The epoch (from 0) after which EarlyStopping stops on `values`, or -1; and each epoch's best flag.
+// The epoch (from 0) after which EarlyStopping stops on `values`, or -1; and each epoch's best
+// flag.
 struct Stopping {
   int stop = -1;
   std::vector<bool> best;
 };
-Stopping early_stopping(const EarlyStoppingSpec& spec, const std::vector<std::optional<double>>& values) {
+Stopping early_stopping(const EarlyStoppingSpec& spec,
+                        const std::vector<std::optional<double>>& values) {
   EarlyStopping callback(spec, classifier());
   Stopping run;
   for (int epoch = 0; epoch < int(values.size()); ++epoch) {
@@ -60,7 +63,8 @@ TEST(EarlyStopping, StopsWhenPatienceEpochsInARowDoNotImprove) {
 TEST(EarlyStopping, MinDeltaIsTheLeastImprovement) {
   EarlyStoppingSpec spec;
   spec.patience = 1, spec.min_delta = 0.1;
-  EXPECT_EQ(early_stopping(spec, {1.0, 0.85, 0.8}).stop, 2);  // 0.85 beats 1.0 by more than 0.1, 0.8 not 0.85
+  EXPECT_EQ(early_stopping(spec, {1.0, 0.85, 0.8}).stop,
+            2);           // 0.85 beats 1.0 by more than 0.1, 0.8 not 0.85
   spec.min_delta = -0.1;  // Keras takes its magnitude
   EXPECT_EQ(early_stopping(spec, {1.0, 0.95}).stop, 1);
 }
@@ -81,7 +85,8 @@ TEST(EarlyStopping, ABaselineMustBeBeatenToRestartTheWait) {
   // Each value improves on the best but not on the baseline: the wait goes on (1, 2, 3), and the
   // first epoch that does not improve, past patience, stops.
   EXPECT_EQ(early_stopping(spec, {1.0, 0.9, 0.8, 0.85}).stop, 3);
-  EXPECT_EQ(early_stopping(spec, {1.0, 0.4, 0.45, 0.46, 0.47}).stop, 3);  // 0.4 beat it: wait 0 again
+  EXPECT_EQ(early_stopping(spec, {1.0, 0.4, 0.45, 0.46, 0.47}).stop,
+            3);  // 0.4 beat it: wait 0 again
 }
 
 TEST(EarlyStopping, StartFromEpochAndMissingValuesAreSkipped) {
@@ -94,7 +99,8 @@ TEST(EarlyStopping, StartFromEpochAndMissingValuesAreSkipped) {
 }
 
 // The rate after each epoch of `values`, from `rate`.
-std::vector<float> reduced_rates(const ReduceLROnPlateauSpec& spec, const std::vector<double>& values, float rate) {
+std::vector<float> reduced_rates(const ReduceLROnPlateauSpec& spec,
+                                 const std::vector<double>& values, float rate) {
   ReduceLROnPlateau callback(spec, classifier());
   std::vector<float> rates;
   for (double v : values) {
@@ -107,17 +113,20 @@ std::vector<float> reduced_rates(const ReduceLROnPlateauSpec& spec, const std::v
 TEST(ReduceLROnPlateau, ReducesAfterPatienceThenCoolsDownAndStopsAtMinLr) {
   ReduceLROnPlateauSpec spec;
   spec.patience = 2, spec.factor = 0.5, spec.cooldown = 1, spec.min_lr = 0.1;
-  // A plateau: wait 1, 2 -> reduce; a cooldown epoch (wait 0, then 1 as Keras counts it), 2 -> reduce.
+  // A plateau: wait 1, 2 -> reduce; a cooldown epoch (wait 0, then 1 as Keras counts it), 2 ->
+  // reduce.
   const std::vector<float> rates = reduced_rates(spec, std::vector<double>(11, 1.0), 1.f);
-  const std::vector<float> want = {1.f,    1.f,   0.5f,   0.5f,   0.25f, 0.25f,
-                                   0.125f, 0.125f, float(0.1), float(0.1), float(0.1)};  // max(0.0625, min_lr)
+  const std::vector<float> want = {
+      1.f,    1.f,    0.5f,       0.5f,       0.25f,     0.25f,
+      0.125f, 0.125f, float(0.1), float(0.1), float(0.1)};  // max(0.0625, min_lr)
   EXPECT_EQ(rates, want);
 }
 
 TEST(ReduceLROnPlateau, AnImprovementByMinDeltaRestartsTheWait) {
   ReduceLROnPlateauSpec spec;
   spec.patience = 1, spec.factor = 0.1;  // min_delta 1e-4
-  EXPECT_EQ(reduced_rates(spec, {1.0, 0.9, 0.89995}, 1.f), (std::vector<float>{1.f, 1.f, float(1.0 * 0.1)}));
+  EXPECT_EQ(reduced_rates(spec, {1.0, 0.9, 0.89995}, 1.f),
+            (std::vector<float>{1.f, 1.f, float(1.0 * 0.1)}));
 }
 
 // ---- Through fit ------------------------------------------------------------------------------

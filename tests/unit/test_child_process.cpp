@@ -1,6 +1,6 @@
 // ChildProcess (runtime/child_process.h). The children are /bin/sh scripts, only here, as small
-// stand-ins for a worker: multifit itself never spawns through a shell. Every wait for a child's output
-// that a bug could turn into a hang goes through poll with a timeout.
+// stand-ins for a worker: multifit itself never spawns through a shell. Every wait for a child's
+// output that a bug could turn into a hang goes through poll with a timeout.
 #include "runtime/child_process.h"
 
 #include <poll.h>
@@ -44,8 +44,8 @@ TEST(ChildProcess, EnvironmentOverridesReplaceAndAddToTheParents) {
   ASSERT_EQ(setenv("MF_TEST_EXISTING", "old", 1), 0);
   ASSERT_EQ(setenv("MF_TEST_INHERITED", "kept", 1), 0);
   ChildProcess worker(sh("echo \"$MF_TEST_EXISTING\"; env | grep -c ^MF_TEST_EXISTING=; "
-                          "echo \"$CUDA_VISIBLE_DEVICES\"; echo \"$MF_TEST_INHERITED\""),
-                       {"MF_TEST_EXISTING=new", "CUDA_VISIBLE_DEVICES=3"});
+                         "echo \"$CUDA_VISIBLE_DEVICES\"; echo \"$MF_TEST_INHERITED\""),
+                      {"MF_TEST_EXISTING=new", "CUDA_VISIBLE_DEVICES=3"});
   unsetenv("MF_TEST_EXISTING");
   unsetenv("MF_TEST_INHERITED");
   EXPECT_EQ(worker.read_line(), "new");
@@ -82,8 +82,9 @@ TEST(ChildProcess, DescribesSignalsWithoutAShortName) {
 }
 
 TEST(ChildProcess, AMissingProgramIsNamed) {
-  const std::string message = test::user_error<SystemError>(
-      [] { ChildProcess worker({"/nonexistent/mf-no-such-worker", "--x"}, {}); });
+  const std::string message = test::user_error<SystemError>([] {
+    ChildProcess worker({"/nonexistent/mf-no-such-worker", "--x"}, {});
+  });
   EXPECT_TRUE(test::contains(message, "/nonexistent/mf-no-such-worker")) << message;
   EXPECT_TRUE(test::contains(message, "No such file or directory")) << message;
 }
@@ -94,14 +95,16 @@ TEST(ChildProcess, SendingToAnExitedChildFailsWithoutSigpipe) {
   EXPECT_FALSE(worker.send("too late\n"));  // the test process is still here to check it
   sigset_t pending;
   sigpending(&pending);
-  EXPECT_FALSE(sigismember(&pending, SIGPIPE));  // not left pending for someone to be killed by later
+  EXPECT_FALSE(
+      sigismember(&pending, SIGPIPE));  // not left pending for someone to be killed by later
   worker.close_input();
   EXPECT_FALSE(worker.send("closed\n"));
 }
 
 TEST(ChildProcess, ALongLineArrivesWhole) {
   constexpr size_t kLength = 3'000'000;  // a result document on one line, many pipe buffers long
-  ChildProcess worker(sh("head -c " + std::to_string(kLength) + " /dev/zero | tr '\\0' a; echo; echo end"), {});
+  ChildProcess worker(
+      sh("head -c " + std::to_string(kLength) + " /dev/zero | tr '\\0' a; echo; echo end"), {});
   std::vector<std::string> lines;
   for (bool eof = false; !eof;) {
     ASSERT_TRUE(readable_within(worker.output_fd(), 2000));
@@ -120,13 +123,17 @@ TEST(ChildProcess, AnUnterminatedLastLineIsReturnedAtEof) {
 }
 
 TEST(ChildProcess, WorkersDoNotInheritEachOthersPipes) {
-  // Builtins only: a grandchild such as cat would outlive the shell killed on failure, holding its pipes.
+  // Builtins only: a grandchild such as cat would outlive the shell killed on failure, holding its
+  // pipes.
   ChildProcess first(sh("while read -r line; do :; done; echo eof"), {});
-  ChildProcess second(sh("exec sleep 10"), {});  // would hold first's pipe ends open, were they inherited
+  ChildProcess second(sh("exec sleep 10"),
+                      {});  // would hold first's pipe ends open, were they inherited
   first.close_input();
-  ASSERT_TRUE(readable_within(first.output_fd(), 1000)) << "the first child's stdin never reached EOF";
+  ASSERT_TRUE(readable_within(first.output_fd(), 1000))
+      << "the first child's stdin never reached EOF";
   EXPECT_EQ(first.read_line(), "eof");
-  ASSERT_TRUE(readable_within(first.output_fd(), 1000)) << "the first child's stdout never reached EOF";
+  ASSERT_TRUE(readable_within(first.output_fd(), 1000))
+      << "the first child's stdout never reached EOF";
   EXPECT_EQ(first.read_line(), std::nullopt);
 }
 
@@ -138,7 +145,8 @@ TEST(ChildProcess, TheDestructorKillsAndReapsARunningChild) {
     pid = worker.pid();
     ASSERT_EQ(::kill(pid, 0), 0);
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));  // killed, not waited out
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::seconds(5));  // killed, not waited out
   // A zombie would still take signal 0 and could still be waited for.
   errno = 0;
   EXPECT_EQ(::kill(pid, 0), -1);
@@ -146,8 +154,8 @@ TEST(ChildProcess, TheDestructorKillsAndReapsARunningChild) {
   EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);
 }
 
-// The group kill reaches what the child started too (a worker's library might start a helper), where a
-// kill of the child alone would leave the grandchild holding its stdout open.
+// The group kill reaches what the child started too (a worker's library might start a helper),
+// where a kill of the child alone would leave the grandchild holding its stdout open.
 TEST(ChildProcess, AGroupKillEndsTheChildAndWhatItStarted) {
   ChildProcess worker(sh("sleep 30 & echo started; wait"), {});
   ASSERT_EQ(worker.read_line(), "started");

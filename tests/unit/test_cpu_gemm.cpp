@@ -1,6 +1,6 @@
-// The cpu backend's products (kernels/cpu_gemm.h): libxsmm's kernels on the shapes it takes, OpenBLAS's
-// on the rest, each against a product summed in double, with the strides of a column part (rows of
-// C wider than the part) and of a transposed operand.
+// The cpu backend's products (kernels/cpu_gemm.h): libxsmm's kernels on the shapes it takes,
+// OpenBLAS's on the rest, each against a product summed in double, with the strides of a column
+// part (rows of C wider than the part) and of a transposed operand.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,8 +20,8 @@ struct Case {
 };
 
 // C(m,n) = op(A)·op(B) in double, row-major with the same strides.
-std::vector<double> reference(const Case& c, const std::vector<float>& A, int lda, const std::vector<float>& B,
-                              int ldb, int ldc) {
+std::vector<double> reference(const Case& c, const std::vector<float>& A, int lda,
+                              const std::vector<float>& B, int ldb, int ldc) {
   std::vector<double> C(size_t(c.m) * ldc, 0.0);
   for (int i = 0; i < c.m; ++i)
     for (int j = 0; j < c.n; ++j) {
@@ -37,7 +37,8 @@ std::vector<double> reference(const Case& c, const std::vector<float>& A, int ld
 }
 
 void expect_product_right(const Case& c) {
-  const int lda = (c.trans_a ? c.m : c.k) + c.pad, ldb = (c.trans_b ? c.k : c.n) + c.pad, ldc = c.n + c.pad;
+  const int lda = (c.trans_a ? c.m : c.k) + c.pad, ldb = (c.trans_b ? c.k : c.n) + c.pad,
+            ldc = c.n + c.pad;
   Rng rng(uint64_t(c.m) * 131 + c.n * 7 + c.k);
   std::vector<float> A(size_t(c.trans_a ? c.k : c.m) * lda), B(size_t(c.trans_b ? c.n : c.k) * ldb);
   for (float& x : A) x = rng.uniform(-1.f, 1.f);
@@ -53,23 +54,33 @@ void expect_product_right(const Case& c) {
       ASSERT_NEAR(C[size_t(i) * ldc + j], w, 1e-5 * std::sqrt(double(c.k)) + 1e-6 * std::fabs(w))
           << "C(" << i << "," << j << ")";
     }
-    for (int j = c.n; j < ldc; ++j) ASSERT_EQ(C[size_t(i) * ldc + j], kUntouched) << "padding of row " << i;
+    for (int j = c.n; j < ldc; ++j)
+      ASSERT_EQ(C[size_t(i) * ldc + j], kUntouched) << "padding of row " << i;
   }
 }
 
 TEST(CpuGemm, EveryTransposeAndStrideOnBothPathsEqualsTheProductInDouble) {
   const Case cases[] = {
       // libxsmm's: the Fashion-MNIST MLP's products at batch 32 (forward, weight gradient)
-      {false, false, 32, 256, 784, 0}, {true, false, 784, 256, 32, 0}, {false, false, 32, 10, 128, 0},
+      {false, false, 32, 256, 784, 0},
+      {true, false, 784, 256, 32, 0},
+      {false, false, 32, 10, 128, 0},
       {false, false, 32, 128, 784, 128},  // a column part: half of a 256-wide output
       {true, false, 256, 128, 32, 3},
       // OpenBLAS's: op(B) transposed, few columns, few multiply-adds
-      {false, true, 32, 256, 128, 0}, {false, true, 32, 128, 256, 5}, {false, false, 128, 1, 784, 0},
-      {true, false, 784, 8, 32, 0}, {false, false, 64, 64, 20, 0}, {true, false, 20, 64, 64, 1}, {false, false, 1, 1, 1, 0}};
+      {false, true, 32, 256, 128, 0},
+      {false, true, 32, 128, 256, 5},
+      {false, false, 128, 1, 784, 0},
+      {true, false, 784, 8, 32, 0},
+      {false, false, 64, 64, 20, 0},
+      {true, false, 20, 64, 64, 1},
+      {false, false, 1, 1, 1, 0}};
   for (const Case& c : cases) {
-    SCOPED_TRACE(testing::Message() << (c.trans_a ? "T" : "N") << (c.trans_b ? "T" : "N") << " m " << c.m << " n "
-                                    << c.n << " k " << c.k << " pad " << c.pad
-                                    << (cpu::takes_libxsmm(c.trans_a, c.trans_b, c.m, c.n, c.k) ? " (libxsmm)" : " (OpenBLAS)"));
+    SCOPED_TRACE(testing::Message()
+                 << (c.trans_a ? "T" : "N") << (c.trans_b ? "T" : "N") << " m " << c.m << " n "
+                 << c.n << " k " << c.k << " pad " << c.pad
+                 << (cpu::takes_libxsmm(c.trans_a, c.trans_b, c.m, c.n, c.k) ? " (libxsmm)"
+                                                                             : " (OpenBLAS)"));
     expect_product_right(c);
   }
 }
@@ -78,7 +89,8 @@ TEST(CpuGemm, TheMlpsProductsTakeLibxsmmAndItHasKernelsForThemHere) {
   // Where libxsmm generates no code for this CPU the products fall back to OpenBLAS, correctly but
   // without the path this suite means to cover: say so rather than pass on the fallback alone.
   if (!cpu::libxsmm_kernel(false, false, 32, 256, 784, 784, 256, 256))
-    GTEST_SKIP() << "libxsmm generates no kernels on this CPU (" << cpu::libxsmm_description() << ")";
+    GTEST_SKIP() << "libxsmm generates no kernels on this CPU (" << cpu::libxsmm_description()
+                 << ")";
   EXPECT_TRUE(cpu::takes_libxsmm(false, false, 32, 256, 784));
   EXPECT_TRUE(cpu::takes_libxsmm(true, false, 784, 256, 32));
   EXPECT_TRUE(cpu::libxsmm_kernel(true, false, 784, 256, 32, 784, 256, 256));

@@ -52,8 +52,8 @@ TEST(CpuThreads, EveryPartRunsOnceOnATeamOfAnySize) {
   }
 }
 
-// Adam over 3 * 2^15 + 5 floats in one tensor: split into parts on 2 and 3 threads, the same bits as
-// on one.
+// Adam over 3 * 2^15 + 5 floats in one tensor: split into parts on 2 and 3 threads, the same bits
+// as on one.
 TEST(CpuThreads, AdamSplitOverThreadsGivesTheBitsOfOneThread) {
   const size_t n = 3 * (size_t(1) << 15) + 5;
   const MemberSettings settings = member_settings(ModelSpec{});
@@ -61,13 +61,15 @@ TEST(CpuThreads, AdamSplitOverThreadsGivesTheBitsOfOneThread) {
   const LayerSettings layer;
   auto step = [&](int threads) {
     CpuBackend cpu(threads);
-    std::vector<float> w = random_floats(n, 1), g = random_floats(n, 2), m = random_floats(n, 3), v(n, 0.5f);
+    std::vector<float> w = random_floats(n, 1), g = random_floats(n, 2), m = random_floats(n, 3),
+                       v(n, 0.5f);
     StepState state;
     state.t = 3;
     Pack pack;
     pack.step = &state;
     OptimizerStep s;
-    s.params = w.data(), s.grads = g.data(), s.slot[0] = m.data(), s.slot[1] = v.data(), s.count = int64_t(n);
+    s.params = w.data(), s.grads = g.data(), s.slot[0] = m.data(), s.slot[1] = v.data(),
+    s.count = int64_t(n);
     s.tensors = &tensor, s.tensor_count = 1, s.blocks = param_blocks(int64_t(n));
     s.settings = &settings, s.layers = &layer, s.batch_rows = 32;
     cpu.optimizer_step(s, pack);
@@ -83,8 +85,8 @@ TEST(CpuThreads, AdamSplitOverThreadsGivesTheBitsOfOneThread) {
 // at batch 300 by rows (and the epoch's last batch of 150 rows both ways: 150 x 256 by columns,
 // 150 x 128 by rows).
 ModelSpec wide_classifier(int batch_size) {
-  ModelSpec spec = test::classifier(5, 1e-3f,
-                                    {{256, Activation::relu}, {128, Activation::relu}, {4, Activation::softmax}});
+  ModelSpec spec = test::classifier(
+      5, 1e-3f, {{256, Activation::relu}, {128, Activation::relu}, {4, Activation::softmax}});
   spec.input = 16;
   spec.fit.batch_size = batch_size;
   spec.memory.limit_bytes = 64 << 20;
@@ -98,7 +100,8 @@ struct Trained {
 
 Trained train(int threads, bool graphs, int batch_size) {
   CpuBackend cpu(threads);
-  const DataSplit data = make_synthetic("teacher:rows=600,features=16,classes=4");  // 450 training rows
+  const DataSplit data =
+      make_synthetic("teacher:rows=600,features=16,classes=4");  // 450 training rows
   DeviceData resident(cpu, data.train);
   Model model(wide_classifier(batch_size), cpu);
   FitOptions options;
@@ -111,19 +114,19 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 
 TEST(CpuThreads, AModelAloneOnNThreadsGivesTheNumbersOfEveryRunOnN) {
   for (int batch : {64, 300})
-  for (int threads : {2, 3}) {
-    SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(threads) + " threads");
-    const Trained first = train(threads, true, batch), again = train(threads, true, batch),
-                  unrecorded = train(threads, false, batch);
-    for (const Trained* other : {&again, &unrecorded}) {
-      EXPECT_TRUE(other->params == first.params) << "the final weights differ";
-      ASSERT_EQ(other->fit.epochs.size(), 2u);
-      for (size_t e = 0; e < 2; ++e) {
-        EXPECT_TRUE(same_bits(other->fit.epochs[e].loss, first.fit.epochs[e].loss));
-        EXPECT_TRUE(same_bits(other->fit.epochs[e].val_loss, first.fit.epochs[e].val_loss));
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(threads) + " threads");
+      const Trained first = train(threads, true, batch), again = train(threads, true, batch),
+                    unrecorded = train(threads, false, batch);
+      for (const Trained* other : {&again, &unrecorded}) {
+        EXPECT_TRUE(other->params == first.params) << "the final weights differ";
+        ASSERT_EQ(other->fit.epochs.size(), 2u);
+        for (size_t e = 0; e < 2; ++e) {
+          EXPECT_TRUE(same_bits(other->fit.epochs[e].loss, first.fit.epochs[e].loss));
+          EXPECT_TRUE(same_bits(other->fit.epochs[e].val_loss, first.fit.epochs[e].val_loss));
+        }
       }
     }
-  }
 }
 
 TEST(CpuThreads, AModelAloneOnTwoThreadsTrainsAsOnOneToFloatRounding) {
@@ -133,7 +136,8 @@ TEST(CpuThreads, AModelAloneOnTwoThreadsTrainsAsOnOneToFloatRounding) {
     ASSERT_EQ(one.params.size(), two.params.size());
     float worst = 0;
     for (size_t i = 0; i < one.params.size(); ++i)
-      worst = std::max(worst, std::fabs(one.params[i] - two.params[i]) / (1e-3f + std::fabs(one.params[i])));
+      worst = std::max(
+          worst, std::fabs(one.params[i] - two.params[i]) / (1e-3f + std::fabs(one.params[i])));
     EXPECT_LT(worst, 1e-3f) << "the worst relative difference of a weight after 2 epochs";
     for (size_t e = 0; e < 2; ++e)
       EXPECT_NEAR(two.fit.epochs[e].loss, one.fit.epochs[e].loss, 1e-5 * one.fit.epochs[e].loss);

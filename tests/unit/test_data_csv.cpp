@@ -13,9 +13,9 @@
 namespace mf {
 namespace {
 
+using test::user_error;
 using testing::AllOf;
 using testing::HasSubstr;
-using test::user_error;
 
 // CSV files written into a fresh directory per test.
 class CsvReader : public test::TempDirTest {
@@ -24,7 +24,8 @@ class CsvReader : public test::TempDirTest {
   // Writes `text` as data.csv; returns its path.
   std::string write(const std::string& text) { return write("data.csv", text); }
 
-  // The message of the UserError that loading `text` throws, after the file name it must start with.
+  // The message of the UserError that loading `text` throws, after the file name it must start
+  // with.
   std::string error_for(const std::string& text) {
     const std::string file = write(text);
     const std::string message = user_error([&] { load_csv(file); });
@@ -60,7 +61,8 @@ TEST_F(CsvReader, SkipsAllTextHeader) {
 }
 
 TEST_F(CsvReader, HeaderWithANumberIsData) {
-  EXPECT_THAT(error_for("width,2,label\n1,2,1\n"), HasSubstr(":1: column 1: 'width' is not a number"));
+  EXPECT_THAT(error_for("width,2,label\n1,2,1\n"),
+              HasSubstr(":1: column 1: 'width' is not a number"));
 }
 
 TEST_F(CsvReader, AcceptsSpacesCrlfPlusSignAndTrailingBlankLines) {
@@ -102,22 +104,27 @@ TEST_F(CsvReader, NonNumericCell) {
 }
 
 TEST_F(CsvReader, NotFiniteValues) {
-  EXPECT_THAT(error_for("1,nan,1\n"), HasSubstr(":1: column 2: 'nan' is not a finite float; NaN, infinity"));
-  EXPECT_THAT(error_for("1,2,1\n-inf,2,1\n"), HasSubstr(":2: column 1: '-inf' is not a finite float"));
+  EXPECT_THAT(error_for("1,nan,1\n"),
+              HasSubstr(":1: column 2: 'nan' is not a finite float; NaN, infinity"));
+  EXPECT_THAT(error_for("1,2,1\n-inf,2,1\n"),
+              HasSubstr(":2: column 1: '-inf' is not a finite float"));
   EXPECT_THAT(error_for("1,2,1e39\n"), HasSubstr(":1: column 3: '1e39' is not a finite float"));
   EXPECT_THAT(error_for("1,2,-1e999\n"), HasSubstr(":1: column 3: '-1e999' is not a finite float"));
 }
 
 TEST_F(CsvReader, InconsistentColumnCount) {
-  EXPECT_THAT(error_for("1,2,1\n3,4,0\n5,0\n"), HasSubstr(":3: 2 columns, expected 3 as in line 1"));
+  EXPECT_THAT(error_for("1,2,1\n3,4,0\n5,0\n"),
+              HasSubstr(":3: 2 columns, expected 3 as in line 1"));
   EXPECT_THAT(error_for("a,b\n1,2,3\n"), HasSubstr(":2: 3 columns, expected 2 as in line 1"));
 }
 
 TEST_F(CsvReader, NeedsAFeatureAndALabel) {
-  EXPECT_THAT(error_for("5\n6\n"), HasSubstr(":1: 1 column(s); a line needs at least one feature column"));
+  EXPECT_THAT(error_for("5\n6\n"),
+              HasSubstr(":1: 1 column(s); a line needs at least one feature column"));
 }
 
-// targets > 1: the last columns of a row are its targets (multi-output mse, multi-label binary labels).
+// targets > 1: the last columns of a row are its targets (multi-output mse, multi-label binary
+// labels).
 TEST_F(CsvReader, SeveralTargetColumns) {
   const Dataset d = load_csv(write("a,b,y1,y2\n1,2,0,1\n3,4,1,1\n"), 2);
   EXPECT_EQ(d.features, 2);
@@ -125,8 +132,10 @@ TEST_F(CsvReader, SeveralTargetColumns) {
   EXPECT_EQ(d.x, (std::vector<float>{1, 2, 3, 4}));
   EXPECT_EQ(d.y, (std::vector<float>{0, 1, 1, 1}));
   EXPECT_EQ(d.classes, 2);  // every target is 0 or 1: binary labels
-  EXPECT_THAT(user_error([&] { load_csv(write("1,2\n"), 2); }),
-              HasSubstr(":1: 2 column(s); a line needs at least one feature column and then 2 target columns"));
+  EXPECT_THAT(
+      user_error([&] { load_csv(write("1,2\n"), 2); }),
+      HasSubstr(
+          ":1: 2 column(s); a line needs at least one feature column and then 2 target columns"));
 }
 
 TEST_F(CsvReader, NoDataRows) {
@@ -136,7 +145,8 @@ TEST_F(CsvReader, NoDataRows) {
 
 TEST_F(CsvReader, MissingFileOrDirectory) {
   const std::string missing = path("absent.csv");
-  EXPECT_THAT(user_error([&] { load_csv(missing); }), HasSubstr(missing + ": no such file (the CSV file)"));
+  EXPECT_THAT(user_error([&] { load_csv(missing); }),
+              HasSubstr(missing + ": no such file (the CSV file)"));
   EXPECT_THAT(user_error([&] { load_csv(dir().string()); }),
               HasSubstr(dir().string() + ": is a folder; the CSV file must be a regular file"));
 }

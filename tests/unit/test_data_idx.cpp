@@ -14,12 +14,12 @@
 namespace mf {
 namespace {
 
-using testing::AllOf;
-using testing::HasSubstr;
 using test::Bytes;
 using test::idx_images;
 using test::idx_labels;
 using test::user_error;
+using testing::AllOf;
+using testing::HasSubstr;
 
 // IDX files written into a fresh directory per test.
 using IdxReader = test::TempDirTest;
@@ -138,7 +138,8 @@ TEST_F(IdxReader, CorruptGzipData) {
   gz[gz.size() - 6] ^= 0xff;  // the CRC-32 of the trailer no longer matches the data
   const std::string bad = write("bad.gz", gz);
   const std::string labels = write("lbl", idx_labels(3, kLabels));
-  EXPECT_THAT(user_error([&] { load_idx_pair(bad, labels); }), HasSubstr(bad + ": corrupt gzip data"));
+  EXPECT_THAT(user_error([&] { load_idx_pair(bad, labels); }),
+              HasSubstr(bad + ": corrupt gzip data"));
 }
 
 TEST_F(IdxReader, CountMismatch) {
@@ -151,7 +152,8 @@ TEST_F(IdxReader, CountMismatch) {
 TEST_F(IdxReader, NoImages) {
   const std::string images = write("img", idx_images(0, 28, 28, {}));
   const std::string labels = write("lbl", idx_labels(0, {}));
-  EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }), HasSubstr(images + ": holds no images"));
+  EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
+              HasSubstr(images + ": holds no images"));
 }
 
 TEST_F(IdxReader, EmptyImageDimension) {
@@ -162,19 +164,23 @@ TEST_F(IdxReader, EmptyImageDimension) {
 }
 
 TEST_F(IdxReader, AbsurdHeaderIsRejectedBeforeReading) {
-  const std::string images = write("img", idx_images(0xffffffffu, 0xffffffffu, 0xffffffffu, {1, 2}));
+  const std::string images =
+      write("img", idx_images(0xffffffffu, 0xffffffffu, 0xffffffffu, {1, 2}));
   const std::string labels = write("lbl", idx_labels(3, kLabels));
-  EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
-              HasSubstr(images + ": header announces 4294967295 images of 4294967295x4294967295 pixels, "
-                                 "more than the 2147483647 pixels"));
+  EXPECT_THAT(
+      user_error([&] { load_idx_pair(images, labels); }),
+      HasSubstr(images + ": header announces 4294967295 images of 4294967295x4294967295 pixels, "
+                         "more than the 2147483647 pixels"));
 }
 
 TEST_F(IdxReader, LargeHeaderWithoutDataIsTruncated) {
-  // 1000000 images of 28x28 are allowed, but only 4 pixels follow: an error, not an allocation of 3 GB.
+  // 1000000 images of 28x28 are allowed, but only 4 pixels follow: an error, not an allocation of 3
+  // GB.
   const std::string images = write_gz("img.gz", idx_images(1000000, 28, 28, {1, 2, 3, 4}));
   const std::string labels = write_gz("lbl.gz", idx_labels(1000000, {}));
   EXPECT_THAT(user_error([&] { load_idx_pair(images, labels); }),
-              AllOf(HasSubstr(images + ": truncated data: expected 784000000 bytes"), HasSubstr("found 4")));
+              AllOf(HasSubstr(images + ": truncated data: expected 784000000 bytes"),
+                    HasSubstr("found 4")));
 }
 
 TEST_F(IdxReader, DataAfterTheAnnouncedImages) {

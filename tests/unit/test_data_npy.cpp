@@ -17,12 +17,14 @@
 namespace mf {
 namespace {
 
-using testing::HasSubstr;
 using test::user_error;
+using testing::HasSubstr;
 
 // A .npy file of dtype `descr` and `shape` ("(3, 2)") holding `data`'s bytes.
-std::string npy(const std::string& descr, const std::string& shape, const void* data, size_t bytes) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+std::string npy(const std::string& descr, const std::string& shape, const void* data,
+                size_t bytes) {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64) header += ' ';
   header += '\n';
   std::string file = "\x93NUMPY";
@@ -56,7 +58,7 @@ TEST_F(NpySource, ReadsFloatRowsAndIntegerLabels) {
 
 TEST_F(NpySource, ImagesAreFlattenedDoublesConvertedAndATestSetRead) {
   const double x[] = {0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4};  // 2 images of 2x2
-  const float y[] = {0.25f, -1};                         // regression targets: no classes
+  const float y[] = {0.25f, -1};                        // regression targets: no classes
   const std::string xs = write("x.npy", npy("<f8", "(2, 2, 2)", x, sizeof x));
   const std::string ys = write("y.npy", npy("<f4", "(2,)", y, sizeof y));
   const std::string source = "npy:" + xs + "," + ys + "," + xs + "," + ys;
@@ -94,7 +96,8 @@ TEST_F(NpySource, BrokenFilesAreNamed) {
   EXPECT_THAT(error_of(npy("<f4", "(4,)", x, sizeof x)), HasSubstr("shape (rows, features...)"));
   EXPECT_THAT(error_of(npy("<f4", "(3, 1)", x, 12)), HasSubstr("with x's 3 rows"));
   EXPECT_THAT(user_error([&] { load_data("npy:only.npy"); }), HasSubstr("write npy:X.npy,Y.npy"));
-  EXPECT_THAT(user_error([&] { load_data("npy:" + path("none.npy") + "," + ys); }), HasSubstr("none.npy"));
+  EXPECT_THAT(user_error([&] { load_data("npy:" + path("none.npy") + "," + ys); }),
+              HasSubstr("none.npy"));
 }
 
 }  // namespace

@@ -17,10 +17,10 @@
 namespace mf {
 namespace {
 
-using testing::AllOf;
-using testing::HasSubstr;
 using test::Bytes;
 using test::user_error;
+using testing::AllOf;
+using testing::HasSubstr;
 
 // An IDX image file of `count` 1x2 images whose pixels are all `pixel`.
 Bytes images_file(uint32_t count, unsigned char pixel) {
@@ -81,7 +81,8 @@ TEST_F(DataSource, CsvLabelThatIsNotAClassIsLocated) {
   const std::string test = write("test.csv", "5,6,0.5\n");
   const DataSplit s = load_data("csv:" + train + "," + test);
   EXPECT_EQ(s.train.classes, 0);
-  EXPECT_EQ(s.train.label_at, train + ":4: label -1");  // the first one, on its line (after the header)
+  EXPECT_EQ(s.train.label_at,
+            train + ":4: label -1");  // the first one, on its line (after the header)
   EXPECT_EQ(s.test->classes, 0);
   EXPECT_EQ(s.test->label_at, test + ":1: label 0.5");
 }
@@ -96,10 +97,12 @@ TEST_F(DataSource, CsvTestWithOtherFeatures) {
 TEST_F(DataSource, CsvBadForms) {
   for (const std::string source : {"csv:", "csv:a.csv,", "csv:,b.csv", "csv:a.csv,b.csv,c.csv"})
     EXPECT_THAT(user_error([&] { load_data(source); }),
-                HasSubstr("data source '" + source + "': not a train file and an optional test file; "
+                HasSubstr("data source '" + source +
+                          "': not a train file and an optional test file; "
                           "write csv:TRAIN"));
   const std::string missing = path("missing.csv");
-  EXPECT_THAT(user_error([&] { load_data("csv:" + missing); }), HasSubstr(missing + ": no such file"));
+  EXPECT_THAT(user_error([&] { load_data("csv:" + missing); }),
+              HasSubstr(missing + ": no such file"));
 }
 
 TEST_F(DataSource, MnistDirectoryWithPlainAndGzipFiles) {
@@ -131,11 +134,14 @@ size_t split_bytes(const DataSplit& s) {
 // byte for plain files; where only reading tells (a compressed or missing file, a source that is
 // refused), it says nothing.
 TEST_F(DataSource, TheBoundOfADataSetHoldsWhatLoadingGives) {
-  for (const std::string source : {"synthetic:teacher:rows=1024", "synthetic:binary:rows=7,features=3"})
+  for (const std::string source :
+       {"synthetic:teacher:rows=1024", "synthetic:binary:rows=7,features=3"})
     EXPECT_EQ(data_bytes_bound(source), split_bytes(load_data(source))) << source;
-  const std::string train = write("train.csv", "x1,x2,y\n1,2,0\n3.25,4,1\n"), test = write("test.csv", "5,6,1\n");
+  const std::string train = write("train.csv", "x1,x2,y\n1,2,0\n3.25,4,1\n"),
+                    test = write("test.csv", "5,6,1\n");
   const std::string csv = "csv:" + train + "," + test;
-  EXPECT_EQ(data_bytes_bound(csv), 4 * (std::filesystem::file_size(train) + std::filesystem::file_size(test)));
+  EXPECT_EQ(data_bytes_bound(csv),
+            4 * (std::filesystem::file_size(train) + std::filesystem::file_size(test)));
   EXPECT_GE(*data_bytes_bound(csv), split_bytes(load_data(csv)));
   write("train-images-idx3-ubyte", images_file(3, 255));
   write("train-labels-idx1-ubyte", labels_file({0, 1, 2}));
@@ -143,11 +149,13 @@ TEST_F(DataSource, TheBoundOfADataSetHoldsWhatLoadingGives) {
   EXPECT_EQ(data_bytes_bound("mnist:" + dir().string()), std::nullopt) << "a file missing";
   write("t10k-labels-idx1-ubyte", labels_file({4, 1}));
   ASSERT_TRUE(data_bytes_bound("mnist:" + dir().string()));
-  EXPECT_GE(*data_bytes_bound("mnist:" + dir().string()), split_bytes(load_data("mnist:" + dir().string())));
+  EXPECT_GE(*data_bytes_bound("mnist:" + dir().string()),
+            split_bytes(load_data("mnist:" + dir().string())));
   std::filesystem::remove(path("t10k-labels-idx1-ubyte"));
   write_gz("t10k-labels-idx1-ubyte.gz", labels_file({4, 1}));
   EXPECT_EQ(data_bytes_bound("mnist:" + dir().string()), std::nullopt) << "compressed";
-  for (const std::string source : {std::string("synthetic:moons"), "csv:" + path("missing.csv"), std::string("csv:"), std::string("iris")})
+  for (const std::string source : {std::string("synthetic:moons"), "csv:" + path("missing.csv"),
+                                   std::string("csv:"), std::string("iris")})
     EXPECT_EQ(data_bytes_bound(source), std::nullopt) << source;
 }
 
@@ -171,14 +179,16 @@ TEST_F(DataSource, MnistWithoutADirectory) {
   EXPECT_THAT(user_error([] { load_data("mnist:"); }),
               HasSubstr("data source 'mnist:': no directory given; write mnist:DIR"));
   const std::string missing = path("nowhere");
-  EXPECT_THAT(user_error([&] { load_data("mnist:" + missing); }), HasSubstr(missing + ": not a directory"));
+  EXPECT_THAT(user_error([&] { load_data("mnist:" + missing); }),
+              HasSubstr(missing + ": not a directory"));
 }
 
 TEST_F(DataSource, UnknownSource) {
   for (const std::string source : {"imagenet", "", "synthetic", "Fashion-MNIST", "csv"})
     EXPECT_THAT(user_error([&] { load_data(source); }),
                 AllOf(HasSubstr("data source '" + source + "': unknown"),
-                      HasSubstr("fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] or synthetic:KIND")));
+                      HasSubstr("fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] "
+                                "or synthetic:KIND")));
 }
 
 // Sets an environment variable for one test and restores it after.
@@ -209,8 +219,9 @@ TEST_F(DataSource, FashionMnistIsReadFromMultifitDataWhenSet) {
     EXPECT_EQ(s.train.y, (std::vector<float>{0, 1, 2}));
   }
   ScopedEnv elsewhere("MULTIFIT_DATA", path("nowhere"));
-  EXPECT_THAT(user_error([] { load_data("fashion-mnist"); }),
-              AllOf(HasSubstr(path("nowhere/fashion-mnist") + " not found"), HasSubstr("MULTIFIT_DATA=")));
+  EXPECT_THAT(
+      user_error([] { load_data("fashion-mnist"); }),
+      AllOf(HasSubstr(path("nowhere/fashion-mnist") + " not found"), HasSubstr("MULTIFIT_DATA=")));
 }
 
 TEST_F(DataSource, FashionMnistWithoutMultifitDataIsTheDebianPackage) {
@@ -220,7 +231,8 @@ TEST_F(DataSource, FashionMnistWithoutMultifitDataIsTheDebianPackage) {
 
 TEST_F(DataSource, FashionMnist) {
   if (!std::filesystem::is_directory(fashion_mnist_dir()))
-    GTEST_SKIP() << fashion_mnist_dir() << " is absent; the package dataset-fashion-mnist provides it";
+    GTEST_SKIP() << fashion_mnist_dir()
+                 << " is absent; the package dataset-fashion-mnist provides it";
   const DataSplit s = load_data("fashion-mnist");
   EXPECT_EQ(s.description, "fashion-mnist (60000 train, 10000 test)");
   EXPECT_EQ(s.train.rows, 60000);

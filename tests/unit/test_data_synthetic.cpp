@@ -23,7 +23,9 @@ std::string spec_error(const std::string& spec) {
   return test::user_error([&] { make_synthetic(spec); });
 }
 
-int count_label(const Dataset& d, float label) { return int(std::count(d.y.begin(), d.y.end(), label)); }
+int count_label(const Dataset& d, float label) {
+  return int(std::count(d.y.begin(), d.y.end(), label));
+}
 
 void expect_in_range(const std::vector<float>& values, float lo, float hi) {
   const auto [min, max] = std::minmax_element(values.begin(), values.end());
@@ -33,7 +35,8 @@ void expect_in_range(const std::vector<float>& values, float lo, float hi) {
 
 TEST(Synthetic, BinaryDefaultsAreTheKerasToyExample) {
   const DataSplit s = make_synthetic("binary");
-  EXPECT_EQ(s.description, "synthetic:binary:rows=1024,features=20,seed=1234 (1024 train, 256 test)");
+  EXPECT_EQ(s.description,
+            "synthetic:binary:rows=1024,features=20,seed=1234 (1024 train, 256 test)");
   EXPECT_EQ(s.train.rows, 1024);
   EXPECT_EQ(s.train.features, 20);
   EXPECT_EQ(s.train.target_cols, 1);
@@ -91,7 +94,8 @@ TEST(Synthetic, TeacherDefaultsAreBalanced) {
 }
 
 TEST(Synthetic, TeacherBalancedForOtherSeeds) {
-  for (const char* spec : {"teacher:seed=1", "teacher:seed=2,features=3", "teacher:seed=77,features=100"}) {
+  for (const char* spec :
+       {"teacher:seed=1", "teacher:seed=2,features=3", "teacher:seed=77,features=100"}) {
     const Dataset d = make_synthetic(spec).train;
     EXPECT_GE(count_label(d, 0), d.rows / 10) << spec;
     EXPECT_GE(count_label(d, 1), d.rows / 10) << spec;
@@ -175,8 +179,9 @@ TEST(Synthetic, BadValues) {
               HasSubstr("key 'seed' has value '-1', which is not a non-negative integer"));
   EXPECT_THAT(spec_error("teacher:classes=1"),
               HasSubstr("key 'classes' is 1, but a teacher needs at least 2 classes"));
-  EXPECT_THAT(spec_error("binary:rows=100000000,features=100"),
-              HasSubstr("100000000 rows of 100 features are more than the 2147483647 values allowed"));
+  EXPECT_THAT(
+      spec_error("binary:rows=100000000,features=100"),
+      HasSubstr("100000000 rows of 100 features are more than the 2147483647 values allowed"));
   EXPECT_NO_THROW(make_synthetic("binary:seed=0,rows=1,features=1"));
 }
 

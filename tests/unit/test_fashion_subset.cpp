@@ -25,7 +25,8 @@ Dataset first_rows(const Dataset& d, int64_t rows) {
 
 TEST(FashionMnistSubset, MlpReachesKerasAccuracy) {
   if (!std::filesystem::is_directory(fashion_mnist_dir()))
-    GTEST_SKIP() << fashion_mnist_dir() << " not found (Debian package dataset-fashion-mnist, or MULTIFIT_DATA)";
+    GTEST_SKIP() << fashion_mnist_dir()
+                 << " not found (Debian package dataset-fashion-mnist, or MULTIFIT_DATA)";
   const DataSplit all = load_data("fashion-mnist");
   ASSERT_TRUE(all.test.has_value());
   ASSERT_EQ(all.train.features, 784);

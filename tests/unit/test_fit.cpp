@@ -85,7 +85,8 @@ void replay_epoch(bool shuffle) {
     const int m = std::min(32, 70 - first);
     std::vector<float> x, y;
     for (int r = first; r < first + m; ++r) {
-      x.insert(x.end(), split.train.x.begin() + order[r] * 6, split.train.x.begin() + (order[r] + 1) * 6);
+      x.insert(x.end(), split.train.x.begin() + order[r] * 6,
+               split.train.x.begin() + (order[r] + 1) * 6);
       y.push_back(split.train.y[order[r]]);
     }
     manual.train_batch(x.data(), y.data(), m);
@@ -116,10 +117,10 @@ Dataset dataset_of(const std::vector<float>& x, const std::vector<float>& y, int
 }
 
 // 12 rows, x = r/4, target 1, validation_split 0.25: Keras trains on the first floor(12 * 0.75) = 9
-// rows and validates on the last 3 (rows 9, 10, 11), after each epoch's training. A 1-1 linear model
-// (w = 1, b = 0.5) with plain SGD at batch 16 takes one step an epoch on all 9 rows; here that step,
-// the training loss before it and the validation loss after it are worked out in double from the
-// rows themselves, without fit, evaluate or training_rows.
+// rows and validates on the last 3 (rows 9, 10, 11), after each epoch's training. A 1-1 linear
+// model (w = 1, b = 0.5) with plain SGD at batch 16 takes one step an epoch on all 9 rows; here
+// that step, the training loss before it and the validation loss after it are worked out in double
+// from the rows themselves, without fit, evaluate or training_rows.
 TEST(Fit, ValidationRowsAreTheLastRows) {
   std::vector<float> x, y;
   for (int r = 0; r < 12; ++r) x.push_back(0.25f * float(r)), y.push_back(1.f);
@@ -148,10 +149,12 @@ TEST(Fit, ValidationRowsAreTheLastRows) {
     SCOPED_TRACE("epoch " + std::to_string(epoch + 1));
     const double loss = mean_loss(w, b, 0, 9);  // the step's loss, before its update
     double dw = 0, db = 0;                      // d(mean squared error)/d(w, b) over rows 0..8
-    for (int r = 0; r < 9; ++r) dw += 2 * (w * x[r] + b - y[r]) * x[r] / 9, db += 2 * (w * x[r] + b - y[r]) / 9;
+    for (int r = 0; r < 9; ++r)
+      dw += 2 * (w * x[r] + b - y[r]) * x[r] / 9, db += 2 * (w * x[r] + b - y[r]) / 9;
     w -= 0.01 * dw, b -= 0.01 * db;
     EXPECT_NEAR(result.epochs[epoch].loss, loss, 1e-6 * loss);
-    EXPECT_NEAR(result.epochs[epoch].val_loss, mean_loss(w, b, 9, 12), 1e-5 * mean_loss(w, b, 9, 12));
+    EXPECT_NEAR(result.epochs[epoch].val_loss, mean_loss(w, b, 9, 12),
+                1e-5 * mean_loss(w, b, 9, 12));
     EXPECT_TRUE(std::isnan(result.epochs[epoch].accuracy));  // mse has none
     EXPECT_TRUE(std::isnan(result.epochs[epoch].val_accuracy));
   }
@@ -159,14 +162,16 @@ TEST(Fit, ValidationRowsAreTheLastRows) {
   EXPECT_GT(std::fabs(mean_loss(w, b, 0, 3) - mean_loss(w, b, 9, 12)), 0.1);
 }
 
-// 8 rows, validation_split 0.25: training rows 0..5, validation rows 6 and 7. A 1-2 softmax model with
-// kernel {-1, 1} predicts class 1 for x > 0 and class 0 for x < 0 (logits -x, x), and a learning rate
-// of 0 keeps it so. By hand: of the training rows, 4 of 6 are right; of the validation rows (x = 3,
-// labels 1 and 0) one is, and their losses are log(1 + e^-6) and 6 + log(1 + e^-6).
+// 8 rows, validation_split 0.25: training rows 0..5, validation rows 6 and 7. A 1-2 softmax model
+// with kernel {-1, 1} predicts class 1 for x > 0 and class 0 for x < 0 (logits -x, x), and a
+// learning rate of 0 keeps it so. By hand: of the training rows, 4 of 6 are right; of the
+// validation rows (x = 3, labels 1 and 0) one is, and their losses are log(1 + e^-6) and 6 + log(1
+// + e^-6).
 TEST(Fit, ValidationAccuracyIsOverTheLastRows) {
   const std::vector<float> x = {1, -1, 2, -2, 1, -1, 3, 3}, labels = {1, 0, 1, 1, 0, 0, 1, 0};
   const Dataset rows = dataset_of(x, labels, 2);
-  ModelSpec spec = mlp(1, {{2, Activation::softmax}}, Loss::sparse_categorical_crossentropy, "split");
+  ModelSpec spec =
+      mlp(1, {{2, Activation::softmax}}, Loss::sparse_categorical_crossentropy, "split");
   spec.optimizer.kind = OptimizerKind::sgd;
   spec.optimizer.learning_rate = 0;
   spec.fit.batch_size = 4;  // two steps an epoch, 4 and 2 rows
@@ -180,8 +185,10 @@ TEST(Fit, ValidationAccuracyIsOverTheLastRows) {
   ASSERT_EQ(result.status, FitStatus::ok) << result.why;
   ASSERT_EQ(result.epochs.size(), 2u);
   // -log softmax: log(1 + e^(-2|x|)) when right, 2|x| + log(1 + e^(-2|x|)) when wrong.
-  const double l1 = std::log1p(std::exp(-2.0)), l2 = std::log1p(std::exp(-4.0)), l3 = std::log1p(std::exp(-6.0));
-  const double train_loss = (l1 + l1 + l2 + (4 + l2) + (2 + l1) + l1) / 6;  // rows 0..5: wrong are 3 and 4
+  const double l1 = std::log1p(std::exp(-2.0)), l2 = std::log1p(std::exp(-4.0)),
+               l3 = std::log1p(std::exp(-6.0));
+  const double train_loss =
+      (l1 + l1 + l2 + (4 + l2) + (2 + l1) + l1) / 6;  // rows 0..5: wrong are 3 and 4
   for (const EpochMetrics& e : result.epochs) {
     EXPECT_NEAR(e.loss, train_loss, 1e-6);
     EXPECT_EQ(e.accuracy, 4.0 / 6.0);
@@ -260,8 +267,8 @@ TEST(Fit, AStepLimitStopsMidEpochAndCountsTheRowsTrained) {
   options.max_steps = 4;
   const FitResult result = fit(model, data, options);
   EXPECT_EQ(result.status, FitStatus::stopped);
-  EXPECT_EQ(result.epochs.size(), 1u);      // the first epoch completed, the second stopped
-  EXPECT_EQ(result.samples, 70 + 32);       // a whole epoch and one step of the next
+  EXPECT_EQ(result.epochs.size(), 1u);  // the first epoch completed, the second stopped
+  EXPECT_EQ(result.samples, 70 + 32);   // a whole epoch and one step of the next
   EXPECT_TRUE(contains(result.why, "epoch 2 at step 2 of 3")) << result.why;
 }
 
@@ -300,7 +307,8 @@ TEST(Fit, DivergenceStopsTraining) {
   EXPECT_EQ(result.status, FitStatus::diverged);
   EXPECT_LT(result.epochs.size(), 5u);
   EXPECT_FALSE(std::isfinite(result.epochs.back().loss));
-  const std::string epoch = "epoch " + std::to_string(result.epochs.size()) + ": the training loss is ";
+  const std::string epoch =
+      "epoch " + std::to_string(result.epochs.size()) + ": the training loss is ";
   EXPECT_TRUE(contains(result.why, epoch)) << result.why;  // names the epoch and the loss
 }
 
@@ -367,8 +375,8 @@ TEST(Convergence, SoftmaxStudentLearnsTheTeacher) {
 
 TEST(Convergence, SigmoidStudentLearnsTheBinaryTeacher) {
   const DataSplit split = make_synthetic("teacher");  // labels 0/1, one target column
-  ModelSpec spec =
-      mlp(20, {{32, Activation::tanh}, {1, Activation::sigmoid}}, Loss::binary_crossentropy, "binary");
+  ModelSpec spec = mlp(20, {{32, Activation::tanh}, {1, Activation::sigmoid}},
+                       Loss::binary_crossentropy, "binary");
   spec.optimizer.learning_rate = 0.01f;
   spec.fit.epochs = 5;
   spec.seed = 1;
@@ -402,13 +410,15 @@ TEST(CheckData, AcceptsMatchingData) {
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
   EXPECT_NO_THROW(check_data(classifier(6, 8, 3), data, split.train, "d"));
-  EXPECT_NO_THROW(check_data(classifier(6, 8, 5), data, split.train, "d"));  // more units than classes is fine
+  EXPECT_NO_THROW(
+      check_data(classifier(6, 8, 5), data, split.train, "d"));  // more units than classes is fine
 }
 
-// Every refusal of check_data, its message in full: each branch says what it found and what the spec
-// needs, with the file and line of the label where the data came from a file.
+// Every refusal of check_data, its message in full: each branch says what it found and what the
+// spec needs, with the file and line of the label where the data came from a file.
 TEST(CheckData, FeatureMismatch) {
-  EXPECT_EQ(check_data_error(classifier(7, 8, 3), make_synthetic("teacher:rows=40,features=6,classes=3").train),
+  EXPECT_EQ(check_data_error(classifier(7, 8, 3),
+                             make_synthetic("teacher:rows=40,features=6,classes=3").train),
             "model 'clf': training data 'X' has 6 features but the spec's input is 7");
 }
 
@@ -417,55 +427,66 @@ TEST(CheckData, ClassificationNeedsOneLabelColumn) {
   two_columns.target_cols = 2;
   two_columns.y.resize(size_t(two_columns.rows) * 2, 0.f);
   EXPECT_EQ(check_data_error(classifier(6, 8, 3), two_columns),
-            "model 'clf': training data 'X' has 2 label columns; sparse_categorical_crossentropy needs one");
+            "model 'clf': training data 'X' has 2 label columns; sparse_categorical_crossentropy "
+            "needs one");
 }
 
 TEST(CheckData, ClassificationNeedsClassIndices) {
   Dataset targets = make_synthetic("regression:rows=40,features=4").train;
-  EXPECT_EQ(check_data_error(classifier(4, 8, 3), targets),
-            "model 'clf': training data 'X' has a label that is not a class index; "
-            "sparse_categorical_crossentropy needs labels 0 to 2 (one per unit of the output layer)");
+  EXPECT_EQ(
+      check_data_error(classifier(4, 8, 3), targets),
+      "model 'clf': training data 'X' has a label that is not a class index; "
+      "sparse_categorical_crossentropy needs labels 0 to 2 (one per unit of the output layer)");
   targets.label_at = "train.csv:7: label -1";
-  EXPECT_EQ(check_data_error(classifier(4, 8, 3), targets),
-            "model 'clf': training data 'X' has a label that is not a class index (train.csv:7: label -1); "
-            "sparse_categorical_crossentropy needs labels 0 to 2 (one per unit of the output layer)");
+  EXPECT_EQ(
+      check_data_error(classifier(4, 8, 3), targets),
+      "model 'clf': training data 'X' has a label that is not a class index (train.csv:7: label "
+      "-1); "
+      "sparse_categorical_crossentropy needs labels 0 to 2 (one per unit of the output layer)");
 }
 
 TEST(CheckData, TooManyClasses) {
   Dataset five = make_synthetic("teacher:rows=40,features=6,classes=5").train;
   EXPECT_EQ(check_data_error(classifier(6, 8, 3), five),
-            "model 'clf': training data 'X' has labels up to 4 but the output layer has 3 units; labels must be 0 to 2");
+            "model 'clf': training data 'X' has labels up to 4 but the output layer has 3 units; "
+            "labels must be 0 to 2");
   five.label_at = "train.csv:9: label 4";
   EXPECT_EQ(check_data_error(classifier(6, 8, 3), five),
-            "model 'clf': training data 'X' has labels up to 4 (train.csv:9: label 4) but the output layer has 3 "
+            "model 'clf': training data 'X' has labels up to 4 (train.csv:9: label 4) but the "
+            "output layer has 3 "
             "units; labels must be 0 to 2");
 }
 
 TEST(CheckData, MseNeedsOneTargetColumnPerOutput) {
   const ModelSpec spec = mlp(4, {{2, Activation::linear}}, Loss::mse, "reg");
-  EXPECT_EQ(check_data_error(spec, make_synthetic("regression:rows=40,features=4").train),
-            "model 'reg': training data 'X' has 1 target column(s) but the output layer has 2 units; "
-            "mse needs one per unit");
+  EXPECT_EQ(
+      check_data_error(spec, make_synthetic("regression:rows=40,features=4").train),
+      "model 'reg': training data 'X' has 1 target column(s) but the output layer has 2 units; "
+      "mse needs one per unit");
 }
 
 TEST(CheckData, BinaryCrossentropyNeedsOneLabelPerOutput) {
   const ModelSpec spec = mlp(6, {{2, Activation::sigmoid}}, Loss::binary_crossentropy, "bin");
-  EXPECT_EQ(check_data_error(spec, make_synthetic("teacher:rows=40,features=6,classes=2").train),
-            "model 'bin': training data 'X' has 1 label column(s) but the output layer has 2 units; "
-            "binary_crossentropy needs one 0/1 label per unit");
+  EXPECT_EQ(
+      check_data_error(spec, make_synthetic("teacher:rows=40,features=6,classes=2").train),
+      "model 'bin': training data 'X' has 1 label column(s) but the output layer has 2 units; "
+      "binary_crossentropy needs one 0/1 label per unit");
 }
 
 TEST(CheckData, BinaryCrossentropyNeedsBinaryLabels) {
   const ModelSpec spec = mlp(6, {{1, Activation::sigmoid}}, Loss::binary_crossentropy, "bin");
   Dataset three = make_synthetic("teacher:rows=40,features=6,classes=3").train;
   EXPECT_EQ(check_data_error(spec, three),
-            "model 'bin': training data 'X' has a label that is not 0 or 1; binary_crossentropy needs labels 0 and 1");
+            "model 'bin': training data 'X' has a label that is not 0 or 1; binary_crossentropy "
+            "needs labels 0 and 1");
   three.label_at = "labels.idx record 12: label 2";
   EXPECT_EQ(check_data_error(spec, three),
-            "model 'bin': training data 'X' has a label that is not 0 or 1 (labels.idx record 12: label 2); "
+            "model 'bin': training data 'X' has a label that is not 0 or 1 (labels.idx record 12: "
+            "label 2); "
             "binary_crossentropy needs labels 0 and 1");
   EXPECT_EQ(check_data_error(spec, make_synthetic("regression:rows=40,features=6").train),
-            "model 'bin': training data 'X' has a label that is not 0 or 1; binary_crossentropy needs labels 0 and 1");
+            "model 'bin': training data 'X' has a label that is not 0 or 1; binary_crossentropy "
+            "needs labels 0 and 1");
 }
 
 TEST(FitErrors, ValidationSplitLeavingNoRows) {
@@ -546,7 +567,8 @@ TEST_F(Weights, OtherShapeIsRefusedNamingFileAndLayer) {
   Model b(spec(9), cpu_);
   const std::vector<float> before = b.get_params();
   const std::string e = refusal(spec(8), b);
-  EXPECT_TRUE(contains(e, "layer 1 is Dense 6x8 in the file, Dense 6x9 in the spec")) << e;  // layers count from 1
+  EXPECT_TRUE(contains(e, "layer 1 is Dense 6x8 in the file, Dense 6x9 in the spec"))
+      << e;                           // layers count from 1
   EXPECT_EQ(b.get_params(), before);  // nothing loaded
 }
 

@@ -14,7 +14,8 @@
 namespace mf {
 namespace {
 
-// A product whose exact result is denormal, and one whose input is; volatile keeps them at run time.
+// A product whose exact result is denormal, and one whose input is; volatile keeps them at run
+// time.
 float denormal_result() {
   volatile float tiny = 1e-38f, scale = 1e-3f;
   return tiny * scale;

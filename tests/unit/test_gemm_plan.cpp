@@ -13,8 +13,9 @@ int splits(int m, int k, int n, int members = 1, bool col_sums = false) {
   return gemm_plan(m, k, n, members, kH200, col_sums).splits;
 }
 
-// The plan's promises, for any shape: S is 1 or K's ranges; a range covers at least kSplitMinK of K;
-// blocks x S stays within two blocks per SM, so gemm_workspace_floats holds every plan's partials.
+// The plan's promises, for any shape: S is 1 or K's ranges; a range covers at least kSplitMinK of
+// K; blocks x S stays within two blocks per SM, so gemm_workspace_floats holds every plan's
+// partials.
 void expect_sound(int m, int k, int n, int members, bool col_sums) {
   const GemmPlan plan = gemm_plan(m, k, n, members, kH200, col_sums);
   ASSERT_GE(plan.splits, 1);
@@ -29,9 +30,9 @@ void expect_sound(int m, int k, int n, int members, bool col_sums) {
 }
 
 TEST(GemmPlan, TheFashionMnistFirstLayerSplitsAtSmallBatches) {
-  // Forward C(m,256) = X(m,784)·W: K in 8 ranges (784/64 = 12, capped at kMaxKRanges) of 98. Batch 32
-  // has 8 tiles of 32x32: 64 blocks; batch 128, 32 tiles: 256 blocks, within 264; batch 1024, 256
-  // tiles: already fills the GPU.
+  // Forward C(m,256) = X(m,784)·W: K in 8 ranges (784/64 = 12, capped at kMaxKRanges) of 98. Batch
+  // 32 has 8 tiles of 32x32: 64 blocks; batch 128, 32 tiles: 256 blocks, within 264; batch 1024,
+  // 256 tiles: already fills the GPU.
   EXPECT_EQ(gemm_k_ranges(784), 8);
   EXPECT_EQ(gemm_plan(32, 784, 256, 1, kH200).tile, GemmTile::small32);
   EXPECT_EQ(splits(32, 784, 256), 8);
@@ -60,7 +61,8 @@ TEST(GemmPlan, TheTinyModelNeverSplits) {
 }
 
 TEST(GemmPlan, TheBackwardProducts) {
-  // dX(m,k) = dZ(m,n)·Wᵀ, K = n: the first layer's fan-out 256 splits at batch 32 (C 32x784: 25 tiles).
+  // dX(m,k) = dZ(m,n)·Wᵀ, K = n: the first layer's fan-out 256 splits at batch 32 (C 32x784: 25
+  // tiles).
   EXPECT_EQ(splits(32, 256, 784), 4);
   EXPECT_EQ(splits(1024, 256, 784), 1);
   // dW(k,n) = Xᵀ·dZ with the column sums' row, K = m: the batch. 32 rows never split; 1024 rows of

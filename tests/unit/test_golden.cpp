@@ -3,8 +3,8 @@
 // training step) fails a test instead of passing every test that compares the code with itself.
 //
 // Recorded from commit 9359d25 (CPU backend, OpenBLAS, on an AVX-512 Xeon). A change here changes
-// every result a user has recorded (every shuffled epoch, every loss): if it is meant, say so in the
-// commit and record the new values.
+// every result a user has recorded (every shuffled epoch, every loss): if it is meant, say so in
+// the commit and record the new values.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -26,8 +26,8 @@ std::vector<int> order_of(uint32_t n, uint64_t seed, uint32_t epoch) {
 }
 
 // The epoch permutation (kernels/element_math.h: mix32, permute_index), which every backend shares.
-// 10 rows: a domain of 16 with cycle walking; 16 rows: the domain exactly, and a seed with high bits
-// (seed >> 32 enters the key); 7 rows, seed 0, epoch 0: the smallest of everything.
+// 10 rows: a domain of 16 with cycle walking; 16 rows: the domain exactly, and a seed with high
+// bits (seed >> 32 enters the key); 7 rows, seed 0, epoch 0: the smallest of everything.
 TEST(Golden, ShufflePermutation) {
   EXPECT_EQ(order_of(10, 1234, 0), (std::vector<int>{9, 8, 3, 2, 4, 0, 6, 7, 5, 1}));
   EXPECT_EQ(order_of(10, 1234, 1), (std::vector<int>{8, 0, 7, 5, 6, 1, 9, 4, 3, 2}));
@@ -46,16 +46,16 @@ TEST(Golden, CpuShuffleGivesTheGoldenPermutation) {
   EXPECT_EQ(order, (std::vector<int>{8, 0, 7, 5, 6, 1, 9, 4, 3, 2}));
 }
 
-// Two epochs of a 6-8-3 classifier (relu, softmax; Adam's defaults) on 70 synthetic rows at batch 32,
-// shuffled: the synthetic teacher's data, the initialisation from the seed, two shuffles, six Adam
-// steps (two of them on a partial batch of 6 rows) and the epoch losses.
+// Two epochs of a 6-8-3 classifier (relu, softmax; Adam's defaults) on 70 synthetic rows at batch
+// 32, shuffled: the synthetic teacher's data, the initialisation from the seed, two shuffles, six
+// Adam steps (two of them on a partial batch of 6 rows) and the epoch losses.
 //
 // Tolerance: OpenBLAS picks its kernels by processor, and another summation order rounds the
-// products differently (docs/USAGE.md: "on another processor OpenBLAS may choose other kernels"), so the
-// losses are compared to about 8 ulp of float (1e-6 relative, over six steps); any change of data,
-// order, initialisation or update moves them by far more (another hash constant in mix32 moves the
-// first loss by 3e-5 and the second by 3e-4, relative). The accuracy is a count of rows (25 of 70):
-// exact.
+// products differently (docs/USAGE.md: "on another processor OpenBLAS may choose other kernels"),
+// so the losses are compared to about 8 ulp of float (1e-6 relative, over six steps); any change of
+// data, order, initialisation or update moves them by far more (another hash constant in mix32
+// moves the first loss by 3e-5 and the second by 3e-4, relative). The accuracy is a count of rows
+// (25 of 70): exact.
 TEST(Golden, TwoEpochLossOnTheCpu) {
   const DataSplit split = make_synthetic("teacher:rows=70,features=6,classes=3,seed=9");
   ModelSpec spec = test::mlp(6, {{8, Activation::relu}, {3, Activation::softmax}},

@@ -35,8 +35,9 @@
 namespace mf {
 namespace {
 
-constexpr int kRows = 6;    // rows of the checked batch
-constexpr int kBatch = 8;   // the spec's batch size: a partial batch, so the loss must scale by rows, not 8
+constexpr int kRows = 6;  // rows of the checked batch
+constexpr int kBatch =
+    8;  // the spec's batch size: a partial batch, so the loss must scale by rows, not 8
 constexpr int kInput = 5;
 
 ModelSpec make_spec(std::vector<LayerSpec> layers, Loss loss) {
@@ -49,29 +50,43 @@ ModelSpec make_spec(std::vector<LayerSpec> layers, Loss loss) {
 // ---- The double-precision reference ------------------------------------------------
 
 double act(Activation a, double z) {
-  const double selu_alpha = 1.6732632423543772848170429916717, selu_scale = 1.0507009873554804934193349852946;
+  const double selu_alpha = 1.6732632423543772848170429916717,
+               selu_scale = 1.0507009873554804934193349852946;
   switch (a) {
-    case Activation::relu: return z > 0 ? z : 0;
-    case Activation::sigmoid: return 1 / (1 + std::exp(-z));
-    case Activation::tanh: return std::tanh(z);
-    case Activation::gelu: return 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
-    case Activation::swish: return z / (1 + std::exp(-z));
-    case Activation::elu: return z > 0 ? z : std::expm1(z);
-    case Activation::selu: return selu_scale * (z > 0 ? z : selu_alpha * std::expm1(z));
-    case Activation::softplus: return std::log1p(std::exp(z));
-    case Activation::leaky_relu: return z > 0 ? z : 0.2 * z;
-    default: return z;  // linear; softmax is handled by the loss
+    case Activation::relu:
+      return z > 0 ? z : 0;
+    case Activation::sigmoid:
+      return 1 / (1 + std::exp(-z));
+    case Activation::tanh:
+      return std::tanh(z);
+    case Activation::gelu:
+      return 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
+    case Activation::swish:
+      return z / (1 + std::exp(-z));
+    case Activation::elu:
+      return z > 0 ? z : std::expm1(z);
+    case Activation::selu:
+      return selu_scale * (z > 0 ? z : selu_alpha * std::expm1(z));
+    case Activation::softplus:
+      return std::log1p(std::exp(z));
+    case Activation::leaky_relu:
+      return z > 0 ? z : 0.2 * z;
+    default:
+      return z;  // linear; softmax is handled by the loss
   }
 }
-bool has_kink(Activation a) { return a == Activation::relu || a == Activation::leaky_relu || a == Activation::selu; }
+bool has_kink(Activation a) {
+  return a == Activation::relu || a == Activation::leaky_relu || a == Activation::selu;
+}
 
 struct RefResult {
   double loss = 0;
-  std::vector<bool> kink_signs;  // the side of every kink, in order: a kinked activation's z > 0, mae's y > t
+  std::vector<bool>
+      kink_signs;  // the side of every kink, in order: a kinked activation's z > 0, mae's y > t
 };
 
-RefResult reference(const ModelSpec& spec, const std::vector<double>& p, const std::vector<float>& X,
-                    const std::vector<float>& T, int m) {
+RefResult reference(const ModelSpec& spec, const std::vector<double>& p,
+                    const std::vector<float>& X, const std::vector<float>& T, int m) {
   RefResult r;
   for (int row = 0; row < m; ++row) {
     std::vector<double> a(X.begin() + row * spec.input, X.begin() + (row + 1) * spec.input);
@@ -96,21 +111,32 @@ RefResult reference(const ModelSpec& spec, const std::vector<double>& p, const s
     const int n = spec.outputs();
     const double s = spec.loss.label_smoothing;
     double row_loss = 0;
-    if (spec.loss.kind == Loss::sparse_categorical_crossentropy || spec.loss.kind == Loss::categorical_crossentropy) {
+    if (spec.loss.kind == Loss::sparse_categorical_crossentropy ||
+        spec.loss.kind == Loss::categorical_crossentropy) {
       double sum = 0;
       for (double v : z) sum += std::exp(v);
       for (int j = 0; j < n; ++j) {
-        const double t = spec.loss.kind == Loss::categorical_crossentropy ? T[row * n + j] : double(int(T[row]) == j);
+        const double t = spec.loss.kind == Loss::categorical_crossentropy
+                             ? T[row * n + j]
+                             : double(int(T[row]) == j);
         row_loss -= (t * (1 - s) + s / n) * (z[j] - std::log(sum));
       }
     } else {
       for (int j = 0; j < n; ++j) {
         const double t = T[row * n + j], e = a[j] - t, delta = spec.loss.delta;
         switch (spec.loss.kind) {
-          case Loss::mse: row_loss += e * e; break;
-          case Loss::mean_absolute_error: row_loss += std::abs(e), r.kink_signs.push_back(e > 0); break;
-          case Loss::huber: row_loss += std::abs(e) <= delta ? 0.5 * e * e : delta * (std::abs(e) - 0.5 * delta); break;
-          case Loss::log_cosh: row_loss += std::log(std::cosh(e)); break;
+          case Loss::mse:
+            row_loss += e * e;
+            break;
+          case Loss::mean_absolute_error:
+            row_loss += std::abs(e), r.kink_signs.push_back(e > 0);
+            break;
+          case Loss::huber:
+            row_loss += std::abs(e) <= delta ? 0.5 * e * e : delta * (std::abs(e) - 0.5 * delta);
+            break;
+          case Loss::log_cosh:
+            row_loss += std::log(std::cosh(e));
+            break;
           default: {  // binary cross-entropy on p = sigmoid(z), of the smoothed target
             const double q = 1 / (1 + std::exp(-z[j])), ts = t * (1 - s) + 0.5 * s;
             row_loss += -ts * std::log(q) - (1 - ts) * std::log(1 - q);
@@ -148,17 +174,21 @@ Problem make_problem(const ModelSpec& spec, uint64_t seed) {
   } else {
     const bool sigmoid_out = spec.output_activation() == Activation::sigmoid;
     for (int i = 0; i < kRows * n; ++i) {
-      if (spec.loss.kind == Loss::binary_crossentropy) p.T.push_back(float(rng.below(2)));
-      else if (sigmoid_out) p.T.push_back(rng.uniform());  // reachable targets in (0, 1)
-      else p.T.push_back(rng.uniform(-1.5f, 1.5f));
+      if (spec.loss.kind == Loss::binary_crossentropy)
+        p.T.push_back(float(rng.below(2)));
+      else if (sigmoid_out)
+        p.T.push_back(rng.uniform());  // reachable targets in (0, 1)
+      else
+        p.T.push_back(rng.uniform(-1.5f, 1.5f));
     }
   }
   return p;
 }
 
 void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
-  SCOPED_TRACE("loss " + std::string(to_string(spec.loss.kind)) + ", hidden " + to_string(spec.layers[0].activation) +
-               ", output " + to_string(spec.output_activation()));
+  SCOPED_TRACE("loss " + std::string(to_string(spec.loss.kind)) + ", hidden " +
+               to_string(spec.layers[0].activation) + ", output " +
+               to_string(spec.output_activation()));
   CpuBackend cpu;
   Model model(spec, cpu);
   const Problem pb = make_problem(spec, data_seed);
@@ -178,7 +208,8 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
     model.evaluate_batch(pb.X.data(), pb.T.data(), kRows);
     return model.read_totals().front()[0] / kRows;
   };
-  EXPECT_NEAR(model_loss(params), base.loss, 1e-5 * std::max(1.0, base.loss)) << "forward loss vs reference";
+  EXPECT_NEAR(model_loss(params), base.loss, 1e-5 * std::max(1.0, base.loss))
+      << "forward loss vs reference";
 
   int checked = 0, skipped = 0;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -188,10 +219,12 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
       std::vector<double> plus = p64, minus = p64;
       plus[i] += h;
       minus[i] -= h;
-      const RefResult rp = reference(spec, plus, pb.X, pb.T, kRows), rm = reference(spec, minus, pb.X, pb.T, kRows);
+      const RefResult rp = reference(spec, plus, pb.X, pb.T, kRows),
+                      rm = reference(spec, minus, pb.X, pb.T, kRows);
       if (rp.kink_signs == base.kink_signs && rm.kink_signs == base.kink_signs) {
         const double fd = (rp.loss - rm.loss) / (2 * h);
-        EXPECT_NEAR(grads[i], fd, 1e-5 + 1e-3 * std::abs(fd)) << "param " << i << " vs double reference";
+        EXPECT_NEAR(grads[i], fd, 1e-5 + 1e-3 * std::abs(fd))
+            << "param " << i << " vs double reference";
       }
     }
     // (2) through the model in float, h = 1e-2.
@@ -206,8 +239,10 @@ void check_gradients(const ModelSpec& spec, uint64_t data_seed = 11) {
         ++skipped;
         continue;
       }
-      const double fd = (model_loss(plus) - model_loss(minus)) / (double(plus[i]) - double(minus[i]));
-      EXPECT_NEAR(grads[i], fd, 2e-3 + 2e-2 * std::abs(fd)) << "param " << i << " vs model finite difference";
+      const double fd =
+          (model_loss(plus) - model_loss(minus)) / (double(plus[i]) - double(minus[i]));
+      EXPECT_NEAR(grads[i], fd, 2e-3 + 2e-2 * std::abs(fd))
+          << "param " << i << " vs model finite difference";
       ++checked;
     }
   }
@@ -229,10 +264,13 @@ TEST_P(HiddenActivation, MatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, HiddenActivation,
-                         testing::Values(Activation::linear, Activation::relu, Activation::sigmoid, Activation::tanh,
-                                         Activation::gelu, Activation::swish, Activation::elu, Activation::selu,
-                                         Activation::softplus, Activation::leaky_relu),
-                         [](const testing::TestParamInfo<Activation>& info) { return to_string(info.param); });
+                         testing::Values(Activation::linear, Activation::relu, Activation::sigmoid,
+                                         Activation::tanh, Activation::gelu, Activation::swish,
+                                         Activation::elu, Activation::selu, Activation::softplus,
+                                         Activation::leaky_relu),
+                         [](const testing::TestParamInfo<Activation>& info) {
+                           return to_string(info.param);
+                         });
 
 // (b) every loss with the output activations it allows.
 TEST(LossGradient, MseLinearOutput) {
@@ -248,11 +286,13 @@ TEST(LossGradient, MseTanhOutputWithReluHidden) {
 }
 
 TEST(LossGradient, BinaryCrossentropyOneOutput) {
-  check_gradients(make_spec({{4, Activation::tanh}, {1, Activation::sigmoid}}, Loss::binary_crossentropy));
+  check_gradients(
+      make_spec({{4, Activation::tanh}, {1, Activation::sigmoid}}, Loss::binary_crossentropy));
 }
 
 TEST(LossGradient, BinaryCrossentropyThreeOutputs) {  // Keras averages over the outputs of a row
-  check_gradients(make_spec({{4, Activation::relu}, {3, Activation::sigmoid}}, Loss::binary_crossentropy));
+  check_gradients(
+      make_spec({{4, Activation::relu}, {3, Activation::sigmoid}}, Loss::binary_crossentropy));
 }
 
 TEST(LossGradient, SparseCategoricalCrossentropy) {
@@ -266,28 +306,33 @@ TEST(LossGradient, SparseCategoricalCrossentropyReluHidden) {
 }
 
 TEST(LossGradient, CategoricalCrossentropyOfOneHotRows) {
-  ModelSpec spec = make_spec({{4, Activation::tanh}, {3, Activation::softmax}}, Loss::categorical_crossentropy);
+  ModelSpec spec =
+      make_spec({{4, Activation::tanh}, {3, Activation::softmax}}, Loss::categorical_crossentropy);
   spec.targets = 3;
   check_gradients(spec);
 }
 
 TEST(LossGradient, LabelSmoothing) {
-  ModelSpec categorical = make_spec({{4, Activation::tanh}, {3, Activation::softmax}}, Loss::categorical_crossentropy);
+  ModelSpec categorical =
+      make_spec({{4, Activation::tanh}, {3, Activation::softmax}}, Loss::categorical_crossentropy);
   categorical.targets = 3, categorical.loss.label_smoothing = 0.2;
   check_gradients(categorical);
-  ModelSpec binary = make_spec({{4, Activation::tanh}, {2, Activation::sigmoid}}, Loss::binary_crossentropy);
+  ModelSpec binary =
+      make_spec({{4, Activation::tanh}, {2, Activation::sigmoid}}, Loss::binary_crossentropy);
   binary.loss.label_smoothing = 0.3;
   check_gradients(binary);
 }
 
 TEST(LossGradient, FromLogitsIsTheSameLossOfALinearOutput) {
-  ModelSpec spec = make_spec({{4, Activation::tanh}, {2, Activation::linear}}, Loss::binary_crossentropy);
+  ModelSpec spec =
+      make_spec({{4, Activation::tanh}, {2, Activation::linear}}, Loss::binary_crossentropy);
   spec.loss.from_logits = true;
   check_gradients(spec);
 }
 
 TEST(LossGradient, RegressionLosses) {
-  check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::mean_absolute_error));
+  check_gradients(
+      make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::mean_absolute_error));
   check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::log_cosh));
   ModelSpec huber = make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::huber);
   huber.loss.delta = 0.5;  // the targets in [-1.5, 1.5] put errors on both sides of it
@@ -298,7 +343,8 @@ TEST(LossGradient, SingleLayerModel) {  // no hidden layer: the first layer is a
   check_gradients(make_spec({{3, Activation::softmax}}, Loss::sparse_categorical_crossentropy));
 }
 
-// The gradient of a batch does not depend on earlier batches (the buffers are overwritten, not accumulated).
+// The gradient of a batch does not depend on earlier batches (the buffers are overwritten, not
+// accumulated).
 TEST(LossGradient, RepeatedComputationIsIdentical) {
   const ModelSpec spec = make_spec({{4, Activation::relu}, {3, Activation::softmax}},
                                    Loss::sparse_categorical_crossentropy);
@@ -315,9 +361,10 @@ TEST(LossGradient, RepeatedComputationIsIdentical) {
 
 // ---- The backend's products against naive loops ------------------------------------
 
-constexpr Activation kElementwise[] = {Activation::linear, Activation::relu,     Activation::sigmoid, Activation::tanh,
-                                       Activation::gelu,   Activation::swish,    Activation::elu,     Activation::selu,
-                                       Activation::softplus, Activation::leaky_relu};
+constexpr Activation kElementwise[] = {
+    Activation::linear,   Activation::relu,      Activation::sigmoid, Activation::tanh,
+    Activation::gelu,     Activation::swish,     Activation::elu,     Activation::selu,
+    Activation::softplus, Activation::leaky_relu};
 
 std::vector<float> random_matrix(Rng& rng, int rows, int cols) {
   std::vector<float> v(size_t(rows) * cols);
@@ -325,10 +372,12 @@ std::vector<float> random_matrix(Rng& rng, int rows, int cols) {
   return v;
 }
 
-void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const char* what) {
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol,
+                  const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << what << " element " << i;
+    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i])))
+        << what << " element " << i;
 }
 
 struct Shape {
@@ -340,7 +389,8 @@ class DenseOps : public testing::TestWithParam<Shape> {};
 TEST_P(DenseOps, ForwardMatchesNaiveLoop) {
   const auto [m, k, n] = GetParam();
   Rng rng(3);
-  const auto X = random_matrix(rng, m, k), W = random_matrix(rng, k, n), b = random_matrix(rng, 1, n);
+  const auto X = random_matrix(rng, m, k), W = random_matrix(rng, k, n),
+             b = random_matrix(rng, 1, n);
   CpuBackend cpu;
   for (Activation a : kElementwise) {
     std::vector<float> Y(size_t(m) * n);
@@ -361,7 +411,8 @@ TEST_P(DenseOps, BackwardInputMatchesNaiveLoop) {
   Rng rng(4);
   const auto dZ = random_matrix(rng, m, n), W = random_matrix(rng, k, n);
   CpuBackend cpu;
-  std::vector<float> dX(size_t(m) * k, 99.f);  // garbage: the product must overwrite, not accumulate
+  std::vector<float> dX(size_t(m) * k,
+                        99.f);  // garbage: the product must overwrite, not accumulate
   cpu.dense_backward_input(dZ.data(), W.data(), dX.data(), m, k, n);
   std::vector<double> want(dX.size());
   for (int r = 0; r < m; ++r)
@@ -394,15 +445,17 @@ TEST_P(DenseOps, BackwardParamsMatchesNaiveLoop) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, DenseOps,
-                         testing::Values(Shape{1, 1, 1}, Shape{7, 5, 3}, Shape{33, 17, 9}, Shape{64, 100, 10}),
+                         testing::Values(Shape{1, 1, 1}, Shape{7, 5, 3}, Shape{33, 17, 9},
+                                         Shape{64, 100, 10}),
                          [](const testing::TestParamInfo<Shape>& info) {
-                           return std::to_string(info.param.m) + "x" + std::to_string(info.param.k) + "x" +
-                                  std::to_string(info.param.n);
+                           return std::to_string(info.param.m) + "x" +
+                                  std::to_string(info.param.k) + "x" + std::to_string(info.param.n);
                          });
 
 TEST(ActivationBackward, DerivativeFromOutput) {
   // d act/dz at z, computed from y = act(z) (and z itself, for gelu and swish), against a central
-  // difference of the double activation (h = 1e-6: exact to ~1e-10 away from a kink; no z is at one).
+  // difference of the double activation (h = 1e-6: exact to ~1e-10 away from a kink; no z is at
+  // one).
   CpuBackend cpu;
   const std::vector<float> z = {-2.f, -0.5f, 0.3f, 1.7f};
   const std::vector<float> dY = {0.5f, -1.f, 2.f, 0.25f};
@@ -412,7 +465,8 @@ TEST(ActivationBackward, DerivativeFromOutput) {
     const Through own{a, Y.data(), z.data()};
     cpu.activation_backward(dY.data(), dZ.data(), int64_t(z.size()), own);
     std::vector<double> want(z.size());
-    for (size_t i = 0; i < z.size(); ++i) want[i] = dY[i] * (act(a, z[i] + 1e-6) - act(a, z[i] - 1e-6)) / 2e-6;
+    for (size_t i = 0; i < z.size(); ++i)
+      want[i] = dY[i] * (act(a, z[i] + 1e-6) - act(a, z[i] - 1e-6)) / 2e-6;
     expect_close(dZ, want, 1e-5, to_string(a));
     // In place (dZ aliasing dY), as the model calls it.
     std::vector<float> inout = dY;

@@ -30,11 +30,11 @@ namespace {
 ModelSpec augmented(uint64_t seed, PipelineSpec pipeline) {
   ModelSpec spec = test::classifier(seed, 0.01f);
   spec.input_shape = ImageShape{4, 5, 1};
-  spec.preprocessing = Preprocessing::parse(
-      nlohmann::json::parse(R"([{"type": "RandomFlip", "mode": "horizontal"},
+  spec.preprocessing =
+      Preprocessing::parse(nlohmann::json::parse(R"([{"type": "RandomFlip", "mode": "horizontal"},
                                 {"type": "RandomTranslation", "height_factor": 0.25, "width_factor": 0.2},
                                 {"type": "GaussianNoise", "stddev": 0.1}])"),
-      spec.input_shape, spec.input, "test");
+                           spec.input_shape, spec.input, "test");
   spec.pipeline = pipeline;
   return spec;
 }
@@ -69,7 +69,8 @@ std::vector<float> batches_through(const std::vector<ModelSpec>& specs, const Da
   const int64_t steps = (d.rows + B - 1) / B;
   std::vector<float> seen;
   for (int epoch = 0; epoch < 2; ++epoch) {
-    pipeline.begin_epoch(epoch, {shuffled(d.rows, 10 + epoch), shuffled(d.rows, 20 + epoch)}, d.rows);
+    pipeline.begin_epoch(epoch, {shuffled(d.rows, 10 + epoch), shuffled(d.rows, 20 + epoch)},
+                         d.rows);
     for (int64_t step = 0; step < steps; ++step) {
       const int m = int(std::min<int64_t>(B, d.rows - step * B));
       const InputPipeline::Batch batch = pipeline.take(step);
@@ -87,10 +88,13 @@ std::vector<float> batches_through(const std::vector<ModelSpec>& specs, const Da
 
 TEST(InputPipeline, BatchesAreTheSameForAnyWorkersAndPrefetch) {
   const Data d = random_rows(203, 20);  // 6 batches of 32 and one of 11
-  auto pack = [](PipelineSpec p) { return std::vector<ModelSpec>{augmented(1, p), augmented(2, p)}; };
+  auto pack = [](PipelineSpec p) {
+    return std::vector<ModelSpec>{augmented(1, p), augmented(2, p)};
+  };
   const std::vector<float> reference = batches_through(pack({1, 1}), d);
   ASSERT_EQ(reference.size(), size_t(2 * 2 * 203 * 21));
-  for (PipelineSpec p : {PipelineSpec{4, 1}, PipelineSpec{1, 8}, PipelineSpec{4, 8}, PipelineSpec{3, 2}}) {
+  for (PipelineSpec p :
+       {PipelineSpec{4, 1}, PipelineSpec{1, 8}, PipelineSpec{4, 8}, PipelineSpec{3, 2}}) {
     SCOPED_TRACE(testing::Message() << p.workers << " workers, prefetch " << p.prefetch);
     EXPECT_EQ(batches_through(pack(p), d), reference);
   }
@@ -117,8 +121,8 @@ TEST(InputPipeline, ABatchIsItsRowsInOrderPreprocessedByItsMembersSeed) {
 ModelSpec host_work(double micros, PipelineSpec pipeline) {
   ModelSpec spec = test::classifier(1, 0.01f);
   spec.preprocessing = Preprocessing::parse(
-      nlohmann::json::array({{{"type", "HostWork"}, {"microseconds_per_sample", micros}}}), std::nullopt,
-      spec.input, "test");
+      nlohmann::json::array({{{"type", "HostWork"}, {"microseconds_per_sample", micros}}}),
+      std::nullopt, spec.input, "test");
   spec.pipeline = pipeline;
   return spec;
 }
@@ -196,49 +200,83 @@ class SlowUploads final : public Backend {
   void to_device(void*, const void*, size_t) override { throw std::logic_error("unused"); }
   void to_host(void*, const void*, size_t) override { throw std::logic_error("unused"); }
   void zero(void*, size_t) override { throw std::logic_error("unused"); }
-  void to_host_strided(void*, size_t, const void*, size_t, size_t, size_t) override { throw std::logic_error("unused"); }
+  void to_host_strided(void*, size_t, const void*, size_t, size_t, size_t) override {
+    throw std::logic_error("unused");
+  }
   void zero_strided(void*, size_t, size_t, size_t) override { throw std::logic_error("unused"); }
   void synchronize() override {}
   void mark() override {}
   std::vector<double> take_marks() override { return {}; }
   std::string fault() override { return ""; }
   void inject_fault() override { throw std::logic_error("unused"); }
-  void dense_forward(const float*, const float*, const float*, float*, float*, int, int, int, Activation,
-                     const int*, const Pack&) override { throw std::logic_error("unused"); }
+  void dense_forward(const float*, const float*, const float*, float*, float*, int, int, int,
+                     Activation, const int*, const Pack&) override {
+    throw std::logic_error("unused");
+  }
   void dense_backward_input(const float*, const float*, float*, int, int, int, const Through&,
-                            const Pack&) override { throw std::logic_error("unused"); }
+                            const Pack&) override {
+    throw std::logic_error("unused");
+  }
   void dense_backward_params(const float*, const float*, float*, float*, int, int, int, const int*,
-                             const Pack&) override { throw std::logic_error("unused"); }
+                             const Pack&) override {
+    throw std::logic_error("unused");
+  }
   void activation_forward(const float*, float*, int64_t, Activation, const Pack&) override {
     throw std::logic_error("unused");
   }
-  void activation_backward(const float*, float*, int64_t, const Through&, const Through&, const Pack&) override {
+  void activation_backward(const float*, float*, int64_t, const Through&, const Through&,
+                           const Pack&) override {
     throw std::logic_error("unused");
   }
-  void dropout_forward(const float*, float*, int, int, int, const MemberSettings*, const LayerSettings*,
-                       const Pack&) override { throw std::logic_error("unused"); }
-  void dropout_backward(const float*, float*, int, int, int, const MemberSettings*, const LayerSettings*,
-                        const Through&, const Pack&) override { throw std::logic_error("unused"); }
-  void batch_norm_forward(const float*, float*, int, int, const BatchNormBuffers&, const LayerSettings*, bool,
-                          const Pack&) override { throw std::logic_error("unused"); }
-  void batch_norm_backward(const float*, const float*, float*, int, int, const BatchNormBuffers&, const Through&,
-                           const Pack&) override { throw std::logic_error("unused"); }
-  void activity_penalty(const float*, int, int, int, const LayerSettings*, double*, int, const Pack&) override {
+  void dropout_forward(const float*, float*, int, int, int, const MemberSettings*,
+                       const LayerSettings*, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void dropout_backward(const float*, float*, int, int, int, const MemberSettings*,
+                        const LayerSettings*, const Through&, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void batch_norm_forward(const float*, float*, int, int, const BatchNormBuffers&,
+                          const LayerSettings*, bool, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void batch_norm_backward(const float*, const float*, float*, int, int, const BatchNormBuffers&,
+                           const Through&, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void activity_penalty(const float*, int, int, int, const LayerSettings*, double*, int,
+                        const Pack&) override {
     throw std::logic_error("unused");
   }
   void activity_backward(const float*, float*, int, int, int, const LayerSettings*, const Through&,
-                         const Pack&) override { throw std::logic_error("unused"); }
-  void loss(const LossShape&, const float*, const float*, float*, float*, int, int, const MemberSettings*,
-            const Pack&) override { throw std::logic_error("unused"); }
-  void accumulate(const float*, int, int, double*, const Pack&) override { throw std::logic_error("unused"); }
+                         const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void loss(const LossShape&, const float*, const float*, float*, float*, int, int,
+            const MemberSettings*, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void accumulate(const float*, int, int, double*, const Pack&) override {
+    throw std::logic_error("unused");
+  }
   void add_penalty(const double*, int, const double*, int, int, double*, const Pack&) override {
     throw std::logic_error("unused");
   }
-  void optimizer_step(const OptimizerStep&, const Pack&) override { throw std::logic_error("unused"); }
-  void gradient_norms(const OptimizerStep&, const Pack&) override { throw std::logic_error("unused"); }
-  void weight_penalty(const OptimizerStep&, const Pack&) override { throw std::logic_error("unused"); }
-  void shuffle(int*, int, const MemberSettings*, int, const Pack&) override { throw std::logic_error("unused"); }
-  void gather(const float*, int, const int*, int, float*, const Pack&) override { throw std::logic_error("unused"); }
+  void optimizer_step(const OptimizerStep&, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void gradient_norms(const OptimizerStep&, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void weight_penalty(const OptimizerStep&, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void shuffle(int*, int, const MemberSettings*, int, const Pack&) override {
+    throw std::logic_error("unused");
+  }
+  void gather(const float*, int, const int*, int, float*, const Pack&) override {
+    throw std::logic_error("unused");
+  }
 };
 
 // An upload queued from a slot may still read it after release(): the slot's next batch waits for
@@ -252,15 +290,18 @@ TEST(InputPipeline, ASlotIsNotRewrittenBeforeTheUploadThatReadsItHasFinished) {
   pipeline.begin_epoch(0, {order}, d.rows);
   const InputPipeline::Batch first = pipeline.take(0);
   const std::vector<float> step0(first.x, first.x + 32 * 20);
-  pipeline.release(0);      // "the upload of step 0" is still reading the slot
-  EXPECT_TRUE(device.wait_for_waits(2)) << "the worker, at step 1, waits for it (its first wait was step 0's)";
+  pipeline.release(0);  // "the upload of step 0" is still reading the slot
+  EXPECT_TRUE(device.wait_for_waits(2))
+      << "the worker, at step 1, waits for it (its first wait was step 0's)";
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // time to do the wrong thing
-  EXPECT_EQ(std::vector<float>(first.x, first.x + 32 * 20), step0) << "the slot was rewritten under the upload";
+  EXPECT_EQ(std::vector<float>(first.x, first.x + 32 * 20), step0)
+      << "the slot was rewritten under the upload";
   device.complete();
   const InputPipeline::Batch second = pipeline.take(1);
   EXPECT_EQ(second.x, first.x);
   for (int i = 0; i < 32; ++i)
-    EXPECT_EQ(second.x[size_t(i) * 20], d.x[size_t(order[32 + size_t(i)]) * 20]) << "step 1's rows, row " << i;
+    EXPECT_EQ(second.x[size_t(i) * 20], d.x[size_t(order[32 + size_t(i)]) * 20])
+        << "step 1's rows, row " << i;
   pipeline.release(1);
   device.complete();  // the destructor waits for the last upload
 }
@@ -280,8 +321,10 @@ TEST(InputPipeline, AFitGivesTheSameNumbersOnAnyPipeline) {
   };
   const std::vector<double> reference = train({1, 1}, false);
   EXPECT_EQ(train({4, 8}, false), reference);
-  EXPECT_EQ(train({2, 2}, true), reference) << "a recorded step replays the model's calls on the copied batch";
-  EXPECT_NE(train({1, 1}, false, false), reference) << "the preprocessing changed what the model trained on";
+  EXPECT_EQ(train({2, 2}, true), reference)
+      << "a recorded step replays the model's calls on the copied batch";
+  EXPECT_NE(train({1, 1}, false, false), reference)
+      << "the preprocessing changed what the model trained on";
 }
 
 TEST(InputPipeline, WithATimelineEachBatchPreparedIsASpanOfItsOwn) {
@@ -298,7 +341,7 @@ TEST(InputPipeline, WithATimelineEachBatchPreparedIsASpanOfItsOwn) {
     fit.end_epoch();
   }
   const FitResult result = fit.take_results().front();
-  ASSERT_EQ(result.steps.size(), size_t(2 * 8));   // 247 training rows: 8 steps an epoch
+  ASSERT_EQ(result.steps.size(), size_t(2 * 8));  // 247 training rows: 8 steps an epoch
   ASSERT_EQ(result.input_spans.size(), size_t(2 * 8)) << "one per step, none of the warm-up's 4";
   for (const Interval& span : result.input_spans) EXPECT_LE(span.begin_s, span.end_s);
 }

@@ -8,7 +8,8 @@
 namespace mf {
 namespace {
 
-MachineLoad reading(double at_s, double machine_busy_s, double own_cpu_s, std::optional<double> waited_s = std::nullopt) {
+MachineLoad reading(double at_s, double machine_busy_s, double own_cpu_s,
+                    std::optional<double> waited_s = std::nullopt) {
   MachineLoad load;
   load.at_s = at_s;
   load.machine_busy_s = machine_busy_s;
@@ -33,14 +34,16 @@ TEST(MachineLoad, AShortRunIsJudgedByItsCpuPressureWhenItsThreadsFitTheCores) {
   EXPECT_FALSE(load.others_busy_cores);
   EXPECT_DOUBLE_EQ(*load.cpu_pressure, 0.5);
   EXPECT_EQ(busy_machine(load, 2, true), "tasks waited for a CPU 50% of the run (CPU pressure)");
-  EXPECT_EQ(busy_machine(load, 2, false), "") << "processes mode's own workers may outnumber the cores";
+  EXPECT_EQ(busy_machine(load, 2, false), "")
+      << "processes mode's own workers may outnumber the cores";
   const LoadBetween quiet = load_between(reading(10, 100, 1, 7.0), reading(10.2, 100.3, 1.1, 7.01));
   EXPECT_EQ(busy_machine(quiet, 2, true), "");
   const LoadBetween no_psi = load_between(reading(10, 100, 1), reading(10.2, 100.3, 1.1));
   EXPECT_FALSE(no_psi.cpu_pressure);
   EXPECT_EQ(busy_machine(no_psi, 2, true), "");
   // 20 ms: a daemon's 5 ms wake-up is a quarter of it, no verdict
-  const LoadBetween brief = load_between(reading(10, 100, 1, 7.0), reading(10.02, 100.03, 1.01, 7.005));
+  const LoadBetween brief =
+      load_between(reading(10, 100, 1, 7.0), reading(10.02, 100.03, 1.01, 7.005));
   EXPECT_DOUBLE_EQ(*brief.cpu_pressure, 0.25);
   EXPECT_EQ(busy_machine(brief, 2, true), "");
 }

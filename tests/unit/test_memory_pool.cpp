@@ -245,8 +245,8 @@ TEST(MemoryPool, ARequestRoundsUpToTheAlignment) {
 
 // ---- the host upstream ---------------------------------------------------------
 
-// The bytes of [p, p + bytes) that are resident in memory (mincore, page by page): whatever the heap
-// held before, a reserve pool's pages must be in memory once it is made.
+// The bytes of [p, p + bytes) that are resident in memory (mincore, page by page): whatever the
+// heap held before, a reserve pool's pages must be in memory once it is made.
 size_t resident_bytes(const void* p, size_t bytes) {
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
   const uintptr_t first = reinterpret_cast<uintptr_t>(p) / page * page;
@@ -260,7 +260,8 @@ size_t resident_bytes(const void* p, size_t bytes) {
 
 TEST(HostUpstream, ARequestOverWhatTheMachineHasIsOutOfMemoryWithTheNumbers) {
   HostUpstream host;
-  const std::string e = test::user_error<OutOfMemory>([&] { host.allocate(size_t(1) << 50); });  // 1 PiB
+  const std::string e =
+      test::user_error<OutOfMemory>([&] { host.allocate(size_t(1) << 50); });  // 1 PiB
   EXPECT_TRUE(contains(e, "the host cannot give 1048576.00 GiB (1125899906842624 bytes)")) << e;
   EXPECT_TRUE(contains(e, "available")) << e;
 }
@@ -269,8 +270,9 @@ TEST(HostUpstream, AReservePoolIsResident) {
   HostUpstream host;
   const size_t cap = size_t(64) << 20;
   MemoryPool pool("resident", cap, PoolMode::reserve, host);
-  const void* all = pool.allocate(cap);            // the reservation's bytes, from their start
-  EXPECT_GE(resident_bytes(all, cap), cap - 2 * size_t(sysconf(_SC_PAGESIZE)));  // taken for real, as cudaMalloc takes it
+  const void* all = pool.allocate(cap);  // the reservation's bytes, from their start
+  EXPECT_GE(resident_bytes(all, cap),
+            cap - 2 * size_t(sysconf(_SC_PAGESIZE)));  // taken for real, as cudaMalloc takes it
 }
 
 TEST(HostUpstream, CountsWhatIsInUseUntilItIsReleased) {
@@ -279,7 +281,8 @@ TEST(HostUpstream, CountsWhatIsInUseUntilItIsReleased) {
     MemoryPool pool("counted", size_t(8) << 20, PoolMode::reserve, host);
     EXPECT_EQ(host.in_use_bytes(), size_t(8) << 20);
   }
-  EXPECT_EQ(host.in_use_bytes(), 0u);  // a released pool gives every byte back, as clear_session does
+  EXPECT_EQ(host.in_use_bytes(),
+            0u);  // a released pool gives every byte back, as clear_session does
 }
 
 TEST(MemoryPool, UpstreamRefusalNamesTheOwnerLimitAndMode) {
@@ -307,7 +310,8 @@ TEST(Bytes, ParsesEveryUnit) {
 }
 
 TEST(Bytes, RejectsBadInputNamingWhat) {
-  for (const char* bad : {"", "abc", "-1", "0", "0MiB", "12 MiB", "12mib", "12XB", "MiB", "nan", "inf", "1e999"}) {
+  for (const char* bad :
+       {"", "abc", "-1", "0", "0MiB", "12 MiB", "12mib", "12XB", "MiB", "nan", "inf", "1e999"}) {
     SCOPED_TRACE(testing::Message() << "parsing '" << bad << "'");
     const std::string message = test::user_error([&] { parse_bytes(bad, "memory.limit"); });
     EXPECT_TRUE(contains(message, "memory.limit")) << message;

@@ -11,12 +11,13 @@ namespace mf {
 namespace {
 
 // Row accuracies of `logits` (m, n) against `target` for `loss`, from the CPU backend's loss pass.
-std::vector<float> row_accuracy(Loss loss, const std::vector<float>& logits, const std::vector<float>& target,
-                                int m, int n) {
+std::vector<float> row_accuracy(Loss loss, const std::vector<float>& logits,
+                                const std::vector<float>& target, int m, int n) {
   CpuBackend cpu;
   const MemberSettings settings;
   std::vector<float> d_out(logits.size()), values(2 * size_t(m)), correct;
-  cpu.loss(test::default_loss_shape(loss, n), logits.data(), target.data(), d_out.data(), values.data(), m, n, &settings);
+  cpu.loss(test::default_loss_shape(loss, n), logits.data(), target.data(), d_out.data(),
+           values.data(), m, n, &settings);
   for (int r = 0; r < m; ++r) correct.push_back(values[2 * size_t(r) + 1]);
   return correct;
 }
@@ -30,8 +31,9 @@ TEST(Metrics, BinaryAccuracyThresholdsTheFloat32Probability) {
             (std::vector<float>{0.f, 1.f, 1.f, 1.f, 1.f}));
 }
 
-// sparse_categorical_accuracy takes the first argmax of the probabilities: logits 0 and 1e-9 differ,
-// but exp(-1e-9) is 1 in float32, so both probabilities are the same float and class 0 wins the tie.
+// sparse_categorical_accuracy takes the first argmax of the probabilities: logits 0 and 1e-9
+// differ, but exp(-1e-9) is 1 in float32, so both probabilities are the same float and class 0 wins
+// the tie.
 TEST(Metrics, SparseCategoricalAccuracyTakesTheFirstArgmaxOfTheProbabilities) {
   const float a = 0.f, b = 1e-9f;
   ASSERT_NE(a, b);

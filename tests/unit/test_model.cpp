@@ -34,18 +34,21 @@ ModelSpec spec_of(int input, std::vector<LayerSpec> layers, Loss loss, int batch
 }
 
 ModelSpec small_spec() {  // 10-50-3, softmax, batch 100
-  return spec_of(10, {{50, Activation::relu}, {3, Activation::softmax}}, Loss::sparse_categorical_crossentropy, 100);
+  return spec_of(10, {{50, Activation::relu}, {3, Activation::softmax}},
+                 Loss::sparse_categorical_crossentropy, 100);
 }
 
 TEST(ParamCount, KerasCounts) {
   // Keras's model.summary(): Σ (in + 1) * out.
-  EXPECT_EQ(Model::param_count(spec_of(784, {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}},
-                                       Loss::sparse_categorical_crossentropy)),
+  EXPECT_EQ(Model::param_count(spec_of(
+                784, {{256, Activation::relu}, {128, Activation::relu}, {10, Activation::softmax}},
+                Loss::sparse_categorical_crossentropy)),
             235146);
   EXPECT_EQ(Model::param_count(spec_of(784, {{128, Activation::relu}, {10, Activation::softmax}},
                                        Loss::sparse_categorical_crossentropy)),
             101770);
-  EXPECT_EQ(Model::param_count(spec_of(20, {{64, Activation::relu}, {1, Activation::sigmoid}}, Loss::binary_crossentropy)),
+  EXPECT_EQ(Model::param_count(spec_of(20, {{64, Activation::relu}, {1, Activation::sigmoid}},
+                                       Loss::binary_crossentropy)),
             1409);
   EXPECT_EQ(Model::param_count(spec_of(1, {{1, Activation::linear}}, Loss::mse)), 2);
 }
@@ -56,9 +59,9 @@ TEST(ParamCount, KerasCounts) {
 //   backward dY and dX: the widest layer each, 20224 + 20224
 //   row values: the loss and the accuracy, 100*2 floats = 800 B -> 1024; loss totals 16 B -> 256;
 //   the structs the kernels read: member settings, layer settings (2 layers), parameter tensors (4:
-//   two kernels, two biases) and step state, each rounded up: the model, kModel; and for fitting (the
-//   EpochIterator's): batch x 1000 floats -> 4096, batch y (class index) 100 floats -> 512, shuffle
-//   order 1000 ints -> 4096, 8704 more
+//   two kernels, two biases) and step state, each rounded up: the model, kModel; and for fitting
+//   (the EpochIterator's): batch x 1000 floats -> 4096, batch y (class index) 100 floats -> 512,
+//   shuffle order 1000 ints -> 4096, 8704 more
 size_t aligned(size_t bytes) { return MemoryPool::aligned(bytes); }
 const size_t kStructs = aligned(sizeof(MemberSettings)) + aligned(2 * sizeof(LayerSettings)) +
                         aligned(4 * sizeof(ParamTensor)) + aligned(sizeof(StepState));
@@ -67,16 +70,22 @@ const size_t kModel = 4 * 2816 + 20224 + 1280 + 2 * 20224 + 1024 + 256 + kStruct
 TEST(MemoryPlan, ExactBytesByHand) {
   const MemoryPlan p = training_plan(small_spec(), 1000);
   const std::vector<std::pair<std::string, size_t>> want = {
-      {"parameters", 2816},          {"gradients", 2816},
-      {"adam m", 2816},              {"adam v", 2816},
-      {"layer 1 output", 20224},     {"layer 2 output", 1280},
-      {"backward dY", 20224},        {"backward dX", 20224},
-      {"row values", 1024},          {"loss totals", 256},
+      {"parameters", 2816},
+      {"gradients", 2816},
+      {"adam m", 2816},
+      {"adam v", 2816},
+      {"layer 1 output", 20224},
+      {"layer 2 output", 1280},
+      {"backward dY", 20224},
+      {"backward dX", 20224},
+      {"row values", 1024},
+      {"loss totals", 256},
       {"member settings", aligned(sizeof(MemberSettings))},
       {"layer settings", aligned(2 * sizeof(LayerSettings))},
       {"parameter tensors", aligned(4 * sizeof(ParamTensor))},
       {"step state", aligned(sizeof(StepState))},
-      {"batch x", 4096},             {"batch y", 512},
+      {"batch x", 4096},
+      {"batch y", 512},
       {"shuffle order", 4096}};
   ASSERT_EQ(p.parts.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
@@ -93,9 +102,11 @@ TEST(MemoryPlan, OptimizerStateDependsOnTheOptimizer) {
   ModelSpec spec = small_spec();
   spec.optimizer.kind = OptimizerKind::sgd;
   spec.optimizer.momentum = 0.f;
-  EXPECT_EQ(training_plan(spec, 1000).total(), kModel + 8704 - 2 * 2816u);  // plain SGD keeps no state
+  EXPECT_EQ(training_plan(spec, 1000).total(),
+            kModel + 8704 - 2 * 2816u);  // plain SGD keeps no state
   spec.optimizer.momentum = 0.9f;
-  EXPECT_EQ(training_plan(spec, 1000).bytes_of("sgd velocity"), 2816u);  // one velocity per parameter
+  EXPECT_EQ(training_plan(spec, 1000).bytes_of("sgd velocity"),
+            2816u);  // one velocity per parameter
   EXPECT_EQ(training_plan(spec, 1000).total(), kModel + 8704 - 2816u);
 }
 
@@ -108,9 +119,10 @@ TEST(MemoryPlan, MseTargetsHaveOneColumnPerOutput) {
 }
 
 // The Keras layers' buffers, by hand: 10 -> Dense(20, gelu, l2 kernel, l1 activity) ->
-// BatchNormalization -> Dropout -> Dense(3, softmax), RMSprop (momentum, centered, clipnorm), batch 100.
-//   parameters: 10*20 + 20 + 20 gamma + 20 beta + 20*3 + 3 = 323 floats = 1292 B -> 1536, and so each
-//   of the gradients and RMSprop's three slots; moving mean and variance 40 floats -> 256
+// BatchNormalization -> Dropout -> Dense(3, softmax), RMSprop (momentum, centered, clipnorm), batch
+// 100.
+//   parameters: 10*20 + 20 + 20 gamma + 20 beta + 20*3 + 3 = 323 floats = 1292 B -> 1536, and so
+//   each of the gradients and RMSprop's three slots; moving mean and variance 40 floats -> 256
 //   layer 1: output and (gelu's) pre-activation, 100*20 floats = 8000 B -> 8192 each; layer 2
 //   (BatchNormalization): output 8192 and its batch mean and inverse, 40 floats -> 256; layer 3
 //   (Dropout): output 8192 (its mask is a hash, not stored); layer 4: 300 floats -> 1280
@@ -127,7 +139,8 @@ TEST(MemoryPlan, TheKerasLayersBuffersByHand) {
                            Loss::sparse_categorical_crossentropy, 100);
   spec.layers[0].kernel_regularizer = {0, 1e-4f};
   spec.layers[0].activity_regularizer = {1e-5f, 0};
-  spec.optimizer.kind = OptimizerKind::rmsprop, spec.optimizer.momentum = 0.5f, spec.optimizer.centered = true;
+  spec.optimizer.kind = OptimizerKind::rmsprop, spec.optimizer.momentum = 0.5f,
+  spec.optimizer.centered = true;
   spec.optimizer.clip = ClipKind::norm, spec.optimizer.clip_value = 1.f;
   const std::vector<std::pair<std::string, size_t>> want = {
       {"parameters", 1536},
@@ -227,8 +240,10 @@ TEST(Model, PlanOverTheCapIsOutOfMemoryNamingModelAndCap) {
     const std::string message = test::user_error<OutOfMemory>([&] { Model model(spec, cpu); });
     EXPECT_TRUE(contains(message, "too-big")) << message;
     // One byte apart, both print as the same KiB: the exact counts tell them apart.
-    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel - 1) + " bytes)")) << message;  // the cap
-    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel) + " bytes)")) << message;      // what it needs
+    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel - 1) + " bytes)"))
+        << message;  // the cap
+    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel) + " bytes)"))
+        << message;  // what it needs
     EXPECT_FALSE(contains(message, "\n")) << message;
   }
 }
@@ -301,7 +316,8 @@ TEST(Init, SetParamsRoundTrips) {
 
 std::vector<int> order_of(int n, uint64_t seed, int epoch) {
   std::vector<int> order(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) order[i] = int(permute_index(uint32_t(i), uint32_t(n), seed, uint32_t(epoch)));
+  for (int i = 0; i < n; ++i)
+    order[i] = int(permute_index(uint32_t(i), uint32_t(n), seed, uint32_t(epoch)));
   return order;
 }
 
@@ -409,14 +425,16 @@ TEST(Pack, EachMemberStartsFromItsOwnSeed) {
   CpuBackend cpu;
   const std::vector<ModelSpec> specs = three_members();
   Model pack(specs, cpu);
-  for (int z = 0; z < 3; ++z) EXPECT_EQ(pack.get_params(z), Model(specs[size_t(z)], cpu).get_params()) << z;
+  for (int z = 0; z < 3; ++z)
+    EXPECT_EQ(pack.get_params(z), Model(specs[size_t(z)], cpu).get_params()) << z;
   EXPECT_NE(pack.get_params(0), pack.get_params(1));
 }
 
 TEST(Pack, AMemberOverItsOwnCapIsOutOfMemoryNamingIt) {
   CpuBackend cpu;
   std::vector<ModelSpec> specs = three_members();
-  specs[2].memory.limit_bytes = Model::plan(specs[2]).total() - 1;  // the others' caps would cover it
+  specs[2].memory.limit_bytes =
+      Model::plan(specs[2]).total() - 1;  // the others' caps would cover it
   const std::string message = test::user_error<OutOfMemory>([&] { Model pack(specs, cpu); });
   EXPECT_TRUE(contains(message, "member-2")) << message;
 }
@@ -436,8 +454,9 @@ TEST(Pack, MembersMustShareTheirShapeAndFit) {
   specs[1].pipeline.prefetch = 3;
   EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
   specs[1] = small_spec();
-  specs[1].preprocessing = Preprocessing::parse(nlohmann::json::parse(R"([{"type": "GaussianNoise", "stddev": 0.1}])"),
-                                                std::nullopt, specs[1].input, "spec.json");
+  specs[1].preprocessing =
+      Preprocessing::parse(nlohmann::json::parse(R"([{"type": "GaussianNoise", "stddev": 0.1}])"),
+                           std::nullopt, specs[1].input, "spec.json");
   EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
   EXPECT_THROW(Model(std::vector<ModelSpec>{}, cpu), std::invalid_argument);
 }

@@ -36,7 +36,8 @@ class PipeDirectory : public ::testing::Test {
     address.sun_family = AF_UNIX;
     const std::string path = dir_ + "/control";
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    ASSERT_EQ(bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
+    ASSERT_EQ(bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0)
+        << std::strerror(errno);
     if (listening) {
       ASSERT_EQ(listen(fd_, 4), 0);
     } else {
@@ -70,8 +71,10 @@ TEST(MpsPipeDirectory, IsCudasVariableOrItsDefault) {
   EXPECT_EQ(mps_pipe_directory(), "/run/mps-7");
   setenv("CUDA_MPS_PIPE_DIRECTORY", "", 1);
   EXPECT_EQ(mps_pipe_directory(), "/tmp/nvidia-mps");
-  if (saved) setenv("CUDA_MPS_PIPE_DIRECTORY", kept.c_str(), 1);
-  else unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+  if (saved)
+    setenv("CUDA_MPS_PIPE_DIRECTORY", kept.c_str(), 1);
+  else
+    unsetenv("CUDA_MPS_PIPE_DIRECTORY");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// NvmlMonitor (runtime/nvml_monitor.h): each CUDA device is found in NVML by its PCI bus id, never by its
-// ordinal, and every device given is sampled. A fake NVML whose order differs from CUDA's checks the
-// mapping; without NVML (no driver on this machine) every device is unavailable and says why; with NVML
-// it samples CUDA device 0. summarize() and gpu_notes() are checked on made-up values.
+// NvmlMonitor (runtime/nvml_monitor.h): each CUDA device is found in NVML by its PCI bus id, never
+// by its ordinal, and every device given is sampled. A fake NVML whose order differs from CUDA's
+// checks the mapping; without NVML (no driver on this machine) every device is unavailable and says
+// why; with NVML it samples CUDA device 0. summarize() and gpu_notes() are checked on made-up
+// values.
 #include "runtime/nvml_monitor.h"
 
 #include <gtest/gtest.h>
@@ -30,7 +31,8 @@ bool nvml_loadable(std::string& why) {
   }
 }
 
-// A GPU of the fake NVML: what each reading says, and after how many readings it is lost (-1: never).
+// A GPU of the fake NVML: what each reading says, and after how many readings it is lost (-1:
+// never).
 struct FakeGpu {
   std::string name;
   unsigned utilization_percent = 0;
@@ -43,26 +45,28 @@ struct FakeGpu {
 // What the fake saw, shared with the test (the monitor owns the fake; its thread reads).
 struct FakeLog {
   std::mutex mutex;
-  std::vector<std::string> opened;    // the bus ids asked for, as given
-  std::map<std::string, int> reads;   // per bus id
+  std::vector<std::string> opened;   // the bus ids asked for, as given
+  std::map<std::string, int> reads;  // per bus id
   int reads_of(const std::string& bus_id) {
     std::lock_guard lock(mutex);
     return reads[bus_id];
   }
 };
 
-// NVML with GPUs at NVML's own bus ids, as nvmlPciInfo_t.busId has them; like NVML's, its order (the map's)
-// is by bus, not CUDA's. It knows a GPU only by that exact form, so a monitor that passed CUDA's form on
-// unconverted, or asked by position, would find the wrong GPU or none.
+// NVML with GPUs at NVML's own bus ids, as nvmlPciInfo_t.busId has them; like NVML's, its order
+// (the map's) is by bus, not CUDA's. It knows a GPU only by that exact form, so a monitor that
+// passed CUDA's form on unconverted, or asked by position, would find the wrong GPU or none.
 class FakeNvml final : public GpuSource {
  public:
-  FakeNvml(std::map<std::string, FakeGpu> gpus, std::shared_ptr<FakeLog> log) : gpus_(std::move(gpus)), log_(log) {}
+  FakeNvml(std::map<std::string, FakeGpu> gpus, std::shared_ptr<FakeLog> log)
+      : gpus_(std::move(gpus)), log_(log) {}
 
   int open(const std::string& bus_id, std::string& name) override {
     std::lock_guard lock(log_->mutex);
     log_->opened.push_back(bus_id);
     const auto gpu = gpus_.find(bus_id);
-    if (gpu == gpus_.end()) throw_nvml_error("nvmlDeviceGetHandleByPciBusId_v2", __FILE__, __LINE__, "Not Found");
+    if (gpu == gpus_.end())
+      throw_nvml_error("nvmlDeviceGetHandleByPciBusId_v2", __FILE__, __LINE__, "Not Found");
     name = gpu->second.name;
     open_.push_back(gpu->first);
     return int(open_.size() - 1);
@@ -99,7 +103,8 @@ std::map<std::string, FakeGpu> two_gpus() {
 // Waits (up to 10 s) until `done` holds.
 template <class Done>
 bool eventually(Done done) {
-  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 1000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return done();
 }
 
@@ -108,8 +113,8 @@ TEST(NvmlPciBusId, IsNvmlsFormFromCudasAndNvmls) {
   EXPECT_EQ(nvml_pci_bus_id("00000000:17:00.0"), "00000000:17:00.0");  // NVML's own
   EXPECT_EQ(nvml_pci_bus_id("0000:3b:00.0"), "00000000:3B:00.0");      // either case
   EXPECT_EQ(nvml_pci_bus_id("0000:3B:00.0"), "00000000:3B:00.0");
-  EXPECT_EQ(nvml_pci_bus_id("3b:00.0"), "00000000:3B:00.0");           // no domain: 0
-  EXPECT_EQ(nvml_pci_bus_id("0000:3b:1f"), "00000000:3B:1F.0");        // no function: 0
+  EXPECT_EQ(nvml_pci_bus_id("3b:00.0"), "00000000:3B:00.0");     // no domain: 0
+  EXPECT_EQ(nvml_pci_bus_id("0000:3b:1f"), "00000000:3B:1F.0");  // no function: 0
   EXPECT_EQ(nvml_pci_bus_id("0001:04:02.1"), "00000001:04:02.1");
   EXPECT_EQ(nvml_pci_bus_id("1:4:2.1"), "00000001:04:02.1");
 }
@@ -129,8 +134,9 @@ TEST(NvmlPciBusId, MatchesTheSameDeviceOnly) {
 }
 
 TEST(NvmlPciBusId, IsEmptyForWhatIsNoBusId) {
-  for (const char* id : {"", "17", ":", "0000::00.0", "0000:17:00.", "0000:17:00.8", "0000:17:20.0", "0000:100:00.0",
-                         "000000000:17:00.0", "0000:17:0g.0", "0:0000:17:00.0", "GPU-1234", " 0000:17:00.0"})
+  for (const char* id :
+       {"", "17", ":", "0000::00.0", "0000:17:00.", "0000:17:00.8", "0000:17:20.0", "0000:100:00.0",
+        "000000000:17:00.0", "0000:17:0g.0", "0:0000:17:00.0", "GPU-1234", " 0000:17:00.0"})
     EXPECT_EQ(nvml_pci_bus_id(id), "") << id;
 }
 
@@ -161,8 +167,8 @@ TEST(NvmlMonitor, NotesSayWhichDeviceUnlessAllShareOne) {
   EXPECT_EQ(gpu_notes({a, b, c}), "cuda device 0: no NVML; cuda device 2: GPU is lost");
 }
 
-// CUDA's order is not NVML's: CUDA device 0 is NVML's second GPU, CUDA device 1 its first, and CUDA's bus
-// ids are in its own form. Each summary must be of the GPU at its device's bus id.
+// CUDA's order is not NVML's: CUDA device 0 is NVML's second GPU, CUDA device 1 its first, and
+// CUDA's bus ids are in its own form. Each summary must be of the GPU at its device's bus id.
 TEST(NvmlMonitor, FindsEachCudaDeviceByItsBusId) {
   auto log = std::make_shared<FakeLog>();
   NvmlMonitor monitor({{0, "0000:65:00.0", ""}, {1, "0000:17:00.0", ""}},
@@ -194,8 +200,9 @@ TEST(NvmlMonitor, SamplesEveryDeviceItIsGiven) {
   auto log = std::make_shared<FakeLog>();
   NvmlMonitor monitor({{3, "0000:17:00.0", ""}, {0, "0000:65:00.0", ""}},
                       std::make_unique<FakeNvml>(two_gpus(), log), 0.001);
-  ASSERT_TRUE(eventually([&] { return log->reads_of("00000000:17:00.0") >= 5 && log->reads_of("00000000:65:00.0") >= 5; }))
-      << "both GPUs sampled on the monitor's thread";
+  ASSERT_TRUE(eventually([&] {
+    return log->reads_of("00000000:17:00.0") >= 5 && log->reads_of("00000000:65:00.0") >= 5;
+  })) << "both GPUs sampled on the monitor's thread";
   const std::vector<GpuSummary> gpus = monitor.stop();
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_GE(gpus[0].samples, 5u);
@@ -210,7 +217,9 @@ TEST(NvmlMonitor, SamplesEveryDeviceItIsGiven) {
 
 TEST(NvmlMonitor, ADeviceNvmlLacksIsUnavailableAndTheOthersAreSampled) {
   auto log = std::make_shared<FakeLog>();
-  NvmlMonitor monitor({{0, "0000:99:00.0", ""}, {1, "0000:17:00.0", ""}, {2, "", "CUDA has no device 2 (it has 2)"},
+  NvmlMonitor monitor({{0, "0000:99:00.0", ""},
+                       {1, "0000:17:00.0", ""},
+                       {2, "", "CUDA has no device 2 (it has 2)"},
                        {4, "bus 17", ""}},
                       std::make_unique<FakeNvml>(two_gpus(), log), 0.001);
   EXPECT_TRUE(monitor.available());
@@ -249,7 +258,8 @@ TEST(NvmlMonitor, ALostDeviceStopsAloneAndSaysWhy) {
 
 TEST(NvmlMonitor, NoDeviceNvmlHasIsUnavailable) {
   auto log = std::make_shared<FakeLog>();
-  NvmlMonitor monitor({{0, "0000:99:00.0", ""}}, std::make_unique<FakeNvml>(two_gpus(), log), 0.001);
+  NvmlMonitor monitor({{0, "0000:99:00.0", ""}}, std::make_unique<FakeNvml>(two_gpus(), log),
+                      0.001);
   EXPECT_FALSE(monitor.available());
   EXPECT_TRUE(contains(monitor.why_not(), "Not Found")) << monitor.why_not();
   EXPECT_TRUE(log->reads.empty());
@@ -262,7 +272,8 @@ TEST(NvmlMonitor, WithoutNvmlEveryDeviceIsUnavailableAndSaysWhy) {
   EXPECT_FALSE(monitor.available());
   EXPECT_TRUE(contains(monitor.why_not(), "NVML")) << monitor.why_not();
   EXPECT_TRUE(contains(monitor.why_not(), "libnvidia-ml.so.1")) << monitor.why_not();
-  EXPECT_FALSE(contains(monitor.why_not(), "cuda device")) << "one reason for all, said once: " << monitor.why_not();
+  EXPECT_FALSE(contains(monitor.why_not(), "cuda device"))
+      << "one reason for all, said once: " << monitor.why_not();
   EXPECT_EQ(monitor.why_not().find('\n'), std::string::npos) << "one line";
   for (int call = 0; call < 2; ++call) {  // stop() may be called again, and the destructor after it
     const std::vector<GpuSummary> gpus = monitor.stop();
@@ -284,8 +295,10 @@ TEST(NvmlMonitor, TargetsAreTheDistinctCudaDevicesInOrder) {
   EXPECT_EQ(targets[0].cuda_device, 1);
   EXPECT_EQ(targets[1].cuda_device, 0);
   for (const GpuTarget& target : targets) {
-    if (target.pci_bus_id.empty()) EXPECT_NE(target.why_none, "");  // no GPU here, or no second one
-    else EXPECT_NE(nvml_pci_bus_id(target.pci_bus_id), "") << target.pci_bus_id;
+    if (target.pci_bus_id.empty())
+      EXPECT_NE(target.why_none, "");  // no GPU here, or no second one
+    else
+      EXPECT_NE(nvml_pci_bus_id(target.pci_bus_id), "") << target.pci_bus_id;
   }
 }
 

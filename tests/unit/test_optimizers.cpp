@@ -13,7 +13,8 @@
 // Nadam:    u_t = b1*(1-0.5*0.96^t), P_t = P_{t-1}*u_t; m, v as Adam's;
 //           m_hat = u_{t+1}*m/(1-P_t*u_{t+1}) + (1-u_t)*g/(1-P_t); v_hat = v/(1-b2^t);
 //           w -= m_hat*lr/(sqrt(v_hat)+eps)
-// Clipping: clipnorm g*c/max(|g|_tensor, c); global_clipnorm g*c*min(1/|g|_all, 1/c); clipvalue [-c, c]
+// Clipping: clipnorm g*c/max(|g|_tensor, c); global_clipnorm g*c*min(1/|g|_all, 1/c); clipvalue
+// [-c, c]
 //
 // The backend runs in float32, hence tolerances of ~1e-6. The Adam and SGD tables were computed
 // independently (Python, float64) from the same formulas.
@@ -42,7 +43,8 @@ double adam_alpha(double lr, double b1, double b2, int t) {
   return lr * std::sqrt(1 - std::pow(b2, t)) / (1 - std::pow(b1, t));
 }
 
-// An optimizer's steps on the CPU backend over one tensor of kW0's size, its state kept between them.
+// An optimizer's steps on the CPU backend over one tensor of kW0's size, its state kept between
+// them.
 class Stepper {
  public:
   explicit Stepper(const OptimizerSpec& o, std::vector<float> w = kW0) : w_(std::move(w)) {
@@ -52,7 +54,8 @@ class Stepper {
     for (auto& slot : slots_) slot.assign(w_.size(), 0.f);
     if (o.kind == OptimizerKind::adagrad) slots_[0].assign(w_.size(), o.initial_accumulator_value);
     tensor_ = {0, int64_t(w_.size()), 0, TensorRole::kernel, 0};
-    step_.kind = o.kind, step_.clip = o.clip, step_.momentum_slot = momentum_slot(o), step_.amsgrad = o.amsgrad;
+    step_.kind = o.kind, step_.clip = o.clip, step_.momentum_slot = momentum_slot(o),
+    step_.amsgrad = o.amsgrad;
     step_.count = int64_t(w_.size()), step_.tensors = &tensor_, step_.tensor_count = 1;
     step_.blocks = param_blocks(step_.count), step_.layers = &layer_, step_.batch_rows = 1;
   }
@@ -63,7 +66,8 @@ class Stepper {
     for (int k = 0; k < 3; ++k) step_.slot[k] = slots_[k].data();
     double norm = 0;
     for (float x : g) norm += double(x) * x;
-    norms_ = {float(std::sqrt(norm)), float(std::sqrt(norm))};  // the tensor's and the global one: one tensor
+    norms_ = {float(std::sqrt(norm)),
+              float(std::sqrt(norm))};  // the tensor's and the global one: one tensor
     step_.norms = norms_.data();
     cpu_.optimizer_step(step_, {.step = &state_});
     return w_;
@@ -125,7 +129,8 @@ TEST(Adam, StepConstantsAreKerasFloat32Arithmetic) {
   EXPECT_EQ(settings.optimizer.one_minus_beta_2, 0.001f);  // 1 - 0.999 in double, then float32
   EXPECT_NE(settings.optimizer.one_minus_beta_2, 1.f - 0.999f);
   EXPECT_EQ(settings.optimizer.one_minus_beta_1, 0.1f);
-  const float b2 = 0.999f, b1 = 0.9f;  // beta^1 in float32, as Keras casts beta to the variable's dtype
+  const float b2 = 0.999f,
+              b1 = 0.9f;  // beta^1 in float32, as Keras casts beta to the variable's dtype
   EXPECT_EQ(c.alpha, 1e-3f * std::sqrt(1.f - b2) / (1.f - b1));
 }
 
@@ -135,7 +140,8 @@ TEST(Adam, EpsilonDominatesATinyGradient) {
   Stepper adam(optimizer(OptimizerKind::adam, lr), {1.f});
   const float w = adam.step({1e-9f})[0];
   // m = 1e-10, sqrt(v) = sqrt(1e-3)*1e-9 = 3.16e-11; step = alpha*1e-10/(3.16e-11+1e-7) ~ 3.16e-5
-  EXPECT_NEAR(1.f - w, adam_alpha(lr, 0.9, 0.999, 1) * 1e-10 / (std::sqrt(1e-3) * 1e-9 + 1e-7), 2e-7);
+  EXPECT_NEAR(1.f - w, adam_alpha(lr, 0.9, 0.999, 1) * 1e-10 / (std::sqrt(1e-3) * 1e-9 + 1e-7),
+              2e-7);
   EXPECT_LT(1.f - w, lr / 100);
 }
 
@@ -148,7 +154,8 @@ TEST(Adam, AmsgradDividesByTheLargestSecondMoment) {
     const std::vector<float> w = adam.step(kGrads[t - 1]);
     for (int i = 0; i < 4; ++i) {
       const double g = kGrads[t - 1][i];
-      rm[i] += (g - rm[i]) * 0.1, rv[i] += (g * g - rv[i]) * 0.001, rhat[i] = std::max(rhat[i], rv[i]);
+      rm[i] += (g - rm[i]) * 0.1, rv[i] += (g * g - rv[i]) * 0.001,
+          rhat[i] = std::max(rhat[i], rv[i]);
       rw[i] -= adam_alpha(0.01, 0.9f, 0.999f, t) * rm[i] / (std::sqrt(rhat[i]) + 1e-7);
       EXPECT_NEAR(w[i], rw[i], 2e-6) << "step " << t << " w[" << i << "]";
     }
@@ -196,7 +203,8 @@ void check_sgd(float momentum, bool nesterov, const double (*literal)[4]) {
 }
 
 TEST(Sgd, PlainStep) {
-  const double literal[3][4] = {{0.49, -0.98, 1.7, 0.0}, {0.485, -0.99, 1.8, -0.0001}, {0.515, -0.99, 1.75, 0.1999}};
+  const double literal[3][4] = {
+      {0.49, -0.98, 1.7, 0.0}, {0.485, -0.99, 1.8, -0.0001}, {0.515, -0.99, 1.75, 0.1999}};
   check_sgd(0.f, false, literal);
 }
 
@@ -231,10 +239,12 @@ void check_rmsprop(float momentum, bool centered) {
       ra[i] = rho * ra[i] + (1 - rho) * g;
       const double denominator = centered ? rv[i] - ra[i] * ra[i] + 1e-7 : rv[i] + 1e-7;
       const double increment = double(0.01f) * g / std::sqrt(denominator);
-      if (momentum > 0) rmom[i] = momentum * rmom[i] + increment, rw[i] -= rmom[i];
-      else rw[i] -= increment;
-      EXPECT_NEAR(w[i], rw[i], 2e-6) << "momentum " << momentum << " centered " << centered << " step " << t + 1
-                                     << " w[" << i << "]";
+      if (momentum > 0)
+        rmom[i] = momentum * rmom[i] + increment, rw[i] -= rmom[i];
+      else
+        rw[i] -= increment;
+      EXPECT_NEAR(w[i], rw[i], 2e-6) << "momentum " << momentum << " centered " << centered
+                                     << " step " << t + 1 << " w[" << i << "]";
     }
   }
 }
@@ -283,7 +293,8 @@ TEST(Nadam, FollowsItsMomentumSchedule) {
   const double b1 = 0.9f, b2 = 0.999f;
   double product = 1;
   for (int t = 1; t <= 3; ++t) {
-    const double u_t = b1 * (1 - 0.5 * std::pow(0.96, t)), u_next = b1 * (1 - 0.5 * std::pow(0.96, t + 1));
+    const double u_t = b1 * (1 - 0.5 * std::pow(0.96, t)),
+                 u_next = b1 * (1 - 0.5 * std::pow(0.96, t + 1));
     product *= u_t;
     const std::vector<float> w = nadam.step(kGrads[t - 1]);
     for (int i = 0; i < 4; ++i) {
@@ -309,12 +320,15 @@ TEST(Clipping, ByNormGlobalNormAndValue) {
     Stepper sgd(o);
     const std::vector<float> w = sgd.step(g);
     for (int i = 0; i < 4; ++i) {
-      const double clipped = kind == ClipKind::value ? std::clamp(double(g[i]), -0.5, 0.5) : g[i] * 0.5 / norm;
-      EXPECT_NEAR(w[i], kW0[i] - double(0.1f) * clipped, 1e-6) << "clip " << int(kind) << " w[" << i << "]";
+      const double clipped =
+          kind == ClipKind::value ? std::clamp(double(g[i]), -0.5, 0.5) : g[i] * 0.5 / norm;
+      EXPECT_NEAR(w[i], kW0[i] - double(0.1f) * clipped, 1e-6)
+          << "clip " << int(kind) << " w[" << i << "]";
     }
   }
   OptimizerSpec loose = optimizer(OptimizerKind::sgd, 0.1f);
-  loose.clip = ClipKind::norm, loose.clip_value = 100.f;  // a norm under the threshold: the gradient as it is
+  loose.clip = ClipKind::norm,
+  loose.clip_value = 100.f;  // a norm under the threshold: the gradient as it is
   Stepper sgd(loose);
   const std::vector<float> w = sgd.step(g);
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(w[i], kW0[i] - double(0.1f) * g[i], 1e-6) << i;
@@ -323,7 +337,9 @@ TEST(Clipping, ByNormGlobalNormAndValue) {
 // ---- Learning-rate schedules: Keras's formulas at optimizer step `step` ----
 
 TEST(Schedules, EveryScheduleAtKerasSteps) {
-  const auto rate = [](ScheduleSpec s, int64_t step) { return scheduled_rate(schedule_settings(s), step); };
+  const auto rate = [](ScheduleSpec s, int64_t step) {
+    return scheduled_rate(schedule_settings(s), step);
+  };
   ScheduleSpec exponential;
   exponential.kind = ScheduleKind::exponential_decay, exponential.initial_learning_rate = 0.1;
   exponential.decay_steps = 10, exponential.decay_rate = 0.5;
@@ -337,13 +353,15 @@ TEST(Schedules, EveryScheduleAtKerasSteps) {
   EXPECT_NEAR(rate(inverse, 15), 0.1 / (1 + 0.5 * 1.5), 1e-8);
 
   ScheduleSpec cosine;
-  cosine.kind = ScheduleKind::cosine_decay, cosine.initial_learning_rate = 0.1, cosine.decay_steps = 100;
+  cosine.kind = ScheduleKind::cosine_decay, cosine.initial_learning_rate = 0.1,
+  cosine.decay_steps = 100;
   cosine.alpha = 0.1;
   EXPECT_NEAR(rate(cosine, 25), 0.1 * (0.9 * 0.5 * (1 + std::cos(M_PI * 0.25)) + 0.1), 1e-7);
   EXPECT_NEAR(rate(cosine, 500), 0.1 * 0.1, 1e-8) << "past decay_steps: alpha's share";
   cosine.warmup_target = 0.2, cosine.warmup_steps = 10;
   EXPECT_NEAR(rate(cosine, 5), 0.1 + (0.2 - 0.1) * 0.5, 1e-8) << "linear warmup to the target";
-  EXPECT_NEAR(rate(cosine, 35), 0.2 * (0.9 * 0.5 * (1 + std::cos(M_PI * 0.25)) + 0.1), 1e-7) << "then decays from it";
+  EXPECT_NEAR(rate(cosine, 35), 0.2 * (0.9 * 0.5 * (1 + std::cos(M_PI * 0.25)) + 0.1), 1e-7)
+      << "then decays from it";
 
   ScheduleSpec piecewise;
   piecewise.kind = ScheduleKind::piecewise_constant_decay, piecewise.boundaries = {10, 20};
@@ -359,10 +377,12 @@ TEST(Schedules, EveryScheduleAtKerasSteps) {
   EXPECT_NEAR(rate(polynomial, 30), (0.1 - 0.01) * 0.7 * 0.7 + 0.01, 1e-8);
   EXPECT_NEAR(rate(polynomial, 300), 0.01, 1e-8) << "held at the end";
   polynomial.cycle = true;
-  EXPECT_NEAR(rate(polynomial, 130), (0.1 - 0.01) * std::pow(1 - 130.0 / 200, 2) + 0.01, 1e-8) << "cycles";
+  EXPECT_NEAR(rate(polynomial, 130), (0.1 - 0.01) * std::pow(1 - 130.0 / 200, 2) + 0.01, 1e-8)
+      << "cycles";
 }
 
-// A schedule is evaluated at the optimizer's iterations before the step: step t takes schedule(t - 1).
+// A schedule is evaluated at the optimizer's iterations before the step: step t takes schedule(t -
+// 1).
 TEST(Schedules, StepTTakesTheRateAtTMinusOne) {
   OptimizerSpec o = optimizer(OptimizerKind::sgd, 0.1f);
   ScheduleSpec piecewise;
@@ -424,7 +444,8 @@ TEST(ModelStep, AdamTrainBatchIsOneAdamStep) {
   // Gradient itself first.
   model.compute_gradients(p.X.data(), p.T.data(), p.m);
   const std::vector<float> got_g = model.get_gradients();
-  for (int i = 0; i < 3; ++i) EXPECT_NEAR(got_g[i], g[i], 1e-5 * std::max(1.0, std::abs(g[i]))) << i;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(got_g[i], g[i], 1e-5 * std::max(1.0, std::abs(g[i]))) << i;
 
   model.set_params(p.params);
   const std::vector<float> after = train_step(model, p);
@@ -461,13 +482,15 @@ TEST(ModelStep, SgdTrainBatchIsOneSgdStep) {
     model.set_params(p.params);
     const std::vector<double> g = p.gradient();
     const std::vector<float> after = train_step(model, p);
-    for (int i = 0; i < 3; ++i) EXPECT_NEAR(after[i], p.params[i] - 0.1 * g[i], 1e-6) << "momentum " << momentum;
+    for (int i = 0; i < 3; ++i)
+      EXPECT_NEAR(after[i], p.params[i] - 0.1 * g[i], 1e-6) << "momentum " << momentum;
 
     // Step 2: velocity = momentum*(-lr*g1) - lr*g2.
     const std::vector<double> g2 = p.gradient(after);
     const std::vector<float> after2 = train_step(model, p);
     for (int i = 0; i < 3; ++i)
-      EXPECT_NEAR(after2[i], after[i] + momentum * (-0.1 * g[i]) - 0.1 * g2[i], 1e-6) << "momentum " << momentum;
+      EXPECT_NEAR(after2[i], after[i] + momentum * (-0.1 * g[i]) - 0.1 * g2[i], 1e-6)
+          << "momentum " << momentum;
   }
 }
 

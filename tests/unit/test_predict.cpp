@@ -1,7 +1,7 @@
-// predict (Keras's Model.predict), a model's fit settings changed between fits (Model::set_fit), and
-// rows borrowed from their owner (DeviceData of HostRows), against hand-computed references: the
-// outputs of a one-layer model from its weights, evaluate's loss from predict's outputs, and a fit in
-// two parts against one fit.
+// predict (Keras's Model.predict), a model's fit settings changed between fits (Model::set_fit),
+// and rows borrowed from their owner (DeviceData of HostRows), against hand-computed references:
+// the outputs of a one-layer model from its weights, evaluate's loss from predict's outputs, and a
+// fit in two parts against one fit.
 #include <cmath>
 #include <vector>
 
@@ -25,7 +25,8 @@ ModelSpec softmax_classifier(int batch) {
 }
 
 TEST(Predict, IsTheOutputLayersSoftmaxOfItsWeights) {
-  // 5 rows in batches of 2 (the last partial): each row's softmax(x W + b), computed here in double.
+  // 5 rows in batches of 2 (the last partial): each row's softmax(x W + b), computed here in
+  // double.
   const ModelSpec spec = softmax_classifier(2);
   CpuBackend cpu;
   Model model(spec, cpu);
@@ -42,7 +43,8 @@ TEST(Predict, IsTheOutputLayersSoftmaxOfItsWeights) {
       for (int i = 0; i < 3; ++i) z[j] += double(x[r * 3 + i]) * w[i * 4 + j];
       sum += std::exp(z[j]);
     }
-    for (int j = 0; j < 4; ++j) EXPECT_NEAR(out[r * 4 + j], std::exp(z[j]) / sum, 1e-6) << r << "," << j;
+    for (int j = 0; j < 4; ++j)
+      EXPECT_NEAR(out[r * 4 + j], std::exp(z[j]) / sum, 1e-6) << r << "," << j;
   }
 }
 

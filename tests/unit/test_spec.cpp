@@ -149,13 +149,16 @@ TEST(Spec, AdamWithOnlyAName) {
 }
 
 TEST(Spec, IntegerLearningRateIsANumber) {
-  EXPECT_EQ(parse(with("optimizer", {{"name", "sgd"}, {"learning_rate", 1}})).optimizer.learning_rate, 1.f);
+  EXPECT_EQ(
+      parse(with("optimizer", {{"name", "sgd"}, {"learning_rate", 1}})).optimizer.learning_rate,
+      1.f);
 }
 
 TEST(Spec, WidthsAreCappedForTheKernelGrids) {
   json spec = minimal();
   spec["input"] = 1048577;
-  EXPECT_THAT(error_for(spec), HasSubstr("input: got 1048577; expected a positive integer no larger than 1048576"));
+  EXPECT_THAT(error_for(spec),
+              HasSubstr("input: got 1048577; expected a positive integer no larger than 1048576"));
 }
 
 TEST(Spec, RangeEdgesAccepted) {
@@ -203,7 +206,8 @@ TEST(Spec, MemoryLimitBadStringRejected) {
 }
 
 TEST(Spec, MemoryLimitRoundingToZeroRejected) {
-  EXPECT_THAT(error_for(with("memory", {{"limit", "0.1"}})), HasSubstr("memory.limit: got \"0.1\""));
+  EXPECT_THAT(error_for(with("memory", {{"limit", "0.1"}})),
+              HasSubstr("memory.limit: got \"0.1\""));
 }
 
 TEST(Spec, MemoryLimitNonPositiveRejected) {
@@ -217,7 +221,8 @@ TEST(Spec, MemoryLimitWrongTypeRejected) {
 }
 
 TEST(Spec, MemoryLimitStringWithNewlineStaysOneLine) {
-  EXPECT_THAT(error_for(with("memory", {{"limit", "64\nMiB"}})), HasSubstr("memory.limit: got \"64\\nMiB\""));
+  EXPECT_THAT(error_for(with("memory", {{"limit", "64\nMiB"}})),
+              HasSubstr("memory.limit: got \"64\\nMiB\""));
 }
 
 TEST(Spec, MemoryModeUnknownRejected) {
@@ -245,49 +250,63 @@ json image_spec() {
 TEST(Spec, ImageKeysParsed) {
   const ModelSpec spec = parse(image_spec());
   EXPECT_EQ(spec.input_shape, (ImageShape{2, 2, 1}));
-  EXPECT_EQ(spec.preprocessing.describe(), "RandomFlip(mode=horizontal), GaussianNoise(stddev=0.1)");
+  EXPECT_EQ(spec.preprocessing.describe(),
+            "RandomFlip(mode=horizontal), GaussianNoise(stddev=0.1)");
   EXPECT_EQ(spec.pipeline.workers, 3);
   EXPECT_EQ(spec.pipeline.prefetch, 4);
   EXPECT_EQ(parse(with("pipeline", {{"workers", 64}})).pipeline, (PipelineSpec{64, 2}));
   EXPECT_EQ(parse(with("pipeline", {{"prefetch", 64}})).pipeline, (PipelineSpec{1, 64}));
   // A flat input takes the flat operations, and an image shape needs no preprocessing.
-  EXPECT_FALSE(parse(with("preprocessing", json::parse(R"([{"type": "HostWork", "microseconds_per_sample": 1}])")))
+  EXPECT_FALSE(parse(with("preprocessing",
+                          json::parse(R"([{"type": "HostWork", "microseconds_per_sample": 1}])")))
                    .preprocessing.empty());
   EXPECT_TRUE(parse(with("input_shape", {1, 4, 1})).preprocessing.empty());
 }
 
 TEST(Spec, InputShapeErrorsNameTheFieldAndValue) {
   const std::string allowed = "expected [height, width, channels], three positive integers";
-  EXPECT_THAT(error_for(with("input_shape", "2x2")), HasSubstr("spec.json: input_shape: got \"2x2\"; " + allowed));
-  EXPECT_THAT(error_for(with("input_shape", {2, 2})), HasSubstr("spec.json: input_shape: got [2,2]; " + allowed));
-  EXPECT_THAT(error_for(with("input_shape", {2, 2.0, 1})), HasSubstr("input_shape: got [2,2.0,1]; " + allowed));
-  EXPECT_THAT(error_for(with("input_shape", {2, 0, 2})), HasSubstr("input_shape: got [2,0,2]; " + allowed));
+  EXPECT_THAT(error_for(with("input_shape", "2x2")),
+              HasSubstr("spec.json: input_shape: got \"2x2\"; " + allowed));
+  EXPECT_THAT(error_for(with("input_shape", {2, 2})),
+              HasSubstr("spec.json: input_shape: got [2,2]; " + allowed));
+  EXPECT_THAT(error_for(with("input_shape", {2, 2.0, 1})),
+              HasSubstr("input_shape: got [2,2.0,1]; " + allowed));
+  EXPECT_THAT(error_for(with("input_shape", {2, 0, 2})),
+              HasSubstr("input_shape: got [2,0,2]; " + allowed));
   // Both numbers, with or without preprocessing.
   EXPECT_THAT(error_for(with("input_shape", {2, 3, 1})),
-              HasSubstr("spec.json: input_shape: [2, 3, 1] holds 6 values, but input is 4; expected a shape whose "
+              HasSubstr("spec.json: input_shape: [2, 3, 1] holds 6 values, but input is 4; "
+                        "expected a shape whose "
                         "height x width x channels is the input's width"));
   json spec = image_spec();
   spec["input_shape"] = {1, 1, 3};
-  EXPECT_THAT(error_for(spec), HasSubstr("spec.json: input_shape: [1, 1, 3] holds 3 values, but input is 4"));
+  EXPECT_THAT(error_for(spec),
+              HasSubstr("spec.json: input_shape: [1, 1, 3] holds 3 values, but input is 4"));
 }
 
 TEST(Spec, PreprocessingErrorsNameTheFieldAndValue) {
-  EXPECT_THAT(error_for(with("preprocessing", {{"type", "RandomFlip"}})),
-              HasSubstr(R"(spec.json: preprocessing: got {"type":"RandomFlip"}; expected an array of operations)"));
+  EXPECT_THAT(
+      error_for(with("preprocessing", {{"type", "RandomFlip"}})),
+      HasSubstr(
+          R"(spec.json: preprocessing: got {"type":"RandomFlip"}; expected an array of operations)"));
   EXPECT_THAT(error_for(with("preprocessing", json::parse(R"([{"type": "RandomFlip"}])"))),
-              HasSubstr("spec.json: preprocessing[0]: RandomFlip needs an image, but the input has no input_shape; "
+              HasSubstr("spec.json: preprocessing[0]: RandomFlip needs an image, but the input has "
+                        "no input_shape; "
                         "give the spec an \"input_shape\""));
   json spec = image_spec();
   spec["preprocessing"][1]["stddev"] = 2;
-  EXPECT_THAT(error_for(spec), HasSubstr("spec.json: preprocessing[1].stddev: got 2; expected a number in [0, 1]"));
+  EXPECT_THAT(error_for(spec),
+              HasSubstr("spec.json: preprocessing[1].stddev: got 2; expected a number in [0, 1]"));
   spec["preprocessing"] = json::parse(R"([{"type": "RandomFlip", "mdoe": "vertical"}])");
-  EXPECT_THAT(error_for(spec), HasSubstr(R"(spec.json: preprocessing[0].mdoe: unknown key (did you mean "mode"?); )"
-                                         "allowed keys: type, mode"));
+  EXPECT_THAT(error_for(spec),
+              HasSubstr(R"(spec.json: preprocessing[0].mdoe: unknown key (did you mean "mode"?); )"
+                        "allowed keys: type, mode"));
 }
 
 TEST(Spec, PipelineErrorsNameTheFieldAndValue) {
-  EXPECT_THAT(error_for(with("pipeline", 4)),
-              HasSubstr("spec.json: pipeline: got 4; expected an object with keys workers, prefetch"));
+  EXPECT_THAT(
+      error_for(with("pipeline", 4)),
+      HasSubstr("spec.json: pipeline: got 4; expected an object with keys workers, prefetch"));
   EXPECT_THAT(error_for(with("pipeline", {{"workers", 0}})),
               HasSubstr("spec.json: pipeline.workers: got 0; expected a positive integer"));
   EXPECT_THAT(error_for(with("pipeline", {{"workers", 65}})),
@@ -296,13 +315,17 @@ TEST(Spec, PipelineErrorsNameTheFieldAndValue) {
               HasSubstr("pipeline.workers: got \"2\"; expected a positive integer"));
   EXPECT_THAT(error_for(with("pipeline", {{"workers", 2.0}})),
               HasSubstr("pipeline.workers: got 2.0; expected a positive integer"));
-  EXPECT_THAT(error_for(with("pipeline", {{"prefetch", 65}})),
-              HasSubstr("spec.json: pipeline.prefetch: got 65; expected a positive integer no larger than 64"));
+  EXPECT_THAT(
+      error_for(with("pipeline", {{"prefetch", 65}})),
+      HasSubstr(
+          "spec.json: pipeline.prefetch: got 65; expected a positive integer no larger than 64"));
   EXPECT_THAT(error_for(with("pipeline", {{"prefetch", true}})),
               HasSubstr("pipeline.prefetch: got true; expected a positive integer"));
-  EXPECT_THAT(error_for(with("pipeline", {{"worker", 2}})),
-              HasSubstr(R"(spec.json: pipeline.worker: unknown key (did you mean "workers"?); allowed keys: )"
-                        "workers, prefetch"));
+  EXPECT_THAT(
+      error_for(with("pipeline", {{"worker", 2}})),
+      HasSubstr(
+          R"(spec.json: pipeline.worker: unknown key (did you mean "workers"?); allowed keys: )"
+          "workers, prefetch"));
 }
 
 // What a child is sent reads back to an equal spec: every key, the new ones included, and a spec
@@ -338,10 +361,12 @@ TEST(Spec, ToJsonReadsBackToAnEqualSpec) {
 // ---- Unknown keys ---------------------------------------------------------------
 
 TEST(Spec, UnknownTopLevelKey) {
-  EXPECT_THAT(error_for(with("seeds", 1)),
-              AllOf(HasSubstr("spec.json: seeds: unknown key (did you mean \"seed\"?); allowed keys: "),
-                    HasSubstr("name, data, input, layers, loss, metrics, targets, optimizer, fit, seed, memory, "
-                              "input_shape, preprocessing, pipeline")));
+  EXPECT_THAT(
+      error_for(with("seeds", 1)),
+      AllOf(HasSubstr("spec.json: seeds: unknown key (did you mean \"seed\"?); allowed keys: "),
+            HasSubstr(
+                "name, data, input, layers, loss, metrics, targets, optimizer, fit, seed, memory, "
+                "input_shape, preprocessing, pipeline")));
 }
 
 TEST(Spec, UnknownLayerKey) {
@@ -352,32 +377,37 @@ TEST(Spec, UnknownLayerKey) {
 }
 
 TEST(Spec, UnknownOptimizerKey) {
-  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"lr", 0.1}})),
-              AllOf(HasSubstr("optimizer.lr: unknown key; allowed keys"),  // too far from any to guess
-                    HasSubstr("learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, beta_1, beta_2, "
-                              "epsilon, amsgrad")));
+  EXPECT_THAT(
+      error_for(with("optimizer", {{"name", "adam"}, {"lr", 0.1}})),
+      AllOf(
+          HasSubstr("optimizer.lr: unknown key; allowed keys"),  // too far from any to guess
+          HasSubstr(
+              "learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, beta_1, beta_2, "
+              "epsilon, amsgrad")));
   EXPECT_THAT(error_for(with("optimizer", {{"name", "sgd"}, {"nesterovv", true}})),
               AllOf(HasSubstr("optimizer.nesterovv: unknown key (did you mean \"nesterov\"?)"),
                     HasSubstr("momentum, nesterov")));
 }
 
 TEST(Spec, UnknownFitKey) {
-  EXPECT_THAT(
-      error_for(with("fit", {{"epoch", 3}})),
-      AllOf(HasSubstr("fit.epoch: unknown key (did you mean \"epochs\"?); allowed keys"), HasSubstr("epochs, batch_size, validation_split, shuffle")));
+  EXPECT_THAT(error_for(with("fit", {{"epoch", 3}})),
+              AllOf(HasSubstr("fit.epoch: unknown key (did you mean \"epochs\"?); allowed keys"),
+                    HasSubstr("epochs, batch_size, validation_split, shuffle")));
 }
 
 // A near miss of a key the object already has is no guess: {"epochs": 2, "epoch": 3} is not a typo
 // of epochs.
 TEST(Spec, AKeyAlreadyGivenIsNotSuggested) {
-  EXPECT_THAT(error_for(with("fit", {{"epochs", 2}, {"epoch", 3}})), HasSubstr("fit.epoch: unknown key; allowed keys"));
+  EXPECT_THAT(error_for(with("fit", {{"epochs", 2}, {"epoch", 3}})),
+              HasSubstr("fit.epoch: unknown key; allowed keys"));
   EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"learnig_rate", 0.1}})),
               HasSubstr("optimizer.learnig_rate: unknown key (did you mean \"learning_rate\"?)"));
 }
 
 TEST(Spec, UnknownMemoryKey) {
   EXPECT_THAT(error_for(with("memory", {{"limits", "1MiB"}})),
-              AllOf(HasSubstr("memory.limits: unknown key (did you mean \"limit\"?)"), HasSubstr("limit, mode")));
+              AllOf(HasSubstr("memory.limits: unknown key (did you mean \"limit\"?)"),
+                    HasSubstr("limit, mode")));
 }
 
 TEST(Spec, UnknownKeyWithControlCharactersIsQuoted) {
@@ -388,13 +418,16 @@ TEST(Spec, KeyOfTheOtherOptimizerRejected) {
   EXPECT_THAT(
       error_for(with("optimizer", {{"name", "adam"}, {"momentum", 0.9}})),
       AllOf(HasSubstr("optimizer.momentum: only for sgd, rmsprop"),
-            HasSubstr("adam takes beta_1, beta_2, epsilon, amsgrad and learning_rate, weight_decay")));
+            HasSubstr(
+                "adam takes beta_1, beta_2, epsilon, amsgrad and learning_rate, weight_decay")));
   EXPECT_THAT(error_for(with("optimizer", {{"name", "sgd"}, {"beta_1", 0.9}})),
               AllOf(HasSubstr("optimizer.beta_1: only for adam, adamw, adamax, nadam"),
                     HasSubstr("sgd takes momentum, nesterov and learning_rate")));
-  EXPECT_THAT(error_for(with("optimizer", {{"name", "sgd"}, {"epsilon", 1e-8}})),
-              HasSubstr("optimizer.epsilon: only for adam, rmsprop, adamw, adagrad, adamax, nadam"));
-  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"rho", 0.9}})), HasSubstr("optimizer.rho: only for rmsprop"));
+  EXPECT_THAT(
+      error_for(with("optimizer", {{"name", "sgd"}, {"epsilon", 1e-8}})),
+      HasSubstr("optimizer.epsilon: only for adam, rmsprop, adamw, adagrad, adamax, nadam"));
+  EXPECT_THAT(error_for(with("optimizer", {{"name", "adam"}, {"rho", 0.9}})),
+              HasSubstr("optimizer.rho: only for rmsprop"));
 }
 
 // ---- Missing and wrongly typed values --------------------------------------------
@@ -408,19 +441,23 @@ TEST(Spec, RequiredKeysMissing) {
   for (const char* key : {"input", "layers", "loss"}) {
     json spec = minimal();
     spec.erase(key);
-    EXPECT_THAT(error_for(spec), HasSubstr(std::string("spec.json: ") + key + ": missing; expected "));
+    EXPECT_THAT(error_for(spec),
+                HasSubstr(std::string("spec.json: ") + key + ": missing; expected "));
   }
 }
 
 TEST(Spec, NameAndDataMustBeNonEmptyStrings) {
-  EXPECT_THAT(error_for(with("name", "")), HasSubstr("name: got \"\"; expected a non-empty string"));
+  EXPECT_THAT(error_for(with("name", "")),
+              HasSubstr("name: got \"\"; expected a non-empty string"));
   EXPECT_THAT(error_for(with("name", 5)), HasSubstr("name: got 5"));
-  EXPECT_THAT(error_for(with("data", "")), HasSubstr("data: got \"\"; expected a non-empty string"));
+  EXPECT_THAT(error_for(with("data", "")),
+              HasSubstr("data: got \"\"; expected a non-empty string"));
   EXPECT_THAT(error_for(with("data", nullptr)), HasSubstr("data: got null"));
 }
 
 TEST(Spec, InputWrongType) {
-  EXPECT_THAT(error_for(with("input", "784")), HasSubstr("input: got \"784\"; expected a positive integer"));
+  EXPECT_THAT(error_for(with("input", "784")),
+              HasSubstr("input: got \"784\"; expected a positive integer"));
 }
 
 TEST(Spec, LayersMustBeANonEmptyArray) {
@@ -432,7 +469,8 @@ TEST(Spec, LayersMustBeANonEmptyArray) {
 TEST(Spec, LayerMustBeAnObject) {
   json spec = minimal();
   spec["layers"][0] = 8;
-  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("layers[0]: got 8; expected a layer: an object"), HasSubstr("type")));
+  EXPECT_THAT(error_for(spec),
+              AllOf(HasSubstr("layers[0]: got 8; expected a layer: an object"), HasSubstr("type")));
 }
 
 TEST(Spec, LayerUnitsMissing) {
@@ -444,25 +482,30 @@ TEST(Spec, LayerUnitsMissing) {
 TEST(Spec, LayerUnitsWrongType) {
   json spec = minimal();
   spec["layers"][0]["units"] = "8";
-  EXPECT_THAT(error_for(spec), HasSubstr("layers[0].units: got \"8\"; expected a positive integer"));
+  EXPECT_THAT(error_for(spec),
+              HasSubstr("layers[0].units: got \"8\"; expected a positive integer"));
 }
 
 TEST(Spec, LayerTypeOutOfScopeOrUnknown) {
   json spec = minimal();
   spec["layers"][0]["type"] = "conv2d";
-  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("layers[0].type: conv2d is not a layer multifit trains"),
-                                     HasSubstr("use Dense"), HasSubstr("Dense, Dropout, BatchNormalization")));
+  EXPECT_THAT(error_for(spec),
+              AllOf(HasSubstr("layers[0].type: conv2d is not a layer multifit trains"),
+                    HasSubstr("use Dense"), HasSubstr("Dense, Dropout, BatchNormalization")));
   spec["layers"][0]["type"] = "Dens";
-  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("layers[0].type: unknown layer \"Dens\" (did you mean \"Dense\"?)"),
-                                     HasSubstr("known: Dense, Dropout, BatchNormalization, Activation, Flatten")));
+  EXPECT_THAT(error_for(spec),
+              AllOf(HasSubstr("layers[0].type: unknown layer \"Dens\" (did you mean \"Dense\"?)"),
+                    HasSubstr("known: Dense, Dropout, BatchNormalization, Activation, Flatten")));
 }
 
 TEST(Spec, ActivationUnknown) {
   json spec = minimal();
   spec["layers"][0]["activation"] = "mish";
-  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("layers[0].activation: got \"mish\""),
-                                     HasSubstr("linear, relu, sigmoid, tanh, softmax, gelu, swish, elu, selu, softplus, "
-                                               "leaky_relu")));
+  EXPECT_THAT(
+      error_for(spec),
+      AllOf(HasSubstr("layers[0].activation: got \"mish\""),
+            HasSubstr("linear, relu, sigmoid, tanh, softmax, gelu, swish, elu, selu, softplus, "
+                      "leaky_relu")));
 }
 
 TEST(Spec, ActivationWrongType) {
@@ -476,7 +519,8 @@ TEST(Spec, LossUnknown) {
               AllOf(HasSubstr("loss: unknown loss \"hinge\""),
                     HasSubstr("known: mse, mae, binary_crossentropy, categorical_crossentropy, "
                               "sparse_categorical_crossentropy, huber, log_cosh")));
-  EXPECT_THAT(error_for(with("loss", "mean_squard_error")), HasSubstr("(did you mean \"mean_squared_error\"?)"));
+  EXPECT_THAT(error_for(with("loss", "mean_squard_error")),
+              HasSubstr("(did you mean \"mean_squared_error\"?)"));
   EXPECT_THAT(error_for(with("loss", 0)), HasSubstr("loss: got 0"));
 }
 
@@ -491,24 +535,29 @@ TEST(Spec, TargetsMatchTheOutputLayer) {
   json spec = minimal();  // softmax over 3 classes
   EXPECT_EQ(parse_model_spec(spec, "spec.json").targets, 1);
   spec["targets"] = 2;
-  EXPECT_THAT(error_for(spec), HasSubstr("targets: sparse_categorical_crossentropy takes one label column"));
+  EXPECT_THAT(error_for(spec),
+              HasSubstr("targets: sparse_categorical_crossentropy takes one label column"));
   spec["loss"] = "mse";
   spec["layers"][1]["activation"] = "linear";
-  EXPECT_THAT(error_for(spec), HasSubstr("targets: got 2, but the output layer has 3 units; expected 3"));
+  EXPECT_THAT(error_for(spec),
+              HasSubstr("targets: got 2, but the output layer has 3 units; expected 3"));
   spec["targets"] = 3;
   EXPECT_EQ(parse_model_spec(spec, "spec.json").targets, 3);
 }
 
 TEST(Spec, OptimizerByNameAlone) {
-  EXPECT_EQ(parse_model_spec(with("optimizer", "adam"), "spec.json").optimizer.learning_rate, 1e-3f);
+  EXPECT_EQ(parse_model_spec(with("optimizer", "adam"), "spec.json").optimizer.learning_rate,
+            1e-3f);
   const OptimizerSpec sgd = parse_model_spec(with("optimizer", "sgd"), "spec.json").optimizer;
   EXPECT_EQ(sgd.kind, OptimizerKind::sgd);
   EXPECT_EQ(sgd.learning_rate, 0.01f);
-  EXPECT_EQ(parse_model_spec(with("optimizer", "rmsprop"), "spec.json").optimizer.kind, OptimizerKind::rmsprop);
+  EXPECT_EQ(parse_model_spec(with("optimizer", "rmsprop"), "spec.json").optimizer.kind,
+            OptimizerKind::rmsprop);
   EXPECT_THAT(error_for(with("optimizer", "lion")),
               AllOf(HasSubstr("optimizer: unknown optimizer \"lion\""),
                     HasSubstr("known: adam, sgd, rmsprop, adamw, adagrad, adamax, nadam")));
-  EXPECT_THAT(error_for(with("optimizer", 3)), HasSubstr("expected an optimizer: its name, an object with \"name\""));
+  EXPECT_THAT(error_for(with("optimizer", 3)),
+              HasSubstr("expected an optimizer: its name, an object with \"name\""));
 }
 
 TEST(Spec, OptimizerNameMissing) {
@@ -518,7 +567,8 @@ TEST(Spec, OptimizerNameMissing) {
 
 TEST(Spec, OptimizerNameUnknown) {
   EXPECT_THAT(error_for(with("optimizer", {{"name", "rmsprp"}})),
-              HasSubstr("optimizer.name: unknown optimizer \"rmsprp\" (did you mean \"rmsprop\"?); known: adam, sgd"));
+              HasSubstr("optimizer.name: unknown optimizer \"rmsprp\" (did you mean \"rmsprop\"?); "
+                        "known: adam, sgd"));
 }
 
 TEST(Spec, LearningRateWrongType) {
@@ -548,7 +598,8 @@ TEST(Spec, ValidationSplitWrongType) {
 }
 
 TEST(Spec, SeedMustBeANonNegativeInteger) {
-  EXPECT_THAT(error_for(with("seed", -1)), HasSubstr("seed: got -1; expected a non-negative integer"));
+  EXPECT_THAT(error_for(with("seed", -1)),
+              HasSubstr("seed: got -1; expected a non-negative integer"));
   EXPECT_THAT(error_for(with("seed", 1.5)), HasSubstr("seed: got 1.5"));
   EXPECT_THAT(error_for(with("seed", "42")), HasSubstr("seed: got \"42\""));
 }
@@ -561,17 +612,19 @@ TEST(Spec, BooleansAreNotNumbers) {
 }
 
 TEST(Spec, IntegersWrittenAsFloatsRejected) {
-  EXPECT_THAT(error_for(with("fit", {{"batch_size", 10.5}})), HasSubstr("fit.batch_size: got 10.5"));
+  EXPECT_THAT(error_for(with("fit", {{"batch_size", 10.5}})),
+              HasSubstr("fit.batch_size: got 10.5"));
   json spec = json::parse(R"({"input": 784.0, "layers": [{"units": 1}], "loss": "mse"})");
   EXPECT_THAT(error_for(spec), HasSubstr("input: got 784.0; expected a positive integer"));
 }
 
 TEST(Spec, IntegersOutOfIntRangeRejected) {
-  EXPECT_THAT(error_for(with("fit", {{"epochs", 3000000000}})),
-              HasSubstr("fit.epochs: got 3000000000; expected a whole number from 0 to 2147483647"));
   EXPECT_THAT(
-      error_for(json::parse(R"({"input": 18446744073709551615, "layers": [{"units": 1}], "loss": "mse"})")),
-      HasSubstr("input: got 18446744073709551615"));
+      error_for(with("fit", {{"epochs", 3000000000}})),
+      HasSubstr("fit.epochs: got 3000000000; expected a whole number from 0 to 2147483647"));
+  EXPECT_THAT(error_for(json::parse(
+                  R"({"input": 18446744073709551615, "layers": [{"units": 1}], "loss": "mse"})")),
+              HasSubstr("input: got 18446744073709551615"));
 }
 
 TEST(Spec, NonPositiveSizesRejected) {
@@ -580,7 +633,8 @@ TEST(Spec, NonPositiveSizesRejected) {
   spec["layers"][0]["units"] = -5;
   EXPECT_THAT(error_for(spec), HasSubstr("layers[0].units: got -5"));
   EXPECT_THAT(error_for(with("fit", {{"epochs", -1}})), HasSubstr("fit.epochs: got -1"));
-  EXPECT_EQ(parse_model_spec(with("fit", {{"epochs", 0}}), "spec.json").fit.epochs, 0);  // Keras allows 0
+  EXPECT_EQ(parse_model_spec(with("fit", {{"epochs", 0}}), "spec.json").fit.epochs,
+            0);  // Keras allows 0
   EXPECT_THAT(error_for(with("fit", {{"batch_size", -1}})), HasSubstr("fit.batch_size: got -1"));
 }
 
@@ -636,17 +690,20 @@ json stack(std::vector<std::string> activations, const std::string& loss, int un
 }
 
 TEST(Spec, SoftmaxOnlyOnTheLastLayer) {
-  EXPECT_THAT(error_for(stack({"softmax", "softmax"}, "sparse_categorical_crossentropy")),
-              AllOf(HasSubstr("layers[0].activation: softmax on a hidden layer"), HasSubstr("last layer")));
+  EXPECT_THAT(
+      error_for(stack({"softmax", "softmax"}, "sparse_categorical_crossentropy")),
+      AllOf(HasSubstr("layers[0].activation: softmax on a hidden layer"), HasSubstr("last layer")));
 }
 
 TEST(Spec, SoftmaxOutputNeedsSparseCategoricalCrossentropy) {
-  EXPECT_THAT(error_for(stack({"relu", "softmax"}, "mse")),
-              AllOf(HasSubstr("loss: mse does not fit a softmax output (layers[1].activation is softmax)"),
-                    HasSubstr("sparse_categorical_crossentropy")));
+  EXPECT_THAT(
+      error_for(stack({"relu", "softmax"}, "mse")),
+      AllOf(HasSubstr("loss: mse does not fit a softmax output (layers[1].activation is softmax)"),
+            HasSubstr("sparse_categorical_crossentropy")));
   EXPECT_THAT(
       error_for(stack({"softmax"}, "binary_crossentropy")),
-      HasSubstr("loss: binary_crossentropy needs a sigmoid output, but layers[0].activation is softmax"));
+      HasSubstr(
+          "loss: binary_crossentropy needs a sigmoid output, but layers[0].activation is softmax"));
 }
 
 TEST(Spec, SparseCategoricalCrossentropyNeedsSoftmaxOutput) {
@@ -656,19 +713,21 @@ TEST(Spec, SparseCategoricalCrossentropyNeedsSoftmaxOutput) {
 }
 
 TEST(Spec, SparseCategoricalCrossentropyNeedsTwoUnits) {
-  EXPECT_THAT(
-      error_for(stack({"softmax"}, "sparse_categorical_crossentropy", 1)),
-      AllOf(HasSubstr("layers[0].units: a softmax output over 1 class"), HasSubstr("at least 2 units")));
+  EXPECT_THAT(error_for(stack({"softmax"}, "sparse_categorical_crossentropy", 1)),
+              AllOf(HasSubstr("layers[0].units: a softmax output over 1 class"),
+                    HasSubstr("at least 2 units")));
   EXPECT_EQ(parse(stack({"softmax"}, "sparse_categorical_crossentropy", 2)).outputs(), 2);
 }
 
 TEST(Spec, BinaryCrossentropyNeedsSigmoidOutput) {
   EXPECT_THAT(
       error_for(stack({"sigmoid", "relu"}, "binary_crossentropy")),
-      HasSubstr("loss: binary_crossentropy needs a sigmoid output, but layers[1].activation is relu"));
+      HasSubstr(
+          "loss: binary_crossentropy needs a sigmoid output, but layers[1].activation is relu"));
   EXPECT_THAT(error_for(stack({"linear"}, "binary_crossentropy")),
               HasSubstr("layers[0].activation is linear"));
-  EXPECT_EQ(parse(stack({"relu", "sigmoid"}, "binary_crossentropy", 1)).loss, Loss::binary_crossentropy);
+  EXPECT_EQ(parse(stack({"relu", "sigmoid"}, "binary_crossentropy", 1)).loss,
+            Loss::binary_crossentropy);
 }
 
 TEST(Spec, MseTakesAnyOutputButSoftmax) {
@@ -712,12 +771,14 @@ TEST_F(SpecFile, MissingFile) {
 }
 
 TEST_F(SpecFile, DirectoryCannotBeRead) {
-  EXPECT_THAT(load_error(dir().string()), StartsWith(dir().string() + ": is a folder; the spec must be"));
+  EXPECT_THAT(load_error(dir().string()),
+              StartsWith(dir().string() + ": is a folder; the spec must be"));
 }
 
 // A device or a pipe would never end (or never start): refused before it is opened.
 TEST_F(SpecFile, DevicesAndPipesAreRefusedUnread) {
-  EXPECT_THAT(load_error("/dev/zero"), StartsWith("/dev/zero: is a device; the spec must be a regular file"));
+  EXPECT_THAT(load_error("/dev/zero"),
+              StartsWith("/dev/zero: is a device; the spec must be a regular file"));
   const std::string fifo = path("pipe.json");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_THAT(load_error(fifo), StartsWith(fifo + ": is a pipe or socket"));
@@ -726,14 +787,16 @@ TEST_F(SpecFile, DevicesAndPipesAreRefusedUnread) {
 TEST_F(SpecFile, TooLargeIsRefusedUnread) {
   const std::string big = path("big.json");
   std::filesystem::resize_file(write("big.json", ""), (uintmax_t(16) << 20) + 1);
-  EXPECT_THAT(load_error(big), HasSubstr("is 16.00 MiB (16777217 bytes) long; the spec must be a regular file of "
-                                         "at most 16.00 MiB"));
+  EXPECT_THAT(load_error(big),
+              HasSubstr("is 16.00 MiB (16777217 bytes) long; the spec must be a regular file of "
+                        "at most 16.00 MiB"));
 }
 
 TEST_F(SpecFile, InvalidJsonNamesTheBytePosition) {
   // The stray '}' is the 31st byte (nlohmann counts from 1).
   const std::string file = write("invalid-spec.json", "{\n  \"input\": 4,\n  \"layers\": [\n}\n");
-  EXPECT_THAT(load_error(file), AllOf(StartsWith(file + ": invalid JSON at byte 31: "), HasSubstr("line 4")));
+  EXPECT_THAT(load_error(file),
+              AllOf(StartsWith(file + ": invalid JSON at byte 31: "), HasSubstr("line 4")));
 }
 
 // A number JSON allows but a double cannot hold is the file's fault too, not a machine failure.

@@ -44,7 +44,8 @@ json spec_with(const json& hidden, const json& extra = json::object()) {
   return spec;
 }
 
-// ---- Layers ----------------------------------------------------------------------------------------
+// ---- Layers
+// ----------------------------------------------------------------------------------------
 
 TEST(KerasLayers, EveryLayerByItsClassName) {
   const ModelSpec s = parse(spec_with(json::parse(R"([
@@ -130,21 +131,26 @@ TEST(KerasLayers, TheInputFromAFirstLayerMustAgreeWithInput) {
   EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"input_shape", {28, 28}}}})),
               HasSubstr("layers[0].input_shape: got [28,28]; expected [features]"));
   no_input["layers"][0].erase("input_dim");
-  EXPECT_THAT(error_for(no_input), HasSubstr("input: missing; expected the number of features per row"));
+  EXPECT_THAT(error_for(no_input),
+              HasSubstr("input: missing; expected the number of features per row"));
 }
 
 TEST(KerasLayers, ALayerKerasHasAndMultifitDoesNotIsOneLineNamingTheNearest) {
   const struct {
     const char* type;
     const char* nearest;
-  } cases[] = {{"Conv2D", "flatten each image into a row"},  {"MaxPooling2D", "flatten each image into a row"},
-               {"LSTM", "give each sequence as one flat row"}, {"Embedding", "one-hot the indices"},
+  } cases[] = {{"Conv2D", "flatten each image into a row"},
+               {"MaxPooling2D", "flatten each image into a row"},
+               {"LSTM", "give each sequence as one flat row"},
+               {"Embedding", "one-hot the indices"},
                {"LayerNormalization", "the nearest is BatchNormalization"},
-               {"GaussianDropout", "the nearest is Dropout"}, {"RandomFlip", "put it in \"preprocessing\""},
+               {"GaussianDropout", "the nearest is Dropout"},
+               {"RandomFlip", "put it in \"preprocessing\""},
                {"LeakyReLU", "leaky_relu"}};
   for (const auto& c : cases) {
     const std::string e = error_for(spec_with({{{"type", c.type}}}));
-    EXPECT_THAT(e, AllOf(HasSubstr(std::string("layers[0].type: ") + c.type + " is not a layer multifit trains"),
+    EXPECT_THAT(e, AllOf(HasSubstr(std::string("layers[0].type: ") + c.type +
+                                   " is not a layer multifit trains"),
                          HasSubstr(c.nearest), HasSubstr("Dense, Dropout, BatchNormalization")))
         << c.type;
   }
@@ -153,31 +159,41 @@ TEST(KerasLayers, ALayerKerasHasAndMultifitDoesNotIsOneLineNamingTheNearest) {
 }
 
 TEST(KerasLayers, KerasActivationLayersAreActivations) {
-  const ModelSpec s = parse(spec_with(json::parse(R"([{"units": 4}, {"type": "ReLU"}, {"type": "ELU"}])")));
+  const ModelSpec s =
+      parse(spec_with(json::parse(R"([{"units": 4}, {"type": "ReLU"}, {"type": "ELU"}])")));
   EXPECT_EQ(s.layers[1].kind, LayerKind::activation);
   EXPECT_EQ(s.layers[1].activation, Activation::relu);
   EXPECT_EQ(s.layers[2].activation, Activation::elu);
-  EXPECT_THAT(error_for(spec_with(json::parse(R"([{"units": 4}, {"type": "ReLU", "max_value": 6}])"))),
-              HasSubstr("layers[1].max_value: got 6; expected null: multifit's relu has no ceiling"));
+  EXPECT_THAT(
+      error_for(spec_with(json::parse(R"([{"units": 4}, {"type": "ReLU", "max_value": 6}])"))),
+      HasSubstr("layers[1].max_value: got 6; expected null: multifit's relu has no ceiling"));
 }
 
 TEST(KerasLayers, DropoutNeedsItsRateBelowOne) {
-  EXPECT_THAT(error_for(spec_with({{{"type", "Dropout"}}})), HasSubstr("layers[0].rate: missing; expected a number"));
-  EXPECT_THAT(error_for(spec_with({{{"type", "Dropout"}, {"rate", 1}}})),
-              HasSubstr("layers[0].rate: got 1; expected a number in [0, 1): a rate of 1 drops everything"));
-  EXPECT_THAT(error_for(spec_with({{{"type", "Dropout"}, {"rate", -0.1}}})), HasSubstr("layers[0].rate: got -0.1"));
+  EXPECT_THAT(error_for(spec_with({{{"type", "Dropout"}}})),
+              HasSubstr("layers[0].rate: missing; expected a number"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"type", "Dropout"}, {"rate", 1}}})),
+      HasSubstr(
+          "layers[0].rate: got 1; expected a number in [0, 1): a rate of 1 drops everything"));
+  EXPECT_THAT(error_for(spec_with({{{"type", "Dropout"}, {"rate", -0.1}}})),
+              HasSubstr("layers[0].rate: got -0.1"));
   // A Dense's keys on a Dropout: the message is about the layer.
   EXPECT_THAT(error_for(spec_with({{{"type", "Dropout"}, {"rate", 0.1}, {"units", 4}}})),
               AllOf(HasSubstr("layers[0].units: unknown key"), HasSubstr("allowed keys: rate")));
 }
 
 TEST(KerasLayers, KerasDefaultsMultifitKeepsAreRefusedOtherwiseSayingWhy) {
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"trainable", false}}})),
-              HasSubstr("layers[0].trainable: got false; expected true: multifit trains every layer"));
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"dtype", "float16"}}})),
-              HasSubstr("layers[0].dtype: got \"float16\"; expected \"float32\": multifit computes in float32"));
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"kernel_constraint", {{"class_name", "MaxNorm"}}}}})),
-              HasSubstr("multifit applies no weight constraints"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"units", 4}, {"trainable", false}}})),
+      HasSubstr("layers[0].trainable: got false; expected true: multifit trains every layer"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"units", 4}, {"dtype", "float16"}}})),
+      HasSubstr(
+          "layers[0].dtype: got \"float16\"; expected \"float32\": multifit computes in float32"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"units", 4}, {"kernel_constraint", {{"class_name", "MaxNorm"}}}}})),
+      HasSubstr("multifit applies no weight constraints"));
   EXPECT_THAT(error_for(spec_with({{{"type", "BatchNormalization"}, {"axis", 1}}})),
               HasSubstr("layers[0].axis: got 1; expected -1"));
   EXPECT_THAT(error_for(spec_with({{{"type", "Dropout"}, {"rate", 0.1}, {"noise_shape", {1, 4}}}})),
@@ -185,14 +201,20 @@ TEST(KerasLayers, KerasDefaultsMultifitKeepsAreRefusedOtherwiseSayingWhy) {
 }
 
 TEST(KerasLayers, TheLastLayerIsTheOutput) {
-  EXPECT_THAT(error_for({{"input", 4}, {"loss", "mse"}, {"layers", {{{"units", 2}}, {{"type", "Dropout"}, {"rate", 0.1}}}}}),
-              HasSubstr("layers[1]: a Dropout layer last; the last layer must be Dense or Activation"));
-  EXPECT_THAT(error_for({{"input", 4}, {"loss", "mse"}, {"layers", {{{"type", "Activation"}, {"activation", "tanh"}}}}}),
+  EXPECT_THAT(
+      error_for({{"input", 4},
+                 {"loss", "mse"},
+                 {"layers", {{{"units", 2}}, {{"type", "Dropout"}, {"rate", 0.1}}}}}),
+      HasSubstr("layers[1]: a Dropout layer last; the last layer must be Dense or Activation"));
+  EXPECT_THAT(error_for({{"input", 4},
+                         {"loss", "mse"},
+                         {"layers", {{{"type", "Activation"}, {"activation", "tanh"}}}}}),
               HasSubstr("layers: no Dense layer"));
   // A softmax after a linear Dense is the output's: the loss takes it.
-  const ModelSpec s = parse({{"input", 4},
-                             {"loss", "sparse_categorical_crossentropy"},
-                             {"layers", {{{"units", 3}}, {{"type", "Activation"}, {"activation", "softmax"}}}}});
+  const ModelSpec s =
+      parse({{"input", 4},
+             {"loss", "sparse_categorical_crossentropy"},
+             {"layers", {{{"units", 3}}, {{"type", "Activation"}, {"activation", "softmax"}}}}});
   EXPECT_EQ(s.output_activation(), Activation::softmax);
 }
 
@@ -214,11 +236,15 @@ TEST(KerasInitializers, EveryFormAndKind) {
   EXPECT_EQ(s.layers[2].kernel_initializer.b, 0.2);
   EXPECT_EQ(s.layers[2].bias_initializer.kind, InitializerKind::truncated_normal);
   EXPECT_EQ(s.layers[2].bias_initializer.b, 0.1);
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"kernel_initializer", "glorot_unifrom"}}})),
-              HasSubstr("layers[0].kernel_initializer: unknown initializer \"glorot_unifrom\" (did you mean "
-                        "\"glorot_uniform\"?)"));
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"kernel_initializer", {{"name", "random_normal"}, {"stddev", -1}}}}})),
-              HasSubstr("a negative stddev"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"units", 4}, {"kernel_initializer", "glorot_unifrom"}}})),
+      HasSubstr(
+          "layers[0].kernel_initializer: unknown initializer \"glorot_unifrom\" (did you mean "
+          "\"glorot_uniform\"?)"));
+  EXPECT_THAT(
+      error_for(spec_with(
+          {{{"units", 4}, {"kernel_initializer", {{"name", "random_normal"}, {"stddev", -1}}}}})),
+      HasSubstr("a negative stddev"));
 }
 
 TEST(KerasRegularizers, EveryFormAndKind) {
@@ -232,18 +258,23 @@ TEST(KerasRegularizers, EveryFormAndKind) {
   EXPECT_EQ(s.layers[1].kernel_regularizer.l1, 1e-5f);
   EXPECT_EQ(s.layers[1].kernel_regularizer.l2, 1e-4f);
   EXPECT_EQ(s.layers[1].activity_regularizer.l2, 0.5f);
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"kernel_regularizer", {{"name", "l2"}, {"l2", -1}}}}})),
-              HasSubstr("layers[0].kernel_regularizer.l2: got -1; expected a finite number >= 0"));
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"use_bias", false}, {"bias_regularizer", "l2"}}})),
-              HasSubstr("a bias regularizer without a bias"));
-  EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"kernel_regularizer", "orthogonal_regularizer"}}})),
-              HasSubstr("unknown regularizer \"orthogonal_regularizer\"; known: l1, l2, l1_l2"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"units", 4}, {"kernel_regularizer", {{"name", "l2"}, {"l2", -1}}}}})),
+      HasSubstr("layers[0].kernel_regularizer.l2: got -1; expected a finite number >= 0"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"units", 4}, {"use_bias", false}, {"bias_regularizer", "l2"}}})),
+      HasSubstr("a bias regularizer without a bias"));
+  EXPECT_THAT(
+      error_for(spec_with({{{"units", 4}, {"kernel_regularizer", "orthogonal_regularizer"}}})),
+      HasSubstr("unknown regularizer \"orthogonal_regularizer\"; known: l1, l2, l1_l2"));
 }
 
 // ---- Optimizers and schedules ------------------------------------------------------------------
 
 TEST(KerasOptimizers, EveryOptimizerWithKerasDefaults) {
-  const auto optimizer = [](const json& o) { return parse(spec_with(json::array(), {{"optimizer", o}})).optimizer; };
+  const auto optimizer = [](const json& o) {
+    return parse(spec_with(json::array(), {{"optimizer", o}})).optimizer;
+  };
   const OptimizerSpec rmsprop = optimizer("rmsprop");
   EXPECT_EQ(rmsprop.kind, OptimizerKind::rmsprop);
   EXPECT_EQ(rmsprop.learning_rate, 1e-3f);
@@ -255,13 +286,15 @@ TEST(KerasOptimizers, EveryOptimizerWithKerasDefaults) {
   EXPECT_EQ(optimizer("adagrad").initial_accumulator_value, 0.1f);
   EXPECT_EQ(optimizer("Nadam").kind, OptimizerKind::nadam);
   EXPECT_EQ(optimizer("adamax").kind, OptimizerKind::adamax);
-  const OptimizerSpec sgd = optimizer({{"name", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"clipnorm", 1.0}});
+  const OptimizerSpec sgd =
+      optimizer({{"name", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"clipnorm", 1.0}});
   EXPECT_EQ(sgd.learning_rate, 0.01f);
   EXPECT_TRUE(sgd.nesterov);
   EXPECT_EQ(sgd.clip, ClipKind::norm);
   EXPECT_EQ(sgd.clip_value, 1.f);
   // As keras.optimizers.serialize writes it, bookkeeping and all.
-  const OptimizerSpec serialized = optimizer(json::parse(R"({"module": "keras.optimizers", "class_name": "RMSprop",
+  const OptimizerSpec serialized =
+      optimizer(json::parse(R"({"module": "keras.optimizers", "class_name": "RMSprop",
       "config": {"name": "rm_sprop", "learning_rate": 0.002, "weight_decay": null, "clipnorm": null,
                  "global_clipnorm": 2.0, "clipvalue": null, "use_ema": false, "ema_momentum": 0.99,
                  "ema_overwrite_frequency": null, "loss_scale_factor": null, "gradient_accumulation_steps": null,
@@ -275,26 +308,36 @@ TEST(KerasOptimizers, EveryOptimizerWithKerasDefaults) {
 }
 
 TEST(KerasOptimizers, RefusalsNameTheSettingAndWhy) {
-  const auto error = [](const json& o) { return error_for(spec_with(json::array(), {{"optimizer", o}})); };
+  const auto error = [](const json& o) {
+    return error_for(spec_with(json::array(), {{"optimizer", o}}));
+  };
   EXPECT_THAT(error({{"name", "adam"}, {"clipnorm", 1}, {"clipvalue", 0.5}}),
               HasSubstr("optimizer.clipvalue: both clipnorm and clipvalue; Keras takes one of"));
-  EXPECT_THAT(error({{"name", "adam"}, {"use_ema", true}}),
-              HasSubstr("optimizer.use_ema: got true; expected false: multifit keeps no moving average"));
-  EXPECT_THAT(error({{"name", "adamw"}, {"weight_decay", nullptr}}), HasSubstr("AdamW's weight decay"));
-  EXPECT_THAT(error({{"name", "sgd"}, {"momentum", 1.0}}), HasSubstr("optimizer.momentum: got 1.0; expected a number in [0, 1)"));
-  EXPECT_THAT(error({{"name", "adagrad"}, {"beta_1", 0.9}}), HasSubstr("optimizer.beta_1: only for adam, adamw"));
+  EXPECT_THAT(
+      error({{"name", "adam"}, {"use_ema", true}}),
+      HasSubstr("optimizer.use_ema: got true; expected false: multifit keeps no moving average"));
+  EXPECT_THAT(error({{"name", "adamw"}, {"weight_decay", nullptr}}),
+              HasSubstr("AdamW's weight decay"));
+  EXPECT_THAT(error({{"name", "sgd"}, {"momentum", 1.0}}),
+              HasSubstr("optimizer.momentum: got 1.0; expected a number in [0, 1)"));
+  EXPECT_THAT(error({{"name", "adagrad"}, {"beta_1", 0.9}}),
+              HasSubstr("optimizer.beta_1: only for adam, adamw"));
 }
 
 TEST(KerasSchedules, EveryScheduleInLearningRate) {
   const auto schedule = [](const json& s) {
-    return *parse(spec_with(json::array(), {{"optimizer", {{"name", "sgd"}, {"learning_rate", s}}}})).optimizer.schedule;
+    return *parse(
+                spec_with(json::array(), {{"optimizer", {{"name", "sgd"}, {"learning_rate", s}}}}))
+                .optimizer.schedule;
   };
-  const ScheduleSpec exponential = schedule(json::parse(R"({"class_name": "ExponentialDecay", "config":
+  const ScheduleSpec exponential =
+      schedule(json::parse(R"({"class_name": "ExponentialDecay", "config":
       {"initial_learning_rate": 0.1, "decay_steps": 100, "decay_rate": 0.96, "staircase": true, "name": "ExponentialDecay"}})"));
   EXPECT_EQ(exponential.kind, ScheduleKind::exponential_decay);
   EXPECT_EQ(exponential.decay_steps, 100);
   EXPECT_TRUE(exponential.staircase);
-  const ScheduleSpec cosine = schedule(json::parse(R"({"name": "CosineDecay", "initial_learning_rate": 0.01,
+  const ScheduleSpec cosine =
+      schedule(json::parse(R"({"name": "CosineDecay", "initial_learning_rate": 0.01,
       "decay_steps": 1000, "warmup_target": 0.1, "warmup_steps": 50})"));
   EXPECT_EQ(cosine.kind, ScheduleKind::cosine_decay);
   EXPECT_EQ(cosine.warmup_target, 0.1);
@@ -302,40 +345,66 @@ TEST(KerasSchedules, EveryScheduleInLearningRate) {
   const ScheduleSpec piecewise = schedule(json::parse(R"({"class_name": "PiecewiseConstantDecay",
       "config": {"boundaries": [100, 200], "values": [0.1, 0.01, 0.001]}})"));
   EXPECT_EQ(piecewise.boundaries, (std::vector<int64_t>{100, 200}));
-  const ScheduleSpec poly = schedule(json::parse(R"({"name": "PolynomialDecay", "initial_learning_rate": 0.1,
+  const ScheduleSpec poly =
+      schedule(json::parse(R"({"name": "PolynomialDecay", "initial_learning_rate": 0.1,
       "decay_steps": 10, "power": 2.0, "cycle": true})"));
   EXPECT_EQ(poly.end_learning_rate, 0.0001) << "Keras's default";
   EXPECT_TRUE(poly.cycle);
-  EXPECT_EQ(schedule(json::parse(R"({"name": "InverseTimeDecay", "initial_learning_rate": 0.1, "decay_steps": 10,
-      "decay_rate": 0.5})")).kind, ScheduleKind::inverse_time_decay);
+  EXPECT_EQ(
+      schedule(json::parse(
+                   R"({"name": "InverseTimeDecay", "initial_learning_rate": 0.1, "decay_steps": 10,
+      "decay_rate": 0.5})"))
+          .kind,
+      ScheduleKind::inverse_time_decay);
 
   const auto error = [](const json& s) {
-    return error_for(spec_with(json::array(), {{"optimizer", {{"name", "sgd"}, {"learning_rate", s}}}}));
+    return error_for(
+        spec_with(json::array(), {{"optimizer", {{"name", "sgd"}, {"learning_rate", s}}}}));
   };
-  EXPECT_THAT(error({{"name", "ExponentialDecay"}, {"initial_learning_rate", 0.1}, {"decay_steps", 0}, {"decay_rate", 0.5}}),
-              HasSubstr("optimizer.learning_rate.decay_steps: got 0; expected a positive whole number of optimizer steps"));
-  EXPECT_THAT(error(json::parse(R"({"name": "PiecewiseConstantDecay", "boundaries": [10], "values": [0.1]})")),
-              HasSubstr("optimizer.learning_rate.values: got [0.1]; expected an array of 2 learning rates"));
-  EXPECT_THAT(error(json::parse(R"({"name": "PiecewiseConstantDecay", "boundaries": [10, 5], "values": [1, 2, 3]})")),
-              HasSubstr("optimizer.learning_rate.boundaries[1]: got 5; expected an increasing array"));
-  EXPECT_THAT(error({{"name", "CosineDecayRestarts"}, {"initial_learning_rate", 0.1}, {"first_decay_steps", 10}}),
+  EXPECT_THAT(error({{"name", "ExponentialDecay"},
+                     {"initial_learning_rate", 0.1},
+                     {"decay_steps", 0},
+                     {"decay_rate", 0.5}}),
+              HasSubstr("optimizer.learning_rate.decay_steps: got 0; expected a positive whole "
+                        "number of optimizer steps"));
+  EXPECT_THAT(
+      error(json::parse(
+          R"({"name": "PiecewiseConstantDecay", "boundaries": [10], "values": [0.1]})")),
+      HasSubstr(
+          "optimizer.learning_rate.values: got [0.1]; expected an array of 2 learning rates"));
+  EXPECT_THAT(
+      error(json::parse(
+          R"({"name": "PiecewiseConstantDecay", "boundaries": [10, 5], "values": [1, 2, 3]})")),
+      HasSubstr("optimizer.learning_rate.boundaries[1]: got 5; expected an increasing array"));
+  EXPECT_THAT(error({{"name", "CosineDecayRestarts"},
+                     {"initial_learning_rate", 0.1},
+                     {"first_decay_steps", 10}}),
               HasSubstr("unknown learning-rate schedule \"CosineDecayRestarts\""));
 }
 
-// ---- Losses, metrics --------------------------------------------------------------------------------
+// ---- Losses, metrics
+// --------------------------------------------------------------------------------
 
 TEST(KerasLosses, EveryLossAndItsSettings) {
   const auto loss_of = [](const json& loss, const char* output, int targets = 1) {
-    json spec = {{"input", 4}, {"targets", targets}, {"loss", loss}, {"layers", {{{"units", 3}, {"activation", output}}}}};
+    json spec = {{"input", 4},
+                 {"targets", targets},
+                 {"loss", loss},
+                 {"layers", {{{"units", 3}, {"activation", output}}}}};
     return parse(spec).loss;
   };
-  const LossSpec cce = loss_of(json::parse(R"({"module": "keras.losses", "class_name": "CategoricalCrossentropy",
+  const LossSpec cce =
+      loss_of(json::parse(R"({"module": "keras.losses", "class_name": "CategoricalCrossentropy",
       "config": {"name": "categorical_crossentropy", "reduction": "sum_over_batch_size", "from_logits": false,
-                 "label_smoothing": 0.1, "axis": -1}})"), "softmax", 3);
+                 "label_smoothing": 0.1, "axis": -1}})"),
+              "softmax", 3);
   EXPECT_EQ(cce.kind, Loss::categorical_crossentropy);
   EXPECT_EQ(cce.label_smoothing, 0.1);
-  EXPECT_EQ(loss_of("categorical_crossentropy", "softmax", 1).kind, Loss::categorical_crossentropy) << "class indices";
-  EXPECT_TRUE(loss_of({{"name", "sparse_categorical_crossentropy"}, {"from_logits", true}}, "linear").from_logits);
+  EXPECT_EQ(loss_of("categorical_crossentropy", "softmax", 1).kind, Loss::categorical_crossentropy)
+      << "class indices";
+  EXPECT_TRUE(
+      loss_of({{"name", "sparse_categorical_crossentropy"}, {"from_logits", true}}, "linear")
+          .from_logits);
   EXPECT_EQ(loss_of({{"name", "huber"}, {"delta", 2.5}}, "linear", 3).delta, 2.5);
   EXPECT_EQ(loss_of("mae", "linear", 3).kind, Loss::mean_absolute_error);
   EXPECT_EQ(loss_of("LogCosh", "tanh", 3).kind, Loss::log_cosh);
@@ -344,16 +413,23 @@ TEST(KerasLosses, EveryLossAndItsSettings) {
 
 TEST(KerasLosses, AnOutputTheLossCannotReadIsRefused) {
   const auto error = [](const json& loss, const char* output) {
-    return error_for({{"input", 4}, {"loss", loss}, {"layers", {{{"units", 3}, {"activation", output}}}}});
+    return error_for(
+        {{"input", 4}, {"loss", loss}, {"layers", {{{"units", 3}, {"activation", output}}}}});
   };
-  EXPECT_THAT(error({{"name", "sparse_categorical_crossentropy"}, {"from_logits", true}}, "softmax"),
-              HasSubstr("sparse_categorical_crossentropy from logits needs a linear output, but layers[0].activation is softmax"));
-  EXPECT_THAT(error("binary_crossentropy", "linear"), HasSubstr("(or linear, with from_logits: true)"));
+  EXPECT_THAT(
+      error({{"name", "sparse_categorical_crossentropy"}, {"from_logits", true}}, "softmax"),
+      HasSubstr("sparse_categorical_crossentropy from logits needs a linear output, but "
+                "layers[0].activation is softmax"));
+  EXPECT_THAT(error("binary_crossentropy", "linear"),
+              HasSubstr("(or linear, with from_logits: true)"));
   EXPECT_THAT(error("huber", "softmax"), HasSubstr("huber does not fit a softmax output"));
   EXPECT_THAT(error({{"name", "mse"}, {"reduction", "sum"}}, "linear"),
               HasSubstr("loss.reduction: got \"sum\"; expected \"sum_over_batch_size\""));
-  EXPECT_THAT(error({{"name", "mse"}, {"from_logits", true}}, "linear"), HasSubstr("loss.from_logits: unknown key"));
-  EXPECT_THAT(error_for({{"input", 4}, {"targets", 2}, {"loss", "categorical_crossentropy"},
+  EXPECT_THAT(error({{"name", "mse"}, {"from_logits", true}}, "linear"),
+              HasSubstr("loss.from_logits: unknown key"));
+  EXPECT_THAT(error_for({{"input", 4},
+                         {"targets", 2},
+                         {"loss", "categorical_crossentropy"},
                          {"layers", {{{"units", 3}, {"activation", "softmax"}}}}}),
               HasSubstr("expected 3 (one-hot or soft labels) or 1 (class indices)"));
 }
@@ -363,17 +439,25 @@ TEST(KerasMetrics, AccuracyResolvesByShapesAsInKeras) {
   json classifier = spec_with(json::array(), {{"metrics", {"accuracy", "acc"}}});
   EXPECT_EQ(metrics(classifier)[0].kind, Metric::sparse_categorical_accuracy);
   EXPECT_EQ(metrics(classifier)[1].name, "acc");
-  json binary = {{"input", 4}, {"loss", "binary_crossentropy"}, {"metrics", {"accuracy"}},
+  json binary = {{"input", 4},
+                 {"loss", "binary_crossentropy"},
+                 {"metrics", {"accuracy"}},
                  {"layers", {{{"units", 1}, {"activation", "sigmoid"}}}}};
   EXPECT_EQ(metrics(binary)[0].kind, Metric::binary_accuracy);
-  json multilabel = {{"input", 4}, {"targets", 3}, {"loss", "binary_crossentropy"}, {"metrics", {"accuracy"}},
+  json multilabel = {{"input", 4},
+                     {"targets", 3},
+                     {"loss", "binary_crossentropy"},
+                     {"metrics", {"accuracy"}},
                      {"layers", {{{"units", 3}, {"activation", "sigmoid"}}}}};
-  EXPECT_EQ(metrics(multilabel)[0].kind, Metric::categorical_accuracy) << "Keras's rule: several outputs, as many targets";
+  EXPECT_EQ(metrics(multilabel)[0].kind, Metric::categorical_accuracy)
+      << "Keras's rule: several outputs, as many targets";
   multilabel.erase("metrics");
-  EXPECT_EQ(metrics(multilabel)[0].kind, Metric::binary_accuracy) << "without a list: the loss's own accuracy";
+  EXPECT_EQ(metrics(multilabel)[0].kind, Metric::binary_accuracy)
+      << "without a list: the loss's own accuracy";
   json regression = {{"input", 4}, {"targets", 2}, {"loss", "mse"}, {"layers", {{{"units", 2}}}}};
   EXPECT_TRUE(metrics(regression).empty()) << "a regression loss reports no metric of its own";
-  regression["metrics"] = json::parse(R"(["mae", {"class_name": "MeanSquaredError", "config": {"name": "mse"}},
+  regression["metrics"] =
+      json::parse(R"(["mae", {"class_name": "MeanSquaredError", "config": {"name": "mse"}},
                                           "mean_absolute_error"])");
   const std::vector<MetricSpec> listed = metrics(regression);
   ASSERT_EQ(listed.size(), 3u);
@@ -384,21 +468,30 @@ TEST(KerasMetrics, AccuracyResolvesByShapesAsInKeras) {
 
 TEST(KerasMetrics, RefusalsNameTheMetric) {
   EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"mae"}}})),
-              HasSubstr("metrics[0]: mae compares each output with its own target, but the targets are one class index"));
+              HasSubstr("metrics[0]: mae compares each output with its own target, but the targets "
+                        "are one class index"));
   EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"auc"}}})),
-              AllOf(HasSubstr("metrics[0]: unknown metric \"auc\""), HasSubstr("known: accuracy, acc, binary_accuracy")));
+              AllOf(HasSubstr("metrics[0]: unknown metric \"auc\""),
+                    HasSubstr("known: accuracy, acc, binary_accuracy")));
   EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"accuracy", "accuracy"}}})),
               HasSubstr("metrics[1]: \"accuracy\" is listed twice"));
-  EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", "accuracy"}})), HasSubstr("metrics: got \"accuracy\"; expected an array"));
+  EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", "accuracy"}})),
+              HasSubstr("metrics: got \"accuracy\"; expected an array"));
 }
 
-// ---- Callbacks ---------------------------------------------------------------------------------------
+// ---- Callbacks
+// ---------------------------------------------------------------------------------------
 
-json fit_with(const json& callbacks) { return {{"epochs", 5}, {"validation_split", 0.2}, {"callbacks", callbacks}}; }
+json fit_with(const json& callbacks) {
+  return {{"epochs", 5}, {"validation_split", 0.2}, {"callbacks", callbacks}};
+}
 
 TEST(KerasCallbacks, EarlyStoppingAndReduceLROnPlateauWithKerasDefaults) {
-  const ModelSpec s = parse(spec_with(json::array(), {{"metrics", {"accuracy"}},
-      {"fit", fit_with(json::parse(R"([{"type": "EarlyStopping", "patience": 3, "restore_best_weights": true},
+  const ModelSpec s = parse(spec_with(
+      json::array(),
+      {{"metrics", {"accuracy"}},
+       {"fit", fit_with(json::parse(
+                   R"([{"type": "EarlyStopping", "patience": 3, "restore_best_weights": true},
                                         {"class_name": "ReduceLROnPlateau", "config": {"monitor": "val_accuracy", "factor": 0.5,
                                          "verbose": 1}}])"))}}));
   ASSERT_TRUE(s.fit.early_stopping.has_value());
@@ -420,24 +513,34 @@ TEST(KerasCallbacks, RefusalsNameTheCallbackAndWhatToDo) {
     fit["validation_split"] = split;
     return error_for(spec_with(json::array(), {{"fit", fit}}));
   };
-  EXPECT_THAT(error({{{"type", "EarlyStopping"}, {"monitor", "val_los"}}}),
-              AllOf(HasSubstr("fit.callbacks[0].monitor: no metric \"val_los\" (did you mean \"val_loss\"?)"),
-                    HasSubstr("the model reports loss, accuracy, val_loss, val_accuracy")));
-  EXPECT_THAT(error({{{"type", "EarlyStopping"}}}, 0),
-              HasSubstr("\"val_loss\" needs validation rows; set fit.validation_split, or monitor \"loss\""));
-  EXPECT_THAT(error({{{"type", "ModelCheckpoint"}}}),
-              AllOf(HasSubstr("ModelCheckpoint is not a callback multifit runs: multifit run --save-best"),
-                    HasSubstr("multifit runs EarlyStopping and ReduceLROnPlateau")));
-  EXPECT_THAT(error({{{"type", "EarlyStopping"}}, {{"type", "EarlyStopping"}}}), HasSubstr("a second EarlyStopping"));
-  EXPECT_THAT(error({{{"type", "ReduceLROnPlateau"}, {"factor", 1.0}}}), HasSubstr("Keras refuses a factor >= 1"));
-  EXPECT_THAT(error({{{"type", "EarlyStopping"}, {"mode", "maximum"}}}), HasSubstr("mode: got \"maximum\"; expected one of auto, min, max"));
+  EXPECT_THAT(
+      error({{{"type", "EarlyStopping"}, {"monitor", "val_los"}}}),
+      AllOf(
+          HasSubstr("fit.callbacks[0].monitor: no metric \"val_los\" (did you mean \"val_loss\"?)"),
+          HasSubstr("the model reports loss, accuracy, val_loss, val_accuracy")));
+  EXPECT_THAT(
+      error({{{"type", "EarlyStopping"}}}, 0),
+      HasSubstr(
+          "\"val_loss\" needs validation rows; set fit.validation_split, or monitor \"loss\""));
+  EXPECT_THAT(
+      error({{{"type", "ModelCheckpoint"}}}),
+      AllOf(HasSubstr("ModelCheckpoint is not a callback multifit runs: multifit run --save-best"),
+            HasSubstr("multifit runs EarlyStopping and ReduceLROnPlateau")));
+  EXPECT_THAT(error({{{"type", "EarlyStopping"}}, {{"type", "EarlyStopping"}}}),
+              HasSubstr("a second EarlyStopping"));
+  EXPECT_THAT(error({{{"type", "ReduceLROnPlateau"}, {"factor", 1.0}}}),
+              HasSubstr("Keras refuses a factor >= 1"));
+  EXPECT_THAT(error({{{"type", "EarlyStopping"}, {"mode", "maximum"}}}),
+              HasSubstr("mode: got \"maximum\"; expected one of auto, min, max"));
   json scheduled = spec_with(json::array(), {{"fit", fit_with({{{"type", "ReduceLROnPlateau"}}})}});
-  scheduled["optimizer"] = json::parse(R"({"name": "adam", "learning_rate": {"name": "ExponentialDecay",
+  scheduled["optimizer"] =
+      json::parse(R"({"name": "adam", "learning_rate": {"name": "ExponentialDecay",
       "initial_learning_rate": 0.01, "decay_steps": 10, "decay_rate": 0.9}})");
   EXPECT_THAT(error_for(scheduled), HasSubstr("ReduceLROnPlateau with a learning-rate schedule"));
 }
 
-// ---- The one form ------------------------------------------------------------------------------------
+// ---- The one form
+// ------------------------------------------------------------------------------------
 
 // A spec with every new setting reads back from to_json as the same spec.
 TEST(KerasSpec, EverySettingReadsBackFromToJson) {
@@ -463,8 +566,8 @@ TEST(KerasSpec, EverySettingReadsBackFromToJson) {
   EXPECT_TRUE(back == s) << to_json(s).dump();
 }
 
-
-// ---- The reference `multifit train --help` prints ----------------------------------------------------
+// ---- The reference `multifit train --help` prints
+// ----------------------------------------------------
 
 // Every key to_json writes (the spec's every setting), of `j` and what it holds.
 void keys_of(const json& j, std::set<std::string>& keys) {
@@ -482,14 +585,18 @@ void keys_of(const json& j, std::set<std::string>& keys) {
 // one place a user finds them.
 TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
   const std::string reference = kSpecReference;
-  const auto named = [&](const std::string& name) { return reference.find(name) != std::string::npos; };
+  const auto named = [&](const std::string& name) {
+    return reference.find(name) != std::string::npos;
+  };
   for (const auto& n : kActivationNames) EXPECT_TRUE(named(n.name)) << n.name;
-  for (const auto& n : kLayerKindNames) EXPECT_TRUE(named(std::string("\"") + n.name + "\"")) << n.name;
+  for (const auto& n : kLayerKindNames)
+    EXPECT_TRUE(named(std::string("\"") + n.name + "\"")) << n.name;
   for (const auto& n : kOptimizerNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (const auto& n : kScheduleNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (const auto& n : kMetricNames) EXPECT_TRUE(named(n.name)) << n.name;
-  for (Loss l : {Loss::mse, Loss::binary_crossentropy, Loss::sparse_categorical_crossentropy,
-                 Loss::categorical_crossentropy, Loss::mean_absolute_error, Loss::huber, Loss::log_cosh})
+  for (Loss l :
+       {Loss::mse, Loss::binary_crossentropy, Loss::sparse_categorical_crossentropy,
+        Loss::categorical_crossentropy, Loss::mean_absolute_error, Loss::huber, Loss::log_cosh})
     EXPECT_TRUE(named(to_string(l))) << to_string(l);
   std::set<std::string> keys;
   json spec = json::parse(R"({
@@ -508,9 +615,13 @@ TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
   spec["layers"].back()["activation"] = "linear";
   spec.erase("metrics");
   const char* optimizers[] = {
-      R"({"name": "adam", "amsgrad": true, "clipnorm": 1})", R"({"name": "adamw", "global_clipnorm": 1})",
-      R"({"name": "sgd", "momentum": 0.9, "nesterov": true, "clipvalue": 1})", R"({"name": "rmsprop", "centered": true})",
-      R"({"name": "adagrad"})", R"({"name": "adamax"})", R"({"name": "nadam"})",
+      R"({"name": "adam", "amsgrad": true, "clipnorm": 1})",
+      R"({"name": "adamw", "global_clipnorm": 1})",
+      R"({"name": "sgd", "momentum": 0.9, "nesterov": true, "clipvalue": 1})",
+      R"({"name": "rmsprop", "centered": true})",
+      R"({"name": "adagrad"})",
+      R"({"name": "adamax"})",
+      R"({"name": "nadam"})",
       R"({"name": "adam", "learning_rate": {"name": "ExponentialDecay", "initial_learning_rate": 0.1, "decay_steps": 2, "decay_rate": 0.5}})",
       R"({"name": "adam", "learning_rate": {"name": "CosineDecay", "initial_learning_rate": 0.1, "decay_steps": 2, "warmup_target": 0.2}})",
       R"({"name": "adam", "learning_rate": {"name": "PolynomialDecay", "initial_learning_rate": 0.1, "decay_steps": 2}})",
@@ -521,7 +632,9 @@ TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
     keys_of(to_json(parse(spec)), keys);
   }
   const auto word = [&](const std::string& key) {  // the key, not part of a longer name
-    const auto letter = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    const auto letter = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    };
     for (size_t at = reference.find(key); at != std::string::npos; at = reference.find(key, at + 1))
       if ((at == 0 || !letter(reference[at - 1])) &&
           (at + key.size() == reference.size() || !letter(reference[at + key.size()])))

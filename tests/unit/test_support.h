@@ -25,7 +25,9 @@ namespace mf::test {
 
 using Bytes = std::vector<unsigned char>;
 
-inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != text.npos; }
+inline bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != text.npos;
+}
 
 // The message of the `Error` (a UserError unless named) that `f()` throws; a test failure, and "",
 // when it throws none. Any other exception passes through. For the context of a failure, put a
@@ -47,7 +49,8 @@ class TempDirTest : public testing::Test {
  protected:
   void SetUp() override {
     const testing::TestInfo& test = *testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "mf_" + std::to_string(getpid()) + "_" + test.test_suite_name() + "." + test.name();
+    std::string name =
+        "mf_" + std::to_string(getpid()) + "_" + test.test_suite_name() + "." + test.name();
     for (char& c : name)
       if (c == '/') c = '_';  // parameterised tests have '/' in their names
     dir_ = std::filesystem::temp_directory_path() / name;
@@ -116,7 +119,8 @@ inline Bytes idx_labels(uint32_t count, const Bytes& labels) {
 
 // A model of `input` features through the dense `layers`, trained with `loss`; the rest
 // (optimizer, fit, seed, memory) keeps ModelSpec's defaults for the test to change.
-inline ModelSpec mlp(int input, std::vector<LayerSpec> layers, Loss loss, std::string name = "model") {
+inline ModelSpec mlp(int input, std::vector<LayerSpec> layers, Loss loss,
+                     std::string name = "model") {
   ModelSpec spec;
   spec.name = std::move(name);
   spec.input = input;

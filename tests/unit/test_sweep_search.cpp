@@ -1,6 +1,7 @@
 // A sweep's search (nn/sweep_search.h) and scheduler (nn/scheduler_spec.h) as the sweep file gives
-// them: the trials drawn the same from the same file and seed, within their ranges and kinds, Sobol's
-// points spread as its net property says, and every wrong input one line with what is allowed.
+// them: the trials drawn the same from the same file and seed, within their ranges and kinds,
+// Sobol's points spread as its net property says, and every wrong input one line with what is
+// allowed.
 #include <cmath>
 #include <set>
 #include <string>
@@ -31,7 +32,8 @@ json base() {
 }
 
 json space() {
-  return json::parse(R"({"learning_rate": {"log_uniform": [1e-4, 0.1]}, "units": {"choice": [16, 32, 64]},
+  return json::parse(
+      R"({"learning_rate": {"log_uniform": [1e-4, 0.1]}, "units": {"choice": [16, 32, 64]},
                          "dropout": {"uniform": [0, 0.5]}, "batch_size": {"int_log_uniform": [16, 256]},
                          "seed": {"int_uniform": [1, 3]}})");
 }
@@ -47,14 +49,17 @@ class Search : public test::TempDirTest {
     return message;
   }
   json search(const std::string& sampler, int trials, uint64_t seed = 7) const {
-    return {{"base", base()}, {"search", {{"trials", trials}, {"sampler", sampler}, {"seed", seed}, {"space", space()}}}};
+    return {
+        {"base", base()},
+        {"search", {{"trials", trials}, {"sampler", sampler}, {"seed", seed}, {"space", space()}}}};
   }
 };
 
 TEST_F(Search, TheSameFileAndSeedDrawTheSameTrialsAndAnotherSeedOthers) {
   for (const char* sampler : {"random", "sobol"}) {
     SCOPED_TRACE(sampler);
-    const Sweep a = load(search(sampler, 20)), b = load(search(sampler, 20)), c = load(search(sampler, 20, 8));
+    const Sweep a = load(search(sampler, 20)), b = load(search(sampler, 20)),
+                c = load(search(sampler, 20, 8));
     ASSERT_EQ(a.models.size(), 20u);
     int differ = 0;
     for (size_t t = 0; t < 20; ++t) {
@@ -81,7 +86,8 @@ TEST_F(Search, EachDrawIsInItsRangeOfItsKindAndSetInTheModel) {
       EXPECT_TRUE(m.values.at("batch_size").is_number_integer());
       units.insert(m.values.at("units").get<int>());
       seeds.insert(m.values.at("seed").get<int>());
-      // The spec has them: the float32 kept as drawn, every hidden Dense's units, every Dropout's rate.
+      // The spec has them: the float32 kept as drawn, every hidden Dense's units, every Dropout's
+      // rate.
       EXPECT_EQ(m.spec->optimizer.learning_rate, float(lr));
       EXPECT_EQ(m.spec->fit.batch_size, batch);
       EXPECT_EQ(m.spec->layers[0].units, m.values.at("units").get<int>());
@@ -101,7 +107,8 @@ TEST_F(Search, SobolSpreadsItsPointsOneToEachEqualPart) {
   doc["search"]["space"] = {{"dropout", {{"uniform", {0, 0.5}}}}};
   const auto parts = [&] {
     std::set<int> out;
-    for (const SweepEntry& m : load(doc).models) out.insert(int(std::floor(m.values.at("dropout").get<double>() * 128)));
+    for (const SweepEntry& m : load(doc).models)
+      out.insert(int(std::floor(m.values.at("dropout").get<double>() * 128)));
     return out.size();
   };
   EXPECT_EQ(parts(), 64u);
@@ -116,42 +123,56 @@ TEST_F(Search, AWrongSearchIsOneLineWithWhatIsAllowed) {
     return error(doc);
   };
   EXPECT_THAT(with_space({{"learning_rat", {{"uniform", {0, 1}}}}}),
-              HasSubstr("search.space.learning_rat: unknown key (did you mean \"learning_rate\"?); allowed keys: hidden, "
+              HasSubstr("search.space.learning_rat: unknown key (did you mean \"learning_rate\"?); "
+                        "allowed keys: hidden, "
                         "units, activation, dropout, learning_rate, batch_size, seed, epochs"));
   EXPECT_THAT(with_space({{"learning_rate", {{"log_unifrom", {1e-4, 1e-1}}}}}),
-              HasSubstr("search.space.learning_rate.log_unifrom: unknown distribution (did you mean \"log_uniform\"?); "
+              HasSubstr("search.space.learning_rate.log_unifrom: unknown distribution (did you "
+                        "mean \"log_uniform\"?); "
                         "allowed for learning_rate: uniform, log_uniform or choice"));
   EXPECT_THAT(with_space({{"learning_rate", {{"uniform", {0.1, 0.01}}}}}),
-              HasSubstr("search.space.learning_rate.uniform: got [0.1,0.01]; expected [low, high] with low < high"));
+              HasSubstr("search.space.learning_rate.uniform: got [0.1,0.01]; expected [low, high] "
+                        "with low < high"));
   EXPECT_THAT(with_space({{"learning_rate", {{"log_uniform", {0, 0.1}}}}}), HasSubstr("low > 0"));
   EXPECT_THAT(with_space({{"learning_rate", {{"int_uniform", {1, 3}}}}}),
-              HasSubstr("the learning_rate axis cannot draw from int_uniform; allowed: uniform, log_uniform or choice"));
-  EXPECT_THAT(with_space({{"batch_size", {{"int_uniform", {16.5, 64}}}}}), HasSubstr("both integers"));
+              HasSubstr("the learning_rate axis cannot draw from int_uniform; allowed: uniform, "
+                        "log_uniform or choice"));
+  EXPECT_THAT(with_space({{"batch_size", {{"int_uniform", {16.5, 64}}}}}),
+              HasSubstr("both integers"));
   EXPECT_THAT(with_space({{"activation", {{"uniform", {0, 1}}}}}), HasSubstr("allowed: choice"));
   json no_dropout = search("random", 4);
   no_dropout["base"]["layers"].erase(1);
   EXPECT_THAT(error(no_dropout), HasSubstr("search.space.dropout: the base has no Dropout layer"));
   json sampler = search("sobal", 4);
-  EXPECT_THAT(error(sampler), HasSubstr("search.sampler: got \"sobal\" (did you mean \"sobol\"?); expected one of random, sobol"));
+  EXPECT_THAT(error(sampler), HasSubstr("search.sampler: got \"sobal\" (did you mean \"sobol\"?); "
+                                        "expected one of random, sobol"));
   json trials = search("random", 0);
   EXPECT_THAT(error(trials), HasSubstr("search.trials: got 0; expected a positive integer"));
   json many = search("random", 4);
   many["search"]["trials"] = 1048577;
-  EXPECT_THAT(error(many), HasSubstr("search.trials: got 1048577; expected a positive integer no larger than 1048576"));
+  EXPECT_THAT(
+      error(many),
+      HasSubstr("search.trials: got 1048577; expected a positive integer no larger than 1048576"));
   // Every value the space can give is checked once for the file, not found bad trial by trial.
-  EXPECT_THAT(with_space({{"dropout", {{"uniform", {0.5, 1.5}}}}}),
-              HasSubstr("search.space.dropout gives 1.5: layers[1].rate: got 1.5; expected a number in [0, 1)"));
-  EXPECT_THAT(with_space({{"units", {{"choice", {16, "big"}}}}}), HasSubstr("search.space.units gives big: layers[0].units"));
+  EXPECT_THAT(
+      with_space({{"dropout", {{"uniform", {0.5, 1.5}}}}}),
+      HasSubstr(
+          "search.space.dropout gives 1.5: layers[1].rate: got 1.5; expected a number in [0, 1)"));
+  EXPECT_THAT(with_space({{"units", {{"choice", {16, "big"}}}}}),
+              HasSubstr("search.space.units gives big: layers[0].units"));
   EXPECT_THAT(with_space({{"activation", {{"choice", {"relu", "relux"}}}}}),
-              HasSubstr("search.space.activation gives relux: layers[0].activation: got \"relux\" (did you mean \"relu\"?)"));
-  EXPECT_THAT(with_space({{"batch_size", {{"int_uniform", {0, 4}}}}}), HasSubstr("search.space.batch_size gives 0: fit.batch_size"));
+              HasSubstr("search.space.activation gives relux: layers[0].activation: got \"relux\" "
+                        "(did you mean \"relu\"?)"));
+  EXPECT_THAT(with_space({{"batch_size", {{"int_uniform", {0, 4}}}}}),
+              HasSubstr("search.space.batch_size gives 0: fit.batch_size"));
   json both = search("random", 4);
   both["grid"] = {{"seed", {1, 2}}};
   EXPECT_THAT(error(both), HasSubstr("more than one of \"models\", \"grid\" and \"search\""));
 }
 
 TEST_F(Search, TheGridTakesTheNewAxesToo) {
-  const Sweep grid = load({{"base", base()}, {"grid", {{"units", {4, 8}}, {"dropout", {0.0, 0.25}}}}});
+  const Sweep grid =
+      load({{"base", base()}, {"grid", {{"units", {4, 8}}, {"dropout", {0.0, 0.25}}}}});
   ASSERT_EQ(grid.models.size(), 4u);
   EXPECT_EQ(grid.models[1].name, "m-u4-d0.25");
   EXPECT_EQ(grid.models[1].spec->layers[1].rate, 0.25);
@@ -191,22 +212,29 @@ TEST_F(Search, AWrongSchedulerIsOneLineWithWhatIsAllowed) {
     doc["scheduler"] = scheduler;
     return error(doc);
   };
-  EXPECT_THAT(with({{"type", "ahsa"}}), HasSubstr("scheduler.type: got \"ahsa\" (did you mean \"asha\"?); expected one of asha, "
-                                                  "successive_halving, hyperband"));
+  EXPECT_THAT(
+      with({{"type", "ahsa"}}),
+      HasSubstr("scheduler.type: got \"ahsa\" (did you mean \"asha\"?); expected one of asha, "
+                "successive_halving, hyperband"));
   EXPECT_THAT(with({{"type", "asha"}, {"metric", "val_acuracy"}}),
               HasSubstr("reports no \"val_acuracy\" (did you mean \"val_accuracy\"?)"));
-  EXPECT_THAT(with({{"type", "asha"}, {"reduction_factor", 1}}), HasSubstr("scheduler.reduction_factor: got 1; expected an integer of at least 2"));
-  EXPECT_THAT(with({{"type", "asha"}, {"grace_epoch", 1}}), HasSubstr("scheduler.grace_epoch: unknown key (did you mean \"grace_epochs\"?)"));
+  EXPECT_THAT(with({{"type", "asha"}, {"reduction_factor", 1}}),
+              HasSubstr("scheduler.reduction_factor: got 1; expected an integer of at least 2"));
+  EXPECT_THAT(with({{"type", "asha"}, {"grace_epoch", 1}}),
+              HasSubstr("scheduler.grace_epoch: unknown key (did you mean \"grace_epochs\"?)"));
   json no_validation = search("random", 4);
   no_validation["base"]["fit"].erase("validation_split");
   EXPECT_THAT(with({{"type", "asha"}, {"metric", "val_accuracy"}}, no_validation),
               HasSubstr("val_accuracy needs validation rows"));
   EXPECT_THAT(with({{"type", "asha"}, {"grace_epochs", 20}}),
-              HasSubstr("scheduler: no rung falls under the models' epochs (9; the first is at grace_epochs, 20)"));
-  EXPECT_THAT(with({{"type", "asha"}, {"max_epochs", 1}}), HasSubstr("scheduler: no rung falls under the models' epochs (1;"));
+              HasSubstr("scheduler: no rung falls under the models' epochs (9; the first is at "
+                        "grace_epochs, 20)"));
+  EXPECT_THAT(with({{"type", "asha"}, {"max_epochs", 1}}),
+              HasSubstr("scheduler: no rung falls under the models' epochs (1;"));
   json epochs_axis = search("random", 4);
   epochs_axis["search"]["space"]["epochs"] = {{"choice", {3, 9}}};
-  EXPECT_THAT(with({{"type", "asha"}, {"max_epochs", 9}}, epochs_axis), HasSubstr("the epochs axis sets the models' epochs too"));
+  EXPECT_THAT(with({{"type", "asha"}, {"max_epochs", 9}}, epochs_axis),
+              HasSubstr("the epochs axis sets the models' epochs too"));
 }
 
 }  // namespace

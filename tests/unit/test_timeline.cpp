@@ -1,5 +1,5 @@
-// measure_overlap (runtime/timeline.h) on hand-computed cases: busy time is the length of the union of all
-// intervals, concurrent time the length of the parts covered by two or more tracks.
+// measure_overlap (runtime/timeline.h) on hand-computed cases: busy time is the length of the union
+// of all intervals, concurrent time the length of the parts covered by two or more tracks.
 #include "runtime/timeline.h"
 
 #include <gtest/gtest.h>
@@ -58,8 +58,8 @@ TEST(Timeline, ThreeAtOnceIsConcurrentTimeCountedOnce) {
 }
 
 TEST(Timeline, OverlappingIntervalsOfOneTrackCountOnce) {
-  // Alone, the track is busy over [0,3) but never concurrent with itself; with another track over [2.5,4)
-  // the concurrent time is [2.5,3).
+  // Alone, the track is busy over [0,3) but never concurrent with itself; with another track over
+  // [2.5,4) the concurrent time is [2.5,3).
   Overlap overlap = measure_overlap({{{0, 2}, {1, 3}}});
   EXPECT_DOUBLE_EQ(overlap.busy_s, 3);
   EXPECT_EQ(overlap.concurrent_s, 0);
@@ -69,8 +69,8 @@ TEST(Timeline, OverlappingIntervalsOfOneTrackCountOnce) {
 }
 
 TEST(Timeline, TouchingIntervals) {
-  // Touching across tracks is not concurrent; within a track the touch point does not break the track's
-  // time, so a track spanning it stays concurrent throughout [0.5,1.5).
+  // Touching across tracks is not concurrent; within a track the touch point does not break the
+  // track's time, so a track spanning it stays concurrent throughout [0.5,1.5).
   Overlap overlap = measure_overlap({{{0, 1}, {1, 2}}, {{2, 3}}});
   EXPECT_DOUBLE_EQ(overlap.busy_s, 3);
   EXPECT_EQ(overlap.concurrent_s, 0);

@@ -32,7 +32,8 @@ TEST_F(TraceTest, WritesThreadsEpochsAndStepsInMicroseconds) {
   };
   const std::string file = path("trace.json");
   write_trace(tracks, origin_s, file);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir()), {}), 1);  // no temporary file beside it
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir()), {}),
+            1);  // no temporary file beside it
 
   const nlohmann::json trace = nlohmann::json::parse(std::ifstream(file));
   EXPECT_EQ(trace.at("displayTimeUnit"), "ms");
@@ -56,7 +57,8 @@ TEST_F(TraceTest, WritesThreadsEpochsAndStepsInMicroseconds) {
       EXPECT_EQ(slices[i].at("name"), epoch ? "epoch " + std::to_string(i + 1) : "step");
       EXPECT_EQ(slices[i].at("pid"), track.process);
       EXPECT_NEAR(slices[i].at("ts").get<double>(), (interval.begin_s - origin_s) * 1e6, 1e-3);
-      EXPECT_NEAR(slices[i].at("dur").get<double>(), (interval.end_s - interval.begin_s) * 1e6, 1e-3);
+      EXPECT_NEAR(slices[i].at("dur").get<double>(), (interval.end_s - interval.begin_s) * 1e6,
+                  1e-3);
     }
   }
   // Spot checks by hand: mlp_b's step starts 125 ms after the origin and lasts 500 ms.
@@ -67,7 +69,9 @@ TEST_F(TraceTest, WritesThreadsEpochsAndStepsInMicroseconds) {
 
 TEST_F(TraceTest, AnUnwritablePathIsASystemErrorNamingItAndWhy) {
   const std::string file = path("missing/trace.json");
-  EXPECT_EQ(user_error<SystemError>([&] { write_trace({{"m", 1, {{0, 1}}, {}}}, 0, file); }),
+  EXPECT_EQ(user_error<SystemError>([&] {
+              write_trace({{"m", 1, {{0, 1}}, {}}}, 0, file);
+            }),
             file + ": cannot write the trace file: No such file or directory");
 }
 

@@ -52,15 +52,16 @@ class Parent {
 
 // While it lives, says "step N" about once a second when fit's step count has moved since the last
 // time: the parent's sign that training goes on (its stall timeout). Per step, not per epoch, since
-// an epoch may take minutes, and an epoch line alone cannot tell a long epoch from a stall; the step
-// loop pays only fit's relaxed store of the count (FitOptions::steps), this thread the rest.
+// an epoch may take minutes, and an epoch line alone cannot tell a long epoch from a stall; the
+// step loop pays only fit's relaxed store of the count (FitOptions::steps), this thread the rest.
 class Heartbeat {
  public:
   Heartbeat(Parent& parent, const std::atomic<int64_t>& steps)
       : thread_([this, &parent, &steps] {
           int64_t said = 0;
           std::unique_lock lock(mutex_);
-          while (!wake_.wait_for(lock, std::chrono::duration<double>(kHeartbeat_s), [&] { return done_; }))
+          while (!wake_.wait_for(lock, std::chrono::duration<double>(kHeartbeat_s),
+                                 [&] { return done_; }))
             if (const int64_t now = steps.load(std::memory_order_relaxed); now != said)
               parent.say(std::string(kStep) + std::to_string(said = now));
         }) {}
@@ -80,8 +81,8 @@ class Heartbeat {
   std::thread thread_;  // last: it starts once the rest is made
 };
 
-// The run's scheduler as a worker sees it: the parent holds the table (study/sweep/rungs.h); at each
-// rung the worker says its metric and waits for the verdict on its stdin.
+// The run's scheduler as a worker sees it: the parent holds the table (study/sweep/rungs.h); at
+// each rung the worker says its metric and waits for the verdict on its stdin.
 class ParentRungs final : public RungJudge {
  public:
   ParentRungs(Parent& parent, const SchedulerSpec& spec) : parent_(parent), spec_(spec) {}
@@ -110,7 +111,8 @@ int run_child_process() {
   const std::atomic<bool>& stop = stop_on_interrupt();
   Parent parent(take_stdout_for_the_parent());
   std::string line;
-  if (!std::getline(std::cin, line)) throw UserError("multifit worker: no job on stdin (it is started by 'multifit run')");
+  if (!std::getline(std::cin, line))
+    throw UserError("multifit worker: no job on stdin (it is started by 'multifit run')");
   const nlohmann::json request = nlohmann::json::parse(line);
   const RunOptions options = run_options_from_json(request.at("options"));
   Job job = job_from_json(request.at("job"));
@@ -124,7 +126,9 @@ int run_child_process() {
     data = std::make_unique<DataSets>(*backend);
   });
   std::atomic<int64_t> steps{0};
-  const auto epoch_line = [&](size_t, const std::string& epoch) { parent.say(std::string(kEpoch) + epoch); };
+  const auto epoch_line = [&](size_t, const std::string& epoch) {
+    parent.say(std::string(kEpoch) + epoch);
+  };
   std::optional<ParentRungs> rungs;
   if (options.scheduler) rungs.emplace(parent, *options.scheduler);
   PackWorker model({&worker}, options, std::nullopt,

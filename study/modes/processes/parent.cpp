@@ -28,8 +28,8 @@ namespace {
 
 constexpr double kStopGrace_s = 5;  // a worker still building this long after Ctrl-C is killed
 // The default stall timeout: never under a minute, and 10 times the worker's slowest epoch so far,
-// so that a model whose epochs take minutes is not taken for stalled at its epoch's end (validation,
-// the divergence check and the test set take no training steps).
+// so that a model whose epochs take minutes is not taken for stalled at its epoch's end
+// (validation, the divergence check and the test set take no training steps).
 constexpr double kStallFloor_s = 60, kStallFactor = 10;
 constexpr double kWatchPeriod_s = 0.5;  // how often the stall watch looks at every worker
 
@@ -37,25 +37,26 @@ struct Child {
   Child(const Job& job, const RunOptions& options) : job(job), placeholder(job, options) {}
   const Job& job;
   std::unique_ptr<ChildProcess> process;  // null when it did not start
-  ModelWorker placeholder;                 // the model's report as far as the parent knows it
-  std::string visible_devices;             // the worker's CUDA_VISIBLE_DEVICES
-  double spawned_s = 0, ready_s = 0;       // clock_seconds() at the spawn and at "ready"
-  bool ready = false, released = false;    // said ready; sent go or stop
-  bool done = false;                       // closed its stdout and was finished
+  ModelWorker placeholder;                // the model's report as far as the parent knows it
+  std::string visible_devices;            // the worker's CUDA_VISIBLE_DEVICES
+  double spawned_s = 0, ready_s = 0;      // clock_seconds() at the spawn and at "ready"
+  bool ready = false, released = false;   // said ready; sent go or stop
+  bool done = false;                      // closed its stdout and was finished
   std::optional<ChildProcess::Usage> at_barrier;  // what it used when it said ready
-  std::optional<ModelReport> built;        // as the worker said it at the barrier (start-up, plan, pool, data)
-  std::optional<ModelReport> report;       // as the worker returned it
-  std::string unreadable;                  // why a line of the worker's could not be read
+  std::optional<ModelReport>
+      built;  // as the worker said it at the barrier (start-up, plan, pool, data)
+  std::optional<ModelReport> report;  // as the worker returned it
+  std::string unreadable;             // why a line of the worker's could not be read
   // The stall watch: its last sign of life (the spawn, CPU time used while it builds, its release,
   // each step and epoch line), its CPU time when last read, and its pace so far.
   double last_sign_s = 0, cpu_s = 0, epoch_start_s = 0, slowest_epoch_s = 0;
-  std::string stalled;  // why it was killed as stalled
+  std::string stalled;      // why it was killed as stalled
   std::optional<int> rung;  // the rung (its epochs) whose verdict it waits for, which is no stall
-  // Its rungs as it said them and as they were judged: in its report if it dies before it returns one,
-  // since the trials after it were judged against them.
+  // Its rungs as it said them and as they were judged: in its report if it dies before it returns
+  // one, since the trials after it were judged against them.
   std::vector<RungResult> rungs;
-  ModelReport final;    // once done: its report as the run records it
-  int exit_code = 0;    // once done
+  ModelReport final;  // once done: its report as the run records it
+  int exit_code = 0;  // once done
 };
 
 // The GPU that `device` names for the worker's CUDA_VISIBLE_DEVICES: entry `device` of this
@@ -82,8 +83,13 @@ std::string seconds_text(double s) {
 // one's end, finished as its stdout closes.
 class Workers {
  public:
-  Workers(const RunOptions& options, Progress& progress, const std::atomic<bool>& stop, RungJudge* rungs = nullptr)
-      : options_(options), progress_(progress), stop_(stop), rungs_(rungs), self_(self_executable()) {}
+  Workers(const RunOptions& options, Progress& progress, const std::atomic<bool>& stop,
+          RungJudge* rungs = nullptr)
+      : options_(options),
+        progress_(progress),
+        stop_(stop),
+        rungs_(rungs),
+        self_(self_executable()) {}
 
   // Spawns the job's worker and sends it its job; a bad entry, or a worker that cannot start, is
   // the placeholder's failure, and that child is done at once. `argv_name` is what ps shows.
@@ -94,9 +100,9 @@ class Workers {
     child.placeholder.attempt([&] {
       if (!job.spec) return;  // a bad entry has its error already: nothing to start
       child.spawned_s = child.last_sign_s = clock_seconds();
-      child.process = std::make_unique<ChildProcess>(std::vector<std::string>{self_, "worker", argv_name},
-                                                      std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" +
-                                                                               child.visible_devices});
+      child.process = std::make_unique<ChildProcess>(
+          std::vector<std::string>{self_, "worker", argv_name},
+          std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + child.visible_devices});
       const nlohmann::json request = {{"options", to_json(options_)}, {"job", to_json(job)}};
       child.process->send(request.dump() + "\n");
     });
@@ -130,8 +136,10 @@ class Workers {
           polled.push_back(child.get());
         }
       if (fds.empty()) return;
-      if (poll(fds.data(), fds.size(), stop_ ? 100 : int(kWatchPeriod_s * 1000)) < 0 && errno != EINTR)
-        throw SystemError(std::string("poll over the worker processes failed: ") + std::strerror(errno));
+      if (poll(fds.data(), fds.size(), stop_ ? 100 : int(kWatchPeriod_s * 1000)) < 0 &&
+          errno != EINTR)
+        throw SystemError(std::string("poll over the worker processes failed: ") +
+                          std::strerror(errno));
       for (size_t i = 0; i < fds.size(); ++i)
         if (fds[i].revents) read_from(*polled[i]);
       answer_rungs();
@@ -181,8 +189,8 @@ class Workers {
   // time used (it says nothing until it is ready); once released, no step. At the barrier it waits
   // for the others, which is no stall.
   void watch(Child& child, double now) {
-    if (child.done || !child.stalled.empty() || options_.stall_timeout_s == 0.0 || (child.ready && !child.released) ||
-        child.rung)
+    if (child.done || !child.stalled.empty() || options_.stall_timeout_s == 0.0 ||
+        (child.ready && !child.released) || child.rung)
       return;
     double limit = options_.stall_timeout_s.value_or(kStallFloor_s);
     if (!child.ready) {
@@ -196,8 +204,9 @@ class Workers {
     }
     if (now - child.last_sign_s <= limit) return;
     const std::string seconds = seconds_text(limit) + " s";
-    child.stalled = child.ready ? "stalled: no step for " + seconds
-                                : "stalled: no CPU time used for " + seconds + " while it built its model";
+    child.stalled = child.ready
+                        ? "stalled: no step for " + seconds
+                        : "stalled: no CPU time used for " + seconds + " while it built its model";
     try {
       child.process->kill_group(SIGKILL);
     } catch (const SystemError&) {  // it ended meanwhile: its end is read as any other
@@ -221,18 +230,26 @@ class Workers {
   static ModelReport finish(Child& child) {
     if (!child.process) return child.placeholder.report();
     const ExitStatus status = child.process->wait();
-    const std::string worker = "the worker process (pid " + std::to_string(child.process->pid()) + ") ";
+    const std::string worker =
+        "the worker process (pid " + std::to_string(child.process->pid()) + ") ";
     if (!child.report) {
-      if (child.built) child.placeholder.report() = *child.built;  // what it had built stands; its training is lost
-      const std::string lost = child.built ? "; what it measured in training is lost" : "; its measurements are lost";
+      if (child.built)
+        child.placeholder.report() =
+            *child.built;  // what it had built stands; its training is lost
+      const std::string lost =
+          child.built ? "; what it measured in training is lost" : "; its measurements are lost";
       if (!child.stalled.empty())
-        child.placeholder.fail(child.stalled + ", so " + worker + "was killed" + lost, kExitFailure);
+        child.placeholder.fail(child.stalled + ", so " + worker + "was killed" + lost,
+                               kExitFailure);
       else
-        child.placeholder.fail(worker + status.describe() +
-                                   (child.ready ? " during training" : " before its model was built") +
-                                   (child.unreadable.empty() ? "" : " (its report could not be read: " + child.unreadable + ")") +
-                                   lost,
-                               1);
+        child.placeholder.fail(
+            worker + status.describe() +
+                (child.ready ? " during training" : " before its model was built") +
+                (child.unreadable.empty()
+                     ? ""
+                     : " (its report could not be read: " + child.unreadable + ")") +
+                lost,
+            1);
       ModelReport report = child.placeholder.report();
       report.fit.rungs = child.rungs;
       report.pid = child.process->pid();
@@ -244,21 +261,23 @@ class Workers {
     report.device = child.job.device;  // the worker saw it as its device 0
     if (!status.exited) {  // it reported, then died: what it measured stands, its end is said
       report.status = ModelStatus::failed;
-      report.error += (report.error.empty() ? "" : "; ") + worker + status.describe() + " after it reported";
+      report.error +=
+          (report.error.empty() ? "" : "; ") + worker + status.describe() + " after it reported";
     }
     // Its start-up as the run sees it: spawning, loading the program, then building.
     if (child.ready) report.startup_s = child.ready_s - child.spawned_s;
     return report;
   }
 
-  // "rung EPOCHS VALUE": the worker's metric at a rung, recorded in the run's table; it waits for the
-  // verdict (at once where the table has it). Without a table (a probe) every rung is passed.
+  // "rung EPOCHS VALUE": the worker's metric at a rung, recorded in the run's table; it waits for
+  // the verdict (at once where the table has it). Without a table (a probe) every rung is passed.
   void ask_rung(Child& child, const std::string& said) {
     std::istringstream in(said);
     int epochs = 0;
     std::string value;
     in >> epochs >> value;
-    const std::optional<double> metric = value == "none" ? std::nullopt : std::optional(std::strtod(value.c_str(), nullptr));
+    const std::optional<double> metric =
+        value == "none" ? std::nullopt : std::optional(std::strtod(value.c_str(), nullptr));
     child.rung = epochs;
     child.rungs.push_back({epochs, metric.value_or(NAN), true});
     if (rungs_) rungs_->judge(child.job.index, epochs, metric);
@@ -275,7 +294,8 @@ class Workers {
       child->rung.reset();
       child->rungs.back().kept = verdict != RungJudge::Verdict::stop;
       child->last_sign_s = clock_seconds();
-      child->process->send(std::string(verdict == RungJudge::Verdict::stop ? kRungStop : kRungGo) + "\n");
+      child->process->send(std::string(verdict == RungJudge::Verdict::stop ? kRungStop : kRungGo) +
+                           "\n");
     }
   }
 
@@ -293,7 +313,8 @@ void wait_for_the_barrier(Workers& workers, const std::atomic<bool>& stop) {
   std::optional<double> stopped_at;
   workers.wait_for([&](Child& c) {
     if (stop && !stopped_at) stopped_at = clock_seconds();
-    if (!c.ready && stopped_at && clock_seconds() - *stopped_at > kStopGrace_s) c.process->kill(SIGKILL);
+    if (!c.ready && stopped_at && clock_seconds() - *stopped_at > kStopGrace_s)
+      c.process->kill(SIGKILL);
     return c.ready;
   });
 }
@@ -303,7 +324,8 @@ class ProcessesMode final : public Mode {
   explicit ProcessesMode(const RunOptions& options) : options_(options) {}
   ModeKind kind() const override { return ModeKind::processes; }
 
-  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress, RungJudge* rungs) override {
+  Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress,
+            RungJudge* rungs) override {
     RunOptions each = options_;  // what every worker is sent: its share of the threads
     each.backend = sharing_threads(options_.backend, jobs.size());
     Workers workers(each, progress, stop, rungs);
@@ -344,8 +366,9 @@ WorkerProbe probe_worker(const Job& job, const RunOptions& options, const std::a
   RunOptions briefly = options;
   briefly.calibration_steps = kProbeSteps;
   briefly.scheduler.reset();  // a probe measures a worker's footprint, never a rung
-  // Workers tell Progress of a model by its job's index, its place in the sweep, which is rarely 0 (a
-  // resumed run's first model left, a shard's): the probe is the one model of a progress of one, at 0.
+  // Workers tell Progress of a model by its job's index, its place in the sweep, which is rarely 0
+  // (a resumed run's first model left, a shard's): the probe is the one model of a progress of one,
+  // at 0.
   Job probe_job = job;
   probe_job.index = 0;
   Progress quiet({job.name}, true);
@@ -357,7 +380,8 @@ WorkerProbe probe_worker(const Job& job, const RunOptions& options, const std::a
   workers.wait_for([](Child&) { return false; });
   WorkerProbe probe;
   if (child.at_barrier) probe.threads = child.at_barrier->threads;
-  probe.peak_resident_bytes = child.final.process_peak_rss_bytes.value_or(child.at_barrier ? child.at_barrier->resident_bytes : 0);
+  probe.peak_resident_bytes = child.final.process_peak_rss_bytes.value_or(
+      child.at_barrier ? child.at_barrier->resident_bytes : 0);
   probe.report = std::move(child.final);
   return probe;
 }

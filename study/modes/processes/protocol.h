@@ -3,9 +3,11 @@
 // (child.cpp, `multifit worker NAME`), one line at a time over the child's stdin and stdout:
 //
 //   parent -> child  {"options": RunOptions, "job": Job}    the job, its spec as the parent read it
-//   child -> parent  ready {report}                         built (or failed to): at the start barrier,
+//   child -> parent  ready {report}                         built (or failed to): at the start
+//   barrier,
 //                                                           with its report so far (start-up, plan,
-//                                                           pool, data), which stands if it dies later
+//                                                           pool, data), which stands if it dies
+//                                                           later
 //   parent -> child  go | stop                              every child is at the barrier | Ctrl-C
 //   child -> parent  step N                                 training goes on: N steps taken so far;
 //                                                           about once a second while N moves
@@ -16,7 +18,8 @@
 //   parent -> child  rung go | rung stop                    the verdict, from the run's table
 //                                                           (study/sweep/rungs.h), once it has one
 //   child -> parent  {report}                               the model's report in its one JSON form
-//                                                           (study/report/json.cpp), timeline included
+//                                                           (study/report/json.cpp), timeline
+//                                                           included
 //
 // A child that dies leaves its model failed with how it ended, and with what its ready line said;
 // the others go on. One that stalls
@@ -31,10 +34,10 @@ inline constexpr std::string_view kGo = "go";
 inline constexpr std::string_view kStop = "stop";
 inline constexpr std::string_view kStep = "step ";    // followed by the steps taken so far
 inline constexpr std::string_view kEpoch = "epoch ";  // followed by the line
-inline constexpr std::string_view kRung = "rung ";  // followed by the epochs and the value
+inline constexpr std::string_view kRung = "rung ";    // followed by the epochs and the value
 inline constexpr std::string_view kRungGo = "rung go";
 inline constexpr std::string_view kRungStop = "rung stop";
-inline constexpr double kHeartbeat_s = 1;             // the most often a child says "step N"
+inline constexpr double kHeartbeat_s = 1;  // the most often a child says "step N"
 
 // The body of `multifit worker`: reads its job from stdin, builds, waits for go, trains, and
 // returns the model's exit code (ModelWorker::exit_code).
