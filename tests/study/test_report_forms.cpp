@@ -21,12 +21,14 @@
 #include <sstream>
 #include <string>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include "runtime/nvml_monitor.h"
 #include "study/job.h"
 #include "study/report/repeats.h"
 #include "study/report/report.h"
+#include "same_fields.h"
 
 namespace mf {
 namespace {
@@ -49,7 +51,8 @@ using nlohmann::json;
                                          SpecOverrides& so, BackendOptions& bo, Job& jb,
                                          ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os,
                                          FitSpec& fs, MemorySpec& mm, PipelineSpec& pl, RunPart& rp,
-                                         SweepIdentity& si, Shard& sh, MachineRecord& mr) {
+                                         SweepIdentity& si, Shard& sh, MachineRecord& mr,
+                                         SchedulerReport& sr, RungSummary& rs) {
   [[maybe_unused]] auto& [m_index, m_name, m_values, m_status, m_error, m_fit, m_startup_s,
                           m_samples_per_s, m_samples, m_train_rows, m_solo_s, m_slowdown, m_test,
                           m_has_accuracy, m_validated, m_tested, m_fitted, m_settings, m_plan,
@@ -72,6 +75,9 @@ using nlohmann::json;
   [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] =
       rp;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
+  [[maybe_unused]] auto& [sr_spec, sr_rungs, sr_samples, sr_full_samples] = sr;
+  [[maybe_unused]] auto& [rs_bracket, rs_epochs, rs_trials, rs_kept, rs_best, rs_median, rs_worst] =
+      rs;
   [[maybe_unused]] auto& [sh_index, sh_count] = sh;
   [[maybe_unused]] auto& [ts_optimizer, ts_learning_rate, ts_epochs, ts_batch_size,
                           ts_validation_split, ts_shuffle, ts_seed, ts_memory_mode, ts_graphs,
@@ -115,10 +121,10 @@ using nlohmann::json;
   [[maybe_unused]] auto& [pl_workers, pl_prefetch] = pl;
 }
 
-// ---- Reports with every field set
-// ----------------------------------------------------------------- Every value distinct and none a
-// default, so that a field that comes back as its default, or as another field's value, is caught.
-// Numbers are exact in binary, so that they print and parse back as the same text.
+// ---- Reports with every field set ---------------------------------------------------------------
+// Every value distinct and none a default, so that a field that comes back as its default, or as
+// another field's value, is caught. Numbers are exact in binary, so that they print and parse back
+// as the same text.
 
 TrainingSettings full_settings() {
   TrainingSettings s;
@@ -264,15 +270,9 @@ RunReport full_run() {
   // A document's part with its figures, and a journal's, which has no run figures.
   r.shards = {{0, "node-1", 1.75, 0.125, 64.5, 4},
               {2, "node-3", std::nullopt, std::nullopt, std::nullopt, 2}};
-  r.machine = MachineRecord{"multifit 0.16.0 (commit 0123456789ab) here",
-                            2,
-                            4,
-                            25769803776,
-                            3.5,
-                            1.25,
-                            0.75,
-                            std::nullopt,
-                            "other processes kept 0.8 of its 2 cores busy"};
+  r.machine = MachineRecord{
+      "multifit 0.16.0 (commit 0123456789ab) here",  2, 4, 25769803776, 3.5, 1.25, 0.75, 0.5,
+      "other processes kept 0.8 of its 2 cores busy"};
   r.models = {full_model()};
   return r;
 }
@@ -439,7 +439,7 @@ std::string full_run_document(const std::string& models) {
              {"index": 2, "host": "node-3", "wall_s": null, "startup_s": null, "samples_per_s": null, "models": 2}],
   "machine": {"multifit": "multifit 0.16.0 (commit 0123456789ab) here", "cores": 2, "hardware_threads": 4,
               "memory_total_bytes": 25769803776, "load_average_before": 3.5, "load_average_after": 1.25,
-              "others_busy_cores": 0.75, "cpu_pressure": null, "busy": "other processes kept 0.8 of its 2 cores busy"},
+              "others_busy_cores": 0.75, "cpu_pressure": 0.5, "busy": "other processes kept 0.8 of its 2 cores busy"},
   "unjudged": "a busy machine: other processes kept 0.8 of its 2 cores busy",
   "models": )" +
          models + "}";
@@ -491,8 +491,7 @@ class ReportFiles : public testing::Test {
   std::filesystem::path dir_;
 };
 
-// ---- A model's one form
-// ----------------------------------------------------------------------------
+// ---- A model's one form -------------------------------------------------------------------------
 
 TEST(ReportForm, EveryModelFieldAsWritten) {
   expect_json(json(full_model()), with_timeline(kFullModelDocument, kFullModelTimeline));
@@ -556,8 +555,7 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
             R"({"accuracy":false,"list":[],"test":true,"validation":true})");
 }
 
-// ---- The document
-// ---------------------------------------------------------------------------------
+// ---- The document -------------------------------------------------------------------------------
 
 TEST(ReportDocument, EveryRunFieldAsWrittenAndTheModelsWithoutTheirTimeline) {
   expect_json(json(full_run()), full_run_document(std::string("[") + kFullModelDocument + "]"));
@@ -635,8 +633,54 @@ TEST(ReportDocument, TheSweepAndTheShardReadBackAsWritten) {
   EXPECT_THROW(json::parse(R"({"index": 0})").get<Shard>(), json::exception);
 }
 
-// ---- The CSV
-// ---------------------------------------------------------------------------------------
+// ---- The document read back --------------------------------------------------------------------
+// A run read back from its one JSON form (from_json, study/report/run_json.cpp) and written again
+// is the same JSON, compared field by field: full_run() (none a default, so that a field that is
+// not read back shows as its default) and a default run. Real runs: test_report_json.cpp.
+
+TEST(RunReportJson, EveryFieldReadBackIsWrittenAgainAsItWas) {
+  const json document = full_run();
+  expect_same_fields(written_again(document), document);
+  // And the fields themselves, where a value's form could hide a difference.
+  const RunReport back = document.get<RunReport>();
+  EXPECT_EQ(back.overlap_kind, "interleaved");
+  ASSERT_TRUE(back.scheduler);
+  EXPECT_TRUE(std::isnan(back.scheduler->rungs[0].worst));
+  EXPECT_EQ(back.machine->cpu_pressure, 0.5);
+  EXPECT_EQ(back.models[0].device_schedule, "blocking_sync");
+  EXPECT_TRUE(back.models[0].fit.steps.empty()) << "the document has no timeline";
+}
+
+TEST(RunReportJson, ADefaultRunReadBackIsWrittenAgainAsItWas) {
+  const json document = RunReport{};
+  expect_same_fields(written_again(document), document);
+}
+
+// A field that reads back wrong must fail the comparison, and name the field.
+TEST(RunReportJson, TheComparisonNamesAFieldThatDiffers) {
+  json changed = full_run();
+  changed["ranks"][0]["host"] = "node-9";
+  EXPECT_NONFATAL_FAILURE(expect_same_fields(written_again(changed), json(full_run())),
+                          "the document.ranks[0].host");
+}
+
+// A field missing from a document is said by its name; one added to the form later reads as its
+// default.
+TEST(RunReportJson, AMissingFieldIsNamedAndALaterOneReadsAsItsDefault) {
+  json document = full_run();
+  document.erase("wall_s");
+  try {
+    (void)document.get<RunReport>();
+    ADD_FAILURE() << "read without its wall_s";
+  } catch (const json::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("'wall_s'"), std::string::npos) << e.what();
+  }
+  document = full_run();
+  document.erase("machine");
+  EXPECT_FALSE(document.get<RunReport>().machine);
+}
+
+// ---- The CSV ------------------------------------------------------------------------------------
 
 const char* const kCsvHeader =
     "run_mode,run_backend,run_repeat,run_concurrency,run_wall_s,run_startup_s,run_train_s,run_"
@@ -693,8 +737,7 @@ TEST_F(ReportFiles, ARunWithoutModelsHasOnlyTheHeader) {
   EXPECT_EQ(read(path("r.csv")), kCsvHeader);
 }
 
-// ---- The pipe: a child's report to its parent
-// ------------------------------------------------------
+// ---- The pipe: a child's report to its parent ---------------------------------------------------
 
 ModelReport through_the_pipe(const ModelReport& m) {
   return json::parse(json(m).dump()).get<ModelReport>();  // as one line through the pipe
@@ -948,8 +991,7 @@ TEST(ReportPipe, AnEpochOfNoMeasurableTimeCrossesWithItsInfiniteRate) {
   EXPECT_EQ(back.fit.epochs[0].samples_per_s, INFINITY);
 }
 
-// ---- The options a child is sent
-// -------------------------------------------------------------------
+// ---- The options a child is sent ----------------------------------------------------------------
 
 RunOptions full_options() {
   RunOptions o;
@@ -1093,8 +1135,7 @@ TEST(ChildOptions, BackendDeviceArrives) {
   EXPECT_EQ(options_through_the_pipe(full_options()).backend.device, 3);
 }
 
-// ---- The job a child is sent
-// -----------------------------------------------------------------------
+// ---- The job a child is sent --------------------------------------------------------------------
 
 // Two specs between them setting every field of a spec to a value not its default: adam has betas
 // and epsilon, sgd momentum (each form writes only its optimizer's own).

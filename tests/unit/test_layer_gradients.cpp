@@ -315,8 +315,7 @@ TEST(BatchNormalization, MovingStatisticsFollowKerasAndInferenceReadsThem) {
   EXPECT_EQ(model.get_weights(), weights);
 }
 
-// ---- Dropout's mask
-// ------------------------------------------------------------------------------
+// ---- Dropout's mask -----------------------------------------------------------------------------
 
 TEST(DropoutMask, DropsTheRateAndScalesWhatItKeepsTheSameInBackward) {
   constexpr int m = 128, n = 64;  // 8192 draws
@@ -395,8 +394,7 @@ TEST(DropoutMask, InferencePassesTheInputOn) {
   EXPECT_EQ(with_dropout.read_totals(), plain.read_totals());
 }
 
-// ---- Weight regularizers: in the optimizer step and the loss
-// ---------------------------------------
+// ---- Weight regularizers: in the optimizer step and the loss ------------------------------------
 
 TEST(WeightRegularizers, JoinTheStepsGradientAndTheLoss) {
   ModelSpec spec = make_spec({{5, Activation::tanh}, {2}});

@@ -44,8 +44,7 @@ json spec_with(const json& hidden, const json& extra = json::object()) {
   return spec;
 }
 
-// ---- Layers
-// ----------------------------------------------------------------------------------------
+// ---- Layers -------------------------------------------------------------------------------------
 
 TEST(KerasLayers, EveryLayerByItsClassName) {
   const ModelSpec s = parse(spec_with(json::parse(R"([
@@ -382,8 +381,7 @@ TEST(KerasSchedules, EveryScheduleInLearningRate) {
               HasSubstr("unknown learning-rate schedule \"CosineDecayRestarts\""));
 }
 
-// ---- Losses, metrics
-// --------------------------------------------------------------------------------
+// ---- Losses, metrics ----------------------------------------------------------------------------
 
 TEST(KerasLosses, EveryLossAndItsSettings) {
   const auto loss_of = [](const json& loss, const char* output, int targets = 1) {
@@ -479,8 +477,7 @@ TEST(KerasMetrics, RefusalsNameTheMetric) {
               HasSubstr("metrics: got \"accuracy\"; expected an array"));
 }
 
-// ---- Callbacks
-// ---------------------------------------------------------------------------------------
+// ---- Callbacks ----------------------------------------------------------------------------------
 
 json fit_with(const json& callbacks) {
   return {{"epochs", 5}, {"validation_split", 0.2}, {"callbacks", callbacks}};
@@ -539,8 +536,7 @@ TEST(KerasCallbacks, RefusalsNameTheCallbackAndWhatToDo) {
   EXPECT_THAT(error_for(scheduled), HasSubstr("ReduceLROnPlateau with a learning-rate schedule"));
 }
 
-// ---- The one form
-// ------------------------------------------------------------------------------------
+// ---- The one form -------------------------------------------------------------------------------
 
 // A spec with every new setting reads back from to_json as the same spec.
 TEST(KerasSpec, EverySettingReadsBackFromToJson) {
@@ -566,8 +562,7 @@ TEST(KerasSpec, EverySettingReadsBackFromToJson) {
   EXPECT_TRUE(back == s) << to_json(s).dump();
 }
 
-// ---- The reference `multifit train --help` prints
-// ----------------------------------------------------
+// ---- The reference `multifit train --help` prints -----------------------------------------------
 
 // Every key to_json writes (the spec's every setting), of `j` and what it holds.
 void keys_of(const json& j, std::set<std::string>& keys) {
