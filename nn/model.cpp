@@ -236,7 +236,11 @@ std::string pack_key(const ModelSpec& spec) {
                 spec.fit.batch_size, spec.fit.epochs, spec.fit.validation_split,
                 int(spec.fit.shuffle), spec.pipeline.workers, spec.pipeline.prefetch,
                 spec.preprocessing.empty() ? "" : "+preprocessing");
-  return key + fit + to_string(spec.memory.mode);
+  key += fit;
+  key += to_string(spec.memory.mode);
+  // A pack runs on one green context: its members ask for the same SMs, or none.
+  if (const auto& sms = spec.device_share.sms) key += " sms " + std::to_string(*sms);
+  return key;
 }
 
 namespace {

@@ -49,11 +49,12 @@ void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
 // tensors carry a regularizer, batch normalization's center and scale), the loss and its targets,
 // the metrics, the optimizer's kind and state slots and its clipping, batch size, epochs,
 // validation split, shuffle, the pipeline's workers and prefetch, whether there is preprocessing
-// (the members share one input pipeline) and memory mode. Two specs with the same key have the same
-// plan and the same launches; they may differ in every value the kernels read per member: name,
-// seed, initializers, learning rate and schedule, the optimizer's other settings, dropout rates,
-// regularizer factors, batch normalization's momentum and epsilon, label smoothing, huber's delta,
-// callbacks and memory limit.
+// (the members share one input pipeline), memory mode and the "device" "sms" (a pack runs on one
+// green context). Two specs with the same key have the same plan and the same launches; they may
+// differ in every value the kernels read per member: name, seed, initializers, learning rate and
+// schedule, the optimizer's other settings, dropout rates, regularizer factors, batch
+// normalization's momentum and epsilon, label smoothing, huber's delta, callbacks, memory limit and
+// "device" "sm_share" (processes mode's alone).
 std::string pack_key(const ModelSpec& spec);
 
 class Model {

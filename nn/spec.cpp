@@ -24,13 +24,17 @@ constexpr uintmax_t kMaxSpecBytes = uintmax_t(16) << 20;  // a spec is a few KiB
 
 using nlohmann::json;
 
-constexpr const char* kTopKeys[] = {"name",    "data",        "input",         "layers",  "loss",
-                                    "metrics", "targets",     "optimizer",     "fit",     "seed",
-                                    "memory",  "input_shape", "preprocessing", "pipeline"};
+constexpr const char* kTopKeys[] = {
+    "name", "data", "input",  "layers",      "loss",          "metrics",  "targets", "optimizer",
+    "fit",  "seed", "memory", "input_shape", "preprocessing", "pipeline", "device"};
 constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle",
                                     "callbacks"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
 constexpr const char* kPipelineKeys[] = {"workers", "prefetch"};
+constexpr const char* kDeviceKeys[] = {"sms", "sm_share"};
+// More SMs than any GPU has (an H200 has 132): a bound on a typing mistake, not on the GPU; the
+// GPU's own count is checked where the green contexts are made.
+constexpr uint64_t kMaxSms = 1024;
 // A worker is a host thread and a prefetched batch a buffer of the pack's rows; a step takes one
 // batch at a time, so more than 64 of either only costs threads or memory.
 constexpr uint64_t kMaxPipelineWorkers = 64;
@@ -84,6 +88,14 @@ PipelineSpec parse_pipeline(const Field& field) {
   if (const auto prefetch = field.optional("prefetch"))
     pipeline.prefetch = prefetch->positive_int(kMaxPrefetch);
   return pipeline;
+}
+
+DeviceShare parse_device_share(const Field& field) {
+  field.object(kDeviceKeys);
+  DeviceShare share;
+  if (const auto sms = field.optional("sms")) share.sms = sms->positive_int(kMaxSms);
+  if (const auto percent = field.optional("sm_share")) share.sm_share = percent->positive_int(100);
+  return share;
 }
 
 MemorySpec parse_memory(const Field& field) {
@@ -229,6 +241,7 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
     spec.preprocessing =
         Preprocessing::parse(list->value(), spec.input_shape, spec.input, source, list->path());
   if (const auto pipeline = root.optional("pipeline")) spec.pipeline = parse_pipeline(*pipeline);
+  if (const auto device = root.optional("device")) spec.device_share = parse_device_share(*device);
   check_loss_fits_output(spec, root);
   if (const auto targets = root.optional("targets")) {
     spec.targets = targets->positive_int(kMaxWidth);
@@ -295,6 +308,10 @@ json to_json(const ModelSpec& spec) {
     out["input_shape"] = {shape->height, shape->width, shape->channels};
   if (!spec.preprocessing.empty()) out["preprocessing"] = spec.preprocessing.to_json();
   if (spec.metrics) out["metrics"] = metrics_to_json(*spec.metrics);
+  json device = json::object();
+  if (const auto& sms = spec.device_share.sms) device["sms"] = *sms;
+  if (const auto& percent = spec.device_share.sm_share) device["sm_share"] = *percent;
+  if (!device.empty()) out["device"] = device;
   return out;
 }
 

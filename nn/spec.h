@@ -17,7 +17,8 @@
 //             "callbacks": [{"type": "EarlyStopping", "patience": 3, "restore_best_weights":
 //             true}]},
 //     "seed": 42,
-//     "memory": {"limit": "64MiB", "mode": "grow"}
+//     "memory": {"limit": "64MiB", "mode": "grow"},
+//     "device": {"sms": 16}
 //   }
 //
 // The vocabulary is Keras 3's inside the dense-network scope: a layer's type is its Keras class
@@ -261,6 +262,19 @@ struct MemorySpec {
   bool operator==(const MemorySpec&) const = default;
 };
 
+// "device": the model's share of its GPU's SMs, where its mode can give one (the study's
+// --sm-partitions and --sm-share are every model's, these its own; the cuda backend only).
+struct DeviceShare {
+  // Streams and packed modes: a green context of its own with this many SMs (rounded up to the
+  // driver's granularity); absent: --sm-partitions' partition, or the whole GPU.
+  std::optional<int> sms;
+  // Processes mode under MPS: its worker's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1 to 100, the share
+  // of the SMs its kernels may occupy at once; absent: --sm-share's, or all of them.
+  std::optional<int> sm_share;
+
+  bool operator==(const DeviceShare&) const = default;
+};
+
 struct ModelSpec {
   std::string name = "model";
   std::string data = "fashion-mnist";  // default data source, overridden by --data
@@ -282,6 +296,7 @@ struct ModelSpec {
       input_shape;              // "input_shape": [height, width, channels], for image preprocessing
   Preprocessing preprocessing;  // applied to training batches only; empty: none
   PipelineSpec pipeline;
+  DeviceShare device_share;  // "device"
 
   // The host threads its input pipeline runs beside its training: pipeline.workers with
   // preprocessing, else none (nn/input_pipeline.h).

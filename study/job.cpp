@@ -12,13 +12,14 @@ MF_JSON_BY_NAME(ActivationImpl, kActivationImplNames)
 MF_JSON_BY_NAME(GraphsChoice, kGraphsNames)
 MF_JSON_BY_NAME(PoolMode, kPoolModeNames)
 MF_JSON_BY_NAME(RankBy, kRankByNames)
+MF_JSON_BY_NAME(MpsUse, kMpsUseNames)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendOptions, kind, gemm, activations, graphs, device, threads)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SpecOverrides, epochs, batch_size, learning_rate, seed,
                                    memory_limit, memory_mode)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunOptions, models_path, data, backend, overrides, devices,
                                    concurrency, pack_size, quiet, verbose, rank_by, timeline,
                                    calibration_steps, stall_timeout_s, keep_pools, inject_fault,
-                                   scheduler)
+                                   scheduler, mps, sm_share, sm_partitions)
 
 SchedulerSpec scheduler_for(SchedulerSpec spec, const std::vector<Job>& jobs) {
   spec.max_epochs = 0;

@@ -12,11 +12,22 @@
 #include "backends/factory.h"
 #include "nn/spec.h"
 #include "nn/sweep.h"
+#include "runtime/names.h"
 #include "study/report/ranking.h"
 
 namespace mf {
 
 struct ModelReport;  // study/report/report.h
+
+// --mps: whether processes mode's workers run under CUDA's Multi-Process Service (runtime/mps.h).
+enum class MpsUse {
+  as_found,  // auto: a control daemon already running is used, none is started
+  on,        // the running daemon, or one the run starts in a private folder and stops at its end
+  off,       // the workers are kept from any daemon: the GPU time-slices them
+};
+inline constexpr Named<MpsUse> kMpsUseNames[] = {
+    {"auto", MpsUse::as_found}, {"on", MpsUse::on}, {"off", MpsUse::off}};
+inline const char* to_string(MpsUse m) { return name_of(kMpsUseNames, m); }
 
 // Command-line values that replace a spec's, for every model of the run.
 struct SpecOverrides {
@@ -68,6 +79,14 @@ struct RunOptions {
   // The sweep's scheduler (nn/scheduler_spec.h), its max_epochs the largest of the jobs' epochs
   // once the overrides are applied (scheduler_for); none: every model trains its epochs.
   std::optional<SchedulerSpec> scheduler;
+  MpsUse mps = MpsUse::as_found;  // --mps, processes mode (and MPI ranks)
+  // --sm-share: processes mode under MPS, each worker's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (1 to
+  // 100) unless its spec's "device" gives its own; absent: every worker may use all the SMs
+  std::optional<int> sm_share;
+  // --sm-partitions: streams and packed modes on the cuda backend split the GPU's SMs into this
+  // many disjoint green contexts, model (or pack) i on partition i % N; 0: none, every model on
+  // the whole GPU (a model whose spec's "device" gives "sms" has its own all the same)
+  int sm_partitions = 0;
 };
 
 struct Job {

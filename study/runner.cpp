@@ -50,6 +50,8 @@ void note_options(RunReport& run, ModeKind mode, const RunOptions& options) {
   run.mode = to_string(mode);
   run.pools_kept = options.keep_pools && mode == ModeKind::serial;
   run.injected_fault = options.inject_fault;
+  if (options.sm_partitions > 0 && (mode == ModeKind::streams || mode == ModeKind::packed))
+    run.sm_partitions = options.sm_partitions;
 }
 
 namespace {

@@ -55,7 +55,8 @@ std::vector<Job> jobs_to_train(const std::vector<Job>& all_jobs, const RunRecord
 // the CPU".
 std::string no_gpu_note(BackendKind backend);
 
-// What the options make of a run in `mode`: its mode's name, pools_kept and injected_fault.
+// What the options make of a run in `mode`: its mode's name, pools_kept, injected_fault and
+// sm_partitions.
 void note_options(RunReport& run, ModeKind mode, const RunOptions& options);
 
 // A model the run never started, because it was stopped first: status failed, exit code 130.

@@ -102,6 +102,31 @@ void add_mode_flags(CLI::App* cmd, RunArgs& args) {
       ->check(whole_number(0, 1023));
 }
 
+// How the models share the GPU's SMs: MPS between processes, green contexts in one process.
+void add_device_share_flags(CLI::App* cmd, RunOptions& o) {
+  cmd->add_option("--mps", o.mps,
+                  "--mode processes on the cuda backend: run the workers under CUDA's "
+                  "Multi-Process Service, whose processes' kernels may run at once. on: the "
+                  "control daemon running, or one started for the run in a private folder and "
+                  "stopped at its end; off: the workers kept from any daemon, the GPU "
+                  "time-slices them; auto: a daemon already running is used, none is started")
+      ->transform(one_of(kMpsUseNames))
+      ->default_str("auto");
+  cmd->add_option("--sm-share", o.sm_share,
+                  "--mode processes under MPS: each worker's kernels may occupy at most P percent "
+                  "of the GPU's SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; a spec's \"device\" "
+                  "\"sm_share\" is its model's own). Default: all of them")
+      ->check(whole_number(1, 100))
+      ->type_name("P");
+  cmd->add_option("--sm-partitions", o.sm_partitions,
+                  "--mode streams or packed on the cuda backend: split the GPU's SMs into N "
+                  "disjoint green contexts, model (packed: pack) i on partition i % N (a spec's "
+                  "\"device\" \"sms\" gives its model its own). Default: none, every model on "
+                  "the whole GPU")
+      ->check(whole_number(1, 1024))
+      ->type_name("N");
+}
+
 // What is kept of the run: the ranking, the best models' weights, the journal, the shard.
 void add_keeping_flags(CLI::App* cmd, RunArgs& args) {
   RunOptions& o = args.options;
@@ -167,6 +192,7 @@ CLI::App* add_run_flags(CLI::App& app, RunArgs& args) {
                   "model's spec; e.g. examples/fashion-mnist-grid.json")
       ->required();
   add_mode_flags(cmd, args);
+  add_device_share_flags(cmd, o);
   add_backend_options(*cmd, o.backend);
   add_spec_overrides(*cmd, o.overrides);
   add_data_option(*cmd, o.data);

@@ -64,6 +64,14 @@ const OptionRule kOptionRules[] = {
        return "--journal -: the journal is read back by --resume, so it needs a file; give a file "
               "name";
      }},
+    {[](const RunArgs& a, const RunPlan&, bool) {
+       return a.options.sm_share && a.options.mps == MpsUse::off;
+     },
+     [](const RunArgs& a) -> std::string {
+       return "--sm-share " + std::to_string(*a.options.sm_share) +
+              " with --mps off: the share is MPS's (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); give "
+              "--mps on (or auto, with a daemon running), or drop --sm-share";
+     }},
     {[](const RunArgs& a, const RunPlan& p, bool) { return a.save_best_given && p.all; },
      [](const RunArgs&) -> std::string {
        return "--save-best keeps the models of one run, and --mode all makes four: give one --mode "
@@ -108,7 +116,31 @@ const NoEffect kNoEffects[] = {
      "--stall-timeout has no effect without --mode processes (or all, auto): a model in this "
      "process cannot be "
      "ended alone"},
+    {[](const RunArgs& a, const RunPlan& p, BackendKind) {
+       return a.options.mps != MpsUse::as_found && one_mode_but(p, ModeKind::processes);
+     },
+     "--mps has no effect without --mode processes (or all, auto): MPS is shared between "
+     "processes, and the other modes train in this one"},
+    {[](const RunArgs& a, const RunPlan& p, BackendKind) {
+       return a.options.sm_share && one_mode_but(p, ModeKind::processes);
+     },
+     "--sm-share has no effect without --mode processes (or all, auto): it is each worker "
+     "process's share under MPS"},
+    {[](const RunArgs& a, const RunPlan& p, BackendKind) {
+       return a.options.sm_partitions > 0 && one_mode_but(p, ModeKind::streams) &&
+              one_mode_but(p, ModeKind::packed);
+     },
+     "--sm-partitions has no effect without --mode streams or packed (or all, auto): it splits "
+     "the SMs between the models of one process"},
 };
+
+// A flag that needs a GPU, on a backend without one: its name and value as given.
+std::string gpu_flag_given(const RunOptions& o) {
+  if (o.sm_partitions > 0) return "--sm-partitions " + std::to_string(o.sm_partitions);
+  if (o.sm_share) return "--sm-share " + std::to_string(*o.sm_share);
+  if (o.mps != MpsUse::as_found) return std::string("--mps ") + to_string(o.mps);
+  return "";
+}
 
 // --journal, or OUT.journal beside --json OUT; none without either, nor for --repeat (a journal
 // holds one run of each mode).
@@ -138,6 +170,14 @@ RunPlan plan_run(const RunArgs& args, bool under_mpi) {
   for (const OptionRule& rule : kOptionRules)
     if (rule.broken(args, plan, under_mpi)) throw UserError(rule.why(args));
   return plan;
+}
+
+void check_backend_flags(const RunArgs& args, BackendKind backend) {
+  const std::string flag = gpu_flag_given(args.options);
+  if (backend != BackendKind::cuda && !flag.empty())
+    throw UserError(flag + ": the " + std::string(to_string(backend)) +
+                    " backend has no GPU whose SMs it could share; give --backend cuda on a "
+                    "machine with a GPU, or drop the flag");
 }
 
 std::vector<std::string> no_effect_notes(const RunArgs& args, const RunPlan& plan,

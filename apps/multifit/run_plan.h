@@ -30,6 +30,11 @@ std::vector<ModeKind> every_mode();
 // none.
 RunPlan plan_run(const RunArgs& args, bool under_mpi);
 
+// Throws UserError when a flag that shares a GPU's SMs (--mps on|off, --sm-share, --sm-partitions)
+// is given for a `backend` other than cuda, e.g. "--sm-partitions 4: the cpu backend has no GPU
+// whose SMs it could share; give --backend cuda on a machine with a GPU, or drop the flag".
+void check_backend_flags(const RunArgs& args, BackendKind backend);
+
 // The flags given that do nothing in this run, each a note without its "multifit: note: ", in the
 // order they are said (e.g. "--pack-size has no effect without --mode packed (or all, auto)").
 // `backend` is the backend the run resolved to.

@@ -96,6 +96,7 @@ void load_jobs(RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup
   try {
     const Sweep sweep = load_sweep(options.models_path);
     resolve_backend(options.backend);
+    check_backend_flags(args, options.backend.kind);
     rank.fit_options(options, args.threads_given);
     setup.jobs = make_jobs(sweep, options);
     if (sweep.scheduler) {

@@ -78,6 +78,10 @@ line that says what it does instead.
   "pipeline": {"workers": 1,        with preprocessing only: threads preparing batches, 1 to 64
                                     (tf.data's num_parallel_calls)
                "prefetch": 2}       batches prepared ahead, 1 to 64 (tf.data's prefetch)
+  "device": {"sms": K,              cuda, streams and packed modes: a green context of its own
+                                    with K SMs (none by default: --sm-partitions' or the GPU)
+             "sm_share": P}         cuda, processes mode under MPS: its worker's
+                                    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1 to 100 (--sm-share's)
 Exit codes: 0 ok; 1 a model diverged or the machine failed; 2 a mistake in a spec, a data file,
 a flag or a memory limit (one line on stderr; the --json document is written all the same, unless
 the command line itself cannot be read or --json cannot be written).)";

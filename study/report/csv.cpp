@@ -165,6 +165,8 @@ const Column kColumns[] = {
     {"params", nullptr, [](const ModelReport& m) { return json(m.params); }},
     {"pack", nullptr, [](const ModelReport& m) { return json(m.pack); }},
     {"pack_members", nullptr, [](const ModelReport& m) { return json(m.pack_members); }},
+    {"sms", nullptr, [](const ModelReport& m) { return json(m.sms); }},
+    {"sm_share", nullptr, [](const ModelReport& m) { return json(m.sm_share); }},
     {"epochs", nullptr, [](const ModelReport& m) { return json(m.fit.epochs.size()); }},
     {"cap_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.cap_bytes); }},
     {"reserved_bytes", nullptr, [](const ModelReport& m) { return json(m.memory.reserved_bytes); }},

@@ -240,6 +240,8 @@ void to_json(json& j, const ModelReport& m) {
        {"mpi_rank", m.mpi_rank},
        {"pack", m.pack},
        {"pack_members", m.pack_members},
+       {"sms", m.sms},
+       {"sm_share", m.sm_share},
        {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
        {"startup_s", metric_json(m.startup_s)},
        {"fit", fit_json(m)},
@@ -282,6 +284,8 @@ void from_json(const json& j, ModelReport& m) {
   j.at("mpi_rank").get_to(m.mpi_rank);
   j.at("pack").get_to(m.pack);
   j.at("pack_members").get_to(m.pack_members);
+  j.value("sms", json()).get_to(m.sms);  // absent from documents before them
+  j.value("sm_share", json()).get_to(m.sm_share);
   m.data = text_from(j.at("data").at("source"));
   m.data_bytes = j.at("data").at("bytes");
   m.startup_s = optional_metric_from(j.at("startup_s"));

@@ -144,6 +144,10 @@ struct ModelReport {
   // Packed mode: the pack it trained in (its number in the phase) and how many models that pack
   // held.
   std::optional<int> pack, pack_members;
+  // "sms": the SMs of the green context it trained on (--sm-partitions, or its spec's "device"
+  // "sms"); null on the whole GPU. "sm_share": its worker's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under
+  // MPS (--sm-share, or its spec's); null when its kernels may use every SM.
+  std::optional<int> sms, sm_share;
   // In JSON "metrics"."list", each {name, kind}: its metrics (the spec's metric_list, in order),
   // what each epoch's metrics and the test's are of.
   std::vector<MetricSpec> metrics;
@@ -297,6 +301,13 @@ struct RunReport {
   // The cuda backend: whether an MPS control daemon answered at its pipe directory's control socket
   // when the run began (runtime/mps.h); null on the cpu (and host-exec), and for a run in parts.
   std::optional<bool> mps;
+  // "mps_daemon": who ran that daemon (--mps): "found", one already running; "started", one the
+  // run started in a private folder and stopped at its end; "kept_out", --mps off, the workers kept
+  // from any daemon; null outside processes mode on the cuda backend.
+  std::optional<std::string> mps_daemon;
+  // "sm_partitions": --sm-partitions, the green contexts the GPU's SMs were split into for the
+  // models of streams or packed mode; null without it (and in the modes it has no effect on).
+  std::optional<int> sm_partitions;
   // NVML's samples summarised (report_gpus), taken every 50 ms on every GPU of --devices, each
   // found by its PCI bus id (so CUDA_VISIBLE_DEVICES holds; in processes mode the parent samples
   // them all): for one GPU an object {device, samples, mean_utilization_percent,

@@ -106,6 +106,8 @@ void to_json(json& j, const RunReport& run) {
        {"device_name", text(run.device_name)},
        {"device_schedule", text(run.device_schedule)},
        {"mps", run.mps},
+       {"mps_daemon", run.mps_daemon},
+       {"sm_partitions", run.sm_partitions},
        {"mode", run.mode},
        {"repeat", run.repeat},
        {"concurrency", run.concurrency},
@@ -148,6 +150,8 @@ void from_json(const json& j, RunReport& run) {
   run.device_schedule =
       text_from(j.value("device_schedule", json()));  // absent from documents before it
   j.at("mps").get_to(run.mps);
+  j.value("mps_daemon", json()).get_to(run.mps_daemon);  // absent from documents before them
+  j.value("sm_partitions", json()).get_to(run.sm_partitions);
   run.mode = j.at("mode");
   run.repeat = j.value("repeat", 1);  // absent from documents before it
   run.concurrency = j.at("concurrency");

@@ -149,5 +149,78 @@ TEST(RunPlan, AFlagForAnotherModeIsNotedAndNotForAllOrAuto) {
       "--keep-pools has no effect without --mode serial (or al");
 }
 
+// The error check_backend_flags throws, or "" when the flags suit the backend.
+std::string backend_mistake(const RunArgs& args, BackendKind backend) {
+  try {
+    check_backend_flags(args, backend);
+    return "";
+  } catch (const UserError& e) {
+    return e.what();
+  }
+}
+
+TEST(RunPlan, AShareOfTheSmsNeedsMps) {
+  RunArgs args = args_with("processes");
+  args.options.sm_share = 25;
+  EXPECT_EQ(mistake(args), "");  // auto: a daemon running, checked when the run starts
+  args.options.mps = MpsUse::on;
+  EXPECT_EQ(mistake(args), "");
+  args.options.mps = MpsUse::off;
+  EXPECT_EQ(mistake(args),
+            "--sm-share 25 with --mps off: the share is MPS's (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); "
+            "give --mps on (or auto, with a daemon running), or drop --sm-share");
+}
+
+TEST(RunPlan, FlagsThatShareTheSmsAreRefusedWithoutAGpu) {
+  RunArgs args = args_with("streams");
+  args.options.sm_partitions = 4;
+  EXPECT_EQ(backend_mistake(args, BackendKind::cuda), "");
+  EXPECT_EQ(backend_mistake(args, BackendKind::cpu),
+            "--sm-partitions 4: the cpu backend has no GPU whose SMs it could share; give "
+            "--backend cuda on a machine with a GPU, or drop the flag");
+  EXPECT_EQ(backend_mistake(args, BackendKind::host_exec).substr(0, 39),
+            "--sm-partitions 4: the host-exec backen");
+  RunArgs share = args_with("processes");
+  share.options.sm_share = 50;
+  EXPECT_EQ(backend_mistake(share, BackendKind::cpu).substr(0, 30),
+            "--sm-share 50: the cpu backend");
+  RunArgs mps = args_with("processes");
+  EXPECT_EQ(backend_mistake(mps, BackendKind::cpu), "");  // auto: nothing asked
+  mps.options.mps = MpsUse::off;
+  EXPECT_EQ(backend_mistake(mps, BackendKind::cpu).substr(0, 24), "--mps off: the cpu backe");
+  mps.options.mps = MpsUse::on;
+  EXPECT_EQ(backend_mistake(mps, BackendKind::cuda), "");
+}
+
+TEST(RunPlan, SmFlagsForAnotherModeAreNoted) {
+  RunArgs args = args_with("serial");
+  args.options.mps = MpsUse::on;
+  args.options.sm_share = 10;
+  args.options.sm_partitions = 2;
+  const std::vector<std::string> notes =
+      no_effect_notes(args, plan_run(args, false), BackendKind::cuda);
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_EQ(notes[0].substr(0, 50), "--mps has no effect without --mode processes (or a");
+  EXPECT_EQ(notes[1].substr(0, 55), "--sm-share has no effect without --mode processes (or a");
+  EXPECT_EQ(notes[2].substr(0, 65),
+            "--sm-partitions has no effect without --mode streams or packed (o");
+  for (const char* mode : {"all", "auto"}) {  // they run the modes the flags are for
+    RunArgs every = args;
+    every.mode = mode;
+    EXPECT_TRUE(no_effect_notes(every, plan_run(every, false), BackendKind::cuda).empty()) << mode;
+  }
+  RunArgs processes = args;
+  processes.mode = "processes";
+  EXPECT_EQ(no_effect_notes(processes, plan_run(processes, false), BackendKind::cuda),
+            std::vector<std::string>{notes[2]});
+  for (const char* mode : {"streams", "packed"}) {
+    RunArgs partitioned = args_with(mode);
+    partitioned.options.sm_partitions = 2;
+    EXPECT_TRUE(
+        no_effect_notes(partitioned, plan_run(partitioned, false), BackendKind::cuda).empty())
+        << mode;
+  }
+}
+
 }  // namespace
 }  // namespace mf

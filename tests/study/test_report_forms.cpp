@@ -59,16 +59,16 @@ using nlohmann::json;
                           m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
                           m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend,
                           m_device_name, m_data, m_device_schedule, m_data_bytes, m_host, m_pid,
-                          m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members,
-                          m_metrics] = m;
+                          m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members, m_sms,
+                          m_sm_share, m_metrics] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes,
                           r_host_peak_rss_bytes, r_workers_peak_rss_bytes, r_wall_s, r_scheduler,
                           r_startup_s, r_train_s, r_samples_per_s, r_process_startup_s,
                           r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency,
                           r_concurrency_reason, r_training_threads, r_pools_kept, r_injected_fault,
-                          r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_gpu, r_gpu_note,
-                          r_error, r_auto_choice, r_rank_by, r_ranking, r_ranks, r_sweep, r_shard,
-                          r_shards, r_machine, r_models] = r;
+                          r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_mps_daemon,
+                          r_sm_partitions, r_gpu, r_gpu_note, r_error, r_auto_choice, r_rank_by,
+                          r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
   [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes,
                           mr_load_average_before, mr_load_average_after, mr_others_busy_cores,
                           mr_cpu_pressure, mr_busy] = mr;
@@ -97,7 +97,8 @@ using nlohmann::json;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices,
                           ro_concurrency, ro_pack_size, ro_quiet, ro_verbose, ro_rank_by,
                           ro_timeline, ro_calibration_steps, ro_stall_timeout_s, ro_keep_pools,
-                          ro_inject_fault, ro_stage_best, ro_scheduler] = ro;
+                          ro_inject_fault, ro_stage_best, ro_scheduler, ro_mps, ro_sm_share,
+                          ro_sm_partitions] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit,
                           so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
@@ -105,7 +106,7 @@ using nlohmann::json;
                           jb_save, jb_keep, jb_values] = jb;
   [[maybe_unused]] auto& [ms_name, ms_data, ms_input, ms_layers, ms_loss, ms_metrics, ms_optimizer,
                           ms_fit, ms_seed, ms_memory, ms_targets, ms_input_shape, ms_preprocessing,
-                          ms_pipeline] = ms;
+                          ms_pipeline, ms_device_share] = ms;
   [[maybe_unused]] auto& [ls_units, ls_activation, ls_kind, ls_use_bias, ls_kernel_initializer,
                           ls_bias_initializer, ls_kernel_regularizer, ls_bias_regularizer,
                           ls_activity_regularizer, ls_rate, ls_momentum, ls_epsilon, ls_center,
@@ -209,6 +210,8 @@ ModelReport full_model() {
   m.visible_devices = "3,4";
   m.pack = 2;
   m.pack_members = 5;
+  m.sms = 16;
+  m.sm_share = 25;
   return m;
 }
 
@@ -239,6 +242,8 @@ RunReport full_run() {
   r.overlap = Overlap{4.0, 1.0};
   r.overlap_kind = "interleaved";
   r.mps = false;
+  r.mps_daemon = "kept_out";
+  r.sm_partitions = 4;
   // gpu and gpu_note as the run builds them (report_gpus; its forms: test_gpu_report.cpp): one GPU,
   // sampled until it was lost. Before the models, so that their process_device_bytes stay as set.
   GpuSummary gpu;
@@ -299,6 +304,8 @@ const char* const kFullModelDocument = R"doc({
   "mpi_rank": 2,
   "pack": 2,
   "pack_members": 5,
+  "sms": 16,
+  "sm_share": 25,
   "data": {"source": "synthetic", "bytes": 800},
   "startup_s": 0.125,
   "fit": {"status": "stopped", "why": "stopped in epoch 3 at step 1 of 5", "stopped_epoch": 2,
@@ -359,6 +366,8 @@ const char* const kEmptyModelDocument = R"({
   "mpi_rank": null,
   "pack": null,
   "pack_members": null,
+  "sms": null,
+  "sm_share": null,
   "data": {"source": null, "bytes": 0},
   "startup_s": null,
   "fit": null,
@@ -402,6 +411,8 @@ std::string full_run_document(const std::string& models) {
   "device_name": "a CPU",
   "device_schedule": "blocking_sync",
   "mps": false,
+  "mps_daemon": "kept_out",
+  "sm_partitions": 4,
   "mode": "packed",
   "concurrency": 4,
   "repeat": 2,
@@ -446,7 +457,7 @@ std::string full_run_document(const std::string& models) {
 }
 
 const char* const kEmptyRunDocumentUpToModels = R"({
-    "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mode": "serial", "repeat": 1, "concurrency": 1, "concurrency_reason": null,
+    "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mps_daemon": null, "sm_partitions": null, "mode": "serial", "repeat": 1, "concurrency": 1, "concurrency_reason": null,
     "training_threads": null, "pools_kept": false, "injected_fault": null, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
@@ -690,7 +701,7 @@ const char* const kCsvHeader =
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,"
     "error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,"
-    "test_accuracy,params,pack,pack_members,epochs,"
+    "test_accuracy,params,pack,pack_members,sms,sm_share,epochs,"
     "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,"
     "graphs,threads,"
     "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,values,"
@@ -713,22 +724,20 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
       read(path("r.csv")),
       std::string(kCsvHeader) +
           "packed,cpu,2,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0."
-          "125,"
-          "18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 KiB, "
-          "is \"\"too small\"\"\","
-          "3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,2,4096,2048,"
-          "1536,800,16384,8192,false,3,2,6,"
-          "Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,2,"
-          "EarlyStopping: val_loss did not improve for 1 epochs (best 0.375 after epoch 2),1,"
-          "\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,0.0625,0.0625,,0.1875,,0.3125,\n"
-          "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,0,0,,,,,,,,,,,,"
-          ",,,,,,,,\n"
+          "125,18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 "
+          "KiB, is \"\"too "
+          "small\"\"\",3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,16,"
+          "25,2,4096,2048,1536,800,16384,8192,false,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 "
+          "relu) Dense(1 linear),CosineDecay,2,EarlyStopping: val_loss did not improve for 1 "
+          "epochs (best 0.375 after epoch "
+          "2),1,\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,0.0625,0.0625,,0.1875,,0.3125,\n"
+          "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,,,0,0,0,0,0,,,,,,,,,,"
+          ",,,,,,,,,,\n"
           "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/"
-          "relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,"
-          "0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 relu) Dense(1 "
-          "linear),CosineDecay,,,,,,,,,,,,\n"
-          "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,0,0,0,"
-          "0,0,,,,,,,,,,,,,,,,,,,,\n");
+          "relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,,,0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) "
+          "Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,,,\n"
+          "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,,,0,0,"
+          "0,0,0,,,,,,,,,,,,,,,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
 
@@ -867,6 +876,8 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
   EXPECT_EQ(got.visible_devices, want.visible_devices);
   EXPECT_EQ(got.pack, want.pack);
   EXPECT_EQ(got.pack_members, want.pack_members);
+  EXPECT_EQ(got.sms, want.sms);
+  EXPECT_EQ(got.sm_share, want.sm_share);
 }
 
 TEST(ReportPipe, EveryFieldComesBackAsSent) {
@@ -1017,6 +1028,9 @@ RunOptions full_options() {
   o.stall_timeout_s = 2.5;
   o.keep_pools = true;
   o.inject_fault = "m-3";
+  o.mps = MpsUse::off;
+  o.sm_share = 30;
+  o.sm_partitions = 3;
   o.stage_best = [](const ModelReport&, const std::function<void()>&) {
   };  // does not cross: StageBestStaysWithTheKeeper
   SchedulerSpec scheduler;
@@ -1060,6 +1074,9 @@ void expect_same_options(const RunOptions& got, const RunOptions& want) {
   EXPECT_EQ(got.stall_timeout_s, want.stall_timeout_s);
   EXPECT_EQ(got.keep_pools, want.keep_pools);
   EXPECT_EQ(got.inject_fault, want.inject_fault);
+  EXPECT_EQ(got.mps, want.mps);
+  EXPECT_EQ(got.sm_share, want.sm_share);
+  EXPECT_EQ(got.sm_partitions, want.sm_partitions);
   ASSERT_EQ(got.scheduler.has_value(), want.scheduler.has_value());
   if (want.scheduler) {
     EXPECT_EQ(got.scheduler->type, want.scheduler->type);
@@ -1096,7 +1113,8 @@ TEST(ChildOptions, TheFormAsWritten) {
     "keep_pools": true,
     "inject_fault": "m-3",
     "scheduler": {"type": "successive_halving", "metric": "val_mae", "mode": "min", "grace_epochs": 2,
-                  "reduction_factor": 5, "max_epochs": 50}})");
+                  "reduction_factor": 5, "max_epochs": 50},
+    "mps": "off", "sm_share": 30, "sm_partitions": 3})");
 }
 
 // The defaults arrive as defaults: unset overrides stay unset, the grow mode stays grow.
@@ -1185,6 +1203,7 @@ ModelSpec adam_spec() {
                                                          {"type": "GaussianNoise", "stddev": 0.3}])"),
                                          s.input_shape, s.input, "spec.json");
   s.pipeline = {3, 5};
+  s.device_share = {16, 40};
   return s;
 }
 
@@ -1244,6 +1263,7 @@ void expect_same_spec(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.input_shape, want.input_shape);
   EXPECT_TRUE(got.preprocessing == want.preprocessing) << got.preprocessing.describe();
   EXPECT_EQ(got.pipeline, want.pipeline);
+  EXPECT_EQ(got.device_share, want.device_share);
 }
 
 // Every field of a good job, its spec included, one by one. Its error is not sent: a bad job is

@@ -80,6 +80,7 @@ TEST(Spec, DefaultsApplied) {
   EXPECT_TRUE(spec.preprocessing.empty());
   EXPECT_EQ(spec.pipeline.workers, 1);
   EXPECT_EQ(spec.pipeline.prefetch, 2);
+  EXPECT_EQ(spec.device_share, DeviceShare{});  // the whole GPU
 }
 
 TEST(Spec, LayerActivationDefaultsToLinearAndTypeDenseIsAccepted) {
@@ -301,6 +302,33 @@ TEST(Spec, PreprocessingErrorsNameTheFieldAndValue) {
   EXPECT_THAT(error_for(spec),
               HasSubstr(R"(spec.json: preprocessing[0].mdoe: unknown key (did you mean "mode"?); )"
                         "allowed keys: type, mode"));
+}
+
+// ---- Device share ---------------------------------------------------------------
+
+TEST(Spec, DeviceSharesParseAndWriteBack) {
+  const ModelSpec both = parse(with("device", {{"sms", 16}, {"sm_share", 25}}));
+  EXPECT_EQ(both.device_share, (DeviceShare{16, 25}));
+  EXPECT_EQ(parse(with("device", {{"sm_share", 100}})).device_share, (DeviceShare{{}, 100}));
+  EXPECT_EQ(to_json(both)["device"], json({{"sms", 16}, {"sm_share", 25}}));
+  EXPECT_FALSE(to_json(parse(with("device", json::object()))).contains("device"));  // none asked
+  EXPECT_EQ(parse(to_json(both)).device_share, both.device_share);
+}
+
+TEST(Spec, DeviceShareErrorsNameTheFieldAndValue) {
+  EXPECT_THAT(error_for(with("device", {{"sms", 0}})),
+              HasSubstr("spec.json: device.sms: got 0; expected a positive integer"));
+  EXPECT_THAT(error_for(with("device", {{"sms", 1025}})),
+              HasSubstr("device.sms: got 1025; expected a positive integer no larger than 1024"));
+  EXPECT_THAT(
+      error_for(with("device", {{"sm_share", 101}})),
+      HasSubstr("device.sm_share: got 101; expected a positive integer no larger than 100"));
+  EXPECT_THAT(error_for(with("device", {{"sm_share", 12.5}})),
+              HasSubstr("device.sm_share: got 12.5; expected a positive integer"));
+  EXPECT_THAT(error_for(with("device", {{"sm", 8}})),
+              HasSubstr("device.sm: unknown key (did you mean \"sms\"?)"));
+  EXPECT_THAT(error_for(with("device", 0)),
+              HasSubstr("spec.json: device: got 0; expected an object with keys sms, sm_share"));
 }
 
 TEST(Spec, PipelineErrorsNameTheFieldAndValue) {
