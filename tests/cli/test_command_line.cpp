@@ -179,6 +179,22 @@ TEST_F(Cli, ASizeWithoutAUnitIsRefusedAtTheFlag) {
   EXPECT_EQ(result("r.json")["models"][0]["memory"]["cap_bytes"], 8388608);
 }
 
+// The flags that share a GPU's SMs are refused on a backend without one: one line, exit 2, the
+// document written with the error and no model trained.
+TEST_F(Cli, SmFlagsAreRefusedOnTheCpuBackend) {
+  for (const std::string flags : {"--mode streams --sm-partitions 2", "--mode processes --mps on",
+                                  "--mode processes --sm-share 50"}) {
+    const Result r = multifit("run " + kPair + " --backend cpu --quiet " + flags + " --json " +
+                              quoted(path("r.json")));
+    EXPECT_EQ(r.rc, 2) << flags;
+    const std::string flag = flags.substr(flags.find(" --") + 1);
+    EXPECT_EQ(r.err, "multifit: error: " + flag +
+                         ": the cpu backend has no GPU whose SMs it could share; give --backend "
+                         "cuda on a machine with a GPU, or drop the flag\n");
+    EXPECT_EQ(result("r.json")["models"].size(), 0u) << flags;
+  }
+}
+
 TEST_F(Cli, VersionPrintsTheVersionAndTheCommit) {
   const Result r = multifit("--version");
   EXPECT_EQ(r.rc, 0) << r.err;
