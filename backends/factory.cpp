@@ -34,7 +34,7 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log) {
   if (options.kind == BackendKind::cpu) return make_cpu(options);
-  const CudaOptions cuda{options.device, options.gemm, options.activations};
+  const CudaOptions cuda{options.device, options.gemm, options.activations, options.partition};
   if (options.kind == BackendKind::host_exec) return hostexec::make_cuda_backend(cuda);
 #if defined(MF_HAVE_CUDA)
   if (options.kind == BackendKind::cuda) {

@@ -36,6 +36,8 @@ struct BackendOptions {
   int device = 0;  // the CUDA device (cuda, host-exec)
   int threads =
       1;  // the cpu backend's host threads for one model or pack (backends/cpu/cpu_backend.h)
+  // cuda: the green context whose SMs the backend runs on (CudaOptions::partition); none: all.
+  std::shared_ptr<const GreenContext> partition;
 };
 
 // `options` on CUDA device `device` (--devices gives each model its own); the cpu and host

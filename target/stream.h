@@ -9,6 +9,8 @@ namespace mf::MF_TARGET {
 class Stream {
  public:
   Stream() { MF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  // Takes a stream made elsewhere (a green context's, runtime/green_context.h), destroyed with it.
+  explicit Stream(cudaStream_t stream) : stream_(stream) {}
   ~Stream() { cudaStreamDestroy(stream_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;

@@ -12,6 +12,7 @@
 #include "target/device_memory.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
+#include "runtime/green_context.h"
 #include "target/stream.h"
 
 namespace mf::MF_TARGET {
@@ -30,12 +31,13 @@ int plan_sms() {
 #endif
 }
 
-// Our tiled kernels, with the split-K workspace that every plan for the current device fits
+// Our tiled kernels, with the split-K workspace that every plan for `sms` SMs fits
 // (gemm_workspace_floats: 4.3 MB for 132 SMs), made once so a captured step allocates nothing. The
-// products run on one stream, one after another, so one workspace serves them all.
+// products run on one stream, one after another, so one workspace serves them all. `sms`: the
+// device's, or those of the green context the stream runs on, which split-K's plan then fills.
 class TiledProducts final : public GemmProducts {
  public:
-  TiledProducts() : work_{nullptr, gemm_workspace_floats(plan_sms()), plan_sms()} {
+  explicit TiledProducts(int sms) : work_{nullptr, gemm_workspace_floats(sms), sms} {
     MF_CUDA_CHECK(
         cudaMalloc(reinterpret_cast<void**>(&work_.data), size_t(work_.floats) * sizeof(float)));
   }
@@ -75,13 +77,17 @@ class TiledProducts final : public GemmProducts {
 
 class CudaBackend final : public Backend {
  public:
-  // library: cuDNN for activations and softmax, or nullptr for our kernels.
+  // library: cuDNN for activations and softmax, or nullptr for our kernels. partition: the green
+  // context its stream is made on (its kernels run on its SMs), or nullptr for the whole device.
   // Made with `device_index` current; the stream, events and handles belong to that device.
   CudaBackend(std::string name, std::string device, int device_index,
-              std::unique_ptr<GemmProducts> products, std::unique_ptr<LibraryActivations> library)
+              std::shared_ptr<const GreenContext> partition, std::unique_ptr<GemmProducts> products,
+              std::unique_ptr<LibraryActivations> library)
       : name_(std::move(name)),
         device_(std::move(device)),
         device_index_(device_index),
+        partition_(std::move(partition)),
+        stream_(new_stream(partition_.get())),
         products_(std::move(products)),
         library_(std::move(library)) {
     anchor_marks();
@@ -330,6 +336,15 @@ class CudaBackend final : public Backend {
                                       << 31;  // cudaDevAttrMaxPitch on current GPUs: 2 GiB - 1
   static constexpr int kAnchorTries = 4;
   cudaStream_t s() const { return stream_.get(); }
+  // A stream of the whole device, or one on `partition`'s SMs (a GPU's only: make_cuda_backend
+  // refuses a partition under host execution).
+  static Stream new_stream(const GreenContext* partition) {
+#if !defined(MF_HOST_EXEC)
+    if (partition) return Stream(static_cast<cudaStream_t>(partition->create_stream()));
+#endif
+    (void)partition;
+    return Stream();
+  }
   // The origin of the marks on both clocks: an event recorded on the idle stream completes between
   // a clock read before its record and one after its wait. Of a few tries, the tightest bracket's
   // middle is taken, off by at most half of it (microseconds) even when the thread was preempted in
@@ -351,6 +366,7 @@ class CudaBackend final : public Backend {
 
   std::string name_, device_;
   int device_index_;
+  std::shared_ptr<const GreenContext> partition_;  // before the stream: it goes after it
   Stream stream_;
   DeviceUpstream upstream_;
   PinnedBuffer staging_{4096};
@@ -364,7 +380,9 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<GemmProducts> make_tiled_products() { return std::make_unique<TiledProducts>(); }
+std::unique_ptr<GemmProducts> make_tiled_products() {
+  return std::make_unique<TiledProducts>(plan_sms());
+}
 
 std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
   MF_CUDA_CHECK(cudaSetDevice(options.device));
@@ -379,10 +397,13 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
     throw UserError("--gemm cublas: cuBLAS needs a GPU; host execution runs the tiled kernels");
   if (options.activations == ActivationImpl::cudnn)
     throw UserError("--activations cudnn: cuDNN needs a GPU; host execution runs our kernels");
+  if (options.partition)
+    throw UserError(
+        "--sm-partitions, \"sms\": green contexts need a GPU; host execution has no SMs to split");
   const std::string device = "host execution of the CUDA kernels (" +
                              std::to_string(std::thread::hardware_concurrency()) + " CPU threads)";
-  return std::make_unique<CudaBackend>("host-exec", device, options.device, make_tiled_products(),
-                                       nullptr);
+  return std::make_unique<CudaBackend>("host-exec", device, options.device, nullptr,
+                                       make_tiled_products(), nullptr);
 #else
   cudaDeviceProp prop{};
   MF_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
@@ -399,9 +420,15 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
         "the flag");
 #endif
   }
-  auto products = options.gemm == GemmImpl::cublas ? make_cublas_products() : make_tiled_products();
-  return std::make_unique<CudaBackend>("cuda", device, options.device, std::move(products),
-                                       std::move(library));
+  std::unique_ptr<GemmProducts> products;
+  if (options.gemm == GemmImpl::cublas)
+    products = make_cublas_products();
+  else if (options.partition)
+    products = std::make_unique<TiledProducts>(options.partition->sms());
+  else
+    products = make_tiled_products();
+  return std::make_unique<CudaBackend>("cuda", device, options.device, options.partition,
+                                       std::move(products), std::move(library));
 #endif
 }
 

@@ -11,6 +11,8 @@
 
 namespace mf {
 
+class GreenContext;  // runtime/green_context.h
+
 // The reference paths, GPU only: cuBLAS for the products, cuDNN for activations and softmax.
 enum class GemmImpl { tiled, cublas };
 inline constexpr Named<GemmImpl> kGemmImplNames[] = {{"tiled", GemmImpl::tiled},
@@ -23,6 +25,10 @@ struct CudaOptions {
   int device = 0;
   GemmImpl gemm = GemmImpl::tiled;
   ActivationImpl activations = ActivationImpl::ours;
+  // The SMs the backend's kernels run on: its stream is made on this green context (of `device`),
+  // which the backend holds until its stream is gone; none: the whole GPU. A GPU's only: host
+  // execution refuses it (UserError).
+  std::shared_ptr<const GreenContext> partition;
 };
 
 namespace gpu {
