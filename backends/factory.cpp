@@ -32,9 +32,10 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log) {
+std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log,
+                                      std::shared_ptr<const GreenContext> partition) {
   if (options.kind == BackendKind::cpu) return make_cpu(options);
-  const CudaOptions cuda{options.device, options.gemm, options.activations, options.partition};
+  const CudaOptions cuda{options.device, options.gemm, options.activations, std::move(partition)};
   if (options.kind == BackendKind::host_exec) return hostexec::make_cuda_backend(cuda);
 #if defined(MF_HAVE_CUDA)
   if (options.kind == BackendKind::cuda) {

@@ -36,8 +36,6 @@ struct BackendOptions {
   int device = 0;  // the CUDA device (cuda, host-exec)
   int threads =
       1;  // the cpu backend's host threads for one model or pack (backends/cpu/cpu_backend.h)
-  // cuda: the green context whose SMs the backend runs on (CudaOptions::partition); none: all.
-  std::shared_ptr<const GreenContext> partition;
 };
 
 // `options` on CUDA device `device` (--devices gives each model its own); the cpu and host
@@ -62,7 +60,10 @@ BackendOptions resolve_auto(const BackendOptions& options, std::ostream& log);
 
 // auto picks cuda when a usable device exists, else cpu, and says which in one
 // line on `log`. cuda without a device, or cublas or cudnn on the cpu, is a UserError.
-std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log);
+// `partition`: the green context whose SMs a cuda backend runs on (CudaOptions::partition; none:
+// the whole GPU), a UserError on host execution and ignored by the cpu backend, which has no SMs.
+std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostream& log,
+                                      std::shared_ptr<const GreenContext> partition = nullptr);
 
 // The options only the cuda backend has (--gemm cublas, --activations cudnn), asked of the cpu
 // backend: a UserError naming the option.

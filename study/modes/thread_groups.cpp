@@ -10,6 +10,7 @@
 
 #include "study/data_sets.h"
 #include "study/model_worker.h"
+#include "study/modes/sm_placement.h"
 #include "study/pack_worker.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
@@ -68,6 +69,7 @@ class ThreadGroupsMode final : public Mode {
     // 2T...
     const size_t pool = std::min(groups.size(), max_training_threads(options_.backend));
     backend_options_ = sharing_threads(options_.backend, pool);
+    placement_ = place_groups(jobs, groups, backend_options_, options_.sm_partitions);
     StartBarrier barrier{int(pool)};
     std::vector<std::thread> threads;
     for (size_t t = 0; t < pool; ++t) {
@@ -75,7 +77,7 @@ class ThreadGroupsMode final : public Mode {
       for (size_t g = t; g < groups.size(); g += pool) own.push_back(g);
       try {
         threads.emplace_back([&, own] {
-          for (size_t g : own) build(groups[g], jobs, workers, *packs[g], backends[g]);
+          for (size_t g : own) build(g, groups[g], jobs, workers, *packs[g], backends[g]);
           barrier.arrive_and_wait();
           train(own, groups, jobs, workers, packs, backends, progress);
         });
@@ -104,19 +106,23 @@ class ThreadGroupsMode final : public Mode {
   }
 
  private:
-  // Builds a group on the thread that trains it (the cpu backend sets the thread's float mode): its
-  // backend (its own stream), the device's data sets, its pack.
-  void build(const std::vector<size_t>& group, std::span<const Job> jobs,
+  // Builds group g on the thread that trains it (the cpu backend sets the thread's float mode): its
+  // backend (its own stream, on its green context's SMs where it has one), the device's data sets,
+  // its pack.
+  void build(size_t g, const std::vector<size_t>& group, std::span<const Job> jobs,
              std::vector<std::unique_ptr<ModelWorker>>& workers, PackWorker& pack,
              std::unique_ptr<Backend>& backend) {
     ModelWorker& lead = *workers[group.front()];
     const int device = jobs[group.front()].device;  // the same for every member
     DataSets* data = nullptr;
     lead.attempt([&] {
-      backend = make_backend(on_device(backend_options_, device), std::cerr);
+      backend = make_backend(placement_.options(g), std::cerr, placement_.partition(g));
       data = &data_for(device);
     });
-    for (size_t i : group) workers[i]->share_failure(lead);
+    for (size_t i : group) {
+      workers[i]->share_failure(lead);
+      workers[i]->report().sms = placement_.sms(g);
+    }
     if (data) pack.build(*backend, *data);
   }
 
@@ -198,7 +204,8 @@ class ThreadGroupsMode final : public Mode {
   const ModeKind kind_;
   const RunOptions& options_;
   BackendOptions
-      backend_options_;  // each group's: options_'s, with its share of the threads (set by run)
+      backend_options_;    // each group's: options_'s, with its share of the threads (set by run)
+  SmPlacement placement_;  // each group's backend options: on its device and SMs (set by run)
   Grouping grouping_;
   bool packs_;
   std::mutex mutex_;
