@@ -19,6 +19,7 @@
 #include "study/model_worker.h"
 #include "study/modes/processes/probe.h"
 #include "study/modes/processes/protocol.h"
+#include "study/modes/processes/visible_device.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/child_process.h"
@@ -59,19 +60,6 @@ struct Child {
   int exit_code = 0;  // once done
 };
 
-// The GPU that `device` names for the worker's CUDA_VISIBLE_DEVICES: entry `device` of this
-// process's own list when it has one, so that --devices means the same GPUs in every mode.
-std::string visible_device(int device) {
-  const char* own = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (own && *own) {
-    std::stringstream list(own);
-    std::string entry;
-    for (int i = 0; std::getline(list, entry, ','); ++i)
-      if (i == device) return entry;
-  }
-  return std::to_string(device);
-}
-
 // Seconds for a message: "2", "60", "0.5".
 std::string seconds_text(double s) {
   char text[32];
@@ -95,7 +83,9 @@ class Workers {
   // the placeholder's failure, and that child is done at once. `argv_name` is what ps shows.
   Child& start(const Job& job, const std::string& argv_name) {
     Child& child = *children_.emplace_back(std::make_unique<Child>(job, options_));
-    child.visible_devices = visible_device(job.device);
+    const char* own = std::getenv("CUDA_VISIBLE_DEVICES");
+    child.visible_devices =
+        visible_device(own ? std::optional<std::string>(own) : std::nullopt, job.device);
     child.placeholder.report().visible_devices = child.visible_devices;
     child.placeholder.attempt([&] {
       if (!job.spec) return;  // a bad entry has its error already: nothing to start
