@@ -1,0 +1,233 @@
+// runtime/mps_daemon.h against a stand-in for nvidia-cuda-mps-control: a shell script that, with
+// -d, leaves a daemon (python3) listening at $CUDA_MPS_PIPE_DIRECTORY/control, which ends when a
+// client sends it "quit", and that, without -d, is that client. The daemon writes its pid where the
+// test can find it, so that the test sees it end, and what it was given (its log directory).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "runtime/child_process.h"
+#include "runtime/error.h"
+#include "runtime/mps.h"
+#include "runtime/mps_daemon.h"
+
+namespace mf {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The stand-in's daemon: DAEMON_PID (the file it writes its pid to) is put in as the script is
+// written.
+constexpr const char* kFakeControl = R"(#!/bin/sh
+if [ "$1" = "-d" ]; then
+  [ -n "$FAKE_MPS_REFUSE" ] && { echo "An instance of this daemon is already running"; exit 1; }
+  [ -n "$FAKE_MPS_NO_SOCKET" ] && exit 0
+  python3 -c '
+import os, socket, sys
+control = os.environ["CUDA_MPS_PIPE_DIRECTORY"] + "/control"
+open(os.environ["CUDA_MPS_LOG_DIRECTORY"] + "/control.log", "w").write("started\n")
+s = socket.socket(socket.AF_UNIX)
+s.bind(control)
+s.listen(8)
+open(sys.argv[1], "w").write(str(os.getpid()))
+while True:
+    c, _ = s.accept()
+    said = c.recv(64)
+    c.close()
+    if b"quit" in said:
+        os.unlink(control)
+        break
+' DAEMON_PID &
+  exit 0
+fi
+python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["CUDA_MPS_PIPE_DIRECTORY"] + "/control")
+s.sendall(sys.stdin.read().encode())
+'
+)";
+
+bool ended(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");  // a zombie has ended too
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && text.substr(close + 2, 1) == "Z";
+}
+
+template <class Condition>
+bool within(double seconds, Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+class FakeControl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("python3 -c 'import socket' >/dev/null 2>&1") != 0)
+      GTEST_SKIP() << "the stand-in daemon needs python3";
+    char name[] = "/tmp/mf-mps-control-XXXXXX";
+    ASSERT_NE(mkdtemp(name), nullptr);
+    dir_ = name;
+    control_ = dir_ + "/nvidia-cuda-mps-control";
+    std::string script = kFakeControl;
+    script.replace(script.find("DAEMON_PID"), 10, pid_file());
+    std::ofstream(control_) << script;
+    fs::permissions(control_, fs::perms::owner_all);
+  }
+  void TearDown() override {
+    if (const pid_t pid = daemon_pid(); pid > 0 && !ended(pid)) kill(pid, SIGKILL);
+    unsetenv("FAKE_MPS_REFUSE");
+    unsetenv("FAKE_MPS_NO_SOCKET");
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string pid_file() const { return dir_ + "/daemon.pid"; }
+  pid_t daemon_pid() const {
+    pid_t pid = 0;
+    std::ifstream(pid_file()) >> pid;
+    return pid;
+  }
+  std::string dir_, control_;
+};
+
+TEST_F(FakeControl, StartsADaemonInAPrivateFolderAndStopsIt) {
+  MpsDaemon daemon(control_);
+  const std::string pipe = daemon.pipe_directory();
+  EXPECT_TRUE(pipe.starts_with("/tmp/multifit-mps-")) << pipe;
+  EXPECT_NE(pipe, mps_pipe_directory());
+  EXPECT_TRUE(mps_daemon_running(pipe));
+  const fs::path folder = fs::path(pipe).parent_path();
+  EXPECT_TRUE(fs::exists(folder / "log" / "control.log"));  // its log directory was given
+  EXPECT_EQ(fs::status(folder).permissions() & fs::perms::all, fs::perms::owner_all);
+  const pid_t pid = daemon_pid();
+  ASSERT_GT(pid, 0);
+  EXPECT_FALSE(ended(pid));
+
+  daemon.stop();
+  EXPECT_TRUE(within(5, [&] { return ended(pid); })) << "the daemon was not told to quit";
+  EXPECT_FALSE(fs::exists(folder));
+  daemon.stop();  // idempotent
+}
+
+TEST_F(FakeControl, TheDestructorStopsIt) {
+  std::string folder;
+  {
+    MpsDaemon daemon(control_);
+    folder = fs::path(daemon.pipe_directory()).parent_path();
+  }
+  EXPECT_TRUE(within(5, [&] { return ended(daemon_pid()); }));
+  EXPECT_FALSE(fs::exists(folder));
+}
+
+TEST_F(FakeControl, ADaemonThatExitsWithAnErrorIsOneLineWithItsCodeAndWhatItSaid) {
+  setenv("FAKE_MPS_REFUSE", "1", 1);
+  try {
+    MpsDaemon daemon(control_);
+    FAIL() << "started";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "the MPS control daemon did not start: `" + control_ +
+                                         " -d` exited with code 1: An instance of this daemon "
+                                         "is already running");
+  }
+}
+
+TEST_F(FakeControl, ADaemonWhoseSocketNeverAnswersIsAnError) {
+  setenv("FAKE_MPS_NO_SOCKET", "1", 1);
+  try {
+    MpsDaemon daemon(control_, 0.3);
+    FAIL() << "started";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the MPS control daemon did not start: `" + control_ +
+                  " -d` returned, but no daemon answered at its control socket within 0.3 s");
+  }
+}
+
+TEST_F(FakeControl, AControlProgramThatIsMissingIsAnError) {
+  EXPECT_THROW(MpsDaemon(dir_ + "/missing"), UserError);
+}
+
+// The runner of the next test: started as a child of it (this binary, this test alone), it starts a
+// daemon, says its pipe directory and waits to be killed.
+TEST(MpsDaemonRunner, DISABLED_IsKilled) {
+  const char* control = std::getenv("MF_TEST_MPS_CONTROL");
+  if (!control) GTEST_SKIP() << "only as the child of FakeControl.ARunnerKilledLeavesNoDaemon";
+  MpsDaemon daemon(control);
+  std::cout << daemon.pipe_directory() << std::endl;
+  pause();
+}
+
+TEST_F(FakeControl, ARunnerKilledLeavesNoDaemon) {
+  ChildProcess runner({self_executable(), "--gtest_also_run_disabled_tests",
+                       "--gtest_filter=MpsDaemonRunner.DISABLED_IsKilled"},
+                      {"MF_TEST_MPS_CONTROL=" + control_});
+  std::optional<std::string> pipe;
+  while ((pipe = runner.read_line()) && !pipe->starts_with("/tmp/multifit-mps-")) {
+  }
+  ASSERT_TRUE(pipe) << "the runner never said its daemon's pipe directory";
+  EXPECT_TRUE(mps_daemon_running(*pipe));
+  const pid_t pid = daemon_pid();
+  ASSERT_GT(pid, 0);
+
+  runner.kill(SIGKILL);
+  runner.wait();
+  EXPECT_TRUE(within(5, [&] { return ended(pid); })) << "the daemon outlived its runner";
+  EXPECT_TRUE(within(5, [&] { return !fs::exists(fs::path(*pipe).parent_path()); }));
+}
+
+TEST(FindMpsControl, IsMultifitMpsControlWhenSet) {
+  setenv("MULTIFIT_MPS_CONTROL", "/bin/sh", 1);
+  EXPECT_EQ(find_mps_control(), "/bin/sh");
+  setenv("MULTIFIT_MPS_CONTROL", "/nonexistent/nvidia-cuda-mps-control", 1);
+  try {
+    find_mps_control();
+    FAIL() << "found";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "MULTIFIT_MPS_CONTROL=/nonexistent/nvidia-cuda-mps-control is not an executable "
+              "file: give the path of nvidia-cuda-mps-control");
+  }
+  unsetenv("MULTIFIT_MPS_CONTROL");
+}
+
+TEST(FindMpsControl, LooksOnPathThenInTheToolkitsAndDriversFolders) {
+  char name[] = "/tmp/mf-mps-path-XXXXXX";
+  ASSERT_NE(mkdtemp(name), nullptr);
+  const std::string dir = name, control = dir + "/nvidia-cuda-mps-control";
+  const std::string saved_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  std::ofstream(control) << "#!/bin/sh\n";
+  setenv("PATH", ("/nonexistent:" + dir).c_str(), 1);
+  EXPECT_FALSE(std::getenv("MULTIFIT_MPS_CONTROL"));
+  fs::permissions(control, fs::perms::owner_read);  // not executable: passed over
+  const bool installed = fs::exists("/usr/local/cuda/bin/nvidia-cuda-mps-control") ||
+                         fs::exists("/usr/bin/nvidia-cuda-mps-control") ||
+                         fs::exists("/usr/sbin/nvidia-cuda-mps-control");
+  if (!installed) {
+    EXPECT_THROW(find_mps_control(), UserError);
+  }
+  fs::permissions(control, fs::perms::owner_all);
+  EXPECT_EQ(find_mps_control(), control);
+  setenv("PATH", saved_path.c_str(), 1);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mf
