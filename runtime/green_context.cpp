@@ -1,5 +1,7 @@
 #include "runtime/green_context.h"
 
+#include <string>
+
 #include "runtime/error.h"
 
 #if defined(MF_HAVE_CUDA)
@@ -98,14 +100,15 @@ CUdevResource whole_gpu(int device, CUdevice& handle) {
 SmGroups sm_groups(int device) {
   CUdevice handle = 0;
   CUdevResource whole = whole_gpu(device, handle);
-  SmGroups gpu{int(whole.sm.smCount),
-               group_sms(int(whole.sm.minSmPartitionSize), int(whole.sm.smCoscheduledAlignment)),
-               0};
-  unsigned groups = 0;
-  check(driver().split(nullptr, &groups, &whole, nullptr, 0, unsigned(gpu.group_sms)),
+  // The size asked is the driver's minimum, aligned; the size given is read from the split itself,
+  // since an older driver, whose resource has no such fields, leaves the minimum and alignment 0.
+  const int asked =
+      group_sms(int(whole.sm.minSmPartitionSize), int(whole.sm.smCoscheduledAlignment));
+  unsigned groups = whole.sm.smCount;
+  std::vector<CUdevResource> split(groups);
+  check(driver().split(split.data(), &groups, &whole, nullptr, 0, unsigned(asked)),
         "cuDevSmResourceSplitByCount");
-  gpu.groups = int(groups);
-  return gpu;
+  return {int(whole.sm.smCount), groups > 0 ? int(split[0].sm.smCount) : asked, int(groups)};
 }
 
 GreenContext::~GreenContext() { driver().destroy(static_cast<CUgreenCtx>(context_)); }

@@ -28,7 +28,7 @@ struct CudaOptions {
   // The SMs the backend's kernels run on: its stream is made on this green context (of `device`),
   // which the backend holds until its stream is gone; none: the whole GPU. A GPU's only: host
   // execution refuses it (UserError).
-  std::shared_ptr<const GreenContext> partition;
+  std::shared_ptr<const GreenContext> partition = nullptr;
 };
 
 namespace gpu {

@@ -1,7 +1,9 @@
 // packed: the models of a phase that can share kernels train as packs (nn/model.h), every launch
 // serving all the members of a pack at once, the member index one more grid dimension (HFTA's
 // horizontal fusion, MLSys 2021). Packs of different shapes run side by side, each on its own
-// thread and stream, as streams mode runs models (modes/thread_groups.h).
+// thread and stream, as streams mode runs models (modes/thread_groups.h); with --sm-partitions N,
+// pack i on partition i % N of the GPU's SMs, and a pack whose members ask "sms" (pack_key keeps
+// them together) on its own (modes/sm_placement.h).
 #include <map>
 #include <tuple>
 

@@ -1,5 +1,7 @@
 // streams: every model of a phase on its own host thread, with its own backend (its own CUDA stream
-// and library handles) and pool, in one process (modes/thread_groups.h): groups of one.
+// and library handles) and pool, in one process (modes/thread_groups.h): groups of one. With
+// --sm-partitions N, model i's stream is on partition i % N of the GPU's SMs, and a model whose
+// spec asks "sms" on its own (modes/sm_placement.h).
 #include "study/modes/thread_groups.h"
 
 namespace mf {
