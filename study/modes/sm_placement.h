@@ -26,6 +26,9 @@ class SmPlacement {
   std::shared_ptr<const GreenContext> partition(size_t group) const;
   // The SMs of group g's green context, as the driver made it; none: the whole device.
   std::optional<int> sms(size_t group) const;
+  // Each split GPU's partitions in words, for the mode's note ("GPU 0 in green contexts: 'own' on
+  // 16 SMs, the others on 2 partitions of 56 SMs"); none without green contexts.
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   friend SmPlacement place_groups(std::span<const Job>, const std::vector<std::vector<size_t>>&,
@@ -33,6 +36,7 @@ class SmPlacement {
   std::vector<BackendOptions> options_;
   std::vector<std::shared_ptr<const GreenContext>> partitions_;  // per group; they go with the
                                                                  // last backend made on them
+  std::vector<std::string> notes_;
   std::string error_;
 };
 

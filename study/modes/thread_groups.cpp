@@ -70,6 +70,8 @@ class ThreadGroupsMode final : public Mode {
     const size_t pool = std::min(groups.size(), max_training_threads(options_.backend));
     backend_options_ = sharing_threads(options_.backend, pool);
     placement_ = place_groups(jobs, groups, backend_options_, options_.sm_partitions);
+    for (const std::string& split : placement_.notes())
+      progress.note("multifit: " + std::string(name()) + ": " + split);
     StartBarrier barrier{int(pool)};
     std::vector<std::thread> threads;
     for (size_t t = 0; t < pool; ++t) {
