@@ -8,6 +8,7 @@
 
 #include "study/concurrency.h"
 #include "study/model_worker.h"
+#include "study/modes/processes/worker_mps.h"
 #include "study/report/combine_parts.h"
 #include "study/sweep/rungs.h"
 #include "runtime/build_info.h"
@@ -180,6 +181,16 @@ void measure_training(RunReport& run, const Trained& trained, const RunOptions& 
   }
 }
 
+// run.mps and mps_daemon: processes mode's as its workers get it (`workers`), the other modes' as
+// the models' contexts in this process will find it.
+void record_mps(RunReport& run, const WorkerMps* workers) {
+  run.mps = workers ? workers->under_mps() : mps_daemon_running();
+  if (workers)
+    run.mps_daemon = workers->daemon();
+  else if (*run.mps)
+    run.mps_daemon = "found";
+}
+
 // The run's models in sweep order: those that ended before (the journal's, their codes taken into
 // *exit_code) where they were, and `trained` (the rest, in order) between them.
 std::vector<ModelReport> in_sweep_order(std::vector<ModelReport> trained,
@@ -203,6 +214,11 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   note_options(run, mode.kind(), options);
   const std::vector<Job> jobs =
       jobs_to_train(all_jobs, record);  // those that ended before keep their places
+  // Processes mode's MPS (--mps), before any worker starts, the probe's too; a UserError (no daemon
+  // for an SM share, one that cannot start) ends the run before any model starts.
+  std::optional<WorkerMps> worker_mps;
+  if (options.backend.kind == BackendKind::cuda && mode.kind() == ModeKind::processes)
+    worker_mps.emplace(options, jobs);
   run.resumed_models = int(all_jobs.size() - jobs.size());
   const ConcurrencyChoice concurrency =
       concurrency_of(mode.kind(), all_jobs, jobs, options, stop, record);
@@ -221,7 +237,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   // only its own, but this process sees them all.
   if (options.backend.kind == BackendKind::cuda) {
     monitor.emplace(gpu_targets(options.devices.empty() ? std::vector<int>{0} : options.devices));
-    run.mps = mps_daemon_running();  // as the models' contexts will find it
+    record_mps(run, worker_mps ? &*worker_mps : nullptr);
   }
   const MachineLoad load_before = read_machine_load();
   const double start = clock_seconds();

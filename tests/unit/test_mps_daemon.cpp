@@ -1,7 +1,8 @@
-// runtime/mps_daemon.h against a stand-in for nvidia-cuda-mps-control: a shell script that, with
-// -d, leaves a daemon (python3) listening at $CUDA_MPS_PIPE_DIRECTORY/control, which ends when a
-// client sends it "quit", and that, without -d, is that client. The daemon writes its pid where the
-// test can find it, so that the test sees it end, and what it was given (its log directory).
+// runtime/mps_daemon.h against a stand-in for nvidia-cuda-mps-control (tests/fake/): with -d it
+// leaves a daemon listening at $CUDA_MPS_PIPE_DIRECTORY/control, which ends when a client sends it
+// "quit"; without -d it is that client. The daemon writes its pid where the test can find it, so
+// that the test sees it end, and a log in its log directory, so that the test sees it was given
+// one.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -29,37 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The stand-in's daemon: DAEMON_PID (the file it writes its pid to) is put in as the script is
-// written.
-constexpr const char* kFakeControl = R"(#!/bin/sh
-if [ "$1" = "-d" ]; then
-  [ -n "$FAKE_MPS_REFUSE" ] && { echo "An instance of this daemon is already running"; exit 1; }
-  [ -n "$FAKE_MPS_NO_SOCKET" ] && exit 0
-  python3 -c '
-import os, socket, sys
-control = os.environ["CUDA_MPS_PIPE_DIRECTORY"] + "/control"
-open(os.environ["CUDA_MPS_LOG_DIRECTORY"] + "/control.log", "w").write("started\n")
-s = socket.socket(socket.AF_UNIX)
-s.bind(control)
-s.listen(8)
-open(sys.argv[1], "w").write(str(os.getpid()))
-while True:
-    c, _ = s.accept()
-    said = c.recv(64)
-    c.close()
-    if b"quit" in said:
-        os.unlink(control)
-        break
-' DAEMON_PID &
-  exit 0
-fi
-python3 -c '
-import os, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(os.environ["CUDA_MPS_PIPE_DIRECTORY"] + "/control")
-s.sendall(sys.stdin.read().encode())
-'
-)";
+const std::string kFakeControl = std::string(MF_SOURCE_DIR) + "/tests/fake/nvidia-cuda-mps-control";
 
 bool ended(pid_t pid) {
   if (kill(pid, 0) != 0) return true;
@@ -87,16 +58,14 @@ class FakeControl : public ::testing::Test {
     char name[] = "/tmp/mf-mps-control-XXXXXX";
     ASSERT_NE(mkdtemp(name), nullptr);
     dir_ = name;
-    control_ = dir_ + "/nvidia-cuda-mps-control";
-    std::string script = kFakeControl;
-    script.replace(script.find("DAEMON_PID"), 10, pid_file());
-    std::ofstream(control_) << script;
-    fs::permissions(control_, fs::perms::owner_all);
+    control_ = kFakeControl;
+    setenv("FAKE_MPS_PID_FILE", pid_file().c_str(), 1);
   }
   void TearDown() override {
     if (const pid_t pid = daemon_pid(); pid > 0 && !ended(pid)) kill(pid, SIGKILL);
     unsetenv("FAKE_MPS_REFUSE");
     unsetenv("FAKE_MPS_NO_SOCKET");
+    unsetenv("FAKE_MPS_PID_FILE");
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   std::string pid_file() const { return dir_ + "/daemon.pid"; }
@@ -168,9 +137,9 @@ TEST_F(FakeControl, AControlProgramThatIsMissingIsAnError) {
 // The runner of the next test: started as a child of it (this binary, this test alone), it starts a
 // daemon, says its pipe directory and waits to be killed.
 TEST(MpsDaemonRunner, DISABLED_IsKilled) {
-  const char* control = std::getenv("MF_TEST_MPS_CONTROL");
-  if (!control) GTEST_SKIP() << "only as the child of FakeControl.ARunnerKilledLeavesNoDaemon";
-  MpsDaemon daemon(control);
+  if (!std::getenv("MF_TEST_MPS_RUNNER"))
+    GTEST_SKIP() << "only as the child of FakeControl.ARunnerKilledLeavesNoDaemon";
+  MpsDaemon daemon(kFakeControl);
   std::cout << daemon.pipe_directory() << std::endl;
   pause();
 }
@@ -178,7 +147,7 @@ TEST(MpsDaemonRunner, DISABLED_IsKilled) {
 TEST_F(FakeControl, ARunnerKilledLeavesNoDaemon) {
   ChildProcess runner({self_executable(), "--gtest_also_run_disabled_tests",
                        "--gtest_filter=MpsDaemonRunner.DISABLED_IsKilled"},
-                      {"MF_TEST_MPS_CONTROL=" + control_});
+                      {"MF_TEST_MPS_RUNNER=1"});
   std::optional<std::string> pipe;
   while ((pipe = runner.read_line()) && !pipe->starts_with("/tmp/multifit-mps-")) {
   }

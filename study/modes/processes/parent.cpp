@@ -1,7 +1,8 @@
 // processes: one child process per model, the same binary started with posix_spawn (never fork
 // after CUDA may have started, never a shell) as `multifit worker NAME`, with CUDA_VISIBLE_DEVICES
-// set to the model's GPU in its environment, so its device 0 is that GPU. Each process has its own
-// CUDA context: a device fault poisons only its own model. The exchange is in protocol.h.
+// set to the model's GPU in its environment, so its device 0 is that GPU, and its MPS
+// (worker_mps.h: the pipe directory, its CUDA_MPS_ACTIVE_THREAD_PERCENTAGE). Each process has its
+// own CUDA context: a device fault poisons only its own model. The exchange is in protocol.h.
 #include "study/modes/mode.h"
 
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include "study/modes/processes/probe.h"
 #include "study/modes/processes/protocol.h"
 #include "study/modes/processes/visible_device.h"
+#include "study/modes/processes/worker_mps.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/child_process.h"
@@ -40,6 +42,7 @@ struct Child {
   std::unique_ptr<ChildProcess> process;  // null when it did not start
   ModelWorker placeholder;                // the model's report as far as the parent knows it
   std::string visible_devices;            // the worker's CUDA_VISIBLE_DEVICES
+  std::optional<int> sm_share;            // its CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; absent: unset
   double spawned_s = 0, ready_s = 0;      // clock_seconds() at the spawn and at "ready"
   bool ready = false, released = false;   // said ready; sent go or stop
   bool done = false;                      // closed its stdout and was finished
@@ -59,6 +62,16 @@ struct Child {
   ModelReport final;  // once done: its report as the run records it
   int exit_code = 0;  // once done
 };
+
+// What the worker's environment adds to this process's: its GPU, and its MPS (worker_mps.h).
+std::vector<std::string> environment_of(const Child& child) {
+  std::vector<std::string> env{"CUDA_VISIBLE_DEVICES=" + child.visible_devices};
+  if (const WorkerMps* mps = WorkerMps::in_use())
+    env.insert(env.end(), mps->environment().begin(), mps->environment().end());
+  if (child.sm_share)
+    env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(*child.sm_share));
+  return env;
+}
 
 // Seconds for a message: "2", "60", "0.5".
 std::string seconds_text(double s) {
@@ -87,12 +100,13 @@ class Workers {
     child.visible_devices =
         visible_device(own ? std::optional<std::string>(own) : std::nullopt, job.device);
     child.placeholder.report().visible_devices = child.visible_devices;
+    if (const WorkerMps* mps = WorkerMps::in_use(); mps && mps->under_mps())
+      child.sm_share = sm_share_of(job, options_);  // without MPS a share does nothing
     child.placeholder.attempt([&] {
       if (!job.spec) return;  // a bad entry has its error already: nothing to start
       child.spawned_s = child.last_sign_s = clock_seconds();
       child.process = std::make_unique<ChildProcess>(
-          std::vector<std::string>{self_, "worker", argv_name},
-          std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + child.visible_devices});
+          std::vector<std::string>{self_, "worker", argv_name}, environment_of(child));
       const nlohmann::json request = {{"options", to_json(options_)}, {"job", to_json(job)}};
       child.process->send(request.dump() + "\n");
     });
@@ -207,6 +221,7 @@ class Workers {
   void end(Child& child) {
     child.done = true;
     child.final = finish(child);
+    child.final.sm_share = child.sm_share;  // the worker's environment, which only the parent knows
     if (!child.process) {
       child.exit_code = child.placeholder.exit_code();
     } else {
