@@ -30,8 +30,11 @@ constexpr double kQuitWait_s = 30;
 
 // The guard ($1: the control program, $2: the private folder; the directories in its
 // environment). It says "started", or "failed CODE" and what `-d` said; the daemon's output goes to
-// a file, so that the daemon holds no pipe of ours.
+// a file, so that the daemon holds no pipe of ours. The daemon sees every GPU: MPS renumbers its
+// clients' devices from those the daemon sees, and a client's CUDA_VISIBLE_DEVICES (a
+// processes-mode worker's entry of this process's list) then means what it means without MPS.
 constexpr const char* kGuard = R"(
+unset CUDA_VISIBLE_DEVICES
 "$1" -d </dev/null >"$2/start.log" 2>&1
 code=$?
 if [ "$code" -ne 0 ]; then echo "failed $code"; cat "$2/start.log"; rm -rf "$2"; exit 1; fi

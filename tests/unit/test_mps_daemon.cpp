@@ -78,13 +78,18 @@ class FakeControl : public ::testing::Test {
 };
 
 TEST_F(FakeControl, StartsADaemonInAPrivateFolderAndStopsIt) {
+  setenv("CUDA_VISIBLE_DEVICES", "3", 1);  // this process's GPUs: the daemon must see every one
   MpsDaemon daemon(control_);
+  unsetenv("CUDA_VISIBLE_DEVICES");
   const std::string pipe = daemon.pipe_directory();
   EXPECT_TRUE(pipe.starts_with("/tmp/multifit-mps-")) << pipe;
   EXPECT_NE(pipe, mps_pipe_directory());
   EXPECT_TRUE(mps_daemon_running(pipe));
   const fs::path folder = fs::path(pipe).parent_path();
-  EXPECT_TRUE(fs::exists(folder / "log" / "control.log"));  // its log directory was given
+  std::ifstream log(folder / "log" / "control.log");  // its log directory was given
+  std::string said;
+  std::getline(log, said);
+  EXPECT_EQ(said, "started, CUDA_VISIBLE_DEVICES unset");
   EXPECT_EQ(fs::status(folder).permissions() & fs::perms::all, fs::perms::owner_all);
   const pid_t pid = daemon_pid();
   ASSERT_GT(pid, 0);
@@ -131,7 +136,14 @@ TEST_F(FakeControl, ADaemonWhoseSocketNeverAnswersIsAnError) {
 }
 
 TEST_F(FakeControl, AControlProgramThatIsMissingIsAnError) {
-  EXPECT_THROW(MpsDaemon(dir_ + "/missing"), UserError);
+  try {
+    MpsDaemon daemon(dir_ + "/missing");
+    FAIL() << "started";
+  } catch (const UserError& e) {  // the shell's 127, and its words
+    EXPECT_TRUE(std::string(e.what()).starts_with("the MPS control daemon did not start: `" + dir_ +
+                                                  "/missing -d` exited with code 127: "))
+        << e.what();
+  }
 }
 
 // The runner of the next test: started as a child of it (this binary, this test alone), it starts a
