@@ -277,3 +277,79 @@ def crash_isolation(baseline, processes, streams):
                f"({how}){cost}")
     held = n > 1 and ok == n - 1 and lost > 1 and lost >= n - streams.journaled  # all still training were lost
     return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)
+
+
+
+def _model_median(doc, name, figure):
+    """The model `name`'s figure over the document's runs (--repeat): the median, or None where no run has it."""
+    values = [m.get(figure) for r in _runs(doc) for m in r["models"] if m["name"] == name]
+    values = [v for v in values if isinstance(v, (int, float))]
+    return statistics.median(values) if values else None
+
+
+def _first(doc, name, figure):
+    """The model `name`'s figure in the document's first run."""
+    return next((m.get(figure) for m in _runs(doc)[0]["models"] if m["name"] == name), None)
+
+
+def _not_measured(label, outcome):
+    """Why a run (a lab.Outcome) gave no figures to judge: it wrote no document, a model of it did not end
+    ok, or it failed; None when it ran."""
+    last = (outcome.stderr.strip().splitlines() or ["no message"])[-1]
+    if outcome.doc is None:
+        return f"{label} {outcome.ended} without a document ({last})"
+    bad = [m for r in _runs(outcome.doc) for m in r["models"] if m.get("status") != "ok"]
+    if bad:
+        return f"{label}: {bad[0]['name']} {bad[0].get('status')} ({bad[0].get('error') or last})"
+    return None if outcome.returncode == 0 else f"{label} {outcome.ended} ({last})"
+
+
+def _not_taken(shared, partitioned, time_sliced, mps, mps_shared, small):
+    """Where a run's document says its mechanism was not in force (the partitions not made, MPS not run,
+    the shares not set, or the time-sliced processes under MPS); None where each was."""
+    if not all(isinstance(r.get("sm_partitions"), int) for r in _runs(partitioned)) or \
+            not isinstance(_first(partitioned, small, "sms"), int):
+        return "--sm-partitions did not take (the run's sm_partitions or the small model's sms is null)"
+    if any(r.get("sm_partitions") for r in _runs(shared)):
+        return "the streams run meant to share every SM was split into partitions"
+    if any(r.get("mps") is not False for r in _runs(time_sliced)):
+        return "the processes meant to be time-sliced (--mps off) ran under MPS, or did not say"
+    if not all(r.get("mps") is True for r in _runs(mps) + _runs(mps_shared)):
+        return "the processes of --mps on did not run under MPS"
+    if not isinstance(_first(mps_shared, small, "sm_share"), int):
+        return "--sm-share did not take (the small model's sm_share is null)"
+    return None
+
+
+def partitions_change_contention(shared, partitioned, time_sliced, mps, mps_shared, small="narrow", big="wide"):
+    """Claim 12: SM partitions isolate models at once: beside a model that fills the GPU, a small one
+    trains much nearer its own speed on SMs of its own than sharing every SM, in one process (green
+    contexts, --sm-partitions) and between processes (MPS with --sm-share). Each argument is a
+    lab.Outcome of a --solo run of the same two models: streams sharing every SM, streams on
+    partitions, processes time-sliced (--mps off), under MPS, and under MPS with a share each. Held
+    when the small model's median slowdown on its own SMs is at most 2/3 of its slowdown sharing
+    every SM, in streams mode and under MPS both. A run that failed, or whose mechanism did not take,
+    is said instead, and the claim is then not held: it was not measured."""
+    outcomes = [shared, partitioned, time_sliced, mps, mps_shared]
+    flags = ["streams", "streams --sm-partitions", "processes --mps off", "processes --mps on",
+             "processes --mps on --sm-share"]
+    failed = [why for why in map(_not_measured, flags, outcomes) if why]
+    if failed:
+        return Verdict(False, "did not hold: could not measure it here: " + "; ".join(failed))
+    docs = [o.doc for o in outcomes]
+    not_taken = _not_taken(*docs, small)
+    if not_taken:
+        return Verdict(False, f"did not hold: {not_taken}")
+    slowdowns = {name: [_model_median(doc, name, "slowdown") for doc in docs] for name in (small, big)}
+    if None in slowdowns[small] + slowdowns[big]:
+        return Verdict(False, "did not hold: a model's slowdown is missing (a run made without --solo?)")
+    (a, b, c, d, e), (wa, wb, _, wd, we) = slowdowns[small], slowdowns[big]  # in the order of `outcomes`
+    walls = ", ".join(f"{label} {statistics.median(r['wall_s'] for r in _runs(doc)):.2f} s" for label, doc in
+                      zip(["streams", "on partitions", "time-sliced", "MPS", "MPS with shares"], docs))
+    figures = (f"beside the {big} model, the {small} one trained {a:.1f}x slower than alone sharing every SM and "
+               f"{b:.1f}x on {_first(docs[1], small, 'sms')} SMs of its own ({_runs(docs[1])[0]['sm_partitions']} "
+               f"partitions; the {big} one {wa:.1f}x, then {wb:.1f}x); between processes {d:.1f}x under MPS and "
+               f"{e:.1f}x with a {_first(docs[4], small, 'sm_share')}% SM share each (the {big} one {wd:.1f}x, then "
+               f"{we:.1f}x), {c:.1f}x time-sliced; the runs' walls: {walls}")
+    held = b <= 2 / 3 * a and e <= 2 / 3 * d
+    return Verdict(held, ("held: " if held else "did not hold on this machine: ") + figures)

@@ -363,5 +363,85 @@ class EarlyStoppingOfTrials(unittest.TestCase):
         self.assertFalse(verdicts.early_stopping_of_trials(self.full, searched(0.1, [None, None, None], [1, 1, 1])).held)
 
 
+def contended(mode, narrow, wide, wall=2.0, repeat=1, mps=None, sm_partitions=None, sms=None, sm_share=None):
+    """One run of lab 12's two models: each one's slowdown, and the mechanisms the run records."""
+    return {"mode": mode, "repeat": repeat, "wall_s": wall, "mps": mps, "sm_partitions": sm_partitions,
+            "models": [{"name": "wide", "status": "ok", "error": None, "slowdown": wide, "sms": sms,
+                        "sm_share": sm_share},
+                       {"name": "narrow", "status": "ok", "error": None, "slowdown": narrow, "sms": sms,
+                        "sm_share": sm_share}]}
+
+
+def ran(doc, returncode=0, stderr=""):
+    return types.SimpleNamespace(returncode=returncode, doc=doc, stderr=stderr, ended=f"ended with exit code {returncode}")
+
+
+class PartitionsChangeContention(unittest.TestCase):
+    def runs(self, partitioned_narrow=1.2, shared_narrow=1.3, mps_narrow=7.0):
+        """Streams sharing, on partitions, processes time-sliced, under MPS, under MPS with shares."""
+        return [ran(contended("streams", 8.0, 1.1, wall=2.0)),
+                ran(contended("streams", partitioned_narrow, 1.9, wall=2.6, sm_partitions=2, sms=64)),
+                ran(contended("processes", 2.5, 1.5, wall=3.5, mps=False)),
+                ran(contended("processes", mps_narrow, 1.0, wall=2.2, mps=True)),
+                ran(contended("processes", shared_narrow, 1.8, wall=2.8, mps=True, sm_share=50))]
+
+    def test_held_when_the_small_model_keeps_its_speed_on_its_own_sms(self):
+        v = verdicts.partitions_change_contention(*self.runs())
+        self.assertTrue(v.held, v.line)
+        self.assertEqual(v.line, "held: beside the wide model, the narrow one trained 8.0x slower than alone sharing "
+                                 "every SM and 1.2x on 64 SMs of its own (2 partitions; the wide one 1.1x, then 1.9x); "
+                                 "between processes 7.0x under MPS and 1.3x with a 50% SM share each (the wide one "
+                                 "1.0x, then 1.8x), 2.5x time-sliced; the runs' walls: streams 2.00 s, on partitions "
+                                 "2.60 s, time-sliced 3.50 s, MPS 2.20 s, MPS with shares 2.80 s")
+
+    def test_not_held_when_the_partitions_leave_it_as_slow(self):
+        v = verdicts.partitions_change_contention(*self.runs(partitioned_narrow=6.0))
+        self.assertFalse(v.held)
+        self.assertIn("did not hold on this machine: beside the wide model, the narrow one trained 8.0x slower than "
+                      "alone sharing every SM and 6.0x on 64 SMs", v.line)
+
+    def test_not_held_when_the_shares_leave_it_as_slow_between_processes(self):
+        self.assertFalse(verdicts.partitions_change_contention(*self.runs(shared_narrow=5.0)).held)
+        self.assertTrue(verdicts.partitions_change_contention(*self.runs(shared_narrow=4.6)).held, "2/3 of 7.0 is 4.67")
+
+    def test_a_run_that_failed_is_said_not_judged(self):
+        runs = self.runs()
+        runs[3] = ran(None, 2, "multifit: error: --mps on: the MPS control daemon did not start: no control program")
+        runs[4] = ran(dict(runs[4].doc, models=[dict(runs[4].doc["models"][0], status="failed",
+                                                     error="CUDA error: MPS client failed to connect")]), 1)
+        v = verdicts.partitions_change_contention(*runs)
+        self.assertFalse(v.held)
+        self.assertEqual(v.line, "did not hold: could not measure it here: processes --mps on ended with exit code 2 "
+                                 "without a document (multifit: error: --mps on: the MPS control daemon did not start: "
+                                 "no control program); processes --mps on --sm-share: wide failed (CUDA error: MPS "
+                                 "client failed to connect)")
+
+    def test_a_mechanism_that_did_not_take_is_said(self):
+        runs = self.runs()
+        runs[1] = ran(contended("streams", 1.2, 1.9))  # no partitions recorded
+        self.assertEqual(verdicts.partitions_change_contention(*runs).line,
+                         "did not hold: --sm-partitions did not take (the run's sm_partitions or the small model's "
+                         "sms is null)")
+        runs = self.runs()
+        runs[2] = ran(contended("processes", 2.5, 1.5, mps=True))
+        self.assertIn("time-sliced (--mps off) ran under MPS", verdicts.partitions_change_contention(*runs).line)
+        runs = self.runs()
+        runs[4] = ran(contended("processes", 1.3, 1.8, mps=True))
+        self.assertIn("--sm-share did not take", verdicts.partitions_change_contention(*runs).line)
+
+    def test_a_run_without_solo_has_no_slowdown_to_judge(self):
+        runs = self.runs()
+        runs[0] = ran(contended("streams", None, None))
+        self.assertIn("slowdown is missing", verdicts.partitions_change_contention(*runs).line)
+
+    def test_the_median_of_the_rounds_decides(self):
+        runs = self.runs()
+        runs[1] = ran(all_modes(*[contended("streams", s, 1.9, repeat=i + 1, sm_partitions=2, sms=64)
+                                  for i, s in enumerate([1.2, 7.5, 7.9])]))
+        v = verdicts.partitions_change_contention(*runs)
+        self.assertFalse(v.held, "one lucky round of three is not the median")
+        self.assertIn("7.5x on 64 SMs", v.line)
+
+
 if __name__ == "__main__":
     unittest.main()
