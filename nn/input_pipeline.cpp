@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <utility>
 
 #include "runtime/clock.h"
@@ -24,17 +25,35 @@ InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows, B
     slot.y = slot.x + x_floats;
     slot.uploaded = backend.fence();
   }
-  for (int i = 0; i < settings.workers; ++i) threads_.emplace_back([this] { work(); });
+  try {
+    for (int i = 0; i < settings.workers; ++i) threads_.emplace_back([this] { work(); });
+  } catch (...) {
+    stop();  // no thread left to start (std::system_error): no destructor stops those started
+    throw;
+  }
 }
 
 InputPipeline::~InputPipeline() {
+  stop();
+  // No copy reads a slot once it is freed. A fence that cannot be waited for is the device's error
+  // (a poisoned context's, sticky: its copies will never run), which the training loop has met or
+  // will meet on its own stream; a destructor, which may run while that error unwinds, must not
+  // throw it again.
+  for (Slot& slot : slots_) {
+    try {
+      slot.uploaded->wait();
+    } catch (...) {  // given up, as said above
+    }
+  }
+}
+
+void InputPipeline::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   slot_free_.notify_all();
   for (std::thread& thread : threads_) thread.join();
-  for (Slot& slot : slots_) slot.uploaded->wait();  // no copy reads a slot once it is freed
 }
 
 void InputPipeline::begin_epoch(int epoch, std::vector<std::vector<int>> orders,
@@ -42,6 +61,7 @@ void InputPipeline::begin_epoch(int epoch, std::vector<std::vector<int>> orders,
   {
     std::unique_lock lock(mutex_);
     batch_ready_.wait(lock, [&] { return in_flight_ == 0; });
+    if (error_) std::rethrow_exception(error_);
     orders_ = std::move(orders);
     epoch_ = epoch;
     train_rows_ = train_rows;
@@ -58,25 +78,39 @@ void InputPipeline::work() {
   std::unique_lock lock(mutex_);
   for (;;) {
     const int64_t prefetch = int64_t(slots_.size());
-    slot_free_.wait(lock,
-                    [&] { return stopping_ || (next_ < steps_ && next_ < released_ + prefetch); });
-    if (stopping_) return;
+    slot_free_.wait(lock, [&] {
+      return stopping_ || error_ || (next_ < steps_ && next_ < released_ + prefetch);
+    });
+    if (stopping_ || error_) return;
     const int64_t step = next_++;
     Slot& slot = slots_[size_t(step % prefetch)];
     ++in_flight_;
     lock.unlock();
-    slot.uploaded->wait();  // the last upload from the slot has read it
-    const Clock::time_point start = Clock::now();
-    const double began = timeline_ ? clock_seconds() : 0;
-    prepare(step, slot.x, slot.y);
-    const double busy = seconds_since(start);
-    const double ended = timeline_ ? clock_seconds() : 0;
+    Interval span{};
+    double busy = 0;
+    std::exception_ptr error;
+    try {  // an exception must not leave the thread (std::terminate): the loop gets it (take)
+      slot.uploaded->wait();  // the last upload from the slot has read it
+      const Clock::time_point start = Clock::now();
+      if (timeline_) span.begin_s = clock_seconds();
+      prepare(step, slot.x, slot.y);
+      busy = seconds_since(start);
+      if (timeline_) span.end_s = clock_seconds();
+    } catch (...) {
+      error = std::current_exception();
+    }
     lock.lock();
+    --in_flight_;
+    if (error) {  // the first error stops every worker; take() and begin_epoch() rethrow it
+      if (!error_) error_ = error;
+      slot_free_.notify_all();
+      batch_ready_.notify_all();
+      return;
+    }
     times_.busy_s += busy;
-    if (timeline_) spans_.push_back({began, ended});
+    if (timeline_) spans_.push_back(span);
     slot.step = step;
     slot.ready = true;
-    --in_flight_;
     batch_ready_.notify_all();
   }
 }
@@ -84,12 +118,13 @@ void InputPipeline::work() {
 InputPipeline::Batch InputPipeline::take(int64_t step) {
   Slot& slot = slots_[size_t(step % int64_t(slots_.size()))];
   std::unique_lock lock(mutex_);
-  const auto ready = [&] { return slot.ready && slot.step == step; };
+  const auto ready = [&] { return error_ || (slot.ready && slot.step == step); };
   if (!ready()) {
     const Clock::time_point start = Clock::now();
     batch_ready_.wait(lock, ready);
     times_.wait_s += seconds_since(start);
   }
+  if (error_) std::rethrow_exception(error_);
   return {slot.x, slot.y};
 }
 

@@ -18,8 +18,14 @@
 //
 // The times, per epoch (take_times): `wait_s`, how long take() waited for a batch not ready yet
 // (the loop's input wait), and `busy_s`, the workers' time preparing batches, summed over workers.
+//
+// Errors: what a worker meets preparing a batch (the fence's wait: on a GPU, the CudaError of a
+// context a fault poisoned; the preprocessing's) does not leave its thread. The first one stops
+// every worker, and the training loop's next take() or begin_epoch() rethrows it as it was (its
+// type and message): the pipeline prepares nothing more, and only its destructor is left to call.
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -45,20 +51,24 @@ class InputPipeline {
   // `timeline`: note when each batch was prepared (take_spans), on clock_seconds().
   InputPipeline(std::vector<const ModelSpec*> members, Rows rows, Backend& backend,
                 bool timeline = false);
-  ~InputPipeline();  // stops the workers once the batches in preparation are done, then waits for
-                     // the uploads
+  // Stops the workers once the batches in preparation are done, then waits for the uploads. Never
+  // throws: an upload that cannot be waited for (a poisoned context's) is not waited for.
+  ~InputPipeline();
   InputPipeline(const InputPipeline&) = delete;
   InputPipeline& operator=(const InputPipeline&) = delete;
 
   // Starts an epoch of `steps` steps of batch_size rows (the last may be shorter; `train_rows` rows
   // in all): `orders[z]` is member z's order of the training rows. Waits for batches still in
   // preparation (an epoch stopped early), drops those prepared and zeroes the times and spans.
+  // Throws the error a worker met, if one did (see Errors above).
   void begin_epoch(int epoch, std::vector<std::vector<int>> orders, int64_t train_rows);
 
   // Member z's batch of step `step`: x at x + z * batch_size * features, y likewise, in one of
   // `backend`'s host buffers; valid until release(step), which records the slot's fence: uploads
   // from it queued on the backend's stream before then may still read it. Steps are taken in order,
-  // each once, each released before the next is taken.
+  // each once, each released before the next is taken. take() throws the error a worker met, if one
+  // did, rather than wait for a batch no worker will prepare (see Errors above); release() throws
+  // what the fence's record() throws (a CudaError).
   struct Batch {
     const float* x;
     const float* y;
@@ -89,6 +99,7 @@ class InputPipeline {
   };
 
   void work();
+  void stop();  // the workers, once their batches in preparation are done
   void prepare(int64_t step, float* x,
                float* y) const;  // reads orders_ and epoch_: fixed while in flight
 
@@ -106,6 +117,7 @@ class InputPipeline {
   int64_t released_ = 0;  // steps released this epoch
   int in_flight_ = 0;     // batches being prepared
   bool stopping_ = false;
+  std::exception_ptr error_;  // the first a worker met; set once, never cleared
   Times times_;
   const bool timeline_;
   Track spans_;

@@ -22,9 +22,15 @@
 #include "runtime/rng.h"
 #include "tests/fit_numbers.h"
 #include "tests/training_specs.h"
+#include "tests/unit/pipeline_support.h"
 
 namespace mf {
 namespace {
+
+using test::Data;
+using test::host_work;
+using test::random_rows;
+using test::shuffled;
 
 // 20 features read as a 4x5x1 image: a flip, a translation and noise, all drawn per sample.
 ModelSpec augmented(uint64_t seed, PipelineSpec pipeline) {
@@ -37,26 +43,6 @@ ModelSpec augmented(uint64_t seed, PipelineSpec pipeline) {
                            spec.input_shape, spec.input, "test");
   spec.pipeline = pipeline;
   return spec;
-}
-
-struct Data {
-  std::vector<float> x, y;
-  int64_t rows;
-};
-Data random_rows(int64_t rows, int features) {
-  Data d{std::vector<float>(size_t(rows) * features), std::vector<float>(size_t(rows)), rows};
-  Rng rng(3);
-  for (float& v : d.x) v = rng.uniform();
-  for (size_t i = 0; i < d.y.size(); ++i) d.y[i] = float(i % 4);
-  return d;
-}
-
-std::vector<int> shuffled(int64_t rows, uint64_t seed) {
-  std::vector<int> order(static_cast<size_t>(rows));
-  std::iota(order.begin(), order.end(), 0);
-  Rng rng(seed);
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(uint32_t(i))]);
-  return order;
 }
 
 // Every batch of two epochs of a pack of two, through the ring.
@@ -117,16 +103,6 @@ TEST(InputPipeline, ABatchIsItsRowsInOrderPreprocessedByItsMembersSeed) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(batch.y[i], d.y[size_t(order[32 + size_t(i)])]);
 }
 
-// HostWork of `micros` a sample, nothing else: a pipeline whose preparation costs a known time.
-ModelSpec host_work(double micros, PipelineSpec pipeline) {
-  ModelSpec spec = test::classifier(1, 0.01f);
-  spec.preprocessing = Preprocessing::parse(
-      nlohmann::json::array({{{"type", "HostWork"}, {"microseconds_per_sample", micros}}}),
-      std::nullopt, spec.input, "test");
-  spec.pipeline = pipeline;
-  return spec;
-}
-
 // One epoch through the ring with a training step of `step_s` (a sleep): the pipeline's times.
 InputPipeline::Times epoch_with_steps(const ModelSpec& spec, const Data& d, double step_s) {
   CpuBackend host;
@@ -160,8 +136,7 @@ TEST(InputPipeline, APreparationFasterThanTheStepIsHidden) {
 }
 
 // A device whose uploads finish when the test says so: each fence's wait() blocks until complete().
-// Only the pipeline's calls (host_buffer, fence) are used.
-class SlowUploads final : public Backend {
+class SlowUploads final : public test::UploadsOnlyDevice {
  public:
   struct Pending final : Fence {
     explicit Pending(SlowUploads& device) : device(device) {}
@@ -193,90 +168,6 @@ class SlowUploads final : public Backend {
   std::condition_variable changed;
   int64_t queued = 0, finished = 0;
   int waits = 0;
-
-  std::string name() const override { return "slow-uploads"; }
-  std::string device() const override { return "a test's"; }
-  Upstream& upstream() override { throw std::logic_error("unused"); }
-  void to_device(void*, const void*, size_t) override { throw std::logic_error("unused"); }
-  void to_host(void*, const void*, size_t) override { throw std::logic_error("unused"); }
-  void zero(void*, size_t) override { throw std::logic_error("unused"); }
-  void to_host_strided(void*, size_t, const void*, size_t, size_t, size_t) override {
-    throw std::logic_error("unused");
-  }
-  void zero_strided(void*, size_t, size_t, size_t) override { throw std::logic_error("unused"); }
-  void synchronize() override {}
-  void mark() override {}
-  std::vector<double> take_marks() override { return {}; }
-  std::string fault() override { return ""; }
-  void inject_fault() override { throw std::logic_error("unused"); }
-  void dense_forward(const float*, const float*, const float*, float*, float*, int, int, int,
-                     Activation, const int*, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void dense_backward_input(const float*, const float*, float*, int, int, int, const Through&,
-                            const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void dense_backward_params(const float*, const float*, float*, float*, int, int, int, const int*,
-                             const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void activation_forward(const float*, float*, int64_t, Activation, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void activation_backward(const float*, float*, int64_t, const Through&, const Through&,
-                           const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void dropout_forward(const float*, float*, int, int, int, const MemberSettings*,
-                       const LayerSettings*, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void dropout_backward(const float*, float*, int, int, int, const MemberSettings*,
-                        const LayerSettings*, const Through&, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void batch_norm_forward(const float*, float*, int, int, const BatchNormBuffers&,
-                          const LayerSettings*, bool, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void batch_norm_backward(const float*, const float*, float*, int, int, const BatchNormBuffers&,
-                           const Through&, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void activity_penalty(const float*, int, int, int, const LayerSettings*, double*, int,
-                        const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void activity_backward(const float*, float*, int, int, int, const LayerSettings*, const Through&,
-                         const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void loss(const LossShape&, const float*, const float*, float*, float*, int, int,
-            const MemberSettings*, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void accumulate(const float*, int, int, double*, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void add_penalty(const double*, int, const double*, int, int, double*, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void optimizer_step(const OptimizerStep&, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void gradient_norms(const OptimizerStep&, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void weight_penalty(const OptimizerStep&, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void shuffle(int*, int, const MemberSettings*, int, const Pack&) override {
-    throw std::logic_error("unused");
-  }
-  void gather(const float*, int, const int*, int, float*, const Pack&) override {
-    throw std::logic_error("unused");
-  }
 };
 
 // An upload queued from a slot may still read it after release(): the slot's next batch waits for
