@@ -6,8 +6,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <numeric>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -19,7 +17,6 @@
 #include "nn/fit.h"
 #include "nn/input_pipeline.h"
 #include "runtime/clock.h"
-#include "runtime/rng.h"
 #include "tests/fit_numbers.h"
 #include "tests/training_specs.h"
 #include "tests/unit/pipeline_support.h"
