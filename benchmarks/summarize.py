@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Summarizes a gpu-check or benchmark output directory: every op's time per
-call by backend, our GEMM as a fraction of cuBLAS, and the end-to-end runs.
+call by backend, our GEMM as a fraction of cuBLAS, the end-to-end runs, the
+studies' runs (each model's slowdown and device memory, and how the GPU was
+shared: MPS, SM partitions, SM shares) and the labs' verdicts.
 
 usage: benchmarks/summarize.py OUTDIR
 """
+import glob
 import json
 import os
 import sys
@@ -62,16 +65,79 @@ def run_line(name, doc):
             f"  min epoch {min(per_epoch, default=0):.3f}s  test_accuracy {m['test_accuracy']}")
 
 
-def study_lines(name, doc):
-    """One line per mode of a `multifit run` document: its wall, speedup and overlap, with the
-    overlap's kind (interleaved: GPU processes without MPS) and how its threads waited."""
-    lines = [f"  {name}: mps {doc['runs'][0].get('mps')}, device_schedule {doc['runs'][0].get('device_schedule')}"]
-    for run in doc["runs"]:
+def is_study(doc):
+    """A `multifit run` document: several runs, or one run of a sweep (train's has no sweep)."""
+    return isinstance(doc, dict) and bool(doc.get("runs") or ("models" in doc and doc.get("sweep")))
+
+
+def mib(size):
+    return "-" if size is None else f"{size / 1048576:.0f}MiB"
+
+
+def model_line(m):
+    """A model of a run: its slowdown against its solo run, the SMs of its green context (sms), its
+    MPS share in percent (sm_share) and its process's peak device memory, CUDA context included
+    (process_device_bytes)."""
+    slowdown = m.get("slowdown")
+    return (f"      {m['name']:24s} {m.get('status', '-'):8s} slowdown {'-' if slowdown is None else f'{slowdown:.2f}x':>6s}"
+            f"  sms {m.get('sms') if m.get('sms') is not None else '-'}"
+            f"  sm_share {m.get('sm_share') if m.get('sm_share') is not None else '-'}"
+            f"  process_device {mib(m.get('process_device_bytes'))}")
+
+
+def models_range(models):
+    """Many models in one line: their slowdowns' range and mean, their processes' device memory's."""
+    slowdowns = [m["slowdown"] for m in models if m.get("slowdown") is not None]
+    device = [m["process_device_bytes"] for m in models if m.get("process_device_bytes") is not None]
+    line = f"      {len(models)} models:"
+    if slowdowns:
+        line += f" slowdown {min(slowdowns):.2f}x to {max(slowdowns):.2f}x, mean {sum(slowdowns) / len(slowdowns):.2f}x"
+    if device:
+        line += f"; process_device {mib(min(device))} to {mib(max(device))}"
+    return line
+
+
+def study_lines(name, doc, each_up_to=8):
+    """Each run (mode, or variant) of a `multifit run` document: its wall, speedup and overlap, with the
+    overlap's kind (interleaved: GPU processes without MPS), and how the GPU was shared: mps (whether
+    the models ran under MPS), mps_daemon (found, started, kept_out) and sm_partitions; then each
+    model (model_line), or for more than `each_up_to` models their range."""
+    runs = doc.get("runs") or [doc]
+    lines = [f"  {name}: device_schedule {runs[0].get('device_schedule')}"]
+    for run in runs:
         overlap = run.get("overlap") or {}
         fraction = overlap.get("fraction")
         lines.append(f"    {run['mode']:10s} wall {run['wall_s']:.3f}s  start-up {run.get('startup_s') or 0:.3f}s"
                      f"  speedup {run.get('speedup_vs_serial') or 0:.2f}x"
-                     f"  overlap {'-' if fraction is None else f'{fraction:.0%}'} {overlap.get('kind') or ''}")
+                     f"  overlap {'-' if fraction is None else f'{fraction:.0%}'} {overlap.get('kind') or ''}"
+                     f"  mps {run.get('mps')}  mps_daemon {run.get('mps_daemon')}"
+                     f"  sm_partitions {run.get('sm_partitions')}")
+        models = run.get("models", [])
+        lines += [model_line(m) for m in models] if len(models) <= each_up_to else [models_range(models)]
+    return lines
+
+
+def documents(out):
+    """(name, document) of every JSON document in `out` and in its labs' folders (a folder holding a
+    verdict.json: its documents are the lab's variants, named LAB/NAME), traces left out."""
+    folders = [""] + sorted(d for d in os.listdir(out) if os.path.exists(os.path.join(out, d, "verdict.json")))
+    for folder in folders:
+        for name in sorted(os.listdir(os.path.join(out, folder))):
+            if name.endswith(".json") and not name.endswith(".trace.json") and name != "verdict.json":
+                doc = load(os.path.join(out, folder, name))
+                if isinstance(doc, dict):
+                    yield os.path.join(folder, name[:-5]), doc
+
+
+def lab_lines(out):
+    """The verdict of every lab run in `out` (out/LAB/verdict.json, and labs/run-all's out/labs/LAB/)."""
+    lines = []
+    for verdict_file in sorted(glob.glob(os.path.join(out, "*", "verdict.json")) +
+                               glob.glob(os.path.join(out, "*", "*", "verdict.json"))):
+        verdict = load(verdict_file) or {}
+        held = verdict.get("held")
+        status = "skipped" if held is None else "held" if held else "did not hold"
+        lines.append(f"  {os.path.relpath(os.path.dirname(verdict_file), out)}: {status}: {verdict.get('line')}")
     return lines
 
 
@@ -84,16 +150,16 @@ def main(out):
     if bench:
         times, subjects = op_times(bench)
         lines += op_table(times, subjects) + cublas_fractions(times)
+    docs = list(documents(out))
     lines.append("End to end (multifit train):")
-    for name in sorted(os.listdir(out)):
-        doc = load(os.path.join(out, name)) if name.endswith(".json") else None
-        if isinstance(doc, dict) and "models" in doc:
-            lines.append(run_line(name[:-5], doc))
+    lines += [run_line(name, doc) for name, doc in docs if "models" in doc and not is_study(doc)]
     lines.append("Studies (multifit run):")
-    for name in sorted(os.listdir(out)):
-        doc = load(os.path.join(out, name)) if name.endswith(".json") else None
-        if isinstance(doc, dict) and doc.get("runs"):
-            lines += study_lines(name[:-5], doc)
+    for name, doc in docs:
+        if is_study(doc):
+            lines += study_lines(name, doc)
+    labs = lab_lines(out)
+    if labs:
+        lines += ["Labs:"] + labs
     tests = load(os.path.join(out, "gpu_tests.json"))
     if tests:
         skipped = sum(t.get("result") == "SKIPPED" for suite in tests["testsuites"] for t in suite["testsuite"])
