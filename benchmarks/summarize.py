@@ -78,8 +78,8 @@ def model_line(m):
     """A model of a run: its slowdown against its solo run, the SMs of its green context (sms), its
     MPS share in percent (sm_share) and its process's peak device memory, CUDA context included
     (process_device_bytes)."""
-    slowdown = m.get("slowdown")
-    return (f"      {m['name']:24s} {m.get('status', '-'):8s} slowdown {'-' if slowdown is None else f'{slowdown:.2f}x':>6s}"
+    slowdown = "-" if m.get("slowdown") is None else f"{m['slowdown']:.2f}x"
+    return (f"      {m['name']:24s} {m.get('status', '-'):8s} slowdown {slowdown:>6s}"
             f"  sms {m.get('sms') if m.get('sms') is not None else '-'}"
             f"  sm_share {m.get('sm_share') if m.get('sm_share') is not None else '-'}"
             f"  process_device {mib(m.get('process_device_bytes'))}")
@@ -101,7 +101,8 @@ def study_lines(name, doc, each_up_to=8):
     """Each run (mode, or variant) of a `multifit run` document: its wall, speedup and overlap, with the
     overlap's kind (interleaved: GPU processes without MPS), and how the GPU was shared: mps (whether
     the models ran under MPS), mps_daemon (found, started, kept_out) and sm_partitions; then each
-    model (model_line), or for more than `each_up_to` models their range."""
+    model (model_line), or for more than `each_up_to` models their range. A processes run also says
+    how many workers ran at once and why (its concurrency_reason, the context's measured size in it)."""
     runs = doc.get("runs") or [doc]
     lines = [f"  {name}: device_schedule {runs[0].get('device_schedule')}"]
     for run in runs:
@@ -112,6 +113,9 @@ def study_lines(name, doc, each_up_to=8):
                      f"  overlap {'-' if fraction is None else f'{fraction:.0%}'} {overlap.get('kind') or ''}"
                      f"  mps {run.get('mps')}  mps_daemon {run.get('mps_daemon')}"
                      f"  sm_partitions {run.get('sm_partitions')}")
+        if run["mode"] == "processes" and run.get("concurrency_reason"):
+            # how many workers at once, and why: the probe worker's measured device footprint among it
+            lines.append(f"      concurrency {run.get('concurrency')}: {run['concurrency_reason']}")
         models = run.get("models", [])
         lines += [model_line(m) for m in models] if len(models) <= each_up_to else [models_range(models)]
     return lines

@@ -21,9 +21,9 @@ def model(name, slowdown, sms=None, sm_share=None, device=None):
             "process_device_bytes": device, "epochs": [{"seconds": 0.5}], "test_accuracy": 0.9}
 
 
-def run(mode, wall, models, mps=None, daemon=None, partitions=None, kind="concurrent"):
-    return {"mode": mode, "wall_s": wall, "startup_s": 0.25, "speedup_vs_serial": 1.5,
-            "overlap": {"fraction": 0.5, "kind": kind}, "mps": mps, "mps_daemon": daemon,
+def run(mode, wall, models, mps=None, daemon=None, partitions=None, kind="concurrent", reason=None):
+    return {"mode": mode, "wall_s": wall, "concurrency": len(models), "concurrency_reason": reason,
+            "startup_s": 0.25, "speedup_vs_serial": 1.5, "overlap": {"fraction": 0.5, "kind": kind}, "mps": mps, "mps_daemon": daemon,
             "sm_partitions": partitions, "device_schedule": "blocking_sync", "models": models,
             "sweep": {"name": "tiny-sweep", "models": len(models)}}
 
@@ -38,7 +38,7 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         write(out, "mps_on.json", run("processes", 1.5, [model("tiny-s1", 1.25, sm_share=50, device=512 * MIB),
                                                          model("tiny-s2", 2.0, sm_share=50, device=520 * MIB)],
-                                      mps=True, daemon="started"))
+                                      mps=True, daemon="started", reason="all 2 models fit: GPU memory 270"))
         write(out, "streams_partitions.json", run("streams", 0.75, [model("tiny-s1", 1.1, sms=32)], partitions=4))
         write(out, "study_tiny.json", {"mode": "all", "runs": [
             run("processes", 3.0, [model(f"m{i}", 1.0 + i / 10, device=(500 + i) * MIB) for i in range(10)],
@@ -65,6 +65,7 @@ def main():
         "  mps_on: device_schedule blocking_sync",
         "    processes  wall 1.500s  start-up 0.250s  speedup 1.50x  overlap 50% concurrent  mps True"
         "  mps_daemon started  sm_partitions None",
+        "      concurrency 2: all 2 models fit: GPU memory 270",
         "      tiny-s1                  ok       slowdown  1.25x  sms -  sm_share 50  process_device 512MiB",
         "      tiny-s2                  ok       slowdown  2.00x  sms -  sm_share 50  process_device 520MiB",
         "      tiny-s1                  ok       slowdown  1.10x  sms 32  sm_share -  process_device -",
