@@ -47,7 +47,7 @@
 # The loose logs are written into a temporary folder, deleted at the end, or into
 # --logs DIR, kept. A TERM or INT stops the running step, writes the three files and
 # exits 128+signal; once the deadline has passed every remaining step is skipped, so
-# the check ends at most about 45 s after it (a step's kill, the tables, the archive).
+# the check ends at most about 50 s after it (a step's kill, the tables, the archive).
 #
 # usage: scripts/gpu-check.sh [--deadline SECONDS] [--dry-run] [--binaries DIR] [--logs DIR] OUTDIR
 #   --deadline SECONDS  stop starting steps after this long (default 480); each
