@@ -8,7 +8,11 @@
 #include "data/dataset.h"
 #include "nn/fit.h"
 #include "runtime/bytes.h"
+#include "runtime/mps.h"
+#include "runtime/nvml_monitor.h"
 #include "study/modes/processes/probe.h"
+#include "study/modes/processes/worker_mps.h"
+#include "study/report/report.h"
 
 namespace mf {
 namespace {
@@ -19,15 +23,20 @@ struct Bound {
   std::string name;    // "host memory"
   std::string detail;  // "96 workers of about 45.00 MiB fit in half of the 22.00 GiB available
                        // (MemAvailable)"
+  bool from_needs;     // whether the models' needs set it, so that a probe may raise it
+  std::string basis;   // what the count rests on, said wherever it is named; "" when nothing
 };
 
 size_t room(size_t have, size_t taken) { return have > taken ? have - taken : 0; }
 
-std::vector<Bound> machine_bounds(ModeKind mode, const ModelNeeds& needs,
-                                  const MachineResources& machine, size_t gpus) {
-  const bool processes = mode == ModeKind::processes;
-  const std::string unit = processes ? " workers" : " models";
-  std::vector<Bound> bounds;
+// ", on each of 2 GPUs" for a bound a GPU; "" on one.
+std::string on_each(size_t gpus) {
+  return gpus > 1 ? ", on each of " + std::to_string(gpus) + " GPUs" : "";
+}
+
+// Host memory, and device memory where the models have some on a GPU whose free memory NVML gave.
+void memory_bounds(std::vector<Bound>& bounds, const std::string& unit, const ModelNeeds& needs,
+                   const MachineResources& machine, size_t gpus) {
   if (machine.memory_available_bytes > 0) {
     const size_t half = machine.memory_available_bytes / 2;
     const size_t n = room(half, needs.shared_host_bytes) / std::max<size_t>(needs.host_bytes, 1);
@@ -37,47 +46,82 @@ std::vector<Bound> machine_bounds(ModeKind mode, const ModelNeeds& needs,
                           " available (" + machine.memory_from + ")" +
                           (needs.shared_host_bytes
                                ? ", after their data's " + format_bytes(needs.shared_host_bytes)
-                               : "")});
+                               : ""),
+                      true, ""});
   }
-  if (needs.device_bytes > 0) {  // the least free GPU bounds each GPU's share of the models
-    std::optional<MachineResources::DeviceFree> least;
-    for (const MachineResources::DeviceFree& d : machine.devices)
-      if (d.free_bytes && (!least || *d.free_bytes < *least->free_bytes)) least = d;
-    if (least) {
-      const size_t each = room(*least->free_bytes, needs.shared_device_bytes) / needs.device_bytes;
-      bounds.push_back({each * gpus, "device memory",
-                        std::to_string(each) + unit + " of about " +
-                            format_bytes(needs.device_bytes) + " fit in the " +
-                            format_bytes(*least->free_bytes) + " free on GPU " +
-                            std::to_string(least->cuda_device) +
-                            (gpus > 1 ? ", on each of " + std::to_string(gpus) + " GPUs" : "")});
-    }
-  }
-  if (!processes) return bounds;
+  if (needs.device_bytes == 0) return;
+  std::optional<MachineResources::DeviceFree> least;  // the least free GPU bounds each GPU's share
+  for (const MachineResources::DeviceFree& d : machine.devices)
+    if (d.free_bytes && (!least || *d.free_bytes < *least->free_bytes)) least = d;
+  if (!least) return;
+  const size_t each = room(*least->free_bytes, needs.shared_device_bytes) / needs.device_bytes;
+  const std::string basis = needs.context.bytes == 0
+                                ? ""
+                                : "each worker's CUDA context " +
+                                      format_bytes(needs.context.bytes) + ", " + needs.context.from;
+  bounds.push_back({each * gpus, "device memory",
+                    std::to_string(each) + unit + " of about " + format_bytes(needs.device_bytes) +
+                        (basis.empty() ? "" : " (" + basis + ")") + " fit in the " +
+                        format_bytes(*least->free_bytes) + " free on GPU " +
+                        std::to_string(least->cuda_device) + on_each(gpus),
+                    true, basis});
+}
+
+// What bounds processes mode's workers besides memory: how they share a GPU, cores, open files and
+// the threads the user may start.
+void worker_bounds(std::vector<Bound>& bounds, const ModelNeeds& needs,
+                   const MachineResources& machine, size_t gpus, GpuSharing sharing) {
+  if (sharing == GpuSharing::time_sliced)
+    bounds.push_back({kTimeSlicedWorkersPerGpu * gpus, "time-slicing",
+                      std::to_string(kTimeSlicedWorkersPerGpu) + " workers a GPU without MPS" +
+                          on_each(gpus) +
+                          ": the GPU runs one context at a time, and more would only wait longer "
+                          "for their turns",
+                      false, ""});
+  if (sharing == GpuSharing::mps)
+    bounds.push_back({kMpsClientsPerGpu * gpus, "MPS clients",
+                      std::to_string(kMpsClientsPerGpu) +
+                          " workers a GPU under MPS, the most clients its server takes" +
+                          on_each(gpus),
+                      false, ""});
   bounds.push_back({kWorkersPerCore * size_t(machine.cores), "cores",
                     std::to_string(kWorkersPerCore) + " workers for each of " +
-                        std::to_string(machine.cores) + " cores"});
+                        std::to_string(machine.cores) + " cores",
+                    false, ""});
   const size_t files = room(machine.open_files_limit, machine.open_files_open + kSpareFiles);
   bounds.push_back({files / kPipeEndsPerWorker, "open files",
                     std::to_string(kPipeEndsPerWorker) + " pipe ends a worker in the " +
                         std::to_string(files) + " left of RLIMIT_NOFILE's " +
-                        std::to_string(machine.open_files_limit)});
+                        std::to_string(machine.open_files_limit),
+                    false, ""});
   if (machine.tasks_limit) {
     const size_t tasks = room(*machine.tasks_limit, machine.tasks_running);
     const size_t threads = std::max<size_t>(needs.threads, 1);
     bounds.push_back({tasks / threads, "processes",
                       std::to_string(threads) + " threads a worker in the " +
                           std::to_string(tasks) + " left of RLIMIT_NPROC's " +
-                          std::to_string(*machine.tasks_limit)});
+                          std::to_string(*machine.tasks_limit),
+                      true, ""});
   }
+}
+
+std::vector<Bound> machine_bounds(ModeKind mode, const ModelNeeds& needs,
+                                  const MachineResources& machine, size_t gpus,
+                                  GpuSharing sharing) {
+  const bool processes = mode == ModeKind::processes;
+  std::vector<Bound> bounds;
+  memory_bounds(bounds, processes ? " workers" : " models", needs, machine, gpus);
+  if (processes) worker_bounds(bounds, needs, machine, gpus, sharing);
   return bounds;
 }
 
-// "cores 128, open files 9968": each bound by its name and count.
+// "cores 128, open files 9968": each bound by its name and count, and its basis.
 std::string listed(const std::vector<Bound>& bounds, const Bound* except) {
   std::string text;
   for (const Bound& b : bounds)
-    if (&b != except) text += (text.empty() ? "" : ", ") + b.name + " " + std::to_string(b.count);
+    if (&b != except)
+      text += (text.empty() ? "" : ", ") + b.name + " " + std::to_string(b.count) +
+              (b.basis.empty() ? "" : " (" + b.basis + ")");
   return text;
 }
 
@@ -85,13 +129,16 @@ std::string listed(const std::vector<Bound>& bounds, const Bound* except) {
 
 ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional<int> asked,
                                      const ModelNeeds& needs, const MachineResources& machine,
-                                     size_t gpus) {
+                                     size_t gpus, GpuSharing sharing) {
   if (mode == ModeKind::serial) return {1, "serial: one model at a time", ""};
   if (models <= 1) return {1, "one model", ""};
-  const std::vector<Bound> bounds = machine_bounds(mode, needs, machine, std::max<size_t>(gpus, 1));
+  const std::vector<Bound> bounds =
+      machine_bounds(mode, needs, machine, std::max<size_t>(gpus, 1), sharing);
+  // The least; of equal ones, one that no need sets, which a probe could not raise.
   const auto least =
-      std::min_element(bounds.begin(), bounds.end(),
-                       [](const Bound& a, const Bound& b) { return a.count < b.count; });
+      std::min_element(bounds.begin(), bounds.end(), [](const Bound& a, const Bound& b) {
+        return a.count < b.count || (a.count == b.count && !a.from_needs && b.from_needs);
+      });
   const Bound* binding = least == bounds.end() ? nullptr : &*least;
   const size_t holds =
       binding ? std::max<size_t>(binding->count, 1) : SIZE_MAX;  // one model runs whatever
@@ -111,6 +158,7 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
       choice.reason =
           "all " + n + " models fit" + (bounds.empty() ? "" : ": " + listed(bounds, nullptr));
     }
+    choice.needs_bind = choice.per_phase < models && binding->from_needs;
     return choice;
   }
   choice.per_phase = *asked == 0 ? models : std::min<size_t>(size_t(*asked), models);
@@ -123,20 +171,32 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
                      " is above the " + std::to_string(holds) + " this machine can hold (" +
                      binding->name + "); running as asked";
   }
+  choice.needs_bind = choice.per_phase > holds && binding->from_needs;
   return choice;
 }
 
-ModelNeeds measure_needs(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
-                         const std::atomic<bool>& stop) {
+WorkerContext context_of(const WorkerProbe& probe) {
+  const ModelReport& report = probe.report;
+  if (!report.process_device_bytes) return {kContextBytes, "assumed: the probe measured none"};
+  const size_t own = report.memory.reserved_bytes + report.data_bytes;
+  // NVML's peak under what the model allocated was sampled before the allocations, or not all of
+  // them: no figure of the context.
+  if (*report.process_device_bytes <= own)
+    return {kContextBytes, "assumed: NVML saw the probe at no more than its pool and data"};
+  return {*report.process_device_bytes - own, "measured by the probe"};
+}
+
+ModelNeeds needs_of(ModeKind mode, const std::vector<Job>& jobs,
+                    const std::map<std::string, WorkerProbe>& probes, const RunOptions& options) {
   const bool processes = mode == ModeKind::processes,
              gpu = options.backend.kind == BackendKind::cuda;
   ModelNeeds needs;
-  std::map<std::string, WorkerProbe> probes;  // by data source: what a worker of each holds
+  const WorkerProbe none;            // a source without a probe: as one that failed at its start
+  std::set<std::string> data_taken;  // in one process, the sources whose data is counted (once)
   for (const Job& job : jobs) {
     if (!job.spec) continue;
-    auto [at, first] = probes.try_emplace(job.data);
-    if (first) at->second = probe_worker(job, options, stop);
-    const WorkerProbe& probe = at->second;
+    const auto found = probes.find(job.data);
+    const WorkerProbe& probe = found == probes.end() ? none : found->second;
     const ModelSpec& spec = *job.spec;
     const int64_t rows = probe.report.train_rows;
     // The pool takes its plan in grow mode (over its cap, the model fails alone), its cap in
@@ -151,16 +211,55 @@ ModelNeeds measure_needs(ModeKind mode, const std::vector<Job>& jobs, const RunO
     if (processes) {  // a worker's own, measured; its pool on the host or on its GPU, its timeline
       needs.host_bytes = std::max(needs.host_bytes, probe.peak_resident_bytes + kAfterProbeBytes +
                                                         (gpu ? 0 : pool) + timeline);
-      if (gpu) needs.device_bytes = std::max(needs.device_bytes, kContextBytes + pool + data);
+      if (gpu) {
+        const WorkerContext context = context_of(probe);
+        needs.device_bytes = std::max(needs.device_bytes, context.bytes + pool + data);
+        if (context.bytes > needs.context.bytes) needs.context = context;
+      }
       needs.threads = std::max(needs.threads, probe.threads + 1);  // and its heartbeat's
     } else {  // one process: the data sets once, each model its pool and overhead
       needs.host_bytes =
           std::max(needs.host_bytes, kInProcessOverheadBytes + (gpu ? 0 : pool) + timeline);
       if (gpu) needs.device_bytes = std::max(needs.device_bytes, pool);
-      if (first) (gpu ? needs.shared_device_bytes : needs.shared_host_bytes) += data;
+      if (data_taken.insert(job.data).second)
+        (gpu ? needs.shared_device_bytes : needs.shared_host_bytes) += data;
     }
   }
   return needs;
+}
+
+namespace {
+
+// NVML's sampling period while a probe runs: its context, pool and data are held from its start
+// barrier to its end, a few tenths of a second at the least.
+constexpr double kProbeSamplePeriodS = 0.01;
+
+// The probe of `job`; with `on_gpu`, its process's device memory as NVML saw it from here
+// (report_gpus), which the worker's own report does not carry: only a process outside it reads
+// NVML's figure of it (model_worker.cpp leaves it to the run's monitor).
+WorkerProbe probe_of(const Job& job, const RunOptions& options, const std::atomic<bool>& stop,
+                     bool on_gpu) {
+  if (!on_gpu) return probe_worker(job, options, stop);
+  NvmlMonitor monitor(gpu_targets({job.device}), kProbeSamplePeriodS);
+  WorkerProbe probe = probe_worker(job, options, stop);
+  if (probe.report.process_device_bytes) return probe;
+  RunReport seen;
+  seen.models.push_back(std::move(probe.report));
+  report_gpus(seen, monitor.stop());
+  probe.report = std::move(seen.models.front());
+  return probe;
+}
+
+}  // namespace
+
+ModelNeeds measure_needs(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
+                         const std::atomic<bool>& stop) {
+  const bool on_gpu = mode == ModeKind::processes && options.backend.kind == BackendKind::cuda;
+  std::map<std::string, WorkerProbe> probes;  // by data source: what a worker of each holds
+  for (const Job& job : jobs)
+    if (job.spec && !probes.contains(job.data))
+      probes.emplace(job.data, probe_of(job, options, stop, on_gpu));
+  return needs_of(mode, jobs, probes, options);
 }
 
 std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& jobs,
@@ -184,7 +283,15 @@ std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& job
     if (processes) {
       needs.host_bytes =
           std::max(needs.host_bytes, kWorkerBoundBytes + *data + (gpu ? 0 : pool) + timeline);
-      if (gpu) needs.device_bytes = std::max(needs.device_bytes, kContextBytes + pool + *data);
+      // The context at its most, not at kContextBytes: that figure is assumed, and this bound lets
+      // the run skip the probe that would measure it. So the device bound needs the probe only
+      // where the workers would not all fit even at kContextBoundBytes, and time-slicing or MPS
+      // clients bind first: kTimeSlicedWorkersPerGpu (16) of them fit in 16 GiB and more free a
+      // GPU, kMpsClientsPerGpu (48) in 48 GiB and more, besides their pools and data.
+      if (gpu) {
+        needs.context = {kContextBoundBytes, "taken at its most: no probe ran"};
+        needs.device_bytes = std::max(needs.device_bytes, kContextBoundBytes + pool + *data);
+      }
     } else {
       needs.host_bytes =
           std::max(needs.host_bytes, kInProcessOverheadBytes + (gpu ? 0 : pool) + timeline);
@@ -195,6 +302,23 @@ std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& job
   }
   return needs;
 }
+
+namespace {
+
+// How processes mode's workers will share their GPUs: as the run's WorkerMps gives them MPS, else
+// (an MPI rank chooses before its runs hold one) as --mps will: on, a daemon found or started; off,
+// none; auto, one running now.
+GpuSharing sharing_of(ModeKind mode, const RunOptions& options) {
+  if (mode != ModeKind::processes || options.backend.kind != BackendKind::cuda)
+    return GpuSharing::none;
+  const WorkerMps* workers = WorkerMps::in_use();
+  const bool mps = workers ? workers->under_mps()
+                           : options.mps == MpsUse::on ||
+                                 (options.mps == MpsUse::as_found && mps_daemon_running());
+  return mps ? GpuSharing::mps : GpuSharing::time_sliced;
+}
+
+}  // namespace
 
 ConcurrencyChoice choose_concurrency(ModeKind mode, const std::vector<Job>& jobs,
                                      const RunOptions& options, const std::atomic<bool>& stop) {
@@ -207,18 +331,20 @@ ConcurrencyChoice choose_concurrency(ModeKind mode, const std::vector<Job>& jobs
   const MachineResources machine =
       jobs.size() > 1 ? read_machine_resources(matters && gpu ? devices : std::vector<int>{})
                       : MachineResources{};
-  ConcurrencyChoice choice;
+  const GpuSharing sharing = matters ? sharing_of(mode, options) : GpuSharing::none;
   const std::optional<ModelNeeds> bound =
       matters ? needs_bound(mode, jobs, options, machine) : std::nullopt;
+  ConcurrencyChoice choice;
   if (bound)
-    choice = decide_concurrency(mode, jobs.size(), options.concurrency, *bound, machine, gpus);
-  // The probe is skipped where the models' most cannot bind: it could only say the same.
-  if (bound && choice.warning.empty() && (options.concurrency || choice.per_phase == jobs.size()))
+    choice =
+        decide_concurrency(mode, jobs.size(), options.concurrency, *bound, machine, gpus, sharing);
+  // The probe is skipped where the models' most does not bind: it could only say the same.
+  if (bound && !choice.needs_bind)
     choice.reason += " (at most their caps: no probe needed)";
   else
     choice = decide_concurrency(mode, jobs.size(), options.concurrency,
                                 matters ? measure_needs(mode, jobs, options, stop) : ModelNeeds{},
-                                machine, gpus);
+                                machine, gpus, sharing);
   if (!options.concurrency && mode != ModeKind::serial && choice.per_phase < jobs.size())
     std::fprintf(stderr, "multifit: concurrency %zu (%s)\n", choice.per_phase,
                  choice.reason.c_str());

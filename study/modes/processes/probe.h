@@ -19,12 +19,18 @@ struct WorkerProbe {
   // the start barrier; its memory there when it died after.
   size_t peak_resident_bytes = 0;
   size_t threads = 0;  // its threads at the start barrier
-  ModelReport report;  // with what it built: data_bytes, train_rows, plan; or why it failed
+  // With what it built: data_bytes, train_rows, plan, its pool's memory; or why it failed. Its
+  // process_device_bytes (the worker's device memory as NVML saw it, its CUDA context included) is
+  // absent here as in every worker's own report: measure_needs (study/concurrency.h) samples NVML
+  // while the probe runs and fills it in, for the context's figure (context_of).
+  ModelReport report;
 };
 
 // Runs the probe of `job` (a job with a spec) under `options`; it ends as every worker does (a
-// worker that stalls or dies leaves the report saying why). Throws only what processes mode's run
-// would (SystemError when poll fails).
+// worker that stalls or dies leaves the report saying why). Where the run holds its workers' MPS
+// (worker_mps.h; the runner makes it before it chooses the concurrency) the probe runs under it as
+// they will, so that what it measures is a worker's as the run will have it.
+// Throws only what processes mode's run would (SystemError when poll fails).
 WorkerProbe probe_worker(const Job& job, const RunOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace mf
