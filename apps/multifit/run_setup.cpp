@@ -10,6 +10,7 @@
 #include "runtime/output_path.h"
 #include "study/best/staging.h"
 #include "study/model_worker.h"
+#include "study/modes/processes/worker_mps.h"
 #include "study/ranks/journals.h"
 #include "study/sweep/shard.h"
 
@@ -99,6 +100,9 @@ void load_jobs(RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup
     check_backend_flags(args, options.backend.kind);
     rank.fit_options(options, args.threads_given);
     setup.jobs = make_jobs(sweep, options);
+    const bool processes = plan.all || plan.automatic || plan.modes[0] == ModeKind::processes;
+    if (options.backend.kind == BackendKind::cuda && processes)
+      check_share_has_mps(options, setup.jobs);  // before any model, with the document written
     if (sweep.scheduler) {
       // A trial's verdict waits for those before it in the sweep (study/sweep/rungs.h): one table
       // must see them all.

@@ -140,6 +140,9 @@ TEST_F(Mps, AShareWithoutADaemonIsRefusedBeforeAnyModelStarts) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "multifit: error: --sm-share 30 needs MPS (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)" +
                        no_daemon);
+  const json doc = result("r.json");  // written all the same, with no model trained
+  EXPECT_EQ(doc["models"].size(), 0u);
+  EXPECT_NE(doc["error"].get<std::string>().find("--sm-share 30 needs MPS"), std::string::npos);
   r = run(sweep_with_a_share());
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(
