@@ -2,9 +2,8 @@
 // The CPU backend's products: which library computes which shape.
 //
 // libxsmm's JIT kernels for products of at least 2^17 multiply-adds whose output has at least 10
-// columns, where op(B) is not transposed; OpenBLAS for the rest. Measured on the 2-core VM (Intel
-// Xeon with AVX-512, OpenBLAS 0.3.21, libxsmm 1.17; `cpu_gemm_bench`, recorded in
-// benchmarks/results/2026-12-01-cpu-libxsmm/):
+// columns; OpenBLAS for the rest. Measured on the 2-core VM (Intel Xeon with AVX-512, OpenBLAS
+// 0.3.21, libxsmm 1.17; `cpu_gemm_bench`, recorded in benchmarks/results/2026-12-01-cpu-libxsmm/):
 //   - libxsmm computes the Fashion-MNIST MLP's forward and weight-gradient products 1.1-1.6x faster
 //     at batches 32 and 128: OpenBLAS copies both operands into packed panels at every call, which
 //     costs as much as a product this size;
@@ -14,7 +13,14 @@
 //     layer), while libxsmm's first kernel in a process costs its start, about 2 ms and 8 MiB of
 //     locked memory (its registry of kernels): for a processes-mode sweep of tiny models, a
 //     worker's whole training. So the tiny models never start it;
-//   - libxsmm 1.17 makes no kernel with op(B) transposed (the input gradient's product).
+//   - libxsmm 1.17 makes no kernel with op(B) transposed (the input gradient's product), so such a
+//     product transposes op(B) first (libxsmm's transposition, into a buffer of the thread's) and
+//     takes the kernel for the plain one. On one thread that is 0.9-1.8x OpenBLAS's time, but
+//     OpenBLAS past its small-matrix kernels takes concurrent callers one at a time: two threads
+//     each running 784-100 input-gradient products at once finished a pair in 2.3x one product's
+//     time, against libxsmm's 1.0x (2026-12-06 on an AMD EPYC VM; benchmarks/results/
+//     2026-12-06-cpu-threads/), and the cpu backend's team, packs and streams all call it from
+//     several threads.
 //
 // The choice depends on the shape alone, so a product gives the same bits run after run, and a pack
 // member's, with its model's shapes, those of the model alone. The two libraries round differently

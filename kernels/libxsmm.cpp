@@ -49,6 +49,11 @@ SmallKernel libxsmm_kernel(bool trans_a, bool trans_b, int m, int n, int k, int 
   return kernels[key] = made;
 }
 
+void transpose(const float* in, int rows, int cols, int ld_in, float* out, int ld_out) {
+  // Column-major, in is (cols, rows) and out (rows, cols).
+  libxsmm_otrans(out, in, sizeof(float), cols, rows, ld_in, ld_out);
+}
+
 const char* libxsmm_description() {
   static const std::string text =
       std::string("libxsmm ") + LIBXSMM_VERSION + ", code for " + libxsmm_get_target_arch();

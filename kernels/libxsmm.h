@@ -26,6 +26,10 @@ class SmallKernel {
 SmallKernel libxsmm_kernel(bool trans_a, bool trans_b, int m, int n, int k, int lda, int ldb,
                            int ldc);
 
+// out(cols, rows) = in(rows, cols)', row-major, rows ld_in and ld_out floats apart: libxsmm's
+// transposition.
+void transpose(const float* in, int rows, int cols, int ld_in, float* out, int ld_out);
+
 // "libxsmm 1.17.0, code for avx512_core" (libxsmm's name for the instruction set it generates for).
 const char* libxsmm_description();
 

@@ -67,9 +67,11 @@ TEST(CpuGemm, EveryTransposeAndStrideOnBothPathsEqualsTheProductInDouble) {
       {false, false, 32, 10, 128, 0},
       {false, false, 32, 128, 784, 128},  // a column part: half of a 256-wide output
       {true, false, 256, 128, 32, 3},
-      // OpenBLAS's: op(B) transposed, few columns, few multiply-adds
+      // libxsmm's through a transposed copy of op(B): the input gradient's products
       {false, true, 32, 256, 128, 0},
       {false, true, 32, 128, 256, 5},
+      // OpenBLAS's: few columns, few multiply-adds
+      {false, true, 32, 8, 1024, 0},
       {false, false, 128, 1, 784, 0},
       {true, false, 784, 8, 32, 0},
       {false, false, 64, 64, 20, 0},
@@ -94,9 +96,11 @@ TEST(CpuGemm, TheMlpsProductsTakeLibxsmmAndItHasKernelsForThemHere) {
   EXPECT_TRUE(cpu::takes_libxsmm(false, false, 32, 256, 784));
   EXPECT_TRUE(cpu::takes_libxsmm(true, false, 784, 256, 32));
   EXPECT_TRUE(cpu::libxsmm_kernel(true, false, 784, 256, 32, 784, 256, 256));
-  // dense_backward_input's product (op(B) transposed) has no libxsmm kernel, so it is OpenBLAS's
-  EXPECT_FALSE(cpu::takes_libxsmm(false, true, 32, 256, 128));
+  // dense_backward_input's product (op(B) transposed) has no libxsmm kernel of its own: it takes
+  // the plain product's, on a transposed copy of op(B)
+  EXPECT_TRUE(cpu::takes_libxsmm(false, true, 32, 256, 128));
   EXPECT_FALSE(cpu::libxsmm_kernel(false, true, 32, 256, 128, 128, 128, 256));
+  EXPECT_TRUE(cpu::libxsmm_kernel(false, false, 32, 256, 128, 128, 256, 256));
   // the seeds' tiny model stays on OpenBLAS's small-matrix kernels (and never starts libxsmm)
   EXPECT_FALSE(cpu::takes_libxsmm(false, false, 64, 64, 20));
   EXPECT_FALSE(cpu::takes_libxsmm(true, false, 20, 64, 64));
