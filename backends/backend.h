@@ -129,7 +129,17 @@ class Backend {
   struct StepGraph {
     virtual ~StepGraph() = default;
     virtual void launch() = 0;
+    // `times` launches in a row, nothing between them (every step's batch is found by the step's
+    // own state: StepState::first_row). Where runs_members_apart(), each pack member's `times`
+    // steps run before the next member's.
+    virtual void launch_times(int times) {
+      for (int i = 0; i < times; ++i) launch();
+    }
   };
+  // Whether StepGraph::launch_times runs a pack's members apart, each its steps in turn: the cpu
+  // backend's, where a member's buffers then stay in its core's cache from step to step, so that
+  // fit launches a pack's steps in runs. Elsewhere a run is only its launches one by one.
+  virtual bool runs_members_apart() const { return false; }
   // Whether capture() works here: on the cuda backend (real graphs) and host-exec (emulated) with
   // our kernels; not on the cpu, not with MULTIFIT_SYNC_LAUNCHES=1 or the cuBLAS and cuDNN paths.
   virtual bool has_graphs() const { return false; }

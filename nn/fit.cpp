@@ -233,6 +233,11 @@ std::vector<float> predict(Model& model, const DeviceData& data, int64_t first_r
 
 namespace {
 
+// The most training steps launched as one run of their graph (Backend::StepGraph::launch_times):
+// enough that a pack member on the cpu reuses its buffers from its core's cache step after step,
+// few enough that a stop (Ctrl-C, a step limit) is seen soon.
+constexpr int kStepsInARun = 16;
+
 void require_one_member(const Model& model, const char* what) {
   if (model.members() != 1)
     throw std::invalid_argument(std::string(what) + " of a pack of " +
@@ -380,26 +385,52 @@ class PackFit::Epochs {
     const int64_t steps = batches_.steps();
     batches_.begin_epoch(epoch);
     model_.reset_totals();
-    for (int64_t step = 0; step < steps; ++step) {
+    for (int64_t step = 0; step < steps;) {
       const bool limit = options_.max_steps > 0 && epoch * steps + step >= options_.max_steps;
       if (limit || (options_.stop && options_.stop->load(std::memory_order_relaxed))) {
         why_stopped_ = "stopped in epoch " + std::to_string(epoch + 1) + " at step " +
                        std::to_string(step + 1) + " of " + std::to_string(steps);
         return false;
       }
+      const int run = steps_in_a_run(epoch, step);
       if (options_.timeline) backend.mark();
-      run_step(step);
-      samples_ += batches_.rows(step);
-      if (options_.steps) options_.steps->store(++steps_taken_, std::memory_order_relaxed);
+      batches_.prepare(step);
+      run_steps(step, run);
+      for (int i = 0; i < run; ++i) samples_ += batches_.rows(step + i);
+      step += run;
+      steps_taken_ += run;
+      if (options_.steps) options_.steps->store(steps_taken_, std::memory_order_relaxed);
       if (options_.timeline) backend.mark();
     }
     return true;
+  }
+
+  // How many steps from `step` on run as one launch of their graph (and one span of the timeline):
+  // for a pack on a backend that runs its members apart, those of its batch size, up to
+  // kStepsInARun and the step limit; else 1, as without graphs or with an input pipeline (each
+  // batch is uploaded before its step).
+  int steps_in_a_run(int epoch, int64_t step) const {
+    if (!graphs_ || batches_.pipelined() || model_.members() == 1 ||
+        !model_.backend().runs_members_apart())
+      return 1;
+    int64_t last = std::min(batches_.steps(), step + kStepsInARun);
+    if (options_.max_steps > 0)
+      last = std::min(last, options_.max_steps - int64_t(epoch) * batches_.steps());
+    int run = 1;
+    while (step + run < last && batches_.rows(step + run) == batches_.rows(step)) ++run;
+    return run;
   }
 
   // Queues the epoch's training step `step`: its launches, or the graph of its batch size. With an
   // input pipeline its batch is copied in first (prepared on this thread when `now`: the warm-up).
   void run_step(int64_t step, bool now = false) {
     batches_.prepare(step, now);
+    run_steps(step, 1);
+  }
+
+  // Queues `run` training steps from `step` on, of one batch size (steps_in_a_run): with graphs as
+  // `run` launches of its graph in a row.
+  void run_steps(int64_t step, int run) {
     const auto train_step = [&] {
       const EpochIterator::Batch batch = batches_.batch(step);
       model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
@@ -408,7 +439,7 @@ class PackFit::Epochs {
     // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
     std::unique_ptr<Backend::StepGraph>& graph = step_graphs_[batches_.rows(step)];
     if (!graph) graph = model_.backend().capture(train_step);
-    graph->launch();
+    graph->launch_times(run);
   }
 
   // The epoch's step marks, (begin, end) per step, into the timeline.

@@ -1,5 +1,7 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include "backends/cpu/spread_choice.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -8,6 +10,7 @@
 #include <utility>
 
 #include "kernels/batch_cpu.h"
+#include "kernels/cpu_gemm.h"
 #include "kernels/cpu_activation.h"
 #include "kernels/dense_cpu.h"
 #include "kernels/layers_cpu.h"
@@ -25,17 +28,16 @@ using cpu::Range;
 
 namespace {
 
-// The least work worth a thread of its own: a product part of 2^16 multiply-adds (about 1.5 µs on
-// one core), an element-wise part of 2^14 floats. Below them a member's operation stays whole.
-constexpr int64_t kLeastProductPart = int64_t(1) << 16;
-constexpr int64_t kLeastElementPart = int64_t(1) << 14;
 // Element-wise parts start at multiples of 64 floats: the vector loops of every CPU width step
 // through a part as they step through the whole, so each element gets the same instructions; a
-// product's column parts at multiples of 16, for its epilogue's.
+// product's column tiles at multiples of 16, for its epilogue's.
 constexpr int64_t kElementGrain = 64, kColumnGrain = 16;
+// The parts a team cuts an element-wise operation into, per thread: more than one, so that a helper
+// that comes late, or is descheduled, leaves the caller less to wait for.
+constexpr int kPartsPerThread = 4;
 
-// Whether a product's output of `rows` x `cols` is split by columns rather than rows: when it is
-// wider than tall (a small batch's), so that each thread reads only its columns' share of the
+// Whether a product's output of `rows` x `cols` is cut by columns rather than rows: when it is
+// wider than tall (a small batch's), so that each tile reads only its columns' share of the
 // weights.
 bool by_columns(int rows, int cols) { return cols > rows; }
 
@@ -46,51 +48,62 @@ void refuse_rows(const int* rows) {
 
 }  // namespace
 
-// The operations of one step, replayed: a pack's members spread over the threads, each running its
-// whole step (every operation, in order) before the next member's; a model alone runs the
-// operations in order, its split ones on every thread, with a barrier where one thread's results
-// are read by another.
+void CpuBackend::Operation::whole(int z) const {
+  if (cut.tiles <= 1) return work(z, {});
+  for (int t = 0; t < cut.tiles; ++t) work(z, {t, cut.tiles});
+}
+
+// The operations of one step, replayed. A pack's members are spread over the team where the
+// estimate says it pays (members work on buffers of their own, so a helper costs the caller only
+// the work it takes), each member running its whole step (every operation, in order;
+// launch_times: all its steps) before the next member's. A model alone runs the operations in
+// order, those worth it spread over the team where that is measured to pay on the step's own
+// launches (backends/cpu/spread_choice.h).
 class CpuBackend::RecordedStep final : public StepGraph {
  public:
-  RecordedStep(std::vector<Operation> ops, int threads) : ops_(std::move(ops)), threads_(threads) {}
-
-  void launch() override {
+  RecordedStep(CpuBackend& backend, std::vector<Operation> ops)
+      : backend_(backend), ops_(std::move(ops)) {
     if (ops_.empty()) return;
-    const int members = ops_.front().members;
-    if (members > 1) {
-      const int team = std::min(threads_, members);
-      return cpu::on_threads(team, [&](int thread, int size) {
-        cpu::each_part(thread, size, team, [&](Part part) {
-          const Range own = piece(members, part);
-          for (int64_t z = own.begin; z < own.end; ++z)
-            for (const Operation& op : ops_)
-              if (!op.skips(int(z))) op.work(int(z), {});
-        });
-      });
+    members_ = ops_.front().members;
+    if (backend_.team_->size() == 1) return;
+    if (members_ > 1) {
+      double seconds = 0;  // a member's step
+      for (const Operation& op : ops_) seconds += op.cut.seconds;
+      spread_members_ = members_ * seconds >= cpu::kLeastSpread_s;
+    } else {
+      measures_ = std::any_of(ops_.begin(), ops_.end(),
+                              [&](const Operation& op) { return backend_.spreads(op); });
     }
-    const bool split =
-        std::any_of(ops_.begin(), ops_.end(), [](const Operation& op) { return op.parts > 1; });
-    if (!split) {
-      for (const Operation& op : ops_)
-        if (!op.skips(0)) op.work(0, {});
-      return;
-    }
-    cpu::on_threads(threads_, [&](int thread, int size) {
-      for (size_t i = 0; i < ops_.size(); ++i) {
-        const Operation& op = ops_[i];
-        if (i > 0 && (op.parts > 1 || ops_[i - 1].parts > 1)) cpu::team_barrier();
-        if (op.skips(0)) continue;
-        if (op.parts > 1)
-          cpu::each_part(thread, size, op.parts, [&](Part part) { op.work(0, part); });
-        else if (thread == 0)
-          op.work(0, {});
+    // Started now, they sleep until the first launch that spreads wakes them, and the kernel then
+    // places them on idle cores.
+    if (spread_members_ || measures_) backend_.team_->start();
+  }
+
+  void launch() override { launch_times(1); }
+  void launch_times(int times) override {
+    if (members_ > 1) return backend_.run_members(ops_, members_, spread_members_, times);
+    for (int i = 0; i < times; ++i) {
+      if (!measures_) {
+        run_alone(false);
+        continue;
       }
-    });
+      const Clock::time_point start = Clock::now();
+      run_alone(choice_.spreads());
+      choice_.launched(seconds_since(start));
+    }
   }
 
  private:
+  void run_alone(bool spread) {
+    for (const Operation& op : ops_) backend_.run(op, spread);
+  }
+
+  CpuBackend& backend_;
   std::vector<Operation> ops_;
-  int threads_;
+  int members_ = 1;
+  bool spread_members_ = false;  // a pack's: whether its members are spread over the team
+  bool measures_ = false;        // a model alone's: whether its step has anything to spread
+  cpu::SpreadChoice choice_;
 };
 
 CpuBackend::CpuBackend(int threads) : made_with_(threads), threads_(threads) {
@@ -99,6 +112,14 @@ CpuBackend::CpuBackend(int threads) : made_with_(threads), threads_(threads) {
   flush_denormals_on_this_thread();
   cpu::require_room_for_threads(
       threads);  // OpenBLAS loaded now, at start-up, not in the first training step
+  team_ = std::make_unique<cpu::Team>(threads_);
+  if (threads_ > 1) cost_ = &cpu::CostModel::measured();
+}
+
+void CpuBackend::reserve_host_threads(int threads) {
+  refuse_while_recording("reserve_host_threads");
+  threads_ = std::max(1, made_with_ - std::max(0, threads));
+  if (threads_ != team_->size()) team_ = std::make_unique<cpu::Team>(threads_);
 }
 
 std::string CpuBackend::device() const {
@@ -166,39 +187,67 @@ std::unique_ptr<Backend::StepGraph> CpuBackend::capture(const std::function<void
       throw std::logic_error("cpu backend: a recorded step of packs of " +
                              std::to_string(ops.front().members) + " and " +
                              std::to_string(op.members) + " members");
-  return std::make_unique<RecordedStep>(std::move(ops), threads_);
+  return std::make_unique<RecordedStep>(*this, std::move(ops));
 }
 
-int CpuBackend::parts_for(int64_t work, int64_t least) const {
-  return threads_ > 1 && work >= least * threads_ ? threads_ : 1;
+bool CpuBackend::spreads(const Operation& op) const {
+  return team_->size() > 1 && op.cut.tiles != 1 && op.cut.seconds >= cpu::kLeastSpread_s;
 }
 
-void CpuBackend::submit(const Pack& pack, int parts,
+CpuBackend::Cut CpuBackend::product_cut(bool trans_a, bool trans_b, int rows, int cols, int inner,
+                                        bool columns) const {
+  const int64_t macs = int64_t(rows) * cols * inner;
+  const double seconds = cost_ ? cost_->product(macs) : 0;
+  // OpenBLAS's products (kernels/cpu_gemm.h) stay whole: past its small-matrix kernels it takes
+  // its callers one at a time (measured: two threads at once gain 0.7-1.0x, libxsmm's 2x), so
+  // their tiles would only cost the copies of each call.
+  if (!cpu::takes_libxsmm(trans_a, trans_b, rows, cols, inner)) return {1, seconds};
+  return {
+      columns ? cpu::product_tiles(macs, cols, kColumnGrain) : cpu::product_tiles(macs, rows, 1),
+      seconds};
+}
+CpuBackend::Cut CpuBackend::element_cut(int64_t floats) const {
+  return {0, cost_ ? cost_->element(floats) : 0};
+}
+CpuBackend::Cut CpuBackend::whole_cut(int64_t floats) const {
+  return {1, cost_ ? cost_->element(floats) : 0};
+}
+
+void CpuBackend::submit(const Pack& pack, Cut cut,
                         std::function<void(int member, cpu::Part part)> work) {
-  Operation op{pack.count, parts, std::move(work), pack.step, pack.stride};
+  Operation op{pack.count, cut, std::move(work), pack.step, pack.stride};
   if (recording_) return recording_->push_back(std::move(op));
-  run(op, threads_);
+  // Run once, so not measured: spread where the estimate says it pays.
+  if (op.members > 1)
+    return run_members({op}, op.members,
+                       team_->size() > 1 && op.members * op.cut.seconds >= cpu::kLeastSpread_s, 1);
+  run(op, true);
 }
 
-// Now: a pack's members spread over the threads, or a model alone's parts one per thread.
-void CpuBackend::run(const Operation& op, int threads) {
-  const int team = std::min(threads, op.members > 1 ? op.members : op.parts);
-  if (team <= 1) {  // one thread, or one member whole
-    for (int z = 0; z < op.members; ++z)
-      if (!op.skips(z)) op.work(z, {});
+// A model alone's operation: where `spread` and it is worth it, its tiles (or, element-wise,
+// kPartsPerThread parts a thread) taken by the team; else whole on the calling thread.
+void CpuBackend::run(const Operation& op, bool spread) {
+  if (op.skips(0)) return;
+  if (!spread || !spreads(op)) return op.whole(0);
+  const int parts = op.cut.tiles > 0 ? op.cut.tiles : kPartsPerThread * team_->size();
+  team_->run(parts, [&](int part) { op.work(0, {part, parts}); });
+}
+
+void CpuBackend::run_members(const std::vector<Operation>& ops, int members, bool spread,
+                             int times) {
+  const auto member_ops = [&](int z) {
+    for (int i = 0; i < times; ++i)
+      for (const Operation& op : ops)
+        if (!op.skips(z)) op.whole(z);
+  };
+  if (!spread || team_->size() == 1) {
+    for (int z = 0; z < members; ++z) member_ops(z);
     return;
   }
-  cpu::on_threads(team, [&](int thread, int size) {
-    if (op.members == 1) {
-      if (!op.skips(0))
-        cpu::each_part(thread, size, op.parts, [&](Part part) { op.work(0, part); });
-      return;
-    }
-    cpu::each_part(thread, size, team, [&](Part part) {
-      const Range own = piece(op.members, part);
-      for (int64_t z = own.begin; z < own.end; ++z)
-        if (!op.skips(int(z))) op.work(int(z), {});
-    });
+  const int parts = std::min(members, cpu::Team::kMostParts);
+  team_->run(parts, [&](int part) {
+    const Range own = piece(members, {part, parts});
+    for (int64_t z = own.begin; z < own.end; ++z) member_ops(int(z));
   });
 }
 
@@ -206,7 +255,7 @@ void CpuBackend::dense_forward(const float* X, const float* W, const float* b, f
                                int m, int k, int n, Activation act, const int* rows,
                                const Pack& p) {
   refuse_rows(rows);
-  submit(p, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+  submit(p, product_cut(false, false, m, n, k, by_columns(m, n)), [=](int z, Part part) {
     const float *Xz = member(X, z, p.data_stride), *Wz = member(W, z, p.stride),
                 *bz = member(b, z, p.stride);
     float *Yz = member(Y, z, p.stride), *Zz = member(Z, z, p.stride);
@@ -222,7 +271,7 @@ void CpuBackend::dense_forward(const float* X, const float* W, const float* b, f
 }
 void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX, int m, int k,
                                       int n, const Through& below, const Pack& p) {
-  submit(p, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
+  submit(p, product_cut(false, true, m, k, n, by_columns(m, k)), [=](int z, Part part) {
     const float *dZz = member(dZ, z, p.stride), *Wz = member(W, z, p.stride);
     float* dXz = member(dX, z, p.stride);
     const Through bz = member_through(below, z, p.stride);
@@ -239,8 +288,8 @@ void CpuBackend::dense_backward_input(const float* dZ, const float* W, float* dX
 void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* dW, float* db, int m,
                                        int k, int n, const int* rows, const Pack& p) {
   refuse_rows(rows);
-  submit(p, parts_for(int64_t(m) * k * n, kLeastProductPart), [=](int z, Part part) {
-    const Range dw_rows = piece(k, part), db_cols = piece(n, part, 16);
+  submit(p, product_cut(true, false, k, n, m, false), [=](int z, Part part) {  // tiles of dW's rows
+    const Range dw_rows = piece(k, part), db_cols = piece(n, part, kColumnGrain);
     cpu::dense_backward_params_part(member(X, z, p.data_stride), member(dZ, z, p.stride),
                                     member(dW, z, p.stride), member(db, z, p.stride), m, k, n,
                                     int(dw_rows.begin), int(dw_rows.end), int(db_cols.begin),
@@ -249,7 +298,7 @@ void CpuBackend::dense_backward_params(const float* X, const float* dZ, float* d
 }
 void CpuBackend::activation_forward(const float* X, float* Y, int64_t count, Activation act,
                                     const Pack& p) {
-  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(count), [=](int z, Part part) {
     const Range r = piece(count, part, kElementGrain);
     cpu::activation_forward(member(X, z, p.data_stride), member(Y, z, p.stride), r.begin, r.end,
                             act);
@@ -257,7 +306,7 @@ void CpuBackend::activation_forward(const float* X, float* Y, int64_t count, Act
 }
 void CpuBackend::activation_backward(const float* dY, float* dX, int64_t count, const Through& own,
                                      const Through& below, const Pack& p) {
-  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(count), [=](int z, Part part) {
     const Range r = piece(count, part, kElementGrain);
     cpu::activation_backward(member(dY, z, p.stride), member(dX, z, p.stride), r.begin, r.end,
                              member_through(own, z, p.stride), member_through(below, z, p.stride));
@@ -267,7 +316,7 @@ void CpuBackend::dropout_forward(const float* X, float* Y, int m, int n, int lay
                                  const MemberSettings* settings, const LayerSettings* layers,
                                  const Pack& p) {
   const int64_t count = int64_t(m) * n;
-  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(count), [=](int z, Part part) {
     const Range r = piece(count, part, kElementGrain);
     cpu::dropout(member(X, z, p.data_stride), member(Y, z, p.stride), r.begin, r.end,
                  member(layers, z, p.stride)[layer], member(settings, z, p.stride)->seed, layer,
@@ -278,7 +327,7 @@ void CpuBackend::dropout_backward(const float* dY, float* dX, int m, int n, int 
                                   const MemberSettings* settings, const LayerSettings* layers,
                                   const Through& below, const Pack& p) {
   const int64_t count = int64_t(m) * n;
-  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(count), [=](int z, Part part) {
     const Range r = piece(count, part, kElementGrain);
     cpu::dropout(member(dY, z, p.stride), member(dX, z, p.stride), r.begin, r.end,
                  member(layers, z, p.stride)[layer], member(settings, z, p.stride)->seed, layer,
@@ -288,7 +337,7 @@ void CpuBackend::dropout_backward(const float* dY, float* dX, int m, int n, int 
 void CpuBackend::batch_norm_forward(const float* X, float* Y, int m, int n,
                                     const BatchNormBuffers& bn, const LayerSettings* layers,
                                     bool training, const Pack& p) {
-  submit(p, parts_for(int64_t(m) * n, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(int64_t(m) * n), [=](int z, Part part) {
     const Range c = piece(n, part);
     const BatchNormBuffers b = member_buffers(bn, z, p.stride);
     const LayerSettings& s = member(layers, z, p.stride)[bn.layer];
@@ -303,7 +352,7 @@ void CpuBackend::batch_norm_forward(const float* X, float* Y, int m, int n,
 void CpuBackend::batch_norm_backward(const float* X, const float* dY, float* dX, int m, int n,
                                      const BatchNormBuffers& bn, const Through& below,
                                      const Pack& p) {
-  submit(p, parts_for(int64_t(m) * n, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(int64_t(m) * n), [=](int z, Part part) {
     const Range c = piece(n, part);
     cpu::batch_norm_backward(member(X, z, p.data_stride), member(dY, z, p.stride),
                              member(dX, z, p.stride), m, n, member_buffers(bn, z, p.stride),
@@ -313,7 +362,7 @@ void CpuBackend::batch_norm_backward(const float* X, const float* dY, float* dX,
 void CpuBackend::activity_penalty(const float* Y, int m, int n, int layer,
                                   const LayerSettings* layers, double* partials, int blocks,
                                   const Pack& p) {
-  submit(p, 1, [=](int z, Part) {
+  submit(p, whole_cut(int64_t(m) * n), [=](int z, Part) {
     cpu::activity_penalty(member(Y, z, p.stride), int64_t(m) * n,
                           member(layers, z, p.stride)[layer].activity,
                           member(partials, z, p.stride), blocks);
@@ -322,7 +371,7 @@ void CpuBackend::activity_penalty(const float* Y, int m, int n, int layer,
 void CpuBackend::activity_backward(const float* dY, float* dX, int m, int n, int layer,
                                    const LayerSettings* layers, const Through& own, const Pack& p) {
   const int64_t count = int64_t(m) * n;
-  submit(p, parts_for(count, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(count), [=](int z, Part part) {
     const Range r = piece(count, part, kElementGrain);
     cpu::activity_backward(member(dY, z, p.stride), member(dX, z, p.stride), r.begin, r.end, m,
                            member(layers, z, p.stride)[layer].activity,
@@ -331,14 +380,14 @@ void CpuBackend::activity_backward(const float* dY, float* dX, int m, int n, int
 }
 void CpuBackend::loss(const LossShape& shape, const float* out, const float* target, float* d_out,
                       float* values, int m, int n, const MemberSettings* settings, const Pack& p) {
-  submit(p, 1, [=](int z, Part) {
+  submit(p, whole_cut(int64_t(m) * n), [=](int z, Part) {
     cpu::loss(shape, member(settings, z, p.stride)->loss, member(out, z, p.stride),
               member(target, z, p.data_stride), member(d_out, z, p.stride),
               member(values, z, p.stride), m, n);
   });
 }
 void CpuBackend::accumulate(const float* values, int count, int m, double* totals, const Pack& p) {
-  submit(p, 1, [=](int z, Part) {
+  submit(p, whole_cut(int64_t(count) * m), [=](int z, Part) {
     cpu::accumulate(member(values, z, p.stride), count, m, member(totals, z, p.stride));
     count_step(p, z);
   });
@@ -346,7 +395,7 @@ void CpuBackend::accumulate(const float* values, int count, int m, double* total
 void CpuBackend::add_penalty(const double* weight_partials, int weight_blocks,
                              const double* activity_partials, int activity_blocks, int m,
                              double* totals, const Pack& p) {
-  submit(p, 1, [=](int z, Part) {
+  submit(p, whole_cut(weight_blocks + activity_blocks), [=](int z, Part) {
     double weights = 0, activity = 0;
     const double *w = member(weight_partials, z, p.stride),
                  *a = member(activity_partials, z, p.stride);
@@ -359,7 +408,8 @@ void CpuBackend::optimizer_step(const OptimizerStep& step, const Pack& p) {
   if (!p.step)
     throw std::invalid_argument(
         "optimizer_step: no step state (Pack::step) to take the step count from");
-  submit(p, parts_for(step.count, kLeastElementPart), [=](int z, Part part) {
+  // Keras's optimizers read and write about 8 floats a parameter (it, its gradient, two slots).
+  submit(p, element_cut(8 * step.count), [=](int z, Part part) {
     const MemberStep b = member_step(step, z, p);
     const Range blocks = piece(step.blocks, part);
     cpu::optimizer_blocks(step, b, member(step.penalty, z, p.stride), int(blocks.begin),
@@ -369,18 +419,18 @@ void CpuBackend::optimizer_step(const OptimizerStep& step, const Pack& p) {
   });
 }
 void CpuBackend::gradient_norms(const OptimizerStep& step, const Pack& p) {
-  submit(p, parts_for(step.count, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(step.count), [=](int z, Part part) {
     const Range blocks = piece(step.blocks, part);
     cpu::norm_partials(step, member_step(step, z, p), member(step.norm_partials, z, p.stride),
                        int(blocks.begin), int(blocks.end));
   });
-  submit(p, 1, [=](int z, Part) {
+  submit(p, whole_cut(step.blocks), [=](int z, Part) {
     cpu::finish_norms(step, member(step.norm_partials, z, p.stride),
                       member(step.norms, z, p.stride));
   });
 }
 void CpuBackend::weight_penalty(const OptimizerStep& step, const Pack& p) {
-  submit(p, parts_for(step.count, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(step.count), [=](int z, Part part) {
     const Range blocks = piece(step.blocks, part);
     cpu::weight_penalty(step, member_step(step, z, p), member(step.penalty, z, p.stride),
                         int(blocks.begin), int(blocks.end));
@@ -388,13 +438,13 @@ void CpuBackend::weight_penalty(const OptimizerStep& step, const Pack& p) {
 }
 void CpuBackend::shuffle(int* order, int n, const MemberSettings* settings, int epoch,
                          const Pack& p) {
-  submit(p, 1, [=](int z, Part) {
+  submit(p, whole_cut(n), [=](int z, Part) {
     cpu::shuffle(member(order, z, p.rows_stride), n, member(settings, z, p.stride)->seed, epoch);
   });
 }
 void CpuBackend::gather(const float* src, int cols, const int* order, int m, float* dst,
                         const Pack& p) {
-  submit(p, parts_for(int64_t(m) * cols, kLeastElementPart), [=](int z, Part part) {
+  submit(p, element_cut(int64_t(m) * cols), [=](int z, Part part) {
     const Range r = piece(m, part);  // rows of the batch
     if (r.size() == 0) return;
     cpu::gather(src, cols, member(order, z, p.rows_stride) + first_row(p, z) + r.begin,

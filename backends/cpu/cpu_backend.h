@@ -1,14 +1,15 @@
 #pragma once
-// The reference backend: plain C++ on host memory, OpenBLAS for the products.
+// The reference backend: plain C++ on host memory, OpenBLAS and libxsmm for the products.
 // Runs everywhere; every other backend is tested against it.
 //
-// Threads (backends/cpu/cpu_threads.h): a pack's members are spread over them, each member's
-// operation computed whole by one thread, as it is for a model alone on one thread; a model alone
-// (a pack of one) has its larger operations split into one part per thread, by rows of the
-// products' outputs and ranges of the element-wise passes. The split is fixed by the thread count,
-// so the numbers depend on it and never on timing: element-wise results are those of one thread,
-// and products can differ from one thread's in the last bits (OpenBLAS may pick another kernel for
-// a part's smaller product).
+// Threads (backends/cpu/cpu_threads.h): a team of the calling thread and helpers of its own. A
+// pack's members are spread over it, each member's operation computed whole by one thread, as it
+// is for a model alone on one thread; a model alone has an operation spread over it where its
+// estimated time (backends/cpu/cpu_cost.h, measured on this machine) pays for a second thread.
+// The pieces an operation is cut into never depend on the threads or the estimate: a product is
+// always computed in the tiles its shape gives (product_tiles), one after another on one thread,
+// and an element-wise piece gives the whole's bits. So a model's numbers are the same on any
+// number of threads, and the same alone as in a pack.
 //
 // A recorded step (capture) is the CPU's counterpart of a CUDA graph: the step's calls, kept once
 // and replayed member by member, so that a member's whole step runs from its own cache and a pack's
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cpu/cpu_cost.h"
 #include "backends/cpu/cpu_threads.h"
 
 namespace mf {
@@ -29,14 +31,15 @@ class CpuBackend final : public Backend {
   // `threads` (at least 1; a std::invalid_argument otherwise): the host threads one model's or one
   // pack's operations use. Flushes denormals on the calling thread, which runs every operation with
   // the threads it starts (runtime/float_mode.h), and loads OpenBLAS (a UserError when it cannot be
-  // loaded, or when the address space has no room for the threads' work buffers).
+  // loaded, or when the address space has no room for the threads' work buffers). With more than
+  // one thread, the first backend of the process measures the cost model (about 1 ms).
   explicit CpuBackend(int threads = 1);
   std::string name() const override { return "cpu"; }
   std::string device() const override;
   int host_threads() const override { return threads_; }
-  void reserve_host_threads(int threads) override {
-    threads_ = std::max(1, made_with_ - std::max(0, threads));
-  }
+  // The operations (or a pack's runs of them) this backend has spread over its team so far.
+  int64_t spread_runs() const { return team_->shared_runs(); }
+  void reserve_host_threads(int threads) override;
   bool host_addressable() const override { return true; }
   Upstream& upstream() override { return upstream_; }
 
@@ -58,6 +61,7 @@ class CpuBackend final : public Backend {
   bool has_graphs() const override { return true; }
   std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override;
   void run_together(const std::function<void()>& calls) override { capture(calls)->launch(); }
+  bool runs_members_apart() const override { return true; }
 
   // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
   void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m,
@@ -105,28 +109,48 @@ class CpuBackend final : public Backend {
               const Pack& pack = {}) override;
 
  private:
-  // One pack operation: work(z, part) does member z's part `part` of `parts` (1: all of it). A
-  // member whose step state says it stopped is skipped (kernels/pack.h).
+  // How an operation may be cut. A product's `tiles` are fixed by its shape: on one thread they run
+  // one after another, and a team takes them as its parts. An element-wise operation (tiles 0) may
+  // be cut into any number of parts, each giving the whole's bits. `seconds`: its estimated time
+  // for one member on one thread.
+  struct Cut {
+    int tiles = 1;
+    double seconds = 0;
+  };
+  // One pack operation: work(z, part) does member z's part `part` (1 of 1: all of it). A member
+  // whose step state says it stopped is skipped (kernels/pack.h).
   struct Operation {
     int members = 1;
-    int parts = 1;
+    Cut cut;
     std::function<void(int member, cpu::Part part)> work;
     const StepState* step = nullptr;
     int64_t stride = 0;
     bool skips(int z) const { return step && member(step, z, stride)->stopped != 0; }
+    void whole(int z) const;  // member z's operation on the calling thread: its tiles in turn
   };
   class RecordedStep;
-  static void run(const Operation& op, int threads);
-  // Runs pack's operation of `parts` parts now, or appends it to the step being recorded.
-  void submit(const Pack& pack, int parts, std::function<void(int member, cpu::Part part)> work);
-  // The parts a member's operation of `work` (multiply-adds or floats) is split into when the
-  // member is alone: one per thread where each still has `least` of it, else 1 (a thread started
-  // for less costs more than it saves).
-  int parts_for(int64_t work, int64_t least) const;
+  // Runs pack's operation now, or appends it to the step being recorded.
+  void submit(const Pack& pack, Cut cut, std::function<void(int member, cpu::Part part)> work);
+  // Whether a model alone's operation is spread over the team when its step spreads: it can be cut
+  // and its estimated time is at least kLeastSpread_s.
+  bool spreads(const Operation& op) const;
+  void run(const Operation& op, bool spread);
+  // Runs every operation of `ops`, `times` over, for members [0, members), each member's
+  // operations in order on one thread: the members spread over the team where `spread`, else one
+  // after another.
+  void run_members(const std::vector<Operation>& ops, int members, bool spread, int times);
+  // The cut of a product op(A)·op(B) of (rows, cols) outputs over `inner`, its tiles along the
+  // columns where `by_columns` (at multiples of 16, its epilogue's vector step), else the rows.
+  Cut product_cut(bool trans_a, bool trans_b, int rows, int cols, int inner, bool by_columns) const;
+  Cut element_cut(int64_t floats) const;
+  // An operation too small or too sequential to cut, over `floats`.
+  Cut whole_cut(int64_t floats) const;
   void refuse_while_recording(const char* call) const;
 
   const int made_with_;  // the threads it was made with
   int threads_;          // those its operations use: made_with_ less those reserved
+  std::unique_ptr<cpu::Team> team_;
+  const cpu::CostModel* cost_ = nullptr;  // with more than one thread: this process's
   HostUpstream upstream_;
   std::vector<double> marks_;
   std::vector<Operation>* recording_ = nullptr;  // the step capture() is recording, or null

@@ -28,11 +28,9 @@ class SerialMode final : public Mode {
   explicit SerialMode(const RunOptions& options) : options_(options) {}
   ModeKind kind() const override { return ModeKind::serial; }
 
-  // The phase trains on a thread of its own, which ends with it: the cpu backend's OpenMP team
-  // belongs to the thread that starts it, and a team left idle on a thread that lives on counts
-  // against the cores of whatever trains next in the process (libgomp cuts its spin waits short
-  // when its threads outnumber the cores: the modes after serial in --mode all, and runs after
-  // --solo's or auto's calibration, took 1.8x as long an epoch on two threads).
+  // The phase trains on a thread of its own, which ends with it: the cpu backend flushes denormals
+  // on the thread that runs its operations (runtime/float_mode.h), a setting that stays with the
+  // phase rather than with the caller's thread, whose host arithmetic (the reports) keeps IEEE's.
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress,
             RungJudge* rungs) override {
     Phase phase;
