@@ -181,6 +181,20 @@ void measure_training(RunReport& run, const Trained& trained, const RunOptions& 
   }
 }
 
+// How the mode used the run's cores, on the cpu backend: what trained at once (processes mode's
+// workers, the other modes' host threads) and the most threads any model or pack had.
+std::optional<Arrangement> arrangement_of(const RunReport& run, const RunOptions& options,
+                                          ModeKind mode) {
+  if (run.backend != "cpu") return std::nullopt;
+  Arrangement a;
+  a.cores = std::max(1, options.backend.threads);
+  a.at_once = mode == ModeKind::processes ? run.concurrency : run.training_threads.value_or(1);
+  for (const ModelReport& m : run.models)
+    if (m.settings && m.settings->threads)
+      a.threads_each = std::max(a.threads_each, *m.settings->threads);
+  return a;
+}
+
 // run.mps and mps_daemon: processes mode's as its workers get it (`workers`), the other modes' as
 // the models' contexts in this process will find it.
 void record_mps(RunReport& run, const WorkerMps* workers) {
@@ -254,6 +268,7 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   else
     report_gpus(run, monitor->stop());
   describe_models(run);
+  run.arrangement = arrangement_of(run, options, mode.kind());
   run.host_peak_rss_bytes = peak_resident_bytes();
   return run;
 }

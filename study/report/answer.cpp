@@ -20,6 +20,22 @@ std::string why_unjudged(const RunReport& run) {
   return why;
 }
 
+namespace {
+
+// " with the same 2 cores" where every run shares one budget of cores (the cpu backend's
+// arrangement), "" where none says.
+std::string budget_words(const std::vector<RunReport>& runs) {
+  std::optional<int> cores;
+  for (const RunReport& run : runs) {
+    if (!run.arrangement || (cores && *cores != run.arrangement->cores)) return "";
+    cores = run.arrangement->cores;
+  }
+  if (!cores) return "";
+  return " with the same " + std::to_string(*cores) + (*cores == 1 ? " core" : " cores");
+}
+
+}  // namespace
+
 std::string modes_answer(const std::vector<RunReport>& runs) {
   const std::vector<ModeSpread> spreads = spread_by_mode(runs);
   const ModeSpread* fastest = nullptr;
@@ -28,22 +44,35 @@ std::string modes_answer(const std::vector<RunReport>& runs) {
         (!fastest || s.of("speedup_vs_serial")->median > fastest->of("speedup_vs_serial")->median))
       fastest = &s;
   if (!fastest) return "";
-  const double speedup = fastest->of("speedup_vs_serial")->median;
-  std::string answer =
-      speedup >= 1 ? fastest->mode + " finished " + format_ratio(speedup) + " sooner than serial"
-                   : "serial finished first; the fastest of the others, " + fastest->mode +
-                         ", took " + format_ratio(1 / speedup) + " as long";
+  const Spread speedup = *fastest->of("speedup_vs_serial");
+  const std::string budget = budget_words(runs);
+  const bool repeated = fastest->runs > 1;
+  std::string answer;
+  if (repeated && speedup.min <= 1 && speedup.max >= 1)
+    answer = "no clear difference between " + fastest->mode + " and serial" + budget +
+             " (its speedup over serial ranged " + format_ratio(speedup.min) + " to " +
+             format_ratio(speedup.max) + ")";
+  else if (speedup.median >= 1)
+    answer = fastest->mode + " finished " + format_ratio(speedup.median) + " sooner than serial" +
+             budget;
+  else
+    answer = "serial finished first" + budget + "; the fastest of the others, " + fastest->mode +
+             ", took " + format_ratio(1 / speedup.median) + " as long";
   if (const std::optional<Spread> slowdown = fastest->of("mean_slowdown"))
     answer += slowdown->median >= 1
                   ? "; each model trained " + format_ratio(slowdown->median) + " slower than alone"
                   : "; each model trained in " + format_ratio(slowdown->median) + " its time alone";
-  if (fastest->runs > 1) answer += " (medians of " + std::to_string(fastest->runs) + " runs)";
+  if (repeated)
+    answer += " (medians of " + std::to_string(fastest->runs) + " runs" +
+              (speedup.min <= 1 && speedup.max >= 1 ? ")"
+                                                    : "; speedup " + format_ratio(speedup.min) +
+                                                          " to " + format_ratio(speedup.max) + ")");
   std::string unjudged;
   for (const RunReport& run : runs)
     if (const std::string why = why_unjudged(run);
         !why.empty() && (run.mode == "serial" || run.mode == fastest->mode))
       unjudged += (unjudged.empty() ? "" : "; ") + run.mode +
-                  (fastest->runs > 1 ? " run " + std::to_string(run.repeat) : "") + ": " + why;
+                  (repeated ? " run " + std::to_string(run.repeat) : "") + ": " + why;
   return unjudged.empty() ? answer : "not to be judged (" + unjudged + "): " + answer;
 }
 

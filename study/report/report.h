@@ -211,6 +211,16 @@ struct MachineRecord {
   std::string busy;
 };
 
+// How a mode on the cpu backend used the run's one budget of cores (--threads, by default the cores
+// this process may use), which every mode of the run shares: `at_once` models, packs or worker
+// processes trained at the same time on `threads_each` threads each. Serial gives its one model
+// every core (each step spreads over them only where that is measured to pay,
+// backends/cpu/spread_choice.h); streams and packed share the cores among their host threads,
+// processes among the workers that run at once. In JSON {"cores", "at_once", "threads_each"}.
+struct Arrangement {
+  int cores = 1, at_once = 1, threads_each = 1;
+};
+
 // What a sweep's scheduler did (nn/scheduler_spec.h), drawn from its models' rungs
 // (FitResult::rungs): each rung's trials and survivors, and the compute it spent.
 struct RungSummary {
@@ -278,6 +288,8 @@ struct RunReport {
   std::string concurrency_reason;
   // In-process modes: the most host threads that trained models at once (absent in processes mode).
   std::optional<int> training_threads;
+  // The cpu backend: how the mode used the run's cores; null on a GPU and for a run in parts.
+  std::optional<Arrangement> arrangement;
   // --keep-pools in serial mode: each model's pool was kept until the last had trained, so its
   // in_use_before_release_bytes is what the run held then, every earlier pool with its own
   bool pools_kept = false;
@@ -373,6 +385,8 @@ void to_json(nlohmann::json& j, const Shard& shard);
 void from_json(const nlohmann::json& j, Shard& shard);
 void to_json(nlohmann::json& j, const MachineRecord& machine);
 void from_json(const nlohmann::json& j, MachineRecord& machine);
+void to_json(nlohmann::json& j, const Arrangement& arrangement);
+void from_json(const nlohmann::json& j, Arrangement& arrangement);
 void to_json(nlohmann::json& j, const RungSummary& rung);
 void from_json(const nlohmann::json& j, RungSummary& rung);
 void to_json(nlohmann::json& j, const SchedulerReport& scheduler);

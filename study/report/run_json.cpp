@@ -39,6 +39,15 @@ void from_json(const json& j, MachineRecord& m) {
   m.busy = text_from(j.at("busy"));
 }
 
+void to_json(json& j, const Arrangement& a) {
+  j = {{"cores", a.cores}, {"at_once", a.at_once}, {"threads_each", a.threads_each}};
+}
+void from_json(const json& j, Arrangement& a) {
+  a.cores = j.at("cores");
+  a.at_once = j.at("at_once");
+  a.threads_each = j.at("threads_each");
+}
+
 void to_json(json& j, const RungSummary& r) {
   j = {{"bracket", r.bracket},         {"epochs", r.epochs},
        {"trials", r.trials},           {"kept", r.kept},
@@ -113,6 +122,7 @@ void to_json(json& j, const RunReport& run) {
        {"concurrency", run.concurrency},
        {"concurrency_reason", text(run.concurrency_reason)},
        {"training_threads", run.training_threads},
+       {"arrangement", run.arrangement},
        {"pools_kept", run.pools_kept},
        {"injected_fault", text(run.injected_fault)},
        {"resumed_models", run.resumed_models},
@@ -157,7 +167,8 @@ void from_json(const json& j, RunReport& run) {
   run.concurrency = j.at("concurrency");
   run.concurrency_reason = text_from(j.at("concurrency_reason"));
   j.at("training_threads").get_to(run.training_threads);
-  run.pools_kept = j.value("pools_kept", false);  // absent from documents before it
+  j.value("arrangement", json()).get_to(run.arrangement);  // absent from documents before it
+  run.pools_kept = j.value("pools_kept", false);           // absent from documents before it
   run.injected_fault =
       text_from(j.value("injected_fault", json()));  // absent from documents before it
   run.resumed_models = j.at("resumed_models");

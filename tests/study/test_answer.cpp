@@ -1,6 +1,7 @@
 // The answer of a comparison of modes (study/report/answer.h), from made-up runs: the mode with the
-// most speedup, in words either way, with its mean slowdown; medians over repeats; and the runs
-// that cannot be judged, named before it.
+// most speedup, in words either way, with its mean slowdown; the cores every mode had; medians and
+// ranges over repeats, and no ratio where the range holds 1.0; and the runs that cannot be judged,
+// named before it.
 #include <gtest/gtest.h>
 
 #include "study/report/answer.h"
@@ -45,12 +46,51 @@ TEST(Answer, RepeatedRunsGiveTheirMedians) {
   }
   EXPECT_EQ(modes_answer(runs),
             "streams finished 2.50x sooner than serial; each model trained 4.00x slower than alone "
-            "(medians of 3 runs)");
+            "(medians of 3 runs; speedup 2.00x to 3.00x)");
   runs[0].wall_s = 0.05;  // serial's first round, too short: named with its round
   EXPECT_EQ(modes_answer(runs),
             "not to be judged (serial run 1: wall 50ms, under 0.1 s): streams finished 2.50x "
             "sooner than serial; each "
-            "model trained 4.00x slower than alone (medians of 3 runs)");
+            "model trained 4.00x slower than alone (medians of 3 runs; speedup 2.00x to 3.00x)");
+}
+
+// Where the runs of the fastest mode fall on both sides of serial (a range that holds 1.0), the
+// answer gives no ratio: the difference is within what the runs vary by.
+TEST(Answer, ARangeThatHoldsOneIsNoClearDifference) {
+  std::vector<RunReport> runs;
+  const double speedups[] = {0.94, 1.07, 1.02, 0.99, 1.03};
+  for (int r = 1; r <= 5; ++r) {
+    runs.push_back(run_of("serial", 3, 1, 1, r));
+    runs.push_back(run_of("packed", 3, speedups[r - 1], 0.51, r));
+  }
+  EXPECT_EQ(modes_answer(runs),
+            "no clear difference between packed and serial (its speedup over serial ranged 0.94x "
+            "to 1.07x); each model trained in 0.51x its time alone (medians of 5 runs)");
+  runs[7].speedup_vs_serial = 1.004;  // 0.99 -> 1.004: one run below 1 left, still no ratio
+  EXPECT_TRUE(modes_answer(runs).starts_with("no clear difference")) << modes_answer(runs);
+  runs[1].speedup_vs_serial = 1.006;  // 0.94 -> 1.006: every run sooner, if barely
+  EXPECT_EQ(modes_answer(runs),
+            "packed finished 1.02x sooner than serial; each model trained in 0.51x its time alone "
+            "(medians of 5 runs; speedup 1.00x to 1.07x)");
+}
+
+// On the cpu backend every mode shares the run's cores (its arrangement): the answer says how many.
+TEST(Answer, ModesOnTheSameCoresSaySo) {
+  std::vector<RunReport> runs = {run_of("serial", 3, 1, 1), run_of("streams", 2, 1.5, 1.2)};
+  for (RunReport& run : runs) run.arrangement = Arrangement{2, 1, 2};
+  runs[1].arrangement = Arrangement{2, 2, 1};
+  EXPECT_EQ(modes_answer(runs),
+            "streams finished 1.50x sooner than serial with the same 2 cores; each model trained "
+            "1.20x slower than alone");
+  runs[1].arrangement->cores = 1;  // not the same budget (runs merged from elsewhere): not said
+  EXPECT_EQ(
+      modes_answer(runs),
+      "streams finished 1.50x sooner than serial; each model trained 1.20x slower than alone");
+  for (RunReport& run : runs) run.arrangement = Arrangement{1, 1, 1};
+  runs[1].speedup_vs_serial = 0.8;
+  EXPECT_EQ(modes_answer(runs),
+            "serial finished first with the same 1 core; the fastest of the others, streams, took "
+            "1.25x as long; each model trained 1.20x slower than alone");
 }
 
 // A run under 0.1 s or on a busy machine cannot be judged: it says why, and an answer that rests on

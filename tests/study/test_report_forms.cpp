@@ -52,7 +52,7 @@ using nlohmann::json;
                                          ModelSpec& ms, LayerSpec& ls, OptimizerSpec& os,
                                          FitSpec& fs, MemorySpec& mm, PipelineSpec& pl, RunPart& rp,
                                          SweepIdentity& si, Shard& sh, MachineRecord& mr,
-                                         SchedulerReport& sr, RungSummary& rs) {
+                                         Arrangement& ar, SchedulerReport& sr, RungSummary& rs) {
   [[maybe_unused]] auto& [m_index, m_name, m_values, m_status, m_error, m_fit, m_startup_s,
                           m_samples_per_s, m_samples, m_train_rows, m_solo_s, m_slowdown, m_test,
                           m_has_accuracy, m_validated, m_tested, m_fitted, m_settings, m_plan,
@@ -65,13 +65,15 @@ using nlohmann::json;
                           r_host_peak_rss_bytes, r_workers_peak_rss_bytes, r_wall_s, r_scheduler,
                           r_startup_s, r_train_s, r_samples_per_s, r_process_startup_s,
                           r_speedup_vs_serial, r_serial_wall_s, r_repeat, r_concurrency,
-                          r_concurrency_reason, r_training_threads, r_pools_kept, r_injected_fault,
-                          r_resumed_models, r_overlap, r_overlap_kind, r_mps, r_mps_daemon,
-                          r_sm_partitions, r_gpu, r_gpu_note, r_error, r_auto_choice, r_rank_by,
-                          r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine, r_models] = r;
+                          r_concurrency_reason, r_training_threads, r_arrangement, r_pools_kept,
+                          r_injected_fault, r_resumed_models, r_overlap, r_overlap_kind, r_mps,
+                          r_mps_daemon, r_sm_partitions, r_gpu, r_gpu_note, r_error, r_auto_choice,
+                          r_rank_by, r_ranking, r_ranks, r_sweep, r_shard, r_shards, r_machine,
+                          r_models] = r;
   [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes,
                           mr_load_average_before, mr_load_average_after, mr_others_busy_cores,
                           mr_cpu_pressure, mr_busy] = mr;
+  [[maybe_unused]] auto& [ar_cores, ar_at_once, ar_threads_each] = ar;
   [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] =
       rp;
   [[maybe_unused]] auto& [si_name, si_models, si_fingerprint] = si;
@@ -236,6 +238,7 @@ RunReport full_run() {
   r.concurrency = 4;
   r.concurrency_reason = "--concurrency 4, as asked";
   r.training_threads = 5;
+  r.arrangement = Arrangement{2, 5, 3};
   r.pools_kept = true;
   r.injected_fault = "m-7";
   r.resumed_models = 3;
@@ -418,6 +421,7 @@ std::string full_run_document(const std::string& models) {
   "repeat": 2,
   "concurrency_reason": "--concurrency 4, as asked",
   "training_threads": 5,
+  "arrangement": {"cores": 2, "at_once": 5, "threads_each": 3},
   "pools_kept": true,
   "injected_fault": "m-7",
   "resumed_models": 3,
@@ -458,7 +462,7 @@ std::string full_run_document(const std::string& models) {
 
 const char* const kEmptyRunDocumentUpToModels = R"({
     "backend": null, "device_name": null, "device_schedule": null, "mps": null, "mps_daemon": null, "sm_partitions": null, "mode": "serial", "repeat": 1, "concurrency": 1, "concurrency_reason": null,
-    "training_threads": null, "pools_kept": false, "injected_fault": null, "resumed_models": 0,
+    "training_threads": null, "arrangement": null, "pools_kept": false, "injected_fault": null, "resumed_models": 0,
     "data": {"source": null, "bytes": 0},
     "host_peak_rss_bytes": 0, "workers_peak_rss_bytes": null, "process_startup_s": null, "startup_s": null,
     "train_s": null, "wall_s": 0.0, "samples_per_s": null, "speedup_vs_serial": null, "serial_wall_s": null,
