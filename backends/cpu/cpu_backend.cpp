@@ -57,39 +57,41 @@ void CpuBackend::Operation::whole(int z) const {
 // estimate says it pays (members work on buffers of their own, so a helper costs the caller only
 // the work it takes), each member running its whole step (every operation, in order;
 // launch_times: all its steps) before the next member's. A model alone runs the operations in
-// order, those worth it spread over the team where that is measured to pay on the step's own
-// launches (backends/cpu/spread_choice.h).
+// order on the calling thread for its first kTimedLaunches launches, each operation timed, and
+// from then on spreads those whose least time was at least kLeastSpread_s, where that is measured
+// to pay on the step's own launches (backends/cpu/spread_choice.h). The times replace the
+// estimates, which miss what an operation's data costs where it lies: a gather of random rows from
+// a data set in memory, a dropout's hash per element.
 class CpuBackend::RecordedStep final : public StepGraph {
  public:
+  static constexpr int kTimedLaunches = 2;
+
   RecordedStep(CpuBackend& backend, std::vector<Operation> ops)
       : backend_(backend), ops_(std::move(ops)) {
     if (ops_.empty()) return;
     members_ = ops_.front().members;
-    if (backend_.team_->size() == 1) return;
-    if (members_ > 1) {
-      double seconds = 0;  // a member's step
-      for (const Operation& op : ops_) seconds += op.cut.seconds;
-      spread_members_ = members_ * seconds >= cpu::kLeastSpread_s;
-    } else {
-      measures_ = std::any_of(ops_.begin(), ops_.end(),
-                              [&](const Operation& op) { return backend_.spreads(op); });
-    }
-    // Started now, they sleep until the first launch that spreads wakes them, and the kernel then
-    // places them on idle cores.
-    if (spread_members_ || measures_) backend_.team_->start();
+    if (members_ == 1 || backend_.team_->size() == 1) return;
+    double seconds = 0;  // a member's step
+    for (const Operation& op : ops_) seconds += op.cut.seconds;
+    spread_members_ = members_ * seconds >= cpu::kLeastSpread_s;
+    // Started now, they sleep until the first launch wakes them, and the kernel then places them
+    // on idle cores.
+    if (spread_members_) backend_.team_->start();
   }
 
   void launch() override { launch_times(1); }
   void launch_times(int times) override {
     if (members_ > 1) return backend_.run_members(ops_, members_, spread_members_, times);
     for (int i = 0; i < times; ++i) {
-      if (!measures_) {
+      if (timed_ < kTimedLaunches) {
+        time_operations();
+      } else if (!measures_) {
         run_alone(false);
-        continue;
+      } else {
+        const Clock::time_point start = Clock::now();
+        run_alone(choice_.spreads());
+        choice_.launched(seconds_since(start));
       }
-      const Clock::time_point start = Clock::now();
-      run_alone(choice_.spreads());
-      choice_.launched(seconds_since(start));
     }
   }
 
@@ -98,10 +100,28 @@ class CpuBackend::RecordedStep final : public StepGraph {
     for (const Operation& op : ops_) backend_.run(op, spread);
   }
 
+  // A launch on the calling thread, each operation timed into its cut (the least of the timed
+  // launches); after the last, whether the step has anything to spread.
+  void time_operations() {
+    for (Operation& op : ops_) {
+      const Clock::time_point start = Clock::now();
+      backend_.run(op, false);
+      const double seconds = seconds_since(start);
+      op.cut.seconds = timed_ == 0 ? seconds : std::min(op.cut.seconds, seconds);
+    }
+    if (++timed_ < kTimedLaunches) return;
+    measures_ = std::any_of(ops_.begin(), ops_.end(),
+                            [&](const Operation& op) { return backend_.spreads(op); });
+    // Started now, they sleep until the first launch that spreads wakes them, and the kernel then
+    // places them on idle cores.
+    if (measures_) backend_.team_->start();
+  }
+
   CpuBackend& backend_;
   std::vector<Operation> ops_;
   int members_ = 1;
   bool spread_members_ = false;  // a pack's: whether its members are spread over the team
+  int timed_ = 0;                // a model alone's launches timed so far
   bool measures_ = false;        // a model alone's: whether its step has anything to spread
   cpu::SpreadChoice choice_;
 };

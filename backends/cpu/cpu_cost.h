@@ -5,17 +5,21 @@
 // The rates are measured once per process, at the first backend made with more than one thread
 // (about a millisecond): a mid-sized product's multiply-adds and an element-wise pass's floats on
 // one core, each the fastest of a few tries, so that a start beside other work does not inflate
-// them. An operation is estimated as a call's fixed cost plus its units at the rate. The estimate
-// decides only whether the team runs an operation's parts at once: which parts there are is fixed
-// by its shape (product_tiles), so the numbers never depend on the estimate, the thread count or
-// the machine.
+// them. An operation is estimated as a call's fixed cost plus its units at the rate: how an
+// operation run once (not in a recorded step) and a pack's step are judged; a model's recorded step
+// times its own operations instead (backends/cpu/cpu_backend.cpp). The estimate decides only
+// whether the team runs an operation's parts at once: which parts there are is fixed by its shape
+// (product_tiles), so the numbers never depend on the estimate, the thread count or the machine.
 #include <cstdint>
 
 namespace mf::cpu {
 
-// The least estimated time alone worth spreading over threads: below it a second thread, beside
-// two busy processes on two cores, costs more than it saves (benchmarks/results/
-// 2026-12-06-cpu-threads/: parts of 5 µs lost 10%, of 20 µs gained 20%).
+// The least time alone (estimated or measured) worth spreading over threads. The team itself costs
+// little: an operation of 5 µs of arithmetic in 4 parts took 2.7 µs on two threads quiet (one
+// thread: 4.9), 4.9 beside one busy process (4.8) and 5.1 beside two (7.0), on the 2-core VM
+// (benchmarks/results/2026-12-06-cpu-threads/). But a real operation's parts also move its data
+// between the cores' caches, which that measurement leaves out, so the bar is four times it, and a
+// recorded step spreads only where its own launches measure that it pays.
 inline constexpr double kLeastSpread_s = 20e-6;
 
 class CostModel {

@@ -34,6 +34,23 @@ std::string budget_words(const std::vector<RunReport>& runs) {
   return " with the same " + std::to_string(*cores) + (*cores == 1 ? " core" : " cores");
 }
 
+// Why `mode`'s runs cannot be judged, "" where every one can: "serial: wall 7ms, under 0.1 s", or
+// repeated "serial: 3 of 5 runs, run 2: a busy machine: ..." (the first such run's reason).
+std::string unjudged_runs(const std::vector<RunReport>& runs, const std::string& mode) {
+  int of = 0, unjudged = 0;
+  std::string first;
+  for (const RunReport& run : runs) {
+    if (run.mode != mode) continue;
+    ++of;
+    if (const std::string why = why_unjudged(run); !why.empty() && unjudged++ == 0)
+      first = "run " + std::to_string(run.repeat) + ": " + why;
+  }
+  if (unjudged == 0) return "";
+  return mode + ": " +
+         (of == 1 ? first.substr(first.find(": ") + 2)
+                  : std::to_string(unjudged) + " of " + std::to_string(of) + " runs, " + first);
+}
+
 }  // namespace
 
 std::string modes_answer(const std::vector<RunReport>& runs) {
@@ -67,12 +84,9 @@ std::string modes_answer(const std::vector<RunReport>& runs) {
               (speedup.min <= 1 && speedup.max >= 1 ? ")"
                                                     : "; speedup " + format_ratio(speedup.min) +
                                                           " to " + format_ratio(speedup.max) + ")");
-  std::string unjudged;
-  for (const RunReport& run : runs)
-    if (const std::string why = why_unjudged(run);
-        !why.empty() && (run.mode == "serial" || run.mode == fastest->mode))
-      unjudged += (unjudged.empty() ? "" : "; ") + run.mode +
-                  (repeated ? " run " + std::to_string(run.repeat) : "") + ": " + why;
+  const std::string serial = unjudged_runs(runs, "serial"),
+                    other = unjudged_runs(runs, fastest->mode);
+  const std::string unjudged = serial + (serial.empty() || other.empty() ? "" : "; ") + other;
   return unjudged.empty() ? answer : "not to be judged (" + unjudged + "): " + answer;
 }
 

@@ -47,11 +47,17 @@ TEST(Answer, RepeatedRunsGiveTheirMedians) {
   EXPECT_EQ(modes_answer(runs),
             "streams finished 2.50x sooner than serial; each model trained 4.00x slower than alone "
             "(medians of 3 runs; speedup 2.00x to 3.00x)");
-  runs[0].wall_s = 0.05;  // serial's first round, too short: named with its round
+  runs[0].wall_s = 0.05;  // serial's first round, too short: counted, the first named
   EXPECT_EQ(modes_answer(runs),
-            "not to be judged (serial run 1: wall 50ms, under 0.1 s): streams finished 2.50x "
-            "sooner than serial; each "
-            "model trained 4.00x slower than alone (medians of 3 runs; speedup 2.00x to 3.00x)");
+            "not to be judged (serial: 1 of 3 runs, run 1: wall 50ms, under 0.1 s): streams "
+            "finished 2.50x sooner than serial; each model trained 4.00x slower than alone "
+            "(medians of 3 runs; speedup 2.00x to 3.00x)");
+  runs[3].wall_s = runs[5].wall_s = 0.02;  // streams' second and third
+  EXPECT_EQ(modes_answer(runs),
+            "not to be judged (serial: 1 of 3 runs, run 1: wall 50ms, under 0.1 s; streams: 2 of "
+            "3 runs, run 2: wall 20ms, under 0.1 s): streams finished 2.50x sooner than serial; "
+            "each model trained 4.00x slower than alone (medians of 3 runs; speedup 2.00x to "
+            "3.00x)");
 }
 
 // Where the runs of the fastest mode fall on both sides of serial (a range that holds 1.0), the

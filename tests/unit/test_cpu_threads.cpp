@@ -129,20 +129,17 @@ bool choice_after_trial(cpu::SpreadChoice& choice, double alone_s, double spread
 TEST(CpuThreads, AStepSpreadsOnlyWhereItsTrialMeasuresThatItPays) {
   {
     cpu::SpreadChoice choice;
-    EXPECT_FALSE(choice.spreads()) << "the first launch warms up alone";
-    choice.launched(1e-3);
+    EXPECT_FALSE(choice.spreads()) << "a trial starts alone";
     EXPECT_TRUE(choice_after_trial(choice, 1e-3, 0.6e-3));
   }
   {
     cpu::SpreadChoice choice;
-    choice.launched(1e-3);
     EXPECT_FALSE(choice_after_trial(choice, 1e-3, 0.97e-3)) << "within the margin: alone";
   }
   // A machine that grows busy: the next trial, after kRetrial_s of launches, goes back to alone.
   // (Launches of 2^-10 s, which add up exactly.)
   const double launch_s = 1.0 / 1024;
   cpu::SpreadChoice choice;
-  choice.launched(launch_s);
   ASSERT_TRUE(choice_after_trial(choice, 2 * launch_s, launch_s));
   const int until_retrial = int(cpu::SpreadChoice::kRetrial_s / launch_s);
   for (int i = 0; i < until_retrial; ++i) {
@@ -184,7 +181,7 @@ TEST(CpuThreads, AdamSpreadOverThreadsGivesTheBitsOfOneThread) {
 // worth spreading (the first layer's forward product at batch 300 is 9.8M multiply-adds), at batch
 // 64 tiled by columns (their outputs are wider than tall), at batch 300 by rows (and the epoch's
 // last batch of 150 rows both ways). At batch 300 each step's graph is launched once an epoch: the
-// first launch warms up, the next ones are its trial's, alone then spread.
+// first two launches time its operations, the next ones are its trial's, alone then spread.
 ModelSpec wide_classifier(int batch_size) {
   ModelSpec spec = test::classifier(
       5, 1e-3f, {{512, Activation::relu}, {256, Activation::relu}, {4, Activation::softmax}});
