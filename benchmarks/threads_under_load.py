@@ -154,7 +154,7 @@ def table(rows, answers, builds, threads_list, loads):
             for b in builds:
                 for t in threads_list:
                     v = keyed.get((name, load, b, t))
-                    cells.append("-" if v is None else f"{v:.3f}")
+                    cells.append("-" if v is None else f"{v:.4g}")
             lines.append(f"| {name} | {load} | " + " | ".join(cells) + " |")
     if answers:
         lines += ["", "## The answer of `run --mode all --repeat R`", "",

@@ -15,12 +15,12 @@
 //     worker's whole training. So the tiny models never start it;
 //   - libxsmm 1.17 makes no kernel with op(B) transposed (the input gradient's product), so such a
 //     product transposes op(B) first (libxsmm's transposition, into a buffer of the thread's) and
-//     takes the kernel for the plain one. On one thread that is 0.9-1.8x OpenBLAS's time, but
+//     takes the kernel for the plain one. On one thread that is 1.35-1.6x OpenBLAS's time, but
 //     OpenBLAS past its small-matrix kernels takes concurrent callers one at a time: two threads
-//     each running 784-100 input-gradient products at once finished a pair in 2.3x one product's
-//     time, against libxsmm's 1.0x (2026-12-06 on an AMD EPYC VM; benchmarks/results/
-//     2026-12-06-cpu-threads/), and the cpu backend's team, packs and streams all call it from
-//     several threads.
+//     each running 784-100 input-gradient products at once finished a pair in 2.4x one product's
+//     time, against 1.03x this way (2026-12-06 on an AMD EPYC VM; benchmarks/results/
+//     2026-12-06-cpu-threads/concurrent_products.txt), and the cpu backend's team, packs and
+//     streams all call it from several threads.
 //
 // The choice depends on the shape alone, so a product gives the same bits run after run, and a pack
 // member's, with its model's shapes, those of the model alone. The two libraries round differently

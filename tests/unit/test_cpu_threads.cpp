@@ -136,16 +136,22 @@ TEST(CpuThreads, AStepSpreadsOnlyWhereItsTrialMeasuresThatItPays) {
     cpu::SpreadChoice choice;
     EXPECT_FALSE(choice_after_trial(choice, 1e-3, 0.97e-3)) << "within the margin: alone";
   }
-  // A machine that grows busy: the next trial, after kRetrial_s of launches, goes back to alone.
-  // (Launches of 2^-10 s, which add up exactly.)
+  // A machine that grows busy: the next trial goes back to alone. Trials come after 0.125 s of
+  // launches, then 0.25, 0.5... up to kRetrial_s. (Launches of 2^-10 s, which add up exactly.)
   const double launch_s = 1.0 / 1024;
   cpu::SpreadChoice choice;
   ASSERT_TRUE(choice_after_trial(choice, 2 * launch_s, launch_s));
-  const int until_retrial = int(cpu::SpreadChoice::kRetrial_s / launch_s);
-  for (int i = 0; i < until_retrial; ++i) {
-    ASSERT_TRUE(choice.spreads()) << "launch " << i << " after the trial";
-    choice.launched(launch_s);
+  for (double retrial_s = cpu::SpreadChoice::kFirstRetrial_s; retrial_s <= 4;
+       retrial_s = std::min(2 * retrial_s, cpu::SpreadChoice::kRetrial_s)) {
+    SCOPED_TRACE("after " + std::to_string(retrial_s) + " s");
+    for (int i = 0; i < int(retrial_s / launch_s); ++i) {
+      ASSERT_TRUE(choice.spreads()) << "launch " << i << " after the trial";
+      choice.launched(launch_s);
+    }
+    ASSERT_TRUE(choice_after_trial(choice, 2 * launch_s, launch_s));
+    if (retrial_s == cpu::SpreadChoice::kRetrial_s) break;
   }
+  for (int i = 0; i < int(cpu::SpreadChoice::kRetrial_s / launch_s); ++i) choice.launched(launch_s);
   EXPECT_FALSE(choice_after_trial(choice, launch_s, 2 * launch_s));
 }
 
