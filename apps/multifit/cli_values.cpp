@@ -166,12 +166,12 @@ void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
                    "off, or auto (on, but for host-exec, which emulates CUDA graphs)");
   backend.threads = usable_cores();
   cmd.add_option("--threads", backend.threads,
-                 "The cpu backend's threads, 1 to 4096 (default: the cores this process may use, " +
+                 "The run's cores for the cpu backend, 1 to 4096 (default: the cores this process "
+                 "may use, " +
                      std::to_string(backend.threads) +
-                     " here): a model alone splits its larger products and passes over them, a "
-                     "pack spreads its "
-                     "members over them, and models trained at once share them, one each when they "
-                     "are more")
+                     " here), which every mode shares: a model alone spreads a step over them "
+                     "where that measures faster, a pack spreads its members over them, and models "
+                     "trained at once share them, one each when they are more")
       ->check(whole_number(1, 4096));
 }
 
