@@ -9,6 +9,7 @@
 #include "study/concurrency.h"
 #include "study/model_worker.h"
 #include "study/modes/processes/worker_mps.h"
+#include "study/report/answer.h"
 #include "study/report/combine_parts.h"
 #include "study/sweep/rungs.h"
 #include "runtime/build_info.h"
@@ -299,7 +300,7 @@ std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std
         last = std::max(last, m.fit.steps.back().end_s);
       }
     }
-    Calibration c{kind, run.startup_s, std::nullopt, std::nullopt};
+    Calibration c{kind, run.startup_s, std::nullopt, std::nullopt, why_unjudged(run)};
     if (trained > 0 && last > first) {
       c.samples_per_s = double(trained) / (last - first);
       c.predicted_wall_s = c.startup_s.value_or(0) + double(samples) / *c.samples_per_s;

@@ -40,6 +40,9 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& jobs, const RunOptions& o
 struct Calibration {
   ModeKind mode;
   std::optional<double> startup_s, samples_per_s, predicted_wall_s;  // absent when nothing trained
+  // Why its timings cannot be judged, as a run's `unjudged` (study/report/answer.h): "" when they
+  // can, so that its samples/s is a quiet machine's.
+  std::string unjudged;
 };
 
 // Runs each mode on `jobs` with every model capped at `steps` training steps (start-up, barrier

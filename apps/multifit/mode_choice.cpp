@@ -17,10 +17,12 @@ ModeKind choose_mode(const std::vector<ModeKind>& modes, const std::vector<Job>&
   const double calibration_s = seconds_since(start);
   nlohmann::json measured = nlohmann::json::array();
   for (const Calibration& c : calibrations) {
-    measured.push_back({{"mode", to_string(c.mode)},
-                        {"startup_s", c.startup_s},
-                        {"samples_per_s", c.samples_per_s},
-                        {"predicted_wall_s", c.predicted_wall_s}});
+    measured.push_back(
+        {{"mode", to_string(c.mode)},
+         {"startup_s", c.startup_s},
+         {"samples_per_s", c.samples_per_s},
+         {"predicted_wall_s", c.predicted_wall_s},
+         {"unjudged", c.unjudged.empty() ? nlohmann::json() : nlohmann::json(c.unjudged)}});
     if (!options.quiet)
       std::fprintf(
           stderr,

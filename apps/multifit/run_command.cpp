@@ -19,6 +19,7 @@
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 #include "study/model_worker.h"
+#include "study/report/busy_cost.h"
 #include "study/report/ranking.h"
 
 namespace mf {
@@ -134,16 +135,17 @@ class Training {
       if (mode == ModeKind::serial) serial = run;
       if (serial) compare_with_serial(run, *serial);
       rank_run(run, args_.options.rank_by);
-      if (repeat == 1)
-        print_run_table(run, runs.empty());
-      else
-        print_run_line(run);
       runs.push_back(std::move(run));
+      note_busy_costs(runs);  // against the quiet runs so far; finish's again against them all
+      if (repeat == 1)
+        print_run_table(runs.back(), runs.size() == 1);
+      else
+        print_run_line(runs.back());
     }
   }
 
   // The journal's failure said; the writer's tables, errors, --save-best's models and outputs.
-  void finish(const std::vector<RunReport>& runs) {
+  void finish(std::vector<RunReport>& runs) {
     int& code = setup_.code;
     if (setup_.journal && !setup_.journal->error().empty()) {
       std::fprintf(
@@ -154,6 +156,7 @@ class Training {
       code = worse_exit_code(code, kExitFailure);
     }
     if (!rank_.writer()) return;
+    note_busy_costs(runs);
     if (args_.repeat > 1)
       print_repeats_table(runs);
     else if (runs.size() > 1)

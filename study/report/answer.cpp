@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "nn/fit.h"
+#include "study/report/busy_cost.h"
 #include "study/report/repeats.h"
 
 namespace mf {
@@ -16,7 +17,8 @@ std::string why_unjudged(const RunReport& run) {
     why = "wall " + format_duration(run.wall_s) + under;
   }
   if (run.machine && !run.machine->busy.empty())
-    why += (why.empty() ? "" : "; ") + std::string("a busy machine: ") + run.machine->busy;
+    why += (why.empty() ? "" : "; ") + std::string("a busy machine: ") + run.machine->busy +
+           busy_cost_words(run);
   return why;
 }
 

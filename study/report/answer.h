@@ -18,7 +18,8 @@ namespace mf {
 inline constexpr double kShortestJudged_s = 0.1;
 
 // "" where the run's timings can be judged; else why not, in words: its wall is under
-// kShortestJudged_s ("wall 7ms, under 0.1 s"), or the machine was busy (its machine.busy).
+// kShortestJudged_s ("wall 7ms, under 0.1 s"), or the machine was busy (its machine.busy, and
+// what that cost where something quiet measured its mode: study/report/busy_cost.h).
 std::string why_unjudged(const RunReport& run);
 
 // The sentence for `runs` (several modes, maybe repeated; their medians when repeated): the mode

@@ -209,6 +209,12 @@ struct MachineRecord {
   // Why the run's timings are not comparable with a quiet machine's (runtime/machine_load.h's
   // busy_machine), "" when nothing says so.
   std::string busy;
+  // What a busy machine cost the run (study/report/busy_cost.h): the samples/s while training that
+  // its mode reached on a quiet machine in the same invocation, and where ("run 2", the median of
+  // "runs 2 and 4", or "the calibration": --mode auto's). Absent, "" for a quiet run, or for a busy
+  // one that nothing quiet measured.
+  std::optional<double> quiet_samples_per_s;
+  std::string quiet_from;
 };
 
 // How a mode on the cpu backend used the run's one budget of cores (--threads, by default the cores
@@ -334,8 +340,9 @@ struct RunReport {
   std::string error;  // a failure of the run as a whole (its sweep file could not be read)
   // "auto": --mode auto's choice {mode, calibration_steps (the most steps per model),
   // calibration_s (the calibration's time, apart from wall_s), calibration: per mode, fastest
-  // predicted first, {mode, startup_s, samples_per_s, predicted_wall_s}, the last three null when
-  // nothing trained}; on --resume the journal's; null otherwise.
+  // predicted first, {mode, startup_s, samples_per_s, predicted_wall_s, unjudged}, the figures
+  // null when nothing trained, unjudged as a run's (null when its timings can be judged)}; on
+  // --resume the journal's; null otherwise.
   nlohmann::json auto_choice;
   // The ranking (study/report/ranking.h): its metric ("" before ranking), and the names of the
   // models that have a value of it, best first.

@@ -25,7 +25,9 @@ void to_json(json& j, const MachineRecord& m) {
        {"load_average_after", m.load_average_after},
        {"others_busy_cores", metric_json(m.others_busy_cores)},
        {"cpu_pressure", metric_json(m.cpu_pressure)},
-       {"busy", text(m.busy)}};
+       {"busy", text(m.busy)},
+       {"quiet_samples_per_s", metric_json(m.quiet_samples_per_s)},
+       {"quiet_from", text(m.quiet_from)}};
 }
 void from_json(const json& j, MachineRecord& m) {
   m.multifit = j.at("multifit");
@@ -37,6 +39,9 @@ void from_json(const json& j, MachineRecord& m) {
   m.others_busy_cores = optional_metric_from(j.at("others_busy_cores"));
   m.cpu_pressure = optional_metric_from(j.at("cpu_pressure"));
   m.busy = text_from(j.at("busy"));
+  // Absent from documents before them.
+  m.quiet_samples_per_s = optional_metric_from(j.value("quiet_samples_per_s", json()));
+  m.quiet_from = text_from(j.value("quiet_from", json()));
 }
 
 void to_json(json& j, const Arrangement& a) {

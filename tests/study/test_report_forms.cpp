@@ -72,7 +72,7 @@ using nlohmann::json;
                           r_models] = r;
   [[maybe_unused]] auto& [mr_multifit, mr_cores, mr_hardware_threads, mr_memory_total_bytes,
                           mr_load_average_before, mr_load_average_after, mr_others_busy_cores,
-                          mr_cpu_pressure, mr_busy] = mr;
+                          mr_cpu_pressure, mr_busy, mr_quiet_samples_per_s, mr_quiet_from] = mr;
   [[maybe_unused]] auto& [ar_cores, ar_at_once, ar_threads_each] = ar;
   [[maybe_unused]] auto& [rp_index, rp_host, rp_wall_s, rp_startup_s, rp_samples_per_s, rp_models] =
       rp;
@@ -278,9 +278,17 @@ RunReport full_run() {
   // A document's part with its figures, and a journal's, which has no run figures.
   r.shards = {{0, "node-1", 1.75, 0.125, 64.5, 4},
               {2, "node-3", std::nullopt, std::nullopt, std::nullopt, 2}};
-  r.machine = MachineRecord{
-      "multifit 0.16.0 (commit 0123456789ab) here",  2, 4, 25769803776, 3.5, 1.25, 0.75, 0.5,
-      "other processes kept 0.8 of its 2 cores busy"};
+  r.machine = MachineRecord{"multifit 0.16.0 (commit 0123456789ab) here",
+                            2,
+                            4,
+                            25769803776,
+                            3.5,
+                            1.25,
+                            0.75,
+                            0.5,
+                            "other processes kept 0.8 of its 2 cores busy",
+                            427.0,
+                            "run 2"};
   r.models = {full_model()};
   return r;
 }
@@ -409,7 +417,7 @@ std::string with_timeline(const char* document, const char* timeline) {
 
 // The run part of full_run()'s document, its models left to "models".
 std::string full_run_document(const std::string& models) {
-  return R"({
+  return R"doc({
   "backend": "cpu",
   "device_name": "a CPU",
   "device_schedule": "blocking_sync",
@@ -454,9 +462,10 @@ std::string full_run_document(const std::string& models) {
              {"index": 2, "host": "node-3", "wall_s": null, "startup_s": null, "samples_per_s": null, "models": 2}],
   "machine": {"multifit": "multifit 0.16.0 (commit 0123456789ab) here", "cores": 2, "hardware_threads": 4,
               "memory_total_bytes": 25769803776, "load_average_before": 3.5, "load_average_after": 1.25,
-              "others_busy_cores": 0.75, "cpu_pressure": 0.5, "busy": "other processes kept 0.8 of its 2 cores busy"},
-  "unjudged": "a busy machine: other processes kept 0.8 of its 2 cores busy",
-  "models": )" +
+              "others_busy_cores": 0.75, "cpu_pressure": 0.5, "busy": "other processes kept 0.8 of its 2 cores busy",
+              "quiet_samples_per_s": 427.0, "quiet_from": "run 2"},
+  "unjudged": "a busy machine: other processes kept 0.8 of its 2 cores busy; it trained at 0.50x the samples/s of its mode quiet (214 against 427, run 2)",
+  "models": )doc" +
          models + "}";
 }
 
@@ -600,7 +609,8 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
       all,
       std::string(
           R"({"answer": "not to be judged (serial: wall 0ms, under 0.1 s; packed: a busy machine: )"
-          R"(other processes kept 0.8 of its 2 cores busy): packed finished 1.75x sooner than )"
+          R"(other processes kept 0.8 of its 2 cores busy; it trained at 0.50x the samples/s of )"
+          R"(its mode quiet (214 against 427, run 2)): packed finished 1.75x sooner than )"
           R"(serial; each model trained 1.12x slower than alone", "mode": "all", "runs": [)") +
           kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument + "]}, " +
           full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
