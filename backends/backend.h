@@ -140,6 +140,12 @@ class Backend {
   // backend's, where a member's buffers then stay in its core's cache from step to step, so that
   // fit launches a pack's steps in runs. Elsewhere a run is only its launches one by one.
   virtual bool runs_members_apart() const { return false; }
+  // Whether a fit's warm-up before the start barrier (nn/fit.h's PackFit::warm_up) keeps work out
+  // of its training time: a CUDA device loads a kernel's module at its first launch, and the fit
+  // instantiates its step graphs there. The cpu backend loads nothing and records a step graph in
+  // microseconds, while the warm-up's snapshot of every member's arena would cost more than it
+  // saves (a pack of 512 tiny models: 33 ms of its 52 ms warm-up, more than its first epoch).
+  virtual bool warm_up_pays() const { return true; }
   // Whether capture() works here: on the cuda backend (real graphs) and host-exec (emulated) with
   // our kernels; not on the cpu, not with MULTIFIT_SYNC_LAUNCHES=1 or the cuBLAS and cuDNN paths.
   virtual bool has_graphs() const { return false; }

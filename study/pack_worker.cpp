@@ -47,7 +47,8 @@ void PackWorker::build(Backend& backend, DataSets& data) {
       member.attempt([&] { load_weights(*model_, member.job().load, int(z)); });
   }
   // The fit takes its batches from the pool now, before the start barrier, so that no cudaMalloc
-  // happens while other models train; its warm-up leaves the weights just loaded as they are.
+  // happens while other models train; its warm-up, where it pays (Backend::warm_up_pays), leaves
+  // the weights just loaded as they are.
   const bool graphs = use_graphs(options_.backend, backend);
   const auto line = [this](int member, const std::string& text) {
     if (watch_.progress) watch_.progress(prepared_[size_t(member)]->job().index, text);
@@ -65,7 +66,7 @@ void PackWorker::build(Backend& backend, DataSets& data) {
         *model_, *lead_of(prepared_)->data()->train,
         FitOptions{line, options_.timeline, watch_.stop, options_.calibration_steps, graphs,
                    watch_.steps, watch_.rungs, trials});
-    fit_->warm_up();
+    if (backend.warm_up_pays()) fit_->warm_up();
   });
   faults_ = std::any_of(prepared_.begin(), prepared_.end(), [&](const ModelWorker* member) {
     return !options_.inject_fault.empty() && member->job().name == options_.inject_fault;

@@ -62,6 +62,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<StepGraph> capture(const std::function<void()>& step) override;
   void run_together(const std::function<void()>& calls) override { capture(calls)->launch(); }
   bool runs_members_apart() const override { return true; }
+  bool warm_up_pays() const override { return false; }
 
   // rows must be null: the cpu backend's products (OpenBLAS) read a gathered batch.
   void dense_forward(const float* X, const float* W, const float* b, float* Y, float* Z, int m,
