@@ -15,12 +15,10 @@ namespace mf {
 void check_cpu_options(const BackendOptions& options) {
   if (options.gemm != GemmImpl::tiled)
     throw UserError(
-        "--gemm cublas: only the cuda backend has a cuBLAS path; drop --gemm or use --backend "
-        "cuda");
+        "--gemm cublas: only the cuda backend has a cuBLAS path; drop --gemm or use --backend cuda");
   if (options.activations != ActivationImpl::ours)
     throw UserError(
-        "--activations cudnn: only the cuda backend has a cuDNN path; drop --activations or use "
-        "--backend cuda");
+        "--activations cudnn: only the cuda backend has a cuDNN path; drop --activations or use --backend cuda");
 }
 
 namespace {

@@ -1,6 +1,7 @@
-// Element-wise activation kernels, a pack's members along grid.y. Must equal: activation_cpu.cpp
-// and dense_cpu.cpp's epilogue. Checked by: tests/parity/test_kernel_parity.cpp
-// (DenseParity.ForwardWithEveryActivation, KernelParity.Activations, PackParity.*).
+// Element-wise activation kernels, a pack's members along grid.y. Must equal: layers_cpu.cpp's
+// activation_forward and activation_backward, and dense_cpu.cpp's epilogue. Checked by:
+// tests/parity/test_kernel_parity.cpp (DenseParity.ForwardWithEveryActivation,
+// KernelParity.Activations, PackParity.*).
 #include "kernels/kernels.h"
 
 namespace mf::MF_TARGET {

@@ -1,18 +1,16 @@
 // Tiled GEMM for the three products of a dense layer. Must equal: dense_cpu.cpp (OpenBLAS).
 // Checked by: tests/parity/test_kernel_parity.cpp (DenseParity.*, every tile configuration:
 // KernelParityShapes).
-//   forward  Y(m,n)  = act(X(m,k)·W(k,n) + b)   A = X,  B = W; with rows, X's rows are read from
-//   the
-//                                                data set by index (from the step state's first_row
-//                                                on), so the batch needs no gather
+//   forward   Y(m,n) = act(X(m,k)·W(k,n) + b)  A = X, B = W; with rows, X's rows are read from the
+//                                              data set by index (from the step state's first_row
+//                                              on), so the batch needs no gather
 //   backward dX(m,k) = dZ(m,n)·Wᵀ ⊙ act'(Y)     A = dZ, B = W stored (N,K): trans_b; through = the
-//                                                layer below's activation and output, so its
-//                                                activation's backward costs no launch of its own
-//   backward dW(k,n) = Xᵀ·dZ(m,n)                A = X stored (K,M): trans_a, B = dZ; rows as
-//   forward's
-//            db(n)   = 1ᵀ·dZ(m,n)                col_sums: one more row of C, its row of op(A) all
-//            ones,
-//                                                so the bias gradient costs no launch of its own
+//                                              layer below's activation and output, so its
+//                                              activation's backward costs no launch of its own
+//   backward dW(k,n) = Xᵀ·dZ(m,n)               A = X stored (K,M): trans_a, B = dZ; rows as
+//                                              forward's
+//             db(n)  = 1ᵀ·dZ(m,n)               col_sums: one more row of C, its row of op(A) all
+//                                              ones: the bias gradient costs no launch of its own
 //
 // A pack's products run in one launch, member z's on grid.z, each on its own operands.
 // Each block computes a BM x BN tile of C; each thread a TM x TN sub-tile held

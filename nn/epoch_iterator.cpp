@@ -48,8 +48,7 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows,
   if (spec.preprocessing.empty()) return;
   if (!data.host_x())
     throw std::invalid_argument(
-        "EpochIterator: a model with preprocessing needs a data set with host rows "
-        "(DeviceData's keep_host_rows)");
+        "EpochIterator: a model with preprocessing needs a data set with host rows (DeviceData's keep_host_rows)");
   std::vector<const ModelSpec*> members;
   for (int z = 0; z < model.members(); ++z) members.push_back(&model.spec(z));
   pipeline_ = std::make_unique<InputPipeline>(

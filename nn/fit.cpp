@@ -148,10 +148,10 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
       break;
     case Loss::categorical_crossentropy:
       if (data.target_cols() != outputs)
-        fail("has " + std::to_string(data.target_cols()) +
-             " label columns but the output layer has " + std::to_string(outputs) +
-             " units; categorical_crossentropy needs one-hot labels (one column per unit) "
-             "or a class index");
+        fail(
+            "has " + std::to_string(data.target_cols()) +
+            " label columns but the output layer has " + std::to_string(outputs) +
+            " units; categorical_crossentropy needs one-hot labels (one column per unit) or a class index");
       break;
     case Loss::binary_crossentropy:
       if (data.target_cols() != outputs)
@@ -586,7 +586,8 @@ class PackFit::Epochs {
   const int64_t train_, val_;
   EpochIterator batches_;
   std::vector<FitResult> results_;
-  std::vector<bool> training_;  // not diverged
+  // Per member: still training, until it stops (diverged, early stopping, the scheduler's rung).
+  std::vector<bool> training_;
   const bool graphs_;
   std::map<int, std::unique_ptr<Backend::StepGraph>>
       step_graphs_;  // by the batch's rows: the last may be short

@@ -190,9 +190,9 @@ void check_callbacks(const ModelSpec& spec, const std::vector<CallbackField>& ca
                   c.monitor.value().is_string() ? c.monitor.value().get<std::string>() : "val_loss",
                   c.monitor);
     if (c.sets_learning_rate && spec.optimizer.schedule)
-      c.callback.fail("ReduceLROnPlateau with a learning-rate schedule",
-                      "Keras refuses to set the rate of a schedule: give the optimizer a constant "
-                      "learning_rate");
+      c.callback.fail(
+          "ReduceLROnPlateau with a learning-rate schedule",
+          "Keras refuses to set the rate of a schedule: give the optimizer a constant learning_rate");
   }
 }
 

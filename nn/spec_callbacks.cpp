@@ -106,8 +106,7 @@ std::vector<CallbackField> parse_callbacks(const Field& field, FitSpec& fit) {
   for (size_t i = 0; i < field.value().size(); ++i) {
     const Field item = field.item(i);
     item.require_object(
-        "a callback: {\"type\": \"EarlyStopping\", ...} or {\"class_name\": ..., \"config\": "
-        "{...}}");
+        "a callback: {\"type\": \"EarlyStopping\", ...} or {\"class_name\": ..., \"config\": {...}}");
     const KerasObject object(item, "type", "callback");
     for (const Instead& other : kInstead)
       if (object.kind() == other.class_name)

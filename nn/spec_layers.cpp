@@ -60,15 +60,13 @@ constexpr OutOfScope kOutOfScope[] = {
     {"AlphaDropout", "the nearest is Dropout"},
     {"SpatialDropout", "the nearest is Dropout"},
     {"Random",
-     "put it in \"preprocessing\", where RandomFlip, RandomTranslation, RandomZoom and "
-     "RandomContrast are"},
+     "put it in \"preprocessing\", where RandomFlip, RandomTranslation, RandomZoom and RandomContrast are"},
     {"LeakyReLU",
      "use {\"type\": \"Activation\", \"activation\": \"leaky_relu\"} (its negative_slope is 0.2)"},
     {"PReLU", "use an Activation layer: relu, leaky_relu, elu, selu, gelu, swish or softplus"},
 };
 constexpr const char* kScope =
-    "multifit trains Sequential dense networks of Dense, Dropout, BatchNormalization, Activation "
-    "and Flatten layers";
+    "multifit trains Sequential dense networks of Dense, Dropout, BatchNormalization, Activation and Flatten layers";
 
 // ---- Keras's defaults that multifit keeps ------------------------------------------------------
 
@@ -401,8 +399,7 @@ ParsedLayers parse_layers(const Field& field) {
   for (size_t i = 0; i < field.value().size(); ++i) {
     const Field item = field.item(i);
     item.require_object(
-        "a layer: an object with its \"type\" (Dense by default) and settings, or "
-        "{\"class_name\": ..., \"config\": {...}}");
+        "a layer: an object with its \"type\" (Dense by default) and settings, or {\"class_name\": ..., \"config\": {...}}");
     const KerasObject object(item, "type", "layer", "Dense");
     const bool first = parsed.layers.empty();
     if (object.kind() == "InputLayer") {  // the input's width: no layer of its own
@@ -460,9 +457,9 @@ ParsedLayers parse_layers(const Field& field) {
   const LayerSpec& last = parsed.layers.back();
   if (last.kind != LayerKind::dense && last.kind != LayerKind::activation)
     field.item(parsed.layers.size() - 1)
-        .fail(std::string("a ") + to_string(last.kind) + " layer last",
-              "the last layer must be Dense or Activation: the loss reads the model's output from "
-              "it");
+        .fail(
+            std::string("a ") + to_string(last.kind) + " layer last",
+            "the last layer must be Dense or Activation: the loss reads the model's output from it");
   if (std::none_of(parsed.layers.begin(), parsed.layers.end(),
                    [](const LayerSpec& l) { return l.kind == LayerKind::dense; }))
     field.fail("no Dense layer", "a model has at least one Dense layer");
@@ -470,7 +467,10 @@ ParsedLayers parse_layers(const Field& field) {
 }
 
 json layer_to_json(const LayerSpec& l) {
-  // Only what differs from Keras's defaults: an old spec's layers read back and write as they did.
+  // A layer's defining keys always (Dense's units and activation, Dropout's rate,
+  // BatchNormalization's momentum, epsilon, center and scale); its initializers, bias and
+  // regularizers only where they differ from Keras's defaults, so that an old spec's layers read
+  // back and write as they did.
   json out;
   if (l.kind != LayerKind::dense) out["type"] = to_string(l.kind);
   switch (l.kind) {

@@ -164,11 +164,11 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
     if (by_index &&
         (metric.kind == Metric::binary_accuracy || metric.kind == Metric::mean_absolute_error ||
          metric.kind == Metric::mean_squared_error))
-      item.fail(metric.name +
-                    " compares each output with its own target, but the targets are one class "
-                    "index for " +
-                    std::to_string(spec.outputs()) + " outputs",
-                "use an accuracy, or give one target column per output (\"targets\")");
+      item.fail(
+          metric.name +
+              " compares each output with its own target, but the targets are one class index for " +
+              std::to_string(spec.outputs()) + " outputs",
+          "use an accuracy, or give one target column per output (\"targets\")");
     if (metric.kind == Metric::sparse_categorical_accuracy && spec.target_cols() != 1)
       item.fail(metric.name + " needs a class index per row, but the spec has " +
                     std::to_string(spec.target_cols()) + " target columns",

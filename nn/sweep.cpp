@@ -346,11 +346,11 @@ Sweep load_sweep(const std::string& path) {
   const int forms =
       int(root.contains("models")) + int(root.contains("grid")) + int(root.contains("search"));
   if (forms != 1)
-    fail(path, "top level",
-         forms == 0 ? "no \"models\", \"grid\" or \"search\""
-                    : "more than one of \"models\", \"grid\" and \"search\"",
-         "expected one: a list of models, a grid of axes over a base spec, or a search of trials "
-         "over one");
+    fail(
+        path, "top level",
+        forms == 0 ? "no \"models\", \"grid\" or \"search\""
+                   : "more than one of \"models\", \"grid\" and \"search\"",
+        "expected one: a list of models, a grid of axes over a base spec, or a search of trials over one");
   std::optional<int> max_epochs;
   if (const auto scheduler = root.find("scheduler"); scheduler != root.end())
     sweep.scheduler = parse_scheduler(path, *scheduler, &max_epochs);

@@ -118,12 +118,9 @@ const SweepAxis* find_sweep_axis(const std::string& key) {
 
 std::string axis_needs(const std::string& axis, const json& base) {
   if (axis == "units" && !has_hidden(base, "Dense"))
-    return "the base has no hidden Dense layer for it to set; give the base one, or vary "
-           "\"hidden\"";
+    return "the base has no hidden Dense layer for it to set; give the base one, or vary \"hidden\"";
   if (axis == "dropout" && !has_hidden(base, "Dropout"))
-    return "the base has no Dropout layer for it to set; add one ({\"type\": \"Dropout\", "
-           "\"rate\": 0.2}) where the "
-           "rate should vary";
+    return "the base has no Dropout layer for it to set; add one ({\"type\": \"Dropout\", \"rate\": 0.2}) where the rate should vary";
   return "";
 }
 

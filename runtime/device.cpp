@@ -51,10 +51,9 @@ DeviceQuery query_devices() {
 }
 #else
 DeviceQuery query_devices() {
-  return {{},
-          "this multifit is built without CUDA (MULTIFIT_CUDA=OFF): rebuild where the CUDA toolkit "
-          "13 is installed "
-          "for --backend cuda"};
+  return {
+      {},
+      "this multifit is built without CUDA (MULTIFIT_CUDA=OFF): rebuild where the CUDA toolkit 13 is installed for --backend cuda"};
 }
 #endif
 

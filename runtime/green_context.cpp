@@ -154,8 +154,7 @@ std::vector<std::shared_ptr<GreenContext>> make_green_contexts(
 namespace {
 [[noreturn]] void no_cuda() {
   throw UserError(
-      "green contexts (--sm-partitions, a spec's \"device\" \"sms\") need a GPU: this multifit is "
-      "built without CUDA (MULTIFIT_CUDA=OFF)");
+      "green contexts (--sm-partitions, a spec's \"device\" \"sms\") need a GPU: this multifit is built without CUDA (MULTIFIT_CUDA=OFF)");
 }
 }  // namespace
 

@@ -69,9 +69,7 @@ MpiWorld::MpiWorld() {
   if (provided < MPI_THREAD_FUNNELED) {
     MPI_Finalize();
     throw UserError(
-        "this MPI gives no funneled threads (MPI_THREAD_FUNNELED), which the ranks' runner needs: "
-        "its "
-        "training threads run beside the thread that calls MPI");
+        "this MPI gives no funneled threads (MPI_THREAD_FUNNELED), which the ranks' runner needs: its training threads run beside the thread that calls MPI");
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -148,9 +146,7 @@ bool built_with_mpi() { return false; }
 
 MpiWorld::MpiWorld() {
   throw UserError(
-      "this multifit was built without MPI, so it cannot train one sweep over the ranks mpirun "
-      "started; "
-      "install Open MPI (openmpi-bin, libopenmpi-dev) and build again, or run it without mpirun");
+      "this multifit was built without MPI, so it cannot train one sweep over the ranks mpirun started; install Open MPI (openmpi-bin, libopenmpi-dev) and build again, or run it without mpirun");
 }
 MpiWorld::~MpiWorld() = default;
 void MpiWorld::send(int, const std::string&) {}

@@ -96,10 +96,9 @@ std::string find_mps_control() {
   }
   for (const std::string& folder : control_folders())
     if (const std::string path = folder + "/" + kControlName; is_executable_file(path)) return path;
-  throw UserError(std::string("cannot start an MPS control daemon: ") + kControlName +
-                  " is not on PATH nor in $CUDA_HOME/bin, /usr/local/cuda/bin, /usr/bin or "
-                  "/usr/sbin (it comes with the NVIDIA driver; MULTIFIT_MPS_CONTROL may give its "
-                  "path)");
+  throw UserError(
+      std::string("cannot start an MPS control daemon: ") + kControlName +
+      " is not on PATH nor in $CUDA_HOME/bin, /usr/local/cuda/bin, /usr/bin or /usr/sbin (it comes with the NVIDIA driver; MULTIFIT_MPS_CONTROL may give its path)");
 }
 
 MpsDaemon::MpsDaemon(const std::string& control, double socket_wait_s) {

@@ -72,12 +72,11 @@ void memory_bounds(std::vector<Bound>& bounds, const std::string& unit, const Mo
 void worker_bounds(std::vector<Bound>& bounds, const ModelNeeds& needs,
                    const MachineResources& machine, size_t gpus, GpuSharing sharing) {
   if (sharing == GpuSharing::time_sliced)
-    bounds.push_back({kTimeSlicedWorkersPerGpu * gpus, "time-slicing",
-                      std::to_string(kTimeSlicedWorkersPerGpu) + " workers a GPU without MPS" +
-                          on_each(gpus) +
-                          ": the GPU runs one context at a time, and more would only wait longer "
-                          "for their turns",
-                      false, ""});
+    bounds.push_back(
+        {kTimeSlicedWorkersPerGpu * gpus, "time-slicing",
+         std::to_string(kTimeSlicedWorkersPerGpu) + " workers a GPU without MPS" + on_each(gpus) +
+             ": the GPU runs one context at a time, and more would only wait longer for their turns",
+         false, ""});
   if (sharing == GpuSharing::mps)
     bounds.push_back({kMpsClientsPerGpu * gpus, "MPS clients",
                       std::to_string(kMpsClientsPerGpu) +

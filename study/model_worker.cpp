@@ -103,9 +103,7 @@ void ModelWorker::attempt(const std::function<void()>& stage) {
   } catch (const std::bad_alloc&) {  // data sets and other host buffers outside the pools
     report_.status = ModelStatus::oom;
     report_.error =
-        "out of host memory outside the model's pool (data sets, buffers); use less data, or raise "
-        "the "
-        "process's memory limit (ulimit -v) if one is set";
+        "out of host memory outside the model's pool (data sets, buffers); use less data, or raise the process's memory limit (ulimit -v) if one is set";
     code_ = kExitMistake;
   } catch (const UserError& e) {
     report_.status = ModelStatus::failed;

@@ -286,24 +286,23 @@ std::vector<Calibration> calibrate(const std::vector<ModeKind>& modes, const std
     int ignored = 0;
     const RunReport run = run_mode(*make_mode(kind, short_run), jobs, short_run, stop, &ignored);
     // The rate while training: the calibration's samples over the span of its steps, from the first
-    // step's start to the last one's end (a short run's teardown is not training).
-    int64_t samples = 0,
-            trained =
-                0;  // the whole sweep's (every model's rows times its epochs); the calibration's
+    // step's start to the last one's end (a short run's teardown is not training); planned: the
+    // whole sweep's samples (every model's rows times its epochs).
+    int64_t planned_samples = 0, calibration_samples = 0;
     double first = INFINITY, last = -INFINITY;
     for (size_t i = 0; i < jobs.size(); ++i) {
       const ModelReport& m = run.models[i];
-      if (jobs[i].spec) samples += m.train_rows * jobs[i].spec->fit.epochs;
-      trained += m.samples;
+      if (jobs[i].spec) planned_samples += m.train_rows * jobs[i].spec->fit.epochs;
+      calibration_samples += m.samples;
       if (!m.fit.steps.empty()) {
         first = std::min(first, m.fit.steps.front().begin_s);
         last = std::max(last, m.fit.steps.back().end_s);
       }
     }
     Calibration c{kind, run.startup_s, std::nullopt, std::nullopt, why_unjudged(run)};
-    if (trained > 0 && last > first) {
-      c.samples_per_s = double(trained) / (last - first);
-      c.predicted_wall_s = c.startup_s.value_or(0) + double(samples) / *c.samples_per_s;
+    if (calibration_samples > 0 && last > first) {
+      c.samples_per_s = double(calibration_samples) / (last - first);
+      c.predicted_wall_s = c.startup_s.value_or(0) + double(planned_samples) / *c.samples_per_s;
     }
     result.push_back(c);
   }

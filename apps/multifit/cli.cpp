@@ -138,8 +138,7 @@ int cli_main(int argc, char** argv, std::string* mistake_line) {
     if (launched_by_mpi() && app.got_subcommand(alone))
       return mistake(
           std::string("multifit ") + alone +
-          " does not run across MPI ranks: under mpirun each rank would "
-          "do the same work; run it without mpirun (multifit run trains a sweep over the ranks)");
+          " does not run across MPI ranks: under mpirun each rank would do the same work; run it without mpirun (multifit run trains a sweep over the ranks)");
   try {
     if (app.got_subcommand("train")) return train();
     if (app.got_subcommand("run")) return run();

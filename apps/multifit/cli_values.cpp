@@ -85,8 +85,7 @@ std::string read_shard(const std::string& text, Shard& shard) {
   constexpr size_t kMostParts = size_t(1)
                                 << 20;  // a sweep's most models: more parts would all be empty
   const std::string form =
-      "; expected I/N, the part I of N parts: two whole numbers, 0 <= I < N (0-based, as a "
-      "Slurm array's %a with --array=0-(N-1))";
+      "; expected I/N, the part I of N parts: two whole numbers, 0 <= I < N (0-based, as a Slurm array's %a with --array=0-(N-1))";
   const size_t slash = text.find('/');
   const auto digits = [](const std::string& s) {
     return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == std::string::npos;
@@ -123,10 +122,9 @@ void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
   cmd.add_option("--learning-rate", overrides.learning_rate,
                  "Override optimizer.learning_rate: a constant rate, in place of a schedule")
       ->check(positive_float());
-  cmd.add_option("--seed", overrides.seed,
-                 "Override seed, which draws the initial weights, each epoch's shuffle and "
-                 "Dropout's masks; "
-                 "synthetic data has a seed of its own (--data synthetic:KIND:seed=N)")
+  cmd.add_option(
+         "--seed", overrides.seed,
+         "Override seed, which draws the initial weights, each epoch's shuffle and Dropout's masks; synthetic data has a seed of its own (--data synthetic:KIND:seed=N)")
       ->check(seed_number());
   cmd.add_option("--memory-limit", overrides.memory_limit,
                  "Override memory.limit: a size with its unit (" + size_units() + "), e.g. 64MiB")
@@ -141,37 +139,26 @@ void add_spec_overrides(CLI::App& cmd, SpecOverrides& overrides) {
 void add_data_option(CLI::App& cmd, std::string& data) {
   cmd.add_option(
       "--data", data,
-      "The data source instead of the spec's data (every model's, for a sweep): fashion-mnist | "
-      "mnist:DIR | csv:TRAIN[,TEST] | npy:X,Y[,XTEST,YTEST] | synthetic:KIND[:key=value,...] with "
-      "KIND binary, regression or "
-      "teacher and keys rows, features, classes (teacher), seed (the data's own, 1234 unless "
-      "given: the "
-      "spec's seed and --seed do not change it)");
+      "The data source instead of the spec's data (every model's, for a sweep): fashion-mnist | mnist:DIR | csv:TRAIN[,TEST] | npy:X,Y[,XTEST,YTEST] | synthetic:KIND[:key=value,...] with KIND binary, regression or teacher and keys rows, features, classes (teacher), seed (the data's own, 1234 unless given: the spec's seed and --seed do not change it)");
 }
 
 void add_backend_options(CLI::App& cmd, BackendOptions& backend) {
   add_named_option(
       cmd, "--backend", backend.kind, kBackendNames,
-      "auto picks cuda when a device is usable, else cpu; host-exec runs the CUDA kernels on the "
-      "CPU, one OS thread per CUDA thread (slow: for checking and teaching)");
+      "auto picks cuda when a device is usable, else cpu; host-exec runs the CUDA kernels on the CPU, one OS thread per CUDA thread (slow: for checking and teaching)");
   add_named_option(cmd, "--gemm", backend.gemm, kGemmImplNames,
                    "CUDA products: tiled (our kernels) or cublas (reference)");
   add_named_option(cmd, "--activations", backend.activations, kActivationImplNames,
                    "CUDA activations and softmax: ours (our kernels) or cudnn (reference)");
-  add_named_option(cmd, "--graphs", backend.graphs, kGraphsNames,
-                   "Each training step recorded once and replayed: a CUDA graph on a GPU (one "
-                   "launch a step), on the "
-                   "cpu a recorded step (a pack's members each run their whole step, spread over "
-                   "the threads): on, "
-                   "off, or auto (on, but for host-exec, which emulates CUDA graphs)");
+  add_named_option(
+      cmd, "--graphs", backend.graphs, kGraphsNames,
+      "Each training step recorded once and replayed: a CUDA graph on a GPU (one launch a step), on the cpu a recorded step (a pack's members each run their whole step, spread over the threads): on, off, or auto (on, but for host-exec, which emulates CUDA graphs)");
   backend.threads = usable_cores();
-  cmd.add_option("--threads", backend.threads,
-                 "The run's cores for the cpu backend, 1 to 4096 (default: the cores this process "
-                 "may use, " +
-                     std::to_string(backend.threads) +
-                     " here), which every mode shares: a model alone spreads a step over them "
-                     "where that measures faster, a pack spreads its members over them, and models "
-                     "trained at once share them, one each when they are more")
+  cmd.add_option(
+         "--threads", backend.threads,
+         "The run's cores for the cpu backend, 1 to 4096 (default: the cores this process may use, " +
+             std::to_string(backend.threads) +
+             " here), which every mode shares: a model alone spreads a step over them where that measures faster, a pack spreads its members over them, and models trained at once share them, one each when they are more")
       ->check(whole_number(1, 4096));
 }
 

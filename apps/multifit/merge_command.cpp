@@ -63,23 +63,21 @@ int run_merge(const MergeArgs& args) {
 
 Command add_merge_command(CLI::App& app) {
   auto args = std::make_shared<MergeArgs>();
-  CLI::App* cmd =
-      app.add_subcommand("merge",
-                         "Merge the parts of one sweep (run --shard I/N's documents, or "
-                         "journals) into one document, as of one run of the sweep");
-  cmd->add_option("parts", args->parts,
-                  "The parts: result documents of run (one --mode each, not all) or their "
-                  "journals (OUT.journal), e.g. part-*.json")
+  CLI::App* cmd = app.add_subcommand(
+      "merge",
+      "Merge the parts of one sweep (run --shard I/N's documents, or journals) into one document, as of one run of the sweep");
+  cmd->add_option(
+         "parts", args->parts,
+         "The parts: result documents of run (one --mode each, not all) or their journals (OUT.journal), e.g. part-*.json")
       ->type_name("FILE")
       ->required();
   // Required, but said by run_merge: CLI11 would say so before it names a mistyped flag (--jsn).
   cmd->add_option("--json", args->files.json,
                   "Write the merged document here (-: standard output); required");
   cmd->add_option("--csv", args->files.csv, "Write one row per model here (-: standard output)");
-  cmd->add_option("--rank-by", args->rank_by,
-                  "Rank the models by this metric (default: as run ranks them, the first of "
-                  "val_accuracy, val_loss, "
-                  "test_accuracy, test_loss, train_s that some model has)")
+  cmd->add_option(
+         "--rank-by", args->rank_by,
+         "Rank the models by this metric (default: as run ranks them, the first of val_accuracy, val_loss, test_accuracy, test_loss, train_s that some model has)")
       ->transform(one_of(kRankByNames));
   return [args] { return run_merge(*args); };
 }

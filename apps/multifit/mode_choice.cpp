@@ -26,8 +26,7 @@ ModeKind choose_mode(const std::vector<ModeKind>& modes, const std::vector<Job>&
     if (!options.quiet)
       std::fprintf(
           stderr,
-          "multifit: auto: %-9s start-up %s, %.0f samples/s while training: the sweep in about "
-          "%s\n",
+          "multifit: auto: %-9s start-up %s, %.0f samples/s while training: the sweep in about %s\n",
           to_string(c.mode), format_duration(c.startup_s.value_or(0)).c_str(),
           c.samples_per_s.value_or(0),
           c.predicted_wall_s ? format_duration(*c.predicted_wall_s).c_str() : "(nothing trained)");
@@ -41,10 +40,10 @@ ModeKind choose_mode(const std::vector<ModeKind>& modes, const std::vector<Job>&
         "multifit: auto: %s, the fastest in a calibration of at most %lld steps per model (%s)\n",
         to_string(mode), (long long)steps, format_duration(calibration_s).c_str());
   else
-    std::fprintf(stderr,
-                 "multifit: auto: serial: no model trained in the calibration (%s), so nothing "
-                 "tells the modes apart\n",
-                 format_duration(calibration_s).c_str());
+    std::fprintf(
+        stderr,
+        "multifit: auto: serial: no model trained in the calibration (%s), so nothing tells the modes apart\n",
+        format_duration(calibration_s).c_str());
   record = {{"mode", to_string(mode)},
             {"calibration_steps", steps},
             {"calibration_s", calibration_s},

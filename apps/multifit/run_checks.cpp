@@ -60,9 +60,9 @@ void check_save_best_dir(const SaveBest& save) {
   std::error_code error;
   const fs::file_status status = fs::status(save.dir, error);
   if (fs::exists(status) && !fs::is_directory(status))
-    throw UserError(named +
-                    ": is a file, not a folder; give a folder for the best models' files "
-                    "(it is made when it does not exist)");
+    throw UserError(
+        named +
+        ": is a file, not a folder; give a folder for the best models' files (it is made when it does not exist)");
   const fs::path folder =
       fs::exists(status) ? fs::path(save.dir) : fs::absolute(save.dir, error).parent_path();
   if (!fs::exists(status) && !fs::is_directory(folder, error))

@@ -150,8 +150,7 @@ class Training {
     if (setup_.journal && !setup_.journal->error().empty()) {
       std::fprintf(
           stderr,
-          "multifit: error: %s; the models that ended after it are not in it (--resume would train "
-          "them again)\n",
+          "multifit: error: %s; the models that ended after it are not in it (--resume would train them again)\n",
           setup_.journal->error().c_str());
       code = worse_exit_code(code, kExitFailure);
     }
@@ -165,11 +164,10 @@ class Training {
     if (code == kExitInterrupted) print_resume_note(runs, setup_.journal ? plan_.journal : "");
     if (keeper_ && (stop_ || code == kExitInterrupted))  // here or on a rank: --resume finishes the
                                                          // run, and takes the staged weights on
-      std::fprintf(stderr,
-                   "multifit: note: --save-best: the run was interrupted, so its best are not "
-                   "chosen yet; the "
-                   "weights it staged stay in %s for --resume\n",
-                   keeper_->staging().c_str());
+      std::fprintf(
+          stderr,
+          "multifit: note: --save-best: the run was interrupted, so its best are not chosen yet; the weights it staged stay in %s for --resume\n",
+          keeper_->staging().c_str());
     else if (keeper_) {
       const auto staging = rank_.every_ranks(
           (std::filesystem::path(plan_.save_best->dir) / kStagingFolder).string());

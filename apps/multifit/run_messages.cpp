@@ -43,16 +43,14 @@ void print_resume_note(const std::vector<RunReport>& runs, const std::string& jo
   const std::string n =
       std::to_string(unfinished.size()) + (unfinished.size() == 1 ? " model" : " models");
   if (!journal.empty())
-    std::fprintf(stderr,
-                 "multifit: note: the run was interrupted with %s unfinished: the same command "
-                 "with --resume "
-                 "trains them, keeping what %s recorded\n",
-                 n.c_str(), journal.c_str());
+    std::fprintf(
+        stderr,
+        "multifit: note: the run was interrupted with %s unfinished: the same command with --resume trains them, keeping what %s recorded\n",
+        n.c_str(), journal.c_str());
   else
     std::fprintf(
         stderr,
-        "multifit: note: the run was interrupted with %s unfinished; it kept no journal to resume "
-        "from: a run with --json OUT (or --journal PATH) keeps one\n",
+        "multifit: note: the run was interrupted with %s unfinished; it kept no journal to resume from: a run with --json OUT (or --journal PATH) keeps one\n",
         n.c_str());
 }
 

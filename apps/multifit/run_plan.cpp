@@ -19,23 +19,18 @@ std::string repeats(const RunArgs& a) { return "--repeat " + std::to_string(a.re
 const OptionRule kOptionRules[] = {
     {[](const RunArgs& a, const RunPlan&, bool mpi) { return mpi && a.mode == "auto"; },
      [](const RunArgs&) -> std::string {
-       return "--mode auto is not available under mpirun: its calibration times the modes in one "
-              "process; run "
-              "--mode auto in one process first, then give the mode it chose";
+       return "--mode auto is not available under mpirun: its calibration times the modes in one process; run --mode auto in one process first, then give the mode it chose";
      }},
     {[](const RunArgs& a, const RunPlan&, bool mpi) { return mpi && !a.files.trace.empty(); },
      [](const RunArgs&) -> std::string {
-       return "--trace is not available under mpirun: each rank's step timeline is on its own "
-              "machine's clock; "
-              "trace a run in one process";
+       return "--trace is not available under mpirun: each rank's step timeline is on its own machine's clock; trace a run in one process";
      }},
     {[](const RunArgs& a, const RunPlan&, bool) {
        return a.repeat > 1 && (a.resume || !a.journal.empty());
      },
      [](const RunArgs& a) -> std::string {
        return std::string(a.resume ? "--resume" : "--journal") + " with " + repeats(a) +
-              ": a journal holds one run of each mode, and --repeat makes several; drop one of "
-              "them";
+              ": a journal holds one run of each mode, and --repeat makes several; drop one of them";
      }},
     {[](const RunArgs& a, const RunPlan&, bool) { return a.repeat > 1 && a.save_best_given; },
      [](const RunArgs& a) -> std::string {
@@ -55,28 +50,22 @@ const OptionRule kOptionRules[] = {
      }},
     {[](const RunArgs& a, const RunPlan& p, bool) { return a.resume && p.journal.empty(); },
      [](const RunArgs&) -> std::string {
-       return "--resume needs the journal of the run to resume: give that run's --json OUT (its "
-              "journal is "
-              "OUT.journal) or --journal PATH";
+       return "--resume needs the journal of the run to resume: give that run's --json OUT (its journal is OUT.journal) or --journal PATH";
      }},
     {[](const RunArgs&, const RunPlan& p, bool) { return is_standard_output(p.journal); },
      [](const RunArgs&) -> std::string {
-       return "--journal -: the journal is read back by --resume, so it needs a file; give a file "
-              "name";
+       return "--journal -: the journal is read back by --resume, so it needs a file; give a file name";
      }},
     {[](const RunArgs& a, const RunPlan&, bool) {
        return a.options.sm_share && a.options.mps == MpsUse::off;
      },
      [](const RunArgs& a) -> std::string {
        return "--sm-share " + std::to_string(*a.options.sm_share) +
-              " with --mps off: the share is MPS's (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); give "
-              "--mps on (or auto, with a daemon running), or drop --sm-share";
+              " with --mps off: the share is MPS's (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); give --mps on (or auto, with a daemon running), or drop --sm-share";
      }},
     {[](const RunArgs& a, const RunPlan& p, bool) { return a.save_best_given && p.all; },
      [](const RunArgs&) -> std::string {
-       return "--save-best keeps the models of one run, and --mode all makes four: give one --mode "
-              "(serial, "
-              "streams, processes, packed or auto)";
+       return "--save-best keeps the models of one run, and --mode all makes four: give one --mode (serial, streams, processes, packed or auto)";
      }},
 };
 
@@ -107,31 +96,24 @@ const NoEffect kNoEffects[] = {
     {[](const RunArgs& a, const RunPlan& p, BackendKind) {
        return a.options.keep_pools && one_mode_but(p, ModeKind::serial);
      },
-     "--keep-pools has no effect without --mode serial (or all, auto): the other modes hold every "
-     "model's pool "
-     "while they train"},
+     "--keep-pools has no effect without --mode serial (or all, auto): the other modes hold every model's pool while they train"},
     {[](const RunArgs& a, const RunPlan& p, BackendKind) {
        return a.options.stall_timeout_s && one_mode_but(p, ModeKind::processes);
      },
-     "--stall-timeout has no effect without --mode processes (or all, auto): a model in this "
-     "process cannot be "
-     "ended alone"},
+     "--stall-timeout has no effect without --mode processes (or all, auto): a model in this process cannot be ended alone"},
     {[](const RunArgs& a, const RunPlan& p, BackendKind) {
        return a.options.mps != MpsUse::as_found && one_mode_but(p, ModeKind::processes);
      },
-     "--mps has no effect without --mode processes (or all, auto): MPS is shared between "
-     "processes, and the other modes train in this one"},
+     "--mps has no effect without --mode processes (or all, auto): MPS is shared between processes, and the other modes train in this one"},
     {[](const RunArgs& a, const RunPlan& p, BackendKind) {
        return a.options.sm_share && one_mode_but(p, ModeKind::processes);
      },
-     "--sm-share has no effect without --mode processes (or all, auto): it is each worker "
-     "process's share under MPS"},
+     "--sm-share has no effect without --mode processes (or all, auto): it is each worker process's share under MPS"},
     {[](const RunArgs& a, const RunPlan& p, BackendKind) {
        return a.options.sm_partitions > 0 && one_mode_but(p, ModeKind::streams) &&
               one_mode_but(p, ModeKind::packed);
      },
-     "--sm-partitions has no effect without --mode streams or packed (or all, auto): it splits "
-     "the SMs between the models of one process"},
+     "--sm-partitions has no effect without --mode streams or packed (or all, auto): it splits the SMs between the models of one process"},
 };
 
 // A flag that needs a GPU, on a backend without one: its name and value as given.
@@ -175,9 +157,9 @@ RunPlan plan_run(const RunArgs& args, bool under_mpi) {
 void check_backend_flags(const RunArgs& args, BackendKind backend) {
   const std::string flag = gpu_flag_given(args.options);
   if (backend != BackendKind::cuda && !flag.empty())
-    throw UserError(flag + ": the " + std::string(to_string(backend)) +
-                    " backend has no GPU whose SMs it could share; give --backend cuda on a "
-                    "machine with a GPU, or drop the flag");
+    throw UserError(
+        flag + ": the " + std::string(to_string(backend)) +
+        " backend has no GPU whose SMs it could share; give --backend cuda on a machine with a GPU, or drop the flag");
 }
 
 std::vector<std::string> no_effect_notes(const RunArgs& args, const RunPlan& plan,

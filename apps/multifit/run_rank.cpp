@@ -49,9 +49,9 @@ std::string RunRank::agree_to_start(const std::string& mine, const nlohmann::jso
     if (!rank.error.empty())
       first = who + rank.error;
     else if (rank.run != run)
-      first = who + "it is to run " + rank.run.dump() + ", but rank 0 " + run.dump() +
-              ": every rank must be given the same sweep file, with the same contents, and the "
-              "same options";
+      first =
+          who + "it is to run " + rank.run.dump() + ", but rank 0 " + run.dump() +
+          ": every rank must be given the same sweep file, with the same contents, and the same options";
   }
   return world_->broadcast(first);
 }

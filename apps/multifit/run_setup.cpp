@@ -25,10 +25,10 @@ std::unique_ptr<Journal> open_journal(const std::string& path, const JournalRun&
   try {
     auto journal = std::make_unique<Journal>(path, run, resumed);
     if (!journal->previous().empty() && !quiet)
-      std::fprintf(stderr,
-                   "multifit: note: the earlier journal at %s is kept as %s (--resume finishes a "
-                   "run instead)\n",
-                   path.c_str(), journal->previous().c_str());
+      std::fprintf(
+          stderr,
+          "multifit: note: the earlier journal at %s is kept as %s (--resume finishes a run instead)\n",
+          path.c_str(), journal->previous().c_str());
     return journal;
   } catch (const SystemError& e) {
     std::fprintf(stderr, "multifit: error: %s; the run goes on without a journal\n", e.what());
@@ -107,11 +107,10 @@ void load_jobs(RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup
       // A trial's verdict waits for those before it in the sweep (study/sweep/rungs.h): one table
       // must see them all.
       if (rank.under_mpi() || args.shard)
-        throw UserError(options.models_path + ": scheduler: not available " +
-                        (rank.under_mpi() ? std::string("under mpirun") : "with --shard") +
-                        " yet: each part would judge its trials against its own only, and decide "
-                        "otherwise than "
-                        "one run; run the sweep in one process (any --mode)");
+        throw UserError(
+            options.models_path + ": scheduler: not available " +
+            (rank.under_mpi() ? std::string("under mpirun") : "with --shard") +
+            " yet: each part would judge its trials against its own only, and decide otherwise than one run; run the sweep in one process (any --mode)");
       options.scheduler = scheduler_for(*sweep.scheduler, setup.jobs);
     }
     if (!options.inject_fault.empty())
@@ -147,11 +146,10 @@ void take_shard(const RunArgs& args, const RunRank& rank, RunSetup& setup) {
   if (rank.writer() && args.shard && !options.inject_fault.empty() &&
       std::none_of(jobs.begin(), jobs.end(),
                    [&](const Job& j) { return j.name == options.inject_fault; }))
-    std::fprintf(stderr,
-                 "multifit: note: --inject-fault %s: that model is in another shard than %s, so "
-                 "nothing faults "
-                 "here\n",
-                 options.inject_fault.c_str(), to_string(*args.shard).c_str());
+    std::fprintf(
+        stderr,
+        "multifit: note: --inject-fault %s: that model is in another shard than %s, so nothing faults here\n",
+        options.inject_fault.c_str(), to_string(*args.shard).c_str());
   setup.journal_run = {to_string(options.backend.kind),
                        args.mode,
                        args.solo,

@@ -89,18 +89,13 @@ void print_header(const Columns& c, const std::string& ranked = "") {
 // What the columns mean, under a table.
 void print_legend(const Columns& c) {
   std::printf(
-      "  pool peak: the most of its memory pool in use; data: its share of the data set it read "
-      "(one copy\n"
-      "  per process, shared by the models there); process peak: the host memory its process held "
-      "at most\n"
-      "  (VmHWM), * the one process that every model of the run shared\n");
+      "  pool peak: the most of its memory pool in use; data: its share of the data set it read (one copy\n  per process, shared by the models there); process peak: the host memory its process held at most\n  (VmHWM), * the one process that every model of the run shared\n");
   if (c.device)
     std::printf(
         "  GPU process: the device memory NVML saw its process hold, the CUDA context included\n");
   if (c.input)
     std::printf(
-        "  input wait: the share of its epochs the model waited for its input pipeline's "
-        "batches\n");
+        "  input wait: the share of its epochs the model waited for its input pipeline's batches\n");
 }
 
 // One model's row; with its error below when `errors`, with its ranked value after it when given.
@@ -172,8 +167,7 @@ void print_run_line(const RunReport& run) {
   std::printf("\n");
   if (const std::string why = why_unjudged(run); !why.empty())
     std::printf(
-        "  not to be judged: %s; these timings are not comparable with a quiet machine's longer "
-        "run\n",
+        "  not to be judged: %s; these timings are not comparable with a quiet machine's longer run\n",
         why.c_str());
   if (run.scheduler) print_scheduler(*run.scheduler);
 }
@@ -290,10 +284,7 @@ void print_modes_table(const std::vector<RunReport>& runs) {
     std::printf("\n");
   }
   std::printf(
-      "  speedup: serial's wall over the mode's; mean slowdown: the mean of each model's train "
-      "time over its\n"
-      "  solo run's (a pack's: the pack's time over its members' solo times, below 1x when packing "
-      "pays)\n");
+      "  speedup: serial's wall over the mode's; mean slowdown: the mean of each model's train time over its\n  solo run's (a pack's: the pack's time over its members' solo times, below 1x when packing pays)\n");
   if (std::any_of(runs.begin(), runs.end(),
                   [](const RunReport& r) { return r.overlap_kind == "interleaved"; }))
     std::printf(

@@ -48,12 +48,12 @@ Job train_job(const TrainArgs& args) {
     job.name = job.spec->name;
     job.data = options.data.empty() ? job.spec->data : options.data;
   } catch (const UserError& e) {
-    job.error = is_sweep_file(path)
-                    ? path +
-                          " is a sweep; train one model with multifit train SPEC, or the sweep "
-                          "with multifit run " +
-                          path
-                    : e.what();
+    job.error =
+        is_sweep_file(path)
+            ? path +
+                  " is a sweep; train one model with multifit train SPEC, or the sweep with multifit run " +
+                  path
+            : e.what();
   }
   return job;
 }

@@ -416,8 +416,7 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaOptions& options) {
     library = make_cudnn_activations();
 #else
     throw UserError(
-        "--activations cudnn: this build found no cuDNN headers; install them and rebuild, or drop "
-        "the flag");
+        "--activations cudnn: this build found no cuDNN headers; install them and rebuild, or drop the flag");
 #endif
   }
   std::unique_ptr<GemmProducts> products;

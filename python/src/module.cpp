@@ -199,13 +199,12 @@ NB_MODULE(_multifit, m) {
         "What this build is: version, commit, whether it has CUDA and MPI.");
   m.def(
       "check_backend", [](const BackendChoice& choice) { backend_options(choice); }, "choice"_a,
-      "A ValueError for a backend, graphs, gemm, activations or threads that compile() would not "
-      "take.");
+      "A ValueError for a backend, graphs, gemm, activations or threads that compile() would not take.");
   m.def("set_worker_program", &mf::set_self_executable, "path"_a,
         "The multifit program that processes mode's workers run (this process is python).");
-  m.def("cli", &cli, "args"_a, "capture"_a = false,
-        "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', standard output "
-        "if captured).");
+  m.def(
+      "cli", &cli, "args"_a, "capture"_a = false,
+      "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', standard output if captured).");
 
   nb::class_<BackendChoice>(m, "BackendChoice")
       .def(nb::init<>())

@@ -39,8 +39,7 @@ mf::BackendOptions backend_options(const BackendChoice& choice) {
       mf::parse_named(mf::kActivationImplNames, choice.activations, "activations");
   if (choice.threads < 0 || choice.threads > 4096)
     throw mf::UserError("threads " + std::to_string(choice.threads) +
-                        ": expected 1 to 4096 (0: the cores this "
-                        "process may use)");
+                        ": expected 1 to 4096 (0: the cores this process may use)");
   options.threads = choice.threads ? choice.threads : mf::usable_cores();
   return options;
 }

@@ -180,11 +180,10 @@ class ThreadGroupsMode final : public Mode {
       if (backends[i]) fault = backends[i]->fault();
     if (fault.empty()) return false;
     for (auto& worker : workers)
-      worker->fail("the process's CUDA context was poisoned by a device fault (" + fault +
-                       "); the process's streams share it, so every model of the process is lost "
-                       "(processes mode "
-                       "isolates it)",
-                   1);
+      worker->fail(
+          "the process's CUDA context was poisoned by a device fault (" + fault +
+              "); the process's streams share it, so every model of the process is lost (processes mode isolates it)",
+          1);
     return true;
   }
 

@@ -9,10 +9,6 @@
 
 namespace mf {
 
-std::string rank_journal_path(const std::string& path, int rank) {
-  return rank_sibling(path, rank);
-}
-
 std::vector<std::string> rank_journals_beside(const std::string& path) {
   std::vector<std::string> paths;
   for (auto& [rank, sibling] : rank_siblings(path)) paths.push_back(std::move(sibling));

@@ -13,8 +13,6 @@
 
 namespace mf {
 
-std::string rank_journal_path(const std::string& path, int rank);  // PATH.rank-R; PATH for rank 0
-
 // Every rank's journal beside `path` (PATH.rank-R, R from 1), in rank order.
 std::vector<std::string> rank_journals_beside(const std::string& path);
 

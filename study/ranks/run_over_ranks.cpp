@@ -339,10 +339,10 @@ RunReport run_over_ranks(ModeKind mode, const std::vector<Job>& all_jobs, const 
       PartsRan::together, ranks,
       in_sweep_order(all_jobs, std::move(gathered.ended), record, options, exit_code));
   note_options(run, mode, options);
-  run.gpu_note = options.backend.kind == BackendKind::cuda
-                     ? "no one GPU summary for the ranks' GPUs: each model's process_device_bytes "
-                       "is its own process's"
-                     : no_gpu_note(options.backend.kind);
+  run.gpu_note =
+      options.backend.kind == BackendKind::cuda
+          ? "no one GPU summary for the ranks' GPUs: each model's process_device_bytes is its own process's"
+          : no_gpu_note(options.backend.kind);
   return run;
 }
 

@@ -79,12 +79,12 @@ RunReport combine_parts(PartsRan how, const std::vector<PartFigures>& parts,
     run.samples_per_s = double(samples) / train_s;
   }
   run.concurrency_reason =
-      together ? std::to_string(parts.size()) +
-                     " ranks, each training at most its own concurrency at once (rank 0: " +
-                     (parts.empty() ? "" : parts.front().concurrency_reason) + ")"
-               : "merged from " + std::to_string(parts.size()) +
-                     " parts: the most that one part trained at once (each part's reason is in its "
-                     "document)";
+      together
+          ? std::to_string(parts.size()) +
+                " ranks, each training at most its own concurrency at once (rank 0: " +
+                (parts.empty() ? "" : parts.front().concurrency_reason) + ")"
+          : "merged from " + std::to_string(parts.size()) +
+                " parts: the most that one part trained at once (each part's reason is in its document)";
   return run;
 }
 

@@ -52,21 +52,18 @@ void check_document(const std::string& path, const json& doc) {
       for (const json& run : doc["runs"])
         modes += (modes.empty() ? "" : ", ") +
                  (run.is_object() ? run.value("mode", std::string("?")) : "?");
-    throw UserError(path + ": a document of " + std::to_string(doc["runs"].size()) + " runs (" +
-                    modes +
-                    "; --mode all or --repeat): merge takes documents of one run; run every shard "
-                    "once, with one of --mode serial, streams, processes or packed (or auto)");
+    throw UserError(
+        path + ": a document of " + std::to_string(doc["runs"].size()) + " runs (" + modes +
+        "; --mode all or --repeat): merge takes documents of one run; run every shard once, with one of --mode serial, streams, processes or packed (or auto)");
   }
   if (!doc.contains("models") || !doc["models"].is_array() || !doc.contains("mode"))
     throw UserError(
         path +
-        ": not a multifit result document (no models and mode): give run's --json documents or "
-        "their journals");
+        ": not a multifit result document (no models and mode): give run's --json documents or their journals");
   if (!doc.contains("sweep"))
     throw UserError(
         path +
-        ": a document that does not name its sweep (field sweep): written by a multifit from "
-        "before --shard; merge takes documents of this version");
+        ": a document that does not name its sweep (field sweep): written by a multifit from before --shard; merge takes documents of this version");
   if (doc["sweep"].is_null()) {
     const std::string error =
         doc.value("error", json()).is_string() ? doc["error"].get<std::string>() : "";
@@ -105,8 +102,7 @@ void read_journal_part(Part& part, const std::string& text, std::vector<std::str
   if (header.sweep.fingerprint.empty())
     throw UserError(
         path +
-        ":1: a journal that does not name its sweep (written by a multifit from before "
-        "--shard): finish its run with --resume, which writes a document, and merge that");
+        ":1: a journal that does not name its sweep (written by a multifit from before --shard): finish its run with --resume, which writes a document, and merge that");
   part.run.sweep = header.sweep;
   part.run.shard = header.shard;
   part.run.backend = header.backend;
@@ -115,8 +111,7 @@ void read_journal_part(Part& part, const std::string& text, std::vector<std::str
   if (mode == "all")
     throw UserError(
         path +
-        ":1: the journal of a --mode all run: merge takes parts of one mode; run every shard "
-        "with one of --mode serial, streams, processes or packed (or auto)");
+        ":1: the journal of a --mode all run: merge takes parts of one mode; run every shard with one of --mode serial, streams, processes or packed (or auto)");
   // --mode auto: the mode it chose; none yet when it was killed in its calibration, which journals
   // nothing.
   if (mode == "auto")
@@ -143,9 +138,9 @@ void read_journal_part(Part& part, const std::string& text, std::vector<std::str
                     " model lines of another mode than its run's " + mode +
                     " (--solo's runs alone) left out");
   if (journal.cut_line > 0)
-    notes.push_back(path + ":" + std::to_string(journal.cut_line) +
-                    ": cut short, as a runner killed while writing it leaves it: its model is not "
-                    "in the merge");
+    notes.push_back(
+        path + ":" + std::to_string(journal.cut_line) +
+        ": cut short, as a runner killed while writing it leaves it: its model is not in the merge");
 }
 
 // Each model where the part says it is: in the sweep, in its shard, once.
@@ -207,12 +202,11 @@ void check_same_sweep(const Part& part, const Part& first) {
                     first.path + " is of " + identity_words(first_sweep) +
                     ": parts of another sweep");
   if (sweep.fingerprint != first_sweep.fingerprint)
-    throw UserError(part.path + ": a part of the sweep " + identity_words(sweep) + " as " +
-                    first.path + " is, but its models' specs differ (fingerprint " +
-                    sweep.fingerprint + ", " + first.path + "'s " + first_sweep.fingerprint +
-                    "): another sweep file of that name, or other overrides (--epochs, "
-                    "--learning-rate, --seed, --batch-size, --memory-limit, --memory); run every "
-                    "part with the same ones");
+    throw UserError(
+        part.path + ": a part of the sweep " + identity_words(sweep) + " as " + first.path +
+        " is, but its models' specs differ (fingerprint " + sweep.fingerprint + ", " + first.path +
+        "'s " + first_sweep.fingerprint +
+        "): another sweep file of that name, or other overrides (--epochs, --learning-rate, --seed, --batch-size, --memory-limit, --memory); run every part with the same ones");
 }
 
 // Refuses `part` where it does not belong with the parts before it (`typed`: the first that has a
@@ -227,10 +221,9 @@ void check_belongs(const Part& part, const Part* typed, const std::vector<Part>&
       throw UserError(path + ": trained on the " + run.backend + " backend, but " + typed->path +
                       " on the " + their.backend + " backend: merge takes parts of one backend");
     if (!run.mode.empty() && !their.mode.empty() && run.mode != their.mode)
-      throw UserError(path + ": a run in " + run.mode + " mode, but " + typed->path + " in " +
-                      their.mode +
-                      " mode: merge takes parts of one mode (run every shard with the same --mode; "
-                      "with auto each shard chooses its own)");
+      throw UserError(
+          path + ": a run in " + run.mode + " mode, but " + typed->path + " in " + their.mode +
+          " mode: merge takes parts of one mode (run every shard with the same --mode; with auto each shard chooses its own)");
   }
   // The journals of one run's MPI ranks (PATH, PATH.rank-R) are one part, each with its own models.
   const auto of_one_run = [](const Part& a, const Part& b) {
@@ -240,9 +233,9 @@ void check_belongs(const Part& part, const Part* typed, const std::vector<Part>&
     for (const Part& other : before)
       if (other.run.shard && other.run.shard->index == run.shard->index &&
           other.run.shard->count == run.shard->count && !of_one_run(part, other))
-        throw UserError(path + ": " + shard_words(run.shard) + ", as " + other.path +
-                        " is: each part once (a shard's journal and its document are one part: "
-                        "give one of them)");
+        throw UserError(
+            path + ": " + shard_words(run.shard) + ", as " + other.path +
+            " is: each part once (a shard's journal and its document are one part: give one of them)");
 }
 
 // Refuses `part` where one of its models is in a part before it: a model twice, or another model at
