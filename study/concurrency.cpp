@@ -185,6 +185,42 @@ WorkerContext context_of(const WorkerProbe& probe) {
   return {*report.process_device_bytes - own, "measured by the probe"};
 }
 
+namespace {
+
+// One model's part of the run's needs, as measured by a probe or bounded from its spec: its pool,
+// its data set's bytes and its step timeline's; in processes mode its worker's host bytes besides
+// its pool and timeline, its threads (0: not known) and, on a GPU, its CUDA context.
+struct ModelCost {
+  size_t pool = 0, data = 0, timeline = 0;
+  size_t worker_host = 0;
+  size_t worker_threads = 0;
+  WorkerContext context;
+};
+
+// Takes `cost` into `needs`, the most any model takes: a worker holds its own data set; in one
+// process each source's data set is held once (`sources`: those counted), each model its pool and
+// overhead.
+void take_cost(ModelNeeds& needs, const ModelCost& cost, const std::string& source, bool processes,
+               bool gpu, std::set<std::string>& sources) {
+  const size_t host_pool = gpu ? 0 : cost.pool;  // a pool lives on the host or on its GPU
+  if (processes) {
+    needs.host_bytes = std::max(needs.host_bytes, cost.worker_host + host_pool + cost.timeline);
+    if (gpu) {
+      needs.device_bytes = std::max(needs.device_bytes, cost.context.bytes + cost.pool + cost.data);
+      if (cost.context.bytes > needs.context.bytes) needs.context = cost.context;
+    }
+    needs.threads = std::max(needs.threads, cost.worker_threads);
+  } else {
+    needs.host_bytes =
+        std::max(needs.host_bytes, kInProcessOverheadBytes + host_pool + cost.timeline);
+    if (gpu) needs.device_bytes = std::max(needs.device_bytes, cost.pool);
+    if (sources.insert(source).second)
+      (gpu ? needs.shared_device_bytes : needs.shared_host_bytes) += cost.data;
+  }
+}
+
+}  // namespace
+
 ModelNeeds needs_of(ModeKind mode, const std::vector<Job>& jobs,
                     const std::map<std::string, WorkerProbe>& probes, const RunOptions& options) {
   const bool processes = mode == ModeKind::processes,
@@ -203,26 +239,16 @@ ModelNeeds needs_of(ModeKind mode, const std::vector<Job>& jobs,
     const size_t pool = spec.memory.mode == PoolMode::reserve || rows == 0
                             ? spec.memory.limit_bytes
                             : std::min(training_plan(spec, rows).total(), spec.memory.limit_bytes);
-    const size_t data = probe.report.data_bytes;
     const int64_t batches = rows == 0 ? 0 : (rows + spec.fit.batch_size - 1) / spec.fit.batch_size;
-    const size_t timeline =
-        options.timeline ? size_t(batches * spec.fit.epochs) * kTimelineBytesPerStep : 0;
-    if (processes) {  // a worker's own, measured; its pool on the host or on its GPU, its timeline
-      needs.host_bytes = std::max(needs.host_bytes, probe.peak_resident_bytes + kAfterProbeBytes +
-                                                        (gpu ? 0 : pool) + timeline);
-      if (gpu) {
-        const WorkerContext context = context_of(probe);
-        needs.device_bytes = std::max(needs.device_bytes, context.bytes + pool + data);
-        if (context.bytes > needs.context.bytes) needs.context = context;
-      }
-      needs.threads = std::max(needs.threads, probe.threads + 1);  // and its heartbeat's
-    } else {  // one process: the data sets once, each model its pool and overhead
-      needs.host_bytes =
-          std::max(needs.host_bytes, kInProcessOverheadBytes + (gpu ? 0 : pool) + timeline);
-      if (gpu) needs.device_bytes = std::max(needs.device_bytes, pool);
-      if (data_taken.insert(job.data).second)
-        (gpu ? needs.shared_device_bytes : needs.shared_host_bytes) += data;
+    ModelCost cost{
+        pool, probe.report.data_bytes,
+        options.timeline ? size_t(batches * spec.fit.epochs) * kTimelineBytesPerStep : 0};
+    if (processes) {  // a worker's own, measured, and its heartbeat's thread
+      cost.worker_host = probe.peak_resident_bytes + kAfterProbeBytes;
+      cost.worker_threads = size_t(probe.threads) + 1;
+      if (gpu) cost.context = context_of(probe);
     }
+    take_cost(needs, cost, job.data, processes, gpu, data_taken);
   }
   return needs;
 }
@@ -274,30 +300,18 @@ std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& job
     const std::optional<size_t> data = data_bytes_bound(job.data);
     if (!data || !spec.preprocessing.empty())
       return std::nullopt;  // a host copy of its rows besides
-    const size_t pool = spec.memory.limit_bytes;
     // Every row is at least its inputs and one label; each epoch's batches at most one a row.
     const size_t rows = *data / (sizeof(float) * size_t(std::max(spec.input, 0) + 1));
-    const size_t timeline =
-        options.timeline ? rows * size_t(spec.fit.epochs) * kTimelineBytesPerStep : 0;
-    if (processes) {
-      needs.host_bytes =
-          std::max(needs.host_bytes, kWorkerBoundBytes + *data + (gpu ? 0 : pool) + timeline);
-      // The context at its most, not at kContextBytes: that figure is assumed, and this bound lets
-      // the run skip the probe that would measure it. So the device bound needs the probe only
-      // where the workers would not all fit even at kContextBoundBytes, and time-slicing or MPS
-      // clients bind first: kTimeSlicedWorkersPerGpu (16) of them fit in 16 GiB and more free a
-      // GPU, kMpsClientsPerGpu (48) in 48 GiB and more, besides their pools and data.
-      if (gpu) {
-        needs.context = {kContextBoundBytes, "taken at its most: no probe ran"};
-        needs.device_bytes = std::max(needs.device_bytes, kContextBoundBytes + pool + *data);
-      }
-    } else {
-      needs.host_bytes =
-          std::max(needs.host_bytes, kInProcessOverheadBytes + (gpu ? 0 : pool) + timeline);
-      if (gpu) needs.device_bytes = std::max(needs.device_bytes, pool);
-      if (sources.insert(job.data).second)
-        (gpu ? needs.shared_device_bytes : needs.shared_host_bytes) += *data;
-    }
+    ModelCost cost{spec.memory.limit_bytes, *data,
+                   options.timeline ? rows * size_t(spec.fit.epochs) * kTimelineBytesPerStep : 0};
+    cost.worker_host = kWorkerBoundBytes + *data;
+    // The context at its most, not at kContextBytes: that figure is assumed, and this bound lets
+    // the run skip the probe that would measure it. So the device bound needs the probe only where
+    // the workers would not all fit even at kContextBoundBytes, and time-slicing or MPS clients
+    // bind first: kTimeSlicedWorkersPerGpu (16) of them fit in 16 GiB and more free a GPU,
+    // kMpsClientsPerGpu (48) in 48 GiB and more, besides their pools and data.
+    if (processes && gpu) cost.context = {kContextBoundBytes, "taken at its most: no probe ran"};
+    take_cost(needs, cost, job.data, processes, gpu, sources);
   }
   return needs;
 }
