@@ -123,51 +123,38 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
   auto fail = [&](const std::string& problem) {
     throw UserError("model '" + spec.name + "': " + what + " " + problem);
   };
-  const int classes = host.classes;
-  const std::string at = host.label_at.empty() ? "" : " (" + host.label_at + ")";
   if (data.features() != spec.input)
     fail("has " + std::to_string(data.features()) + " features but the spec's input is " +
          std::to_string(spec.input));
-  const int outputs = spec.outputs();
+  const int outputs = spec.outputs(), columns = data.target_cols();
   const char* loss = to_string(spec.loss.kind);
-  const bool by_index = data.target_cols() == 1 && outputs > 1;  // class indices
-  if (by_index && (spec.loss.kind == Loss::sparse_categorical_crossentropy ||
-                   spec.loss.kind == Loss::categorical_crossentropy)) {
-    if (classes < 1)
-      fail("has a label that is not a class index" + at + "; " + loss + " needs labels 0 to " +
-           std::to_string(outputs - 1) + " (one per unit of the output layer)");
-    if (classes > outputs)
-      fail("has labels up to " + std::to_string(classes - 1) + at + " but the output layer has " +
-           std::to_string(outputs) + " units; labels must be 0 to " + std::to_string(outputs - 1));
-    return;
+  if (!spec.takes_label_columns(columns)) {
+    const std::string has = "has " + std::to_string(columns), units = std::to_string(outputs);
+    if (spec.loss.kind == Loss::sparse_categorical_crossentropy)
+      fail(has + " label columns; sparse_categorical_crossentropy needs one");
+    if (spec.loss.kind == Loss::categorical_crossentropy)
+      fail(
+          has + " label columns but the output layer has " + units +
+          " units; categorical_crossentropy needs one-hot labels (one column per unit) or a class index");
+    if (spec.loss.kind == Loss::binary_crossentropy)
+      fail(has + " label column(s) but the output layer has " + units +
+           " units; binary_crossentropy needs one 0/1 label per unit");
+    fail(has + " target column(s) but the output layer has " + units + " units; " + loss +
+         " needs one per unit");
   }
-  switch (spec.loss.kind) {
-    case Loss::sparse_categorical_crossentropy:
-      fail("has " + std::to_string(data.target_cols()) +
-           " label columns; sparse_categorical_crossentropy needs one");
-      break;
-    case Loss::categorical_crossentropy:
-      if (data.target_cols() != outputs)
-        fail(
-            "has " + std::to_string(data.target_cols()) +
-            " label columns but the output layer has " + std::to_string(outputs) +
-            " units; categorical_crossentropy needs one-hot labels (one column per unit) or a class index");
-      break;
-    case Loss::binary_crossentropy:
-      if (data.target_cols() != outputs)
-        fail("has " + std::to_string(data.target_cols()) +
-             " label column(s) but the output layer has " + std::to_string(outputs) +
-             " units; binary_crossentropy needs one 0/1 label per unit");
-      if (classes < 1 || classes > 2)
-        fail("has a label that is not 0 or 1" + at + "; binary_crossentropy needs labels 0 and 1");
-      break;
-    default:
-      if (data.target_cols() != outputs)
-        fail("has " + std::to_string(data.target_cols()) +
-             " target column(s) but the output layer has " + std::to_string(outputs) + " units; " +
-             loss + " needs one per unit");
-      break;
-  }
+  const int classes = host.classes;
+  const std::string at = host.label_at.empty() ? "" : " (" + host.label_at + ")";
+  const bool class_indices = columns == 1 && outputs > 1 &&
+                             (spec.loss.kind == Loss::sparse_categorical_crossentropy ||
+                              spec.loss.kind == Loss::categorical_crossentropy);
+  if (class_indices && classes < 1)
+    fail("has a label that is not a class index" + at + "; " + loss + " needs labels 0 to " +
+         std::to_string(outputs - 1) + " (one per unit of the output layer)");
+  if (class_indices && classes > outputs)
+    fail("has labels up to " + std::to_string(classes - 1) + at + " but the output layer has " +
+         std::to_string(outputs) + " units; labels must be 0 to " + std::to_string(outputs - 1));
+  if (spec.loss.kind == Loss::binary_crossentropy && (classes < 1 || classes > 2))
+    fail("has a label that is not 0 or 1" + at + "; binary_crossentropy needs labels 0 and 1");
 }
 
 namespace {

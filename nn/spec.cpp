@@ -143,24 +143,22 @@ void check_loss_fits_output(const ModelSpec& spec, const Field& root) {
 void check_targets(const ModelSpec& spec, const Field& targets) {
   const int outputs = spec.outputs();
   const char* name = to_string(spec.loss.kind);
+  if (spec.takes_label_columns(spec.targets)) return;
   switch (spec.loss.kind) {
     case Loss::sparse_categorical_crossentropy:
-      if (spec.targets != 1)
-        targets.fail("sparse_categorical_crossentropy takes one label column", "expected 1");
+      targets.fail("sparse_categorical_crossentropy takes one label column", "expected 1");
       return;
     case Loss::categorical_crossentropy:
-      if (spec.targets != 1 && spec.targets != outputs)
-        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " +
-                         std::to_string(outputs) + " units",
-                     "expected " + std::to_string(outputs) +
-                         " (one-hot or soft labels) or 1 (class indices)");
+      targets.fail(
+          "got " + std::to_string(spec.targets) + ", but the output layer has " +
+              std::to_string(outputs) + " units",
+          "expected " + std::to_string(outputs) + " (one-hot or soft labels) or 1 (class indices)");
       return;
     default:
-      if (spec.targets != outputs)
-        targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " +
-                         std::to_string(outputs) + " units",
-                     "expected " + std::to_string(outputs) + ": " + name +
-                         " needs one target column per unit");
+      targets.fail("got " + std::to_string(spec.targets) + ", but the output layer has " +
+                       std::to_string(outputs) + " units",
+                   "expected " + std::to_string(outputs) + ": " + name +
+                       " needs one target column per unit");
   }
 }
 
@@ -321,6 +319,12 @@ ModelSpec load_model_spec(const std::string& path) {
 
 const char* to_string(Activation a) { return name_of(kActivationNames, a); }
 const char* to_string(LayerKind k) { return name_of(kLayerKindNames, k); }
+
+bool ModelSpec::takes_label_columns(int columns) const {
+  if (loss.kind == Loss::sparse_categorical_crossentropy) return columns == 1;
+  if (loss.kind == Loss::categorical_crossentropy) return columns == 1 || columns == outputs();
+  return columns == outputs();
+}
 
 int ModelSpec::target_cols() const {
   if (loss.kind == Loss::sparse_categorical_crossentropy) return 1;

@@ -308,6 +308,11 @@ struct ModelSpec {
   // `targets` (a class index or one-hot labels) for categorical cross-entropy, one per output for
   // the rest.
   int target_cols() const;
+  // Whether the loss reads `columns` label columns a row from this model's outputs (Keras's rule):
+  // sparse categorical cross-entropy one (class indices), categorical cross-entropy one (class
+  // indices) or one per output (one-hot or soft labels), every other loss one per output. The spec
+  // (`targets`) and a data set's labels are both checked by it.
+  bool takes_label_columns(int columns) const;
   // The output's activation: the last layer's (a Dense or an Activation).
   Activation output_activation() const { return layers.back().activation; }
   // The metrics it reports: those listed, or without a list a classification loss's accuracy
