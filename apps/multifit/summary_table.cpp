@@ -77,12 +77,19 @@ Columns columns_of(const RunReport& run) {
   return c;
 }
 
+// The table's columns, the header's and every row's: model, status, start-up, train, solo,
+// slowdown, test acc, pool peak, data and process peak; then those only some runs have.
+constexpr const char* kColumns = "  %-28s %-8s %9s %9s %9s %9s %9s %10s %10s %12s";
+void print_optional_columns(const Columns& c, const std::string& device, const std::string& input) {
+  if (c.device) std::printf(" %12s", device.c_str());
+  if (c.input) std::printf(" %10s", input.c_str());
+}
+
 // The table's header; `ranked`, the metric of a last column.
 void print_header(const Columns& c, const std::string& ranked = "") {
-  std::printf("  %-28s %-8s %9s %9s %9s %9s %9s %10s %10s %12s", "model", "status", "start-up",
-              "train", "solo", "slowdown", "test acc", "pool peak", "data", "process peak");
-  if (c.device) std::printf(" %12s", "GPU process");
-  if (c.input) std::printf(" %10s", "input wait");
+  std::printf(kColumns, "model", "status", "start-up", "train", "solo", "slowdown", "test acc",
+              "pool peak", "data", "process peak");
+  print_optional_columns(c, "GPU process", "input wait");
   std::printf("  %s\n", ranked.c_str());
 }
 
@@ -107,15 +114,13 @@ void print_row(const ModelReport& m, size_t data_share, const Columns& c, bool e
   const std::string process = m.process_peak_rss_bytes ? format_bytes(*m.process_peak_rss_bytes)
                               : c.process_peak         ? format_bytes(*c.process_peak) + "*"
                                                        : "-";
-  std::printf(
-      "  %-28s %-8s %9s %9s %9s %9s %9s %10s %10s %12s", m.name.c_str(), to_string(m.status),
-      seconds(m.startup_s).c_str(), m.fitted ? format_duration(m.fit.train_s).c_str() : "-",
-      seconds(m.solo_s).c_str(), times(m.slowdown).c_str(), accuracy.c_str(),
-      format_bytes(m.memory.peak_bytes).c_str(), format_bytes(data_share).c_str(), process.c_str());
-  if (c.device)
-    std::printf(" %12s",
-                m.process_device_bytes ? format_bytes(*m.process_device_bytes).c_str() : "-");
-  if (c.input) std::printf(" %10s", fraction(input_wait_fraction(m)).c_str());
+  std::printf(kColumns, m.name.c_str(), to_string(m.status), seconds(m.startup_s).c_str(),
+              m.fitted ? format_duration(m.fit.train_s).c_str() : "-", seconds(m.solo_s).c_str(),
+              times(m.slowdown).c_str(), accuracy.c_str(),
+              format_bytes(m.memory.peak_bytes).c_str(), format_bytes(data_share).c_str(),
+              process.c_str());
+  print_optional_columns(c, m.process_device_bytes ? format_bytes(*m.process_device_bytes) : "-",
+                         fraction(input_wait_fraction(m)));
   std::printf(ranked ? "  %s\n" : "%s\n", ranked ? format_metric(*ranked).c_str() : "");
   if (errors && !m.error.empty()) std::printf("    %s\n", m.error.c_str());
 }
