@@ -8,6 +8,7 @@
 
 #include "nn/initializers.h"
 #include "nn/settings.h"
+#include "runtime/names.h"
 #include "runtime/bytes.h"
 #include "runtime/error.h"
 #include "runtime/rng.h"
@@ -192,10 +193,8 @@ size_t MemoryPlan::bytes_of(const std::string& name) const {
 }
 
 std::string MemoryPlan::describe() const {
-  std::string text;
-  for (const PlanPart& part : parts)
-    text += (text.empty() ? "" : ", ") + part.name + " " + format_bytes(part.bytes);
-  return text;
+  return joined(parts,
+                [](const PlanPart& part) { return part.name + " " + format_bytes(part.bytes); });
 }
 
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& p) {

@@ -172,10 +172,8 @@ void check_monitor(const ModelSpec& spec, const std::string& monitor, const Fiel
   if (std::find(known.begin(), known.end(), metric) == known.end()) {
     std::vector<std::string> all = known;
     for (const std::string& k : known) all.push_back("val_" + k);
-    std::string list;
-    for (const std::string& k : all) list += (list.empty() ? "" : ", ") + k;
     where.fail("no metric " + shown(json(monitor)) + did_you_mean(monitor, all),
-               "the model reports " + list);
+               "the model reports " + joined(all, [](const std::string& k) { return k; }));
   }
   if (validation && spec.fit.validation_split <= 0)
     where.fail(shown(json(monitor)) + " needs validation rows",

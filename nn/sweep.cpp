@@ -28,9 +28,7 @@ constexpr const char* kTopKeys[] = {"name", "base", "models", "grid", "search", 
 
 const std::string kTopKeyList = join(kTopKeys);
 std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
+  return joined(names, [](const std::string& name) { return name; });
 }
 
 // "unknown axis", with the one of `known` it was likely meant to be: "unknown axis (did you mean

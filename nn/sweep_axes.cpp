@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "nn/keras_object.h"
+#include "runtime/names.h"
 
 namespace mf {
 namespace {
@@ -102,11 +103,8 @@ bool has_hidden(const json& base, const char* class_name) {
 std::span<const SweepAxis> sweep_axes() { return kAxes; }
 
 const std::string& sweep_axis_list() {
-  static const std::string list = [] {
-    std::string out;
-    for (const SweepAxis& a : kAxes) out += (out.empty() ? "" : ", ") + std::string(a.key);
-    return out;
-  }();
+  static const std::string list =
+      joined(kAxes, [](const SweepAxis& a) { return std::string(a.key); });
   return list;
 }
 

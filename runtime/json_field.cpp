@@ -29,9 +29,7 @@ bool finite_in(const json& x, double low, double high, bool open_low = false) {
 }  // namespace
 
 std::string join(Keys keys) {
-  std::string out;
-  for (const char* key : keys) out += (out.empty() ? "" : ", ") + std::string(key);
-  return out;
+  return joined(keys, [](const char* key) { return std::string(key); });
 }
 
 bool contains(Keys keys, std::string_view key) {
@@ -71,8 +69,7 @@ void Field::wrong(const std::string& allowed) const {
 }
 
 void Field::wrong_name(const std::vector<std::string>& names) const {
-  std::string allowed;
-  for (const std::string& name : names) allowed += (allowed.empty() ? "" : ", ") + name;
+  const std::string allowed = joined(names, [](const std::string& name) { return name; });
   if (missing_ || !value_->is_string()) wrong("one of " + allowed);
   fail("got " + shown(*value_) + did_you_mean(value_->get<std::string>(), names),
        "expected one of " + allowed);

@@ -11,6 +11,20 @@
 
 namespace mf {
 
+// "a, b, c": text(item) for each of `items`, ", " between them. The lists of names and values that
+// messages give are all joined by it.
+template <class Items, class Text>
+std::string joined(const Items& items, Text text) {
+  std::string out;
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ", ";
+    first = false;
+    out += text(item);
+  }
+  return out;
+}
+
 template <class E>
 struct Named {
   const char* name;
@@ -34,10 +48,7 @@ constexpr std::optional<E> find_named(const Named<E> (&table)[N], std::string_vi
 // "grow, reserve".
 template <class E, size_t N>
 std::string names_of(const Named<E> (&table)[N]) {
-  std::string names;
-  for (const Named<E>& entry : table)
-    names += (names.empty() ? "" : ", ") + std::string(entry.name);
-  return names;
+  return joined(table, [](const Named<E>& entry) { return std::string(entry.name); });
 }
 
 // The value named `name`; an unknown name is a UserError: "`what`: 'x' is not one of grow,

@@ -10,6 +10,7 @@
 
 #include "study/data_sets.h"
 #include "study/model_worker.h"
+#include "runtime/names.h"
 #include "study/modes/sm_placement.h"
 #include "study/pack_worker.h"
 #include "runtime/clock.h"
@@ -23,17 +24,14 @@ namespace {
 // each size ("1 x800, 2 x60"), so that the line stays a line.
 std::string pack_sizes(const std::vector<std::vector<size_t>>& groups) {
   constexpr size_t kListed = 8;
-  std::string text;
-  if (groups.size() <= kListed) {
-    for (const std::vector<size_t>& group : groups)
-      text += (text.empty() ? "" : ", ") + std::to_string(group.size());
-    return text;
-  }
+  if (groups.size() <= kListed)
+    return joined(groups,
+                  [](const std::vector<size_t>& group) { return std::to_string(group.size()); });
   std::map<size_t, size_t> count;  // by size
   for (const std::vector<size_t>& group : groups) ++count[group.size()];
-  for (const auto& [size, n] : count)
-    text += (text.empty() ? "" : ", ") + std::to_string(size) + " x" + std::to_string(n);
-  return text;
+  return joined(count, [](const auto& size_n) {
+    return std::to_string(size_n.first) + " x" + std::to_string(size_n.second);
+  });
 }
 
 class ThreadGroupsMode final : public Mode {

@@ -12,6 +12,7 @@
 
 #include "runtime/error.h"
 #include "runtime/input_file.h"
+#include "runtime/names.h"
 #include "runtime/json_forms.h"
 #include "study/sweep/journal.h"
 #include "study/rank_path.h"
@@ -264,9 +265,7 @@ std::string hosts_of(const Part& part) {
   for (const ModelReport& m : part.run.models)
     if (!m.host.empty() && std::find(hosts.begin(), hosts.end(), m.host) == hosts.end())
       hosts.push_back(m.host);
-  std::string all;
-  for (const std::string& h : hosts) all += (all.empty() ? "" : ", ") + h;
-  return all;
+  return joined(hosts, [](const std::string& host) { return host; });
 }
 
 // The part's line under the merge's `shards` and the figures of its run, as its document has them
