@@ -446,7 +446,7 @@ class PackFit::Epochs {
     const InputPipeline::Times input = batches_.take_input_times();
     std::vector<Evaluation> validation(results_.size());
     if (val_ > 0) validation = evaluate_pack(model_, data_, train_, val_);
-    const std::vector<float> params = model_.get_all_params();  // every member's, in one copy
+    model_.get_all_params(params_);  // every member's, in one copy
     const int64_t count = model_.param_count();
     for (size_t z = 0; z < results_.size(); ++z) {
       if (!training_[z]) continue;
@@ -466,7 +466,7 @@ class PackFit::Epochs {
       print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e,
                   batches_.pipelined());
       const std::span<const float> own =
-          std::span(params).subspan(z * size_t(count), size_t(count));
+          std::span(params_).subspan(z * size_t(count), size_t(count));
       const std::string bad = non_finite(model_, own, e, val_ > 0);
       if (!bad.empty()) {
         result.status = FitStatus::diverged;
@@ -581,8 +581,9 @@ class PackFit::Epochs {
   int64_t samples_ = 0, steps_taken_ = 0;
   Track step_spans_, epoch_spans_, input_spans_;
   std::vector<MemberCallbacks> callbacks_;
-  std::string why_stopped_;   // "" unless a stop came
-  std::vector<int> waiting_;  // the members whose rung verdict after the last epoch is not in yet
+  std::vector<float> params_;  // every member's parameters after the last epoch (record_epoch)
+  std::string why_stopped_;    // "" unless a stop came
+  std::vector<int> waiting_;   // the members whose rung verdict after the last epoch is not in yet
   Clock::time_point start_ = Clock::now();  // the first epoch's launch
   int epoch_ = 0;                           // the epoch launch() runs next
   Clock::time_point epoch_start_;

@@ -604,10 +604,14 @@ std::vector<float> Model::download(const float* flat, int z) {
 
 std::vector<float> Model::get_params(int z) { return download(params_, z); }
 
-std::vector<float> Model::get_all_params() {
+void Model::get_all_params(std::vector<float>& host) {
   const size_t bytes = size_t(param_count()) * sizeof(float);
-  std::vector<float> host(specs_.size() * size_t(param_count()));
+  host.resize(specs_.size() * size_t(param_count()));
   backend_.to_host_strided(host.data(), bytes, params_, size_t(stride_), bytes, specs_.size());
+}
+std::vector<float> Model::get_all_params() {
+  std::vector<float> host;
+  get_all_params(host);
   return host;
 }
 std::vector<float> Model::get_gradients(int z) { return download(grads_, z); }

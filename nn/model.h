@@ -140,7 +140,10 @@ class Model {
   std::vector<float> get_params(int member = 0);
   void set_params(const std::vector<float>& params, int member = 0);
   std::vector<float> get_gradients(int member = 0);
-  // Every member's parameters, member after member (members() * param_count() floats), in one copy.
+  // Every member's parameters, member after member (members() * param_count() floats), in one copy:
+  // into `host` (resized), which a caller keeps from epoch to epoch so that a large pack's copy
+  // does not fault in fresh pages each time, or into a new vector.
+  void get_all_params(std::vector<float>& host);
   std::vector<float> get_all_params();
   // A member's every weight in Keras's get_weights() order: per layer, a Dense's kernel and bias, a
   // BatchNormalization's gamma, beta, moving mean and moving variance (weight_count() floats).

@@ -75,7 +75,7 @@ class SerialMode final : public Mode {
       phase.released_s = clock_seconds();  // alone: nothing to wait for
       trained.model->train();
       if (device.backend) held = device.backend->upstream().in_use_bytes();
-      phase.reports.push_back(worker.report());
+      phase.reports.push_back(std::move(worker.report()));  // the worker's is not read again
       const int code = worker.exit_code();
       phase.exit_code = worse_exit_code(phase.exit_code, code);
       if (options_.keep_pools)

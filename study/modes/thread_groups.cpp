@@ -98,7 +98,7 @@ class ThreadGroupsMode final : public Mode {
     phase.released_s = barrier.released_s();
     phase.threads = int(threads.size());
     for (auto& worker : workers) {
-      phase.reports.push_back(worker->report());
+      phase.reports.push_back(std::move(worker->report()));  // the worker's is not read again
       phase.exit_code = worse_exit_code(phase.exit_code, worker->exit_code());
     }
     packs.clear();  // the pools, then the backends, go after every model of the phase has finished
