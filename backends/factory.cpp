@@ -48,8 +48,8 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options, std::ostrea
   try {
     return gpu::make_cuda_backend(cuda);
   } catch (const CudaError& e) {
-    if (cuda.gemm != GemmImpl::tiled || cuda.activations != ActivationImpl::ours)
-      throw;  // GPU-only paths asked for
+    // GPU-only paths asked for
+    if (cuda.gemm != GemmImpl::tiled || cuda.activations != ActivationImpl::ours) throw;
     log << "multifit: backend auto: cpu after all (the CUDA device is not usable: " << e.what()
         << ")\n";
     return make_cpu(options);
@@ -71,8 +71,8 @@ size_t max_training_threads(const BackendOptions& options) {
     case BackendKind::cpu:
       try {
         return std::min(size_t(std::max(1, options.threads)), size_t(cpu::openblas_max_threads()));
-      } catch (
-          const UserError&) {  // no OpenBLAS: every model will say so when it makes its backend
+      } catch (const UserError&) {
+        // no OpenBLAS: every model will say so when it makes its backend
         return 1;
       }
     case BackendKind::automatic:

@@ -30,12 +30,12 @@ inline constexpr Named<GraphsChoice> kGraphsNames[] = {
 struct BackendOptions {
   BackendKind kind = BackendKind::automatic;
   GemmImpl gemm = GemmImpl::tiled;  // the CUDA products: our kernels, or cuBLAS's (reference)
-  ActivationImpl activations =
-      ActivationImpl::ours;  // activations and softmax: ours, or cuDNN's (reference)
+  // activations and softmax: ours, or cuDNN's (reference)
+  ActivationImpl activations = ActivationImpl::ours;
   GraphsChoice graphs = GraphsChoice::automatic;
   int device = 0;  // the CUDA device (cuda, host-exec)
-  int threads =
-      1;  // the cpu backend's host threads for one model or pack (backends/cpu/cpu_backend.h)
+  // the cpu backend's host threads for one model or pack (backends/cpu/cpu_backend.h)
+  int threads = 1;
 };
 
 // `options` on CUDA device `device` (--devices gives each model its own); the cpu and host

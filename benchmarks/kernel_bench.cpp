@@ -93,8 +93,8 @@ void time_calls(benchmark::State& state, Backend& backend, const std::function<v
 struct Subject {
   std::string name;
   std::shared_ptr<Backend> backend;
-  std::shared_ptr<gpu::GemmProducts>
-      products;  // the plain product's implementation, for CUDA subjects
+  // the plain product's implementation, for CUDA subjects
+  std::shared_ptr<gpu::GemmProducts> products;
 };
 
 struct Layer {
@@ -225,8 +225,8 @@ void register_elementwise(const Subject& s) {
   });
 }
 
-ModelSpec
-seed_model() {  // the seeds' Dense(64, relu) -> Dense(1, sigmoid), binary cross-entropy, batch 64
+// the seeds' Dense(64, relu) -> Dense(1, sigmoid), binary cross-entropy, batch 64
+ModelSpec seed_model() {
   ModelSpec spec;
   spec.name = "seed";
   spec.input = 20;

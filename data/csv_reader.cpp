@@ -134,8 +134,9 @@ class CsvParser {
     data_.y.push_back(label);
     const bool class_index = label >= 0 && label <= kMaxClassLabel && label == std::floor(label);
     const std::string at = path_ + ":" + std::to_string(line) + ": label " + std::string(cell);
+    // the first one that is not a class
     if (integer_labels_ && !class_index)
-      data_.label_at = at;  // the first one that is not a class
+      data_.label_at = at;
     else if (integer_labels_ && (data_.rows == 0 || label > max_label_))
       data_.label_at = at;
     integer_labels_ = integer_labels_ && class_index;

@@ -11,10 +11,10 @@ namespace mf {
 struct Dataset {
   int64_t rows = 0;
   int features = 0;
-  int target_cols =
-      1;  // columns of y: 1 for a class index, a binary label or one regression target
-  int classes =
-      0;  // distinct classes for classification data (labels 0..classes-1); 0 for regression
+  // columns of y: 1 for a class index, a binary label or one regression target
+  int target_cols = 1;
+  // distinct classes for classification data (labels 0..classes-1); 0 for regression
+  int classes = 0;
   std::vector<float> x;  // (rows, features)
   std::vector<float> y;  // (rows, target_cols); class indices stored as exact floats
   // Where the labels are, for messages: the first label that is not a class index when classes is 0
@@ -67,8 +67,8 @@ std::optional<size_t> data_bytes_bound(const std::string& source);
 std::string fashion_mnist_dir();
 
 // The loaders behind load_data, for tests and callers that know the format.
-Dataset load_idx_pair(const std::string& images_path,
-                      const std::string& labels_path);  // pixels scaled to [0,1]
+// pixels scaled to [0,1]
+Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path);
 Dataset load_csv(const std::string& path, int targets = 1);
 Dataset load_npy_pair(const std::string& x_path, const std::string& y_path);
 DataSplit make_synthetic(const std::string& spec);  // the part after "synthetic:"

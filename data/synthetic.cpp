@@ -27,8 +27,8 @@ constexpr int kTeacherHidden = 32;
 constexpr int64_t kMaxRows = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxFeatures = int64_t(1) << 20;
 constexpr int64_t kMaxClasses = int64_t(1) << 16;
-constexpr int64_t kMaxElements =
-    std::numeric_limits<int32_t>::max();  // rows * features of the train set
+// rows * features of the train set
+constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 constexpr char kAllowed[] =
     "synthetic:KIND[:key=value,...] with KIND binary, regression or teacher "
     "and keys rows, features, classes (teacher only), seed";
@@ -220,8 +220,8 @@ DataSplit make_synthetic(const std::string& spec) {
 
 size_t synthetic_bytes(const std::string& spec) {
   const SyntheticSpec s = parse_spec(spec);
-  return size_t(s.rows + test_rows(s)) * size_t(s.features + 1) *
-         sizeof(float);  // x and one label a row
+  // x and one label a row
+  return size_t(s.rows + test_rows(s)) * size_t(s.features + 1) * sizeof(float);
 }
 
 }  // namespace mf

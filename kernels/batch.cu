@@ -42,8 +42,8 @@ void shuffle(int* order, int n, const MemberSettings* settings, int epoch, const
 
 void gather(const float* src, int cols, const int* order, int m, float* dst, const Pack& pack,
             cudaStream_t stream) {
-  const int threads =
-      cols >= kThreads ? kThreads : (cols + 31) / 32 * 32;  // whole warps, no idle blocks
+  // whole warps, no idle blocks
+  const int threads = cols >= kThreads ? kThreads : (cols + 31) / 32 * 32;
   const unsigned column_blocks = unsigned((cols + threads - 1) / threads);
   launch{gather_kernel,
          dim3(unsigned(m), column_blocks < 65535 ? column_blocks : 65535, unsigned(pack.count)),

@@ -17,9 +17,9 @@ __global__ void bias_grad_kernel(const float* dZ, float* db, int m, int n, Pack 
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const int col = int(blockIdx.x) * kCols + tx;
   float sum = 0.f;
+  // a warp reads 32 adjacent columns
   if (col < n)
-    for (int r = ty; r < m; r += kRows)
-      sum += dZ[int64_t(r) * n + col];  // a warp reads 32 adjacent columns
+    for (int r = ty; r < m; r += kRows) sum += dZ[int64_t(r) * n + col];
   partial[ty][tx] = sum;
   __syncthreads();
   for (int stride = kRows / 2; stride > 0; stride /= 2) {

@@ -13,8 +13,8 @@ __global__ void write_through(int* address) { *address = 1; }
 }  // namespace
 
 void illegal_write(cudaStream_t stream) {
-  int* volatile nowhere =
-      nullptr;  // read at run time: a null the compiler sees would be a trap, not a write
+  // read at run time: a null the compiler sees would be a trap, not a write
+  int* volatile nowhere = nullptr;
   launch{write_through, dim3(1), dim3(1), stream}(static_cast<int*>(nowhere));
 }
 

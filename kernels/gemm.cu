@@ -101,8 +101,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
         if (gr < M && gk < k_end)
           v = TRANS_A ? A[int64_t(stored_row(fused, gk)) * M + gr]
                       : A[int64_t(stored_row(fused, gr)) * K + gk];
+        // the row of ones: its row of C is 1ᵀ·op(B)
         else if (fused.col_sums && gr == M && gk < k_end)
-          v = 1.f;  // the row of ones: its row of C is 1ᵀ·op(B)
+          v = 1.f;
         As[kk][r] = v;
       }
       for (int l = tid; l < BN * BK; l += THREADS) {

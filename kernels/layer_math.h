@@ -25,8 +25,8 @@ inline bool operator==(const Regularizer& a, const Regularizer& b) {
 // (members may differ in each): in the model's own memory, so that one launch serves every member.
 struct LayerSettings {
   float dropout_rate = 0;  // Dropout: a unit is dropped with this probability
-  float dropout_scale =
-      1;  // 1 / (1 - rate) in double, then float32, as tf.nn.dropout scales what it keeps
+  // 1 / (1 - rate) in double, then float32, as tf.nn.dropout scales what it keeps
+  float dropout_scale = 1;
   // BatchNormalization: moving = moving * momentum + batch * (1 - momentum), (1 - momentum) in
   // double from momentum as written, then float32; epsilon is added to the variance.
   float momentum = 0, one_minus_momentum = 0, epsilon = 0;

@@ -70,8 +70,8 @@ MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, floa
 MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* out,
                     const float* target, float* d_out, int n, float scale, float* values) {
   const Loss loss = shape.loss;
-  const bool by_index =
-      shape.target_cols == 1 && n > 1;  // a class index rather than one value per output
+  // a class index rather than one value per output
+  const bool by_index = shape.target_cols == 1 && n > 1;
   const int label = by_index ? int(target[0]) : -1;
   const auto target_at = [&](int j) { return by_index ? (j == label ? 1.f : 0.f) : target[j]; };
   // Softmax and sigmoid of the logits, where the loss takes them: what Keras's metrics see unless

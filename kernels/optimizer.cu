@@ -38,8 +38,8 @@ __global__ void optimizer_kernel(OptimizerStep s, Pack pack) {
     const int64_t t = b.state->t;
     const OptimizerSettings& o = b.settings->optimizer;
     const StepConstants c = step_constants(K, o, t, b.state->nadam_product[(t - 1) & 1]);
-    if (s.regularized)
-      penalty = regularizer_penalty(b.params[e.i], r.l1, r.l2);  // before the update
+    // before the update
+    if (s.regularized) penalty = regularizer_penalty(b.params[e.i], r.l1, r.l2);
     step_element(K, s, o, c, r, clip_norm(s, b, e.tensor), b.params, b.grads, b.slot, e.i);
   }
   if (s.regularized) {  // the same for every thread of the launch

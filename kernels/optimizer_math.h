@@ -72,8 +72,9 @@ MF_HD float scheduled_rate(const Schedule& s, int64_t step) {
     }
     case ScheduleKind::polynomial_decay: {
       float x = at, steps = s.decay_steps;
+      // the first multiple past the step
       if (s.cycle)
-        steps *= at == 0.f ? 1.f : ceilf(at / s.decay_steps);  // the first multiple past the step
+        steps *= at == 0.f ? 1.f : ceilf(at / s.decay_steps);
       else
         x = fminf(x, steps);
       return (s.initial - s.end) * powf(1.f - x / steps, s.power) + s.end;
@@ -98,8 +99,8 @@ MF_HD float scheduled_rate(const Schedule& s, int64_t step) {
 // One member's optimizer settings as the kernels read them (MemberSettings,
 // kernels/member_settings.h).
 struct OptimizerSettings {
-  float learning_rate =
-      0;  // the rate without a schedule (ReduceLROnPlateau lowers it between epochs)
+  // the rate without a schedule (ReduceLROnPlateau lowers it between epochs)
+  float learning_rate = 0;
   Schedule schedule;
   float beta_1 = 0, beta_2 = 0;                      // float32(beta): Adam, AdamW, Adamax, Nadam
   float one_minus_beta_1 = 0, one_minus_beta_2 = 0;  // 1 - beta in double, then float32

@@ -56,8 +56,8 @@ struct OptimizerStep {
   ClipKind clip = ClipKind::none;
   bool momentum_slot = false;  // SGD and RMSprop with momentum
   bool amsgrad = false;        // Adam, AdamW
-  bool regularized =
-      false;  // some tensor has a regularizer: the step writes the penalty's partials
+  // some tensor has a regularizer: the step writes the penalty's partials
+  bool regularized = false;
   float* params = nullptr;
   const float* grads = nullptr;
   float* slot[3] = {};  // the optimizer's state, optimizer_slots() of them, each of `count` floats

@@ -36,8 +36,8 @@ class EarlyStopping {
  public:
   EarlyStopping(const EarlyStoppingSpec& spec, const ModelSpec& model);
   struct Decision {
-    bool best =
-        false;  // this epoch's weights are the best so far: keep them (restore_best_weights)
+    // this epoch's weights are the best so far: keep them (restore_best_weights)
+    bool best = false;
     bool stop = false;  // patience ran out: training ends after this epoch
   };
   // After epoch `epoch` (from 0) with the monitored value (nullopt: none this epoch, nothing

@@ -103,8 +103,8 @@ EpochIterator::Batch EpochIterator::batch(int64_t step) {
   // step's calls are then the same every step.
   Backend& backend = model_.backend();
   if (pipeline_) return {x_, y_, m, nullptr, stride_};  // prepare() copied it in
-  if (model_.reads_by_index())
-    return {data_.x(), data_.y(), m, order_, stride_};  // read by index where used
+  // read by index where used
+  if (model_.reads_by_index()) return {data_.x(), data_.y(), m, order_, stride_};
   Pack layout = model_.pack();
   layout.data_stride = layout.rows_stride = stride_;
   backend.gather(data_.x(), data_.features(), order_, m, x_, layout);

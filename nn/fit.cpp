@@ -102,9 +102,8 @@ std::string format_metric(double value) {
 }
 
 std::string non_finite(const Evaluation& e, const std::string& prefix) {
-  return std::isfinite(e.loss)
-             ? ""
-             : prefix + "_loss is " + format_metric(e.loss);  // accuracies: always finite
+  // accuracies: always finite
+  return std::isfinite(e.loss) ? "" : prefix + "_loss is " + format_metric(e.loss);
 }
 
 MemoryPlan training_plan(const ModelSpec& spec, int64_t train_rows) {
@@ -301,8 +300,8 @@ class PackFit::Epochs {
     batches_.begin_epoch(0);
     const int64_t last = batches_.steps() - 1;
     run_step(0, true);
-    if (batches_.rows(last) != batches_.rows(0))
-      run_step(last, true);  // from row B: inside the order still
+    // from row B: inside the order still
+    if (batches_.rows(last) != batches_.rows(0)) run_step(last, true);
     if (val_ > 0)
       model_.evaluate_batch(data_.x() + train_ * data_.features(),
                             data_.y() + train_ * data_.target_cols(),
@@ -353,8 +352,8 @@ class PackFit::Epochs {
         if (training_[z]) {
           if (!why_stopped_.empty())
             results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
-          restore_best(int(
-              z));  // Keras's EarlyStopping restores at the end of training, stopped early or not
+          // Keras's EarlyStopping restores at the end of training, stopped early or not
+          restore_best(int(z));
           end(results_[z]);
           if (options_.rungs) options_.rungs->ended(trial(int(z)));
         }
@@ -576,8 +575,8 @@ class PackFit::Epochs {
   // Per member: still training, until it stops (diverged, early stopping, the scheduler's rung).
   std::vector<bool> training_;
   const bool graphs_;
-  std::map<int, std::unique_ptr<Backend::StepGraph>>
-      step_graphs_;  // by the batch's rows: the last may be short
+  // by the batch's rows: the last may be short
+  std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;
   int64_t samples_ = 0, steps_taken_ = 0;
   Track step_spans_, epoch_spans_, input_spans_;
   std::vector<MemberCallbacks> callbacks_;

@@ -18,8 +18,8 @@
 namespace mf {
 
 struct EpochMetrics {
-  double loss = NAN,
-         accuracy = NAN;  // accuracy: the model's first accuracy metric; NaN without one
+  // accuracy: the model's first accuracy metric; NaN without one
+  double loss = NAN, accuracy = NAN;
   double val_loss = NAN, val_accuracy = NAN;  // NaN without validation rows
   double seconds = 0, samples_per_s = 0;
   // With an input pipeline (preprocessing), else 0: how long the training loop waited for its
@@ -92,10 +92,10 @@ struct FitOptions {
   // a line break, with the pack member it is of (0 for one model); empty for quiet.
   std::function<void(int member, const std::string& line)> progress;
   bool timeline = false;  // time every step (Backend::mark: two events per step on a GPU)
-  const std::atomic<bool>* stop =
-      nullptr;  // when it turns true, fit stops after the current step (Ctrl-C)
-  int64_t max_steps =
-      0;  // stop (as stopped) after this many steps in all; 0: no limit (a calibration's)
+  // when it turns true, fit stops after the current step (Ctrl-C)
+  const std::atomic<bool>* stop = nullptr;
+  // stop (as stopped) after this many steps in all; 0: no limit (a calibration's)
+  int64_t max_steps = 0;
   // Each training step as a CUDA graph (Backend::capture), captured at its first run and replayed:
   // one launch a step instead of one per kernel, the same numbers as without. Ignored where the
   // backend has no graphs.

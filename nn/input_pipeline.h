@@ -100,8 +100,8 @@ class InputPipeline {
 
   void work();
   void stop();  // the workers, once their batches in preparation are done
-  void prepare(int64_t step, float* x,
-               float* y) const;  // reads orders_ and epoch_: fixed while in flight
+  // reads orders_ and epoch_: fixed while in flight
+  void prepare(int64_t step, float* x, float* y) const;
 
   const std::vector<const ModelSpec*> members_;
   const Rows rows_;

@@ -20,8 +20,8 @@ namespace mf {
 
 template <class E>
 struct KerasName {
-  const char*
-      identifier;  // "adam", "mse"; nullptr where Keras has none (a layer is named by its class)
+  // "adam", "mse"; nullptr where Keras has none (a layer is named by its class)
+  const char* identifier;
   const char* class_name;  // "Adam", "MeanSquaredError"
   E value;
 };

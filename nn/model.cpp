@@ -20,14 +20,14 @@ struct Model::Stage {
   LayerKind kind = LayerKind::dense;
   int layer = 0;        // its index in the spec: its LayerSettings, its buffers' names
   int in = 0, out = 0;  // widths: a Dense's in and units; the others keep the width
-  Activation act =
-      Activation::linear;  // a Dense's epilogue's (linear where the loss takes it), an Activation's
+  // a Dense's epilogue's (linear where the loss takes it), an Activation's
+  Activation act = Activation::linear;
   bool use_bias = true;
   bool pre_activation = false;  // a Dense keeps Z, its activation needs it
   bool activity = false;        // a Dense with an activity regularizer
   float *W = nullptr, *b = nullptr, *dW = nullptr, *db = nullptr;  // Dense
-  float *gamma = nullptr, *beta = nullptr, *dgamma = nullptr,
-        *dbeta = nullptr;  // BatchNormalization
+  // BatchNormalization
+  float *gamma = nullptr, *beta = nullptr, *dgamma = nullptr, *dbeta = nullptr;
   float *moving_mean = nullptr, *moving_variance = nullptr, *mean = nullptr, *inverse = nullptr;
   float *Y = nullptr, *Z = nullptr;     // (B, out): its output and a Dense's pre-activation
   double* activity_partials = nullptr;  // a Dense's activity penalty, per block of its output
@@ -151,8 +151,8 @@ void Model::walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model
   add("backward dY", floats(B * widest), slot(&Model::d_out_));
   add("backward dX", floats(B * widest), slot(&Model::d_next_));
   const int values = 1 + int(spec.metric_list().size());
-  add("row values", floats(B * values),
-      slot(&Model::values_));  // each row's loss, then its metrics
+  // each row's loss, then its metrics
+  add("row values", floats(B * values), slot(&Model::values_));
   add("loss totals", doubles(values), slot(&Model::totals_));
   const std::vector<ParamTensor> tensors = param_tensors(spec);
   if (weight_regularized(spec))
@@ -436,8 +436,8 @@ const float* Model::forward(const float* X, int m, const int* rows, const Pack& 
 }
 
 void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
-  float *grad = d_out_,
-        *spare = d_next_;  // grad: (m, out), the gradient at the current stage's output
+  // grad: (m, out), the gradient at the current stage's output
+  float *grad = d_out_, *spare = d_next_;
   // The model's own buffers, with the data's counts_step: after a training step's loss pass counted
   // the step, Dropout's backward finds the forward's mask at the step before (kernels/pack.h).
   Pack own = pack();
@@ -449,8 +449,8 @@ void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
     backend_.activity_backward(grad, grad, m, top.out, top.layer, layer_settings_, top.own(), own);
   else if (top.kind == LayerKind::dense && top.act != Activation::linear)
     backend_.activation_backward(grad, grad, int64_t(m) * top.out, top.own(), {}, own);
-  bool params_below =
-      false;  // whether a stage below the current one has parameters (needs its gradient)
+  // whether a stage below the current one has parameters (needs its gradient)
+  bool params_below = false;
   std::vector<bool> needs_input_gradient(stages_.size());
   for (size_t s = 0; s < stages_.size(); ++s) {
     needs_input_gradient[s] = params_below;
@@ -468,8 +468,8 @@ void Model::backward(const float* X, int m, const int* rows, const Pack& data) {
         backend_.dense_backward_params(input, grad, st.dW, st.db, m, st.in, st.out,
                                        below ? nullptr : rows, layout);
         if (!input_gradient) break;
-        backend_.dense_backward_input(grad, st.W, spare, m, st.in, st.out, through,
-                                      own);  // through below's activation
+        // through below's activation
+        backend_.dense_backward_input(grad, st.W, spare, m, st.in, st.out, through, own);
         std::swap(grad, spare);
         break;
       case LayerKind::dropout:
@@ -556,8 +556,8 @@ void Model::train_batch(const float* X, const float* T, int m, const int* rows,
 void Model::evaluate_batch(const float* X, const float* T, int m) {
   check_batch(m);
   Pack data = pack();
-  data.data_stride =
-      0;  // every member reads the same rows; not a training step: nothing is counted
+  // every member reads the same rows; not a training step: nothing is counted
+  data.data_stride = 0;
   const float* out = forward(X, m, nullptr, data, false);
   backend_.loss_and_accumulate(shape_, out, T, d_out_, values_, m, stages_.back().out, totals_,
                                settings_, nullptr, data);

@@ -189,16 +189,16 @@ class Model {
 
   std::vector<ModelSpec> specs_;
   Backend& backend_;
-  MemoryPlan
-      plan_;  // one member's, checked against each member's cap before the pool takes anything
+  // one member's, checked against each member's cap before the pool takes anything
+  MemoryPlan plan_;
   int64_t stride_;  // bytes between members' buffers: the plan's total
   MemoryPool pool_;
   void* arena_ = nullptr;
   std::vector<Stage> stages_;         // member 0's buffers
   std::vector<ParamTensor> tensors_;  // the flat parameter buffer's tensors
   LossShape shape_;
-  float *params_, *grads_,
-      *moving_;  // the trainable parameters and their gradients; the moving statistics
+  // the trainable parameters and their gradients; the moving statistics
+  float *params_, *grads_, *moving_;
   float* slots_[3] = {};
   float *d_out_, *d_next_, *values_;
   double* totals_;
@@ -209,8 +209,8 @@ class Model {
   float* norms_ = nullptr;
   int weight_blocks_ = 0, activity_blocks_ = 0;
   StepState* step_;
-  std::vector<float>
-      learning_rates_;  // each member's constant rate, as set_learning_rate last wrote it
+  // each member's constant rate, as set_learning_rate last wrote it
+  std::vector<float> learning_rates_;
 };
 
 }  // namespace mf

@@ -48,14 +48,14 @@ inline const char* to_string(SchedulerKind k) { return name_of(kSchedulerNames, 
 
 struct SchedulerSpec {
   SchedulerKind type = SchedulerKind::asha;
-  std::string metric =
-      "val_loss";  // what a callback monitors: "loss", "val_loss", a metric or "val_" and it
+  // what a callback monitors: "loss", "val_loss", a metric or "val_" and it
+  std::string metric = "val_loss";
   MonitorMode mode = MonitorMode::automatic;
-  bool maximize =
-      false;  // the mode resolved ("auto" by Keras's rule, against the models, by load_sweep)
+  // the mode resolved ("auto" by Keras's rule, against the models, by load_sweep)
+  bool maximize = false;
   int grace_epochs = 1, reduction_factor = 3;
-  int max_epochs =
-      0;  // the trials' epochs: the file's max_epochs, else the largest trial's (set by load_sweep)
+  // the trials' epochs: the file's max_epochs, else the largest trial's (set by load_sweep)
+  int max_epochs = 0;
 
   // Its brackets (1 but for hyperband), trial `trial`'s bracket, and a bracket's rungs: the epochs
   // (from 1) at which its trials are judged, ascending, each under max_epochs.

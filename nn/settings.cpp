@@ -55,8 +55,8 @@ std::vector<LayerSettings> layer_settings(const ModelSpec& spec) {
     LayerSettings s;
     if (l.kind == LayerKind::dropout) {
       s.dropout_rate = float(l.rate);
-      s.dropout_scale =
-          float(1.0 / (1.0 - l.rate));  // tf.nn.dropout: 1 / keep_prob in Python, then float32
+      // tf.nn.dropout: 1 / keep_prob in Python, then float32
+      s.dropout_scale = float(1.0 / (1.0 - l.rate));
     }
     if (l.kind == LayerKind::batch_normalization) {
       s.momentum = float(l.momentum), s.one_minus_momentum = float(1.0 - l.momentum),

@@ -111,8 +111,8 @@ MemorySpec parse_memory(const Field& field) {
 // linear where the loss is told its input is logits (from_logits); the others read any output but
 // softmax, a row operation only the categorical losses undo.
 void check_loss_fits_output(const ModelSpec& spec, const Field& root) {
-  const Field layers =
-      root.at("layers");  // the last entry is the last layer (an InputLayer is only first)
+  // the last entry is the last layer (an InputLayer is only first)
+  const Field layers = root.at("layers");
   const Field output = layer_settings(layers.item(layers.value().size() - 1));
   const Field loss = root.at("loss");
   const Activation activation = spec.output_activation();
@@ -206,8 +206,8 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
       name->fail("a control character in the name", "use printable characters");
   }
   if (const auto data = root.optional("data")) spec.data = data->text();
-  const auto input =
-      root.optional("input");  // read first: the fields are checked in the order written
+  // read first: the fields are checked in the order written
+  const auto input = root.optional("input");
   if (input) spec.input = input->positive_int(kMaxWidth);
   const ParsedLayers layers = parse_layers(root.at("layers"));
   spec.layers = layers.layers;
@@ -230,8 +230,8 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   if (const auto memory = root.optional("memory")) spec.memory = parse_memory(*memory);
   if (const auto shape = root.optional("input_shape")) {
     spec.input_shape = parse_image_shape(shape->value(), source, shape->path());
-    check_image_shape(*spec.input_shape, spec.input, source,
-                      shape->path());  // with or without preprocessing
+    // with or without preprocessing
+    check_image_shape(*spec.input_shape, spec.input, source, shape->path());
   }
   if (const auto list = root.optional("preprocessing"))
     spec.preprocessing =
@@ -270,8 +270,8 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw UserError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + detail(e));
-  } catch (
-      const nlohmann::json::exception& e) {  // a number past a double's range (out_of_range.406)
+  } catch (const nlohmann::json::exception& e) {
+    // a number past a double's range (out_of_range.406)
     throw UserError(path + ": invalid JSON: " + detail(e) +
                     "; numbers must be within a double's range");
   }

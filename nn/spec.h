@@ -154,14 +154,14 @@ struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adam;
   float learning_rate = 1e-3f;  // Keras: SGD 0.01, the others 0.001; a schedule's initial rate
   std::optional<ScheduleSpec> schedule;  // learning_rate as a schedule
-  double beta_1 = 0.9,
-         beta_2 = 0.999;  // Adam, AdamW, Adamax, Nadam, as written (see optimizer_math.h)
-  float epsilon = 1e-7f;  // every optimizer but SGD
-  bool amsgrad = false;   // Adam, AdamW
-  float momentum = 0.f;   // SGD, RMSprop
-  bool nesterov = false;  // SGD
-  double rho = 0.9;       // RMSprop
-  bool centered = false;  // RMSprop
+  // Adam, AdamW, Adamax, Nadam, as written (see optimizer_math.h)
+  double beta_1 = 0.9, beta_2 = 0.999;
+  float epsilon = 1e-7f;                   // every optimizer but SGD
+  bool amsgrad = false;                    // Adam, AdamW
+  float momentum = 0.f;                    // SGD, RMSprop
+  bool nesterov = false;                   // SGD
+  double rho = 0.9;                        // RMSprop
+  bool centered = false;                   // RMSprop
   float initial_accumulator_value = 0.1f;  // Adagrad
   float weight_decay = 0.f;                // every optimizer (Keras: None, AdamW 0.004); 0 is none
   ClipKind clip = ClipKind::none;          // clipnorm, global_clipnorm or clipvalue: at most one
@@ -292,8 +292,8 @@ struct ModelSpec {
   // one per output unit (multi-output regression, multi-label binary cross-entropy, one-hot labels
   // for categorical cross-entropy).
   int targets = 1;
-  std::optional<ImageShape>
-      input_shape;              // "input_shape": [height, width, channels], for image preprocessing
+  // "input_shape": [height, width, channels], for image preprocessing
+  std::optional<ImageShape> input_shape;
   Preprocessing preprocessing;  // applied to training batches only; empty: none
   PipelineSpec pipeline;
   DeviceShare device_share;  // "device"

@@ -206,8 +206,8 @@ const char* to_string(Loss l) {
 const char* metric_class_name(Metric metric) { return metric_class(metric).class_name; }
 
 json metrics_to_json(const std::vector<MetricSpec>& metrics) {
-  json out =
-      json::array();  // by class and name: "accuracy" alone would be resolved again by the shapes
+  // by class and name: "accuracy" alone would be resolved again by the shapes
+  json out = json::array();
   for (const MetricSpec& m : metrics)
     out.push_back({{"class_name", metric_class_name(m.kind)}, {"config", {{"name", m.name}}}});
   return out;

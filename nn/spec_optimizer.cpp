@@ -28,8 +28,8 @@ constexpr KerasName<ScheduleKind> kSchedules[] = {
 // Every optimizer's settings beside these (keras/src/optimizers/base_optimizer.py).
 constexpr const char* kCommonKeys[] = {"learning_rate", "weight_decay", "clipnorm", "clipvalue",
                                        "global_clipnorm"};
-constexpr const char* kClipKeys[] = {"clipnorm", "global_clipnorm",
-                                     "clipvalue"};  // ClipKind's order, from 1
+// ClipKind's order, from 1
+constexpr const char* kClipKeys[] = {"clipnorm", "global_clipnorm", "clipvalue"};
 
 struct OwnKeys {
   OptimizerKind kind;
@@ -174,8 +174,8 @@ OptimizerSpec parse_optimizer(const Field& field) {
   const KerasObject object(field, "name", "optimizer");
   OptimizerSpec o;
   o.kind = object.one_of(kOptimizers);
-  if (o.kind == OptimizerKind::sgd)
-    o.learning_rate = 0.01f;  // Keras's SGD default; the others' is 0.001
+  // Keras's SGD default; the others' is 0.001
+  if (o.kind == OptimizerKind::sgd) o.learning_rate = 0.01f;
   if (o.kind == OptimizerKind::adamw) o.weight_decay = 0.004f;
   const std::vector<const char*>& own = own_keys(o.kind);
   // A setting of another optimizer would be silently ignored; say which ones take it.

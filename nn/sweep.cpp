@@ -145,8 +145,8 @@ std::vector<SweepEntry> grid_models(const std::string& path, const json& root,
       fail(path, where, "got " + shown_escaped(values), "expected a non-empty array of values");
     if (const std::string problem = axis_needs(key, base); !problem.empty())
       fail(path, where, problem, "or leave this axis out");
-    if (key ==
-        "hidden")  // each value becomes layers: a shape the parser cannot name once rewritten
+    // each value becomes layers: a shape the parser cannot name once rewritten
+    if (key == "hidden")
       for (size_t i = 0; i < values.size(); ++i)
         if (!values[i].is_array())
           fail(path, where + "[" + std::to_string(i) + "]", "got " + shown_escaped(values[i]),

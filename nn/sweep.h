@@ -57,8 +57,8 @@ struct SweepEntry {
 struct Sweep {
   std::string name;                // the sweep's name: its "name" key, else the file's stem
   std::vector<SweepEntry> models;  // in file order (grid: the order described above)
-  std::optional<SchedulerSpec>
-      scheduler;  // "scheduler" (nn/scheduler_spec.h), resolved against the models
+  // "scheduler" (nn/scheduler_spec.h), resolved against the models
+  std::optional<SchedulerSpec> scheduler;
 };
 
 // Reads a sweep file. A problem with the file as a whole (unreadable, not JSON, no "models" and no

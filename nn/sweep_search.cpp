@@ -129,8 +129,8 @@ std::vector<json> extremes(const Dimension& d) {
 // Every value a dimension can give makes a model the spec parser takes, checked once for the file:
 // else one line naming the axis and the value (where the base itself is bad, its models say so).
 void check_values(const std::string& path, const std::vector<Dimension>& dims, json base) {
-  if (base.is_object() && !base.contains("name"))
-    base["name"] = "base";  // each model is given its own
+  // each model is given its own
+  if (base.is_object() && !base.contains("name")) base["name"] = "base";
   try {
     parse_model_spec(base, path);
   } catch (const UserError&) {

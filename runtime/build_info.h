@@ -5,8 +5,8 @@
 namespace mf {
 
 const char* multifit_version();  // "0.16.0"
-const char*
-multifit_commit();  // the commit's short hash, "+changes" after it when the tree had any; "unknown"
+// the commit's short hash, "+changes" after it when the tree had any; "unknown"
+const char* multifit_commit();
 
 // "multifit 0.16.0 (commit 1a2b3c4d5e6f), with CUDA 13.0, with MPI", or "..., without CUDA
 // (MULTIFIT_CUDA=OFF)" and "..., without MPI (MULTIFIT_MPI=OFF)".

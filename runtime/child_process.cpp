@@ -227,8 +227,8 @@ void ChildProcess::kill(int signal) {
 
 void ChildProcess::kill_group(int signal) {
   if (status_) return;
-  if (::kill(-pid_, signal) !=
-      0)  // the group's id is the child's pid (POSIX_SPAWN_SETPGROUP with 0)
+  // the group's id is the child's pid (POSIX_SPAWN_SETPGROUP with 0)
+  if (::kill(-pid_, signal) != 0)
     throw SystemError("cannot signal the process group of " + program_ + " (pid " +
                       std::to_string(pid_) + "): " + errno_text(errno));
 }

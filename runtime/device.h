@@ -13,9 +13,9 @@ struct DeviceInfo {
   int multiprocessors = 0;
   size_t memory_bytes = 0;
   int major = 0, minor = 0;  // compute capability
-  std::string
-      pci_bus_id;  // CUDA's "domain:bus:device.function" ("0000:17:00.0"), for NVML to find it by;
-                   // "" when CUDA could not give it
+  // CUDA's "domain:bus:device.function" ("0000:17:00.0"), for NVML to find it by; "" when CUDA
+  // could not give it
+  std::string pci_bus_id;
 };
 
 struct DeviceQuery {

@@ -26,8 +26,8 @@
 
 namespace mf {
 
-using Keys =
-    std::span<const char* const>;  // the keys an object allows, in the order messages list them
+// the keys an object allows, in the order messages list them
+using Keys = std::span<const char* const>;
 
 // "a, b, c".
 std::string join(Keys keys);

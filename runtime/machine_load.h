@@ -11,8 +11,8 @@ namespace mf {
 struct MachineLoad {
   double at_s = 0;             // clock_seconds() when read
   double load_average_1m = 0;  // /proc/loadavg's first figure; 0 when unknown
-  double machine_busy_s =
-      0;  // /proc/stat: every CPU's non-idle time since boot, in seconds (10 ms ticks)
+  // /proc/stat: every CPU's non-idle time since boot, in seconds (10 ms ticks)
+  double machine_busy_s = 0;
   double own_cpu_s = 0;  // this process's CPU time and its waited-for children's (getrusage)
   // /proc/pressure/cpu's "some total": seconds in which some task waited for a CPU (PSI, Linux 4.20
   // on); absent where the kernel has none.

@@ -146,8 +146,8 @@ MachineResources read_machine_resources(const std::vector<int>& gpus) {
   }
 
   if (!gpus.empty()) {
-    NvmlMonitor monitor(gpu_targets(gpus),
-                        3600);  // its first sample is taken at once; no other is wanted
+    // its first sample is taken at once; no other is wanted
+    NvmlMonitor monitor(gpu_targets(gpus), 3600);
     for (const GpuSummary& gpu : monitor.stop()) {
       MachineResources::DeviceFree& device = r.devices.emplace_back();
       device.cuda_device = gpu.cuda_device;

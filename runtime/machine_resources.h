@@ -17,8 +17,8 @@ struct MachineResources {
   std::string memory_from;  // which of the three it is: "MemAvailable", "cgroup memory.max",
                             // "MULTIFIT_MEMORY_AVAILABLE"
   int cores = 1;            // the CPUs this process may run on (its affinity mask)
-  size_t open_files_limit = 0,
-         open_files_open = 0;  // RLIMIT_NOFILE's soft limit, and the descriptors open now
+  // RLIMIT_NOFILE's soft limit, and the descriptors open now
+  size_t open_files_limit = 0, open_files_open = 0;
   // RLIMIT_NPROC's soft limit (every thread of the user counts against it) and the user's threads
   // now; the limit is absent when unlimited.
   std::optional<size_t> tasks_limit;

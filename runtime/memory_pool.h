@@ -21,8 +21,8 @@ namespace mf {
 
 struct Upstream {
   virtual ~Upstream() = default;
-  virtual void* allocate(
-      size_t bytes) = 0;  // throws OutOfMemory with what was asked and what is free
+  // throws OutOfMemory with what was asked and what is free
+  virtual void* allocate(size_t bytes) = 0;
   virtual void deallocate(void* p, size_t bytes) = 0;
   // Makes allocated memory resident now, as a reservation must be; device memory already is.
   virtual void commit(void* /*p*/, size_t /*bytes*/) {}

@@ -20,8 +20,8 @@ bool mps_daemon_running(const std::string& pipe_directory) {
   const std::string control = pipe_directory + "/control";
   struct stat status {};
   if (stat(control.c_str(), &status) != 0) return false;
-  if (S_ISFIFO(status.st_mode))
-    return true;  // a named pipe: no way to ask it without writing to it
+  // a named pipe: no way to ask it without writing to it
+  if (S_ISFIFO(status.st_mode)) return true;
   sockaddr_un address{};
   if (!S_ISSOCK(status.st_mode) || control.size() >= sizeof address.sun_path) return false;
   address.sun_family = AF_UNIX;

@@ -319,8 +319,8 @@ void NvmlMonitor::run(double period_s) {
       try {
         sample(device);
         any = true;
-      } catch (const std::exception&
-                   e) {  // a device lost mid-run, say: the run goes on, unmeasured there
+      } catch (const std::exception& e) {
+        // a device lost mid-run, say: the run goes on, unmeasured there
         device.sampling_error = e.what();
       }
     }

@@ -27,8 +27,8 @@ struct GpuSample {
 
 struct GpuSummary {
   int cuda_device = 0;  // the CUDA device it is (an ordinal of this process, as --devices gives it)
-  std::string
-      pci_bus_id;      // where NVML found it, in NVML's form ("00000000:17:00.0"); "" when unknown
+  // where NVML found it, in NVML's form ("00000000:17:00.0"); "" when unknown
+  std::string pci_bus_id;
   std::string device;  // NVML's name of the device; "" when it was not sampled
   double mean_utilization_percent = 0, max_utilization_percent = 0;
   size_t peak_used_bytes = 0, total_bytes = 0;
@@ -73,8 +73,8 @@ std::vector<GpuTarget> gpu_targets(const std::vector<int>& cuda_devices);
 struct GpuReading {
   unsigned utilization_percent = 0;
   size_t used_bytes = 0, total_bytes = 0;
-  std::map<int, size_t>
-      process_bytes;  // per process id with a CUDA context on it, its device memory
+  // per process id with a CUDA context on it, its device memory
+  std::map<int, size_t> process_bytes;
 };
 
 // What the monitor asks of NVML, apart so that tests can stand in for it.

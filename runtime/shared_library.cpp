@@ -39,9 +39,8 @@ void* SharedLibrary::symbol(const char* name) const {
 std::string SharedLibrary::path() const {
   link_map* map = nullptr;
   if (dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name) return soname_;
-  return std::filesystem::path(map->l_name)
-      .lexically_normal()
-      .string();  // "bin/../lib/x" as "lib/x"
+  // "bin/../lib/x" as "lib/x"
+  return std::filesystem::path(map->l_name).lexically_normal().string();
 }
 
 }  // namespace mf

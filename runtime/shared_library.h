@@ -23,8 +23,8 @@ class SharedLibrary {
 
  private:
   std::string soname_;
-  void* handle_ =
-      nullptr;  // never closed: libraries with device state must outlive every handle they gave out
+  // never closed: libraries with device state must outlive every handle they gave out
+  void* handle_ = nullptr;
 };
 
 // Loads every entry of an API table: `api.entry = lookup<decltype(api.entry)>(library,

@@ -11,8 +11,8 @@ namespace mf {
 struct TraceTrack {
   std::string name;  // the model's name: one track (thread) per model
   int process = 0;   // the OS process id that ran it (processes mode: several)
-  std::vector<Interval>
-      steps;  // training steps (or batches prepared: `slice` names them), none overlapping
+  // training steps (or batches prepared: `slice` names them), none overlapping
+  std::vector<Interval> steps;
   std::vector<Interval> epochs;  // epochs, drawn as enclosing slices
   std::string slice = "step";    // the name of each of `steps`' slices
 };

@@ -139,8 +139,8 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
         return a.count < b.count || (a.count == b.count && !a.from_needs && b.from_needs);
       });
   const Bound* binding = least == bounds.end() ? nullptr : &*least;
-  const size_t holds =
-      binding ? std::max<size_t>(binding->count, 1) : SIZE_MAX;  // one model runs whatever
+  // one model runs whatever
+  const size_t holds = binding ? std::max<size_t>(binding->count, 1) : SIZE_MAX;
   const std::string n = std::to_string(models);
   ConcurrencyChoice choice;
   if (!asked) {
@@ -149,8 +149,8 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
       choice.reason = binding->name + ": " + binding->detail;
       if (const std::string others = listed(bounds, binding); !others.empty())
         choice.reason += "; " + others;
-      if (binding->count ==
-          0)  // one runs all the same: the run may still fit, or each model fails alone
+      // one runs all the same: the run may still fit, or each model fails alone
+      if (binding->count == 0)
         choice.warning = "not even one model fits by " + binding->name + " (" + binding->detail +
                          "); running one at a time";
     } else {
@@ -298,8 +298,8 @@ std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& job
     if (!job.spec) continue;
     const ModelSpec& spec = *job.spec;
     const std::optional<size_t> data = data_bytes_bound(job.data);
-    if (!data || !spec.preprocessing.empty())
-      return std::nullopt;  // a host copy of its rows besides
+    // a host copy of its rows besides
+    if (!data || !spec.preprocessing.empty()) return std::nullopt;
     // Every row is at least its inputs and one label; each epoch's batches at most one a row.
     const size_t rows = *data / (sizeof(float) * size_t(std::max(spec.input, 0) + 1));
     ModelCost cost{spec.memory.limit_bytes, *data,

@@ -92,8 +92,8 @@ inline constexpr size_t kTimeSlicedWorkersPerGpu = 16;
 // that fails to make its context. The lower number holds with either driver.
 inline constexpr size_t kMpsClientsPerGpu = 48;
 inline constexpr size_t kPipeEndsPerWorker = 2;  // its stdin's and its stdout's, held by the parent
-inline constexpr size_t kSpareFiles =
-    64;  // the parent's own: outputs, libraries, NVML, a spawn's pipes
+// the parent's own: outputs, libraries, NVML, a spawn's pipes
+inline constexpr size_t kSpareFiles = 64;
 
 // A worker's CUDA context on its GPU: its bytes, and where the figure comes from, for the reason
 // ("measured by the probe", "assumed: the probe measured none").

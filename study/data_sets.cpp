@@ -12,10 +12,10 @@ Dataset without_rows(Dataset set) {
 }  // namespace
 
 const ResidentData& DataSets::get(const std::string& source, int targets, bool host_rows) {
-  std::lock_guard lock(
-      mutex_);  // one reader at a time: a second model asking for the same set waits for the first
-  const bool keep =
-      host_rows && !backend_.host_addressable();  // else every set's rows are the host's
+  // one reader at a time: a second model asking for the same set waits for the first
+  std::lock_guard lock(mutex_);
+  // else every set's rows are the host's
+  const bool keep = host_rows && !backend_.host_addressable();
   std::unique_ptr<ResidentData>& slot = sets_[{source, targets, keep}];
   if (slot) return *slot;
   DataSplit split = load_data(source, targets);

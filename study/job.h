@@ -44,8 +44,8 @@ struct RunOptions {
   std::string data;         // --data: every model's data source when set
   BackendOptions backend;
   SpecOverrides overrides;
-  std::vector<int>
-      devices;  // --devices: the GPUs models are spread over, round robin; empty: device 0
+  // --devices: the GPUs models are spread over, round robin; empty: device 0
+  std::vector<int> devices;
   // --concurrency: at most this many models train at once; 0: all of them; absent: as many as the
   // machine holds (study/concurrency.h)
   std::optional<int> concurrency;
@@ -54,11 +54,11 @@ struct RunOptions {
   // Every model's epoch lines, however many models (study/progress.h: a run of many shows one
   // status line instead)
   bool verbose = false;
-  std::optional<RankBy>
-      rank_by;            // --rank-by, for the status line's best so far; absent: the run's default
+  // --rank-by, for the status line's best so far; absent: the run's default
+  std::optional<RankBy> rank_by;
   bool timeline = false;  // time every step (for the overlap and the trace)
-  int64_t calibration_steps =
-      0;  // --mode auto's calibration: each model trains this many steps; 0: all
+  // --mode auto's calibration: each model trains this many steps; 0: all
+  int64_t calibration_steps = 0;
   // --stall-timeout: processes mode ends a worker that takes no step for this many seconds (or uses
   // no CPU while it builds); 0: never; absent: from the worker's own pace, never under a minute
   // (study/modes/processes/parent.cpp)
@@ -100,8 +100,8 @@ struct Job {
   // run's --save-best: where its weights are saved when it ends ok, for the keeper to keep or drop
   // (study/best/staging.h); empty: not kept
   std::string keep;
-  nlohmann::json values =
-      nlohmann::json::object();  // a grid's or a search's axis values (SweepEntry::values)
+  // a grid's or a search's axis values (SweepEntry::values)
+  nlohmann::json values = nlohmann::json::object();
 };
 
 ModelSpec with_overrides(ModelSpec spec, const SpecOverrides& overrides);

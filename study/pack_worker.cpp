@@ -133,8 +133,8 @@ void PackWorker::attempt(const std::function<void()>& stage) {
 void PackWorker::finish_training() {
   std::vector<FitResult> fits = fit_->take_results();
   fit_.reset();
-  const ResidentData& data =
-      *lead_of(prepared_)->data();  // the members' (their data source is in the pack's key)
+  // the members' (their data source is in the pack's key)
+  const ResidentData& data = *lead_of(prepared_)->data();
   const bool interrupted = watch_.stop && *watch_.stop;
   const bool any_ok = std::any_of(fits.begin(), fits.end(),
                                   [](const FitResult& f) { return f.status == FitStatus::ok; });

@@ -86,9 +86,8 @@ void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   std::lock_guard lock(mutex_);
   Model& m = models_[model];
   if (!m.ended_s) m.ended_s = clock_seconds(), ++models_ended_;
-  const bool interrupted =
-      exit_code ==
-      kExitInterrupted;  // not ended: ranked by no metric, as the journal does not record it
+  // not ended: ranked by no metric, as the journal does not record it
+  const bool interrupted = exit_code == kExitInterrupted;
   m.status = interrupted ? "interrupted" : to_string(report.status);
   if (!style_.rank_by && !interrupted) style_.rank_by = first_rank_by(report);
   if (style_.rank_by && !interrupted)
@@ -110,8 +109,8 @@ void Progress::say_status(double now) {
 }
 
 std::string Progress::status_line(double now) const {
-  std::map<std::string, size_t>
-      by_status;  // in the names' order: failed, interrupted, ok, stopped...
+  // in the names' order: failed, interrupted, ok, stopped...
+  std::map<std::string, size_t> by_status;
   size_t ended = 0;
   const Model* best = nullptr;
   size_t best_index = 0;
@@ -157,8 +156,8 @@ void Progress::model_note(const std::string& line) {
 }
 
 void Progress::print_above(const std::string& line) {
-  if (live_ && drawn_ > 0)
-    std::fprintf(stderr, "\x1b[%zuA\x1b[J", drawn_);  // up to the block, clear below
+  // up to the block, clear below
+  if (live_ && drawn_ > 0) std::fprintf(stderr, "\x1b[%zuA\x1b[J", drawn_);
   std::fprintf(stderr, "%s\n", line.c_str());
   if (live_ && drawn_ > 0) {
     drawn_ = 0;

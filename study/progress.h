@@ -37,15 +37,15 @@ namespace mf {
 // 2 epochs in 4 modes were 256 lines.
 inline constexpr size_t kPlainLinesModels = 8;
 inline constexpr double kStatusEvery_s = 10;
-inline constexpr double kRedrawsPerSecond =
-    10;  // a terminal's live lines at most, however fast the epochs
+// a terminal's live lines at most, however fast the epochs
+inline constexpr double kRedrawsPerSecond = 10;
 // How the lines are shown besides quiet: every model's (--verbose), and the status line's metric.
 struct ProgressStyle {
   bool verbose = false;
-  std::optional<RankBy>
-      rank_by;  // absent: the first metric the first model to end has (first_rank_by)
-  std::vector<int>
-      epochs;  // each model's epochs by its place, for the time left; 0 or absent: unknown
+  // absent: the first metric the first model to end has (first_rank_by)
+  std::optional<RankBy> rank_by;
+  // each model's epochs by its place, for the time left; 0 or absent: unknown
+  std::vector<int> epochs;
 };
 
 // When the "still running" line is said: once no more than `most` models of a phase are left (or a
@@ -93,8 +93,8 @@ class Progress {
 
  private:
   struct Model {
-    std::optional<double> last_step_s,
-        last_epoch_s;               // clock_seconds() of its last step and epoch line
+    // clock_seconds() of its last step and epoch line
+    std::optional<double> last_step_s, last_epoch_s;
     std::optional<double> ended_s;  // when its report was final
     std::string status;             // its report's status ("interrupted" for exit code 130)
     std::optional<RankKey> rank;    // its place by the status line's metric

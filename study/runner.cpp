@@ -121,8 +121,8 @@ std::unique_ptr<RungTable> rung_table(const std::vector<Job>& all_jobs, const Ru
 // What the phases trained: a report per job, in the jobs' order, and the times they took.
 struct Trained {
   std::vector<ModelReport> models;
-  double startup_s = 0,
-         train_s = 0;          // summed over the phases: up to their start barriers, and after
+  // summed over the phases: up to their start barriers, and after
+  double startup_s = 0, train_s = 0;
   std::optional<int> threads;  // the most host threads of any phase
 };
 
@@ -227,8 +227,8 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
                    const std::atomic<bool>& stop, int* exit_code, const RunRecord& record) {
   RunReport run;
   note_options(run, mode.kind(), options);
-  const std::vector<Job> jobs =
-      jobs_to_train(all_jobs, record);  // those that ended before keep their places
+  // those that ended before keep their places
+  const std::vector<Job> jobs = jobs_to_train(all_jobs, record);
   // Processes mode's MPS (--mps), before any worker starts, the probe's too; a UserError (no daemon
   // for an SM share, one that cannot start) ends the run before any model starts.
   std::optional<WorkerMps> worker_mps;

@@ -47,8 +47,8 @@ cudaError_t cudaGetLastError();
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaMalloc(void** p, size_t bytes);
 cudaError_t cudaFree(void* p);
-cudaError_t cudaMemGetInfo(size_t* free,
-                           size_t* total);  // the host's available and physical memory
+// the host's available and physical memory
+cudaError_t cudaMemGetInfo(size_t* free, size_t* total);
 cudaError_t cudaMallocHost(void** p, size_t bytes);
 cudaError_t cudaFreeHost(void* p);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
@@ -63,8 +63,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
 constexpr unsigned cudaEventDefault = 0, cudaEventBlockingSync = 1, cudaEventDisableTiming = 2;
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event,
-                                     unsigned flags);  // the flags change nothing here
+// the flags change nothing here
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);

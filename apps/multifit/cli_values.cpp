@@ -82,8 +82,8 @@ CLI::Validator size_with_unit() {
 }
 
 std::string read_shard(const std::string& text, Shard& shard) {
-  constexpr size_t kMostParts = size_t(1)
-                                << 20;  // a sweep's most models: more parts would all be empty
+  // a sweep's most models: more parts would all be empty
+  constexpr size_t kMostParts = size_t(1) << 20;
   const std::string form =
       "; expected I/N, the part I of N parts: two whole numbers, 0 <= I < N (0-based, as a Slurm array's %a with --array=0-(N-1))";
   const size_t slash = text.find('/');

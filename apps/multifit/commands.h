@@ -11,8 +11,8 @@ using Command = std::function<int()>;
 
 Command add_train_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
-Command add_merge_command(
-    CLI::App& app);  // the parts of one sweep (run --shard's documents, journals) made one
+// the parts of one sweep (run --shard's documents, journals) made one
+Command add_merge_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
 Command add_worker_command(CLI::App& app);  // a model of a processes-mode run, in its own process
 

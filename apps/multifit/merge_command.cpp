@@ -34,8 +34,8 @@ int run_merge(const MergeArgs& args) {
   MergedRun merged;
   try {
     merged = merge_parts(args.parts, args.rank_by);
-  } catch (
-      const UserError& e) {  // the document is written whatever failed: here, with the error alone
+  } catch (const UserError& e) {
+    // the document is written whatever failed: here, with the error alone
     RunReport refused;
     refused.mode = "";  // of no run: no mode
     refused.error = e.what();

@@ -44,8 +44,8 @@ void write_trace_file(const std::vector<RunReport>& runs, const std::string& pat
         std::string track = name + " input";
         if (lane > 0) track.append(" ").append(std::to_string(lane + 1));
         tracks.push_back({track, m.pid, lanes[lane], {}, "batch"});
-        origin = std::min(origin,
-                          lanes[lane].front().begin_s);  // the first batches precede the first step
+        // the first batches precede the first step
+        origin = std::min(origin, lanes[lane].front().begin_s);
       }
     }
   write_trace(tracks, std::isfinite(origin) ? origin : 0, path);
@@ -66,8 +66,8 @@ void prepare_output_files(const OutputFiles& files, const std::vector<NamedFile>
   std::vector<NamedFile> outputs = {
       {"--json", files.json}, {"--csv", files.csv}, {"--trace", files.trace}};
   for (const NamedFile& output : outputs) check_output_path(output.what, output.path);
-  outputs.insert(outputs.end(), other_outputs.begin(),
-                 other_outputs.end());  // checked where they are written
+  // checked where they are written
+  outputs.insert(outputs.end(), other_outputs.begin(), other_outputs.end());
   check_distinct_files(inputs, outputs);
   if (std::any_of(outputs.begin(), outputs.end(),
                   [](const NamedFile& f) { return is_standard_output(f.path); }))

@@ -17,10 +17,10 @@ struct RunArgs {
   OutputFiles files;
   std::string mode = "serial";  // a mode's name, "all" or "auto"
   bool solo = false;            // each model alone first, for its slowdown
-  int64_t calibration_steps =
-      100;                     // --mode auto: training steps per model in each mode's calibration
-  std::string journal;         // --journal; empty: OUT.journal beside --json OUT
-  std::optional<Shard> shard;  // --shard I/N; absent: the whole sweep
+  // --mode auto: training steps per model in each mode's calibration
+  int64_t calibration_steps = 100;
+  std::string journal;                    // --journal; empty: OUT.journal beside --json OUT
+  std::optional<Shard> shard;             // --shard I/N; absent: the whole sweep
   std::pair<int, std::string> save_best;  // --save-best K DIR, when save_best_given
   bool resume = false;
   int repeat = 1;  // --repeat: every mode's run this many times, interleaved

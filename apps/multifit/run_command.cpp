@@ -47,8 +47,8 @@ class Training {
         std::fprintf(stderr, "multifit: note: %s\n", note.c_str());
     options_.timeline = true;
     const std::vector<ModeKind> modes = settle_modes();
-    if (keeper_)
-      keeper_->keep(setup_.jobs);  // from here on each model that ends ok stages its weights
+    // from here on each model that ends ok stages its weights
+    if (keeper_) keeper_->keep(setup_.jobs);
     std::vector<RunReport> runs;
     for (int repeat = 1; repeat <= args_.repeat && !(stop_ && repeat > 1); ++repeat)
       run_modes(modes, repeat, runs);
@@ -210,8 +210,8 @@ int run_study(RunArgs& args) {
   if (rank.under_mpi()) {
     if (const std::string agreed = rank.agree_to_start(cannot_start, what_is_run(args, setup));
         !agreed.empty()) {
-      if (!rank.writer())
-        return kExitOk;  // rank 0 says why, and its exit code is the job's (runtime/mpi_world.h)
+      // rank 0 says why, and its exit code is the job's (runtime/mpi_world.h)
+      if (!rank.writer()) return kExitOk;
       write_unstarted(args, agreed);
       throw UserError(agreed);
     }
@@ -219,8 +219,8 @@ int run_study(RunArgs& args) {
   }
   try {
     return Training(args, plan, rank, setup).run();
-  } catch (const std::exception&
-               e) {  // under mpirun the others would wait on this rank for ever: the job ends
+  } catch (const std::exception& e) {
+    // under mpirun the others would wait on this rank for ever: the job ends
     rank.abort_job_after(e);
     throw;
   }

@@ -14,8 +14,8 @@ void print_errors(const std::vector<RunReport>& runs) {
   std::map<std::string, std::vector<std::string>> models;  // by error, each model once
   for (const RunReport& run : runs)
     for (const ModelReport& m : run.models) {
-      if (m.status == ModelStatus::ok || m.status == ModelStatus::stopped)
-        continue;  // a trial that lost is no error
+      // a trial that lost is no error
+      if (m.status == ModelStatus::ok || m.status == ModelStatus::stopped) continue;
       std::vector<std::string>& names = models[m.error];
       if (names.empty()) errors.push_back(m.error);
       if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);

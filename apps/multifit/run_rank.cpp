@@ -24,8 +24,8 @@ void RunRank::fit_options(RunOptions& options, bool threads_given) const {
     if (devices.empty())
       for (const DeviceInfo& d : query_devices().devices) devices.push_back(d.index);
     const int local = launcher_local_rank().value_or(world_->local_rank());
-    if (!devices.empty())
-      options.devices = {devices[size_t(local) % devices.size()]};  // none: each model says so
+    // none: each model says so
+    if (!devices.empty()) options.devices = {devices[size_t(local) % devices.size()]};
   }
   // Ranks that Open MPI did not bind apart (it binds up to 2 a node by default) would each take
   // every core of their mask.

@@ -161,8 +161,8 @@ void take_shard(const RunArgs& args, const RunRank& rank, RunSetup& setup) {
 void open_writers_journal(const RunArgs& args, const RunPlan& plan, const RunRank& rank,
                           RunSetup& setup) {
   if (!rank.writer()) return;
-  EndedModels
-      ranks_ended;  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
+  // --resume: what the journals of an earlier run's other ranks recorded (mpirun)
+  EndedModels ranks_ended;
   if (args.resume) {
     setup.resumed =
         read_with_rank_journals(plan.journal, setup.jobs, setup.journal_run, &ranks_ended);
@@ -182,8 +182,8 @@ void open_writers_journal(const RunArgs& args, const RunPlan& plan, const RunRan
   // The earlier ranks' journals are set aside once this one holds what they recorded.
   if (!plan.journal.empty() && (setup.journal || !args.resume))
     set_aside_rank_journals(plan.journal, rank.size());
-  if (plan.save_best)
-    gather_staging(*plan.save_best, args.resume);  // before the other ranks make their keepers
+  // before the other ranks make their keepers
+  if (plan.save_best) gather_staging(*plan.save_best, args.resume);
 }
 
 void open_ranks_journal(const RunPlan& plan, const RunRank& rank, RunSetup& setup) {
@@ -207,8 +207,8 @@ void write_unstarted(const RunArgs& args, const std::string& error) {
   unstarted.mode = args.mode;
   unstarted.error = error;
   unstarted.shard = args.shard;
-  write_output_files({unstarted}, {args.files.json, "", ""},
-                     kExitMistake);  // the document alone: no model for a row
+  // the document alone: no model for a row
+  write_output_files({unstarted}, {args.files.json, "", ""}, kExitMistake);
 }
 
 }  // namespace mf

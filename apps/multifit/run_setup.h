@@ -18,12 +18,12 @@ namespace mf {
 
 // What a run has before it trains.
 struct RunSetup {
-  std::vector<Job>
-      jobs;  // the sweep's, or its --shard's (each keeps its index, its place in the sweep)
+  // the sweep's, or its --shard's (each keeps its index, its place in the sweep)
+  std::vector<Job> jobs;
   SweepIdentity sweep;     // the whole sweep's, for the document
   JournalRun journal_run;  // what the journals are of
-  std::optional<JournalContents>
-      resumed;                       // --resume: what the run's journals recorded (the writer's)
+  // --resume: what the run's journals recorded (the writer's)
+  std::optional<JournalContents> resumed;
   std::unique_ptr<Journal> journal;  // this rank's; none without --journal or --json
   int code = 0;                      // the exit code so far
 };

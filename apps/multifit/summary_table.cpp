@@ -35,8 +35,8 @@ std::string percent(double fraction) {
 
 // "min 0.5120, median 0.6250, max 0.7340" of `values` (not empty).
 std::string spread(std::vector<double> values) {
-  const std::optional<Spread> s =
-      spread_of(std::move(values));  // the median as the report page's and the rungs'
+  // the median as the report page's and the rungs'
+  const std::optional<Spread> s = spread_of(std::move(values));
   if (!s) return "-";
   return "min " + format_metric(s->min) + ", median " + format_metric(s->median) + ", max " +
          format_metric(s->max);

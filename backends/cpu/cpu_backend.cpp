@@ -130,8 +130,8 @@ CpuBackend::CpuBackend(int threads) : made_with_(threads), threads_(threads) {
   if (threads < 1)
     throw std::invalid_argument("cpu backend: " + std::to_string(threads) + " threads");
   flush_denormals_on_this_thread();
-  cpu::require_room_for_threads(
-      threads);  // OpenBLAS loaded now, at start-up, not in the first training step
+  // OpenBLAS loaded now, at start-up, not in the first training step
+  cpu::require_room_for_threads(threads);
   team_ = std::make_unique<cpu::Team>(threads_);
   if (threads_ > 1) cost_ = &cpu::CostModel::measured();
 }
@@ -434,8 +434,8 @@ void CpuBackend::optimizer_step(const OptimizerStep& step, const Pack& p) {
     const Range blocks = piece(step.blocks, part);
     cpu::optimizer_blocks(step, b, member(step.penalty, z, p.stride), int(blocks.begin),
                           int(blocks.end));
-    if (part.index == 0)
-      finish_member_step(step, b);  // the other parts read neither field it writes
+    // the other parts read neither field it writes
+    if (part.index == 0) finish_member_step(step, b);
   });
 }
 void CpuBackend::gradient_norms(const OptimizerStep& step, const Pack& p) {

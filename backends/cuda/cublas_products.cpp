@@ -61,8 +61,8 @@ class CublasProducts final : public GemmProducts {
     for (int z = 0; z < pack.count; ++z)
       sgemm(CUBLAS_OP_T, CUBLAS_OP_N, k, m, n, member(W, z, pack.stride), n,
             member(dZ, z, pack.stride), n, member(dX, z, pack.stride), k, stream);
-    if (below.any())
-      activation_backward(dX, dX, int64_t(m) * k, below, {}, pack, stream);  // the epilogue, apart
+    // the epilogue, apart
+    if (below.any()) activation_backward(dX, dX, int64_t(m) * k, below, {}, pack, stream);
   }
   void backward_params(const float* X, const float* dZ, float* dW, float* db, int m, int k, int n,
                        const int* /*rows: never*/, const Pack& pack, cudaStream_t stream) override {

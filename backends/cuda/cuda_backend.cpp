@@ -188,12 +188,12 @@ class CudaBackend final : public Backend {
   void inject_fault() override {
     cudaSetDevice(device_index_);
     MF_TARGET::illegal_write(s());
-    MF_CUDA_CHECK(
-        cudaStreamSynchronize(s()));  // throws: the illegal address, now the context's error
+    // throws: the illegal address, now the context's error
+    MF_CUDA_CHECK(cudaStreamSynchronize(s()));
   }
   void mark() override {
-    if (marked_ == marks_.size())
-      marks_.push_back(std::make_unique<Event>());  // created once, reused every epoch
+    // created once, reused every epoch
+    if (marked_ == marks_.size()) marks_.push_back(std::make_unique<Event>());
     marks_[marked_++]->record(stream_);
   }
   std::vector<double> take_marks() override {
@@ -300,8 +300,8 @@ class CudaBackend final : public Backend {
                            float* d_out, float* values, int m, int n, double* totals,
                            const MemberSettings* settings, const int* rows = nullptr,
                            const Pack& pack = {}) override {
-    if (library_ &&
-        shape.loss == Loss::sparse_categorical_crossentropy)  // cuDNN's softmax first: two passes
+    // cuDNN's softmax first: two passes
+    if (library_ && shape.loss == Loss::sparse_categorical_crossentropy)
       return Backend::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings,
                                           rows, pack);
     MF_TARGET::loss_and_accumulate(shape, out, target, d_out, values, m, n, totals, settings, rows,
@@ -332,8 +332,8 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  static constexpr size_t kMaxPitch = size_t(1)
-                                      << 31;  // cudaDevAttrMaxPitch on current GPUs: 2 GiB - 1
+  // cudaDevAttrMaxPitch on current GPUs: 2 GiB - 1
+  static constexpr size_t kMaxPitch = size_t(1) << 31;
   static constexpr int kAnchorTries = 4;
   cudaStream_t s() const { return stream_.get(); }
   // A stream of the whole device, or one on `partition`'s SMs (a GPU's only: make_cuda_backend

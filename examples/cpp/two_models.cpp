@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    options.backend =
-        mf::resolve_auto(options.backend, std::cerr);  // auto: cuda where a GPU is, else cpu
+    // auto: cuda where a GPU is, else cpu
+    options.backend = mf::resolve_auto(options.backend, std::cerr);
 
     // A sweep of the two specs (nn/sweep.h; load_sweep reads one from a file), and a job for each.
     mf::Sweep sweep;
@@ -64,15 +64,15 @@ int main(int argc, char** argv) {
 
     // Both at once, each on its own thread, backend and stream; then each alone, one after the
     // other.
-    const std::atomic<bool> stop =
-        false;  // nothing stops them early (multifit's CLI stops them on Ctrl-C)
+    // nothing stops them early (multifit's CLI stops them on Ctrl-C)
+    const std::atomic<bool> stop = false;
     int exit_code = 0;
     mf::RunReport streams =
         mf::run_mode(*mf::make_streams_mode(options), jobs, options, stop, &exit_code);
     const mf::RunReport serial =
         mf::run_mode(*mf::make_serial_mode(options), jobs, options, stop, &exit_code);
-    mf::compare_with_serial(
-        streams, serial);  // each model's slowdown: its time on streams over its time alone
+    // each model's slowdown: its time on streams over its time alone
+    mf::compare_with_serial(streams, serial);
 
     std::printf("%s backend%s%s\n", mf::to_string(options.backend.kind),
                 streams.device_name.empty() ? "" : ", ", streams.device_name.c_str());

@@ -54,8 +54,8 @@ Result run_interruptible(const std::function<Result()>& work, const std::functio
     nb::gil_scoped_release released;
     result = work();
   } catch (...) {
-    if (interrupted())
-      throw keyboard_interrupt();  // what the work threw after the stop is not the news
+    // what the work threw after the stop is not the news
+    if (interrupted()) throw keyboard_interrupt();
     throw;
   }
   if (interrupted()) throw keyboard_interrupt();

@@ -29,8 +29,8 @@ struct Phase {
   std::vector<ModelReport> reports;  // one per job, in the jobs' order
   double released_s = 0;             // clock_seconds() when the start barrier let the models go
   int exit_code = 0;                 // the worst of the models' (ModelWorker::exit_code)
-  int threads =
-      0;  // in-process modes: the host threads that trained the models; 0 in processes mode
+  // in-process modes: the host threads that trained the models; 0 in processes mode
+  int threads = 0;
 };
 
 class Mode {

@@ -15,8 +15,8 @@ namespace mf {
 std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_size) {
   const size_t bound = pack_size > 0 ? size_t(pack_size) : kMaxPackSize;
   std::vector<std::vector<size_t>> packs;
-  std::map<std::tuple<std::string, std::string, int>, size_t>
-      open;  // (pack_key, data, device) -> its last pack
+  // (pack_key, data, device) -> its last pack
+  std::map<std::tuple<std::string, std::string, int>, size_t> open;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
     if (!job.spec) {  // a bad entry fails alone

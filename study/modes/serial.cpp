@@ -78,10 +78,10 @@ class SerialMode final : public Mode {
       phase.reports.push_back(std::move(worker.report()));  // the worker's is not read again
       const int code = worker.exit_code();
       phase.exit_code = worse_exit_code(phase.exit_code, code);
-      if (options_.keep_pools)
-        kept_.push_back(std::move(trained));
+      if (options_.keep_pools) kept_.push_back(std::move(trained));
+      // the model goes, and its pool with it, before the next model is built
       else
-        trained.release();  // the model goes, and its pool with it, before the next model is built
+        trained.release();
       if (held) report_memory(phase.reports.back(), *device.backend, *held, progress);
       progress.ended(job.index, phase.reports.back(), code);
     }

@@ -43,8 +43,8 @@ class ThreadGroupsMode final : public Mode {
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress,
             RungJudge* rungs) override {
     const std::vector<std::vector<size_t>> groups = grouping_(jobs);
-    std::vector<std::unique_ptr<Backend>> backends(
-        groups.size());  // before the workers: they give their pools back
+    // before the workers: they give their pools back
+    std::vector<std::unique_ptr<Backend>> backends(groups.size());
     std::vector<std::unique_ptr<ModelWorker>> workers;
     for (const Job& job : jobs) workers.push_back(std::make_unique<ModelWorker>(job, options_));
     std::vector<std::unique_ptr<PackWorker>> packs;
@@ -202,8 +202,8 @@ class ThreadGroupsMode final : public Mode {
   };
   const ModeKind kind_;
   const RunOptions& options_;
-  BackendOptions
-      backend_options_;    // each group's: options_'s, with its share of the threads (set by run)
+  // each group's: options_'s, with its share of the threads (set by run)
+  BackendOptions backend_options_;
   SmPlacement placement_;  // each group's backend options: on its device and SMs (set by run)
   Grouping grouping_;
   bool packs_;

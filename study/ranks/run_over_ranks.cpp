@@ -33,8 +33,8 @@ class RankTrainer {
         stop_(stop),
         rank_(world.rank()),
         start_s_(start_s) {
-    options_.quiet =
-        true;  // the epoch lines of R ranks would interleave: one line per model as it ends instead
+    // the epoch lines of R ranks would interleave: one line per model as it ends instead
+    options_.quiet = true;
     quiet_ = options.quiet;
     choice_ = choose_concurrency(mode, jobs, options, stop);
     // The ranks on one node share its memory: each takes its part of the machine's bound.
@@ -57,8 +57,8 @@ class RankTrainer {
     for (size_t p : places) share.push_back(jobs_[p]);
     RunRecord record;
     record.concurrency = choice_;
-    std::map<size_t, int>
-        codes;  // by job index, as each model ends (Progress::ended holds its lock)
+    // by job index, as each model ends (Progress::ended holds its lock)
+    std::map<size_t, int> codes;
     record.on_ended = [this, &codes](size_t index, const ModelReport& report, int code) {
       codes[index] = code;
       ModelReport mine = report;
@@ -242,8 +242,8 @@ Gathered dispatch(RankTrainer& trainer, std::vector<WorkUnit> units, MpiWorld& w
     while (int(gathered.figures.size()) < world.size() - 1 && !failed) {
       const std::optional<int> from = world.waiting();
       if (!from) {
-        std::this_thread::sleep_for(
-            std::chrono::microseconds(100));  // a share's ask waits no longer
+        // a share's ask waits no longer
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
         continue;
       }
       FromRank message = message_from<FromRank>(world.receive(*from));

@@ -31,8 +31,8 @@ struct PartFigures {
   int64_t samples = 0;
   int concurrency = 0;             // the most models it trained at once
   std::string concurrency_reason;  // why that many
-  std::optional<int>
-      training_threads;  // in-process modes: the most host threads that trained them at once
+  // in-process modes: the most host threads that trained them at once
+  std::optional<int> training_threads;
   size_t host_peak_rss_bytes = 0;                // its process's peak resident host memory (VmHWM)
   std::optional<size_t> workers_peak_rss_bytes;  // processes mode: the sum of its workers' peaks
   int resumed_models = 0;  // taken as they ended in its journal, not trained again

@@ -276,8 +276,8 @@ void from_json(const json& j, ModelReport& m) {
   m.backend = text_from(j.at("backend"));
   m.device = j.at("device");
   m.device_name = text_from(j.at("device_name"));
-  m.device_schedule =
-      text_from(j.value("device_schedule", json()));  // absent from documents before it
+  // absent from documents before it
+  m.device_schedule = text_from(j.value("device_schedule", json()));
   m.visible_devices = text_from(j.at("cuda_visible_devices"));
   m.host = text_from(j.at("host"));
   m.pid = j.at("pid");

@@ -162,8 +162,8 @@ void from_json(const json& j, RunReport& run) {
   run = RunReport{};
   run.backend = text_from(j.at("backend"));
   run.device_name = text_from(j.at("device_name"));
-  run.device_schedule =
-      text_from(j.value("device_schedule", json()));  // absent from documents before it
+  // absent from documents before it
+  run.device_schedule = text_from(j.value("device_schedule", json()));
   j.at("mps").get_to(run.mps);
   j.value("mps_daemon", json()).get_to(run.mps_daemon);  // absent from documents before them
   j.value("sm_partitions", json()).get_to(run.sm_partitions);
@@ -174,8 +174,8 @@ void from_json(const json& j, RunReport& run) {
   j.at("training_threads").get_to(run.training_threads);
   j.value("arrangement", json()).get_to(run.arrangement);  // absent from documents before it
   run.pools_kept = j.value("pools_kept", false);           // absent from documents before it
-  run.injected_fault =
-      text_from(j.value("injected_fault", json()));  // absent from documents before it
+  // absent from documents before it
+  run.injected_fault = text_from(j.value("injected_fault", json()));
   run.resumed_models = j.at("resumed_models");
   run.data = text_from(j.at("data").at("source"));
   run.data_bytes = j.at("data").at("bytes");

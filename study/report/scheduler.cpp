@@ -12,8 +12,8 @@ SchedulerReport summarize_scheduler(const SchedulerSpec& spec,
                                     const std::vector<ModelReport>& models) {
   SchedulerReport out;
   out.spec = spec;
-  std::map<std::pair<int, int>, std::vector<double>>
-      values;  // (bracket, epochs) -> the metric of each trial judged
+  // (bracket, epochs) -> the metric of each trial judged
+  std::map<std::pair<int, int>, std::vector<double>> values;
   std::map<std::pair<int, int>, RungSummary> rungs;
   for (const ModelReport& m : models) {
     out.samples += m.samples;

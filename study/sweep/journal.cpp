@@ -282,8 +282,8 @@ Journal::Journal(std::string path, const JournalRun& run, const JournalContents*
   close(fd_);
   fd_ = -1;
   unlink(path_.c_str());  // a journal without its header could never be resumed from
-  if (!previous_.empty())
-    std::rename(previous_.c_str(), path_.c_str());  // the earlier one back in its place
+  // the earlier one back in its place
+  if (!previous_.empty()) std::rename(previous_.c_str(), path_.c_str());
   throw SystemError(error_);
 }
 

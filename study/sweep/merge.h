@@ -23,10 +23,10 @@ namespace mf {
 struct MergedRun {
   RunReport run;                // the models in sweep order, ranked; `shards`: each part's figures
   std::vector<size_t> missing;  // places of the sweep that no part has, in order
-  std::vector<std::string>
-      notes;  // what a part had that is not in the merge, and why (one line each)
-  std::vector<std::string>
-      parts;  // each part's line for the table: its file, shard, host and figures
+  // what a part had that is not in the merge, and why (one line each)
+  std::vector<std::string> notes;
+  // each part's line for the table: its file, shard, host and figures
+  std::vector<std::string> parts;
   std::vector<std::optional<Shard>> part_shards;  // each part's shard, in the order given
 };
 

@@ -134,8 +134,8 @@ TEST(RunPlan, AFlagForAnotherModeIsNotedAndNotForAllOrAuto) {
   EXPECT_EQ(notes[1], "--calibration-steps has no effect without --mode auto");
   EXPECT_EQ(notes[2], "--pack-size has no effect without --mode packed (or all, auto)");
   EXPECT_EQ(notes[3].substr(0, 57), "--stall-timeout has no effect without --mode processes (o");
-  EXPECT_TRUE(no_effect_notes(args, plan_run(args, false), BackendKind::cuda).size() ==
-              3);  // --devices counts
+  // --devices counts
+  EXPECT_TRUE(no_effect_notes(args, plan_run(args, false), BackendKind::cuda).size() == 3);
   for (const char* mode : {"all", "auto"}) {
     RunArgs every = args;
     every.mode = mode;

@@ -60,8 +60,8 @@ TEST_F(Cli, ProgressLinesWithoutQuiet) {
 // CPU backend, up to float summation order (1e-4 relative).
 TEST_F(Cli, HostExecutionTrainsLikeTheCpuBackend) {
   const std::string spec = quoted(example("binary-classifier.json"));
-  const std::string data =
-      " --data synthetic:binary:rows=256";  // 4 steps an epoch: host execution runs every thread
+  // 4 steps an epoch: host execution runs every thread
+  const std::string data = " --data synthetic:binary:rows=256";
   ASSERT_EQ(
       multifit("train " + spec + data + " --backend cpu --quiet --json " + quoted(path("cpu.json")))
           .rc,
@@ -222,8 +222,8 @@ TEST_F(Cli, AReservationTheMachineCannotGiveIsOom) {
   const json plan = result("r.json")["models"][0]["memory"]["plan"];
   ASSERT_FALSE(plan.empty());
   EXPECT_EQ(plan[0]["name"], "parameters");
-  EXPECT_EQ(plan[0]["bytes"],
-            5888);  // the 20-64-1 model's 1409 floats = 5636 B, rounded up to 256 B
+  // the 20-64-1 model's 1409 floats = 5636 B, rounded up to 256 B
+  EXPECT_EQ(plan[0]["bytes"], 5888);
 }
 
 // A reserve pool on the host is resident: the document's peak RSS covers the whole limit.
@@ -331,8 +331,8 @@ TEST_F(Cli, SeveralTargetColumnsTrain) {
   for (int i = 0; i < 256; ++i) {
     const double a = (i % 16) / 16.0, b = (i / 16) / 16.0;
     sums << a << ',' << b << ',' << a + b << ',' << a - b << '\n';  // 2 features, 2 targets
-    halves << a << ',' << b << ',' << (a >= 0.5) << ',' << (b >= 0.5)
-           << '\n';  // 2 features, 2 labels
+    // 2 features, 2 labels
+    halves << a << ',' << b << ',' << (a >= 0.5) << ',' << (b >= 0.5) << '\n';
   }
   sums.close();
   halves.close();

@@ -51,8 +51,8 @@ TEST_F(Cli, TrainTakesTheMemoryOverrides) {
   const json m = result("r.json")["models"][0];
   EXPECT_EQ(m["memory"]["cap_bytes"], 8u << 20);
   EXPECT_EQ(m["settings"]["memory_mode"], "grow");
-  EXPECT_LT(m["memory"]["reserved_bytes"].get<size_t>(),
-            size_t(8) << 20);  // grow: what it needed, not the limit
+  // grow: what it needed, not the limit
+  EXPECT_LT(m["memory"]["reserved_bytes"].get<size_t>(), size_t(8) << 20);
   // And a limit the model does not fit in is oom, as in the spec.
   const Result small = multifit("train " + kBinary + " --backend cpu --quiet --memory-limit 1KiB");
   EXPECT_EQ(small.rc, 2);

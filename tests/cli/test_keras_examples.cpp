@@ -18,8 +18,8 @@ TEST_F(Cli, TheKerasMlpExampleTrainsOnFashionMnist) {
   const Result r = multifit("train " + quoted(example("fashion-mnist-keras-mlp.json")) +
                             " --backend cpu --epochs 1 --json " + quoted(path("r.json")));
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "Epoch 1/1 - 422 steps"))
-      << r.err;  // 54000 training rows at batch 128
+  // 54000 training rows at batch 128
+  EXPECT_TRUE(contains(r.err, "Epoch 1/1 - 422 steps")) << r.err;
   EXPECT_TRUE(contains(r.err, " - val_accuracy: ")) << r.err;
   const json m = result("r.json")["models"][0];
   EXPECT_EQ(m["status"], "ok");
@@ -27,8 +27,8 @@ TEST_F(Cli, TheKerasMlpExampleTrainsOnFashionMnist) {
   EXPECT_EQ(m["settings"]["layers"],
             "Dense(512 relu) Dropout(0.2) Dense(512 relu) Dropout(0.2) Dense(10 softmax)");
   EXPECT_GT(m["test_accuracy"].get<double>(), 0.75);  // one epoch of Keras's MLP: 0.8 and more
-  EXPECT_TRUE(
-      m["fit"]["stopped_epoch"].is_null());  // EarlyStopping with patience 3: not after one epoch
+  // EarlyStopping with patience 3: not after one epoch
+  EXPECT_TRUE(m["fit"]["stopped_epoch"].is_null());
   // restore_best_weights: Keras restores the best epoch's weights at the fit's end, stopped or not.
   EXPECT_EQ(m["fit"]["restored_epoch"], 1);
   EXPECT_TRUE(contains(r.err, "Restoring model weights from the end of the best epoch: 1.\n"))
@@ -58,8 +58,8 @@ TEST_F(Cli, TheTabularRegressorExampleStopsEarlyAndLowersItsRate) {
   }
   EXPECT_GT(m["test_loss"].get<double>(), 0);  // evaluated after the stop
   EXPECT_TRUE(contains(r.out, "tabular-regressor: test_loss ")) << r.out;
-  EXPECT_TRUE(contains(r.out, " - test_mae "))
-      << r.out;  // the regression metrics on the summary line too
+  // the regression metrics on the summary line too
+  EXPECT_TRUE(contains(r.out, " - test_mae ")) << r.out;
   EXPECT_TRUE(contains(r.out, " - test_mse ")) << r.out;
   const std::string csv = read_file(path("r.csv"));
   EXPECT_TRUE(contains(csv, ",EarlyStopping: val_mae did not improve")) << csv;

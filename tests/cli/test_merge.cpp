@@ -58,8 +58,8 @@ class Merge : public Cli {
   }
   Result merge(const std::vector<std::string>& parts, const std::string& flags = "") const {
     std::string args = "merge";
-    for (const std::string& part : parts)
-      args.append(" ").append(quoted(path(part)));  // GCC 12 warns of " " + s here
+    // GCC 12 warns of " " + s here
+    for (const std::string& part : parts) args.append(" ").append(quoted(path(part)));
     return multifit(
         args.append(" --json ").append(quoted(path("all.json"))).append(" ").append(flags));
   }
@@ -238,8 +238,8 @@ TEST_F(Merge, ForeignPartsAreRefused) {
   refused("cuda.json", {"trained on the cuda backend", "on the cpu backend", "one backend"});
   doc = result("part-1.json");
   doc["models"][0]["name"] = "someone-else";
-  doc["shard"] =
-      nullptr;  // a whole run's part, of the same sweep by its name, size and fingerprint
+  // a whole run's part, of the same sweep by its name, size and fingerprint
+  doc["shard"] = nullptr;
   std::ofstream(path("renamed.json")) << doc.dump();
   refused("renamed.json", {"model #1 is 'someone-else', but in " + path("part-1.json") +
                            " it is 'tiny-lr0.001-s2'"});
@@ -275,8 +275,8 @@ TEST_F(Merge, BrokenPartsAreRefusedNamingTheFileAndTheLine) {
   refused("array.json", "[1, 2]", "not a multifit result document");
   refused("other.json", R"({"name": "a spec?", "layers": []})", "not a multifit result document");
   std::string journal = read_file(path("part-1.json.journal"));
-  journal.insert(journal.find('\n') + 1,
-                 "{\"mode\": \"serial\", \"ind\n");  // a bad line, not the last
+  // A bad line, not the last.
+  journal.insert(journal.find('\n') + 1, "{\"mode\": \"serial\", \"ind\n");
   refused("bad.journal", journal, "bad.journal:2: not a JSON line");
   json doc = result("part-1.json");
   doc["models"][1].erase("epochs");

@@ -82,8 +82,8 @@ class Mpi : public Cli {
 
 TEST_F(Mpi, ThreeRanksGiveTheNumbersOfOneProcessInEachMode) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid =
-      sweep(small_grid(2, 4, 100));  // 8 models of some 30 ms: every rank gets some
+  // 8 models of some 30 ms: every rank gets some
+  const std::string grid = sweep(small_grid(2, 4, 100));
   const Result one =
       multifit("run " + grid + " --backend cpu --quiet --json " + quoted(path("one.json")));
   ASSERT_EQ(one.rc, 0) << one.err;
@@ -143,8 +143,8 @@ std::vector<pid_t> processes_with(const std::string& entry) {
 
 TEST_F(Mpi, AKilledRanksModelsFinishOnResume) {
   if (!with_mpi_) GTEST_SKIP() << "this build has no MPI (MULTIFIT_MPI=OFF)";
-  const std::string grid = sweep(
-      small_grid(2, 4, 4000));  // 8 models of about half a second each: the kill lands mid-run
+  // 8 models of about half a second each: the kill lands mid-run
+  const std::string grid = sweep(small_grid(2, 4, 4000));
   const std::string out = quoted(path("r.json"));
   const std::string tag =
       "MF_TEST_RUN=" + std::to_string(getpid()) + "_" + std::to_string(std::rand());

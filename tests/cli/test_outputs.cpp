@@ -83,8 +83,8 @@ TEST_F(FullDisk, AnOutputThatCannotBeWrittenSaysWhyAndTheOthersAreWritten) {
                        "multifit: error: " +
                        full("t.json") + ": cannot write the trace file: No space left on device\n");
   EXPECT_EQ(listing(), "fill\n");  // no temporary file left behind
-  EXPECT_TRUE(contains(r.out, "binary-classifier: test_loss"))
-      << r.out;  // trained: the outputs failed after
+  // trained: the outputs failed after
+  EXPECT_TRUE(contains(r.out, "binary-classifier: test_loss")) << r.out;
   // The CSV in full: its header and the model's row, as a run with room writes them.
   ASSERT_EQ(multifit("train " + kBinary + " --csv " + quoted(ok("room.csv"))).rc, 0);
   const std::vector<std::string> csv = lines(read_file(ok("r.csv"))),

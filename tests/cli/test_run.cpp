@@ -55,8 +55,8 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
   ASSERT_EQ(r.rc, 0) << r.err;
   const json doc = result("r.json");
   ASSERT_EQ(doc["mode"], "all");
-  ASSERT_EQ(doc["runs"].size(),
-            4u);  // serial, streams, processes, packed (two shapes: two packs of one)
+  // serial, streams, processes, packed (two shapes: two packs of one)
+  ASSERT_EQ(doc["runs"].size(), 4u);
   for (const std::string name : {"binary-classifier", "regressor"}) {
     const Result solo = multifit("train " + quoted(example(name + ".json")) +
                                  " --backend cpu --quiet --json " + quoted(path(name + ".json")));
@@ -67,8 +67,8 @@ TEST_F(Run, EveryModeGivesEachModelItsSoloTrainNumbers) {
       const json* m = model_named(run, name);
       ASSERT_NE(m, nullptr);
       EXPECT_EQ((*m)["status"], "ok");
-      EXPECT_EQ((*m)["test_loss"],
-                alone["test_loss"]);  // bit-identical: the same float printed the same
+      // bit-identical: the same float printed the same
+      EXPECT_EQ((*m)["test_loss"], alone["test_loss"]);
       EXPECT_EQ((*m)["test_accuracy"], alone["test_accuracy"]);
       ASSERT_EQ((*m)["epochs"].size(), alone["epochs"].size());
       for (size_t e = 0; e < alone["epochs"].size(); ++e)
@@ -221,8 +221,8 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
       EXPECT_EQ(p["pack_members"], std::min(pack_size, models - i / pack_size * pack_size));
       EXPECT_TRUE(a["pack"].is_null());
       EXPECT_EQ(p["settings"]["graphs"], true);
-      EXPECT_EQ(a["settings"]["graphs"],
-                cpu);  // auto: on a GPU and the cpu, not under host execution
+      // auto: on a GPU and the cpu, not under host execution
+      EXPECT_EQ(a["settings"]["graphs"], cpu);
       EXPECT_EQ(p["settings"]["threads"], cpu ? json(2) : json());
       // Its share of the pack's pool: its own plan, as alone.
       EXPECT_EQ(p["memory"]["peak_bytes"], a["memory"]["peak_bytes"]);
@@ -369,11 +369,11 @@ TEST_F(Run, FaultsStayWithTheirModelAndTheOthersFinish) {
     SCOPED_TRACE(mode);
     const Result r = multifit("run " + faults + " --backend cpu --quiet --mode " + mode +
                               " --json " + quoted(path("r.json")));
-    EXPECT_EQ(r.rc, 2)
-        << r.err;  // a user's mistake (the bad spec, the cap) ranks above a divergence
+    // a user's mistake (the bad spec, the cap) ranks above a divergence
+    EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_EQ(r.err_lines(), 3) << r.err;  // one line for each model that did not end ok
-    EXPECT_TRUE(contains(r.err, "multifit: error: model 'over-cap' needs "))
-        << r.err;  // named once
+    // named once
+    EXPECT_TRUE(contains(r.err, "multifit: error: model 'over-cap' needs ")) << r.err;
     const json doc = result("r.json");
     ASSERT_EQ(doc["models"].size(), 4u);
     EXPECT_EQ(doc["models"][0]["status"], "ok");
@@ -568,8 +568,8 @@ TEST_F(Run, DefaultConcurrencyKeepsTheWorkersInHalfTheMemory) {
   EXPECT_TRUE(contains(
       r.err, "multifit: concurrency " + std::to_string(concurrency) + " (" + reason + ")\n"))
       << r.err;
-  size_t peak =
-      0;  // the most any worker held: the phases together never held more than concurrency of them
+  // the most any worker held: the phases together never held more than concurrency of them
+  size_t peak = 0;
   for (const json& m : doc["models"]) {
     EXPECT_EQ(m["status"], "ok") << m["error"];
     peak = std::max(peak, m["memory"]["process_peak_rss_bytes"].get<size_t>());
@@ -718,8 +718,8 @@ TEST_F(Run, BadInputIsOneLineAndExitCode2) {
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_TRUE(r.err.starts_with("multifit: error: ")) << r.err;
   }
-  EXPECT_EQ(json::parse(read_file(path("own.json")))["models"].size(),
-            1u);  // the sweep was not overwritten
+  // the sweep was not overwritten
+  EXPECT_EQ(json::parse(read_file(path("own.json")))["models"].size(), 1u);
   // So does an option the backend cannot honour.
   const Result cublas =
       multifit("run " + pair + " --backend cpu --gemm cublas --json " + quoted(path("g.json")));

@@ -205,8 +205,8 @@ TEST_F(SaveBest, AKilledOrInterruptedRunResumedKeepsTheBestOfTheWholeSweep) {
   json grid = json::parse(read_file(example("tiny-sweep.json")));
   grid["grid"] = {{"learning_rate", {0.001, 0.01, 0.03}},
                   {"seed", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}};
-  grid["base"]["fit"]["epochs"] =
-      60;  // 30 models, one after another: time to be stopped among them
+  // 30 models, one after another: time to be stopped among them
+  grid["base"]["fit"]["epochs"] = 60;
   for (const std::string signal : {"KILL", "INT"}) {
     SCOPED_TRACE(signal);
     const std::string out = "r-" + signal + ".json", dir = path("best-" + signal);

@@ -32,8 +32,8 @@ json numbers_of(json model) {
   for (const char* key : {"startup_s", "samples_per_s", "train_s", "solo_s", "slowdown", "pid",
                           "memory", "pack", "pack_members"})
     model.erase(key);
-  if (model["settings"].is_object())
-    model["settings"].erase("threads");  // fewer models left share them among fewer
+  // fewer models left share them among fewer
+  if (model["settings"].is_object()) model["settings"].erase("threads");
   for (json& epoch : model["epochs"]) epoch.erase("seconds"), epoch.erase("samples_per_s");
   return model;
 }
@@ -71,8 +71,8 @@ TEST_F(Sweeps, ThousandsOfTinyModelsTrainInEachInProcessModeOnABoundedPool) {
     for (const json& m : doc["models"])
       ASSERT_EQ(m["status"], "ok") << m["name"] << ": " << m["error"];
     EXPECT_GE(doc["training_threads"].get<int>(), 1);
-    EXPECT_LE(doc["training_threads"].get<int>(),
-              64);  // OpenBLAS's MAX_THREADS here, and far from 4096
+    // OpenBLAS's MAX_THREADS here, and far from 4096
+    EXPECT_LE(doc["training_threads"].get<int>(), 64);
   }
 }
 
@@ -114,8 +114,8 @@ TEST_F(Sweeps, EachModelIsJournaledAsItEnds) {
 }
 
 TEST_F(Sweeps, ARunnerKilledMidSweepResumesToTheDocumentOfAnUninterruptedRun) {
-  const std::string grid =
-      sweep(tiny_grid(4, 10, 60));  // 40 models of 60 epochs, one after another
+  // 40 models of 60 epochs, one after another
+  const std::string grid = sweep(tiny_grid(4, 10, 60));
   const std::string common = " --backend cpu --quiet --mode serial";
   ASSERT_EQ(multifit("run " + grid + common + " --json " + quoted(path("whole.json"))).rc, 0);
   // SIGKILL once the journal holds a few models (its header and 3 lines), then resume.
@@ -214,8 +214,8 @@ TEST_F(Sweeps, AResumedModeOfAllHasNoSpeedupOfItsOwn) {
     EXPECT_TRUE(doc["runs"][i]["speedup_vs_serial"].is_null());
   }
   EXPECT_TRUE(doc["runs"][3]["speedup_vs_serial"].is_null());  // packed trained all, serial did not
-  EXPECT_TRUE(
-      doc["runs"][3]["models"][0]["slowdown"].is_number());  // a model's own solo time stands
+  // a model's own solo time stands
+  EXPECT_TRUE(doc["runs"][3]["models"][0]["slowdown"].is_number());
 }
 
 TEST_F(Sweeps, AJournalOfAnotherSweepOrAChangedSpecIsRefused) {
@@ -371,8 +371,8 @@ TEST_F(Sweeps, AScheduledSearchStopsTheSameTrialsInEveryMode) {
     EXPECT_EQ(verdicts_of(doc), verdicts_of(serial));
   }
   int stopped = 0;
-  std::map<int, std::vector<double>>
-      earlier;  // by rung: the values recorded so far, in sweep order
+  // by rung: the values recorded so far, in sweep order
+  std::map<int, std::vector<double>> earlier;
   for (const json& m : serial["models"]) {
     ASSERT_TRUE(m["status"] == "ok" || m["status"] == "stopped") << m["name"] << ": " << m["error"];
     stopped += m["status"] == "stopped";
@@ -410,8 +410,8 @@ TEST_F(Sweeps, AScheduledRunResumedFromItsJournalMakesTheSameVerdicts) {
     std::ifstream in(path("whole.json.journal"));
     std::ofstream out(path("cut.json.journal"));
     std::string line;
-    for (int i = 0; i < 11 && std::getline(in, line); ++i)
-      out << line << '\n';  // the header and 10 models
+    // the header and 10 models
+    for (int i = 0; i < 11 && std::getline(in, line); ++i) out << line << '\n';
     out.close();
     const Result r =
         multifit("run " + search + common + " --json " + quoted(path("cut.json")) + " --resume");

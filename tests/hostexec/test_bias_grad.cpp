@@ -54,8 +54,8 @@ TEST(BiasGrad, TheWeightGradientProductFoldsTheSameSums) {
     gemm(X.data(), dZ.data(), dW.data(), k, m, n, true, false, {.col_sums = db.data()}, {},
          nullptr);
     expect_column_sums(dZ, db, m, n);
-    for (int c = 0; c < n; ++c)
-      EXPECT_NEAR(dW[c], 0.25f * db[c], 1e-4f * (1 + std::abs(db[c])));  // X is 0.25
+    // X is 0.25
+    for (int c = 0; c < n; ++c) EXPECT_NEAR(dW[c], 0.25f * db[c], 1e-4f * (1 + std::abs(db[c])));
   }
 }
 
@@ -66,8 +66,8 @@ constexpr int64_t kStride = 64 * 1024;
 TEST(BiasGrad, APackSumsEachMembersColumns) {
   const int m = 37, n = 33;
   std::vector<float> dZ(2 * kStride / sizeof(float)), db(2 * kStride / sizeof(float), NAN);
-  const std::vector<float> first = gradients(m, n),
-                           second = gradients(m + 5, n);  // another stretch of sin
+  // another stretch of sin
+  const std::vector<float> first = gradients(m, n), second = gradients(m + 5, n);
   std::copy(first.begin(), first.end(), dZ.begin());
   std::copy(second.begin(), second.begin() + first.size(), member(dZ.data(), 1, kStride));
   bias_grad(dZ.data(), db.data(), m, n, {.count = 2, .stride = kStride}, nullptr);

@@ -156,8 +156,8 @@ const Case kSmallCases[] = {
     {Product::backward_input, 20, 40, 515, Activation::relu, 1},  // dX(20,40), K = 515: S = 8
     {Product::backward_input, 20, 40, 515, Activation::sigmoid, 2},
     {Product::backward_input, 33, 70, 200, Activation::tanh, 2},  // 6 tiles, K = 200: S = 3
-    {Product::backward_params, 520, 40, 10, Activation::linear,
-     1},  // dW(40,10) and db, K = 520: S = 8
+    // dW(40,10) and db, K = 520: S = 8
+    {Product::backward_params, 520, 40, 10, Activation::linear, 1},
     {Product::backward_params, 300, 33, 10, Activation::linear, 3},  // K = 300: S = 4
     {Product::backward_params, 128, 64, 1, Activation::linear, 2},   // one column, K = 128: S = 2
 };

@@ -34,8 +34,8 @@ std::pair<size_t, size_t> graphs_made(bool warm_up) {
 }
 
 TEST(WarmUpGraphs, AWarmedFitReplaysTheGraphsOfItsWarmUpAndMakesNone) {
-  EXPECT_EQ(graphs_made(true),
-            std::make_pair(size_t(2), size_t(0)));  // one per batch size: 32 and the last batch's
+  // one per batch size: 32 and the last batch's
+  EXPECT_EQ(graphs_made(true), std::make_pair(size_t(2), size_t(0)));
   EXPECT_EQ(graphs_made(false), std::make_pair(size_t(0), size_t(2)));
 }
 

@@ -203,8 +203,8 @@ TEST_F(LayerParity, ActivityRegularizerAndPenalty) {
   device_->add_penalty(W.get(), 3, Partials.get(), blocks, m, Totals.get());
   double activity = 0;
   for (double p : partials) activity += p;
-  EXPECT_NEAR(totals[0], 2.0 + m * 0.875 + activity,
-              1e-9);  // the batch's rows times the weights' penalty
+  // the batch's rows times the weights' penalty
+  EXPECT_NEAR(totals[0], 2.0 + m * 0.875 + activity, 1e-9);
   EXPECT_NEAR(Totals.read()[0], totals[0], 1e-9);
   EXPECT_EQ(Totals.read()[1], 1.0) << "a metric's total is not the loss";
 }

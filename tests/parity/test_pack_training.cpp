@@ -191,8 +191,8 @@ std::vector<ModelSpec> keras_members() {
   EarlyStoppingSpec early;
   early.monitor = "loss", early.mode = MonitorMode::max, early.patience = 1;  // stops after epoch 2
   specs[2].fit.early_stopping = early;
-  early.patience = 2,
-  early.restore_best_weights = true;  // after epoch 3, back to epoch 1's weights
+  // after epoch 3, back to epoch 1's weights
+  early.patience = 2, early.restore_best_weights = true;
   specs[3].fit.early_stopping = early;
   ReduceLROnPlateauSpec reduce;
   reduce.monitor = "loss", reduce.mode = MonitorMode::max, reduce.patience = 1;

@@ -84,8 +84,8 @@ TEST(WarmUp, TheFirstStepOfAWarmedFitIsAnOrdinaryStep) {
   if (!device) GTEST_SKIP() << why;
   const DataSplit data = make_synthetic(teacher(4));
   ModelSpec spec = classifier(1, 1e-2f);
-  spec.fit = {1, 32, 0.f,
-              true};  // 11 steps: 10 of 32 rows and one of 10 (at the small sizes 3 and one of 4)
+  // 11 steps: 10 of 32 rows and one of 10 (at the small sizes 3 and one of 4)
+  spec.fit = {1, 32, 0.f, true};
   const size_t steps_of_the_fit = (teacher_rows() + 31) / 32;
   const auto span = [](const Interval& i) { return i.end_s - i.begin_s; };
   std::string attempts;

@@ -17,8 +17,8 @@ std::vector<Job> jobs_of(const std::vector<std::pair<int, int>>& width_epochs) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     ModelSpec spec;
     spec.name = "m";
-    spec.name +=
-        std::to_string(i);  // (not "m" + ...: GCC 12's -Wrestrict false positive, PR 105329)
+    // (not "m" + ...: GCC 12's -Wrestrict false positive, PR 105329)
+    spec.name += std::to_string(i);
     spec.input = 20;
     spec.layers = {{width_epochs[i].first, Activation::relu}, {1, Activation::sigmoid}};
     spec.fit.epochs = width_epochs[i].second;
@@ -32,8 +32,8 @@ std::vector<Job> jobs_of(const std::vector<std::pair<int, int>>& width_epochs) {
 
 TEST(RankWork, TheCostIsEpochsTimesParameters) {
   const std::vector<Job> jobs = jobs_of({{64, 3}});
-  EXPECT_EQ(estimated_cost(jobs[0]),
-            3.0 * (20 * 64 + 64 + 64 * 1 + 1));  // by hand: weights and biases of both layers
+  // by hand: weights and biases of both layers
+  EXPECT_EQ(estimated_cost(jobs[0]), 3.0 * (20 * 64 + 64 + 64 * 1 + 1));
   Job bad = jobs[0];
   bad.spec.reset();
   EXPECT_EQ(estimated_cost(bad), 0);
@@ -55,8 +55,8 @@ TEST(RankWork, UnitsGoLargestFirstAndTiesKeepSweepOrder) {
 }
 
 TEST(RankWork, PacksAreBoundSoThatEveryRankGetsOne) {
-  const std::vector<Job> jobs =
-      jobs_of(std::vector<std::pair<int, int>>(10, {16, 2}));  // one shape: one pack unbound
+  // one shape: one pack unbound
+  const std::vector<Job> jobs = jobs_of(std::vector<std::pair<int, int>>(10, {16, 2}));
   RunOptions options;
   // 10 models over 3 ranks that each hold 8 at once: packs of at most ceil(10 / 3) = 4.
   std::vector<WorkUnit> units = plan_work(ModeKind::packed, jobs, options, 3, 8);

@@ -178,8 +178,8 @@ ModelReport full_model() {
   m.values = {{"units", 64}, {"learning_rate", 0.5}};
   m.metrics = {{"accuracy", Metric::binary_accuracy}, {"mae", Metric::mean_absolute_error}};
   m.fit.train_s = 2.75;
-  m.fit.samples =
-      1280;  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
+  // not carried on its own: it comes back as `samples` (FitSamplesIsTheReportsSamples)
+  m.fit.samples = 1280;
   m.fit.steps = {{10.0, 10.5}, {10.5, 11.25}};
   m.fit.epoch_spans = {{10.0, 11.25}, {11.5, 12.75}};
   m.fit.input_spans = {{9.75, 10.0}, {10.25, 10.5}};
@@ -562,8 +562,8 @@ TEST(ReportForm, AbsentMetricsAreNullAndNonFiniteOnesAreStrings) {
   EXPECT_EQ(doc["metrics"].dump(),
             R"({"accuracy":false,"list":[],"test":false,"validation":false})");
 
-  m.has_accuracy = m.validated =
-      true;  // accuracies and validation metrics exist, test metrics not yet
+  // accuracies and validation metrics exist, test metrics not yet
+  m.has_accuracy = m.validated = true;
   EXPECT_EQ(
       json(m)["epochs"][1].dump(),
       R"({"accuracy":"-inf","input_busy_s":0.0,"input_wait_s":0.0,"learning_rate":null,"loss":"inf","metrics":{},"samples_per_s":4.0,"seconds":0.5,"val_accuracy":"nan","val_loss":"nan","val_metrics":{}})");
@@ -918,8 +918,8 @@ TEST(ReportPipe, StatusesAndFlagsComeBackAsSent) {
                                   &ModelReport::tested, &ModelReport::fitted}) {
     ModelReport sent = full_model();
     sent.*flag = false;
-    if (flag ==
-        &ModelReport::fitted) {  // fit did not run: no train_s, and no status or why of its own
+    // fit did not run: no train_s, and no status or why of its own
+    if (flag == &ModelReport::fitted) {
       sent.fit.train_s = 0;
       sent.fit.status = FitStatus::ok;
       sent.fit.why.clear();
@@ -1027,8 +1027,8 @@ RunOptions full_options() {
   o.overrides.epochs = 7;
   o.overrides.batch_size = 48;
   o.overrides.learning_rate = 0.25f;
-  o.overrides.seed =
-      18446744073709551615u;  // the largest: must not pass through a double or an int64
+  // the largest: must not pass through a double or an int64
+  o.overrides.seed = 18446744073709551615u;
   o.overrides.memory_limit = size_t(3) << 30;
   o.overrides.memory_mode = PoolMode::reserve;
   o.devices = {1, 2, 5};

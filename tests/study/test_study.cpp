@@ -66,8 +66,8 @@ std::vector<Job> jobs_to_pack() {
     ModelSpec spec;
     spec.name = "model-" + std::to_string(i);
     spec.input = 4;
-    spec.layers = {{i % 2 ? 8 : 16, Activation::relu},
-                   {1, Activation::linear}};  // odd and even: two shapes
+    // odd and even: two shapes
+    spec.layers = {{i % 2 ? 8 : 16, Activation::relu}, {1, Activation::linear}};
     spec.seed = i;
     spec.optimizer.learning_rate = 1e-3f * float(i + 1);  // members may differ in these
     jobs[i].index = i;

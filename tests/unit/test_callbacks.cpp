@@ -63,8 +63,8 @@ TEST(EarlyStopping, StopsWhenPatienceEpochsInARowDoNotImprove) {
 TEST(EarlyStopping, MinDeltaIsTheLeastImprovement) {
   EarlyStoppingSpec spec;
   spec.patience = 1, spec.min_delta = 0.1;
-  EXPECT_EQ(early_stopping(spec, {1.0, 0.85, 0.8}).stop,
-            2);           // 0.85 beats 1.0 by more than 0.1, 0.8 not 0.85
+  // 0.85 beats 1.0 by more than 0.1, 0.8 not 0.85
+  EXPECT_EQ(early_stopping(spec, {1.0, 0.85, 0.8}).stop, 2);
   spec.min_delta = -0.1;  // Keras takes its magnitude
   EXPECT_EQ(early_stopping(spec, {1.0, 0.95}).stop, 1);
 }
@@ -85,8 +85,8 @@ TEST(EarlyStopping, ABaselineMustBeBeatenToRestartTheWait) {
   // Each value improves on the best but not on the baseline: the wait goes on (1, 2, 3), and the
   // first epoch that does not improve, past patience, stops.
   EXPECT_EQ(early_stopping(spec, {1.0, 0.9, 0.8, 0.85}).stop, 3);
-  EXPECT_EQ(early_stopping(spec, {1.0, 0.4, 0.45, 0.46, 0.47}).stop,
-            3);  // 0.4 beat it: wait 0 again
+  // 0.4 beat it: wait 0 again
+  EXPECT_EQ(early_stopping(spec, {1.0, 0.4, 0.45, 0.46, 0.47}).stop, 3);
 }
 
 TEST(EarlyStopping, StartFromEpochAndMissingValuesAreSkipped) {

@@ -95,8 +95,8 @@ TEST(ChildProcess, SendingToAnExitedChildFailsWithoutSigpipe) {
   EXPECT_FALSE(worker.send("too late\n"));  // the test process is still here to check it
   sigset_t pending;
   sigpending(&pending);
-  EXPECT_FALSE(
-      sigismember(&pending, SIGPIPE));  // not left pending for someone to be killed by later
+  // not left pending for someone to be killed by later
+  EXPECT_FALSE(sigismember(&pending, SIGPIPE));
   worker.close_input();
   EXPECT_FALSE(worker.send("closed\n"));
 }
@@ -126,8 +126,8 @@ TEST(ChildProcess, WorkersDoNotInheritEachOthersPipes) {
   // Builtins only: a grandchild such as cat would outlive the shell killed on failure, holding its
   // pipes.
   ChildProcess first(sh("while read -r line; do :; done; echo eof"), {});
-  ChildProcess second(sh("exec sleep 10"),
-                      {});  // would hold first's pipe ends open, were they inherited
+  // would hold first's pipe ends open, were they inherited
+  ChildProcess second(sh("exec sleep 10"), {});
   first.close_input();
   ASSERT_TRUE(readable_within(first.output_fd(), 1000))
       << "the first child's stdin never reached EOF";
@@ -145,8 +145,8 @@ TEST(ChildProcess, TheDestructorKillsAndReapsARunningChild) {
     pid = worker.pid();
     ASSERT_EQ(::kill(pid, 0), 0);
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start,
-            std::chrono::seconds(5));  // killed, not waited out
+  // killed, not waited out
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   // A zombie would still take signal 0 and could still be waited for.
   errno = 0;
   EXPECT_EQ(::kill(pid, 0), -1);

@@ -206,8 +206,8 @@ struct Trained {
 
 Trained train(int threads, bool graphs, int batch_size) {
   CpuBackend cpu(threads);
-  const DataSplit data =
-      make_synthetic("teacher:rows=600,features=64,classes=4");  // 450 training rows
+  // 450 training rows
+  const DataSplit data = make_synthetic("teacher:rows=600,features=64,classes=4");
   DeviceData resident(cpu, data.train);
   Model model(wide_classifier(batch_size), cpu);
   FitOptions options;

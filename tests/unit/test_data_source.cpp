@@ -81,8 +81,8 @@ TEST_F(DataSource, CsvLabelThatIsNotAClassIsLocated) {
   const std::string test = write("test.csv", "5,6,0.5\n");
   const DataSplit s = load_data("csv:" + train + "," + test);
   EXPECT_EQ(s.train.classes, 0);
-  EXPECT_EQ(s.train.label_at,
-            train + ":4: label -1");  // the first one, on its line (after the header)
+  // the first one, on its line (after the header)
+  EXPECT_EQ(s.train.label_at, train + ":4: label -1");
   EXPECT_EQ(s.test->classes, 0);
   EXPECT_EQ(s.test->label_at, test + ":1: label 0.5");
 }

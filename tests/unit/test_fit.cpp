@@ -187,8 +187,8 @@ TEST(Fit, ValidationAccuracyIsOverTheLastRows) {
   // -log softmax: log(1 + e^(-2|x|)) when right, 2|x| + log(1 + e^(-2|x|)) when wrong.
   const double l1 = std::log1p(std::exp(-2.0)), l2 = std::log1p(std::exp(-4.0)),
                l3 = std::log1p(std::exp(-6.0));
-  const double train_loss =
-      (l1 + l1 + l2 + (4 + l2) + (2 + l1) + l1) / 6;  // rows 0..5: wrong are 3 and 4
+  // rows 0..5: wrong are 3 and 4
+  const double train_loss = (l1 + l1 + l2 + (4 + l2) + (2 + l1) + l1) / 6;
   for (const EpochMetrics& e : result.epochs) {
     EXPECT_NEAR(e.loss, train_loss, 1e-6);
     EXPECT_EQ(e.accuracy, 4.0 / 6.0);
@@ -410,8 +410,8 @@ TEST(CheckData, AcceptsMatchingData) {
   CpuBackend cpu;
   DeviceData data(cpu, split.train);
   EXPECT_NO_THROW(check_data(classifier(6, 8, 3), data, split.train, "d"));
-  EXPECT_NO_THROW(
-      check_data(classifier(6, 8, 5), data, split.train, "d"));  // more units than classes is fine
+  // more units than classes is fine
+  EXPECT_NO_THROW(check_data(classifier(6, 8, 5), data, split.train, "d"));
 }
 
 // Every refusal of check_data, its message in full: each branch says what it found and what the
@@ -567,8 +567,8 @@ TEST_F(Weights, OtherShapeIsRefusedNamingFileAndLayer) {
   Model b(spec(9), cpu_);
   const std::vector<float> before = b.get_params();
   const std::string e = refusal(spec(8), b);
-  EXPECT_TRUE(contains(e, "layer 1 is Dense 6x8 in the file, Dense 6x9 in the spec"))
-      << e;                           // layers count from 1
+  // layers count from 1
+  EXPECT_TRUE(contains(e, "layer 1 is Dense 6x8 in the file, Dense 6x9 in the spec")) << e;
   EXPECT_EQ(b.get_params(), before);  // nothing loaded
 }
 

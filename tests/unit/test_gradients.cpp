@@ -36,8 +36,8 @@ namespace mf {
 namespace {
 
 constexpr int kRows = 6;  // rows of the checked batch
-constexpr int kBatch =
-    8;  // the spec's batch size: a partial batch, so the loss must scale by rows, not 8
+// the spec's batch size: a partial batch, so the loss must scale by rows, not 8
+constexpr int kBatch = 8;
 constexpr int kInput = 5;
 
 ModelSpec make_spec(std::vector<LayerSpec> layers, Loss loss) {
@@ -81,8 +81,8 @@ bool has_kink(Activation a) {
 
 struct RefResult {
   double loss = 0;
-  std::vector<bool>
-      kink_signs;  // the side of every kink, in order: a kinked activation's z > 0, mae's y > t
+  // the side of every kink, in order: a kinked activation's z > 0, mae's y > t
+  std::vector<bool> kink_signs;
 };
 
 RefResult reference(const ModelSpec& spec, const std::vector<double>& p,
@@ -174,10 +174,10 @@ Problem make_problem(const ModelSpec& spec, uint64_t seed) {
   } else {
     const bool sigmoid_out = spec.output_activation() == Activation::sigmoid;
     for (int i = 0; i < kRows * n; ++i) {
-      if (spec.loss.kind == Loss::binary_crossentropy)
-        p.T.push_back(float(rng.below(2)));
+      if (spec.loss.kind == Loss::binary_crossentropy) p.T.push_back(float(rng.below(2)));
+      // reachable targets in (0, 1)
       else if (sigmoid_out)
-        p.T.push_back(rng.uniform());  // reachable targets in (0, 1)
+        p.T.push_back(rng.uniform());
       else
         p.T.push_back(rng.uniform(-1.5f, 1.5f));
     }
@@ -411,8 +411,8 @@ TEST_P(DenseOps, BackwardInputMatchesNaiveLoop) {
   Rng rng(4);
   const auto dZ = random_matrix(rng, m, n), W = random_matrix(rng, k, n);
   CpuBackend cpu;
-  std::vector<float> dX(size_t(m) * k,
-                        99.f);  // garbage: the product must overwrite, not accumulate
+  // garbage: the product must overwrite, not accumulate
+  std::vector<float> dX(size_t(m) * k, 99.f);
   cpu.dense_backward_input(dZ.data(), W.data(), dX.data(), m, k, n);
   std::vector<double> want(dX.size());
   for (int r = 0; r < m; ++r)

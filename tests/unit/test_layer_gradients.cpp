@@ -225,8 +225,8 @@ TEST(LayerGradients, Dropout) {
       make_spec({{5, Activation::tanh}, dropout(0.4), {3, Activation::tanh}, dropout(0.25), {2}}));
 }
 
-TEST(LayerGradients,
-     BatchNormalizationBeforeTheActivation) {  // Keras's usual Dense(linear), BN, Activation
+// Keras's usual Dense(linear), BN, Activation
+TEST(LayerGradients, BatchNormalizationBeforeTheActivation) {
   check_gradients(make_spec({{5}, batch_norm(), activation(Activation::tanh), {2}}));
 }
 
@@ -263,8 +263,8 @@ TEST(LayerGradients, EveryLayerAtOnce) {
                               batch_norm(0.8),
                               {2}});
   spec.layers[4].activity_regularizer = {0, 0.02f};
-  spec.layers[0].kernel_regularizer = {0.01f,
-                                       0.01f};  // the optimizer step's: not in these gradients
+  // the optimizer step's: not in these gradients
+  spec.layers[0].kernel_regularizer = {0.01f, 0.01f};
   check_gradients(spec);
 }
 
@@ -372,8 +372,8 @@ TEST(DropoutMask, ATrainingStepsBackwardTakesItsForwardsMask) {
   for (int step = 0; step < 3; ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
     const std::vector<float> before = model.get_params();
-    model.compute_gradients(pb.X.data(), pb.T.data(),
-                            kRows);  // does not count the step: the same masks
+    // does not count the step: the same masks
+    model.compute_gradients(pb.X.data(), pb.T.data(), kRows);
     const std::vector<float> g = model.get_gradients();
     model.train_batch(pb.X.data(), pb.T.data(), kRows);
     const std::vector<float> after = model.get_params();
@@ -415,8 +415,8 @@ TEST(WeightRegularizers, JoinTheStepsGradientAndTheLoss) {
   EXPECT_NEAR(model.read_totals().front()[0] / kRows, reference(spec, p64, pb.X, pb.T).loss, 1e-5);
   // SGD: w - lr (g + l1 sign(w) + 2 l2 w), per tensor's regularizer.
   const std::vector<float> after = model.get_params();
-  const size_t w0 = size_t(kInput) * 5, b0 = w0 + 5, w1 = b0 + 5 * 2,
-               b1 = w1 + 2;  // where each tensor ends
+  // where each tensor ends
+  const size_t w0 = size_t(kInput) * 5, b0 = w0 + 5, w1 = b0 + 5 * 2, b1 = w1 + 2;
   ASSERT_EQ(after.size(), b1);
   for (size_t i = 0; i < after.size(); ++i) {
     const Regularizer r = i < w0   ? spec.layers[0].kernel_regularizer

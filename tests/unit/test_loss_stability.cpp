@@ -103,8 +103,8 @@ TEST(BinaryCrossEntropy, LargeLogitsAreFiniteAndExact) {
                                   {1.f, 0.f, 0.f, 1.f});
   EXPECT_EQ(r.loss, (0.f + 0.f + 1000.f + 1000.f) / 4);
   EXPECT_EQ(r.correct, 0.5f);
-  EXPECT_EQ(r.d_out,
-            (std::vector<float>{0.f, 0.f, 0.25f, -0.25f}));  // (sigmoid - t) / (rows * outputs)
+  // (sigmoid - t) / (rows * outputs)
+  EXPECT_EQ(r.d_out, (std::vector<float>{0.f, 0.f, 0.25f, -0.25f}));
 }
 
 // Through a model on the CPU backend: one input of 1 through a 3-unit softmax layer with kernel

@@ -260,8 +260,8 @@ size_t resident_bytes(const void* p, size_t bytes) {
 
 TEST(HostUpstream, ARequestOverWhatTheMachineHasIsOutOfMemoryWithTheNumbers) {
   HostUpstream host;
-  const std::string e =
-      test::user_error<OutOfMemory>([&] { host.allocate(size_t(1) << 50); });  // 1 PiB
+  // 1 PiB
+  const std::string e = test::user_error<OutOfMemory>([&] { host.allocate(size_t(1) << 50); });
   EXPECT_TRUE(contains(e, "the host cannot give 1048576.00 GiB (1125899906842624 bytes)")) << e;
   EXPECT_TRUE(contains(e, "available")) << e;
 }
@@ -271,8 +271,8 @@ TEST(HostUpstream, AReservePoolIsResident) {
   const size_t cap = size_t(64) << 20;
   MemoryPool pool("resident", cap, PoolMode::reserve, host);
   const void* all = pool.allocate(cap);  // the reservation's bytes, from their start
-  EXPECT_GE(resident_bytes(all, cap),
-            cap - 2 * size_t(sysconf(_SC_PAGESIZE)));  // taken for real, as cudaMalloc takes it
+  // taken for real, as cudaMalloc takes it
+  EXPECT_GE(resident_bytes(all, cap), cap - 2 * size_t(sysconf(_SC_PAGESIZE)));
 }
 
 TEST(HostUpstream, CountsWhatIsInUseUntilItIsReleased) {
@@ -281,8 +281,8 @@ TEST(HostUpstream, CountsWhatIsInUseUntilItIsReleased) {
     MemoryPool pool("counted", size_t(8) << 20, PoolMode::reserve, host);
     EXPECT_EQ(host.in_use_bytes(), size_t(8) << 20);
   }
-  EXPECT_EQ(host.in_use_bytes(),
-            0u);  // a released pool gives every byte back, as clear_session does
+  // a released pool gives every byte back, as clear_session does
+  EXPECT_EQ(host.in_use_bytes(), 0u);
 }
 
 TEST(MemoryPool, UpstreamRefusalNamesTheOwnerLimitAndMode) {

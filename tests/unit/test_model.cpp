@@ -102,11 +102,11 @@ TEST(MemoryPlan, OptimizerStateDependsOnTheOptimizer) {
   ModelSpec spec = small_spec();
   spec.optimizer.kind = OptimizerKind::sgd;
   spec.optimizer.momentum = 0.f;
-  EXPECT_EQ(training_plan(spec, 1000).total(),
-            kModel + 8704 - 2 * 2816u);  // plain SGD keeps no state
+  // plain SGD keeps no state
+  EXPECT_EQ(training_plan(spec, 1000).total(), kModel + 8704 - 2 * 2816u);
   spec.optimizer.momentum = 0.9f;
-  EXPECT_EQ(training_plan(spec, 1000).bytes_of("sgd velocity"),
-            2816u);  // one velocity per parameter
+  // one velocity per parameter
+  EXPECT_EQ(training_plan(spec, 1000).bytes_of("sgd velocity"), 2816u);
   EXPECT_EQ(training_plan(spec, 1000).total(), kModel + 8704 - 2816u);
 }
 
@@ -240,10 +240,10 @@ TEST(Model, PlanOverTheCapIsOutOfMemoryNamingModelAndCap) {
     const std::string message = test::user_error<OutOfMemory>([&] { Model model(spec, cpu); });
     EXPECT_TRUE(contains(message, "too-big")) << message;
     // One byte apart, both print as the same KiB: the exact counts tell them apart.
-    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel - 1) + " bytes)"))
-        << message;  // the cap
-    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel) + " bytes)"))
-        << message;  // what it needs
+    // the cap
+    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel - 1) + " bytes)")) << message;
+    // what it needs
+    EXPECT_TRUE(contains(message, "(" + std::to_string(kModel) + " bytes)")) << message;
     EXPECT_FALSE(contains(message, "\n")) << message;
   }
 }
@@ -433,8 +433,8 @@ TEST(Pack, EachMemberStartsFromItsOwnSeed) {
 TEST(Pack, AMemberOverItsOwnCapIsOutOfMemoryNamingIt) {
   CpuBackend cpu;
   std::vector<ModelSpec> specs = three_members();
-  specs[2].memory.limit_bytes =
-      Model::plan(specs[2]).total() - 1;  // the others' caps would cover it
+  // the others' caps would cover it
+  specs[2].memory.limit_bytes = Model::plan(specs[2]).total() - 1;
   const std::string message = test::user_error<OutOfMemory>([&] { Model pack(specs, cpu); });
   EXPECT_TRUE(contains(message, "member-2")) << message;
 }

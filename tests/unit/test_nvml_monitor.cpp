@@ -295,8 +295,9 @@ TEST(NvmlMonitor, TargetsAreTheDistinctCudaDevicesInOrder) {
   EXPECT_EQ(targets[0].cuda_device, 1);
   EXPECT_EQ(targets[1].cuda_device, 0);
   for (const GpuTarget& target : targets) {
+    // no GPU here, or no second one
     if (target.pci_bus_id.empty())
-      EXPECT_NE(target.why_none, "");  // no GPU here, or no second one
+      EXPECT_NE(target.why_none, "");
     else
       EXPECT_NE(nvml_pci_bus_id(target.pci_bus_id), "") << target.pci_bus_id;
   }

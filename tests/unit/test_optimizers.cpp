@@ -66,8 +66,8 @@ class Stepper {
     for (int k = 0; k < 3; ++k) step_.slot[k] = slots_[k].data();
     double norm = 0;
     for (float x : g) norm += double(x) * x;
-    norms_ = {float(std::sqrt(norm)),
-              float(std::sqrt(norm))};  // the tensor's and the global one: one tensor
+    // the tensor's and the global one: one tensor
+    norms_ = {float(std::sqrt(norm)), float(std::sqrt(norm))};
     step_.norms = norms_.data();
     cpu_.optimizer_step(step_, {.step = &state_});
     return w_;
@@ -129,8 +129,8 @@ TEST(Adam, StepConstantsAreKerasFloat32Arithmetic) {
   EXPECT_EQ(settings.optimizer.one_minus_beta_2, 0.001f);  // 1 - 0.999 in double, then float32
   EXPECT_NE(settings.optimizer.one_minus_beta_2, 1.f - 0.999f);
   EXPECT_EQ(settings.optimizer.one_minus_beta_1, 0.1f);
-  const float b2 = 0.999f,
-              b1 = 0.9f;  // beta^1 in float32, as Keras casts beta to the variable's dtype
+  // beta^1 in float32, as Keras casts beta to the variable's dtype
+  const float b2 = 0.999f, b1 = 0.9f;
   EXPECT_EQ(c.alpha, 1e-3f * std::sqrt(1.f - b2) / (1.f - b1));
 }
 
@@ -327,8 +327,8 @@ TEST(Clipping, ByNormGlobalNormAndValue) {
     }
   }
   OptimizerSpec loose = optimizer(OptimizerKind::sgd, 0.1f);
-  loose.clip = ClipKind::norm,
-  loose.clip_value = 100.f;  // a norm under the threshold: the gradient as it is
+  // a norm under the threshold: the gradient as it is
+  loose.clip = ClipKind::norm, loose.clip_value = 100.f;
   Stepper sgd(loose);
   const std::vector<float> w = sgd.step(g);
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(w[i], kW0[i] - double(0.1f) * g[i], 1e-6) << i;

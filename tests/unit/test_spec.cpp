@@ -661,8 +661,8 @@ TEST(Spec, NonPositiveSizesRejected) {
   spec["layers"][0]["units"] = -5;
   EXPECT_THAT(error_for(spec), HasSubstr("layers[0].units: got -5"));
   EXPECT_THAT(error_for(with("fit", {{"epochs", -1}})), HasSubstr("fit.epochs: got -1"));
-  EXPECT_EQ(parse_model_spec(with("fit", {{"epochs", 0}}), "spec.json").fit.epochs,
-            0);  // Keras allows 0
+  // Keras allows 0
+  EXPECT_EQ(parse_model_spec(with("fit", {{"epochs", 0}}), "spec.json").fit.epochs, 0);
   EXPECT_THAT(error_for(with("fit", {{"batch_size", -1}})), HasSubstr("fit.batch_size: got -1"));
 }
 

@@ -51,8 +51,9 @@ class TempDirTest : public testing::Test {
     const testing::TestInfo& test = *testing::UnitTest::GetInstance()->current_test_info();
     std::string name =
         "mf_" + std::to_string(getpid()) + "_" + test.test_suite_name() + "." + test.name();
+    // parameterised tests have '/' in their names
     for (char& c : name)
-      if (c == '/') c = '_';  // parameterised tests have '/' in their names
+      if (c == '/') c = '_';
     dir_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(dir_);
     ASSERT_TRUE(std::filesystem::create_directories(dir_)) << dir_;

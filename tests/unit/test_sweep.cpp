@@ -159,8 +159,8 @@ TEST_F(SweepFile, TheAxesKeepAKerasBasesBlocks) {
   EXPECT_EQ(layers[0].units, 5);
   EXPECT_EQ(layers[4].units, 6);
   for (size_t dense : {0, 4}) {
-    EXPECT_EQ(layers[dense].activation, Activation::linear)
-        << dense;  // its Activation layer has the axis's
+    // its Activation layer has the axis's
+    EXPECT_EQ(layers[dense].activation, Activation::linear) << dense;
     EXPECT_EQ(layers[dense].kernel_regularizer.l2, 0.01f) << dense;
   }
   EXPECT_EQ(layers[2].activation, Activation::gelu);
@@ -215,8 +215,8 @@ TEST_F(SweepFile, StringEntriesAreSpecFilesBesideTheSweep) {
                   {"models", {"../specs/first.json", "second.json", {{"name", "third"}}}}});
   // The object entry lacks most of a spec: it fails alone, the files still load.
   const Sweep sweep = load_sweep(file);
-  EXPECT_THAT(names(sweep),
-              ElementsAre("first", "second", "third"));  // an unnamed file takes its stem
+  // an unnamed file takes its stem
+  EXPECT_THAT(names(sweep), ElementsAre("first", "second", "third"));
   for (int i : {0, 1}) {
     ASSERT_TRUE(sweep.models[i].spec) << sweep.models[i].error;
     EXPECT_EQ(sweep.models[i].spec->seed, 5u);  // the base is merged under files too
@@ -236,8 +236,8 @@ TEST_F(SweepFile, PlainSpecIsASweepOfOne) {
   const Sweep refused = load_sweep(file);
   ASSERT_EQ(refused.models.size(), 1u);
   EXPECT_EQ(refused.models[0].name, "bad");
-  EXPECT_THAT(refused.models[0].error,
-              StartsWith(file + ": fit.epochs: got -1"));  // as load_model_spec says it
+  // as load_model_spec says it
+  EXPECT_THAT(refused.models[0].error, StartsWith(file + ": fit.epochs: got -1"));
 }
 
 // ---- Bad models among good ones ----------------------------------------------------------
@@ -377,8 +377,8 @@ TEST_F(SweepFile, AtMostAMillionModels) {
       HasSubstr(": grid: the axes make more than 1048576 models; a sweep holds at most 1048576"));
   EXPECT_THAT(load_error({{"models", std::vector<json>((size_t(1) << 20) + 1, json::object())}}),
               HasSubstr(": models: 1048577 models; a sweep holds at most 1048576"));
-  std::vector<int> seeds(
-      2048);  // 8 learning rates by 2048 seeds: a grid the old bound of 4096 refused
+  // 8 learning rates by 2048 seeds: a grid the old bound of 4096 refused
+  std::vector<int> seeds(2048);
   for (int i = 0; i < 2048; ++i) seeds[size_t(i)] = i;
   const Sweep big = load_sweep(write_json(
       "big.json",

@@ -32,8 +32,8 @@ TEST_F(TraceTest, WritesThreadsEpochsAndStepsInMicroseconds) {
   };
   const std::string file = path("trace.json");
   write_trace(tracks, origin_s, file);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir()), {}),
-            1);  // no temporary file beside it
+  // no temporary file beside it
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir()), {}), 1);
 
   const nlohmann::json trace = nlohmann::json::parse(std::ifstream(file));
   EXPECT_EQ(trace.at("displayTimeUnit"), "ms");

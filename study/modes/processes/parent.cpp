@@ -47,8 +47,8 @@ struct Child {
   bool ready = false, released = false;   // said ready; sent go or stop
   bool done = false;                      // closed its stdout and was finished
   std::optional<ChildProcess::Usage> at_barrier;  // what it used when it said ready
-  std::optional<ModelReport>
-      built;  // as the worker said it at the barrier (start-up, plan, pool, data)
+  // as the worker said it at the barrier (start-up, plan, pool, data)
+  std::optional<ModelReport> built;
   std::optional<ModelReport> report;  // as the worker returned it
   std::string unreadable;             // why a line of the worker's could not be read
   // The stall watch: its last sign of life (the spawn, CPU time used while it builds, its release,
@@ -238,9 +238,8 @@ class Workers {
     const std::string worker =
         "the worker process (pid " + std::to_string(child.process->pid()) + ") ";
     if (!child.report) {
-      if (child.built)
-        child.placeholder.report() =
-            *child.built;  // what it had built stands; its training is lost
+      // what it had built stands; its training is lost
+      if (child.built) child.placeholder.report() = *child.built;
       const std::string lost =
           child.built ? "; what it measured in training is lost" : "; its measurements are lost";
       if (!child.stalled.empty())
