@@ -169,10 +169,7 @@ const OperationType kTypes[] = {{"RandomFlip", kFlipKeys, true, parse_flip},
                                 {"HostWork", kHostWorkKeys, false, parse_host_work}};
 
 std::string type_names() {
-  std::string names;
-  for (const OperationType& type : kTypes)
-    names += (names.empty() ? "" : ", ") + std::string(type.name);
-  return names;
+  return joined(kTypes, [](const OperationType& type) { return std::string(type.name); });
 }
 
 const OperationType* find_type(std::string_view name) {
@@ -256,18 +253,16 @@ std::string described(const json& value) {
   if (value.is_number()) return number(value.get<double>());
   if (value.is_string()) return value.get<std::string>();
   if (!value.is_array()) return value.dump();
-  std::string out;
-  for (const json& x : value) out += (out.empty() ? "" : ", ") + described(x);
-  return "[" + out + "]";
+  return "[" + joined(value, [](const json& x) { return described(x); }) + "]";
 }
 
 // "RandomFlip(mode=horizontal)": the parameters in the order of the type's keys.
 std::string describe(const Operation& op) {
   const json j = to_json(op);
   const OperationType& type = *find_type(j["type"].get<std::string>());
-  std::string parameters;
-  for (const char* key : type.keys.subspan(1))
-    parameters += (parameters.empty() ? "" : ", ") + std::string(key) + "=" + described(j[key]);
+  const std::string parameters = joined(type.keys.subspan(1), [&j](const char* key) {
+    return std::string(key) + "=" + described(j[key]);
+  });
   return std::string(type.name) + "(" + parameters + ")";
 }
 
@@ -326,9 +321,7 @@ Preprocessing Preprocessing::parse(const nlohmann::json& list,
 
 std::string Preprocessing::describe() const {
   if (!plan_) return "none";
-  std::string out;
-  for (const Operation& op : plan_->operations) out += (out.empty() ? "" : ", ") + mf::describe(op);
-  return out;
+  return joined(plan_->operations, [](const Operation& op) { return mf::describe(op); });
 }
 
 nlohmann::json Preprocessing::to_json() const {

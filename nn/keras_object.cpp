@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "runtime/near_miss.h"
+#include "runtime/names.h"
 
 namespace mf {
 
@@ -76,9 +77,7 @@ std::string KerasObject::folded(const std::string& name) {
 }
 
 void KerasObject::unknown(const std::vector<std::pair<const char*, const char*>>& names) const {
-  std::vector<std::string> known;
-  std::string listed;
-  std::vector<std::string> listed_classes;
+  std::vector<std::string> known, listed, listed_classes;
   for (const auto& [identifier, class_name] : names) {
     if (identifier) known.push_back(identifier);
     known.push_back(class_name);
@@ -86,11 +85,11 @@ void KerasObject::unknown(const std::vector<std::pair<const char*, const char*>>
     if (std::find(listed_classes.begin(), listed_classes.end(), class_name) != listed_classes.end())
       continue;
     listed_classes.push_back(class_name);
-    listed += (listed.empty() ? "" : ", ") + std::string(identifier ? identifier : class_name);
+    listed.push_back(identifier ? identifier : class_name);
   }
   kind_field_.fail(
       "unknown " + what_ + " " + shown(nlohmann::json(kind_)) + did_you_mean(kind_, known),
-      "known: " + listed + (names.front().first ? " (or their Keras class names)" : ""));
+      "known: " + joined(listed) + (names.front().first ? " (or their Keras class names)" : ""));
 }
 
 }  // namespace mf

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nn/spec_parts.h"
+#include "runtime/names.h"
 
 namespace mf {
 namespace {
@@ -182,15 +183,14 @@ OptimizerSpec parse_optimizer(const Field& field) {
   if (object.settings())
     for (const auto& entry : object.settings()->value().items()) {
       if (has(own, entry.key())) continue;
-      std::string takers;
+      std::vector<std::string> takers;
       for (const OwnKeys& other : kOwnKeys)
-        if (has(other.keys, entry.key()))
-          takers += (takers.empty() ? "" : ", ") + std::string(to_string(other.kind));
+        if (has(other.keys, entry.key())) takers.push_back(to_string(other.kind));
       if (!takers.empty())
         object.setting(entry.key())
-            ->fail("only for " + takers, std::string(to_string(o.kind)) + " takes " +
-                                             join(std::vector<const char*>(own)) + " and " +
-                                             join(kCommonKeys));
+            ->fail("only for " + joined(takers), std::string(to_string(o.kind)) + " takes " +
+                                                     join(std::vector<const char*>(own)) + " and " +
+                                                     join(kCommonKeys));
     }
   std::vector<const char*> keys(std::begin(kCommonKeys), std::end(kCommonKeys));
   keys.insert(keys.end(), own.begin(), own.end());

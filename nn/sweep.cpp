@@ -12,6 +12,7 @@
 #include "runtime/error.h"
 #include "runtime/json_field.h"
 #include "runtime/near_miss.h"
+#include "runtime/names.h"
 
 namespace mf {
 namespace {
@@ -110,15 +111,15 @@ SweepEntry varied_model(const std::string& path, const json& base, const json& v
                         std::string name, std::vector<std::string>& labels,
                         const std::string& place) {
   json spec = base;
-  std::string label;
+  std::vector<std::string> set;  // "units 64" for each axis the model sets
   for (const SweepAxis& axis : sweep_axes()) {
     const auto value = values.find(axis.key);
     if (value == values.end()) continue;
     apply_axis(spec, axis.key, *value);
-    label += (label.empty() ? "" : ", ") + std::string(axis.key) + " " + axis_value_text(*value);
+    set.push_back(std::string(axis.key) + " " + axis_value_text(*value));
   }
   spec["name"] = name;
-  labels.push_back(place + " (" + label + ")");
+  labels.push_back(place + " (" + joined(set) + ")");
   SweepEntry entry = parse_entry(std::move(spec), path + " " + labels.back(), name);
   entry.values = values;
   return entry;

@@ -69,7 +69,7 @@ void Field::wrong(const std::string& allowed) const {
 }
 
 void Field::wrong_name(const std::vector<std::string>& names) const {
-  const std::string allowed = joined(names, [](const std::string& name) { return name; });
+  const std::string allowed = joined(names);
   if (missing_ || !value_->is_string()) wrong("one of " + allowed);
   fail("got " + shown(*value_) + did_you_mean(value_->get<std::string>(), names),
        "expected one of " + allowed);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/error.h"
 
@@ -23,6 +24,10 @@ std::string joined(const Items& items, Text text) {
     out += text(item);
   }
   return out;
+}
+// "a, b, c" of strings already written.
+inline std::string joined(const std::vector<std::string>& items) {
+  return joined(items, [](const std::string& item) { return item; });
 }
 
 template <class E>

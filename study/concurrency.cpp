@@ -13,6 +13,7 @@
 #include "study/modes/processes/probe.h"
 #include "study/modes/processes/worker_mps.h"
 #include "study/report/report.h"
+#include "runtime/names.h"
 
 namespace mf {
 namespace {
@@ -116,12 +117,12 @@ std::vector<Bound> machine_bounds(ModeKind mode, const ModelNeeds& needs,
 
 // "cores 128, open files 9968": each bound by its name and count, and its basis.
 std::string listed(const std::vector<Bound>& bounds, const Bound* except) {
-  std::string text;
+  std::vector<std::string> listed;
   for (const Bound& b : bounds)
     if (&b != except)
-      text += (text.empty() ? "" : ", ") + b.name + " " + std::to_string(b.count) +
-              (b.basis.empty() ? "" : " (" + b.basis + ")");
-  return text;
+      listed.push_back(b.name + " " + std::to_string(b.count) +
+                       (b.basis.empty() ? "" : " (" + b.basis + ")"));
+  return joined(listed);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "nn/fit.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
+#include "runtime/names.h"
 
 namespace mf {
 namespace {
@@ -122,9 +123,9 @@ std::string Progress::status_line(double now) const {
   }
   std::string line =
       "multifit: " + std::to_string(ended) + "/" + std::to_string(order_.size()) + " models ended";
-  std::string counts;
-  for (const auto& [status, count] : by_status)
-    counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+  const std::string counts = joined(by_status, [](const auto& status_count) {
+    return std::to_string(status_count.second) + " " + status_count.first;
+  });
   if (!counts.empty()) line += " (" + counts + ")";
   const double elapsed = now - start_s_;
   line += " in " + format_duration(elapsed);

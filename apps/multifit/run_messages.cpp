@@ -6,6 +6,7 @@
 #include <set>
 
 #include "study/model_worker.h"
+#include "runtime/names.h"
 
 namespace mf {
 
@@ -73,15 +74,14 @@ int save_best_models(const BestKeeper& keeper, const std::vector<std::string>& s
                  any_ok ? ("no model has a value of " + run.rank_by).c_str() : "no model ended ok");
     return any_ok ? 2 : 0;  // with none ok, the models' own errors say why
   }
-  std::string missing;
+  std::vector<std::string> missing;
   for (const BestModel& m : best)
-    if (m.weights.empty())
-      missing += (missing.empty() ? "" : ", ") + m.name + " (rank " + std::to_string(m.rank) + ")";
+    if (m.weights.empty()) missing.push_back(m.name + " (rank " + std::to_string(m.rank) + ")");
   if (!missing.empty()) {
     std::fprintf(
         stderr,
         "multifit: error: %s: the weights of %s were not kept: %s; %s lists them without weights\n",
-        named.c_str(), missing.c_str(),
+        named.c_str(), joined(missing).c_str(),
         resumed
             ? "they ended in the run that --resume finishes, whose staging folder did not hold them"
             : "the staging folder did not hold them",

@@ -13,6 +13,7 @@
 #include "study/modes/processes/worker_mps.h"
 #include "study/ranks/journals.h"
 #include "study/sweep/shard.h"
+#include "runtime/names.h"
 
 namespace mf {
 namespace {
@@ -55,16 +56,16 @@ void resolve_backend(BackendOptions& backend) {
 void say_resumed(const std::string& journal, const JournalContents& resumed,
                  const EndedModels& ranks_ended) {
   size_t models = 0;
-  std::string where;
+  std::vector<std::string> counts;
   const auto count = [&](const EndedModels& ended_by_mode, const std::string& in) {
     for (const auto& [mode, ended] : ended_by_mode) {
       models += ended.size();
-      where += (where.empty() ? "" : ", ") + std::to_string(ended.size()) + " in " + mode +
-               " mode in " + in;
+      counts.push_back(std::to_string(ended.size()) + " in " + mode + " mode in " + in);
     }
   };
   count(resumed.ended, journal);
   count(ranks_ended, "the other ranks' journals");
+  const std::string where = joined(counts);
   if (models == 0)
     std::fprintf(stderr, "multifit: resume: no model ended before (%zu model lines in %s)\n",
                  resumed.lines, journal.c_str());

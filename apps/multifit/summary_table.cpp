@@ -12,6 +12,7 @@
 #include "study/report/answer.h"
 #include "study/report/ranking.h"
 #include "study/report/repeats.h"
+#include "runtime/names.h"
 
 namespace mf {
 namespace {
@@ -202,10 +203,11 @@ void print_best_values(const RunReport& run) {
   std::printf("  best by %s, with their values:\n", run.rank_by.c_str());
   for (size_t i = 0; i < std::min(run.ranking.size(), kRankedShown); ++i) {
     const ModelReport& m = *named.at(run.ranking[i]);
-    std::string values;
-    for (const auto& [axis, value] : m.values.items())
-      values += (values.empty() ? "" : ", ") + axis + " " +
-                (value.is_string() ? value.get<std::string>() : value.dump());
+    const std::string values = joined(m.values.items(), [](const auto& axis) {
+      return axis.key() + " " +
+             (axis.value().is_string() ? axis.value().template get<std::string>()
+                                       : axis.value().dump());
+    });
     std::printf("    %zu. %s %s (%s)\n", i + 1, m.name.c_str(),
                 format_metric(rank_value(m, *by).value_or(NAN)).c_str(), values.c_str());
   }
@@ -224,9 +226,9 @@ void print_models_table(const RunReport& run, bool legend) {
   // A large run: counts, then the best and worst few, then the spreads.
   std::map<std::string, size_t> statuses;
   for (const ModelReport& m : run.models) ++statuses[to_string(m.status)];
-  std::string counts;
-  for (const auto& [status, n] : statuses)
-    counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  const std::string counts = joined(statuses, [](const auto& status_n) {
+    return std::to_string(status_n.second) + " " + status_n.first;
+  });
   std::printf(
       "  by status: %s (every model in the CSV and the document; each error once on stderr)\n",
       counts.c_str());

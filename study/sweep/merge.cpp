@@ -48,11 +48,10 @@ void check_document(const std::string& path, const json& doc) {
                     std::string(doc.type_name()) +
                     ", not an object): give run's --json documents or their journals");
   if (doc.contains("runs")) {
-    std::string modes;
-    if (doc["runs"].is_array())
-      for (const json& run : doc["runs"])
-        modes += (modes.empty() ? "" : ", ") +
-                 (run.is_object() ? run.value("mode", std::string("?")) : "?");
+    const std::string modes =
+        !doc["runs"].is_array() ? "" : joined(doc["runs"], [](const json& run) {
+          return run.is_object() ? run.value("mode", std::string("?")) : std::string("?");
+        });
     throw UserError(
         path + ": a document of " + std::to_string(doc["runs"].size()) + " runs (" + modes +
         "; --mode all or --repeat): merge takes documents of one run; run every shard once, with one of --mode serial, streams, processes or packed (or auto)");
@@ -381,18 +380,20 @@ std::string missing_models_line(const MergedRun& merged, size_t named) {
     const size_t count = shards.front()->count;
     std::vector<bool> given(count, false);
     for (const auto& s : shards) given[s->index] = true;
-    std::string absent;
+    std::vector<std::string> absent;  // the first `named` of them
     size_t absent_count = 0;
     for (size_t i = 0; i < count && i < total;
          ++i)  // a shard past the sweep's models has none to miss
       if (!given[i]) {
         ++absent_count;
         if (absent_count <= named)
-          absent += (absent.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(count);
+          absent.push_back(std::to_string(i) + "/" + std::to_string(count));
       }
-    if (absent_count > named) absent += " and " + std::to_string(absent_count - named) + " more";
+    std::string shards_absent = joined(absent);
+    if (absent_count > named)
+      shards_absent += " and " + std::to_string(absent_count - named) + " more";
     if (absent_count > 0)
-      line += " (" + std::string(absent_count == 1 ? "shard " : "shards ") + absent +
+      line += " (" + std::string(absent_count == 1 ? "shard " : "shards ") + shards_absent +
               (absent_count == 1 ? " is" : " are") + " not among the parts)";
   }
   return line;
