@@ -10,6 +10,7 @@
 #include "nn/epoch_iterator.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
+#include "runtime/formats.h"
 
 namespace mf {
 namespace {
@@ -77,29 +78,6 @@ void print_epoch(const FitOptions& options, int z, const ModelSpec& spec, int ep
 }
 
 }  // namespace
-
-std::string format_duration(double seconds) {
-  char text[32];
-  if (seconds < 1.0)
-    std::snprintf(text, sizeof text, "%.0fms", seconds * 1e3);
-  else
-    std::snprintf(text, sizeof text, "%.2fs", seconds);
-  return text;
-}
-
-std::string format_ratio(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2fx", x);
-  return text;
-}
-
-std::string format_metric(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4f", value);
-  return text;
-}
 
 std::string non_finite(const Evaluation& e, const std::string& prefix) {
   // accuracies: always finite

@@ -189,10 +189,4 @@ std::vector<float> predict(Model& model, const DeviceData& data, int64_t first_r
 // "test_loss is nan" when e's loss is not finite, else ""; `prefix` names the set ("test").
 std::string non_finite(const Evaluation& e, const std::string& prefix);
 
-// A number as Keras prints it: 4 decimals, and nan or inf without a sign for NaN.
-std::string format_metric(double value);
-// A duration: "2.31s", or "14ms" under a second (a tiny model's epoch is not "0.00s").
-std::string format_duration(double seconds);
-std::string format_ratio(double x);  // "2.96x"
-
 }  // namespace mf

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <map>
 
-#include "nn/fit.h"
 #include "runtime/clock.h"
 #include "runtime/error.h"
 #include "runtime/names.h"
+#include "runtime/formats.h"
 
 namespace mf {
 namespace {

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "backends/factory.h"
-#include "nn/fit.h"
 #include "runtime/clock.h"
+#include "runtime/formats.h"
 
 namespace mf {
 

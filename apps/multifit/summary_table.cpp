@@ -13,6 +13,7 @@
 #include "study/report/ranking.h"
 #include "study/report/repeats.h"
 #include "runtime/names.h"
+#include "runtime/formats.h"
 
 namespace mf {
 namespace {

@@ -15,6 +15,7 @@
 #include "runtime/process_memory.h"
 #include "study/model_worker.h"
 #include "study/ranks/messages.h"
+#include "runtime/formats.h"
 
 namespace mf {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <optional>
 
-#include "nn/fit.h"
 #include "study/report/busy_cost.h"
 #include "study/report/repeats.h"
+#include "runtime/formats.h"
 
 namespace mf {
 

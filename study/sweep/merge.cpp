@@ -17,6 +17,7 @@
 #include "study/sweep/journal.h"
 #include "study/rank_path.h"
 #include "study/report/combine_parts.h"
+#include "runtime/formats.h"
 
 namespace mf {
 namespace {

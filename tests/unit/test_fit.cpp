@@ -23,6 +23,7 @@
 #include "nn/weights.h"
 #include "runtime/error.h"
 #include "test_support.h"
+#include "runtime/formats.h"
 
 namespace mf {
 namespace {
