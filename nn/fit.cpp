@@ -227,357 +227,303 @@ int64_t checked_training_rows(const ModelSpec& spec, int64_t rows) {
 
 }  // namespace
 
-// A member's callbacks and what they keep between epochs.
-struct MemberCallbacks {
-  std::optional<EarlyStopping> early_stopping;
-  std::optional<ReduceLROnPlateau> reduce_lr;
-  std::vector<float> best_weights;  // EarlyStopping with restore_best_weights: the best epoch's
-};
-
-// One fit of a pack: each epoch's steps, then each member's record of the epoch and its callbacks.
-// A member that diverges or stops early ends its result there; its kernels skip it from then on.
-class PackFit::Epochs {
- public:
-  Epochs(Model& model, const DeviceData& data, FitOptions options)
-      : model_(model),
-        data_(data),
-        options_(std::move(options)),
-        spec_(model.spec()),
-        train_(checked_training_rows(spec_, data.rows())),
-        val_(data.rows() - train_),
-        batches_(model, data, train_, options_.timeline),
-        results_(size_t(model.members())),
-        training_(size_t(model.members()), true),
-        graphs_(options_.graphs && model.backend().has_graphs()),
-        callbacks_(size_t(model.members())) {
-    for (int z = 0; z < model.members(); ++z) {
-      const ModelSpec& spec = model.spec(z);
-      if (spec.fit.early_stopping)
-        callbacks_[size_t(z)].early_stopping.emplace(*spec.fit.early_stopping, spec);
-      if (spec.fit.reduce_lr_on_plateau)
-        callbacks_[size_t(z)].reduce_lr.emplace(*spec.fit.reduce_lr_on_plateau, spec);
-    }
+PackFit::PackFit(Model& model, const DeviceData& data, FitOptions options)
+    : model_(model),
+      data_(data),
+      options_(std::move(options)),
+      spec_(model.spec()),
+      train_(checked_training_rows(spec_, data.rows())),
+      val_(data.rows() - train_),
+      batches_(model, data, train_, options_.timeline),
+      results_(size_t(model.members())),
+      training_(size_t(model.members()), true),
+      graphs_(options_.graphs && model.backend().has_graphs()),
+      callbacks_(size_t(model.members())) {
+  for (int z = 0; z < model.members(); ++z) {
+    const ModelSpec& spec = model.spec(z);
+    if (spec.fit.early_stopping)
+      callbacks_[size_t(z)].early_stopping.emplace(*spec.fit.early_stopping, spec);
+    if (spec.fit.reduce_lr_on_plateau)
+      callbacks_[size_t(z)].reduce_lr.emplace(*spec.fit.reduce_lr_on_plateau, spec);
   }
+}
 
-  bool done() const { return done_; }
+void PackFit::launch_epoch() {
+  epoch_start_ = Clock::now();
+  if (epoch_ == 0) start_ = epoch_start_;  // the warm-up before is not the fit's time
+  completed_ = train_epoch(epoch_);
+}
 
-  void launch() {
-    epoch_start_ = Clock::now();
-    if (epoch_ == 0) start_ = epoch_start_;  // the warm-up before is not the fit's time
-    completed_ = train_epoch(epoch_);
+// One training step of each batch size an epoch has (its last batch may be shorter), and with
+// validation rows one evaluation batch, on the model as it is, which is then restored: every
+// kernel the fit launches has run once (CUDA loads a module at its first launch), and with graphs
+// each step graph is captured, instantiated and replayed once, kept for the fit. Nothing is
+// counted.
+void PackFit::warm_up() {
+  if (done_) return model_.backend().synchronize();  // no epochs: nothing to warm
+  const std::vector<std::byte> state = model_.snapshot();
+  batches_.begin_epoch(0);
+  const int64_t last = batches_.steps() - 1;
+  run_step(0, true);
+  // from row B: inside the order still
+  if (batches_.rows(last) != batches_.rows(0)) run_step(last, true);
+  if (val_ > 0)
+    model_.evaluate_batch(data_.x() + train_ * data_.features(),
+                          data_.y() + train_ * data_.target_cols(),
+                          int(std::min<int64_t>(spec_.fit.batch_size, val_)));
+  model_.restore(state);
+  model_.backend().synchronize();
+}
+
+void PackFit::end_epoch() {
+  const std::vector<std::vector<double>> totals = model_.read_totals();
+  take_timeline();
+  if (completed_) record_epoch(epoch_, totals, seconds_since(epoch_start_));
+  ++epoch_;
+  if (waiting_.empty()) conclude_epoch();
+}
+
+// The rung verdicts still waiting, asked again; when none has come, a wait of up to timeout_s for
+// one to change and a second asking. A stop (Ctrl-C) while waiting stops the fit.
+void PackFit::settle(double timeout_s) {
+  const auto ask = [&] {
+    const size_t before = waiting_.size();
+    std::erase_if(waiting_, [&](int z) {
+      return take_verdict(z, options_.rungs->verdict(trial(z), epoch_));
+    });
+    return waiting_.size() < before;
+  };
+  if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
+    why_stopped_ =
+        "stopped after epoch " + std::to_string(epoch_) + ", waiting for its rung's verdict";
+    completed_ = false;
+    waiting_.clear();
+  } else if (!ask() && timeout_s > 0) {
+    options_.rungs->wait(timeout_s);
+    ask();
   }
+  if (waiting_.empty()) conclude_epoch();
+}
 
-  // One training step of each batch size an epoch has (its last batch may be shorter), and with
-  // validation rows one evaluation batch, on the model as it is, which is then restored: every
-  // kernel the fit launches has run once (CUDA loads a module at its first launch), and with graphs
-  // each step graph is captured, instantiated and replayed once, kept for the fit. Nothing is
-  // counted.
-  void warm_up() {
-    if (done_) return model_.backend().synchronize();  // no epochs: nothing to warm
-    const std::vector<std::byte> state = model_.snapshot();
-    batches_.begin_epoch(0);
-    const int64_t last = batches_.steps() - 1;
-    run_step(0, true);
-    // from row B: inside the order still
-    if (batches_.rows(last) != batches_.rows(0)) run_step(last, true);
-    if (val_ > 0)
-      model_.evaluate_batch(data_.x() + train_ * data_.features(),
-                            data_.y() + train_ * data_.target_cols(),
-                            int(std::min<int64_t>(spec_.fit.batch_size, val_)));
-    model_.restore(state);
-    model_.backend().synchronize();
-  }
-
-  void end() {
-    const std::vector<std::vector<double>> totals = model_.read_totals();
-    take_timeline();
-    if (completed_) record_epoch(epoch_, totals, seconds_since(epoch_start_));
-    ++epoch_;
-    if (waiting_.empty()) conclude_epoch();
-  }
-
-  bool waiting() const { return !waiting_.empty(); }
-
-  // The rung verdicts still waiting, asked again; when none has come, a wait of up to timeout_s for
-  // one to change and a second asking. A stop (Ctrl-C) while waiting stops the fit.
-  void settle(double timeout_s) {
-    const auto ask = [&] {
-      const size_t before = waiting_.size();
-      std::erase_if(waiting_, [&](int z) {
-        return take_verdict(z, options_.rungs->verdict(trial(z), epoch_));
-      });
-      return waiting_.size() < before;
-    };
-    if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
-      why_stopped_ =
-          "stopped after epoch " + std::to_string(epoch_) + ", waiting for its rung's verdict";
-      completed_ = false;
-      waiting_.clear();
-    } else if (!ask() && timeout_s > 0) {
-      options_.rungs->wait(timeout_s);
-      ask();
-    }
-    if (waiting_.empty()) conclude_epoch();
-  }
-
-  // Whether the fit goes on after the epoch just recorded (its verdicts all in), and at its end
-  // each member's result closed.
-  void conclude_epoch() {
-    done_ = !completed_ || epoch_ >= spec_.fit.epochs ||
-            std::find(training_.begin(), training_.end(), true) == training_.end();
-    if (done_)
-      for (size_t z = 0; z < results_.size(); ++z) {
-        if (training_[z]) {
-          if (!why_stopped_.empty())
-            results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
-          // Keras's EarlyStopping restores at the end of training, stopped early or not
-          restore_best(int(z));
-          end(results_[z]);
-          if (options_.rungs) options_.rungs->ended(trial(int(z)));
-        }
-        model_.resume(int(z));  // the fit is over: an evaluation after it sees every member
-      }
-  }
-
-  std::vector<FitResult>& results() { return results_; }
-
- private:
-  // The epoch's training steps; false when a stop (Ctrl-C, the calibration's step limit) came
-  // first.
-  bool train_epoch(int epoch) {
-    Backend& backend = model_.backend();
-    const int64_t steps = batches_.steps();
-    batches_.begin_epoch(epoch);
-    model_.reset_totals();
-    for (int64_t step = 0; step < steps;) {
-      const bool limit = options_.max_steps > 0 && epoch * steps + step >= options_.max_steps;
-      if (limit || (options_.stop && options_.stop->load(std::memory_order_relaxed))) {
-        why_stopped_ = "stopped in epoch " + std::to_string(epoch + 1) + " at step " +
-                       std::to_string(step + 1) + " of " + std::to_string(steps);
-        return false;
-      }
-      const int run = steps_in_a_run(epoch, step);
-      if (options_.timeline) backend.mark();
-      batches_.prepare(step);
-      run_steps(step, run);
-      for (int i = 0; i < run; ++i) samples_ += batches_.rows(step + i);
-      step += run;
-      steps_taken_ += run;
-      if (options_.steps) options_.steps->store(steps_taken_, std::memory_order_relaxed);
-      if (options_.timeline) backend.mark();
-    }
-    return true;
-  }
-
-  // How many steps from `step` on run as one launch of their graph (and one span of the timeline):
-  // for a pack on a backend that runs its members apart, those of its batch size, up to
-  // kStepsInARun and the step limit; else 1, as without graphs or with an input pipeline (each
-  // batch is uploaded before its step).
-  int steps_in_a_run(int epoch, int64_t step) const {
-    if (!graphs_ || batches_.pipelined() || model_.members() == 1 ||
-        !model_.backend().runs_members_apart())
-      return 1;
-    int64_t last = std::min(batches_.steps(), step + kStepsInARun);
-    if (options_.max_steps > 0)
-      last = std::min(last, options_.max_steps - int64_t(epoch) * batches_.steps());
-    int run = 1;
-    while (step + run < last && batches_.rows(step + run) == batches_.rows(step)) ++run;
-    return run;
-  }
-
-  // Queues the epoch's training step `step`: its launches, or the graph of its batch size. With an
-  // input pipeline its batch is copied in first (prepared on this thread when `now`: the warm-up).
-  void run_step(int64_t step, bool now = false) {
-    batches_.prepare(step, now);
-    run_steps(step, 1);
-  }
-
-  // Queues `run` training steps from `step` on, of one batch size (steps_in_a_run): with graphs as
-  // `run` launches of its graph in a row.
-  void run_steps(int64_t step, int run) {
-    const auto train_step = [&] {
-      const EpochIterator::Batch batch = batches_.batch(step);
-      model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
-    };
-    if (!graphs_) return train_step();
-    // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
-    std::unique_ptr<Backend::StepGraph>& graph = step_graphs_[batches_.rows(step)];
-    if (!graph) graph = model_.backend().capture(train_step);
-    graph->launch_times(run);
-  }
-
-  // The epoch's step marks, (begin, end) per step, into the timeline.
-  void take_timeline() {
-    if (!options_.timeline) return;
-    const std::vector<double> marks = model_.backend().take_marks();
-    for (size_t i = 0; i + 1 < marks.size(); i += 2)
-      step_spans_.push_back({marks[i], marks[i + 1]});
-    if (!marks.empty()) epoch_spans_.push_back({marks.front(), marks.back()});
-    const Track input = batches_.take_input_spans();
-    input_spans_.insert(input_spans_.end(), input.begin(), input.end());
-  }
-
-  // Each member still training: its metrics of the epoch, its progress line, whether it diverged,
-  // and its callbacks.
-  void record_epoch(int epoch, const std::vector<std::vector<double>>& totals, double seconds) {
-    const InputPipeline::Times input = batches_.take_input_times();
-    std::vector<Evaluation> validation(results_.size());
-    if (val_ > 0) validation = evaluate_pack(model_, data_, train_, val_);
-    model_.get_all_params(params_);  // every member's, in one copy
-    const int64_t count = model_.param_count();
+// Whether the fit goes on after the epoch just recorded (its verdicts all in), and at its end
+// each member's result closed.
+void PackFit::conclude_epoch() {
+  done_ = !completed_ || epoch_ >= spec_.fit.epochs ||
+          std::find(training_.begin(), training_.end(), true) == training_.end();
+  if (done_)
     for (size_t z = 0; z < results_.size(); ++z) {
-      if (!training_[z]) continue;
-      FitResult& result = results_[z];
-      const Evaluation trained = of_totals(spec_, totals[z], train_);
-      EpochMetrics e;
-      e.loss = trained.loss, e.accuracy = trained.accuracy, e.metrics = trained.metrics;
-      e.val_loss = validation[z].loss;
-      e.val_accuracy = validation[z].accuracy;
-      e.val_metrics = validation[z].metrics;
-      if (callbacks_[z].reduce_lr) e.learning_rate = model_.learning_rate(int(z));
-      e.seconds = seconds;
-      e.samples_per_s = double(train_) / seconds;
-      e.input_wait_s = input.wait_s, e.input_busy_s = input.busy_s;
-      result.epochs.push_back(e);
-      result.samples = samples_;
-      print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e,
-                  batches_.pipelined());
-      const std::span<const float> own =
-          std::span(params_).subspan(z * size_t(count), size_t(count));
-      const std::string bad = non_finite(model_, own, e, val_ > 0);
-      if (!bad.empty()) {
-        result.status = FitStatus::diverged;
-        result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
-        stop(int(z));
-        continue;
+      if (training_[z]) {
+        if (!why_stopped_.empty())
+          results_[z].status = FitStatus::stopped, results_[z].why = why_stopped_;
+        // Keras's EarlyStopping restores at the end of training, stopped early or not
+        restore_best(int(z));
+        end_result(results_[z]);
+        if (options_.rungs) options_.rungs->ended(trial(int(z)));
       }
-      run_callbacks(int(z), epoch, e);
-      // A rung at the member's own last epoch judges nothing: it has trained what it asked for.
-      if (training_[z] && epoch + 1 < spec_.fit.epochs && options_.rungs &&
-          options_.rungs->judges(trial(int(z)), epoch + 1)) {
-        const std::optional<double> value =
-            monitored(model_.spec(int(z)), options_.rungs->metric(), e);
-        result.rungs.push_back({epoch + 1, value.value_or(NAN), true});
-        if (!take_verdict(int(z), options_.rungs->judge(trial(int(z)), epoch + 1, value)))
-          waiting_.push_back(int(z));
-      }
+      model_.resume(int(z));  // the fit is over: an evaluation after it sees every member
+    }
+}
+
+// The epoch's training steps; false when a stop (Ctrl-C, the calibration's step limit) came
+// first.
+bool PackFit::train_epoch(int epoch) {
+  Backend& backend = model_.backend();
+  const int64_t steps = batches_.steps();
+  batches_.begin_epoch(epoch);
+  model_.reset_totals();
+  for (int64_t step = 0; step < steps;) {
+    const bool limit = options_.max_steps > 0 && epoch * steps + step >= options_.max_steps;
+    if (limit || (options_.stop && options_.stop->load(std::memory_order_relaxed))) {
+      why_stopped_ = "stopped in epoch " + std::to_string(epoch + 1) + " at step " +
+                     std::to_string(step + 1) + " of " + std::to_string(steps);
+      return false;
+    }
+    const int run = steps_in_a_run(epoch, step);
+    if (options_.timeline) backend.mark();
+    batches_.prepare(step);
+    run_steps(step, run);
+    for (int i = 0; i < run; ++i) samples_ += batches_.rows(step + i);
+    step += run;
+    steps_taken_ += run;
+    if (options_.steps) options_.steps->store(steps_taken_, std::memory_order_relaxed);
+    if (options_.timeline) backend.mark();
+  }
+  return true;
+}
+
+// How many steps from `step` on run as one launch of their graph (and one span of the timeline):
+// for a pack on a backend that runs its members apart, those of its batch size, up to
+// kStepsInARun and the step limit; else 1, as without graphs or with an input pipeline (each
+// batch is uploaded before its step).
+int PackFit::steps_in_a_run(int epoch, int64_t step) const {
+  if (!graphs_ || batches_.pipelined() || model_.members() == 1 ||
+      !model_.backend().runs_members_apart())
+    return 1;
+  int64_t last = std::min(batches_.steps(), step + kStepsInARun);
+  if (options_.max_steps > 0)
+    last = std::min(last, options_.max_steps - int64_t(epoch) * batches_.steps());
+  int run = 1;
+  while (step + run < last && batches_.rows(step + run) == batches_.rows(step)) ++run;
+  return run;
+}
+
+// Queues the epoch's training step `step`: its launches, or the graph of its batch size. With an
+// input pipeline its batch is copied in first (prepared on this thread when `now`: the warm-up).
+void PackFit::run_step(int64_t step, bool now) {
+  batches_.prepare(step, now);
+  run_steps(step, 1);
+}
+
+// Queues `run` training steps from `step` on, of one batch size (steps_in_a_run): with graphs as
+// `run` launches of its graph in a row.
+void PackFit::run_steps(int64_t step, int run) {
+  const auto train_step = [&] {
+    const EpochIterator::Batch batch = batches_.batch(step);
+    model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
+  };
+  if (!graphs_) return train_step();
+  // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.
+  std::unique_ptr<Backend::StepGraph>& graph = step_graphs_[batches_.rows(step)];
+  if (!graph) graph = model_.backend().capture(train_step);
+  graph->launch_times(run);
+}
+
+// The epoch's step marks, (begin, end) per step, into the timeline.
+void PackFit::take_timeline() {
+  if (!options_.timeline) return;
+  const std::vector<double> marks = model_.backend().take_marks();
+  for (size_t i = 0; i + 1 < marks.size(); i += 2) step_spans_.push_back({marks[i], marks[i + 1]});
+  if (!marks.empty()) epoch_spans_.push_back({marks.front(), marks.back()});
+  const Track input = batches_.take_input_spans();
+  input_spans_.insert(input_spans_.end(), input.begin(), input.end());
+}
+
+// Each member still training: its metrics of the epoch, its progress line, whether it diverged,
+// and its callbacks.
+void PackFit::record_epoch(int epoch, const std::vector<std::vector<double>>& totals,
+                           double seconds) {
+  const InputPipeline::Times input = batches_.take_input_times();
+  std::vector<Evaluation> validation(results_.size());
+  if (val_ > 0) validation = evaluate_pack(model_, data_, train_, val_);
+  model_.get_all_params(params_);  // every member's, in one copy
+  const int64_t count = model_.param_count();
+  for (size_t z = 0; z < results_.size(); ++z) {
+    if (!training_[z]) continue;
+    FitResult& result = results_[z];
+    const Evaluation trained = of_totals(spec_, totals[z], train_);
+    EpochMetrics e;
+    e.loss = trained.loss, e.accuracy = trained.accuracy, e.metrics = trained.metrics;
+    e.val_loss = validation[z].loss;
+    e.val_accuracy = validation[z].accuracy;
+    e.val_metrics = validation[z].metrics;
+    if (callbacks_[z].reduce_lr) e.learning_rate = model_.learning_rate(int(z));
+    e.seconds = seconds;
+    e.samples_per_s = double(train_) / seconds;
+    e.input_wait_s = input.wait_s, e.input_busy_s = input.busy_s;
+    result.epochs.push_back(e);
+    result.samples = samples_;
+    print_epoch(options_, int(z), model_.spec(int(z)), epoch + 1, batches_.steps(), e,
+                batches_.pipelined());
+    const std::span<const float> own = std::span(params_).subspan(z * size_t(count), size_t(count));
+    const std::string bad = non_finite(model_, own, e, val_ > 0);
+    if (!bad.empty()) {
+      result.status = FitStatus::diverged;
+      result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
+      stop(int(z));
+      continue;
+    }
+    run_callbacks(int(z), epoch, e);
+    // A rung at the member's own last epoch judges nothing: it has trained what it asked for.
+    if (training_[z] && epoch + 1 < spec_.fit.epochs && options_.rungs &&
+        options_.rungs->judges(trial(int(z)), epoch + 1)) {
+      const std::optional<double> value =
+          monitored(model_.spec(int(z)), options_.rungs->metric(), e);
+      result.rungs.push_back({epoch + 1, value.value_or(NAN), true});
+      if (!take_verdict(int(z), options_.rungs->judge(trial(int(z)), epoch + 1, value)))
+        waiting_.push_back(int(z));
     }
   }
+}
 
-  size_t trial(int z) const { return options_.trials.at(size_t(z)); }
+size_t PackFit::trial(int z) const { return options_.trials.at(size_t(z)); }
 
-  // Member z's verdict at the rung it has just reached: kept, or stopped there. False while
-  // undecided.
-  bool take_verdict(int z, RungJudge::Verdict verdict) {
-    if (verdict == RungJudge::Verdict::undecided) return false;
-    if (verdict == RungJudge::Verdict::stop) {
-      FitResult& result = results_[size_t(z)];
-      RungResult& rung = result.rungs.back();
-      rung.kept = false;
-      result.stopped_epoch = rung.epochs;
-      result.stop_reason = "the scheduler: " + options_.rungs->metric() + " " +
-                           format_metric(rung.value) + " lost at its rung after epoch " +
-                           std::to_string(rung.epochs);
-      if (options_.progress)
-        options_.progress(
-            z, "Epoch " + std::to_string(rung.epochs) + ": stopped by " + result.stop_reason);
-      stop(z);
-    }
-    return true;
-  }
-
-  // Member z's EarlyStopping and ReduceLROnPlateau after epoch `epoch` (from 0).
-  void run_callbacks(int z, int epoch, const EpochMetrics& e) {
-    MemberCallbacks& c = callbacks_[size_t(z)];
-    const ModelSpec& spec = model_.spec(z);
-    if (c.reduce_lr)
-      if (const auto rate = c.reduce_lr->on_epoch_end(
-              monitored(spec, c.reduce_lr->spec().monitor, e), model_.learning_rate(z)))
-        model_.set_learning_rate(*rate, z);
-    if (!c.early_stopping) return;
-    EarlyStopping& early = *c.early_stopping;
-    const EarlyStopping::Decision d =
-        early.on_epoch_end(epoch, monitored(spec, early.spec().monitor, e));
-    if (d.best && early.spec().restore_best_weights) c.best_weights = model_.get_weights(z);
-    if (!d.stop) return;
+// Member z's verdict at the rung it has just reached: kept, or stopped there. False while
+// undecided.
+bool PackFit::take_verdict(int z, RungJudge::Verdict verdict) {
+  if (verdict == RungJudge::Verdict::undecided) return false;
+  if (verdict == RungJudge::Verdict::stop) {
     FitResult& result = results_[size_t(z)];
-    result.stopped_epoch = epoch + 1;
-    char best[64];
-    std::snprintf(best, sizeof best, "%.6g", early.best().value_or(NAN));
-    result.stop_reason = "EarlyStopping: " + early.spec().monitor + " did not improve for " +
-                         std::to_string(early.wait()) + (early.wait() == 1 ? " epoch" : " epochs") +
-                         " (best " + best + " after epoch " +
-                         std::to_string(early.best_epoch() + 1) + ")";
+    RungResult& rung = result.rungs.back();
+    rung.kept = false;
+    result.stopped_epoch = rung.epochs;
+    result.stop_reason = "the scheduler: " + options_.rungs->metric() + " " +
+                         format_metric(rung.value) + " lost at its rung after epoch " +
+                         std::to_string(rung.epochs);
     if (options_.progress)
-      options_.progress(z, "Epoch " + std::to_string(epoch + 1) + ": early stopping");
-    restore_best(z);
+      options_.progress(
+          z, "Epoch " + std::to_string(rung.epochs) + ": stopped by " + result.stop_reason);
     stop(z);
   }
+  return true;
+}
 
-  // EarlyStopping's restore_best_weights, where it kept some: the model ends with them.
-  void restore_best(int z) {
-    MemberCallbacks& c = callbacks_[size_t(z)];
-    if (c.best_weights.empty()) return;
-    model_.set_weights(c.best_weights, z);
-    const int epoch = c.early_stopping->best_epoch() + 1;
-    results_[size_t(z)].restored_epoch = epoch;
-    if (options_.progress)  // Keras's line
-      options_.progress(z, "Restoring model weights from the end of the best epoch: " +
-                               std::to_string(epoch) + ".");
-    c.best_weights.clear();
-  }
+// Member z's EarlyStopping and ReduceLROnPlateau after epoch `epoch` (from 0).
+void PackFit::run_callbacks(int z, int epoch, const EpochMetrics& e) {
+  MemberCallbacks& c = callbacks_[size_t(z)];
+  const ModelSpec& spec = model_.spec(z);
+  if (c.reduce_lr)
+    if (const auto rate = c.reduce_lr->on_epoch_end(monitored(spec, c.reduce_lr->spec().monitor, e),
+                                                    model_.learning_rate(z)))
+      model_.set_learning_rate(*rate, z);
+  if (!c.early_stopping) return;
+  EarlyStopping& early = *c.early_stopping;
+  const EarlyStopping::Decision d =
+      early.on_epoch_end(epoch, monitored(spec, early.spec().monitor, e));
+  if (d.best && early.spec().restore_best_weights) c.best_weights = model_.get_weights(z);
+  if (!d.stop) return;
+  FitResult& result = results_[size_t(z)];
+  result.stopped_epoch = epoch + 1;
+  char best[64];
+  std::snprintf(best, sizeof best, "%.6g", early.best().value_or(NAN));
+  result.stop_reason = "EarlyStopping: " + early.spec().monitor + " did not improve for " +
+                       std::to_string(early.wait()) + (early.wait() == 1 ? " epoch" : " epochs") +
+                       " (best " + best + " after epoch " + std::to_string(early.best_epoch() + 1) +
+                       ")";
+  if (options_.progress)
+    options_.progress(z, "Epoch " + std::to_string(epoch + 1) + ": early stopping");
+  restore_best(z);
+  stop(z);
+}
 
-  // Member z's result ends, and its kernels skip it from the next step on.
-  void stop(int z) {
-    end(results_[size_t(z)]);
-    training_[size_t(z)] = false;
-    model_.stop(z);
-    if (options_.rungs) options_.rungs->ended(trial(z));
-  }
+// EarlyStopping's restore_best_weights, where it kept some: the model ends with them.
+void PackFit::restore_best(int z) {
+  MemberCallbacks& c = callbacks_[size_t(z)];
+  if (c.best_weights.empty()) return;
+  model_.set_weights(c.best_weights, z);
+  const int epoch = c.early_stopping->best_epoch() + 1;
+  results_[size_t(z)].restored_epoch = epoch;
+  if (options_.progress)  // Keras's line
+    options_.progress(z, "Restoring model weights from the end of the best epoch: " +
+                             std::to_string(epoch) + ".");
+  c.best_weights.clear();
+}
 
-  // A member's result ends: its time and the timeline so far.
-  void end(FitResult& result) const {
-    result.samples = samples_;
-    result.train_s = seconds_since(start_);
-    result.steps = step_spans_, result.epoch_spans = epoch_spans_,
-    result.input_spans = input_spans_;
-  }
+// Member z's result ends, and its kernels skip it from the next step on.
+void PackFit::stop(int z) {
+  end_result(results_[size_t(z)]);
+  training_[size_t(z)] = false;
+  model_.stop(z);
+  if (options_.rungs) options_.rungs->ended(trial(z));
+}
 
-  Model& model_;
-  const DeviceData& data_;
-  const FitOptions options_;
-  const ModelSpec& spec_;  // what the members share (pack_key)
-  const int64_t train_, val_;
-  EpochIterator batches_;
-  std::vector<FitResult> results_;
-  // Per member: still training, until it stops (diverged, early stopping, the scheduler's rung).
-  std::vector<bool> training_;
-  const bool graphs_;
-  // by the batch's rows: the last may be short
-  std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;
-  int64_t samples_ = 0, steps_taken_ = 0;
-  Track step_spans_, epoch_spans_, input_spans_;
-  std::vector<MemberCallbacks> callbacks_;
-  std::vector<float> params_;  // every member's parameters after the last epoch (record_epoch)
-  std::string why_stopped_;    // "" unless a stop came
-  std::vector<int> waiting_;   // the members whose rung verdict after the last epoch is not in yet
-  Clock::time_point start_ = Clock::now();  // the first epoch's launch
-  int epoch_ = 0;                           // the epoch launch() runs next
-  Clock::time_point epoch_start_;
-  bool completed_ = false;  // the launched epoch ran every step
-  bool done_ = spec_.fit.epochs < 1;
-};
+// A member's result ends: its time and the timeline so far.
+void PackFit::end_result(FitResult& result) const {
+  result.samples = samples_;
+  result.train_s = seconds_since(start_);
+  result.steps = step_spans_, result.epoch_spans = epoch_spans_, result.input_spans = input_spans_;
+}
 
-PackFit::PackFit(Model& model, const DeviceData& data, FitOptions options)
-    : epochs_(std::make_unique<Epochs>(model, data, std::move(options))) {}
-PackFit::~PackFit() = default;
-bool PackFit::done() const { return epochs_->done(); }
-bool PackFit::waiting() const { return epochs_->waiting(); }
-void PackFit::settle(double timeout_s) { epochs_->settle(timeout_s); }
-void PackFit::warm_up() { epochs_->warm_up(); }
-void PackFit::launch_epoch() { epochs_->launch(); }
-void PackFit::end_epoch() { epochs_->end(); }
-std::vector<FitResult> PackFit::take_results() { return std::move(epochs_->results()); }
+std::vector<FitResult> PackFit::take_results() { return std::move(results_); }
 
 Evaluation evaluate(Model& model, const DeviceData& data, int64_t first_row, int64_t rows) {
   require_one_member(model, "evaluate");
@@ -591,11 +537,7 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options) {
 
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options) {
   PackFit fit(model, data, options);
-  while (!fit.done()) {
-    fit.launch_epoch();
-    fit.end_epoch();
-    while (fit.waiting()) fit.settle(0.1);
-  }
+  train_epochs(fit);
   return fit.take_results();
 }
 

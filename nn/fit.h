@@ -5,13 +5,17 @@
 #include <atomic>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "nn/callbacks.h"
 #include "nn/device_data.h"
+#include "nn/epoch_iterator.h"
 #include "nn/model.h"
+#include "runtime/clock.h"
 #include "runtime/names.h"
 #include "runtime/timeline.h"
 
@@ -137,23 +141,21 @@ FitResult fit(Model& model, const DeviceData& data, const FitOptions& options);
 // CUDA graph replays. Steps and epochs are the pack's, so every member's timeline is the same.
 std::vector<FitResult> fit_pack(Model& model, const DeviceData& data, const FitOptions& options);
 
-// fit_pack an epoch at a time, so that one host thread can drive several packs in turn:
+// One fit of a pack, an epoch at a time, so that one host thread can drive several packs in turn:
 // launch_epoch() queues the next epoch's steps on the model's backend (on a GPU it returns while
 // they run, so the thread can queue another pack's epoch on its own stream), end_epoch() waits for
-// them and records the epoch (its metrics, validation, divergence check and progress line).
-// fit_pack is
-//   while (!done()) { launch_epoch(); end_epoch(); while (waiting()) settle(0.1); }  then
-//   take_results().
+// them and records each member's epoch (its metrics, validation, divergence check, progress line
+// and callbacks). A member that diverges or stops early ends its result there; its kernels skip it
+// from then on. fit_pack is train_epochs(fit) (below), then take_results().
 // The constructor throws UserError for a validation_split that leaves no training or no validation
 // rows; launch_epoch and end_epoch throw what the backend throws.
 class PackFit {
  public:
   PackFit(Model& model, const DeviceData& data, FitOptions options);
-  ~PackFit();
-  bool done() const;  // every epoch ran, or every member diverged, or a stop came
+  bool done() const { return done_; }  // every epoch ran, or every member diverged, or a stop came
   // After end_epoch(): some member's rung verdict waits for other models (FitOptions::rungs), and
   // launch_epoch() must wait until settle() has it.
-  bool waiting() const;
+  bool waiting() const { return !waiting_.empty(); }
   // Asks the verdicts still waiting again, waiting up to `timeout_s` for one to change when none
   // has (0: not at all). A stop (Ctrl-C) ends the waiting, and the fit, as stopped.
   void settle(double timeout_s);
@@ -168,9 +170,63 @@ class PackFit {
   std::vector<FitResult> take_results();  // once done(): one per member
 
  private:
-  class Epochs;
-  std::unique_ptr<Epochs> epochs_;
+  // A member's callbacks and what they keep between epochs.
+  struct MemberCallbacks {
+    std::optional<EarlyStopping> early_stopping;
+    std::optional<ReduceLROnPlateau> reduce_lr;
+    std::vector<float> best_weights;  // EarlyStopping with restore_best_weights: the best epoch's
+  };
+
+  void conclude_epoch();
+  bool train_epoch(int epoch);
+  int steps_in_a_run(int epoch, int64_t step) const;
+  void run_step(int64_t step, bool now = false);
+  void run_steps(int64_t step, int run);
+  void take_timeline();
+  void record_epoch(int epoch, const std::vector<std::vector<double>>& totals, double seconds);
+  size_t trial(int z) const;
+  bool take_verdict(int z, RungJudge::Verdict verdict);
+  void run_callbacks(int z, int epoch, const EpochMetrics& e);
+  void restore_best(int z);
+  void stop(int z);
+  void end_result(FitResult& result) const;
+
+  Model& model_;
+  const DeviceData& data_;
+  const FitOptions options_;
+  const ModelSpec& spec_;  // what the members share (pack_key)
+  const int64_t train_, val_;
+  EpochIterator batches_;
+  std::vector<FitResult> results_;
+  // Per member: still training, until it stops (diverged, early stopping, the scheduler's rung).
+  std::vector<bool> training_;
+  const bool graphs_;
+  // by the batch's rows: the last may be short
+  std::map<int, std::unique_ptr<Backend::StepGraph>> step_graphs_;
+  int64_t samples_ = 0, steps_taken_ = 0;
+  Track step_spans_, epoch_spans_, input_spans_;
+  std::vector<MemberCallbacks> callbacks_;
+  std::vector<float> params_;  // every member's parameters after the last epoch (record_epoch)
+  std::string why_stopped_;    // "" unless a stop came
+  std::vector<int> waiting_;   // the members whose rung verdict after the last epoch is not in yet
+  Clock::time_point start_ = Clock::now();  // the first epoch's launch
+  int epoch_ = 0;                           // the epoch launch_epoch() runs next
+  Clock::time_point epoch_start_;
+  bool completed_ = false;  // the launched epoch ran every step
+  bool done_ = spec_.fit.epochs < 1;
 };
+
+// The fit loop, over a PackFit or anything with its calls (study/pack_worker.h's PackWorker, which
+// adds a pack's finish): each epoch launched and ended, and the rung verdicts it waits for settled,
+// asked again every 0.1 s.
+template <class Fit>
+void train_epochs(Fit& fit) {
+  while (!fit.done()) {
+    fit.launch_epoch();
+    fit.end_epoch();
+    while (fit.waiting()) fit.settle(0.1);
+  }
+}
 
 // Mean loss and accuracy over rows [first_row, first_row + rows) of `data`: of a model of one
 // member (std::invalid_argument otherwise), or of each member of a pack.

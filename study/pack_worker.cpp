@@ -110,11 +110,7 @@ void PackWorker::end_epoch() {
 
 void PackWorker::train() {
   begin_training();
-  while (training()) {
-    launch_epoch();
-    end_epoch();
-    while (waiting()) settle(0.1);
-  }
+  train_epochs(*this);
 }
 
 // The shared stages change no member's status (finish does, after them), so the lead fails only

@@ -45,19 +45,20 @@ class PackWorker {
   void build(Backend& backend, DataSets& data);
 
   // Training, an epoch at a time, so that one host thread can drive several packs in turn (their
-  // epochs queued on their own streams before any is waited for): begin_training(), then
-  // launch_epoch() and end_epoch() while training(); after the last epoch, the test evaluation
+  // epochs queued on their own streams before any is waited for): begin_training(), then the
+  // calls of PackFit's loop (nn/fit.h's train_epochs) until done(); after the last epoch, the test
+  // evaluation
   // where a member is still ok and each member's finish. A failure is the lead member's and so
   // every member's, and ends the training. Nothing trains when no member was prepared.
   void begin_training();
-  bool training() const { return fit_ != nullptr; }
+  bool done() const { return fit_ == nullptr; }
   // A member's rung verdict after the last epoch waits for other models (PackFit::waiting): no
   // launch_epoch() until settle() has it.
   bool waiting() const { return fit_ && fit_->waiting(); }
   void settle(double timeout_s);
   void launch_epoch();
   void end_epoch();
-  // All of the above for this pack alone.
+  // All of the above for this pack alone: begin_training(), then train_epochs(*this).
   void train();
 
  private:

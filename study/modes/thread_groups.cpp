@@ -147,14 +147,13 @@ class ThreadGroupsMode final : public Mode {
       for (size_t g : training)
         if (packs[g]->waiting())
           packs[g]->settle(std::exchange(may_wait, false) ? 0.1 : 0);
-        else if (packs[g]->training())
+        else if (!packs[g]->done())
           packs[g]->launch_epoch(), launched.push_back(g);
       std::vector<size_t> still;
       for (size_t g : training) {
-        if (packs[g]->training() &&
-            std::find(launched.begin(), launched.end(), g) != launched.end())
+        if (!packs[g]->done() && std::find(launched.begin(), launched.end(), g) != launched.end())
           packs[g]->end_epoch();
-        if (packs[g]->training()) {
+        if (!packs[g]->done()) {
           still.push_back(g);
           continue;
         }
