@@ -47,8 +47,12 @@ class Mps : public Cli {
   // A daemon running at the test's pipe directory before the run, as a machine's own would be.
   void start_a_daemon() {
     ASSERT_EQ(std::system((env() + quoted(kControl) + " -d").c_str()), 0);
-    for (int i = 0; i < 250 && !fs::exists(path("pipe/control")); ++i) usleep(20000);
+    // The stand-in makes its pipe, then writes its pid: wait for both (a pid read before it is
+    // written is 0, and kill(0, 0) would ask about this test's own process group).
+    for (int i = 0; i < 250 && !(fs::exists(path("pipe/control")) && daemon_pid() > 0); ++i)
+      usleep(20000);
     ASSERT_TRUE(fs::exists(path("pipe/control")));
+    ASSERT_GT(daemon_pid(), 0) << "the stand-in daemon wrote no pid";
   }
   pid_t daemon_pid() const {
     pid_t pid = 0;
