@@ -6,36 +6,24 @@
 // (kernels/cpu_clones.h) compiles the loop for its CPU.
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/element_math.h"
 
 namespace mf::cpu {
 
+template <class Body, int... Kinds>
+[[gnu::always_inline]] inline void with_one_of(Activation act, Body body,
+                                               std::integer_sequence<int, Kinds...>) {
+  ((int(act) == Kinds ? (body(std::integral_constant<Activation, Activation(Kinds)>()), true)
+                      : false) ||
+   ...);
+}
+
+// Every activation of kernels/activations.h, each its own instantiation.
 template <class Body>
 [[gnu::always_inline]] inline void with_activation(Activation act, Body body) {
-  using A = Activation;
-  switch (act) {
-    case A::relu:
-      return body(std::integral_constant<A, A::relu>());
-    case A::sigmoid:
-      return body(std::integral_constant<A, A::sigmoid>());
-    case A::tanh:
-      return body(std::integral_constant<A, A::tanh>());
-    case A::gelu:
-      return body(std::integral_constant<A, A::gelu>());
-    case A::swish:
-      return body(std::integral_constant<A, A::swish>());
-    case A::elu:
-      return body(std::integral_constant<A, A::elu>());
-    case A::selu:
-      return body(std::integral_constant<A, A::selu>());
-    case A::softplus:
-      return body(std::integral_constant<A, A::softplus>());
-    case A::leaky_relu:
-      return body(std::integral_constant<A, A::leaky_relu>());
-    default:
-      return body(std::integral_constant<A, A::linear>());
-  }
+  with_one_of(act, body, std::make_integer_sequence<int, kActivationCount>());
 }
 
 // d[i] = t.apply(d[i], first + i) for i < count: a gradient through an activation, from its

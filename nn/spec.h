@@ -43,18 +43,6 @@
 
 namespace mf {
 
-inline constexpr Named<Activation> kActivationNames[] = {{"linear", Activation::linear},
-                                                         {"relu", Activation::relu},
-                                                         {"sigmoid", Activation::sigmoid},
-                                                         {"tanh", Activation::tanh},
-                                                         {"softmax", Activation::softmax},
-                                                         {"gelu", Activation::gelu},
-                                                         {"swish", Activation::swish},
-                                                         {"elu", Activation::elu},
-                                                         {"selu", Activation::selu},
-                                                         {"softplus", Activation::softplus},
-                                                         {"leaky_relu", Activation::leaky_relu}};
-
 // ---- Layers -------------------------------------------------------------------------------------
 
 enum class LayerKind { dense, dropout, batch_normalization, activation, flatten };

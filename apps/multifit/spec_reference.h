@@ -19,7 +19,7 @@ line that says what it does instead.
      "kernel_initializer": "glorot_uniform", "bias_initializer": "zeros",
      "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null}
                                     activations linear, relu, sigmoid, tanh, softmax, gelu, swish
-                                    (silu), elu, selu, softplus, leaky_relu; initializers
+                                    (silu), elu, selu, softplus, leaky_relu, mish; initializers
                                     glorot_uniform/normal, he_uniform/normal, lecun_uniform/normal,
                                     zeros, ones, constant (value), random_uniform (minval, maxval),
                                     random_normal and truncated_normal (mean, stddev); regularizers

@@ -40,7 +40,7 @@ _LAYERS_SUPPORTED = "multifit builds Dense, Dropout, BatchNormalization, Activat
 
 # Keras's activation strings that multifit has ("silu" is Keras 3's name of swish).
 _ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "gelu", "swish", "silu", "elu", "selu",
-                "softplus", "leaky_relu")
+                "softplus", "leaky_relu", "mish")
 
 # keras.initializers: class name -> identifier, and the settings of those that take any (Keras's defaults).
 _INITIALIZERS = {"GlorotUniform": "glorot_uniform", "GlorotNormal": "glorot_normal", "HeUniform": "he_uniform",

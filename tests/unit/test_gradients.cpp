@@ -71,6 +71,8 @@ double act(Activation a, double z) {
       return std::log1p(std::exp(z));
     case Activation::leaky_relu:
       return z > 0 ? z : 0.2 * z;
+    case Activation::mish:
+      return z * std::tanh(std::log1p(std::exp(z)));
     default:
       return z;  // linear; softmax is handled by the loss
   }
@@ -267,7 +269,7 @@ INSTANTIATE_TEST_SUITE_P(All, HiddenActivation,
                          testing::Values(Activation::linear, Activation::relu, Activation::sigmoid,
                                          Activation::tanh, Activation::gelu, Activation::swish,
                                          Activation::elu, Activation::selu, Activation::softplus,
-                                         Activation::leaky_relu),
+                                         Activation::leaky_relu, Activation::mish),
                          [](const testing::TestParamInfo<Activation>& info) {
                            return to_string(info.param);
                          });
@@ -362,9 +364,9 @@ TEST(LossGradient, RepeatedComputationIsIdentical) {
 // ---- The backend's products against naive loops ------------------------------------
 
 constexpr Activation kElementwise[] = {
-    Activation::linear,   Activation::relu,      Activation::sigmoid, Activation::tanh,
-    Activation::gelu,     Activation::swish,     Activation::elu,     Activation::selu,
-    Activation::softplus, Activation::leaky_relu};
+    Activation::linear,   Activation::relu,       Activation::sigmoid, Activation::tanh,
+    Activation::gelu,     Activation::swish,      Activation::elu,     Activation::selu,
+    Activation::softplus, Activation::leaky_relu, Activation::mish};
 
 std::vector<float> random_matrix(Rng& rng, int rows, int cols) {
   std::vector<float> v(size_t(rows) * cols);
