@@ -1,12 +1,13 @@
 #pragma once
 // Element math shared by the CPU backend and the CUDA kernels: the gradient through an activation
-// (the activations themselves are kernels/activations.h), loss terms, the shuffle permutation. The
+// (the activations themselves are kernels/activations.h), the cross-entropies' terms (the other
+// losses' are kernels/losses.h), the shuffle permutation. The
 // optimizers' are kernels/optimizer_math.h, the layers' (dropout, batch normalization,
 // regularizers) kernels/layer_math.h.
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/activations.h"
+#include "kernels/losses.h"
 #include "kernels/hd.h"
 
 namespace mf {
@@ -25,30 +26,6 @@ struct Through {
     return act == Activation::linear ? v : v * activation_grad(act, y[i], z ? z[i] : 0.f);
   }
 };
-
-// Order is part of the report's and the weights file's forms; append only.
-enum class Loss : int {
-  mse = 0,
-  binary_crossentropy = 1,
-  sparse_categorical_crossentropy = 2,
-  categorical_crossentropy = 3,
-  mean_absolute_error = 4,
-  huber = 5,
-  log_cosh = 6
-};
-
-// Whether the loss takes logits: its output activation (sigmoid, softmax) is applied inside the
-// loss pass, stably, as TensorFlow does when it finds a Keras model's sigmoid or softmax output, or
-// as the loss's from_logits asks. The other losses read the output layer's activations.
-MF_HD bool takes_logits(Loss loss) {
-  return loss == Loss::binary_crossentropy || loss == Loss::sparse_categorical_crossentropy ||
-         loss == Loss::categorical_crossentropy;
-}
-// Whether the loss is a sum over a row's classes (the categorical cross-entropies) rather than a
-// mean over its outputs (every other loss, Keras's reduction over the last axis).
-MF_HD bool sums_over_classes(Loss loss) {
-  return loss == Loss::sparse_categorical_crossentropy || loss == Loss::categorical_crossentropy;
-}
 
 // Binary cross-entropy of a logit z against a target t in [0, 1],
 // -t*log(sigmoid(z)) - (1-t)*log(1-sigmoid(z)) = max(z,0) - z*t + log(1+exp(-|z|)),

@@ -114,29 +114,9 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
           p = probabilities ? bce.probability : z;  // sigmoid(z), as predicted() computes it
           break;
         }
-        case Loss::mean_absolute_error: {
-          const float e = z - t;
-          term = fabsf(e);
-          grad = e > 0.f ? 1.f : e < 0.f ? -1.f : 0.f;
-          break;
-        }
-        case Loss::huber: {  // 0.5 e^2 within delta, delta (|e| - 0.5 delta) past it (Huber, 1964)
-          const float e = z - t, magnitude = fabsf(e);
-          const bool inside = magnitude <= s.delta;
-          term = inside ? 0.5f * (e * e) : s.delta * magnitude - 0.5f * (s.delta * s.delta);
-          grad = inside ? e : s.delta * (e > 0.f ? 1.f : e < 0.f ? -1.f : 0.f);
-          break;
-        }
-        case Loss::log_cosh: {  // log(cosh(e)) = e + softplus(-2e) - log(2)
-          const float e = z - t;
-          term = e + activate(Activation::softplus, -2.f * e) - 0.6931472f;
-          grad = 1.f - 2.f * sigmoid(-2.f * e);
-          break;
-        }
-        default: {  // mse
-          const float e = z - t;
-          term = e * e;
-          grad = 2.f * e;
+        default: {  // kernels/losses.h
+          const ElementLoss element = element_loss(loss, z, t, s.delta);
+          term = element.term, grad = element.grad;
         }
       }
       total += term;

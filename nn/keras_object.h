@@ -15,16 +15,9 @@
 #include <vector>
 
 #include "runtime/json_field.h"
+#include "runtime/names.h"
 
 namespace mf {
-
-template <class E>
-struct KerasName {
-  // "adam", "mse"; nullptr where Keras has none (a layer is named by its class)
-  const char* identifier;
-  const char* class_name;  // "Adam", "MeanSquaredError"
-  E value;
-};
 
 class KerasObject {
  public:

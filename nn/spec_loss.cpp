@@ -11,19 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr KerasName<Loss> kLosses[] = {
-    {"mse", "MeanSquaredError", Loss::mse},
-    {"mean_squared_error", "MeanSquaredError", Loss::mse},
-    {"mae", "MeanAbsoluteError", Loss::mean_absolute_error},
-    {"mean_absolute_error", "MeanAbsoluteError", Loss::mean_absolute_error},
-    {"binary_crossentropy", "BinaryCrossentropy", Loss::binary_crossentropy},
-    {"categorical_crossentropy", "CategoricalCrossentropy", Loss::categorical_crossentropy},
-    {"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy",
-     Loss::sparse_categorical_crossentropy},
-    {"huber", "Huber", Loss::huber},
-    {"log_cosh", "LogCosh", Loss::log_cosh},
-    {"logcosh", "LogCosh", Loss::log_cosh}};
-
 constexpr KerasDefault kLossDefaults[] = {
     {"reduction", "\"sum_over_batch_size\"",
      "multifit reduces a loss to its mean over the batch, Keras's default"},
@@ -103,7 +90,7 @@ Metric kind_of(MetricName name, const ModelSpec& spec) {
 LossSpec parse_loss(const Field& field) {
   const KerasObject object(field, "name", "loss");
   LossSpec loss;
-  loss.kind = object.one_of(kLosses);
+  loss.kind = object.one_of(kLossNames);
   std::vector<const char*> keys;
   switch (loss.kind) {
     case Loss::binary_crossentropy:
@@ -198,7 +185,7 @@ std::vector<MetricSpec> default_metrics(const ModelSpec& spec) {
 }
 
 const char* to_string(Loss l) {
-  for (const KerasName<Loss>& n : kLosses)
+  for (const KerasName<Loss>& n : kLossNames)
     if (n.value == l) return n.identifier;
   return "unknown";
 }

@@ -30,6 +30,15 @@ inline std::string joined(const std::vector<std::string>& items) {
   return joined(items, [](const std::string& item) { return item; });
 }
 
+// A Keras object's names for the enum value it is: its identifier and its class.
+template <class E>
+struct KerasName {
+  // "adam", "mse"; nullptr where Keras has none (a layer is named by its class)
+  const char* identifier;
+  const char* class_name;  // "Adam", "MeanSquaredError"
+  E value;
+};
+
 template <class E>
 struct Named {
   const char* name;

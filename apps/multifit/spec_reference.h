@@ -30,7 +30,7 @@ line that says what it does instead.
      "moving_mean_initializer": "zeros", "moving_variance_initializer": "ones"}
     {"type": "Activation", "activation": A}, "ReLU", "ELU", "Softmax", "Flatten"
     {"type": "InputLayer", "shape": [N]}, or "input_shape": [N] on the first layer
-  "loss": "mse" | "mae" | "huber" (delta 1.0) | "log_cosh" | "binary_crossentropy" |
+  "loss": "mse" | "mae" | "huber" (delta 1.0) | "log_cosh" | "msle" | "binary_crossentropy" |
           "categorical_crossentropy" (one-hot targets) | "sparse_categorical_crossentropy"
                                     the cross-entropies read a sigmoid or softmax output, or a
                                     linear one with "from_logits": true; binary and categorical

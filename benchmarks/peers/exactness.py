@@ -169,6 +169,7 @@ CASES = [
     case("mae", "mae", HIDDEN + [dense(2)], split=0.25, metrics=["mae", "mse"]),
     case("huber", "huber", HIDDEN + [dense(1)], loss_settings={"delta": 0.5}, metrics=["mae"]),
     case("log-cosh", "log_cosh", HIDDEN + [dense(2)], metrics=["mse"]),
+    case("msle-val", "msle", HIDDEN + [dense(2, "softplus")], split=0.25, metrics=["mae"]),
     # Callbacks: the epoch each ends at, the weights each leaves, the rates each sets.
     case("early-stopping-restore", "mse", HIDDEN + [dense(1)], {"name": "sgd", "learning_rate": 0.3}, 32, 0.25,
          epochs=12, callbacks=[{"type": "EarlyStopping", "patience": 2, "restore_best_weights": True}]),
@@ -352,6 +353,7 @@ class HashDropout(keras.layers.Layer):
 
 
 LOSSES = {"mse": "MeanSquaredError", "mae": "MeanAbsoluteError", "huber": "Huber", "log_cosh": "LogCosh",
+          "msle": "MeanSquaredLogarithmicError",
           "binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
           "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy"}
 

@@ -82,7 +82,9 @@ _LOSSES = {"MeanSquaredError": ("mean_squared_error", ("mse", "mean_squared_erro
            "SparseCategoricalCrossentropy": ("sparse_categorical_crossentropy", ("sparse_categorical_crossentropy",),
                                              ("from_logits",)),
            "Huber": ("huber_loss", ("huber",), ("delta",)),
-           "LogCosh": ("log_cosh", ("log_cosh", "logcosh"), ())}
+           "LogCosh": ("log_cosh", ("log_cosh", "logcosh"), ()),
+           "MeanSquaredLogarithmicError": ("mean_squared_logarithmic_error",
+                                           ("msle", "mean_squared_logarithmic_error"), ())}
 _LOSS_NAMES = ", ".join(ids[0] for _, ids, _ in _LOSSES.values())
 _LOSS_DEFAULTS = {"from_logits": False, "label_smoothing": 0.0, "delta": 1.0}
 

@@ -281,6 +281,10 @@ def test_losses_and_metrics_in_keras_serialized_forms():
     function = {"module": "builtins", "class_name": "function", "config": "huber", "registered_name": "function"}
     assert spec_compiled(loss=function, metrics=[])["loss"] == "huber"
     assert spec_compiled(metrics=None)["metrics"] == []  # compiled without metrics: it reports none
+    msle = serialized("keras.losses", "MeanSquaredLogarithmicError",
+                      {"name": "mean_squared_logarithmic_error", "reduction": "sum_over_batch_size"})
+    assert spec_compiled(loss=msle, metrics=[])["loss"] == "msle"
+    assert spec_compiled(loss="mean_squared_logarithmic_error", metrics=[])["loss"] == "mean_squared_logarithmic_error"
 
 
 def test_a_functional_model_is_refused():

@@ -285,6 +285,7 @@ TEST_F(KernelParity, LossesAndGradients) {
       {{Loss::mean_absolute_error, false, 2, regression}, 2, values},
       {{Loss::huber, false, 2, regression}, 2, values},
       {{Loss::log_cosh, false, 2, regression}, 2, values},
+      {{Loss::mean_squared_logarithmic_error, false, 2, regression}, 2, values},
   };
   for (const Case& c : cases) {
     const auto out = random_vector(size_t(m) * c.n, 10, -4.f, 4.f);

@@ -139,6 +139,11 @@ RefResult reference(const ModelSpec& spec, const std::vector<double>& p,
           case Loss::log_cosh:
             row_loss += std::log(std::cosh(e));
             break;
+          case Loss::mean_squared_logarithmic_error: {
+            const double d = std::log(std::max(a[j], 1e-7) + 1) - std::log(std::max(t, 1e-7) + 1);
+            row_loss += d * d;
+            break;
+          }
           default: {  // binary cross-entropy on p = sigmoid(z), of the smoothed target
             const double q = 1 / (1 + std::exp(-z[j])), ts = t * (1 - s) + 0.5 * s;
             row_loss += -ts * std::log(q) - (1 - ts) * std::log(1 - q);
@@ -336,6 +341,9 @@ TEST(LossGradient, RegressionLosses) {
   check_gradients(
       make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::mean_absolute_error));
   check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::log_cosh));
+  // Positive outputs, away from the epsilon below which msle's gradient is 0.
+  check_gradients(make_spec({{4, Activation::tanh}, {3, Activation::softplus}},
+                            Loss::mean_squared_logarithmic_error));
   ModelSpec huber = make_spec({{4, Activation::tanh}, {3, Activation::linear}}, Loss::huber);
   huber.loss.delta = 0.5;  // the targets in [-1.5, 1.5] put errors on both sides of it
   check_gradients(huber);

@@ -546,7 +546,7 @@ TEST(Spec, LossUnknown) {
   EXPECT_THAT(error_for(with("loss", "hinge")),
               AllOf(HasSubstr("loss: unknown loss \"hinge\""),
                     HasSubstr("known: mse, mae, binary_crossentropy, categorical_crossentropy, "
-                              "sparse_categorical_crossentropy, huber, log_cosh")));
+                              "sparse_categorical_crossentropy, huber, log_cosh, msle")));
   EXPECT_THAT(error_for(with("loss", "mean_squard_error")),
               HasSubstr("(did you mean \"mean_squared_error\"?)"));
   EXPECT_THAT(error_for(with("loss", 0)), HasSubstr("loss: got 0"));

@@ -589,9 +589,9 @@ TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
   for (const auto& n : kOptimizerNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (const auto& n : kScheduleNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (const auto& n : kMetricNames) EXPECT_TRUE(named(n.name)) << n.name;
-  for (Loss l :
-       {Loss::mse, Loss::binary_crossentropy, Loss::sparse_categorical_crossentropy,
-        Loss::categorical_crossentropy, Loss::mean_absolute_error, Loss::huber, Loss::log_cosh})
+  for (Loss l : {Loss::mse, Loss::binary_crossentropy, Loss::sparse_categorical_crossentropy,
+                 Loss::categorical_crossentropy, Loss::mean_absolute_error, Loss::huber,
+                 Loss::log_cosh, Loss::mean_squared_logarithmic_error})
     EXPECT_TRUE(named(to_string(l))) << to_string(l);
   std::set<std::string> keys;
   json spec = json::parse(R"({
