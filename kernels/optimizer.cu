@@ -124,6 +124,8 @@ void optimizer_step(const OptimizerStep& s, const Pack& pack, cudaStream_t strea
       return launch_step<OptimizerKind::adamax>(s, pack, stream);
     case OptimizerKind::nadam:
       return launch_step<OptimizerKind::nadam>(s, pack, stream);
+    case OptimizerKind::lion:
+      return launch_step<OptimizerKind::lion>(s, pack, stream);
   }
 }
 

@@ -95,6 +95,8 @@ MF_CPU_CLONES void optimizer_blocks(const OptimizerStep& s, const MemberStep& b,
       return update_blocks<OptimizerKind::adamax>(s, b, penalty, first, last);
     case OptimizerKind::nadam:
       return update_blocks<OptimizerKind::nadam>(s, b, penalty, first, last);
+    case OptimizerKind::lion:
+      return update_blocks<OptimizerKind::lion>(s, b, penalty, first, last);
   }
 }
 

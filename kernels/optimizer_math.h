@@ -1,6 +1,6 @@
 #pragma once
 // The optimizers' element math, shared by the CPU backend and the CUDA kernels: Keras 3's updates
-// (keras/src/optimizers/{sgd,adam,rmsprop,adagrad,adamax,nadam}.py; AdamW is Adam with weight
+// (keras/src/optimizers/{sgd,adam,rmsprop,adagrad,adamax,nadam,lion}.py; AdamW is Adam with weight
 // decay), its learning-rate schedules (keras/src/optimizers/schedules/learning_rate_schedule.py)
 // and what its base optimizer does to a gradient before the update (base_optimizer.py: clipping,
 // then weight decay). Keras computes in float32 from the settings as written: a setting used as a
@@ -21,7 +21,8 @@ enum class OptimizerKind : int {
   adamw = 3,
   adagrad = 4,
   adamax = 5,
-  nadam = 6
+  nadam = 6,
+  lion = 7
 };
 
 // What the base optimizer does to the gradients first (Keras allows one of the three).
@@ -102,7 +103,7 @@ struct OptimizerSettings {
   // the rate without a schedule (ReduceLROnPlateau lowers it between epochs)
   float learning_rate = 0;
   Schedule schedule;
-  float beta_1 = 0, beta_2 = 0;                      // float32(beta): Adam, AdamW, Adamax, Nadam
+  float beta_1 = 0, beta_2 = 0;  // float32(beta): Adam, AdamW, Adamax, Nadam, Lion
   float one_minus_beta_1 = 0, one_minus_beta_2 = 0;  // 1 - beta in double, then float32
   float epsilon = 0;
   float momentum = 0;                       // SGD, RMSprop
@@ -275,6 +276,13 @@ MF_HD void optimizer_update(OptimizerKind kind, float& w, float* const slot[3], 
           c.u_t_1 * m / (1.f - c.u_product_next) + (1.f - c.u_t) * g / (1.f - c.u_product);
       const float v_hat = v / c.one_minus_beta_2_power;
       w -= m_hat * c.lr / (sqrtf(v_hat) + s.epsilon);
+      return;
+    }
+    case OptimizerKind::lion: {  // Chen et al., 2023: the sign of an interpolated momentum
+      float& m = slot[0][i];
+      const float u = m * s.beta_1 + g * s.one_minus_beta_1;
+      w -= c.lr * (u > 0.f ? 1.f : u < 0.f ? -1.f : 0.f);
+      m = m * s.beta_2 + g * s.one_minus_beta_2;
       return;
     }
   }

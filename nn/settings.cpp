@@ -30,7 +30,8 @@ MemberSettings member_settings(const ModelSpec& spec) {
   o.learning_rate = p.learning_rate;
   if (p.schedule) o.schedule = schedule_settings(*p.schedule);
   o.beta_1 = float(p.beta_1), o.beta_2 = float(p.beta_2);
-  if (p.kind == OptimizerKind::nadam) {  // nadam.py subtracts from float32(beta)
+  // nadam.py and lion.py subtract from float32(beta)
+  if (p.kind == OptimizerKind::nadam || p.kind == OptimizerKind::lion) {
     o.one_minus_beta_1 = 1.f - o.beta_1, o.one_minus_beta_2 = 1.f - o.beta_2;
   } else {  // adam.py and adamax.py from the Python float
     o.one_minus_beta_1 = float(1.0 - p.beta_1), o.one_minus_beta_2 = float(1.0 - p.beta_2);
@@ -94,6 +95,8 @@ std::vector<const char*> optimizer_slots(const OptimizerSpec& o) {
       return {"adamax m", "adamax u"};
     case OptimizerKind::nadam:
       return {"nadam m", "nadam v"};
+    case OptimizerKind::lion:
+      return {"lion momentum"};
   }
   return {};
 }

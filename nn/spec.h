@@ -109,7 +109,7 @@ inline constexpr Named<OptimizerKind> kOptimizerNames[] = {
     {"adam", OptimizerKind::adam},       {"sgd", OptimizerKind::sgd},
     {"rmsprop", OptimizerKind::rmsprop}, {"adamw", OptimizerKind::adamw},
     {"adagrad", OptimizerKind::adagrad}, {"adamax", OptimizerKind::adamax},
-    {"nadam", OptimizerKind::nadam}};
+    {"nadam", OptimizerKind::nadam},     {"lion", OptimizerKind::lion}};
 inline const char* to_string(OptimizerKind k) { return name_of(kOptimizerNames, k); }
 
 inline constexpr Named<ScheduleKind> kScheduleNames[] = {
@@ -142,7 +142,7 @@ struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adam;
   float learning_rate = 1e-3f;  // Keras: SGD 0.01, the others 0.001; a schedule's initial rate
   std::optional<ScheduleSpec> schedule;  // learning_rate as a schedule
-  // Adam, AdamW, Adamax, Nadam, as written (see optimizer_math.h)
+  // Adam, AdamW, Adamax, Nadam, Lion (whose beta_2 is 0.99), as written (see optimizer_math.h)
   double beta_1 = 0.9, beta_2 = 0.999;
   float epsilon = 1e-7f;                   // every optimizer but SGD
   bool amsgrad = false;                    // Adam, AdamW

@@ -1,5 +1,5 @@
-// A spec's optimizer: Keras 3's SGD, Adam, AdamW, RMSprop, Adagrad, Adamax and Nadam with their
-// keyword arguments and defaults, the base optimizer's weight_decay and clipping, and a
+// A spec's optimizer: Keras 3's SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam and Lion with
+// their keyword arguments and defaults, the base optimizer's weight_decay and clipping, and a
 // learning-rate schedule in learning_rate (keras.optimizers.schedules).
 #include <algorithm>
 #include <cstring>
@@ -17,7 +17,7 @@ constexpr KerasName<OptimizerKind> kOptimizers[] = {
     {"adam", "Adam", OptimizerKind::adam},          {"sgd", "SGD", OptimizerKind::sgd},
     {"rmsprop", "RMSprop", OptimizerKind::rmsprop}, {"adamw", "AdamW", OptimizerKind::adamw},
     {"adagrad", "Adagrad", OptimizerKind::adagrad}, {"adamax", "Adamax", OptimizerKind::adamax},
-    {"nadam", "Nadam", OptimizerKind::nadam}};
+    {"nadam", "Nadam", OptimizerKind::nadam},       {"lion", "Lion", OptimizerKind::lion}};
 
 constexpr KerasName<ScheduleKind> kSchedules[] = {
     {nullptr, "ExponentialDecay", ScheduleKind::exponential_decay},
@@ -44,6 +44,7 @@ const OwnKeys kOwnKeys[] = {
     {OptimizerKind::adagrad, {"initial_accumulator_value", "epsilon"}},
     {OptimizerKind::adamax, {"beta_1", "beta_2", "epsilon"}},
     {OptimizerKind::nadam, {"beta_1", "beta_2", "epsilon"}},
+    {OptimizerKind::lion, {"beta_1", "beta_2"}},
 };
 const std::vector<const char*>& own_keys(OptimizerKind kind) {
   for (const OwnKeys& o : kOwnKeys)
@@ -178,6 +179,7 @@ OptimizerSpec parse_optimizer(const Field& field) {
   // Keras's SGD default; the others' is 0.001
   if (o.kind == OptimizerKind::sgd) o.learning_rate = 0.01f;
   if (o.kind == OptimizerKind::adamw) o.weight_decay = 0.004f;
+  if (o.kind == OptimizerKind::lion) o.beta_2 = 0.99;
   const std::vector<const char*>& own = own_keys(o.kind);
   // A setting of another optimizer would be silently ignored; say which ones take it.
   if (object.settings())
@@ -206,7 +208,10 @@ OptimizerSpec parse_optimizer(const Field& field) {
       o.learning_rate = f->positive_number();
     }
   }
-  if (const auto f = object.setting("beta_1")) o.beta_1 = parse_fraction(*f);
+  if (const auto f = object.setting("beta_1"))  // Lion's may be 1, not 0 (sign SGD)
+    o.beta_1 = o.kind == OptimizerKind::lion
+                   ? f->number_in(0, 1, "a number in (0, 1]: at 0 Lion is sign SGD", true)
+                   : parse_fraction(*f);
   if (const auto f = object.setting("beta_2")) o.beta_2 = parse_fraction(*f);
   if (const auto f = object.setting("epsilon")) o.epsilon = f->positive_number();
   if (const auto f = object.setting("amsgrad")) o.amsgrad = f->boolean();
@@ -256,6 +261,9 @@ json optimizer_to_json(const OptimizerSpec& o) {
                   {"momentum", number(o.momentum)},
                   {"epsilon", number(o.epsilon)},
                   {"centered", o.centered}});
+      break;
+    case OptimizerKind::lion:
+      out.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}});
       break;
     case OptimizerKind::adagrad:
       out.update({{"initial_accumulator_value", number(o.initial_accumulator_value)},

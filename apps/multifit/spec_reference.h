@@ -44,7 +44,8 @@ line that says what it does instead.
                                     false; adamw weight_decay 0.004), sgd (momentum 0, nesterov
                                     false), rmsprop (rho 0.9, momentum 0, epsilon 1e-7, centered
                                     false), adagrad (initial_accumulator_value 0.1, epsilon 1e-7),
-                                    adamax, nadam (beta_1, beta_2, epsilon); every one takes
+                                    adamax, nadam (beta_1, beta_2, epsilon), lion (beta_1 0.9,
+                                    beta_2 0.99); every one takes
                                     weight_decay and one of clipnorm, global_clipnorm, clipvalue
                                     "learning_rate" may be a schedule: ExponentialDecay,
                                     InverseTimeDecay (initial_learning_rate, decay_steps,

@@ -141,6 +141,9 @@ CASES = [
          {"name": "adamax", "learning_rate": 5e-3, "global_clipnorm": 0.3}),
     case("nadam", "sparse_categorical_crossentropy", HIDDEN + [dense(3, "softmax")],
          {"name": "nadam", "learning_rate": 3e-3}),
+    case("lion", "mse", HIDDEN + [dense(2)], {"name": "lion", "learning_rate": 3e-4}),
+    case("lion-betas-weight-decay-val", "sparse_categorical_crossentropy", HIDDEN + [dense(3, "softmax")],
+         {"name": "lion", "learning_rate": 1e-4, "beta_1": 0.95, "beta_2": 0.98, "weight_decay": 0.01}, split=0.25),
     case("sgd-weight-decay", "mse", HIDDEN + [dense(1)], {"name": "sgd", "learning_rate": 0.02, "weight_decay": 0.01}),
     # Learning-rate schedules.
     case("exponential-decay", "mse", HIDDEN + [dense(1)],
@@ -364,7 +367,7 @@ def keras_optimizer(spec):
         s = spec["learning_rate"]
         spec["learning_rate"] = getattr(keras.optimizers.schedules, s["class_name"])(**s["config"])
     name = {"adam": "Adam", "sgd": "SGD", "rmsprop": "RMSprop", "adamw": "AdamW", "adagrad": "Adagrad",
-            "adamax": "Adamax", "nadam": "Nadam"}[spec.pop("name")]
+            "adamax": "Adamax", "nadam": "Nadam", "lion": "Lion"}[spec.pop("name")]
     return getattr(keras.optimizers, name)(**spec)
 
 

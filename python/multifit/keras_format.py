@@ -60,13 +60,14 @@ _REGULARIZER_FACTORS = {"l1": ("l1",), "l2": ("l2",), "l1_l2": ("l1", "l2")}
 # keras.optimizers: class name -> identifier, its own settings with Keras's defaults, and its
 # learning rate's default.
 _OPTIMIZERS = {"Adam": "adam", "SGD": "sgd", "RMSprop": "rmsprop", "AdamW": "adamw", "Adagrad": "adagrad",
-               "Adamax": "adamax", "Nadam": "nadam"}
+               "Adamax": "adamax", "Nadam": "nadam", "Lion": "lion"}
 _ADAM_SETTINGS = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
 _OPTIMIZER_SETTINGS = {"adam": {**_ADAM_SETTINGS, "amsgrad": False}, "adamw": {**_ADAM_SETTINGS, "amsgrad": False},
                        "adamax": _ADAM_SETTINGS, "nadam": _ADAM_SETTINGS,
                        "sgd": {"momentum": 0.0, "nesterov": False},
                        "rmsprop": {"rho": 0.9, "momentum": 0.0, "epsilon": 1e-7, "centered": False},
-                       "adagrad": {"initial_accumulator_value": 0.1, "epsilon": 1e-7}}
+                       "adagrad": {"initial_accumulator_value": 0.1, "epsilon": 1e-7},
+                       "lion": {"beta_1": 0.9, "beta_2": 0.99}}
 _OPTIMIZER_COMMON = ("learning_rate", "weight_decay", "clipnorm", "global_clipnorm", "clipvalue")
 # Keras's Optimizer names its instance by its class in snake case ("rm_sprop", "adam_w").
 _OPTIMIZER_KERAS_NAMES = {"rmsprop": "rm_sprop", "adamw": "adam_w"}

@@ -232,6 +232,8 @@ def spec_compiled(**compile_settings):
      {"name": "adagrad", "learning_rate": 0.001, "initial_accumulator_value": 0.1, "epsilon": 1e-07, "clipnorm": 1.0}),
     ("Nadam", "nadam", {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07},
      {"name": "nadam", "learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07}),
+    ("Lion", "lion", {"beta_1": 0.9, "beta_2": 0.99},
+     {"name": "lion", "learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.99}),
 ])
 def test_an_optimizer_keeps_what_multifit_reads_and_drops_keras_defaults(class_name, name, own, expected):
     assert spec_compiled(optimizer=optimizer(class_name, name, **own))["optimizer"] == expected
@@ -248,7 +250,8 @@ def test_a_learning_rate_schedule_is_kept_as_its_class_and_config():
 
 
 @pytest.mark.parametrize("settings,words", [
-    ({"optimizer": optimizer("Lion", "lion", beta_1=0.9)}, ["optimizer 'Lion' is not supported", "Adam"]),
+    ({"optimizer": optimizer("Adafactor", "adafactor", beta_2_decay=-0.8)},
+     ["optimizer 'Adafactor' is not supported", "Adam"]),
     ({"optimizer": optimizer("Adam", "adam", use_ema=True)}, ["optimizer 'Adam' has use_ema=True"]),
     ({"optimizer": optimizer("Adam", "adam", gradient_accumulation_steps=4)}, ["gradient_accumulation_steps=4"]),
     ({"loss": "binary_focal_crossentropy"}, ["loss 'binary_focal_crossentropy' is not supported"]),

@@ -101,7 +101,7 @@ std::vector<Case> cases() {
   std::vector<Case> all;
   for (OptimizerKind kind :
        {OptimizerKind::adam, OptimizerKind::sgd, OptimizerKind::rmsprop, OptimizerKind::adamw,
-        OptimizerKind::adagrad, OptimizerKind::adamax, OptimizerKind::nadam})
+        OptimizerKind::adagrad, OptimizerKind::adamax, OptimizerKind::nadam, OptimizerKind::lion})
     all.push_back({to_string(kind), optimizer(kind)});
   Case momentum{"sgd momentum nesterov", optimizer(OptimizerKind::sgd)};
   momentum.optimizer.momentum = 0.9f, momentum.optimizer.nesterov = true;

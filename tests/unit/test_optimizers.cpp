@@ -13,6 +13,7 @@
 // Nadam:    u_t = b1*(1-0.5*0.96^t), P_t = P_{t-1}*u_t; m, v as Adam's;
 //           m_hat = u_{t+1}*m/(1-P_t*u_{t+1}) + (1-u_t)*g/(1-P_t); v_hat = v/(1-b2^t);
 //           w -= m_hat*lr/(sqrt(v_hat)+eps)
+// Lion:     u = m*b1 + g*(1-b1); w -= lr*sign(u); m = m*b2 + g*(1-b2), 1 - b in float32
 // Clipping: clipnorm g*c/max(|g|_tensor, c); global_clipnorm g*c*min(1/|g|_all, 1/c); clipvalue
 // [-c, c]
 //
@@ -491,6 +492,23 @@ TEST(ModelStep, SgdTrainBatchIsOneSgdStep) {
     for (int i = 0; i < 3; ++i)
       EXPECT_NEAR(after2[i], after[i] + momentum * (-0.1 * g[i]) - 0.1 * g2[i], 1e-6)
           << "momentum " << momentum;
+  }
+}
+
+TEST(Lion, StepsByTheSignOfAnInterpolatedMomentum) {
+  OptimizerSpec o = optimizer(OptimizerKind::lion, 0.01f);
+  o.beta_1 = 0.9, o.beta_2 = 0.99;  // Keras's Lion defaults
+  Stepper lion(o);
+  std::vector<double> rw(kW0.begin(), kW0.end()), rm(4, 0.0);
+  const double b1 = 0.9f, b2 = 0.99f;
+  for (int t = 1; t <= 3; ++t) {
+    const std::vector<float> w = lion.step(kGrads[t - 1]);
+    for (int i = 0; i < 4; ++i) {
+      const double g = kGrads[t - 1][i], u = rm[i] * b1 + g * (1 - b1);
+      rw[i] -= double(0.01f) * (u > 0 ? 1 : u < 0 ? -1 : 0);
+      rm[i] = rm[i] * b2 + g * (1 - b2);
+      EXPECT_NEAR(w[i], rw[i], 1e-6) << "step " << t << " w[" << i << "]";
+    }
   }
 }
 

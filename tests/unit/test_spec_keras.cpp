@@ -284,6 +284,11 @@ TEST(KerasOptimizers, EveryOptimizerWithKerasDefaults) {
   EXPECT_EQ(adamw.weight_decay, 0.004f) << "AdamW's default";
   EXPECT_EQ(optimizer("adagrad").initial_accumulator_value, 0.1f);
   EXPECT_EQ(optimizer("Nadam").kind, OptimizerKind::nadam);
+  const OptimizerSpec lion = optimizer("Lion");
+  EXPECT_EQ(lion.kind, OptimizerKind::lion);
+  EXPECT_EQ(lion.beta_1, 0.9);
+  EXPECT_EQ(lion.beta_2, 0.99) << "Lion's default, not Adam's";
+  EXPECT_EQ(optimizer({{"name", "lion"}, {"beta_1", 1.0}}).beta_1, 1.0) << "Keras allows 1";
   EXPECT_EQ(optimizer("adamax").kind, OptimizerKind::adamax);
   const OptimizerSpec sgd =
       optimizer({{"name", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"clipnorm", 1.0}});
