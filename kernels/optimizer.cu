@@ -4,6 +4,7 @@
 // optimizer_cpu.cpp. Checked by: tests/parity/test_kernel_parity.cpp (KernelParity.Optimizer*,
 // PackParity.*).
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/block_sums.h"
 #include "kernels/kernels.h"
@@ -103,30 +104,20 @@ void launch_step(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) 
   launch{optimizer_kernel<K>, member_grid(s, pack), dim3(kParamBlock), stream}(s, pack);
 }
 
+// The kernel of s.kind, one instantiation per optimizer of kernels/optimizer_math.h.
+template <int... Kinds>
+void launch_step_of(const OptimizerStep& s, const Pack& pack, cudaStream_t stream,
+                    std::integer_sequence<int, Kinds...>) {
+  ((int(s.kind) == Kinds && (launch_step<OptimizerKind(Kinds)>(s, pack, stream), true)) || ...);
+}
+
 }  // namespace
 
 void optimizer_step(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {
   if (!pack.step)
     throw std::invalid_argument(
         "optimizer_step: no step state (Pack::step) to take the step count from");
-  switch (s.kind) {
-    case OptimizerKind::adam:
-      return launch_step<OptimizerKind::adam>(s, pack, stream);
-    case OptimizerKind::sgd:
-      return launch_step<OptimizerKind::sgd>(s, pack, stream);
-    case OptimizerKind::rmsprop:
-      return launch_step<OptimizerKind::rmsprop>(s, pack, stream);
-    case OptimizerKind::adamw:
-      return launch_step<OptimizerKind::adamw>(s, pack, stream);
-    case OptimizerKind::adagrad:
-      return launch_step<OptimizerKind::adagrad>(s, pack, stream);
-    case OptimizerKind::adamax:
-      return launch_step<OptimizerKind::adamax>(s, pack, stream);
-    case OptimizerKind::nadam:
-      return launch_step<OptimizerKind::nadam>(s, pack, stream);
-    case OptimizerKind::lion:
-      return launch_step<OptimizerKind::lion>(s, pack, stream);
-  }
+  launch_step_of(s, pack, stream, std::make_integer_sequence<int, kOptimizerCount>());
 }
 
 void gradient_norms(const OptimizerStep& s, const Pack& pack, cudaStream_t stream) {

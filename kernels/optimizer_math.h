@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/hd.h"
+#include "runtime/names.h"
 
 namespace mf {
 
@@ -24,6 +25,13 @@ enum class OptimizerKind : int {
   nadam = 6,
   lion = 7
 };
+inline constexpr int kOptimizerCount = int(OptimizerKind::lion) + 1;
+// The names a spec gives them (Keras's identifiers; their classes are nn/spec_optimizer.cpp's).
+inline constexpr Named<OptimizerKind> kOptimizerNames[] = {
+    {"adam", OptimizerKind::adam},       {"sgd", OptimizerKind::sgd},
+    {"rmsprop", OptimizerKind::rmsprop}, {"adamw", OptimizerKind::adamw},
+    {"adagrad", OptimizerKind::adagrad}, {"adamax", OptimizerKind::adamax},
+    {"nadam", OptimizerKind::nadam},     {"lion", OptimizerKind::lion}};
 
 // What the base optimizer does to the gradients first (Keras allows one of the three).
 enum class ClipKind : int { none = 0, norm = 1, global_norm = 2, value = 3 };

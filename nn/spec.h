@@ -105,11 +105,6 @@ struct LayerSpec {
 
 // ---- Optimizers and learning-rate schedules ----------------------------------------------------
 
-inline constexpr Named<OptimizerKind> kOptimizerNames[] = {
-    {"adam", OptimizerKind::adam},       {"sgd", OptimizerKind::sgd},
-    {"rmsprop", OptimizerKind::rmsprop}, {"adamw", OptimizerKind::adamw},
-    {"adagrad", OptimizerKind::adagrad}, {"adamax", OptimizerKind::adamax},
-    {"nadam", OptimizerKind::nadam},     {"lion", OptimizerKind::lion}};
 inline const char* to_string(OptimizerKind k) { return name_of(kOptimizerNames, k); }
 
 inline constexpr Named<ScheduleKind> kScheduleNames[] = {
