@@ -32,6 +32,14 @@ KerasObject::KerasObject(const Field& field, const char* kind_key, const std::st
     field.allow_keys(kSerializedKeys);
     kind_field_ = field.at("class_name");
     kind_ = kind_field_.text();
+    // A function Keras serialized (a loss or metric given as one): its config is its name.
+    if (const auto config = field.optional("config");
+        kind_ == "function" && config && config->value().is_string()) {
+      kind_field_ = *config;
+      kind_ = config->text();
+      function_ = true;
+      return;
+    }
     if (const auto config = field.optional("config"); config && !config->value().is_null()) {
       config->require_object("an object of the " + kind_ + "'s settings");
       settings_ = *config;
@@ -66,6 +74,11 @@ void KerasObject::allow(Keys keys, Keys ignored) const {
     if (std::find_if(allowed.begin(), allowed.end(),
                      [&](const char* k) { return std::string(k) == key; }) == allowed.end())
       allowed.push_back(key);
+  // A newer Keras's get_config() writes its new settings too, unset (null) where they are not
+  // used: taken in the serialized form that Keras writes, not in a flat object written by hand.
+  if (!flat_)
+    for (const auto& [key, value] : settings_->value().items())
+      if (value.is_null()) allowed.push_back(key.c_str());
   settings_->allow_keys(allowed);
 }
 

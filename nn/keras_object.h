@@ -7,7 +7,9 @@
 //   settings
 //   {"class_name": "Adam", "config": {...}}       as Keras's get_config() and serialize() write it;
 //                                                 "module", "registered_name" and "build_config"
-//                                                 are taken and ignored
+//                                                 are taken and ignored; a function Keras
+//                                                 serialized ("class_name": "function") is the
+//                                                 name its config holds
 //
 // A kind is known by its identifier or its class name (keras.optimizers.Adam is "adam" or "Adam").
 #include <optional>
@@ -28,6 +30,8 @@ class KerasObject {
               const char* default_kind = nullptr);
 
   const std::string& kind() const { return kind_; }
+  // Whether it is a function Keras serialized: named, like a string identifier, by its kind.
+  bool is_function() const { return function_; }
   // Where the kind was written (for a message about it).
   const Field& kind_field() const { return kind_field_; }
   // The settings: the config object, or the flat object itself; nullopt for a string identifier.
@@ -35,7 +39,8 @@ class KerasObject {
   // A setting, or nullopt where it is not given.
   std::optional<Field> setting(const std::string& key) const;
   // Refuses a setting that is not one of `keys` (nor the kind key of the flat form, nor Keras's
-  // bookkeeping keys: name, and those `ignored` lists), with "did you mean".
+  // bookkeeping keys: name, and those `ignored` lists), with "did you mean". In Keras's serialized
+  // form a setting left null is taken whatever its key (a newer Keras's, unset).
   void allow(Keys keys, Keys ignored = {}) const;
 
   // The value of `names` this object's kind is, or a UserError naming the kind, what is allowed and
@@ -74,6 +79,7 @@ class KerasObject {
   std::optional<Field> settings_;
   const char* kind_key_;
   bool flat_ = false;
+  bool function_ = false;
 };
 
 // Keras's bookkeeping settings, written by get_config() and meaningless here, which every object

@@ -24,9 +24,10 @@ constexpr uintmax_t kMaxSpecBytes = uintmax_t(16) << 20;  // a spec is a few KiB
 
 using nlohmann::json;
 
-constexpr const char* kTopKeys[] = {
-    "name", "data", "input",  "layers",      "loss",          "metrics",  "targets", "optimizer",
-    "fit",  "seed", "memory", "input_shape", "preprocessing", "pipeline", "device"};
+constexpr const char* kTopKeys[] = {"name",          "data",     "input",   "layers",
+                                    "loss",          "metrics",  "targets", "optimizer",
+                                    "fit",           "seed",     "memory",  "input_shape",
+                                    "preprocessing", "pipeline", "device",  "keras_config"};
 constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle",
                                     "callbacks"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
@@ -110,11 +111,9 @@ MemorySpec parse_memory(const Field& field) {
 // the output activation: sigmoid for binary cross-entropy and softmax for the categorical ones, or
 // linear where the loss is told its input is logits (from_logits); the others read any output but
 // softmax, a row operation only the categorical losses undo.
-void check_loss_fits_output(const ModelSpec& spec, const Field& root) {
+void check_loss_fits_output(const ModelSpec& spec, const Field& layers, const Field& loss) {
   // the last entry is the last layer (an InputLayer is only first)
-  const Field layers = root.at("layers");
   const Field output = layer_settings(layers.item(layers.value().size() - 1));
-  const Field loss = root.at("loss");
   const Activation activation = spec.output_activation();
   const std::string output_is = output.at("activation").path() + " is " + to_string(activation);
   const char* name = to_string(spec.loss.kind);
@@ -192,13 +191,28 @@ void check_callbacks(const ModelSpec& spec, const std::vector<CallbackField>& ca
   }
 }
 
+// The input's width from its shape (features), or an image's (height, width, channels) that a
+// first Flatten makes a row: the spec's input_shape, where it gives none of its own.
+void take_input_shape(ModelSpec& spec, const std::vector<int>& dims, const Field& from,
+                      bool has_input_shape) {
+  int64_t values = 1;
+  for (const int d : dims) values *= d;
+  if (dims.size() > 1) {
+    if (spec.layers.front().kind != LayerKind::flatten)
+      from.fail(std::string("an input of shape ") + shown(json(dims)) + " read by a " +
+                    to_string(spec.layers.front().kind) + " layer",
+                "multifit's rows are flat: put a Flatten first");
+    if (dims.size() == 3 && !has_input_shape)
+      spec.input_shape = ImageShape{dims[0], dims[1], dims[2]};
+  }
+  spec.input = int(values);
+}
+
 }  // namespace
 
-ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source) {
-  const Field root(json, source);
-  root.object(kTopKeys);
+ModelSpec parse_spec(const Field& root, const ModelFields& model) {
   ModelSpec spec;
-  if (const auto name = root.optional("name")) {
+  if (const auto& name = model.name) {
     spec.name = name->text();
     // A name is printed in every line about its model: no line breaks or terminal escapes.
     if (std::any_of(spec.name.begin(), spec.name.end(),
@@ -207,28 +221,41 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
   }
   if (const auto data = root.optional("data")) spec.data = data->text();
   // read first: the fields are checked in the order written
-  const auto input = root.optional("input");
+  const auto& input = model.input;
   if (input) spec.input = input->positive_int(kMaxWidth);
-  const ParsedLayers layers = parse_layers(root.at("layers"));
+  const ParsedLayers layers = parse_layers(*model.layers);
   spec.layers = layers.layers;
+  std::optional<std::vector<int>> dims = layers.input;
+  std::optional<Field> dims_from = layers.input_from;
+  if (!dims && model.batch_shape && !model.batch_shape->value().is_null()) {
+    dims = shape_dims(*model.batch_shape, true);
+    dims_from = model.batch_shape;
+  }
   if (input) {
-    if (layers.input && *layers.input != spec.input)
-      layers.input_from->fail("an input of " + std::to_string(*layers.input) +
-                                  " features, but input is " + std::to_string(spec.input),
-                              "give the same width, or only one of them");
-  } else if (layers.input) {
-    spec.input = *layers.input;
+    if (dims) {
+      const int given = spec.input;
+      take_input_shape(spec, *dims, *dims_from, model.input_shape.has_value());
+      if (spec.input != given)
+        dims_from->fail("an input of " + std::to_string(spec.input) + " features, but input is " +
+                            std::to_string(given),
+                        "give the same width, or only one of them");
+    }
+  } else if (dims) {
+    take_input_shape(spec, *dims, *dims_from, model.input_shape.has_value());
+  } else if (model.keras) {
+    model.keras->fail("a model without an input shape",
+                      "start it with keras.Input(shape=(features,)), or build it");
   } else {
     root.at("input").wrong("the number of features per row (or an InputLayer first in layers)");
   }
-  spec.loss = parse_loss(root.at("loss"));
-  if (const auto optimizer = root.optional("optimizer"))
-    spec.optimizer = parse_optimizer(*optimizer);
+  if (model.loss) spec.loss = parse_loss(*model.loss);
+  if (model.optimizer) spec.optimizer = parse_optimizer(*model.optimizer);
   std::vector<CallbackField> callbacks;
   if (const auto fit = root.optional("fit")) spec.fit = parse_fit(*fit, callbacks);
   if (const auto seed = root.optional("seed")) spec.seed = seed->non_negative_integer();
   if (const auto memory = root.optional("memory")) spec.memory = parse_memory(*memory);
-  if (const auto shape = root.optional("input_shape")) {
+  const std::string& source = root.source();
+  if (const auto& shape = model.input_shape) {
     spec.input_shape = parse_image_shape(shape->value(), source, shape->path());
     // with or without preprocessing
     check_image_shape(*spec.input_shape, spec.input, source, shape->path());
@@ -238,14 +265,21 @@ ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source
         Preprocessing::parse(list->value(), spec.input_shape, spec.input, source, list->path());
   if (const auto pipeline = root.optional("pipeline")) spec.pipeline = parse_pipeline(*pipeline);
   if (const auto device = root.optional("device")) spec.device_share = parse_device_share(*device);
-  check_loss_fits_output(spec, root);
+  if (!model.loss) return spec;
+  check_loss_fits_output(spec, *model.layers, *model.loss);
   if (const auto targets = root.optional("targets")) {
     spec.targets = targets->positive_int(kMaxWidth);
     check_targets(spec, *targets);
   }
-  if (const auto metrics = root.optional("metrics")) spec.metrics = parse_metrics(*metrics, spec);
+  if (model.metrics) spec.metrics = parse_metrics(*model.metrics, spec);
   check_callbacks(spec, callbacks);
   return spec;
+}
+
+ModelSpec parse_model_spec(const nlohmann::json& json, const std::string& source) {
+  const Field root(json, source);
+  root.object(kTopKeys);
+  return parse_spec(root, model_fields(root));
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {

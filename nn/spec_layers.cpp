@@ -92,19 +92,14 @@ constexpr KerasDefault kBatchNormDefaults[] = {
     {"synchronized", "false", "multifit normalizes over each model's own batch"},
     {"renorm", "false", "multifit normalizes with the batch's statistics (Ioffe and Szegedy's)"},
 };
+constexpr KerasDefault kFlattenDefaults[] = {
+    {"data_format", "\"channels_last\"", "multifit's image rows are channels last"},
+};
 constexpr KerasDefault kInputDefaults[] = {
     {"sparse", "false", "multifit reads dense rows"},
     {"ragged", "false", "multifit reads rows of one width"},
     {"optional", "false", "a model's input is required"},
 };
-
-// Whether a dtype (a string, or Keras's DTypePolicy object) is float32.
-bool is_float32(const json& dtype) {
-  if (dtype.is_string()) return dtype == "float32";
-  const auto config = dtype.find("config");
-  return dtype.is_object() && dtype.value("class_name", "") == "DTypePolicy" &&
-         config != dtype.end() && config->is_object() && config->value("name", "") == "float32";
-}
 
 // ---- Initializers and regularizers -------------------------------------------------------------
 
@@ -230,25 +225,15 @@ std::vector<const char*> layer_ignored(const KerasObject& object,
   return joined(std::move(ignored), check_defaults(object, own));
 }
 
-// The input width a first layer's input_shape ([N]) or input_dim (N) gives (Keras 2's form, which
-// Keras 3 still takes), or an InputLayer's shape ([N]) or batch_shape ([null, N]).
-std::optional<int> input_width(const KerasObject& object) {
-  if (const auto f = object.setting("input_dim")) return f->positive_int(kMaxWidth);
-  for (const char* key : {"input_shape", "shape", "batch_shape", "batch_input_shape"}) {
-    const auto f = object.setting(key);
-    if (!f) continue;
-    const bool batch = std::strncmp(key, "batch", 5) == 0;
-    const json& v = f->value();
-    const std::string expected = std::string(batch ? "[null, features]" : "[features]") +
-                                 " with at most " + std::to_string(kMaxWidth) +
-                                 " features: multifit's rows are flat";
-    if (!v.is_array() || v.size() != (batch ? 2u : 1u) ||
-        (batch && !v[0].is_null() && !v[0].is_number_integer()))
-      f->wrong(expected);
-    const std::optional<uint64_t> width = integer_in(v.back(), 1, kMaxWidth);
-    if (!width) f->wrong(expected);
-    return int(*width);
-  }
+// The input's shape a first layer's input_shape ([N], or an image's [height, width, channels]) or
+// input_dim (N) gives (Keras 2's form, which Keras 3 still takes), or an InputLayer's shape or
+// batch_shape ([null, ...]).
+std::optional<std::vector<int>> input_dims(const KerasObject& object) {
+  if (const auto f = object.setting("input_dim"))
+    return std::vector<int>{f->positive_int(kMaxWidth)};
+  for (const char* key : {"input_shape", "shape", "batch_shape", "batch_input_shape"})
+    if (const auto f = object.setting(key))
+      return shape_dims(*f, std::strncmp(key, "batch", 5) == 0);
   return std::nullopt;
 }
 
@@ -374,6 +359,34 @@ void refuse_out_of_scope(const KerasObject& object) {
 
 }  // namespace
 
+bool is_float32(const json& dtype) {
+  if (dtype.is_null()) return true;
+  if (dtype.is_string()) return dtype == "float32";
+  const auto config = dtype.find("config");
+  return dtype.is_object() && dtype.value("class_name", "") == "DTypePolicy" &&
+         config != dtype.end() && config->is_object() && config->value("name", "") == "float32";
+}
+
+std::vector<int> shape_dims(const Field& field, bool batch) {
+  const json& v = field.value();
+  const std::string expected = std::string(batch ? "[null, features]" : "[features]") +
+                               " (or an image's height, width, channels) with at most " +
+                               std::to_string(kMaxWidth) + " values in all";
+  if (!v.is_array() || v.size() < (batch ? 2u : 1u) ||
+      (batch && !v[0].is_null() && !v[0].is_number_integer()))
+    field.wrong(expected);
+  std::vector<int> dims;
+  uint64_t values = 1;
+  for (size_t i = batch ? 1 : 0; i < v.size(); ++i) {
+    const std::optional<uint64_t> size = integer_in(v[i], 1, kMaxWidth);
+    if (!size || (values *= *size) > kMaxWidth) field.wrong(expected);
+    dims.push_back(int(*size));
+  }
+  return dims;
+}
+
+const char* keras_class(InitializerKind kind) { return class_of(kInitializers, kind); }
+
 std::vector<const char*> check_defaults(const KerasObject& object,
                                         std::span<const KerasDefault> defaults) {
   std::vector<const char*> keys;
@@ -409,7 +422,7 @@ ParsedLayers parse_layers(const Field& field) {
           std::initializer_list<const char*>{"shape", "batch_shape", "batch_input_shape",
                                              "batch_size"},
           joined(check_defaults(object, kLayerDefaults), check_defaults(object, kInputDefaults)));
-      parsed.input = input_width(object);
+      parsed.input = input_dims(object);
       if (!parsed.input)
         item.fail("an InputLayer without its shape", "give it \"shape\": [features]");
       parsed.input_from = item;
@@ -435,13 +448,13 @@ ParsedLayers parse_layers(const Field& field) {
         layer = parse_activation_layer(object);
         break;
       case LayerKind::flatten:
-        object.allow({}, joined(layer_ignored(object, {}), {"data_format"}));
+        object.allow({}, layer_ignored(object, kFlattenDefaults));
         layer.kind = LayerKind::flatten;
         break;
     }
     if (first && !parsed.input)
-      if (const std::optional<int> width = input_width(object)) {
-        parsed.input = width;
+      if (std::optional<std::vector<int>> dims = input_dims(object)) {
+        parsed.input = std::move(dims);
         parsed.input_from = item;
       }
     parsed.layers.push_back(layer);

@@ -16,7 +16,7 @@ constexpr KerasDefault kLossDefaults[] = {
      "multifit reduces a loss to its mean over the batch, Keras's default"},
     {"axis", "-1", "multifit reduces a row's loss over its last axis"},
     {"ignore_class", "null", "multifit counts every class"},
-    {"dtype", "null", "multifit computes in float32"},
+    {"dtype", "\"float32\"", "multifit computes in float32"},
 };
 
 enum class MetricName {
@@ -138,10 +138,11 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
     const KerasObject object(item, "name", "metric");
     const MetricName name = object.one_of(kMetrics);
     MetricSpec metric{object.kind(), kind_of(name, spec)};
-    if (item.value().is_object()) {  // a class: named by its config's name, or Keras's default name
+    // a class: named by its config's name, or Keras's default name
+    if (item.value().is_object() && !object.is_function()) {
       constexpr KerasDefault kThreshold[] = {
           {"threshold", "0.5", "multifit's binary accuracy thresholds at 0.5"},
-          {"dtype", "null", "multifit computes in float32"}};
+          {"dtype", "\"float32\"", "multifit computes in float32"}};
       object.allow({}, check_defaults(object, kThreshold));
       const auto given = object.setting("name");
       metric.name = given && given->value().is_string() ? given->text()

@@ -172,6 +172,8 @@ json schedule_to_json(const ScheduleSpec& s) {
 
 }  // namespace
 
+const char* keras_class(OptimizerKind kind) { return class_of(kOptimizers, kind); }
+
 OptimizerSpec parse_optimizer(const Field& field) {
   const KerasObject object(field, "name", "optimizer");
   OptimizerSpec o;

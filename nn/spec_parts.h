@@ -3,6 +3,7 @@
 // optimizer and its schedule (spec_optimizer.cpp), the loss and metrics (spec_loss.cpp), fit's
 // callbacks (spec_callbacks.cpp). Each reads its part of the JSON and writes it back in the form it
 // reads (to_json's), and checks what it can check alone; the rules across parts are spec.cpp's.
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,19 +31,29 @@ struct KerasDefault {
 std::vector<const char*> check_defaults(const KerasObject& object,
                                         std::span<const KerasDefault> defaults);
 
-// The layers, and the input width an InputLayer entry or a first layer's input_shape or input_dim
-// gives (nullopt when none does), with the field that gave it.
+// The layers, and the input's shape an InputLayer entry or a first layer's input_shape or input_dim
+// gives (nullopt when none does: (features), or an image's (height, width, channels) that a first
+// Flatten makes a row), with the field that gave it.
 struct ParsedLayers {
   std::vector<LayerSpec> layers;
-  std::optional<int> input;
+  std::optional<std::vector<int>> input;
   std::optional<Field> input_from;
 };
 ParsedLayers parse_layers(const Field& field);
+// The sizes of an input shape at `field`: [d1, ...], or with `batch` Keras's [null, d1, ...]; each
+// a positive integer, at most kMaxWidth values in all.
+std::vector<int> shape_dims(const Field& field, bool batch);
+// Whether a dtype (a string, or Keras's DTypePolicy object) is float32; null is Keras's default
+// policy, float32.
+bool is_float32(const nlohmann::json& dtype);
 // A layer's settings: its config in Keras's serialized form, else the layer's object itself.
 inline Field layer_settings(const Field& layer) {
   return layer.value().is_object() && layer.value().contains("config") ? layer.at("config") : layer;
 }
 nlohmann::json layer_to_json(const LayerSpec& layer);
+// The Keras class of an initializer ("HeNormal") and of an optimizer ("RMSprop").
+const char* keras_class(InitializerKind kind);
+const char* keras_class(OptimizerKind kind);
 
 OptimizerSpec parse_optimizer(const Field& field);
 nlohmann::json optimizer_to_json(const OptimizerSpec& optimizer);
@@ -66,6 +77,33 @@ struct CallbackField {
 };
 std::vector<CallbackField> parse_callbacks(const Field& field, FitSpec& fit);
 nlohmann::json callbacks_to_json(const FitSpec& fit);
+
+// Where a spec's model is written: the spec's own keys, or a Keras Sequential's config
+// (nn/keras_model.h). Each field is where the reader finds it, so that a message names the place
+// the user wrote.
+struct ModelFields {
+  std::optional<Field> name;
+  std::optional<Field> input;  // the spec's "input": the features per row
+  // the spec's "input_shape": an image's [height, width, channels]
+  std::optional<Field> input_shape;
+  // Keras's build_input_shape, [null, d1, ...]: the input of a model built without an InputLayer
+  std::optional<Field> batch_shape;
+  std::optional<Field> layers;
+  // nullopt for a Keras model never compiled; the spec's own "loss" is always given (a missing
+  // key is a Field too, which its reader refuses)
+  std::optional<Field> loss;
+  std::optional<Field> optimizer, metrics;
+  // The Keras config, where the model is one: a model without an input shape is refused there.
+  std::optional<Field> keras;
+  // A Keras config read from its file, which the fields above point into.
+  std::shared_ptr<const nlohmann::json> document;
+  std::shared_ptr<const std::string> document_source;
+};
+// The model of a spec (an object): its own keys, or its "keras_config" (nn/keras_model.cpp).
+ModelFields model_fields(const Field& root);
+// The spec at `root` with its model at `model`: parse_model_spec's rules, and a model without a
+// loss (a Keras model never compiled) read for its layers and input alone.
+ModelSpec parse_spec(const Field& root, const ModelFields& model);
 
 // The JSON text of a float or double for to_json: a float's value crosses exactly (JSON numbers are
 // doubles).

@@ -49,6 +49,7 @@ class Field {
 
   const nlohmann::json& value() const { return *value_; }
   const std::string& path() const { return path_; }
+  const std::string& source() const { return *source_; }
   std::string where() const { return *source_ + ": " + (path_.empty() ? "top level" : path_); }
 
   [[noreturn]] void fail(const std::string& problem, const std::string& allowed) const;

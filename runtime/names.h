@@ -39,6 +39,14 @@ struct KerasName {
   E value;
 };
 
+// The Keras class of `value` in `table`.
+template <class E, size_t N>
+constexpr const char* class_of(const KerasName<E> (&table)[N], E value) {
+  for (const KerasName<E>& entry : table)
+    if (entry.value == value) return entry.class_name;
+  return "unknown";  // never for a value of the enum: every table names all of its values
+}
+
 template <class E>
 struct Named {
   const char* name;

@@ -13,6 +13,10 @@ its Keras string ("adam"), an object with its "name" and settings, or {"class_na
 line that says what it does instead.
   "name": "model"                   the model's name in output and results
   "data": "fashion-mnist"           default data source (--data overrides)
+  "keras_config": {...} | "m.json"  the model as Keras writes it (model.to_json()'s object, a .keras
+                                    file's config.json, or the path of a JSON file holding one,
+                                    from the current directory) in place of input, input_shape,
+                                    layers, loss, optimizer and metrics; compiled with a loss
   "input": N                        features per row, 1 to 1048576
   "layers": [...]                   in order, the last is the output:
     {"type": "Dense", "units": N, "activation": "linear", "use_bias": true,
@@ -29,7 +33,8 @@ line that says what it does instead.
      "scale": true, "beta_initializer": "zeros", "gamma_initializer": "ones",
      "moving_mean_initializer": "zeros", "moving_variance_initializer": "ones"}
     {"type": "Activation", "activation": A}, "ReLU", "ELU", "Softmax", "Flatten"
-    {"type": "InputLayer", "shape": [N]}, or "input_shape": [N] on the first layer
+    {"type": "InputLayer", "shape": [N]}, or "input_shape": [N] on the first layer; an image's
+     [H, W, C] where a Flatten comes first (input H x W x C, and "input_shape" below)
   "loss": "mse" | "mae" | "huber" (delta 1.0) | "log_cosh" | "msle" | "binary_crossentropy" |
           "categorical_crossentropy" (one-hot targets) | "sparse_categorical_crossentropy"
                                     the cross-entropies read a sigmoid or softmax output, or a

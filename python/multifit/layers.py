@@ -91,12 +91,12 @@ class GaussianNoise(Layer):
 
 
 def from_config(entry):
-    """The layer of a spec's layer entry ({"type": "Dense", "units": 64, ...}). Raises ValueError for
-    a type multifit has no layer of."""
+    """The layer of a spec's layer entry ({"type": "Dense", "units": 64, ...}; Dense where it has no
+    type, as the spec reader takes it). Raises ValueError for a type multifit has no layer of."""
     kinds = {cls.kind: cls for cls in (Dense, Dropout, BatchNormalization, Activation, Flatten, InputLayer,
                                        RandomFlip, RandomTranslation, RandomZoom, RandomContrast, GaussianNoise)}
     entry = dict(entry)
-    kind = entry.pop("type", None)
+    kind = entry.pop("type", "Dense")
     if kind not in kinds:
         raise ValueError(f"layer type {kind!r}: multifit's layers are {', '.join(kinds)}")
     layer = Layer.__new__(kinds[kind])

@@ -17,6 +17,7 @@
 #include "apps/multifit/cli.h"
 #include "arrays.h"
 #include "interruptible.h"
+#include "nn/keras_model.h"
 #include "runtime/build_info.h"
 #include "runtime/child_process.h"
 #include "runtime/error.h"
@@ -200,6 +201,20 @@ NB_MODULE(_multifit, m) {
   m.def(
       "check_backend", [](const BackendChoice& choice) { backend_options(choice); }, "choice"_a,
       "A ValueError for a backend, graphs, gemm, activations or threads that compile() would not take.");
+  m.def(
+      "spec_from_keras",
+      [](const std::string& config_json) {
+        return mf::spec_from_keras(mfpy::json_of(config_json, "from_keras"), "from_keras").dump();
+      },
+      "config_json"_a,
+      "The model part of a spec (JSON text) of a Keras Sequential's config (JSON text): nn/keras_model.h; a ValueError naming what multifit does not have.");
+  m.def(
+      "keras_config",
+      [](const std::string& spec_json) {
+        return mf::keras_config(mfpy::json_of(spec_json, "to_keras"), "to_keras").dump();
+      },
+      "spec_json"_a,
+      "The config.json (JSON text) of a .keras file holding a spec's model (JSON text): nn/keras_model.h.");
   m.def("set_worker_program", &mf::set_self_executable, "path"_a,
         "The multifit program that processes mode's workers run (this process is python).");
   m.def(

@@ -10,16 +10,19 @@
 #include "runtime/machine_resources.h"
 
 namespace mfpy {
-namespace {
 
-mf::ModelSpec parse(const std::string& spec_json, const std::string& source) {
-  nlohmann::json json;
+nlohmann::json json_of(const std::string& text, const std::string& source) {
   try {
-    json = nlohmann::json::parse(spec_json);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw mf::UserError(source + ": not JSON: " + e.what());
   }
-  return mf::parse_model_spec(json, source);
+}
+
+namespace {
+
+mf::ModelSpec parse(const std::string& spec_json, const std::string& source) {
+  return mf::parse_model_spec(json_of(spec_json, source), source);
 }
 
 // The spec without its fit settings but for the batch size, which the model's plan holds.

@@ -9,11 +9,16 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "backends/factory.h"
 #include "nn/fit.h"
 #include "nn/model.h"
 
 namespace mfpy {
+
+// The JSON value of `text`: a UserError naming `source` where it is not JSON.
+nlohmann::json json_of(const std::string& text, const std::string& source);
 
 // The backend's settings, by the command line's names (--backend, --graphs, --gemm, --activations,
 // --threads); threads 0: the cores this process may use, as the command line's default.

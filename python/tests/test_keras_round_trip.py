@@ -54,5 +54,54 @@ def test_from_keras_fit_save_and_keras_evaluates_the_same(through, tmp_path):
 def test_an_unsupported_layer_is_named():
     conv = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(2, 3, name="conv"), keras.layers.Flatten(),
                              keras.layers.Dense(1)])
-    with pytest.raises(ValueError, match=r"layer 'conv' \(Conv2D\) is not supported"):
+    with pytest.raises(ValueError, match=r"config\.layers\[1\]\.class_name: Conv2D is not a layer multifit trains"):
         multifit.from_keras(conv)
+
+
+def float32s(value):
+    """A config with each number as the float32 Keras computes with (multifit keeps float32 settings)."""
+    if isinstance(value, dict):
+        return {key: float32s(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [float32s(item) for item in value]
+    if isinstance(value, float):
+        return float(np.float32(value))
+    return value
+
+
+COMPILED = {
+    "Lion, CosineDecay with warm-up": lambda: dict(
+        optimizer=keras.optimizers.Lion(learning_rate=keras.optimizers.schedules.CosineDecay(
+            0.01, 100, alpha=0.1, warmup_target=0.02, warmup_steps=10), beta_2=0.98), loss="mse", metrics=["mae"]),
+    "AdamW, clipnorm, amsgrad": lambda: dict(
+        optimizer=keras.optimizers.AdamW(learning_rate=0.003, weight_decay=0.01, clipnorm=1.0, amsgrad=True),
+        loss="log_cosh", metrics=[keras.metrics.MeanSquaredError(name="err")]),
+    "SGD, PiecewiseConstantDecay": lambda: dict(
+        optimizer=keras.optimizers.SGD(learning_rate=keras.optimizers.schedules.PiecewiseConstantDecay(
+            [10, 20], [0.1, 0.05, 0.01]), momentum=0.9, nesterov=True), loss="msle"),
+    "RMSprop, ExponentialDecay": lambda: dict(
+        optimizer=keras.optimizers.RMSprop(learning_rate=keras.optimizers.schedules.ExponentialDecay(
+            0.01, 50, 0.9, staircase=True), rho=0.8, centered=True),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.1), metrics=["accuracy"]),
+}
+
+
+@pytest.mark.parametrize("case", list(COMPILED))
+def test_a_compiled_models_settings_go_through_multifit_and_back(case, tmp_path):
+    keras.utils.set_random_seed(2)
+    model = keras.Sequential([
+        keras.Input((6,)),
+        keras.layers.Dense(8, activation="mish", kernel_regularizer=keras.regularizers.L2(1e-3),
+                           kernel_initializer=keras.initializers.RandomNormal(stddev=0.1)),
+        keras.layers.BatchNormalization(momentum=0.9, center=False), keras.layers.Dropout(0.2),
+        keras.layers.Dense(2)])
+    model.compile(**COMPILED[case]())
+    multifit.from_keras(model, backend="cpu").save(tmp_path / "m.keras")
+    back = keras.saving.load_model(tmp_path / "m.keras")
+    unnamed = lambda config: {key: value for key, value in float32s(config).items() if key != "name"}
+    assert unnamed(back.optimizer.get_config()) == unnamed(model.optimizer.get_config())
+    loss = (lambda l: l if isinstance(l, str) else unnamed(l.get_config()))
+    assert loss(back.loss) == loss(model.loss)
+    for layer, again in zip(model.layers, back.layers):
+        assert unnamed(again.get_config()) == unnamed(layer.get_config()), layer.name
+    assert all(np.array_equal(a, b) for a, b in zip(back.get_weights(), model.get_weights()))

@@ -128,7 +128,8 @@ TEST(KerasLayers, TheInputFromAFirstLayerMustAgreeWithInput) {
   EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"input_shape", {7}}}})),
               HasSubstr("layers[0]: an input of 7 features, but input is 6"));
   EXPECT_THAT(error_for(spec_with({{{"units", 4}, {"input_shape", {28, 28}}}})),
-              HasSubstr("layers[0].input_shape: got [28,28]; expected [features]"));
+              HasSubstr("layers[0]: an input of shape [28,28] read by a Dense layer; multifit's "
+                        "rows are flat: put a Flatten first"));
   no_input["layers"][0].erase("input_dim");
   EXPECT_THAT(error_for(no_input),
               HasSubstr("input: missing; expected the number of features per row"));
