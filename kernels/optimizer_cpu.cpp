@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "kernels/cpu_clones.h"
 
@@ -75,29 +76,24 @@ template <OptimizerKind K>
   }
 }
 
+// Optimizer K's loop where the step's kind is K: one instantiation per kind up to kOptimizerCount.
+// A fold of calls, not a lambda, so that each is inlined into the clone that calls it.
+template <int... Kinds>
+[[gnu::always_inline]] inline void update_kind(const OptimizerStep& s, const MemberStep& b,
+                                               double* penalty, int first, int last,
+                                               std::integer_sequence<int, Kinds...>) {
+  ((s.kind == OptimizerKind(Kinds)
+        ? (update_blocks<OptimizerKind(Kinds)>(s, b, penalty, first, last), true)
+        : false) ||
+   ...);
+}
+
 }  // namespace
 
 // One loop per optimizer, each compiled for every CPU width (kernels/cpu_clones.h).
 MF_CPU_CLONES void optimizer_blocks(const OptimizerStep& s, const MemberStep& b, double* penalty,
                                     int first, int last) {
-  switch (s.kind) {
-    case OptimizerKind::adam:
-      return update_blocks<OptimizerKind::adam>(s, b, penalty, first, last);
-    case OptimizerKind::sgd:
-      return update_blocks<OptimizerKind::sgd>(s, b, penalty, first, last);
-    case OptimizerKind::rmsprop:
-      return update_blocks<OptimizerKind::rmsprop>(s, b, penalty, first, last);
-    case OptimizerKind::adamw:
-      return update_blocks<OptimizerKind::adamw>(s, b, penalty, first, last);
-    case OptimizerKind::adagrad:
-      return update_blocks<OptimizerKind::adagrad>(s, b, penalty, first, last);
-    case OptimizerKind::adamax:
-      return update_blocks<OptimizerKind::adamax>(s, b, penalty, first, last);
-    case OptimizerKind::nadam:
-      return update_blocks<OptimizerKind::nadam>(s, b, penalty, first, last);
-    case OptimizerKind::lion:
-      return update_blocks<OptimizerKind::lion>(s, b, penalty, first, last);
-  }
+  update_kind(s, b, penalty, first, last, std::make_integer_sequence<int, kOptimizerCount>());
 }
 
 void norm_partials(const OptimizerStep& s, const MemberStep& b, double* partials, int first,

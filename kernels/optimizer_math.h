@@ -26,12 +26,53 @@ enum class OptimizerKind : int {
   lion = 7
 };
 inline constexpr int kOptimizerCount = int(OptimizerKind::lion) + 1;
-// The names a spec gives them (Keras's identifiers; their classes are nn/spec_optimizer.cpp's).
-inline constexpr Named<OptimizerKind> kOptimizerNames[] = {
-    {"adam", OptimizerKind::adam},       {"sgd", OptimizerKind::sgd},
-    {"rmsprop", OptimizerKind::rmsprop}, {"adamw", OptimizerKind::adamw},
-    {"adagrad", OptimizerKind::adagrad}, {"adamax", OptimizerKind::adamax},
-    {"nadam", OptimizerKind::nadam},     {"lion", OptimizerKind::lion}};
+// Keras's identifiers and classes: a spec's "name" is either.
+inline constexpr KerasName<OptimizerKind> kOptimizerNames[] = {
+    {"adam", "Adam", OptimizerKind::adam},          {"sgd", "SGD", OptimizerKind::sgd},
+    {"rmsprop", "RMSprop", OptimizerKind::rmsprop}, {"adamw", "AdamW", OptimizerKind::adamw},
+    {"adagrad", "Adagrad", OptimizerKind::adagrad}, {"adamax", "Adamax", OptimizerKind::adamax},
+    {"nadam", "Nadam", OptimizerKind::nadam},       {"lion", "Lion", OptimizerKind::lion}};
+
+// Each optimizer's traits: its own Keras settings, beside every optimizer's (learning_rate,
+// weight_decay, clipnorm, global_clipnorm, clipvalue); the state it keeps per parameter; how its
+// 1 - beta is computed; and its Keras defaults where they differ from the others' (the rest are
+// nn/spec.h's OptimizerSpec). The spec reads and writes these keys alone (nn/spec_optimizer.cpp)
+// and refuses another optimizer's setting by naming who takes it; nn/settings.cpp lays out the
+// slots, which optimizer_update reads as slot[0], slot[1], ... in this order.
+struct OptimizerTraits {
+  OptimizerKind kind;
+  const char* keys[4];  // its own settings, nullptr after the last
+  // the state it always keeps, nullptr after the last; amsgrad (Adam, AdamW), momentum (SGD,
+  // RMSprop) and centered (RMSprop) add theirs after these (nn/settings.cpp)
+  const char* slots[2];
+  // 1 - beta from float32(beta), as nadam.py and lion.py compute it; else from the Python float
+  // (adam.py, adamax.py), in double, then float32
+  bool float32_betas = false;
+  float learning_rate = 1e-3f;  // Keras: SGD's 0.01
+  float weight_decay = 0.f;     // Keras: AdamW's 0.004; 0 is none
+  double beta_2 = 0.999;        // Keras: Lion's 0.99
+};
+inline constexpr OptimizerTraits kOptimizerTraits[] = {
+    {OptimizerKind::adam, {"beta_1", "beta_2", "epsilon", "amsgrad"}, {"adam m", "adam v"}},
+    {OptimizerKind::sgd, {"momentum", "nesterov"}, {}, false, 0.01f},
+    {OptimizerKind::rmsprop, {"rho", "momentum", "epsilon", "centered"}, {"rmsprop velocity"}},
+    {OptimizerKind::adamw,
+     {"beta_1", "beta_2", "epsilon", "amsgrad"},
+     {"adam m", "adam v"},
+     false,
+     1e-3f,
+     0.004f},
+    {OptimizerKind::adagrad, {"initial_accumulator_value", "epsilon"}, {"adagrad accumulator"}},
+    {OptimizerKind::adamax, {"beta_1", "beta_2", "epsilon"}, {"adamax m", "adamax u"}},
+    {OptimizerKind::nadam, {"beta_1", "beta_2", "epsilon"}, {"nadam m", "nadam v"}, true},
+    {OptimizerKind::lion, {"beta_1", "beta_2"}, {"lion momentum"}, true, 1e-3f, 0.f, 0.99},
+};
+// Optimizer `kind`'s entry of kOptimizerTraits.
+constexpr const OptimizerTraits& optimizer_traits(OptimizerKind kind) {
+  for (const OptimizerTraits& entry : kOptimizerTraits)
+    if (entry.kind == kind) return entry;
+  return kOptimizerTraits[0];  // never: every kind has its entry (a test checks)
+}
 
 // What the base optimizer does to the gradients first (Keras allows one of the three).
 enum class ClipKind : int { none = 0, norm = 1, global_norm = 2, value = 3 };

@@ -30,10 +30,9 @@ MemberSettings member_settings(const ModelSpec& spec) {
   o.learning_rate = p.learning_rate;
   if (p.schedule) o.schedule = schedule_settings(*p.schedule);
   o.beta_1 = float(p.beta_1), o.beta_2 = float(p.beta_2);
-  // nadam.py and lion.py subtract from float32(beta)
-  if (p.kind == OptimizerKind::nadam || p.kind == OptimizerKind::lion) {
+  if (optimizer_traits(p.kind).float32_betas) {
     o.one_minus_beta_1 = 1.f - o.beta_1, o.one_minus_beta_2 = 1.f - o.beta_2;
-  } else {  // adam.py and adamax.py from the Python float
+  } else {
     o.one_minus_beta_1 = float(1.0 - p.beta_1), o.one_minus_beta_2 = float(1.0 - p.beta_2);
   }
   o.epsilon = p.epsilon;
@@ -75,30 +74,15 @@ bool momentum_slot(const OptimizerSpec& o) {
 }
 
 std::vector<const char*> optimizer_slots(const OptimizerSpec& o) {
-  switch (o.kind) {
-    case OptimizerKind::adam:
-    case OptimizerKind::adamw:
-      if (o.amsgrad) return {"adam m", "adam v", "adam v_hat"};
-      return {"adam m", "adam v"};
-    case OptimizerKind::sgd:
-      if (momentum_slot(o)) return {"sgd velocity"};
-      return {};
-    case OptimizerKind::rmsprop: {
-      std::vector<const char*> slots = {"rmsprop velocity"};
-      if (momentum_slot(o)) slots.push_back("rmsprop momentum");
-      if (o.centered) slots.push_back("rmsprop average gradient");
-      return slots;
-    }
-    case OptimizerKind::adagrad:
-      return {"adagrad accumulator"};
-    case OptimizerKind::adamax:
-      return {"adamax m", "adamax u"};
-    case OptimizerKind::nadam:
-      return {"nadam m", "nadam v"};
-    case OptimizerKind::lion:
-      return {"lion momentum"};
-  }
-  return {};
+  std::vector<const char*> slots;
+  for (const char* slot : optimizer_traits(o.kind).slots)
+    if (slot) slots.push_back(slot);
+  // the settings that keep state of their own (the parser takes each for its optimizers alone)
+  if (o.amsgrad) slots.push_back("adam v_hat");
+  if (momentum_slot(o))
+    slots.push_back(o.kind == OptimizerKind::sgd ? "sgd velocity" : "rmsprop momentum");
+  if (o.centered) slots.push_back("rmsprop average gradient");
+  return slots;
 }
 
 std::vector<ParamTensor> param_tensors(const ModelSpec& spec) {

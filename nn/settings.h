@@ -17,9 +17,9 @@ MemberSettings member_settings(const ModelSpec& spec);
 std::vector<LayerSettings> layer_settings(const ModelSpec& spec);
 Schedule schedule_settings(const ScheduleSpec& schedule);
 
-// The optimizer's state slots per parameter: Adam 2 (3 with amsgrad), SGD 1 with momentum, RMSprop
-// 1 plus 1 with momentum plus 1 centered, Adagrad 1, Adamax 2, Nadam 2, Lion 1; and their names in
-// a memory plan, in slot order.
+// The optimizer's state slots per parameter, by their names in a memory plan, in slot order: those
+// its traits keep (kernels/optimizer_math.h), then amsgrad's, momentum's and centered's (Adam 2, 3
+// with amsgrad; SGD 1 with momentum; RMSprop 1 plus 1 with momentum plus 1 centered).
 std::vector<const char*> optimizer_slots(const OptimizerSpec& optimizer);
 // Whether the optimizer keeps a momentum slot (SGD and RMSprop with momentum > 0).
 bool momentum_slot(const OptimizerSpec& optimizer);

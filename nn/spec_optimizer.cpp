@@ -3,7 +3,9 @@
 // learning-rate schedule in learning_rate (keras.optimizers.schedules).
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "nn/spec_parts.h"
 #include "runtime/names.h"
@@ -12,12 +14,6 @@ namespace mf {
 namespace {
 
 using nlohmann::json;
-
-constexpr KerasName<OptimizerKind> kOptimizers[] = {
-    {"adam", "Adam", OptimizerKind::adam},          {"sgd", "SGD", OptimizerKind::sgd},
-    {"rmsprop", "RMSprop", OptimizerKind::rmsprop}, {"adamw", "AdamW", OptimizerKind::adamw},
-    {"adagrad", "Adagrad", OptimizerKind::adagrad}, {"adamax", "Adamax", OptimizerKind::adamax},
-    {"nadam", "Nadam", OptimizerKind::nadam},       {"lion", "Lion", OptimizerKind::lion}};
 
 constexpr KerasName<ScheduleKind> kSchedules[] = {
     {nullptr, "ExponentialDecay", ScheduleKind::exponential_decay},
@@ -32,24 +28,12 @@ constexpr const char* kCommonKeys[] = {"learning_rate", "weight_decay", "clipnor
 // ClipKind's order, from 1
 constexpr const char* kClipKeys[] = {"clipnorm", "global_clipnorm", "clipvalue"};
 
-struct OwnKeys {
-  OptimizerKind kind;
+// Optimizer `kind`'s own settings (kernels/optimizer_math.h's kOptimizerTraits).
+std::vector<const char*> own_keys(OptimizerKind kind) {
   std::vector<const char*> keys;
-};
-const OwnKeys kOwnKeys[] = {
-    {OptimizerKind::adam, {"beta_1", "beta_2", "epsilon", "amsgrad"}},
-    {OptimizerKind::sgd, {"momentum", "nesterov"}},
-    {OptimizerKind::rmsprop, {"rho", "momentum", "epsilon", "centered"}},
-    {OptimizerKind::adamw, {"beta_1", "beta_2", "epsilon", "amsgrad"}},
-    {OptimizerKind::adagrad, {"initial_accumulator_value", "epsilon"}},
-    {OptimizerKind::adamax, {"beta_1", "beta_2", "epsilon"}},
-    {OptimizerKind::nadam, {"beta_1", "beta_2", "epsilon"}},
-    {OptimizerKind::lion, {"beta_1", "beta_2"}},
-};
-const std::vector<const char*>& own_keys(OptimizerKind kind) {
-  for (const OwnKeys& o : kOwnKeys)
-    if (o.kind == kind) return o.keys;
-  return kOwnKeys[0].keys;
+  for (const char* key : optimizer_traits(kind).keys)
+    if (key) keys.push_back(key);
+  return keys;
 }
 
 constexpr KerasDefault kOptimizerDefaults[] = {
@@ -170,26 +154,40 @@ json schedule_to_json(const ScheduleSpec& s) {
   return {{"class_name", name_of(kScheduleNames, s.kind)}, {"config", config}};
 }
 
+// An optimizer's own setting `key` (one of kOptimizerTraits' keys), as the spec holds it.
+json setting_to_json(const OptimizerSpec& o, std::string_view key) {
+  if (key == "beta_1") return o.beta_1;
+  if (key == "beta_2") return o.beta_2;
+  if (key == "epsilon") return number(o.epsilon);
+  if (key == "amsgrad") return o.amsgrad;
+  if (key == "momentum") return number(o.momentum);
+  if (key == "nesterov") return o.nesterov;
+  if (key == "rho") return o.rho;
+  if (key == "centered") return o.centered;
+  if (key == "initial_accumulator_value") return number(o.initial_accumulator_value);
+  throw std::logic_error("optimizer setting " + std::string(key) + " has no field");
+}
+
 }  // namespace
 
-const char* keras_class(OptimizerKind kind) { return class_of(kOptimizers, kind); }
+const char* keras_class(OptimizerKind kind) { return class_of(kOptimizerNames, kind); }
 
 OptimizerSpec parse_optimizer(const Field& field) {
   const KerasObject object(field, "name", "optimizer");
   OptimizerSpec o;
-  o.kind = object.one_of(kOptimizers);
-  // Keras's SGD default; the others' is 0.001
-  if (o.kind == OptimizerKind::sgd) o.learning_rate = 0.01f;
-  if (o.kind == OptimizerKind::adamw) o.weight_decay = 0.004f;
-  if (o.kind == OptimizerKind::lion) o.beta_2 = 0.99;
-  const std::vector<const char*>& own = own_keys(o.kind);
+  o.kind = object.one_of(kOptimizerNames);
+  const OptimizerTraits& defaults = optimizer_traits(o.kind);
+  o.learning_rate = defaults.learning_rate;
+  o.weight_decay = defaults.weight_decay;
+  o.beta_2 = defaults.beta_2;
+  const std::vector<const char*> own = own_keys(o.kind);
   // A setting of another optimizer would be silently ignored; say which ones take it.
   if (object.settings())
     for (const auto& entry : object.settings()->value().items()) {
       if (has(own, entry.key())) continue;
       std::vector<std::string> takers;
-      for (const OwnKeys& other : kOwnKeys)
-        if (has(other.keys, entry.key())) takers.push_back(to_string(other.kind));
+      for (const OptimizerTraits& other : kOptimizerTraits)
+        if (has(own_keys(other.kind), entry.key())) takers.push_back(to_string(other.kind));
       if (!takers.empty())
         object.setting(entry.key())
             ->fail("only for " + joined(takers), std::string(to_string(o.kind)) + " takes " +
@@ -246,33 +244,9 @@ OptimizerSpec parse_optimizer(const Field& field) {
 json optimizer_to_json(const OptimizerSpec& o) {
   json out = {{"name", to_string(o.kind)}, {"learning_rate", number(o.learning_rate)}};
   if (o.schedule) out["learning_rate"] = schedule_to_json(*o.schedule);
-  switch (o.kind) {
-    case OptimizerKind::adam:
-    case OptimizerKind::adamw:
-    case OptimizerKind::adamax:
-    case OptimizerKind::nadam:
-      out.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", number(o.epsilon)}});
-      if (o.amsgrad) out["amsgrad"] = true;
-      break;
-    case OptimizerKind::sgd:
-      out["momentum"] = number(o.momentum);
-      if (o.nesterov) out["nesterov"] = true;
-      break;
-    case OptimizerKind::rmsprop:
-      out.update({{"rho", o.rho},
-                  {"momentum", number(o.momentum)},
-                  {"epsilon", number(o.epsilon)},
-                  {"centered", o.centered}});
-      break;
-    case OptimizerKind::lion:
-      out.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}});
-      break;
-    case OptimizerKind::adagrad:
-      out.update({{"initial_accumulator_value", number(o.initial_accumulator_value)},
-                  {"epsilon", number(o.epsilon)}});
-      break;
-  }
-  if (o.weight_decay != 0.f || o.kind == OptimizerKind::adamw)
+  for (const char* key : own_keys(o.kind)) out[key] = setting_to_json(o, key);
+  // where set, and always for an optimizer whose Keras default is a decay (AdamW's)
+  if (o.weight_decay != 0.f || optimizer_traits(o.kind).weight_decay != 0.f)
     out["weight_decay"] = number(o.weight_decay);
   if (o.clip != ClipKind::none) out[kClipKeys[int(o.clip) - 1]] = number(o.clip_value);
   return out;

@@ -67,6 +67,24 @@ constexpr std::optional<E> find_named(const Named<E> (&table)[N], std::string_vi
   return std::nullopt;
 }
 
+// The same for a table of Keras names, by their identifiers.
+template <class E, size_t N>
+constexpr const char* name_of(const KerasName<E> (&table)[N], E value) {
+  for (const KerasName<E>& entry : table)
+    if (entry.value == value) return entry.identifier;
+  return "unknown";
+}
+template <class E, size_t N>
+constexpr std::optional<E> find_named(const KerasName<E> (&table)[N], std::string_view name) {
+  for (const KerasName<E>& entry : table)
+    if (entry.identifier && name == entry.identifier) return entry.value;
+  return std::nullopt;
+}
+template <class E, size_t N>
+std::string names_of(const KerasName<E> (&table)[N]) {
+  return joined(table, [](const KerasName<E>& entry) { return std::string(entry.identifier); });
+}
+
 // "grow, reserve".
 template <class E, size_t N>
 std::string names_of(const Named<E> (&table)[N]) {
@@ -75,9 +93,9 @@ std::string names_of(const Named<E> (&table)[N]) {
 
 // The value named `name`; an unknown name is a UserError: "`what`: 'x' is not one of grow,
 // reserve".
-template <class E, size_t N>
-E parse_named(const Named<E> (&table)[N], std::string_view name, const std::string& what) {
-  if (const std::optional<E> value = find_named(table, name)) return *value;
+template <class Table>
+auto parse_named(const Table& table, std::string_view name, const std::string& what) {
+  if (const auto value = find_named(table, name)) return *value;
   throw UserError(what + ": '" + std::string(name) + "' is not one of " + names_of(table));
 }
 

@@ -110,7 +110,8 @@ CLASSIFIER_SPEC = {
     "layers": [{"units": 16, "activation": "relu"}, {"type": "Dropout", "rate": 0.1},
                {"type": "BatchNormalization", "momentum": 0.99, "epsilon": 0.001, "center": True, "scale": True},
                {"units": 1, "activation": "sigmoid"}],
-    "optimizer": {"name": "adam", "learning_rate": f32(0.001), "beta_1": 0.9, "beta_2": 0.999, "epsilon": f32(1e-07)},
+    "optimizer": {"name": "adam", "learning_rate": f32(0.001), "beta_1": 0.9, "beta_2": 0.999, "epsilon": f32(1e-07),
+                  "amsgrad": False},
     "loss": "binary_crossentropy", "metrics": [{"class_name": "BinaryAccuracy", "config": {"name": "accuracy"}}]}
 
 
@@ -222,13 +223,13 @@ def spec_compiled(**compile_settings):
 
 @pytest.mark.parametrize("class_name,name,own,expected", [
     ("SGD", "sgd", {"learning_rate": 0.10000000149011612, "momentum": 0.9, "nesterov": False},
-     {"name": "sgd", "learning_rate": f32(0.1), "momentum": f32(0.9)}),
+     {"name": "sgd", "learning_rate": f32(0.1), "momentum": f32(0.9), "nesterov": False}),
     ("RMSprop", "rm_sprop", {"rho": 0.9, "momentum": 0.0, "epsilon": 1e-07, "centered": False},
      {"name": "rmsprop", "learning_rate": f32(0.001), "rho": 0.9, "momentum": 0.0, "epsilon": f32(1e-07),
       "centered": False}),
     ("AdamW", "adam_w", {"weight_decay": 0.004, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07, "amsgrad": False},
      {"name": "adamw", "learning_rate": f32(0.001), "beta_1": 0.9, "beta_2": 0.999, "epsilon": f32(1e-07),
-      "weight_decay": f32(0.004)}),
+      "amsgrad": False, "weight_decay": f32(0.004)}),
     ("Adagrad", "adagrad", {"initial_accumulator_value": 0.1, "epsilon": 1e-07, "clipnorm": 1.0},
      {"name": "adagrad", "learning_rate": f32(0.001), "initial_accumulator_value": f32(0.1), "epsilon": f32(1e-07),
       "clipnorm": 1.0}),

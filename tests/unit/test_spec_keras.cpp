@@ -3,6 +3,7 @@
 // and defaults, in each of the three forms (a name, an object of its settings, and Keras's
 // {"class_name", "config"} as get_config() and serialize() write it), and the one-line refusals of
 // what is out of scope or wrong.
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <string>
@@ -582,6 +583,27 @@ void keys_of(const json& j, std::set<std::string>& keys) {
   }
 }
 
+// kernels/optimizer_math.h's tables hold each optimizer once: its Keras names and its own keys.
+TEST(KerasOptimizers, EveryKindHasItsNamesAndKeysOnce) {
+  for (int k = 0; k < kOptimizerCount; ++k) {
+    const auto kind = OptimizerKind(k);
+    EXPECT_EQ(std::count_if(std::begin(kOptimizerNames), std::end(kOptimizerNames),
+                            [&](const auto& n) { return n.value == kind; }),
+              1)
+        << k;
+    EXPECT_EQ(std::count_if(std::begin(kOptimizerTraits), std::end(kOptimizerTraits),
+                            [&](const auto& e) { return e.kind == kind; }),
+              1)
+        << k;
+  }
+  // each default as Keras's: SGD's rate, AdamW's decay, Lion's beta_2
+  EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "sgd"}})).optimizer.learning_rate, 0.01f);
+  EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "AdamW"}})).optimizer.weight_decay,
+            0.004f);
+  EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "lion"}})).optimizer.beta_2, 0.99);
+  EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "adam"}})).optimizer.beta_2, 0.999);
+}
+
 // The reference names every name the parser takes and every key it reads, so that it stays the
 // one place a user finds them.
 TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
@@ -592,7 +614,7 @@ TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
   for (const auto& n : kActivationNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (const auto& n : kLayerKindNames)
     EXPECT_TRUE(named(std::string("\"") + n.name + "\"")) << n.name;
-  for (const auto& n : kOptimizerNames) EXPECT_TRUE(named(n.name)) << n.name;
+  for (const auto& n : kOptimizerNames) EXPECT_TRUE(named(n.identifier)) << n.identifier;
   for (const auto& n : kScheduleNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (const auto& n : kMetricNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (Loss l : {Loss::mse, Loss::binary_crossentropy, Loss::sparse_categorical_crossentropy,
