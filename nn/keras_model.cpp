@@ -268,7 +268,15 @@ ModelFields model_fields(const Field& root) {
               "give the model once: in keras_config, or in the spec's own keys");
   ModelFields fields;
   if (keras->value().is_string()) {
-    auto source = std::make_shared<const std::string>(keras->text());
+    const std::string path = keras->text();
+    if (path.starts_with("{"))
+      keras->fail(
+          "model.to_json()'s text as a string",
+          "give the config itself, an object (json.loads(model.to_json())), or a file's path");
+    if (path.ends_with(".keras"))
+      keras->fail("a .keras file, a zip archive",
+                  "give the config.json inside it (unzip it), or a file of model.to_json()");
+    auto source = std::make_shared<const std::string>(path);
     auto document = std::make_shared<const json>(read_json_file(*source, "Keras model config"));
     fields = keras_model_fields(Field(*document, *source));
     fields.document = std::move(document);
@@ -282,8 +290,8 @@ ModelFields model_fields(const Field& root) {
   // the spec names its model where it says so; a Keras model keeps its own name otherwise
   if (const auto name = root.optional("name")) fields.name = name;
   if (!fields.loss)
-    keras->fail("a Keras model never compiled with a loss",
-                "compile it (model.compile(loss=...)) before model.to_json()");
+    keras->fail("a Keras config without a compiled loss (model.get_config() leaves it out)",
+                "give model.to_json() of a model compiled with a loss");
   return fields;
 }
 

@@ -78,7 +78,9 @@ void KerasObject::allow(Keys keys, Keys ignored) const {
   // used: taken in the serialized form that Keras writes, not in a flat object written by hand.
   if (!flat_)
     for (const auto& [key, value] : settings_->value().items())
-      if (value.is_null()) allowed.push_back(key.c_str());
+      if (value.is_null() && std::find_if(allowed.begin(), allowed.end(),
+                                          [&](const char* k) { return key == k; }) == allowed.end())
+        allowed.push_back(key.c_str());
   settings_->allow_keys(allowed);
 }
 

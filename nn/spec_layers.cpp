@@ -409,6 +409,7 @@ ParsedLayers parse_layers(const Field& field) {
   if (!field.value().is_array() || field.value().empty())
     field.wrong("a non-empty array of layers");
   ParsedLayers parsed;
+  size_t input_layers = 0;  // 1 where an InputLayer comes first: layer i is then item i + 1
   for (size_t i = 0; i < field.value().size(); ++i) {
     const Field item = field.item(i);
     item.require_object(
@@ -426,6 +427,7 @@ ParsedLayers parse_layers(const Field& field) {
       if (!parsed.input)
         item.fail("an InputLayer without its shape", "give it \"shape\": [features]");
       parsed.input_from = item;
+      input_layers = 1;
       continue;
     }
     if (const std::optional<LayerSpec> activation = parse_activation_class(object)) {
@@ -459,17 +461,19 @@ ParsedLayers parse_layers(const Field& field) {
       }
     parsed.layers.push_back(layer);
   }
+  if (parsed.layers.empty())
+    field.fail("an InputLayer and no layer", "a model has at least one Dense layer");
   // Softmax normalises a whole row into class probabilities; it only means that on the output.
   for (size_t i = 0; i + 1 < parsed.layers.size(); ++i)
     if (parsed.layers[i].activation == Activation::softmax &&
         (parsed.layers[i].kind == LayerKind::dense ||
          parsed.layers[i].kind == LayerKind::activation))
-      layer_settings(field.item(i))
+      layer_settings(field.item(i + input_layers))
           .at("activation")
           .fail("softmax on a hidden layer", "softmax is only allowed on the last layer");
   const LayerSpec& last = parsed.layers.back();
   if (last.kind != LayerKind::dense && last.kind != LayerKind::activation)
-    field.item(parsed.layers.size() - 1)
+    field.item(field.value().size() - 1)
         .fail(
             std::string("a ") + to_string(last.kind) + " layer last",
             "the last layer must be Dense or Activation: the loss reads the model's output from it");

@@ -115,6 +115,10 @@ const SweepAxis* find_sweep_axis(const std::string& key) {
 }
 
 std::string axis_needs(const std::string& axis, const json& base) {
+  const bool model_axis = axis == "hidden" || axis == "units" || axis == "activation" ||
+                          axis == "dropout" || axis == "learning_rate";
+  if (model_axis && base.is_object() && base.contains("keras_config"))
+    return "the base gives its model as keras_config, which the sweep's model axes do not edit; give the base's model as the spec's own keys (multifit.from_keras(...).spec() writes them), or vary batch_size, seed or epochs";
   if (axis == "units" && !has_hidden(base, "Dense"))
     return "the base has no hidden Dense layer for it to set; give the base one, or vary \"hidden\"";
   if (axis == "dropout" && !has_hidden(base, "Dropout"))

@@ -13,10 +13,11 @@ its Keras string ("adam"), an object with its "name" and settings, or {"class_na
 line that says what it does instead.
   "name": "model"                   the model's name in output and results
   "data": "fashion-mnist"           default data source (--data overrides)
-  "keras_config": {...} | "m.json"  the model as Keras writes it (model.to_json()'s object, a .keras
-                                    file's config.json, or the path of a JSON file holding one,
-                                    from the current directory) in place of input, input_shape,
-                                    layers, loss, optimizer and metrics; compiled with a loss
+  "keras_config": {...} | "m.json"  the model as Keras writes it in place of input, input_shape,
+                                    layers, loss, optimizer and metrics: model.to_json()'s object
+                                    (or a .keras file's config.json) of a model compiled with a
+                                    loss, or the path of a JSON file holding it, from the current
+                                    directory; a sweep's model axes do not edit it
   "input": N                        features per row, 1 to 1048576
   "layers": [...]                   in order, the last is the output:
     {"type": "Dense", "units": N, "activation": "linear", "use_bias": true,
@@ -39,7 +40,7 @@ line that says what it does instead.
           "categorical_crossentropy" (one-hot targets) | "sparse_categorical_crossentropy"
                                     the cross-entropies read a sigmoid or softmax output, or a
                                     linear one with "from_logits": true; binary and categorical
-                                    take "label_smoothing": 0 (required)
+                                    take "label_smoothing": 0 (in [0, 1])
   "metrics": ["accuracy"]           a classification loss's accuracy by default, none for the
                                     others; accuracy, binary_accuracy, categorical_accuracy,
                                     sparse_categorical_accuracy, mae (mean_absolute_error), mse

@@ -13,11 +13,21 @@ from .models import Sequential
 
 
 def _config_and_weights(source):
-    """(the Keras config, the weights in get_weights() order or None) of what from_keras is given."""
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith(".keras")):
+    """(the Keras config, the weights in get_weights() order or None) of what from_keras is given:
+    a .keras file, a JSON file of model.to_json() (as a spec's keras_config names one), its text,
+    its dict, or a Keras model."""
+    is_path = isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{"))
+    if is_path:
         path = os.fspath(source)
         if not os.path.isfile(path):
             raise ValueError(f"from_keras: {path}: no such file")
+        if not path.endswith(".keras"):
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
+            try:
+                return json.loads(text), None
+            except json.JSONDecodeError as e:
+                raise ValueError(f"from_keras: {path}: not a .keras file nor a model's to_json() ({e})") from None
         return read_keras_file(path)
     if isinstance(source, str):
         try:

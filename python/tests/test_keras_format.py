@@ -561,3 +561,16 @@ def test_a_trained_keras_model_goes_through_multifits_spec_and_back(tmp_path, mo
     for key in expected:
         assert np.isclose(got[key], expected[key], rtol=1e-6, atol=0), key
     assert np.array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_from_keras_reads_a_to_json_file_as_a_spec_names_one(tmp_path):
+    config = keras_file_config(*classifier_layers(), compile_config=compiled())
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(config))
+    for source in (path, str(path), json.dumps(config), config):
+        assert multifit.from_keras(source, backend="cpu").spec() == multifit.from_keras(config, backend="cpu").spec()
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(ValueError, match="broken.json: not a .keras file nor a model's to_json()"):
+        multifit.from_keras(tmp_path / "broken.json")
+    with pytest.raises(ValueError, match="missing.json: no such file"):
+        multifit.from_keras(str(tmp_path / "missing.json"))

@@ -233,11 +233,32 @@ TEST(KerasModel, ASpecGivesItsModelOnce) {
   EXPECT_THAT(test::user_error([&] {
                 parse_model_spec(json{{"keras_config", uncompiled}}, "spec.json");
               }),
-              StartsWith("spec.json: keras_config: a Keras model never compiled with a loss"));
+              StartsWith("spec.json: keras_config: a Keras config without a compiled loss"));
+  for (const char* wrong : {"model.keras", "{\"class_name\": \"Sequential\"}"})
+    EXPECT_THAT(test::user_error([&] {
+                  parse_model_spec(json{{"keras_config", wrong}}, "spec.json");
+                }),
+                StartsWith("spec.json: keras_config: "))
+        << wrong;
   EXPECT_THAT(test::user_error([&] {
                 parse_model_spec(json{{"keras_config", 3}}, "spec.json");
               }),
               StartsWith("spec.json: keras_config: got 3; expected a Keras Sequential's config"));
+}
+
+TEST(KerasModel, ALayerIsNamedByItsPlaceInTheConfig) {
+  json config = to_json_config();
+  json& layers = config["config"]["layers"];
+  layers.push_back(serialized("keras.layers", "Dropout", {{"name", "dropout"}, {"rate", 0.5}}));
+  EXPECT_THAT(keras_error(config), StartsWith("from_keras: config.layers[2].config.activation: "
+                                              "softmax on a hidden layer"));
+  layers[2]["config"]["activation"] = "linear";
+  EXPECT_THAT(keras_error(config),
+              StartsWith("from_keras: config.layers[3]: a Dropout layer last"));
+  layers.erase(layers.begin() + 1, layers.end());
+  EXPECT_EQ(keras_error(config),
+            "from_keras: config.layers: an InputLayer and no layer; a model has at least one Dense "
+            "layer");
 }
 
 TEST(KerasModel, ALossDtypeIsFloat32WrittenAnyWay) {

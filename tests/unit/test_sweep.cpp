@@ -67,6 +67,31 @@ class SweepFile : public test::TempDirTest {
 
 // ---- Grids -----------------------------------------------------------------------------
 
+// A base whose model is a Keras config: the model axes would label models with what they never
+// had, so they are refused; the fit's axes vary it as any base.
+TEST_F(SweepFile, AKerasConfigBaseTakesTheFitsAxesAlone) {
+  const json keras = json::parse(R"({"class_name": "Sequential", "config": {"layers": [
+      {"class_name": "InputLayer", "config": {"batch_shape": [null, 4]}},
+      {"class_name": "Dense", "config": {"units": 8, "activation": "relu"}},
+      {"class_name": "Dense", "config": {"units": 1, "activation": "sigmoid"}}]},
+    "compile_config": {"loss": "binary_crossentropy", "optimizer": "adam"}})");
+  const json base = {{"data", "synthetic:teacher"}, {"keras_config", keras}};
+  for (const char* axis : {"hidden", "units", "activation", "learning_rate"}) {
+    const json values = std::string(axis) == "hidden"       ? json{json{4}, json{16}}
+                        : std::string(axis) == "activation" ? json{"relu", "tanh"}
+                                                            : json{2, 4};
+    EXPECT_THAT(load_error({{"base", base}, {"grid", {{axis, values}}}}),
+                HasSubstr("the base gives its model as keras_config"))
+        << axis;
+  }
+  const Sweep sweep = load_sweep(write_json(
+      "ok.json", {{"base", base}, {"grid", {{"seed", {1, 2}}, {"batch_size", {8, 16}}}}}));
+  ASSERT_EQ(sweep.models.size(), 4u);
+  expect_all_good(sweep);
+  EXPECT_EQ(sweep.models[3].spec->fit.batch_size, 16);
+  EXPECT_EQ(sweep.models[3].spec->layers[0].units, 8);
+}
+
 TEST_F(SweepFile, GridIsTheProductInTheFixedOrder) {
   // Written in another order: the axes still combine hidden, activation, ..., seed, the first
   // slowest.
