@@ -1,6 +1,5 @@
 #include "nn/keras_object.h"
 
-#include <algorithm>
 #include <cctype>
 
 #include "runtime/near_miss.h"
@@ -65,22 +64,18 @@ std::optional<Field> KerasObject::setting(const std::string& key) const {
 void KerasObject::allow(Keys keys, Keys ignored) const {
   if (!settings_) return;
   std::vector<const char*> allowed(keys.begin(), keys.end());
-  if (flat_ && std::find_if(allowed.begin(), allowed.end(), [&](const char* k) {
-                 return std::string(k) == kind_key_;
-               }) == allowed.end())
-    allowed.push_back(kind_key_);
-  allowed.insert(allowed.end(), ignored.begin(), ignored.end());
-  for (const char* key : kKerasBookkeeping)
-    if (std::find_if(allowed.begin(), allowed.end(),
-                     [&](const char* k) { return std::string(k) == key; }) == allowed.end())
-      allowed.push_back(key);
+  // each key once, so that a message lists it once
+  const auto allow_key = [&](const char* key) {
+    if (!contains(allowed, key)) allowed.push_back(key);
+  };
+  if (flat_) allow_key(kind_key_);
+  for (const char* key : ignored) allow_key(key);
+  for (const char* key : kKerasBookkeeping) allow_key(key);
   // A newer Keras's get_config() writes its new settings too, unset (null) where they are not
   // used: taken in the serialized form that Keras writes, not in a flat object written by hand.
   if (!flat_)
     for (const auto& [key, value] : settings_->value().items())
-      if (value.is_null() && std::find_if(allowed.begin(), allowed.end(),
-                                          [&](const char* k) { return key == k; }) == allowed.end())
-        allowed.push_back(key.c_str());
+      if (value.is_null()) allow_key(key.c_str());
   settings_->allow_keys(allowed);
 }
 
