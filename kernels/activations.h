@@ -28,7 +28,8 @@ enum class Activation : int {
 };
 inline constexpr int kActivationCount = int(Activation::mish) + 1;
 
-// The names a spec and Keras give them (keras.activations.*), in the enum's order.
+// The names a spec and Keras give them (keras.activations.*), in the enum's order, then Keras's
+// other names (the first of a value's is the one written back).
 inline constexpr Named<Activation> kActivationNames[] = {{"linear", Activation::linear},
                                                          {"relu", Activation::relu},
                                                          {"sigmoid", Activation::sigmoid},
@@ -40,7 +41,8 @@ inline constexpr Named<Activation> kActivationNames[] = {{"linear", Activation::
                                                          {"selu", Activation::selu},
                                                          {"softplus", Activation::softplus},
                                                          {"leaky_relu", Activation::leaky_relu},
-                                                         {"mish", Activation::mish}};
+                                                         {"mish", Activation::mish},
+                                                         {"silu", Activation::swish}};
 
 MF_HD float sigmoid(float z) {
   // Stable for large |z|: exp never overflows.

@@ -326,4 +326,14 @@ const char* to_string(Activation a);
 const char* to_string(Loss l);
 const char* to_string(LayerKind k);
 
+// What a spec takes, as the reference `multifit train --help` lists it, from the tables the parser
+// reads: each family's names in its table's order, a value's other names in parentheses ("swish
+// (silu)"), and each optimizer with its own settings' Keras defaults ("sgd (momentum 0, nesterov
+// false, learning_rate 0.01)": its learning rate and weight decay where they differ from Adam's).
+std::vector<std::string> activation_names();
+std::vector<std::string> initializer_names();
+std::vector<std::string> loss_names();
+std::vector<std::string> metric_names();
+std::vector<std::string> optimizer_entries();
+
 }  // namespace mf

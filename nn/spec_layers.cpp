@@ -208,10 +208,7 @@ json regularizer_to_json(const Regularizer& r) {
 
 // ---- One layer -----------------------------------------------------------------------------
 
-Activation parse_activation(const Field& field) {
-  if (field.value() == "silu") return Activation::swish;  // Keras's other name for swish
-  return field.one_of(kActivationNames);
-}
+Activation parse_activation(const Field& field) { return field.one_of(kActivationNames); }
 
 std::vector<const char*> joined(std::vector<const char*> a, const std::vector<const char*>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -386,6 +383,9 @@ std::vector<int> shape_dims(const Field& field, bool batch) {
 }
 
 const char* keras_class(InitializerKind kind) { return class_of(kInitializers, kind); }
+
+std::vector<std::string> activation_names() { return names_with_aliases(kActivationNames); }
+std::vector<std::string> initializer_names() { return names_with_aliases(kInitializers); }
 
 std::vector<const char*> check_defaults(const KerasObject& object,
                                         std::span<const KerasDefault> defaults) {

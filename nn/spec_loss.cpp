@@ -193,6 +193,9 @@ const char* to_string(Loss l) {
 
 const char* metric_class_name(Metric metric) { return metric_class(metric).class_name; }
 
+std::vector<std::string> loss_names() { return names_with_aliases(kLossNames); }
+std::vector<std::string> metric_names() { return names_with_aliases(kMetrics); }
+
 json metrics_to_json(const std::vector<MetricSpec>& metrics) {
   // by class and name: "accuracy" alone would be resolved again by the shapes
   json out = json::array();

@@ -2,6 +2,7 @@
 // their keyword arguments and defaults, the base optimizer's weight_decay and clipping, and a
 // learning-rate schedule in learning_rate (keras.optimizers.schedules).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -239,6 +240,30 @@ OptimizerSpec parse_optimizer(const Field& field) {
     o.clip_value = f->positive_number();
   }
   return o;
+}
+
+std::vector<std::string> optimizer_entries() {
+  const auto text = [](const json& value) {
+    if (!value.is_number()) return value.dump();
+    char out[32];
+    std::snprintf(out, sizeof out, "%g", float(value.get<double>()));
+    return std::string(out);
+  };
+  const json adam = optimizer_to_json(parse_optimizer(Field(json{{"name", "adam"}}, "reference")));
+  std::vector<std::string> out;
+  for (const KerasName<OptimizerKind>& name : kOptimizerNames) {
+    const json defaults =
+        optimizer_to_json(parse_optimizer(Field(json{{"name", name.identifier}}, "reference")));
+    std::vector<std::string> settings;
+    for (const char* key : own_keys(name.value))
+      settings.push_back(std::string(key) + " " + text(defaults[key]));
+    for (const char* key : {"learning_rate", "weight_decay"})
+      if (defaults.contains(key) && defaults[key] != adam.value(key, json()))
+        settings.push_back(std::string(key) + " " + text(defaults[key]));
+    out.push_back(std::string(name.identifier) +
+                  (settings.empty() ? "" : " (" + joined(settings) + ")"));
+  }
+  return out;
 }
 
 json optimizer_to_json(const OptimizerSpec& o) {

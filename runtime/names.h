@@ -3,6 +3,7 @@
 // (a spec, a command line, a child process's message), refusing an unknown one with what is
 // allowed, and prints the value back, so the two never disagree.
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,31 @@ std::string names_of(const KerasName<E> (&table)[N]) {
 template <class E, size_t N>
 std::string names_of(const Named<E> (&table)[N]) {
   return joined(table, [](const Named<E>& entry) { return std::string(entry.name); });
+}
+
+// Each value's names as a reference lists them, in the table's order: the first name, then its
+// other names in parentheses ("mse (mean_squared_error)", "swish (silu)").
+template <class Table, class NameOf>
+std::vector<std::string> names_with_aliases(const Table& table, NameOf name_of_entry) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < std::size(table); ++i) {
+    bool seen = false;
+    for (size_t j = 0; j < i; ++j) seen = seen || table[j].value == table[i].value;
+    if (seen) continue;
+    std::vector<std::string> aliases;
+    for (size_t j = i + 1; j < std::size(table); ++j)
+      if (table[j].value == table[i].value) aliases.push_back(name_of_entry(table[j]));
+    out.push_back(name_of_entry(table[i]) + (aliases.empty() ? "" : " (" + joined(aliases) + ")"));
+  }
+  return out;
+}
+template <class E, size_t N>
+std::vector<std::string> names_with_aliases(const Named<E> (&table)[N]) {
+  return names_with_aliases(table, [](const Named<E>& e) { return std::string(e.name); });
+}
+template <class E, size_t N>
+std::vector<std::string> names_with_aliases(const KerasName<E> (&table)[N]) {
+  return names_with_aliases(table, [](const KerasName<E>& e) { return std::string(e.identifier); });
 }
 
 // The value named `name`; an unknown name is a UserError: "`what`: 'x' is not one of grow,

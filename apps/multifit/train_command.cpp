@@ -80,7 +80,7 @@ Command add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   RunOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand("train", "Train one model from a JSON spec and evaluate it");
-  cmd->footer(kSpecReference);
+  cmd->footer(spec_reference());
   cmd->add_option("spec", o.models_path, "Model spec (JSON), e.g. examples/fashion-mnist-mlp.json")
       ->required();
   add_data_option(*cmd, o.data);

@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/multifit/spec_reference.h"
 #include "nn/spec.h"
 #include "runtime/error.h"
 #include "test_support.h"
@@ -569,20 +568,6 @@ TEST(KerasSpec, EverySettingReadsBackFromToJson) {
   EXPECT_TRUE(back == s) << to_json(s).dump();
 }
 
-// ---- The reference `multifit train --help` prints -----------------------------------------------
-
-// Every key to_json writes (the spec's every setting), of `j` and what it holds.
-void keys_of(const json& j, std::set<std::string>& keys) {
-  if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) {
-      if (key != "class_name" && key != "config") keys.insert(key);
-      keys_of(value, keys);
-    }
-  } else if (j.is_array()) {
-    for (const json& item : j) keys_of(item, keys);
-  }
-}
-
 // kernels/optimizer_math.h's tables hold each optimizer once: its Keras names and its own keys.
 TEST(KerasOptimizers, EveryKindHasItsNamesAndKeysOnce) {
   for (int k = 0; k < kOptimizerCount; ++k) {
@@ -602,69 +587,6 @@ TEST(KerasOptimizers, EveryKindHasItsNamesAndKeysOnce) {
             0.004f);
   EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "lion"}})).optimizer.beta_2, 0.99);
   EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "adam"}})).optimizer.beta_2, 0.999);
-}
-
-// The reference names every name the parser takes and every key it reads, so that it stays the
-// one place a user finds them.
-TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
-  const std::string reference = kSpecReference;
-  const auto named = [&](const std::string& name) {
-    return reference.find(name) != std::string::npos;
-  };
-  for (const auto& n : kActivationNames) EXPECT_TRUE(named(n.name)) << n.name;
-  for (const auto& n : kLayerKindNames)
-    EXPECT_TRUE(named(std::string("\"") + n.name + "\"")) << n.name;
-  for (const auto& n : kOptimizerNames) EXPECT_TRUE(named(n.identifier)) << n.identifier;
-  for (const auto& n : kScheduleNames) EXPECT_TRUE(named(n.name)) << n.name;
-  for (const auto& n : kMetricNames) EXPECT_TRUE(named(n.name)) << n.name;
-  for (Loss l : {Loss::mse, Loss::binary_crossentropy, Loss::sparse_categorical_crossentropy,
-                 Loss::categorical_crossentropy, Loss::mean_absolute_error, Loss::huber,
-                 Loss::log_cosh, Loss::mean_squared_logarithmic_error})
-    EXPECT_TRUE(named(to_string(l))) << to_string(l);
-  std::set<std::string> keys;
-  json spec = json::parse(R"({
-    "input": 6, "targets": 3, "name": "m", "data": "synthetic:teacher", "seed": 1,
-    "layers": [
-      {"type": "Dense", "units": 16, "activation": "selu", "kernel_regularizer": "l2",
-       "bias_regularizer": "l1", "activity_regularizer": "l2"},
-      {"type": "Dropout", "rate": 0.125}, {"type": "BatchNormalization"},
-      {"type": "Activation", "activation": "relu"}, {"type": "Flatten"},
-      {"type": "Dense", "units": 3, "activation": "softmax"}],
-    "loss": {"name": "categorical_crossentropy", "label_smoothing": 0.2}, "metrics": ["accuracy"],
-    "fit": {"validation_split": 0.25, "callbacks": [{"type": "EarlyStopping"}, {"type": "ReduceLROnPlateau"}]}
-  })");
-  keys_of(to_json(parse(spec)), keys);
-  spec["loss"] = {{"name", "huber"}};
-  spec["layers"].back()["activation"] = "linear";
-  spec.erase("metrics");
-  const char* optimizers[] = {
-      R"({"name": "adam", "amsgrad": true, "clipnorm": 1})",
-      R"({"name": "adamw", "global_clipnorm": 1})",
-      R"({"name": "sgd", "momentum": 0.9, "nesterov": true, "clipvalue": 1})",
-      R"({"name": "rmsprop", "centered": true})",
-      R"({"name": "adagrad"})",
-      R"({"name": "adamax"})",
-      R"({"name": "nadam"})",
-      R"({"name": "adam", "learning_rate": {"name": "ExponentialDecay", "initial_learning_rate": 0.1, "decay_steps": 2, "decay_rate": 0.5}})",
-      R"({"name": "adam", "learning_rate": {"name": "CosineDecay", "initial_learning_rate": 0.1, "decay_steps": 2, "warmup_target": 0.2}})",
-      R"({"name": "adam", "learning_rate": {"name": "PolynomialDecay", "initial_learning_rate": 0.1, "decay_steps": 2}})",
-      R"({"name": "adam", "learning_rate": {"name": "PiecewiseConstantDecay", "boundaries": [1], "values": [0.1, 0.01]}})"};
-  for (const char* optimizer : optimizers) {
-    spec["optimizer"] = json::parse(optimizer);
-    spec["fit"].erase("callbacks");
-    keys_of(to_json(parse(spec)), keys);
-  }
-  const auto word = [&](const std::string& key) {  // the key, not part of a longer name
-    const auto letter = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    };
-    for (size_t at = reference.find(key); at != std::string::npos; at = reference.find(key, at + 1))
-      if ((at == 0 || !letter(reference[at - 1])) &&
-          (at + key.size() == reference.size() || !letter(reference[at + key.size()])))
-        return true;
-    return false;
-  };
-  for (const std::string& key : keys) EXPECT_TRUE(word(key)) << key;
 }
 
 }  // namespace
