@@ -20,7 +20,6 @@
 #include "runtime/interrupt.h"
 #include "study/model_worker.h"
 #include "study/report/busy_cost.h"
-#include "study/report/ranking.h"
 
 namespace mf {
 namespace {
@@ -62,27 +61,20 @@ class Training {
  private:
   // What a mode's run has already (from the journal) and where it records each model as it ends:
   // the journal, and the keeper for the run whose models are `kept`.
-  RunRecord record_of(ModeKind mode, bool kept) {
-    RunRecord record;
+  StudyRecord record_of(ModeKind mode, bool kept) {
+    StudyRecord record;
     if (setup_.resumed)
       if (const auto ended = setup_.resumed->ended.find(to_string(mode));
           ended != setup_.resumed->ended.end())
         record.ended = &ended->second;
-    BestKeeper* keeping = kept && keeper_ ? &*keeper_ : nullptr;
-    if (keeping && record.ended)
-      for (const auto& [index, ended] : *record.ended) keeping->resumed(ended.report);
-    if (setup_.journal || keeping)
-      record.on_ended = [this, mode, keeping](size_t index, const ModelReport& report,
-                                              int exit_code) {
-        if (setup_.journal)  // jobs may be a part of the sweep
-          setup_.journal->ended(to_string(mode), *job_at(setup_.jobs, index), report, exit_code);
-        if (keeping) keeping->ended(report);
-      };
+    record.journal = setup_.journal.get();
+    if (kept && keeper_) record.keeper = &*keeper_;
     return record;
   }
 
-  RunReport run_one(ModeKind mode, bool kept = false) {
-    return rank_.run(mode, setup_.jobs, options_, stop_, &setup_.code, record_of(mode, kept));
+  RunReport run_one(ModeKind mode, const RunPlace& place, bool kept = false) {
+    return rank_.run(mode, setup_.jobs, options_, stop_, &setup_.code, record_of(mode, kept),
+                     place);
   }
 
   // The process started once before the in-process modes; --mode auto's choice made (the journal's
@@ -115,26 +107,21 @@ class Training {
     const std::string of = args_.repeat > 1 ? " (run " + std::to_string(repeat) + " of " +
                                                   std::to_string(args_.repeat) + ")"
                                             : "";
+    RunPlace place{repeat, chosen_, setup_.sweep, args_.shard, process_startup_};
     std::optional<RunReport> serial;
     if (args_.solo && modes.front() != ModeKind::serial) {
       if (writer && !quiet)
         std::fprintf(stderr, "multifit: solo runs%s: each model alone, for its slowdown\n",
                      of.c_str());
-      serial = run_one(ModeKind::serial);
+      serial = run_one(ModeKind::serial, place);
     }
     for (const ModeKind mode : modes) {
       if (writer && (modes.size() > 1 || args_.repeat > 1) && !quiet)
         std::fprintf(stderr, "multifit: mode %s%s\n", to_string(mode), of.c_str());
-      RunReport run = run_one(mode, true);
+      place.serial = serial ? &*serial : nullptr;
+      RunReport run = run_one(mode, place, true);
       if (!writer) continue;  // rank 0 has the run's report
-      if (mode != ModeKind::processes) run.process_startup_s = process_startup_;
-      run.repeat = repeat;
-      run.auto_choice = chosen_;
-      run.sweep = setup_.sweep;
-      run.shard = args_.shard;
       if (mode == ModeKind::serial) serial = run;
-      if (serial) compare_with_serial(run, *serial);
-      rank_run(run, args_.options.rank_by);
       runs.push_back(std::move(run));
       note_busy_costs(runs);  // against the quiet runs so far; finish's again against them all
       if (repeat == 1)

@@ -8,7 +8,6 @@
 #include "runtime/machine_resources.h"
 #include "study/ranks/messages.h"
 #include "study/rank_path.h"
-#include "study/ranks/run_over_ranks.h"
 
 namespace mf {
 
@@ -57,9 +56,10 @@ std::string RunRank::agree_to_start(const std::string& mine, const nlohmann::jso
 }
 
 RunReport RunRank::run(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
-                       const std::atomic<bool>& stop, int* exit_code, const RunRecord& record) {
-  if (world_) return run_over_ranks(mode, jobs, options, stop, exit_code, record, *world_);
-  return run_mode(*make_mode(mode, options), jobs, options, stop, exit_code, record);
+                       const std::atomic<bool>& stop, int* exit_code, const StudyRecord& record,
+                       const RunPlace& place) {
+  return run_in_study(mode, jobs, options, stop, exit_code, record, place,
+                      world_ ? &*world_ : nullptr);
 }
 
 std::string RunRank::own(const std::string& path) const { return rank_sibling(path, rank()); }

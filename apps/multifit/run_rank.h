@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/mpi_world.h"
-#include "study/runner.h"
+#include "study/ranks/mode_run.h"
 
 namespace mf {
 
@@ -35,11 +35,12 @@ class RunRank {
   // 0's. Returns the first error, rank 0's before the others', naming the rank and its host; ""
   // when all can start. Alone: `mine`.
   std::string agree_to_start(const std::string& mine, const nlohmann::json& run);
-  // One mode's run of `jobs`: in this process, or over the ranks (rank 0 gets the whole run's
-  // report, the others one with no models). *exit_code takes the worst of this process's models'
-  // codes.
+  // One mode's run of `jobs`, finished for the study's document (study/ranks/mode_run.h): in this
+  // process, or over the ranks (rank 0 gets the whole run's report, the others one with no
+  // models). *exit_code takes the worst of this process's models' codes.
   RunReport run(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
-                const std::atomic<bool>& stop, int* exit_code, const RunRecord& record);
+                const std::atomic<bool>& stop, int* exit_code, const StudyRecord& record,
+                const RunPlace& place);
   // This rank's copy of a path the ranks share (a journal, a staging folder): PATH for rank 0.
   std::string own(const std::string& path) const;
   // Every rank's copy of `path`, by rank.
