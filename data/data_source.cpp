@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 // Where the Debian package dataset-fashion-mnist installs its files.
 constexpr char kDebianDatasets[] = "/usr/share/datasets";
 constexpr char kAllowedSources[] =
-    "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] or "
-    "synthetic:KIND[:key=value,...]";
+    "fashion-mnist, mnist:DIR, csv:TRAIN[,TEST], npy:X,Y[,XTEST,YTEST] or synthetic:KIND[:key=value,...]";
 constexpr const char* kIdxNames[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                      "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
 
@@ -79,8 +78,8 @@ DataSplit load_fashion_mnist() {
         (root && *root
              ? "MULTIFIT_DATA=" + std::string(root) +
                    " needs a fashion-mnist folder with the four IDX files"
-             : std::string("install the Debian package dataset-fashion-mnist, set MULTIFIT_DATA "
-                           "to a folder holding fashion-mnist/, or use --data mnist:DIR")));
+             : std::string(
+                   "install the Debian package dataset-fashion-mnist, set MULTIFIT_DATA to a folder holding fashion-mnist/, or use --data mnist:DIR")));
   }
   return load_idx_dir("fashion-mnist", dir);
 }
@@ -102,9 +101,9 @@ std::pair<std::string, std::string> csv_files(const std::string& source, const s
   const bool bad_test =
       comma != std::string::npos && (test.empty() || test.find(',') != std::string::npos);
   if (train.empty() || bad_test)
-    throw UserError("data source '" + source +
-                    "': not a train file and an optional test file; "
-                    "write csv:TRAIN or csv:TRAIN,TEST");
+    throw UserError(
+        "data source '" + source +
+        "': not a train file and an optional test file; write csv:TRAIN or csv:TRAIN,TEST");
   return {train, test};
 }
 
@@ -132,9 +131,9 @@ std::vector<std::string> npy_files(const std::string& source, const std::string&
   const bool empty =
       std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return p.empty(); });
   if ((paths.size() != 2 && paths.size() != 4) || empty)
-    throw UserError("data source '" + source +
-                    "': not x and y files, and optionally test x and y; write "
-                    "npy:X.npy,Y.npy or npy:X.npy,Y.npy,XTEST.npy,YTEST.npy");
+    throw UserError(
+        "data source '" + source +
+        "': not x and y files, and optionally test x and y; write npy:X.npy,Y.npy or npy:X.npy,Y.npy,XTEST.npy,YTEST.npy");
   return paths;
 }
 

@@ -79,8 +79,7 @@ Range factor_range(const Field& field) {
 // in [-1, 1] for [1 - lower, 1 + upper], which must not be empty.
 Range contrast_range(const Field& field) {
   const std::string allowed =
-      "a number in [0, 1], or a pair [lower, upper] of numbers in [-1, 1] with lower + upper >= 0 "
-      "(the contrast is drawn from [1 - lower, 1 + upper])";
+      "a number in [0, 1], or a pair [lower, upper] of numbers in [-1, 1] with lower + upper >= 0 (the contrast is drawn from [1 - lower, 1 + upper])";
   if (!field.value().is_array()) {
     const float f = float(field.number_in(0, 1, allowed));
     return {f, f};
@@ -196,14 +195,12 @@ Operation parse_operation(const Field& field, bool image_input) {
   if (field.value().contains("seed"))  // Keras's layers take one; here the draws follow the model's
     field.at("seed").fail(
         "not an operation's parameter here",
-        "every operation draws from the model's \"seed\", the epoch and the sample's position: set "
-        "the model's seed, and remove this one");
+        "every operation draws from the model's \"seed\", the epoch and the sample's position: set the model's seed, and remove this one");
   field.allow_keys(type.keys);
   if (type.image && !image_input)
     field.fail(
         std::string(type.name) + " needs an image, but the input has no input_shape",
-        "give the spec an \"input_shape\": [height, width, channels] or use a flat operation "
-        "(GaussianNoise, HostWork)");
+        "give the spec an \"input_shape\": [height, width, channels] or use a flat operation (GaussianNoise, HostWork)");
   return type.parse(field);
 }
 

@@ -30,8 +30,7 @@ constexpr int64_t kMaxClasses = int64_t(1) << 16;
 // rows * features of the train set
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 constexpr char kAllowed[] =
-    "synthetic:KIND[:key=value,...] with KIND binary, regression or teacher "
-    "and keys rows, features, classes (teacher only), seed";
+    "synthetic:KIND[:key=value,...] with KIND binary, regression or teacher and keys rows, features, classes (teacher only), seed";
 
 // Random streams forked from the seed, one per purpose.
 enum Stream : uint64_t { kTrainStream = 0, kTestStream = 1, kTeacherStream = 2 };
