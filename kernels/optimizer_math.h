@@ -88,6 +88,41 @@ enum class ScheduleKind : int {
   polynomial_decay = 5
 };
 inline constexpr int kMaxBoundaries = 16;  // PiecewiseConstantDecay's boundaries
+// Keras's classes (keras.optimizers.schedules; a schedule has no identifier): a spec's "name".
+inline constexpr KerasName<ScheduleKind> kScheduleNames[] = {
+    {nullptr, "ExponentialDecay", ScheduleKind::exponential_decay},
+    {nullptr, "CosineDecay", ScheduleKind::cosine_decay},
+    {nullptr, "PiecewiseConstantDecay", ScheduleKind::piecewise_constant_decay},
+    {nullptr, "InverseTimeDecay", ScheduleKind::inverse_time_decay},
+    {nullptr, "PolynomialDecay", ScheduleKind::polynomial_decay}};
+// Each schedule's settings, Keras's keyword arguments: the spec reads and writes these alone
+// (nn/spec_optimizer.cpp), the first `required` of them without a default.
+struct ScheduleTraits {
+  ScheduleKind kind;
+  const char* keys[5];  // nullptr after the last
+  int required;
+};
+inline constexpr ScheduleTraits kScheduleTraits[] = {
+    {ScheduleKind::exponential_decay,
+     {"initial_learning_rate", "decay_steps", "decay_rate", "staircase"},
+     3},
+    {ScheduleKind::cosine_decay,
+     {"initial_learning_rate", "decay_steps", "alpha", "warmup_target", "warmup_steps"},
+     2},
+    {ScheduleKind::piecewise_constant_decay, {"boundaries", "values"}, 2},
+    {ScheduleKind::inverse_time_decay,
+     {"initial_learning_rate", "decay_steps", "decay_rate", "staircase"},
+     3},
+    {ScheduleKind::polynomial_decay,
+     {"initial_learning_rate", "decay_steps", "end_learning_rate", "power", "cycle"},
+     2},
+};
+// Schedule `kind`'s entry of kScheduleTraits (constant, not a Keras schedule, has none).
+constexpr const ScheduleTraits& schedule_traits(ScheduleKind kind) {
+  for (const ScheduleTraits& entry : kScheduleTraits)
+    if (entry.kind == kind) return entry;
+  return kScheduleTraits[0];  // never for a schedule a spec names (a test checks)
+}
 
 struct Schedule {
   ScheduleKind kind = ScheduleKind::constant;

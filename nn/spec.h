@@ -107,13 +107,6 @@ struct LayerSpec {
 
 inline const char* to_string(OptimizerKind k) { return name_of(kOptimizerNames, k); }
 
-inline constexpr Named<ScheduleKind> kScheduleNames[] = {
-    {"ExponentialDecay", ScheduleKind::exponential_decay},
-    {"CosineDecay", ScheduleKind::cosine_decay},
-    {"PiecewiseConstantDecay", ScheduleKind::piecewise_constant_decay},
-    {"InverseTimeDecay", ScheduleKind::inverse_time_decay},
-    {"PolynomialDecay", ScheduleKind::polynomial_decay}};
-
 // A keras.optimizers.schedules schedule, its settings as written (the kernels' float32 forms are
 // made from them, kernels/optimizer_math.h).
 struct ScheduleSpec {
@@ -335,5 +328,8 @@ std::vector<std::string> initializer_names();
 std::vector<std::string> loss_names();
 std::vector<std::string> metric_names();
 std::vector<std::string> optimizer_entries();
+// Each schedule with its settings, a default beside each that has one ("PolynomialDecay
+// (initial_learning_rate, decay_steps, end_learning_rate 0.0001, power 1, cycle false)").
+std::vector<std::string> schedule_entries();
 
 }  // namespace mf

@@ -16,25 +16,23 @@ namespace {
 
 using nlohmann::json;
 
-constexpr KerasName<ScheduleKind> kSchedules[] = {
-    {nullptr, "ExponentialDecay", ScheduleKind::exponential_decay},
-    {nullptr, "CosineDecay", ScheduleKind::cosine_decay},
-    {nullptr, "PiecewiseConstantDecay", ScheduleKind::piecewise_constant_decay},
-    {nullptr, "InverseTimeDecay", ScheduleKind::inverse_time_decay},
-    {nullptr, "PolynomialDecay", ScheduleKind::polynomial_decay}};
-
 // Every optimizer's settings beside these (keras/src/optimizers/base_optimizer.py).
 constexpr const char* kCommonKeys[] = {"learning_rate", "weight_decay", "clipnorm", "clipvalue",
                                        "global_clipnorm"};
 // ClipKind's order, from 1
 constexpr const char* kClipKeys[] = {"clipnorm", "global_clipnorm", "clipvalue"};
 
+// The keys of a traits table's entry, up to its first nullptr.
+template <size_t N>
+std::vector<const char*> listed(const char* const (&keys)[N]) {
+  std::vector<const char*> out;
+  for (const char* key : keys)
+    if (key) out.push_back(key);
+  return out;
+}
 // Optimizer `kind`'s own settings (kernels/optimizer_math.h's kOptimizerTraits).
 std::vector<const char*> own_keys(OptimizerKind kind) {
-  std::vector<const char*> keys;
-  for (const char* key : optimizer_traits(kind).keys)
-    if (key) keys.push_back(key);
-  return keys;
+  return listed(optimizer_traits(kind).keys);
 }
 
 constexpr KerasDefault kOptimizerDefaults[] = {
@@ -68,7 +66,8 @@ ScheduleSpec parse_schedule(const Field& field) {
   if (!object.settings())
     object.kind_field().fail("a schedule without its settings", "give them in its config");
   ScheduleSpec s;
-  s.kind = object.one_of(kSchedules);
+  s.kind = object.one_of(kScheduleNames);
+  object.allow(listed(schedule_traits(s.kind).keys));
   const Field& settings = *object.settings();
   const auto flag = [&](const char* key) {
     const auto f = object.setting(key);
@@ -77,14 +76,10 @@ ScheduleSpec parse_schedule(const Field& field) {
   switch (s.kind) {
     case ScheduleKind::exponential_decay:
     case ScheduleKind::inverse_time_decay:
-      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps",
-                                                      "decay_rate", "staircase"});
       s.decay_rate = settings.at("decay_rate").number_in(0, 1e30, "a finite number >= 0");
       s.staircase = flag("staircase");
       break;
     case ScheduleKind::cosine_decay:
-      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps",
-                                                      "alpha", "warmup_target", "warmup_steps"});
       if (const auto f = object.setting("alpha"))
         s.alpha = f->number_in(0, 1, "a number in [0, 1]");
       if (const auto f = object.setting("warmup_target"); f && !f->value().is_null())
@@ -92,8 +87,6 @@ ScheduleSpec parse_schedule(const Field& field) {
       if (const auto f = object.setting("warmup_steps")) s.warmup_steps = int64_t(f->count());
       break;
     case ScheduleKind::polynomial_decay:
-      object.allow(std::initializer_list<const char*>{"initial_learning_rate", "decay_steps",
-                                                      "end_learning_rate", "power", "cycle"});
       if (const auto f = object.setting("end_learning_rate"))
         s.end_learning_rate = f->number_in(0, 1e30, "a finite number >= 0");
       if (const auto f = object.setting("power"))
@@ -101,7 +94,6 @@ ScheduleSpec parse_schedule(const Field& field) {
       s.cycle = flag("cycle");
       break;
     case ScheduleKind::piecewise_constant_decay: {
-      object.allow(std::initializer_list<const char*>{"boundaries", "values"});
       const Field boundaries = settings.at("boundaries"), values = settings.at("values");
       const std::string expected = "an increasing array of 1 to " + std::to_string(kMaxBoundaries) +
                                    " optimizer steps (whole numbers >= 0)";
@@ -145,14 +137,14 @@ json schedule_to_json(const ScheduleSpec& s) {
       config = {{"end_learning_rate", s.end_learning_rate}, {"power", s.power}, {"cycle", s.cycle}};
       break;
     case ScheduleKind::piecewise_constant_decay:
-      return {{"class_name", name_of(kScheduleNames, s.kind)},
+      return {{"class_name", class_of(kScheduleNames, s.kind)},
               {"config", {{"boundaries", s.boundaries}, {"values", s.values}}}};
     default:
       break;
   }
   config["initial_learning_rate"] = s.initial_learning_rate;
   config["decay_steps"] = s.decay_steps;
-  return {{"class_name", name_of(kScheduleNames, s.kind)}, {"config", config}};
+  return {{"class_name", class_of(kScheduleNames, s.kind)}, {"config", config}};
 }
 
 // An optimizer's own setting `key` (one of kOptimizerTraits' keys), as the spec holds it.
@@ -167,6 +159,15 @@ json setting_to_json(const OptimizerSpec& o, std::string_view key) {
   if (key == "centered") return o.centered;
   if (key == "initial_accumulator_value") return number(o.initial_accumulator_value);
   throw std::logic_error("optimizer setting " + std::string(key) + " has no field");
+}
+
+// A setting's default as the help prints it: a number to float32's digits (1e-07, not
+// 9.99999993922529e-08), anything else as JSON.
+std::string default_text(const json& value) {
+  if (!value.is_number()) return value.dump();
+  char out[32];
+  std::snprintf(out, sizeof out, "%g", float(value.get<double>()));
+  return out;
 }
 
 }  // namespace
@@ -242,13 +243,24 @@ OptimizerSpec parse_optimizer(const Field& field) {
   return o;
 }
 
+std::vector<std::string> schedule_entries() {
+  std::vector<std::string> out;
+  for (const ScheduleTraits& traits : kScheduleTraits) {
+    ScheduleSpec defaults;
+    defaults.kind = traits.kind;
+    const json config = schedule_to_json(defaults)["config"];
+    std::vector<std::string> settings;
+    for (int i = 0; i < int(listed(traits.keys).size()); ++i)
+      settings.push_back(
+          std::string(traits.keys[i]) +
+          (i < traits.required ? "" : " " + default_text(config.value(traits.keys[i], json()))));
+    out.push_back(std::string(class_of(kScheduleNames, traits.kind)) + " (" + joined(settings) +
+                  ")");
+  }
+  return out;
+}
+
 std::vector<std::string> optimizer_entries() {
-  const auto text = [](const json& value) {
-    if (!value.is_number()) return value.dump();
-    char out[32];
-    std::snprintf(out, sizeof out, "%g", float(value.get<double>()));
-    return std::string(out);
-  };
   const json adam = optimizer_to_json(parse_optimizer(Field(json{{"name", "adam"}}, "reference")));
   std::vector<std::string> out;
   for (const KerasName<OptimizerKind>& name : kOptimizerNames) {
@@ -256,10 +268,10 @@ std::vector<std::string> optimizer_entries() {
         optimizer_to_json(parse_optimizer(Field(json{{"name", name.identifier}}, "reference")));
     std::vector<std::string> settings;
     for (const char* key : own_keys(name.value))
-      settings.push_back(std::string(key) + " " + text(defaults[key]));
+      settings.push_back(std::string(key) + " " + default_text(defaults[key]));
     for (const char* key : {"learning_rate", "weight_decay"})
       if (defaults.contains(key) && defaults[key] != adam.value(key, json()))
-        settings.push_back(std::string(key) + " " + text(defaults[key]));
+        settings.push_back(std::string(key) + " " + default_text(defaults[key]));
     out.push_back(std::string(name.identifier) +
                   (settings.empty() ? "" : " (" + joined(settings) + ")"));
   }

@@ -48,7 +48,7 @@ TrainingSettings settings_of(const ModelSpec& spec) {
   settings.optimizer = spec.optimizer.kind;
   settings.learning_rate = as_written(spec.optimizer.learning_rate);
   if (spec.optimizer.schedule)
-    settings.schedule = name_of(kScheduleNames, spec.optimizer.schedule->kind);
+    settings.schedule = class_of(kScheduleNames, spec.optimizer.schedule->kind);
   settings.epochs = spec.fit.epochs, settings.batch_size = spec.fit.batch_size;
   settings.validation_split = spec.fit.validation_split, settings.shuffle = spec.fit.shuffle;
   settings.seed = spec.seed, settings.memory_mode = spec.memory.mode;

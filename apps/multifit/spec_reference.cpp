@@ -1,6 +1,7 @@
 // The spec reference that `multifit train --help` prints: the keys are written here, the names of
-// each family (activations, initializers, losses, metrics, optimizers with their defaults) come
-// from the tables the parser reads (nn/spec.h), so a new entry is listed without an edit here.
+// each family (activations, initializers, losses, metrics, optimizers and schedules with their
+// defaults) come from the tables the parser reads (nn/spec.h), so a new entry is listed without an
+// edit here.
 #include "apps/multifit/spec_reference.h"
 
 #include <algorithm>
@@ -58,13 +59,10 @@ line that says what it does instead.
                                     others; @metrics@
   "optimizer": "adam"               or {"name": ..., "learning_rate": 0.001, ...}, with its
                                     own settings' defaults: @optimizers@.
-                                    Every one takes learning_rate, weight_decay (0) and one of
-                                    clipnorm, global_clipnorm, clipvalue.
-                                    "learning_rate" may be a schedule: ExponentialDecay,
-                                    InverseTimeDecay (initial_learning_rate, decay_steps,
-                                    decay_rate, staircase), CosineDecay (alpha, warmup_target,
-                                    warmup_steps), PolynomialDecay (end_learning_rate 0.0001,
-                                    power 1, cycle), PiecewiseConstantDecay (boundaries, values)
+                                    Every one takes learning_rate, weight_decay (0 unless listed
+                                    above) and one of clipnorm, global_clipnorm, clipvalue.
+                                    "learning_rate" may be a schedule, its settings' defaults
+                                    beside them: @schedules@
   "fit": {"epochs": 1,              0 evaluates and saves the initial weights
           "batch_size": 32,         rows per step; the last partial batch is a step
           "validation_split": 0,    the last fraction of the rows, in [0, 1)
@@ -136,7 +134,8 @@ std::string spec_reference() {
            {"@initializers@", initializer_names()},
            {"@losses@", loss_names()},
            {"@metrics@", metric_names()},
-           {"@optimizers@", optimizer_entries()}})
+           {"@optimizers@", optimizer_entries()},
+           {"@schedules@", schedule_entries()}})
     text = fill(std::move(text), tag, words);
   return text;
 }

@@ -45,7 +45,7 @@ TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
   for (const auto& n : kLayerKindNames)
     EXPECT_TRUE(named(std::string("\"") + n.name + "\"")) << n.name;
   for (const auto& n : kOptimizerNames) EXPECT_TRUE(named(n.identifier)) << n.identifier;
-  for (const auto& n : kScheduleNames) EXPECT_TRUE(named(n.name)) << n.name;
+  for (const auto& n : kScheduleNames) EXPECT_TRUE(named(n.class_name)) << n.class_name;
   for (const auto& n : kMetricNames) EXPECT_TRUE(named(n.name)) << n.name;
   for (const auto& n : kLossNames) EXPECT_TRUE(named(n.identifier)) << n.identifier;
   std::set<std::string> keys;
@@ -112,7 +112,12 @@ TEST(KerasSpec, TheSpecReferenceListsTheTablesWrapped) {
         "false, learning_rate 0.01),",
         "adamw (beta_1 0.9, beta_2 0.999, epsilon 1e-07, amsgrad false, weight_decay 0.004)",
         "adagrad (initial_accumulator_value 0.1, epsilon 1e-07)", "lion (beta_1 0.9, beta_2 0.99).",
-        "truncated_normal. constant takes value"})
+        "ExponentialDecay (initial_learning_rate, decay_steps, decay_rate, staircase false)",
+        "CosineDecay (initial_learning_rate, decay_steps, alpha 0, warmup_target null, "
+        "warmup_steps 0)",
+        "PolynomialDecay (initial_learning_rate, decay_steps, end_learning_rate 0.0001, power 1, "
+        "cycle false)",
+        "PiecewiseConstantDecay (boundaries, values)", "truncated_normal. constant takes value"})
     EXPECT_NE(flat.find(entry), std::string::npos) << entry << "\nnot in:\n" << flat;
 }
 

@@ -568,18 +568,46 @@ TEST(KerasSpec, EverySettingReadsBackFromToJson) {
   EXPECT_TRUE(back == s) << to_json(s).dump();
 }
 
+// How many entries of a table of names (by value) or of traits (by kind) are for `kind`.
+template <class Table, class Kind>
+long entries_for(const Table& table, Kind kind) {
+  return std::count_if(std::begin(table), std::end(table), [&](const auto& entry) {
+    if constexpr (requires { entry.value; })
+      return entry.value == kind;
+    else
+      return entry.kind == kind;
+  });
+}
+
+// And each schedule a spec names once, with its keys: a schedule written with every setting parses
+// and writes back those settings alone.
+TEST(KerasSchedules, EveryScheduleHasItsNameAndKeysOnce) {
+  for (int k = int(ScheduleKind::exponential_decay); k <= int(ScheduleKind::polynomial_decay);
+       ++k) {
+    EXPECT_EQ(entries_for(kScheduleNames, ScheduleKind(k)), 1) << k;
+    EXPECT_EQ(entries_for(kScheduleTraits, ScheduleKind(k)), 1) << k;
+  }
+  json schedule = {{"class_name", "CosineDecay"},
+                   {"config",
+                    {{"initial_learning_rate", 0.1},
+                     {"decay_steps", 4},
+                     {"alpha", 0.5},
+                     {"warmup_target", 0.2},
+                     {"warmup_steps", 2}}}};
+  const ModelSpec s = parse(
+      spec_with(json::array(), {{"optimizer", {{"name", "adam"}, {"learning_rate", schedule}}}}));
+  EXPECT_EQ(to_json(s)["optimizer"]["learning_rate"], schedule);
+  schedule["config"]["power"] = 2;  // PolynomialDecay's, not CosineDecay's
+  EXPECT_THROW(parse(spec_with(json::array(),
+                               {{"optimizer", {{"name", "adam"}, {"learning_rate", schedule}}}})),
+               UserError);
+}
+
 // kernels/optimizer_math.h's tables hold each optimizer once: its Keras names and its own keys.
 TEST(KerasOptimizers, EveryKindHasItsNamesAndKeysOnce) {
   for (int k = 0; k < kOptimizerCount; ++k) {
-    const auto kind = OptimizerKind(k);
-    EXPECT_EQ(std::count_if(std::begin(kOptimizerNames), std::end(kOptimizerNames),
-                            [&](const auto& n) { return n.value == kind; }),
-              1)
-        << k;
-    EXPECT_EQ(std::count_if(std::begin(kOptimizerTraits), std::end(kOptimizerTraits),
-                            [&](const auto& e) { return e.kind == kind; }),
-              1)
-        << k;
+    EXPECT_EQ(entries_for(kOptimizerNames, OptimizerKind(k)), 1) << k;
+    EXPECT_EQ(entries_for(kOptimizerTraits, OptimizerKind(k)), 1) << k;
   }
   // each default as Keras's: SGD's rate, AdamW's decay, Lion's beta_2
   EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "sgd"}})).optimizer.learning_rate, 0.01f);
