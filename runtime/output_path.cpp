@@ -41,7 +41,9 @@ void check_output_path(const char* flag, const std::string& path) {
     throw UserError(named + ": is " + kind_of(status.type()) +
                     ", not a regular file; give a file name, or - for standard output");
   if (!fs::is_directory(parent, error))
-    throw UserError(named + ": the folder " + parent.string() + " does not exist");
+    throw UserError(named + (fs::exists(parent, error)
+                                 ? ": " + parent.string() + " is not a folder"
+                                 : ": the folder " + parent.string() + " does not exist"));
   if (access(parent.c_str(), W_OK) != 0)
     throw UserError(named + ": the folder " + parent.string() + " is not writable");
 }

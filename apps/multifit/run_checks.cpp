@@ -66,8 +66,11 @@ void check_save_best_dir(const SaveBest& save) {
   const fs::path folder =
       fs::exists(status) ? fs::path(save.dir) : fs::absolute(save.dir, error).parent_path();
   if (!fs::exists(status) && !fs::is_directory(folder, error))
-    throw UserError(named + ": the folder " + folder.string() + " does not exist, so " + save.dir +
-                    " cannot be made in it");
+    throw UserError(named +
+                    (fs::exists(folder, error)
+                         ? ": " + folder.string() + " is not a folder"
+                         : ": the folder " + folder.string() + " does not exist") +
+                    ", so " + save.dir + " cannot be made in it");
   if (access(folder.c_str(), W_OK | X_OK) != 0)
     throw UserError(named + ": the folder " + folder.string() + " is not writable (" +
                     std::generic_category().message(errno) + ")");

@@ -64,7 +64,7 @@ void add_mode_flags(CLI::App* cmd, RunArgs& args) {
                        ? "the model NAME, " + name + ", looks like a flag: give a model's name"
                        : "";
           },
-          "NAME"))
+          ""))  // no name: CLI11 would print it after the type's, "NAME:NAME"
       ->type_name("NAME");
   cmd->add_option("--calibration-steps", args.calibration_steps,
                   "--mode auto: training steps per model in each mode's calibration")
@@ -118,7 +118,7 @@ void add_keeping_flags(CLI::App* cmd, RunArgs& args) {
                                ? "the folder DIR, " + dir + ", looks like a flag: give K, then DIR"
                                : "";
                   },
-                  "DIR")
+                  "")  // no name, as --inject-fault's
                   .application_index(1))
       ->type_name("K DIR");
   cmd->add_option(

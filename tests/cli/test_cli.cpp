@@ -159,6 +159,12 @@ TEST_F(Cli, OutputPathsAreCheckedBeforeTraining) {
     EXPECT_FALSE(contains(r.out, "test_loss")) << r.out;  // nothing trained: at most "...: failed"
     EXPECT_FALSE(contains(r.err, "Epoch")) << r.err;      // no progress either
   }
+  // a file where its folder should be: said so, not "does not exist"
+  const Result file_as_folder = multifit("train " + spec + " --backend cpu --json " +
+                                         quoted(example("binary-classifier.json") + "/out.json"));
+  EXPECT_EQ(file_as_folder.rc, 2);
+  EXPECT_TRUE(contains(file_as_folder.err, "binary-classifier.json is not a folder"))
+      << file_as_folder.err;
   const Result folder =
       multifit("train " + spec + " --backend cpu --save " + quoted(dir_.string()));
   EXPECT_EQ(folder.rc, 2);
