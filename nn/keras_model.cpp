@@ -125,24 +125,11 @@ std::string snake_case(const std::string& name) {
 }
 
 ojson keras_initializer(const Initializer& init) {
+  const InitializerTraits& traits = initializer_traits(init.kind);
   ojson config = ojson::object();
-  switch (init.kind) {
-    case InitializerKind::zeros:
-    case InitializerKind::ones:
-      break;
-    case InitializerKind::constant:
-      config["value"] = init.a;
-      break;
-    case InitializerKind::random_uniform:
-      config = {{"seed", nullptr}, {"minval", init.a}, {"maxval", init.b}};
-      break;
-    case InitializerKind::random_normal:
-    case InitializerKind::truncated_normal:
-      config = {{"seed", nullptr}, {"mean", init.a}, {"stddev", init.b}};
-      break;
-    default:  // the variance-scaling ones
-      config["seed"] = nullptr;
-  }
+  if (traits.seeded) config["seed"] = nullptr;
+  if (traits.keys[0]) config[traits.keys[0]] = init.a;
+  if (traits.keys[1]) config[traits.keys[1]] = init.b;
   return serialized("keras.initializers", keras_class(init.kind), config);
 }
 

@@ -38,6 +38,7 @@
 #include "kernels/layer_math.h"
 #include "kernels/loss_row.h"
 #include "kernels/optimizer_math.h"
+#include "nn/initializers.h"
 #include "runtime/memory_pool.h"
 #include "runtime/names.h"
 
@@ -52,34 +53,6 @@ inline constexpr Named<LayerKind> kLayerKindNames[] = {
     {"BatchNormalization", LayerKind::batch_normalization},
     {"Activation", LayerKind::activation},
     {"Flatten", LayerKind::flatten}};
-
-// keras.initializers, drawn on the host from the model's seed (nn/initializers.h). The variance
-// scaling ones by Keras's rule: scale / fan (fan_in, fan_out or their mean), uniform in
-// +-sqrt(3 * that), or normal with stddev sqrt(that), truncated at 2 stddev and so divided by
-// 0.87962566 (the truncated normal's stddev).
-enum class InitializerKind {
-  glorot_uniform,
-  glorot_normal,
-  he_uniform,
-  he_normal,
-  lecun_uniform,
-  lecun_normal,
-  zeros,
-  ones,
-  constant,
-  random_uniform,
-  random_normal,
-  truncated_normal
-};
-struct Initializer {
-  Initializer(InitializerKind kind = InitializerKind::glorot_uniform, double a = 0, double b = 0)
-      : kind(kind), a(a), b(b) {}
-  InitializerKind kind;
-  // constant: value (a); random_uniform: minval, maxval (a, b; Keras: -0.05, 0.05); random_normal
-  // and truncated_normal: mean, stddev (a, b; Keras: 0, 0.05).
-  double a, b;
-  bool operator==(const Initializer&) const = default;
-};
 
 struct LayerSpec {
   // A Dense layer of `units` (the other kinds set `kind` and their own settings).
@@ -324,7 +297,9 @@ const char* to_string(LayerKind k);
 // (silu)"), and each optimizer with its own settings' Keras defaults ("sgd (momentum 0, nesterov
 // false, learning_rate 0.01)": its learning rate and weight decay where they differ from Adam's).
 std::vector<std::string> activation_names();
-std::vector<std::string> initializer_names();
+// Each initializer with its settings' Keras defaults ("random_uniform (minval -0.05, maxval
+// 0.05)").
+std::vector<std::string> initializer_entries();
 std::vector<std::string> loss_names();
 std::vector<std::string> metric_names();
 std::vector<std::string> optimizer_entries();

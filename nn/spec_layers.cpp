@@ -103,68 +103,37 @@ constexpr KerasDefault kInputDefaults[] = {
 
 // ---- Initializers and regularizers -------------------------------------------------------------
 
-constexpr KerasName<InitializerKind> kInitializers[] = {
-    {"glorot_uniform", "GlorotUniform", InitializerKind::glorot_uniform},
-    {"glorot_normal", "GlorotNormal", InitializerKind::glorot_normal},
-    {"he_uniform", "HeUniform", InitializerKind::he_uniform},
-    {"he_normal", "HeNormal", InitializerKind::he_normal},
-    {"lecun_uniform", "LecunUniform", InitializerKind::lecun_uniform},
-    {"lecun_normal", "LecunNormal", InitializerKind::lecun_normal},
-    {"zeros", "Zeros", InitializerKind::zeros},
-    {"ones", "Ones", InitializerKind::ones},
-    {"constant", "Constant", InitializerKind::constant},
-    {"random_uniform", "RandomUniform", InitializerKind::random_uniform},
-    {"random_normal", "RandomNormal", InitializerKind::random_normal},
-    {"truncated_normal", "TruncatedNormal", InitializerKind::truncated_normal}};
-
 // Keras's seed of an initializer (or a Dropout) draws from its own generator; multifit draws every
 // initial weight from the model's seed, so the same spec gives the same numbers on every backend.
 constexpr const char* kSeedKeys[] = {"seed", "input_axes", "output_axes"};
 
 Initializer parse_initializer(const Field& field) {
   const KerasObject object(field, "name", "initializer");
-  Initializer init{object.one_of(kInitializers)};
-  const auto number = [&](const char* key, double fallback) {
-    const auto f = object.setting(key);
-    return f ? f->number_in(-1e30, 1e30, "a finite number") : fallback;
-  };
-  switch (init.kind) {
-    case InitializerKind::constant:
-      object.allow(std::initializer_list<const char*>{"value"}, kSeedKeys);
-      init.a = number("value", 0);
-      break;
-    case InitializerKind::random_uniform:
-      object.allow(std::initializer_list<const char*>{"minval", "maxval"}, kSeedKeys);
-      init.a = number("minval", -0.05), init.b = number("maxval", 0.05);
-      if (init.b < init.a) field.fail("maxval below minval", "expected minval <= maxval");
-      break;
-    case InitializerKind::random_normal:
-    case InitializerKind::truncated_normal:
-      object.allow(std::initializer_list<const char*>{"mean", "stddev"}, kSeedKeys);
-      init.a = number("mean", 0), init.b = number("stddev", 0.05);
-      if (init.b < 0) field.fail("a negative stddev", "expected stddev >= 0");
-      break;
-    default:
-      object.allow({}, kSeedKeys);
+  Initializer init{object.one_of(kInitializerNames)};
+  const InitializerTraits& traits = initializer_traits(init.kind);
+  const std::vector<const char*> keys = listed(traits.keys);
+  object.allow(keys, kSeedKeys);
+  double* settings[] = {&init.a, &init.b};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto f = object.setting(keys[i]);
+    *settings[i] = f ? f->number_in(-1e30, 1e30, "a finite number") : traits.defaults[i];
   }
+  if (init.kind == InitializerKind::random_uniform && init.b < init.a)
+    field.fail("maxval below minval", "expected minval <= maxval");
+  if ((init.kind == InitializerKind::random_normal ||
+       init.kind == InitializerKind::truncated_normal) &&
+      init.b < 0)
+    field.fail("a negative stddev", "expected stddev >= 0");
   return init;
 }
 
 json initializer_to_json(const Initializer& init) {
-  const char* name = nullptr;
-  for (const auto& n : kInitializers)
-    if (n.value == init.kind) name = n.identifier;
-  switch (init.kind) {
-    case InitializerKind::constant:
-      return {{"name", name}, {"value", init.a}};
-    case InitializerKind::random_uniform:
-      return {{"name", name}, {"minval", init.a}, {"maxval", init.b}};
-    case InitializerKind::random_normal:
-    case InitializerKind::truncated_normal:
-      return {{"name", name}, {"mean", init.a}, {"stddev", init.b}};
-    default:
-      return name;
-  }
+  const InitializerTraits& traits = initializer_traits(init.kind);
+  const char* name = name_of(kInitializerNames, init.kind);
+  if (!traits.keys[0]) return name;
+  json out = {{"name", name}, {traits.keys[0], init.a}};
+  if (traits.keys[1]) out[traits.keys[1]] = init.b;
+  return out;
 }
 
 enum class RegularizerKind { l1, l2, l1_l2 };
@@ -382,10 +351,22 @@ std::vector<int> shape_dims(const Field& field, bool batch) {
   return dims;
 }
 
-const char* keras_class(InitializerKind kind) { return class_of(kInitializers, kind); }
+const char* keras_class(InitializerKind kind) { return class_of(kInitializerNames, kind); }
 
 std::vector<std::string> activation_names() { return names_with_aliases(kActivationNames); }
-std::vector<std::string> initializer_names() { return names_with_aliases(kInitializers); }
+std::vector<std::string> initializer_entries() {
+  std::vector<std::string> out;
+  for (const InitializerTraits& traits : kInitializerTraits) {
+    const json written =
+        initializer_to_json(Initializer(traits.kind, traits.defaults[0], traits.defaults[1]));
+    std::vector<std::string> settings;
+    for (const char* key : listed(traits.keys))
+      settings.push_back(std::string(key) + " " + default_text(written[key]));
+    out.push_back(name_of(kInitializerNames, traits.kind) +
+                  (settings.empty() ? std::string() : " (" + joined(settings) + ")"));
+  }
+  return out;
+}
 
 std::vector<const char*> check_defaults(const KerasObject& object,
                                         std::span<const KerasDefault> defaults) {

@@ -22,14 +22,6 @@ constexpr const char* kCommonKeys[] = {"learning_rate", "weight_decay", "clipnor
 // ClipKind's order, from 1
 constexpr const char* kClipKeys[] = {"clipnorm", "global_clipnorm", "clipvalue"};
 
-// The keys of a traits table's entry, up to its first nullptr.
-template <size_t N>
-std::vector<const char*> listed(const char* const (&keys)[N]) {
-  std::vector<const char*> out;
-  for (const char* key : keys)
-    if (key) out.push_back(key);
-  return out;
-}
 // Optimizer `kind`'s own settings (kernels/optimizer_math.h's kOptimizerTraits).
 std::vector<const char*> own_keys(OptimizerKind kind) {
   return listed(optimizer_traits(kind).keys);
@@ -161,15 +153,6 @@ json setting_to_json(const OptimizerSpec& o, std::string_view key) {
   throw std::logic_error("optimizer setting " + std::string(key) + " has no field");
 }
 
-// A setting's default as the help prints it: a number to float32's digits (1e-07, not
-// 9.99999993922529e-08), anything else as JSON.
-std::string default_text(const json& value) {
-  if (!value.is_number()) return value.dump();
-  char out[32];
-  std::snprintf(out, sizeof out, "%g", float(value.get<double>()));
-  return out;
-}
-
 }  // namespace
 
 const char* keras_class(OptimizerKind kind) { return class_of(kOptimizerNames, kind); }
@@ -241,6 +224,13 @@ OptimizerSpec parse_optimizer(const Field& field) {
     o.clip_value = f->positive_number();
   }
   return o;
+}
+
+std::string default_text(const json& value) {
+  if (!value.is_number()) return value.dump();
+  char out[32];
+  std::snprintf(out, sizeof out, "%g", float(value.get<double>()));
+  return out;
 }
 
 std::vector<std::string> schedule_entries() {

@@ -55,6 +55,10 @@ nlohmann::json layer_to_json(const LayerSpec& layer);
 const char* keras_class(InitializerKind kind);
 const char* keras_class(OptimizerKind kind);
 
+// A setting's default as the help prints it: a number to float32's digits (1e-07, not
+// 9.99999993922529e-08; 0, not 0.0), anything else as JSON.
+std::string default_text(const nlohmann::json& value);
+
 OptimizerSpec parse_optimizer(const Field& field);
 nlohmann::json optimizer_to_json(const OptimizerSpec& optimizer);
 

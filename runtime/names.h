@@ -92,6 +92,15 @@ std::string names_of(const Named<E> (&table)[N]) {
   return joined(table, [](const Named<E>& entry) { return std::string(entry.name); });
 }
 
+// The keys of a traits table's entry (kOptimizerTraits' and the like), up to its first nullptr.
+template <size_t N>
+std::vector<const char*> listed(const char* const (&keys)[N]) {
+  std::vector<const char*> out;
+  for (const char* key : keys)
+    if (key) out.push_back(key);
+  return out;
+}
+
 // Each value's names as a reference lists them, in the table's order: the first name, then its
 // other names in parentheses ("mse (mean_squared_error)", "swish (silu)").
 template <class Table, class NameOf>

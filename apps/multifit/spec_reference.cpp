@@ -1,5 +1,5 @@
 // The spec reference that `multifit train --help` prints: the keys are written here, the names of
-// each family (activations, initializers, losses, metrics, optimizers and schedules with their
+// each family (activations, initializers, losses, metrics, optimizers and schedules, with their
 // defaults) come from the tables the parser reads (nn/spec.h), so a new entry is listed without an
 // edit here.
 #include "apps/multifit/spec_reference.h"
@@ -37,9 +37,7 @@ line that says what it does instead.
      "kernel_initializer": "glorot_uniform", "bias_initializer": "zeros",
      "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null}
                                     activations @activations@.
-                                    Initializers @initializers@.
-                                    constant takes value, random_uniform minval and maxval,
-                                    random_normal and truncated_normal mean and stddev.
+                                    Initializers, with their settings' defaults: @initializers@.
                                     Regularizers "l1", "l2" (0.01) or {"name": "l1_l2", "l1": 0,
                                     "l2": 0}
     {"type": "Dropout", "rate": R}  R in [0, 1), training only
@@ -131,7 +129,7 @@ std::string spec_reference() {
   std::string text = kTemplate;
   for (auto& [tag, words] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"@activations@", activation_names()},
-           {"@initializers@", initializer_names()},
+           {"@initializers@", initializer_entries()},
            {"@losses@", loss_names()},
            {"@metrics@", metric_names()},
            {"@optimizers@", optimizer_entries()},

@@ -117,7 +117,9 @@ TEST(KerasSpec, TheSpecReferenceListsTheTablesWrapped) {
         "warmup_steps 0)",
         "PolynomialDecay (initial_learning_rate, decay_steps, end_learning_rate 0.0001, power 1, "
         "cycle false)",
-        "PiecewiseConstantDecay (boundaries, values)", "truncated_normal. constant takes value"})
+        "PiecewiseConstantDecay (boundaries, values)",
+        "constant (value 0), random_uniform (minval -0.05, maxval 0.05), random_normal (mean 0, "
+        "stddev 0.05), truncated_normal (mean 0, stddev 0.05)."})
     EXPECT_NE(flat.find(entry), std::string::npos) << entry << "\nnot in:\n" << flat;
 }
 

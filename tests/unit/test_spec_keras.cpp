@@ -579,6 +579,23 @@ long entries_for(const Table& table, Kind kind) {
   });
 }
 
+// nn/initializers.h holds each initializer once, and its settings read back as written.
+TEST(KerasInitializers, EveryKindHasItsNamesAndSettingsOnce) {
+  for (int k = 0; k <= int(InitializerKind::truncated_normal); ++k) {
+    EXPECT_EQ(entries_for(kInitializerNames, InitializerKind(k)), 1) << k;
+    EXPECT_EQ(entries_for(kInitializerTraits, InitializerKind(k)), 1) << k;
+  }
+  const json dense = {
+      {"units", 2},
+      {"kernel_initializer", {{"name", "random_uniform"}, {"minval", -0.5}}},
+      {"bias_initializer", {{"class_name", "Constant"}, {"config", {{"value", 3}}}}}};
+  const ModelSpec s = parse(spec_with(json::array({dense})));
+  EXPECT_EQ(s.layers[0].kernel_initializer,
+            Initializer(InitializerKind::random_uniform, -0.5, 0.05));
+  EXPECT_EQ(s.layers[0].bias_initializer, Initializer(InitializerKind::constant, 3));
+  EXPECT_EQ(parse(to_json(s)), s);
+}
+
 // And each schedule a spec names once, with its keys: a schedule written with every setting parses
 // and writes back those settings alone.
 TEST(KerasSchedules, EveryScheduleHasItsNameAndKeysOnce) {
