@@ -22,12 +22,24 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
+// Whether a and b differ in their digits alone ("relu6" and "relu", "Conv1D" and "Conv2D"): two
+// variants of a thing, which no one types for the other.
+bool differ_in_digits_only(const std::string& a, const std::string& b) {
+  const auto letters = [](std::string s) {
+    s.erase(std::remove_if(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }),
+            s.end());
+    return s;
+  };
+  return a != b && letters(a) == letters(b);
+}
+
 }  // namespace
 
 std::string near_miss(const std::string& word, const std::vector<std::string>& known) {
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const std::string& name : known) {
+    if (differ_in_digits_only(word, name)) continue;
     const size_t distance = edit_distance(word, name);
     if (distance < best_distance) best = name, best_distance = distance;
   }

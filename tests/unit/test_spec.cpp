@@ -536,6 +536,16 @@ TEST(Spec, ActivationUnknown) {
                       "leaky_relu, mish, silu")));
 }
 
+// A name that differs from a known one in its digits alone is another function, not a typo of it:
+// Keras's relu6 is not relu, so no "did you mean" points there.
+TEST(Spec, AVariantIsNotTakenForATypo) {
+  json spec =
+      with("layers", json::array({{{"units", 2}, {"activation", "relu6"}}, {{"units", 1}}}));
+  EXPECT_THAT(error_for(spec), AllOf(HasSubstr("got \"relu6\";"), Not(HasSubstr("did you mean"))));
+  spec["layers"][0]["activation"] = "reul";
+  EXPECT_THAT(error_for(spec), HasSubstr("(did you mean \"relu\"?)"));
+}
+
 TEST(Spec, ActivationWrongType) {
   json spec = minimal();
   spec["layers"][0]["activation"] = 1;
