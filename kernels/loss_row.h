@@ -4,6 +4,7 @@
 // loops it over rows; the CUDA kernel runs it one thread per row (output widths are small: classes
 // or regression targets).
 #include "kernels/element_math.h"
+#include "runtime/names.h"
 
 namespace mf {
 
@@ -17,6 +18,15 @@ enum class Metric : int {
   mean_absolute_error = 3,
   mean_squared_error = 4
 };
+// Each metric's Keras class and the name Keras gives an instance of it (the report's name of the
+// kind); a spec's names for them, "accuracy" and "mae" among them, are nn/spec_loss.cpp's.
+inline constexpr KerasName<Metric> kMetricNames[] = {
+    {"binary_accuracy", "BinaryAccuracy", Metric::binary_accuracy},
+    {"categorical_accuracy", "CategoricalAccuracy", Metric::categorical_accuracy},
+    {"sparse_categorical_accuracy", "SparseCategoricalAccuracy",
+     Metric::sparse_categorical_accuracy},
+    {"mean_absolute_error", "MeanAbsoluteError", Metric::mean_absolute_error},
+    {"mean_squared_error", "MeanSquaredError", Metric::mean_squared_error}};
 inline constexpr int kMaxMetrics = 4;
 MF_HD bool is_accuracy(Metric m) { return int(m) <= int(Metric::sparse_categorical_accuracy); }
 

@@ -131,13 +131,6 @@ struct LossSpec {
   bool operator==(const LossSpec&) const = default;
 };
 
-inline constexpr Named<Metric> kMetricNames[] = {
-    {"binary_accuracy", Metric::binary_accuracy},
-    {"categorical_accuracy", Metric::categorical_accuracy},
-    {"sparse_categorical_accuracy", Metric::sparse_categorical_accuracy},
-    {"mean_absolute_error", Metric::mean_absolute_error},
-    {"mean_squared_error", Metric::mean_squared_error}};
-
 // A metric a model reports beside its loss: its name (the key of its values in the results, as in
 // Keras's History: "accuracy", "mae", ...) and what it computes.
 struct MetricSpec {

@@ -40,25 +40,6 @@ constexpr KerasName<MetricName> kMetrics[] = {
     {"mse", "MeanSquaredError", MetricName::mse},
     {"mean_squared_error", "MeanSquaredError", MetricName::mse}};
 
-struct MetricClass {
-  Metric kind;
-  const char* class_name;
-  const char* default_name;  // Keras's name of the class's instance
-};
-constexpr MetricClass kMetricClasses[] = {
-    {Metric::binary_accuracy, "BinaryAccuracy", "binary_accuracy"},
-    {Metric::categorical_accuracy, "CategoricalAccuracy", "categorical_accuracy"},
-    {Metric::sparse_categorical_accuracy, "SparseCategoricalAccuracy",
-     "sparse_categorical_accuracy"},
-    {Metric::mean_absolute_error, "MeanAbsoluteError", "mean_absolute_error"},
-    {Metric::mean_squared_error, "MeanSquaredError", "mean_squared_error"}};
-
-const MetricClass& metric_class(Metric kind) {
-  for (const MetricClass& c : kMetricClasses)
-    if (c.kind == kind) return c;
-  return kMetricClasses[0];
-}
-
 // Keras's "accuracy" for these shapes: binary for one output, sparse categorical for a class index
 // (one target column, several outputs), categorical otherwise.
 Metric accuracy_for(const ModelSpec& spec) {
@@ -145,8 +126,8 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
           {"dtype", "\"float32\"", "multifit computes in float32"}};
       object.allow({}, check_defaults(object, kThreshold));
       const auto given = object.setting("name");
-      metric.name = given && given->value().is_string() ? given->text()
-                                                        : metric_class(metric.kind).default_name;
+      metric.name =
+          given && given->value().is_string() ? given->text() : name_of(kMetricNames, metric.kind);
     }
     const bool by_index = spec.target_cols() == 1 && spec.outputs() > 1;
     if (by_index &&
@@ -191,7 +172,7 @@ const char* to_string(Loss l) {
   return "unknown";
 }
 
-const char* metric_class_name(Metric metric) { return metric_class(metric).class_name; }
+const char* metric_class_name(Metric metric) { return class_of(kMetricNames, metric); }
 
 std::vector<std::string> loss_names() { return names_with_aliases(kLossNames); }
 std::vector<std::string> metric_names() { return names_with_aliases(kMetrics); }

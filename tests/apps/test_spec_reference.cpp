@@ -46,7 +46,7 @@ TEST(KerasSpec, TheSpecReferenceNamesEveryNameAndKey) {
     EXPECT_TRUE(named(std::string("\"") + n.name + "\"")) << n.name;
   for (const auto& n : kOptimizerNames) EXPECT_TRUE(named(n.identifier)) << n.identifier;
   for (const auto& n : kScheduleNames) EXPECT_TRUE(named(n.class_name)) << n.class_name;
-  for (const auto& n : kMetricNames) EXPECT_TRUE(named(n.name)) << n.name;
+  for (const auto& n : kMetricNames) EXPECT_TRUE(named(n.identifier)) << n.identifier;
   for (const auto& n : kLossNames) EXPECT_TRUE(named(n.identifier)) << n.identifier;
   std::set<std::string> keys;
   json spec = json::parse(R"({
