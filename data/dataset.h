@@ -33,6 +33,11 @@ inline constexpr float kMaxClassLabel = 16777216.0f;
 // WHERE[row]: label V ("y.npy[7]: label 2.5").
 void summarize_labels(Dataset& data, std::span<const float> y, const std::string& where);
 
+// Refuses the first value of `values` (rows of `cols`) that is NaN or infinite: a UserError naming
+// it as WHERE[row, column] (WHERE[row] for one column), counted from 0 ("x[12, 3] is NaN: ...").
+// Every loader calls it on x and y, and the Python package on the arrays it is given.
+void check_finite(std::span<const float> values, int cols, const std::string& where);
+
 struct DataSplit {
   std::string description;  // e.g. "fashion-mnist (60000 train, 10000 test)"
   Dataset train;
@@ -41,11 +46,13 @@ struct DataSplit {
 
 // Loads a data source. Sources:
 //   fashion-mnist             the four IDX files in fashion_mnist_dir()
-//   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR (each
-//   plain or .gz) csv:TRAIN[,TEST]          CSV files: features then the label(s) per line, an
-//   optional header line synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys
-//   rows, features, classes, seed npy:X,Y[,XTEST,YTEST]     numpy .npy files (np.save's): x (rows,
-//   features...) and y (rows,) or
+//   mnist:DIR                 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-* in DIR
+//                             (each plain or .gz)
+//   csv:TRAIN[,TEST]          CSV files: features then the label(s) per line, an optional header
+//                             line
+//   synthetic:KIND[:k=v,...]  KIND is binary, regression or teacher; keys rows, features, classes,
+//                             seed
+//   npy:X,Y[,XTEST,YTEST]     numpy .npy files (np.save's): x (rows, features...) and y (rows,) or
 //                             (rows, targets), of any real, integer or bool dtype (read as float32)
 // Any problem with the source or its files is a UserError naming the file and what is wrong.
 // `targets` is the number of target columns at the end of each CSV row (ModelSpec::targets); other

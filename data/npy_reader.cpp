@@ -136,6 +136,8 @@ Dataset load_npy_pair(const std::string& x_path, const std::string& y_path) {
   data.rows = x.shape[0];
   data.features = int(int64_t(x.values.size()) / data.rows);  // an image's dimensions flattened
   data.target_cols = y.shape.size() == 2 ? int(y.shape[1]) : 1;
+  check_finite(x.values, data.features, x_path);
+  check_finite(y.values, data.target_cols, y_path);
   data.x = std::move(x.values);
   data.y = std::move(y.values);
   summarize_labels(data, data.y, y_path);

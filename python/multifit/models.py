@@ -75,6 +75,8 @@ def _with_validation_rows(x, y, validation_data):
     if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
         raise ValueError("fit: validation_data must be (x_val, y_val) (sample weights are not taken)")
     xv, yv = features_and_targets(*validation_data)
+    _multifit.check_finite(xv, "validation_data's x")  # named by its own rows, not the joined ones
+    _multifit.check_finite(yv, "validation_data's y")
     if xv.shape[1:] != x.shape[1:] or yv.shape[1:] != y.shape[1:]:
         raise ValueError(f"fit: validation_data has rows of shape {xv.shape[1:]} and {yv.shape[1:]}, x and y "
                          f"{x.shape[1:]} and {y.shape[1:]}")

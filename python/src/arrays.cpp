@@ -21,6 +21,7 @@ mf::HostRows host_rows(const Rows& x, const Rows* y) {
   rows.rows = int64_t(x.shape(0));
   rows.features = int(x.shape(1));
   rows.x = x.data();
+  mf::check_finite({rows.x, size_t(rows.rows) * size_t(rows.features)}, rows.features, "x");
   if (!y) return rows;
   if (y->ndim() != 1 && y->ndim() != 2)
     throw mf::UserError("y has shape " + shape_of(*y) + "; expected (rows,) or (rows, targets)");
@@ -29,6 +30,7 @@ mf::HostRows host_rows(const Rows& x, const Rows* y) {
                         std::to_string(y->shape(0)) + "; they must have one row per sample each");
   rows.target_cols = y->ndim() == 1 ? 1 : int(y->shape(1));
   rows.y = y->data();
+  mf::check_finite({rows.y, size_t(rows.rows) * size_t(rows.target_cols)}, rows.target_cols, "y");
   return rows;
 }
 

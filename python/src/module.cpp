@@ -215,6 +215,14 @@ NB_MODULE(_multifit, m) {
       },
       "spec_json"_a,
       "The config.json (JSON text) of a .keras file holding a spec's model (JSON text): nn/keras_model.h.");
+  m.def(
+      "check_finite",
+      [](const Rows& a, const std::string& where) {
+        const int cols = a.ndim() == 2 ? int(a.shape(1)) : 1;
+        mf::check_finite({a.data(), a.size()}, cols, where);
+      },
+      "array"_a, "where"_a,
+      "A ValueError naming the first NaN or infinite value of a 1-D or 2-D float32 array as WHERE[row, column] (data/dataset.h).");
   m.def("set_worker_program", &mf::set_self_executable, "path"_a,
         "The multifit program that processes mode's workers run (this process is python).");
   m.def(

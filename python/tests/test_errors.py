@@ -61,6 +61,25 @@ def test_bad_arrays(binary_task):
         model.fit(x, y, validation_freq=2)
 
 
+def test_nan_and_infinity_are_refused_where_they_are(binary_task):
+    """Before any step trains (Keras trains on to a NaN loss): the first bad value by row and column."""
+    x, y = binary_task
+    model = small_model()
+    broken = x.copy()
+    broken[7, 3] = np.nan
+    with pytest.raises(ValueError, match=r"x\[7, 3\] is NaN: a model cannot train"):
+        model.fit(broken, y, epochs=1, verbose=0)
+    labels = y.astype(np.float32)
+    labels[2] = np.inf
+    with pytest.raises(ValueError, match=r"y\[2\] is inf"):
+        model.fit(x, labels, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match=r"validation_data's x\[7, 3\] is NaN"):
+        model.fit(x, y, epochs=1, verbose=0, validation_data=(broken, y))
+    model.fit(x, y, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match=r"x\[7, 3\] is NaN"):
+        model.predict(broken)
+
+
 def test_a_python_callback_is_refused(binary_task):
     x, y = binary_task
 

@@ -1,6 +1,7 @@
 // The npy:X,Y[,XTEST,YTEST] data source on .npy files written here byte by byte, as numpy.save
 // writes them (numpy.lib.format: version 1.0, a header padded to a multiple of 64 bytes), good and
 // broken.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -54,6 +55,31 @@ TEST_F(NpySource, ReadsFloatRowsAndIntegerLabels) {
   EXPECT_EQ(split.train.label_at, ys + "[1]: label 2");
   EXPECT_FALSE(split.test);
   EXPECT_FALSE(has_test_set("npy:" + xs + "," + ys));
+}
+
+// A value that is not finite is refused where it is, x's or y's, before anything trains; a double
+// beyond float32's range becomes inf, and is refused too.
+TEST_F(NpySource, NaNAndInfinityAreRefusedByRowAndColumn) {
+  const float nan = std::nanf(""), inf = INFINITY;
+  const float x[] = {1, 2, 3, nan, 5, 6};
+  const int64_t y[] = {0, 2, 1};
+  const std::string xs = write("x.npy", npy("<f4", "(3, 2)", x, sizeof x));
+  const std::string ys = write("y.npy", npy("<i8", "(3,)", y, sizeof y));
+  EXPECT_THAT(user_error([&] { load_data("npy:" + xs + "," + ys); }),
+              HasSubstr(xs + "[1, 1] is NaN: a model cannot train"));
+  const double wide[] = {1, 2, 3, 4, 5, 1e300};
+  const float ok[] = {1, 2, 3, 4, 5, 6}, labels[] = {0, -inf, 1};
+  EXPECT_THAT(
+      user_error([&] {
+        load_data("npy:" + write("w.npy", npy("<f8", "(3, 2)", wide, sizeof wide)) + "," + ys);
+      }),
+      HasSubstr("w.npy[2, 1] is inf"));
+  const std::string bad_y = write("by.npy", npy("<f4", "(3,)", labels, sizeof labels));
+  EXPECT_THAT(
+      user_error([&] {
+        load_data("npy:" + write("ok.npy", npy("<f4", "(3, 2)", ok, sizeof ok)) + "," + bad_y);
+      }),
+      HasSubstr(bad_y + "[1] is -inf"));
 }
 
 TEST_F(NpySource, ImagesAreFlattenedDoublesConvertedAndATestSetRead) {
