@@ -16,8 +16,9 @@ struct Unit {
   double scale;
 };
 // A bare number is bytes.
-constexpr Unit kUnits[] = {{"", 1},     {"B", 1},        {"KB", 1e3},        {"MB", 1e6},
-                           {"GB", 1e9}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+constexpr Unit kUnits[] = {{"", 1},         {"B", 1},       {"KB", 1e3},     {"MB", 1e6},
+                           {"GB", 1e9},     {"TB", 1e12},   {"KiB", 0x1p10}, {"MiB", 0x1p20},
+                           {"GiB", 0x1p30}, {"TiB", 0x1p40}};
 
 }  // namespace
 

@@ -6,7 +6,7 @@ namespace mf {
 
 // "64MiB", "1.5GiB", "512KB", "4096" -> bytes. Throws UserError naming `what`.
 size_t parse_bytes(const std::string& text, const std::string& what);
-// The units parse_bytes reads, for messages: "B, KB, MB, GB, KiB, MiB or GiB".
+// The units parse_bytes reads, for messages: "B, KB, MB, GB, TB, KiB, MiB, GiB or TiB".
 const std::string& size_units();
 // 3145728 -> "3.00 MiB"
 std::string format_bytes(size_t bytes);

@@ -77,8 +77,9 @@ line that says what it does instead.
   "seed": 0                         the initial weights, each epoch's shuffle and Dropout's masks;
                                     synthetic data has a seed of its own (synthetic:KIND:seed=N,
                                     1234 by default)
-  "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, KiB, MiB, GiB (the
-                                    --memory-limit flag takes only the latter: a unit is required)
+  "memory": {"limit": "256MiB",     bytes, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB or
+                                    TiB (the --memory-limit flag takes only the latter: a unit is
+                                    required)
              "mode": "grow"}        grow takes memory as needed, reserve takes the limit at once
   "input_shape": [H, W, C]          none by default (flat rows); a row as an image, channels last,
                                     H x W x C = input: what the Random* operations need

@@ -145,7 +145,7 @@ TEST_F(Cli, ASizeWithoutAUnitIsRefusedAtTheFlag) {
   for (const std::string& command : {"train " + kBinary, "run " + kPair}) {
     const std::string name = command.substr(0, command.find(' '));
     const std::string expected =
-        "; expected a size with its unit, B, KB, MB, GB, KiB, MiB or GiB, like 64MiB; see "
+        "; expected a size with its unit, B, KB, MB, GB, TB, KiB, MiB, GiB or TiB, like 64MiB; see "
         "'multifit " +
         name + " --help'\n";
     const Result r = multifit(command + " --backend cpu --quiet --memory-limit 3 --json " +

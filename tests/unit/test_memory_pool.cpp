@@ -307,11 +307,13 @@ TEST(Bytes, ParsesEveryUnit) {
   EXPECT_EQ(parse_bytes("64MiB", "x"), 64u << 20);
   EXPECT_EQ(parse_bytes("1.5GiB", "x"), size_t(3) << 29);
   EXPECT_EQ(parse_bytes("0.5KiB", "x"), 512u);
+  EXPECT_EQ(parse_bytes("1TB", "x"), size_t(1000000000000));
+  EXPECT_EQ(parse_bytes("1TiB", "x"), size_t(1) << 40);
 }
 
 TEST(Bytes, RejectsBadInputNamingWhat) {
-  for (const char* bad :
-       {"", "abc", "-1", "0", "0MiB", "12 MiB", "12mib", "12XB", "MiB", "nan", "inf", "1e999"}) {
+  for (const char* bad : {"", "abc", "-1", "0", "0MiB", "12 MiB", "12mib", "12XB", "MiB", "nan",
+                          "inf", "1e999", "8192PiB", "4194304TiB"}) {
     SCOPED_TRACE(testing::Message() << "parsing '" << bad << "'");
     const std::string message = test::user_error([&] { parse_bytes(bad, "memory.limit"); });
     EXPECT_TRUE(contains(message, "memory.limit")) << message;
