@@ -15,7 +15,7 @@ import numpy as np
 from . import _multifit
 from ._arrays import as_rows, features_and_targets
 from .callbacks import Callback
-from .layers import InputLayer, Layer
+from .layers import Flatten, InputLayer, Layer
 
 
 class History:
@@ -42,14 +42,19 @@ class History:
         return f"History(epochs={len(self.epoch)}, status={self.status!r}, keys={list(self.history)})"
 
 
+def _checked_layer(layer, i):
+    """`layer`, or a TypeError naming entry `i` where it is not a multifit.layers layer."""
+    if not isinstance(layer, Layer):
+        raise TypeError(f"Sequential: entry {i} is {type(layer).__name__} {layer!r:.40}, not a multifit.layers "
+                        f"layer (multifit.from_keras converts a Keras model)")
+    return layer
+
+
 def _shape_config(layers):
     """(input features or None, image shape or None, the layers' spec entries, preprocessing entries)."""
     features, image, entries, preprocessing = None, None, [], []
     for i, layer in enumerate(layers):
-        if not isinstance(layer, Layer):
-            raise TypeError(f"Sequential: entry {i} is {type(layer).__name__}, not a multifit.layers layer "
-                            f"(multifit.from_keras converts a Keras model)")
-        config = layer.get_config()
+        config = _checked_layer(layer, i).get_config()
         if isinstance(layer, InputLayer) or (i == 0 and "input_shape" in config):  # Keras's two ways
             if i != 0:
                 raise ValueError(f"Sequential: an Input (InputLayer) must come first, not at entry {i}")
@@ -97,7 +102,10 @@ class Sequential:
     _unnamed = 0  # Sequentials made without a name so far: Keras's sequential, sequential_1, ...
 
     def __init__(self, layers=None, name=None, seed=0):
-        self.layers = list(layers or [])
+        if layers is not None and not isinstance(layers, (list, tuple)):
+            raise TypeError(f"Sequential: layers is {type(layers).__name__} {layers!r:.40}; expected a list of "
+                            f"multifit.layers layers")
+        self.layers = [_checked_layer(layer, i) for i, layer in enumerate(layers or [])]
         if name is None:
             name = "sequential" + (f"_{Sequential._unnamed}" if Sequential._unnamed else "")
             Sequential._unnamed += 1
@@ -131,7 +139,7 @@ class Sequential:
         return model
 
     def add(self, layer):
-        self.layers.append(layer)
+        self.layers.append(_checked_layer(layer, len(self.layers)))
 
     def compile(self, optimizer="adam", loss=None, metrics=None, *, backend="auto", graphs="auto", threads=0,
                 gemm="tiled", activations="ours", memory_limit=None, memory="grow", pipeline=None):
@@ -227,8 +235,10 @@ class Sequential:
             raise TypeError(f"fit() got arguments multifit does not take: {', '.join(sorted(unsupported))}")
         if self._compiled is None:
             raise RuntimeError("You must call compile() before fit()")
-        x, y = features_and_targets(x, y)
+        x, y = features_and_targets(self._rows_of(x), y)
         if validation_data is not None:  # Keras: it overrides validation_split
+            if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
+                validation_data = (self._rows_of(validation_data[0], "validation_data's x"), validation_data[1])
             x, y, validation_split = _with_validation_rows(x, y, validation_data)
         entries = []
         for c in callbacks or []:
@@ -256,7 +266,7 @@ class Sequential:
     def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
         """keras.Model.evaluate: the loss, or [loss, metrics...], or with return_dict a dict.
         (The batch size of the fit is used: the mean is the same.)"""
-        x, y = features_and_targets(x, y)
+        x, y = features_and_targets(self._rows_of(x), y)
         self.see_data(x, y)
         values = self._ensure_session().evaluate(x, y)
         if return_dict:
@@ -266,9 +276,29 @@ class Sequential:
 
     def predict(self, x, batch_size=None, verbose="auto"):
         """keras.Model.predict: the output layer's outputs, (rows, units), float32."""
-        x = np.asarray(x)
+        x = self._rows_of(x)
         x = as_rows(x.reshape(x.shape[0], -1) if x.ndim > 2 else x, "x")
         return self._ensure_session().predict(x)
+
+    def _rows_of(self, x, name="x"):
+        """x as given, refused (ValueError) where its samples are not the model's input: a batch of
+        samples of several dimensions is flattened (as Keras's Flatten) only where the model reads
+        samples of that shape (its Input's) or, without an Input, starts with a Flatten; Keras would
+        otherwise apply the first Dense to the last axis alone."""
+        x = np.asarray(x)
+        if x.ndim <= 2:
+            return x
+        features, image, _, _ = _shape_config(self.layers)
+        sample = list(x.shape[1:])
+        first = next((layer for layer in self.layers if not isinstance(layer, InputLayer)), None)
+        if image is not None and image in (sample, sample + [1]):
+            return x
+        if features is None and isinstance(first, Flatten):
+            return x
+        declared = f"the model's input is {tuple(image) if image else (features,)}" if features else \
+            "the model declares no input shape and its first layer is not a Flatten"
+        raise ValueError(f"{name} has samples of shape {tuple(sample)}, but {declared}: reshape {name} to "
+                         f"(rows, features), or give the model Input(shape={tuple(sample)}) and a Flatten")
 
     # ---- weights -------------------------------------------------------------------------------
 

@@ -129,3 +129,30 @@ def test_a_model_that_fails_in_a_run_warns_and_the_others_train(binary_task):
         result = multifit.run([small_model("good"), worse], data=(x, y), backend="cpu", quiet=True)
     assert [m["status"] for m in result.models] == ["ok", "failed"]
     assert result.exit_code == 2
+
+
+def test_what_is_not_a_model_is_refused_where_it_is_written(binary_task):
+    with pytest.raises(TypeError, match="layers is str 'hello'; expected a list"):
+        multifit.Sequential("hello")
+    with pytest.raises(TypeError, match="entry 1 is str 'relu', not a multifit.layers layer"):
+        multifit.Sequential([multifit.layers.Dense(2), "relu"])
+    with pytest.raises(TypeError, match="entry 1 is int"):
+        multifit.Sequential([multifit.layers.Dense(2)]).add(3)
+    x, y = binary_task  # 20 features
+    model = small_model()
+    with pytest.raises(ValueError, match=r"x has samples of shape \(4, 5\), but the model's input is \(20,\)"):
+        model.fit(x.reshape(-1, 4, 5), y, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match=r"validation_data's x has samples of shape \(4, 5\)"):
+        model.fit(x, y, epochs=1, verbose=0, validation_data=(x.reshape(-1, 4, 5), y))
+    images = multifit.Sequential([multifit.layers.Input(shape=(4, 5)), multifit.layers.Flatten(),
+                                  multifit.layers.Dense(1, activation="sigmoid")])
+    images.compile(loss="binary_crossentropy", backend="cpu", threads=1)
+    images.fit(x.reshape(-1, 4, 5), y, epochs=1, verbose=0)  # its own shape: flattened, as Keras's Flatten
+    assert images.predict(x.reshape(-1, 4, 5)).shape == (len(x), 1)
+
+
+def test_load_model_of_a_missing_file_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="load_model: .*missing.keras: no such file"):
+        multifit.load_model(tmp_path / "missing.keras")
+    with pytest.raises(FileNotFoundError, match="is a folder, not a .keras file"):
+        multifit.load_model(tmp_path)
