@@ -222,7 +222,7 @@ class Sequential:
 
     # ---- training ------------------------------------------------------------------------------
 
-    def fit(self, x, y, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+    def fit(self, x, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, **unsupported):
         """keras.Model.fit on numpy arrays: returns a History. x (rows, features), or images (rows,
         ...) flattened; y (rows,) or (rows, targets). float32 C-contiguous arrays are read in place
@@ -235,6 +235,9 @@ class Sequential:
             raise TypeError(f"fit() got arguments multifit does not take: {', '.join(sorted(unsupported))}")
         if self._compiled is None:
             raise RuntimeError("You must call compile() before fit()")
+        if y is None:  # Keras takes a generator or a tf.data.Dataset of (x, y) batches here
+            raise TypeError(f"fit: x is {type(x).__name__} and no y is given; multifit trains on arrays: pass "
+                            f"numpy arrays x and y (np.concatenate a generator's batches first)")
         x, y = features_and_targets(self._rows_of(x), y)
         if validation_data is not None:  # Keras: it overrides validation_split
             if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:

@@ -156,3 +156,10 @@ def test_load_model_of_a_missing_file_is_file_not_found(tmp_path):
         multifit.load_model(tmp_path / "missing.keras")
     with pytest.raises(FileNotFoundError, match="is a folder, not a .keras file"):
         multifit.load_model(tmp_path)
+
+
+def test_a_generator_is_a_type_error_that_says_to_pass_arrays(binary_task):
+    x, y = binary_task
+    batches = ((x[i:i + 32], y[i:i + 32]) for i in range(0, len(x), 32))
+    with pytest.raises(TypeError, match="fit: x is generator and no y is given; .*pass numpy arrays x and y"):
+        small_model().fit(batches, epochs=1, verbose=0)
