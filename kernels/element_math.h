@@ -61,14 +61,20 @@ MF_HD uint32_t mix32(uint32_t x) {
   return x;
 }
 
-MF_HD uint32_t permute_index(uint32_t i, uint32_t n, uint64_t seed, uint32_t epoch) {
-  uint32_t half_bits = 1;
-  while ((1ull << (2 * half_bits)) < n) ++half_bits;
-  const uint32_t mask = (1u << half_bits) - 1u;
-  const uint32_t key =
-      mix32(uint32_t(seed) ^ mix32(uint32_t(seed >> 32) + 0x9e3779b9U * (epoch + 1)));
-  uint32_t x = i;
-  do {
+// The Feistel network of one (n, seed, epoch): its half width and round key, computed once for
+// every index of the permutation.
+struct Permutation {
+  uint32_t n, half_bits, mask, key;
+
+  MF_HD Permutation(uint32_t n, uint64_t seed, uint32_t epoch) : n(n), half_bits(1) {
+    while ((1ull << (2 * half_bits)) < n) ++half_bits;
+    mask = (1u << half_bits) - 1u;
+    key = mix32(uint32_t(seed) ^ mix32(uint32_t(seed >> 32) + 0x9e3779b9U * (epoch + 1)));
+  }
+
+  // One pass of the network over the even-bit domain: a bijection of [0, 4^half_bits), without
+  // branches, so that a CPU loop over many x vectorizes.
+  MF_HD uint32_t encrypt(uint32_t x) const {
     uint32_t left = x >> half_bits, right = x & mask;
     for (uint32_t round = 0; round < 4; ++round) {
       const uint32_t f = mix32(right ^ key ^ (round * 0x85ebca6bU)) & mask;
@@ -76,9 +82,20 @@ MF_HD uint32_t permute_index(uint32_t i, uint32_t n, uint64_t seed, uint32_t epo
       left = right;
       right = next;
     }
-    x = (left << half_bits) | right;
-  } while (x >= n);
-  return x;
+    return (left << half_bits) | right;
+  }
+
+  // Index i's place: encrypted until it lands in [0, n) (cycle walking; the domain is under 4n, so
+  // fewer than 4 passes on average).
+  MF_HD uint32_t walk_from(uint32_t x) const {
+    while (x >= n) x = encrypt(x);
+    return x;
+  }
+  MF_HD uint32_t operator()(uint32_t i) const { return walk_from(encrypt(i)); }
+};
+
+MF_HD uint32_t permute_index(uint32_t i, uint32_t n, uint64_t seed, uint32_t epoch) {
+  return Permutation(n, seed, epoch)(i);
 }
 
 }  // namespace mf
