@@ -10,11 +10,12 @@
 //
 // A model line is its report in the document's form (no step timeline: that belongs to the run that
 // measured it), its exit code, and its spec as it trained (overrides applied; null for a bad
-// entry). Each line goes to the file with one write(2) as its model ends, so a runner killed with
-// SIGKILL loses only the models in flight; the file is synced (fdatasync) at most once a second and
-// at the end, so a machine that goes down loses at most that second's lines as well. A model
-// interrupted by Ctrl-C (exit code 130) is not recorded: it did not end, and a resumed run trains
-// it.
+// entry). Each line goes to the file with one write(2), made and written by the journal's writer
+// thread just after its model ends (the training threads only queue it), so a runner killed with
+// SIGKILL loses the models in flight and those ended in the last few milliseconds; the file is
+// synced (fdatasync) at most once a second and at the end, so a machine that goes down loses at
+// most that second's lines as well. A model interrupted by Ctrl-C (exit code 130) is not recorded:
+// it did not end, and a resumed run trains it.
 //
 // `models` is the whole sweep's count and `shard` the run's --shard (null: the whole sweep), so
 // that a shard's journal is resumed only as that shard; `sweep` and `fingerprint` name the sweep
@@ -25,11 +26,15 @@
 // `multifit run --resume` reads the journal back (read_journal) and the runner skips every model it
 // records (runner.h: run_mode's `ended`); a later line of a model supersedes an earlier one. A run
 // that starts afresh over a journal keeps the old one as PATH.previous.
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -125,29 +130,39 @@ class Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
-  // Records model `job` of a run in `mode` as ended (not when exit_code is 130). Thread-safe.
+  // Records model `job` of a run in `mode` as ended (not when exit_code is 130): queues its line
+  // for the writer thread and returns. Thread-safe.
   void ended(const std::string& mode, const Job& job, const ModelReport& report, int exit_code);
-  // Records --mode auto's choice.
+  // Records --mode auto's choice, after the lines queued before it.
   void auto_choice(const nlohmann::json& choice);
 
-  // The first write that failed, with the OS's reason ("" while none has): the journal stops there,
-  // its lines before it whole, and the run goes on without it.
-  const std::string& error() const { return error_; }
+  // The first write that failed, with the OS's reason ("" while none has), once every line queued
+  // so far is written: the journal stops there, its lines before it whole, and the run goes on
+  // without it.
+  std::string error();
   const std::string& path() const { return path_; }
   const std::string& previous() const {
     return previous_;
   }  // where an earlier journal was kept, or ""
 
  private:
-  void append(const nlohmann::json& line);  // mutex_ held
+  void queue(std::function<nlohmann::json()> line);
+  void write_queued();  // the writer thread: makes and appends each queued line, in order
+  // Writes one line: in the constructor, then on the writer thread alone.
+  void append(const nlohmann::json& line);
 
   std::string path_, previous_;
   int fd_ = -1;
   // clock_seconds() at the last fdatasync, or at the opening: a run shorter than the interval syncs
   // once, at its end
   double synced_s_;
-  std::string error_;
-  std::mutex mutex_;
+  std::string error_;  // set by append; read under mutex_ once the writer is idle
+  std::mutex mutex_;   // guards the fields below
+  std::deque<std::function<nlohmann::json()>> queued_;  // lines to make and write, in order
+  bool writing_ = false;                                // the writer holds a line
+  bool closing_ = false;                                // the destructor has begun
+  std::condition_variable queued_or_closing_, written_;
+  std::thread writer_;
 };
 
 }  // namespace mf
