@@ -15,4 +15,18 @@ namespace mf {
 // inputs read as 0) for the calling thread; a no-op on processors without the modes.
 void flush_denormals_on_this_thread();
 
+// Flushes denormals on the calling thread while it lives, then puts back the modes it found: for
+// a caller whose own host arithmetic (a run's reports) keeps IEEE's once the backend's work is
+// done.
+class DenormalsFlushedHere {
+ public:
+  DenormalsFlushedHere();
+  ~DenormalsFlushedHere();
+  DenormalsFlushedHere(const DenormalsFlushedHere&) = delete;
+  DenormalsFlushedHere& operator=(const DenormalsFlushedHere&) = delete;
+
+ private:
+  unsigned long saved_ = 0;  // the control register as found (x86's MXCSR, ARM's FPCR)
+};
+
 }  // namespace mf

@@ -1,5 +1,5 @@
-// Denormals are flushed on the thread that builds and runs a CPU backend
-// (runtime/float_mode.h).
+// Denormals are flushed on the thread that builds and runs a CPU backend, and by
+// DenormalsFlushedHere while it lives (runtime/float_mode.h).
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -10,6 +10,7 @@
 #endif
 
 #include "backends/cpu/cpu_backend.h"
+#include "runtime/float_mode.h"
 
 namespace mf {
 namespace {
@@ -35,6 +36,27 @@ TEST(FloatMode, TheCpuBackendsThreadFlushesDenormals) {
     CpuBackend backend;
     EXPECT_EQ(denormal_result(), 0.f);  // FTZ
     EXPECT_EQ(denormal_input(), 0.f);   // DAZ
+  });
+  worker.join();
+#else
+  GTEST_SKIP() << "the check reads x86's MXCSR";
+#endif
+}
+
+// serial mode's phase: flushed while the guard lives, IEEE's again after (the reports' arithmetic).
+TEST(FloatMode, DenormalsAreFlushedHereOnlyWhileTheGuardLives) {
+#if defined(__x86_64__)
+  std::thread worker([] {
+    _mm_setcsr(0x1f80);
+    {
+      const DenormalsFlushedHere flushed;
+      EXPECT_EQ(denormal_result(), 0.f);
+      EXPECT_EQ(denormal_input(), 0.f);
+      CpuBackend backend;  // flushes too: the guard still puts back what it found
+    }
+    EXPECT_GT(denormal_result(), 0.f);
+    EXPECT_GT(denormal_input(), 0.f);
+    EXPECT_EQ(_mm_getcsr() & ~0x3fu, 0x1f80u);  // the modes as they were (less the status flags)
   });
   worker.join();
 #else
