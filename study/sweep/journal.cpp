@@ -347,8 +347,8 @@ void Journal::write_queued() {
     lock.unlock();
     try {
       append(line());
-    } catch (
-        const std::exception& e) {  // no memory for it: the journal stops, as at a failed write
+    } catch (const std::exception& e) {
+      // no memory for it: the journal stops there, as at a failed write
       if (error_.empty()) error_ = path_ + ": cannot make a line of the journal: " + e.what();
     }
     lock.lock();
