@@ -109,7 +109,15 @@ ScheduleSpec parse_schedule(const Field& field) {
     default:
       break;  // constant: not a schedule Keras names
   }
-  s.initial_learning_rate = positive(settings.at("initial_learning_rate"));
+  const Field initial = settings.at("initial_learning_rate");
+  if (s.warmup_target)  // CosineDecay(0.0, ..., warmup_target=...): Keras's warm-up from nothing
+    s.initial_learning_rate = initial.number_in(0, 1e30, "a finite number >= 0");
+  else if (s.kind == ScheduleKind::cosine_decay)
+    s.initial_learning_rate = initial.number_in(
+        0, 1e30, "a finite number > 0 (0 only where a warm-up starts from it: with warmup_target)",
+        true);
+  else
+    s.initial_learning_rate = positive(initial);
   s.decay_steps = positive_steps(settings.at("decay_steps"));
   return s;
 }
@@ -239,11 +247,12 @@ std::vector<std::string> schedule_entries() {
     ScheduleSpec defaults;
     defaults.kind = traits.kind;
     const json config = schedule_to_json(defaults)["config"];
+    const std::vector<const char*> keys = listed(traits.keys);
     std::vector<std::string> settings;
-    for (int i = 0; i < int(listed(traits.keys).size()); ++i)
+    for (int i = 0; i < int(keys.size()); ++i)
       settings.push_back(
-          std::string(traits.keys[i]) +
-          (i < traits.required ? "" : " " + default_text(config.value(traits.keys[i], json()))));
+          std::string(keys[size_t(i)]) +
+          (i < traits.required ? "" : " " + default_text(config.value(keys[size_t(i)], json()))));
     out.push_back(std::string(class_of(kScheduleNames, traits.kind)) + " (" + joined(settings) +
                   ")");
   }

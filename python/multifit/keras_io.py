@@ -39,9 +39,22 @@ def _config_and_weights(source):
     if hasattr(source, "get_config") and hasattr(source, "get_weights"):  # a Keras model object
         config = {"class_name": type(source).__name__, "config": source.get_config()}
         if getattr(source, "compiled", False) and hasattr(source, "get_compile_config"):
-            config["compile_config"] = source.get_compile_config()
+            config["compile_config"] = _with_live_loss(source.get_compile_config(), getattr(source, "loss", None))
         return config, source.get_weights()
     raise TypeError(f"from_keras: {type(source).__name__} is not a Keras model, its to_json() text or a .keras file")
+
+
+def _with_live_loss(compile_config, loss):
+    """`compile_config` with the settings its loss's get_config() leaves out read from the live loss
+    object: Keras 3's Huber.get_config() drops its delta, so Huber(delta=0.7) converted from the
+    config alone trained with delta 1.0. A setting multifit does not have is then refused by name,
+    as any other is."""
+    entry = compile_config.get("loss") if isinstance(compile_config, dict) else None
+    settings = getattr(loss, "_fn_kwargs", None)  # a LossFunctionWrapper's arguments to its function
+    if isinstance(entry, dict) and isinstance(entry.get("config"), dict) and isinstance(settings, dict):
+        for key, value in settings.items():
+            entry["config"].setdefault(key, value)
+    return compile_config
 
 
 def from_keras(source, **compile_kwargs):

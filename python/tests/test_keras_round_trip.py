@@ -105,3 +105,22 @@ def test_a_compiled_models_settings_go_through_multifit_and_back(case, tmp_path)
     for layer, again in zip(model.layers, back.layers):
         assert unnamed(again.get_config()) == unnamed(layer.get_config()), layer.name
     assert all(np.array_equal(a, b) for a, b in zip(back.get_weights(), model.get_weights()))
+
+
+def test_from_keras_reads_what_keras_config_drops_and_a_warm_up_from_zero():
+    """Keras 3's Huber.get_config() drops delta: from_keras reads it from the live loss. And
+    CosineDecay(0.0, ..., warmup_target, warmup_steps), Keras's warm-up from nothing, converts. The
+    first epoch then trains as Keras's does (the same weights, batches in order)."""
+    keras.utils.set_random_seed(4)
+    original = keras.Sequential([keras.Input((20,)), keras.layers.Dense(16, activation="relu"),
+                                 keras.layers.Dense(1)])
+    schedule = keras.optimizers.schedules.CosineDecay(0.0, 40, warmup_target=0.01, warmup_steps=10)
+    original.compile(optimizer=keras.optimizers.Adam(learning_rate=schedule), loss=keras.losses.Huber(delta=0.7))
+    model = multifit.from_keras(original, backend="cpu")
+    assert model.spec()["loss"] == {"name": "huber", "delta": pytest.approx(0.7)}
+    assert model.spec()["optimizer"]["learning_rate"]["config"]["initial_learning_rate"] == 0.0
+    x, y = data()
+    y = 3 * y - 1  # errors past delta, where Huber is linear
+    ours = model.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"][0]
+    theirs = original.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"][0]
+    assert ours == pytest.approx(theirs, rel=1e-5)

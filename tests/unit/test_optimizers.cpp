@@ -363,6 +363,10 @@ TEST(Schedules, EveryScheduleAtKerasSteps) {
   EXPECT_NEAR(rate(cosine, 5), 0.1 + (0.2 - 0.1) * 0.5, 1e-8) << "linear warmup to the target";
   EXPECT_NEAR(rate(cosine, 35), 0.2 * (0.9 * 0.5 * (1 + std::cos(M_PI * 0.25)) + 0.1), 1e-7)
       << "then decays from it";
+  cosine.initial_learning_rate = 0;  // Keras's warm-up from nothing
+  EXPECT_EQ(rate(cosine, 0), 0.0);
+  EXPECT_NEAR(rate(cosine, 5), 0.2 * 0.5, 1e-8);
+  EXPECT_NEAR(rate(cosine, 10), 0.2, 1e-8) << "the target at the warm-up's end";
 
   ScheduleSpec piecewise;
   piecewise.kind = ScheduleKind::piecewise_constant_decay, piecewise.boundaries = {10, 20};

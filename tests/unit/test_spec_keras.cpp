@@ -347,6 +347,12 @@ TEST(KerasSchedules, EveryScheduleInLearningRate) {
   EXPECT_EQ(cosine.kind, ScheduleKind::cosine_decay);
   EXPECT_EQ(cosine.warmup_target, 0.1);
   EXPECT_EQ(cosine.warmup_steps, 50);
+  // Keras's warm-up from nothing: CosineDecay(0.0, 1000, warmup_target=0.1, warmup_steps=50)
+  const ScheduleSpec from_zero =
+      schedule(json::parse(R"({"name": "CosineDecay", "initial_learning_rate": 0.0,
+      "decay_steps": 1000, "warmup_target": 0.1, "warmup_steps": 50})"));
+  EXPECT_EQ(from_zero.initial_learning_rate, 0.0);
+  EXPECT_EQ(from_zero.warmup_target, 0.1);
   const ScheduleSpec piecewise = schedule(json::parse(R"({"class_name": "PiecewiseConstantDecay",
       "config": {"boundaries": [100, 200], "values": [0.1, 0.01, 0.001]}})"));
   EXPECT_EQ(piecewise.boundaries, (std::vector<int64_t>{100, 200}));
@@ -372,6 +378,15 @@ TEST(KerasSchedules, EveryScheduleInLearningRate) {
                      {"decay_rate", 0.5}}),
               HasSubstr("optimizer.learning_rate.decay_steps: got 0; expected a positive whole "
                         "number of optimizer steps"));
+  EXPECT_THAT(
+      error({{"name", "CosineDecay"}, {"initial_learning_rate", 0.0}, {"decay_steps", 10}}),
+      HasSubstr("optimizer.learning_rate.initial_learning_rate: got 0.0; expected a finite number "
+                "> 0 (0 only where a warm-up starts from it: with warmup_target)"));
+  EXPECT_THAT(error({{"name", "ExponentialDecay"},
+                     {"initial_learning_rate", 0.0},
+                     {"decay_steps", 10},
+                     {"decay_rate", 0.5}}),
+              HasSubstr("initial_learning_rate: got 0.0; expected a finite number > 0"));
   EXPECT_THAT(
       error(json::parse(
           R"({"name": "PiecewiseConstantDecay", "boundaries": [10], "values": [0.1]})")),
