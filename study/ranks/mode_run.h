@@ -47,7 +47,7 @@ struct RunPlace {
 // mpirun rank 0 gets the whole run's report, the others one with no models, unfinished.
 // *exit_code takes the worst of this process's models' codes. Throws what run_mode throws.
 RunReport run_in_study(ModeKind mode, const std::vector<Job>& jobs, const RunOptions& options,
-                       const std::atomic<bool>& stop, int* exit_code, const StudyRecord& record,
+                       const std::atomic<bool>& stop, int* exit_code, const StudyRecord& study,
                        const RunPlace& place, MpiWorld* world);
 
 }  // namespace mf
