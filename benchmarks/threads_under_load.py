@@ -13,7 +13,8 @@ interleaved runs):
   tiny-512    its base with 8 learning rates x 64 seeds (written into DIR), 512 tiny models
 Answers (multifit run --mode all --repeat R): the grid (--epochs epochs), the tiny sweep (40
 epochs, so that a run is long enough to judge: 20 were not, under 0.1 s) and the 512 tiny models: the
-document's answer, each mode's speedup over serial and samples/s (median, least and most).
+document's answer, each mode's speedup over serial and samples/s (median, least and most); of
+those among --workloads.
 
 --multifit BIN (repeatable, NAME=BIN) compares builds: every measurement of every build is taken
 in the same condition, one after another, so that the table's columns share their machine.
@@ -116,12 +117,11 @@ def measure_answers(builds, specs, repeat, loads, epochs, failures):
     rows = []
     for load in loads:
         with Load(load):
-            for name, answer_epochs in ANSWERED.items():
-                spec = str(specs[name])
-                answer_epochs = epochs if answer_epochs == "epochs" else answer_epochs
+            for name, spec in specs.items():
+                answer_epochs = epochs if ANSWERED[name] == "epochs" else ANSWERED[name]
                 extra = ["--epochs", str(answer_epochs)] if answer_epochs else []
                 for build, binary in builds.items():
-                    doc = run(binary, [spec, "--mode", "all", "--repeat", str(repeat), *extra],
+                    doc = run(binary, [str(spec), "--mode", "all", "--repeat", str(repeat), *extra],
                               failures)
                     if not doc:
                         continue
@@ -208,7 +208,7 @@ def main():
     loads = [int(b) for b in args.busy.split(",")]
     failures = []
     rows = measure_workloads(builds, specs, threads_list, loads, args.reps, args.epochs, failures)
-    answered = {n: WORKLOADS[n][0] or tiny_512(args.out) for n in ANSWERED}
+    answered = {n: specs[n] for n in ANSWERED if n in specs}  # those of --workloads
     answers = [] if args.no_answers else measure_answers(builds, answered, args.repeat, loads,
                                                          args.epochs, failures)
     (args.out / "measurements.json").write_text(
