@@ -120,9 +120,12 @@ class Nvml final : public GpuSource {
       processes.resize(count + 8);
       count = unsigned(processes.size());
     }
-    if (status != NVML_SUCCESS)
-      throw_nvml_error("nvmlDeviceGetComputeRunningProcesses_v3", __FILE__, __LINE__,
-                       nvml().error_string(status));
+    if (status != NVML_SUCCESS) {
+      reading.processes_error =
+          std::string("NVML gave no process's memory (nvmlDeviceGetComputeRunningProcesses_v3: ") +
+          nvml().error_string(status) + ")";
+      return reading;
+    }
     for (unsigned int i = 0; i < count; ++i) {
       const nvmlProcessInfo_t& process = processes[i];
       if (process.usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE) continue;
@@ -175,20 +178,22 @@ std::string nvml_pci_bus_id(const std::string& id) {
   return text;
 }
 
+const std::string& gpu_note(const GpuSummary& gpu) {
+  if (!gpu.why_not.empty()) return gpu.why_not;
+  return gpu.sampling_error.empty() ? gpu.processes_error : gpu.sampling_error;
+}
+
 std::string gpu_notes(const std::vector<GpuSummary>& gpus) {
-  const auto note = [](const GpuSummary& gpu) -> const std::string& {
-    return gpu.why_not.empty() ? gpu.sampling_error : gpu.why_not;
-  };
   if (gpus.empty()) return "";
   const bool all_the_same = std::all_of(gpus.begin(), gpus.end(), [&](const GpuSummary& gpu) {
-    return note(gpu) == note(gpus.front());
+    return gpu_note(gpu) == gpu_note(gpus.front());
   });
-  if (all_the_same) return note(gpus.front());
+  if (all_the_same) return gpu_note(gpus.front());
   std::string notes;
   for (const GpuSummary& gpu : gpus)
-    if (!note(gpu).empty())
+    if (!gpu_note(gpu).empty())
       notes += (notes.empty() ? "" : "; ") +
-               ("cuda device " + std::to_string(gpu.cuda_device) + ": ") + note(gpu);
+               ("cuda device " + std::to_string(gpu.cuda_device) + ": ") + gpu_note(gpu);
   return notes;
 }
 
@@ -299,6 +304,7 @@ std::vector<GpuSummary> NvmlMonitor::stop() {
       summary.total_bytes = device.total_bytes;
       summary.process_peak_bytes = device.process_peak_bytes;
       summary.sampling_error = device.sampling_error;
+      summary.processes_error = device.processes_error;
     }
     summary.cuda_device = device.target.cuda_device;
     summary.pci_bus_id = device.bus_id;
@@ -334,6 +340,7 @@ void NvmlMonitor::sample(Device& device) {
   const GpuReading reading = source_->read(device.id);
   device.samples.push_back({t_s, reading.utilization_percent, reading.used_bytes});
   device.total_bytes = reading.total_bytes;
+  if (device.processes_error.empty()) device.processes_error = reading.processes_error;
   for (const auto& [pid, bytes] : reading.process_bytes) {
     size_t& peak = device.process_peak_bytes[pid];
     peak = std::max(peak, bytes);

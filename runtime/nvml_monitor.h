@@ -40,13 +40,19 @@ struct GpuSummary {
   std::string why_not;  // why the device was not sampled at all ("" when it was); the rest is empty
   std::string sampling_error;  // why sampling stopped before stop() ("" when it did not); the rest
                                // covers the samples taken until then
+  // Why process_peak_bytes is empty or partial: NVML's first failed process query (some VMs, vGPU
+  // and MIG refuse it), while utilization and memory went on being sampled; "" when none failed.
+  std::string processes_error;
 };
 
 // The mean, maximum and peaks of `samples` (the samples, mean/max utilization and peak used bytes
 // of a GpuSummary; the rest is left empty).
 GpuSummary summarize(const std::vector<GpuSample>& samples);
 
-// The devices' notes (why_not, or else sampling_error) in one line: the note alone when every
+// A device's note: its why_not, or else its sampling_error, or else its processes_error.
+const std::string& gpu_note(const GpuSummary& gpu);
+
+// The devices' notes (gpu_note) in one line: the note alone when every
 // device has that same one (NVML missing, say), otherwise "cuda device N: note" for each device
 // that has one, joined by "; ". "" when none has a note.
 std::string gpu_notes(const std::vector<GpuSummary>& gpus);
@@ -75,6 +81,8 @@ struct GpuReading {
   size_t used_bytes = 0, total_bytes = 0;
   // per process id with a CUDA context on it, its device memory
   std::map<int, size_t> process_bytes;
+  // why process_bytes is empty: the process query failed ("" when it did not)
+  std::string processes_error;
 };
 
 // What the monitor asks of NVML, apart so that tests can stand in for it.
@@ -84,7 +92,8 @@ class GpuSource {
   // The device at `nvml_bus_id` (nvml_pci_bus_id's form): an id for read(), and NVML's name of it
   // in `name`. Throws NvmlError (runtime/error.h) when NVML has no such device.
   virtual int open(const std::string& nvml_bus_id, std::string& name) = 0;
-  // A reading of a device open() gave. Throws NvmlError.
+  // A reading of a device open() gave. Throws NvmlError when utilization or memory cannot be read;
+  // a failed process query is said in the reading's processes_error instead.
   virtual GpuReading read(int device) = 0;
 };
 
@@ -117,6 +126,7 @@ class NvmlMonitor {
     std::string name;
     std::string why_not;  // set by the constructor only
     std::string sampling_error;
+    std::string processes_error;  // the first reading's that had one
     std::vector<GpuSample> samples;
     size_t total_bytes = 0;
     std::map<int, size_t> process_peak_bytes;

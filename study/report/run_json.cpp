@@ -226,7 +226,7 @@ void report_gpus(RunReport& run, const std::vector<GpuSummary>& gpus) {
       json entry = {{"cuda_device", gpu.cuda_device}, {"pci_bus_id", text(gpu.pci_bus_id)}};
       if (gpu.why_not.empty()) {
         entry.update(figures(gpu));
-        entry["note"] = text(gpu.sampling_error);
+        entry["note"] = text(gpu_note(gpu));
       } else {  // never sampled: no figures
         for (const char* field : {"device", "mean_utilization_percent", "max_utilization_percent",
                                   "peak_used_bytes", "total_bytes"})

@@ -46,6 +46,12 @@ TEST(GpuReport, OneGpuIsOneObjectAsBefore) {
   EXPECT_EQ(run.gpu, expected);
   EXPECT_EQ(run.gpu_note, "GPU is lost");
 
+  GpuSummary no_processes = sampled(0, "00000000:17:00.0", "NVIDIA H200", 40);
+  no_processes.processes_error = "NVML gave no process's memory (Not Supported)";
+  report_gpus(run, {no_processes});
+  EXPECT_EQ(run.gpu, expected) << "utilization and memory kept";
+  EXPECT_EQ(run.gpu_note, "NVML gave no process's memory (Not Supported)");
+
   report_gpus(run, {unsampled(0, "no NVML")});
   EXPECT_TRUE(run.gpu.is_null());
   EXPECT_EQ(run.gpu_note, "no NVML");

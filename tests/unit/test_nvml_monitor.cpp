@@ -40,6 +40,7 @@ struct FakeGpu {
   int pid = 0;
   size_t pid_bytes = 0;
   int lost_after = -1;
+  bool no_processes = false;  // NVML's process query fails (some VMs, vGPU, MIG)
 };
 
 // What the fake saw, shared with the test (the monitor owns the fake; its thread reads).
@@ -84,7 +85,10 @@ class FakeNvml final : public GpuSource {
     reading.utilization_percent = gpu.utilization_percent;
     reading.used_bytes = gpu.used_bytes;
     reading.total_bytes = gpu.total_bytes;
-    reading.process_bytes[gpu.pid] = gpu.pid_bytes;
+    if (gpu.no_processes)
+      reading.processes_error = "NVML gave no process's memory (Not Supported)";
+    else
+      reading.process_bytes[gpu.pid] = gpu.pid_bytes;
     return reading;
   }
 
@@ -254,6 +258,27 @@ TEST(NvmlMonitor, ALostDeviceStopsAloneAndSaysWhy) {
   EXPECT_EQ(summaries[0].why_not, "");
   EXPECT_GE(summaries[1].samples, 10u);
   EXPECT_EQ(summaries[1].sampling_error, "");
+}
+
+// A device whose process query fails keeps being sampled: only its per-process memory is missing,
+// and the note says why.
+TEST(NvmlMonitor, AFailingProcessQueryDropsThatFigureAlone) {
+  auto log = std::make_shared<FakeLog>();
+  std::map<std::string, FakeGpu> gpus = two_gpus();
+  gpus["00000000:65:00.0"].no_processes = true;
+  NvmlMonitor monitor({{0, "0000:65:00.0", ""}}, std::make_unique<FakeNvml>(std::move(gpus), log),
+                      0.001);
+  ASSERT_TRUE(monitor.available()) << monitor.why_not();
+  ASSERT_TRUE(eventually([&] { return log->reads_of("00000000:65:00.0") >= 10; }));
+  const std::vector<GpuSummary> summaries = monitor.stop();
+  const GpuSummary& gpu = summaries.at(0);
+  EXPECT_GE(gpu.samples, 10u);
+  EXPECT_EQ(gpu.max_utilization_percent, 90);
+  EXPECT_EQ(gpu.peak_used_bytes, 500u);
+  EXPECT_TRUE(gpu.process_peak_bytes.empty());
+  EXPECT_EQ(gpu.sampling_error, "");
+  EXPECT_EQ(gpu.processes_error, "NVML gave no process's memory (Not Supported)");
+  EXPECT_EQ(gpu_notes(summaries), gpu.processes_error);
 }
 
 TEST(NvmlMonitor, NoDeviceNvmlHasIsUnavailable) {
