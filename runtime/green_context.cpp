@@ -95,6 +95,20 @@ CUdevResource whole_gpu(int device, CUdevice& handle) {
   return whole;
 }
 
+// The groups of `group_sms` SMs the driver splits `whole` into: counted first (a null result array
+// asks how many it would make, as the driver documents), then made.
+std::vector<CUdevResource> split_sms(CUdevResource& whole, unsigned group_sms) {
+  unsigned count = 0;
+  check(driver().split(nullptr, &count, &whole, nullptr, 0, group_sms),
+        "cuDevSmResourceSplitByCount");
+  std::vector<CUdevResource> groups(count);
+  if (count > 0)
+    check(driver().split(groups.data(), &count, &whole, nullptr, 0, group_sms),
+          "cuDevSmResourceSplitByCount");
+  groups.resize(count);
+  return groups;
+}
+
 }  // namespace
 
 SmGroups sm_groups(int device) {
@@ -104,11 +118,9 @@ SmGroups sm_groups(int device) {
   // since an older driver, whose resource has no such fields, leaves the minimum and alignment 0.
   const int asked =
       group_sms(int(whole.sm.minSmPartitionSize), int(whole.sm.smCoscheduledAlignment));
-  unsigned groups = whole.sm.smCount;
-  std::vector<CUdevResource> split(groups);
-  check(driver().split(split.data(), &groups, &whole, nullptr, 0, unsigned(asked)),
-        "cuDevSmResourceSplitByCount");
-  return {int(whole.sm.smCount), groups > 0 ? int(split[0].sm.smCount) : asked, int(groups)};
+  const std::vector<CUdevResource> split = split_sms(whole, unsigned(asked));
+  return {int(whole.sm.smCount), split.empty() ? asked : int(split[0].sm.smCount),
+          int(split.size())};
 }
 
 GreenContext::~GreenContext() { driver().destroy(static_cast<CUgreenCtx>(context_)); }
@@ -126,10 +138,8 @@ std::vector<std::shared_ptr<GreenContext>> make_green_contexts(
   const Driver& d = driver();
   CUdevice handle = 0;
   CUdevResource whole = whole_gpu(device, handle);
-  unsigned made = unsigned(gpu.groups);
-  std::vector<CUdevResource> groups(made);
-  check(d.split(groups.data(), &made, &whole, nullptr, 0, unsigned(gpu.group_sms)),
-        "cuDevSmResourceSplitByCount");
+  std::vector<CUdevResource> groups = split_sms(whole, unsigned(gpu.group_sms));
+  const size_t made = groups.size();
   std::vector<std::shared_ptr<GreenContext>> contexts;
   size_t next = 0;  // the first group not yet in a partition
   for (int count : plan_groups) {
