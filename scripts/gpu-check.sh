@@ -487,11 +487,15 @@ else
   # scaling.py records a failed run in failures.txt and goes on; its exit 1 at the end fails this step only.
   gpu_step scaling 240 python3 benchmarks/scaling.py --out "$logs/scaling" --backend cuda --binary "$run/multifit" \
     --graphs on,off --fmnist-counts 1,4 --concurrency 32
-  if python3 -c 'import torch' 2>/dev/null; then
+  # PyTorch's import can take tens of seconds from a cold disk: bounded, by the time left too.
+  torch_s=$((deadline - SECONDS < 30 ? deadline - SECONDS : 30))
+  if ((torch_s <= 0)); then
+    may_start peers_w1
+  elif timeout -k 2 "$torch_s" python3 -c 'import torch' 2>/dev/null; then
     gpu_step peers_w1 90 python3 benchmarks/peers/harness.py --out "$logs/peers" --python "$(command -v python3)" \
       --multifit "$run/multifit" --device cuda --reps 2 --only w1
   else
-    may_start peers_w1 "no PyTorch in this python3"
+    may_start peers_w1 "no PyTorch in this python3 (or its import took over $torch_s s)"
   fi
 fi
 
