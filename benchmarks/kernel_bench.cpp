@@ -14,6 +14,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@
 #include "nn/settings.h"
 #include "runtime/rng.h"
 #include "runtime/device.h"
+#include "runtime/error.h"
 #include "runtime/machine_resources.h"
 #include "target/stream.h"
 
@@ -276,6 +278,18 @@ void register_steps(const Subject& s) {
   }
 }
 
+// The subject `make` gives, where the reference library it loads (cuBLAS, cuDNN) can be loaded;
+// else it is said on stderr and in the run's context, and the other subjects' rows still run.
+void add_library_subject(std::vector<Subject>& list, const std::string& name,
+                         const std::function<Subject()>& make) {
+  try {
+    list.push_back(make());
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "kernel_bench: no %s rows: %s\n", name.c_str(), e.what());
+    benchmark::AddCustomContext("skipped " + name, e.what());
+  }
+}
+
 std::vector<Subject> subjects() {
   std::vector<Subject> list{{"cpu", std::make_shared<CpuBackend>(), nullptr}};
   if (const int cores = usable_cores();
@@ -285,11 +299,15 @@ std::vector<Subject> subjects() {
   if (!query_devices().devices.empty()) {
     list.push_back(
         {"cuda_tiled", gpu::make_cuda_backend({0, GemmImpl::tiled}), gpu::make_tiled_products()});
-    list.push_back({"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas}),
-                    gpu::make_cublas_products()});
+    add_library_subject(list, "cuda_cublas", [] {
+      return Subject{"cuda_cublas", gpu::make_cuda_backend({0, GemmImpl::cublas}),
+                     gpu::make_cublas_products()};
+    });
 #if defined(MF_HAVE_CUDNN)
-    list.push_back({"cuda_cudnn",
-                    gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn}), nullptr});
+    add_library_subject(list, "cuda_cudnn", [] {
+      return Subject{"cuda_cudnn",
+                     gpu::make_cuda_backend({0, GemmImpl::tiled, ActivationImpl::cudnn}), nullptr};
+    });
 #endif
   }
   return list;
