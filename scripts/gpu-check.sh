@@ -13,8 +13,10 @@
 # benchmarks/ and labs/ beside it: a file of those that a step needs and that is
 # missing stops the check at once (exit 2), a dry run too. In order:
 #   1. records the device (nvidia-smi), driver, toolkit, compute-sanitizer and the
-#      bundle's manifest, and finds cuBLAS 13 and cuDNN 9 in the toolkit's folders or
-#      Python's nvidia packages (logs/device.txt);
+#      bundle's manifest, the machine's sharing facts (compute, persistence and MIG
+#      modes, the MPS control's path, MPS daemons already running and their owners,
+#      /dev/shm's size: the summary's first lines too), and finds cuBLAS 13 and cuDNN 9
+#      in the toolkit's folders or Python's nvidia packages (logs/device.txt);
 #   2. info: `multifit info`; cuda_device: fails when nvidia-smi lists a GPU that
 #      multifit does not find (a driver too old for CUDA 13, say), and when there is
 #      no GPU at all outside a dry run;
@@ -133,6 +135,7 @@ write_summary() {  # write_summary STATE [tables]
     if (n[k[i]]) printf "%s%d %s", (s++ ? ", " : ""), n[k[i]], k[i] == "timed" ? "timed out" : k[i]}' "$out/steps.txt")
   {
     echo "gpu-check: $1 ($((SECONDS - started)) s, deadline ${deadline_s} s$( ((dry_run)) && echo ", dry run"))${counts:+: $counts}$lacks"
+    grep '^sharing: ' "$logs/device.txt" 2>/dev/null
     echo
     cat "$out/steps.txt"
     if [ "${2:-}" = tables ]; then
@@ -311,6 +314,14 @@ gpus_listed=$(timeout -k 5 20 nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
     echo "sanitizer: no compute-sanitizer on PATH, in \$CUDA_HOME, beside nvcc or in /usr/local/cuda*"
   fi
   sed 's/^/bundle /' "$logs/bundle.txt"
+  # The machine's sharing facts, which an MPS or time-slicing result is read against.
+  command -v nvidia-smi >/dev/null &&
+    timeout -k 5 20 nvidia-smi --query-gpu=compute_mode,persistence_mode,mig.mode.current --format=csv,noheader 2>&1 |
+      sed 's/^/sharing: compute mode, persistence mode, MIG: /'
+  echo "sharing: nvidia-cuda-mps-control: $(command -v nvidia-cuda-mps-control || echo none)"
+  daemons=$(ps -o user=,pid=,args= -C nvidia-cuda-mps-control,nvidia-cuda-mps-server 2>/dev/null | tr -s ' ' | paste -sd ';') || true
+  echo "sharing: MPS daemons running before the check: ${daemons:-none}"
+  echo "sharing: /dev/shm size, free: $(df -h --output=size,avail /dev/shm 2>/dev/null | tail -1 | tr -s ' ' || echo unknown)"
   [ -f "$bin/gpu_tests" ] && command -v cuobjdump >/dev/null &&
     cuobjdump --list-elf --list-ptx "$bin/gpu_tests" 2>&1 | sed 's/.*\.\(sm_[0-9a-z]*\)\..*/\1/; s/.*\.\(compute_[0-9a-z]*\)\..*/\1/' |
     sort | uniq -c | awk '{printf "%s x%s  ", $2, $1} END {print ""}' | sed 's/^/gpu_tests code: /'
@@ -326,6 +337,7 @@ for root in site.getsitepackages() + [site.getusersitepackages()]:
         print(lib)' 2>/dev/null)
 fi
 libpath=${LD_LIBRARY_PATH:-}
+missing=" "  # the reference libraries not found: the steps that load one skip, saying so
 for lib in libcublas.so.13 libcudnn.so.9; do
   found=""
   for d in "${dirs[@]}"; do [ -e "$d/$lib" ] && { found=$d; break; }; done
@@ -333,6 +345,7 @@ for lib in libcublas.so.13 libcudnn.so.9; do
     libpath=$found${libpath:+:$libpath}
     echo "library: $lib from $found"
   else
+    missing+="$lib "
     echo "library: $lib not found in ${dirs[*]}: its reference path will be refused"
   fi
 done >>"$logs/device.txt"
@@ -460,8 +473,15 @@ gpu_step kernel_bench 150 "$run/kernel_bench" --benchmark_filter='^cuda' --bench
   --benchmark_out="$logs/kernel_bench.json" --benchmark_out_format=json
 for variant in tiled:ours cublas:ours tiled:cudnn; do
   gemm=${variant%:*} activations=${variant#*:}
+  needs=""  # the reference library the variant loads
+  [ "$gemm" = cublas ] && needs=libcublas.so.13
+  [ "$activations" = cudnn ] && needs=libcudnn.so.9
   for spec in b32:examples/fashion-mnist-mlp.json "b128:$b128"; do
     name="fashion_${spec%%:*}_${gemm}_${activations}"
+    if [ -n "$needs" ] && [[ $missing == *" $needs "* ]]; then
+      may_start "$name" "no $needs on this machine (logs/device.txt)"
+      continue
+    fi
     gpu_step "$name" 120 "$run/multifit" train "${spec#*:}" --backend cuda --gemm "$gemm" \
       --activations "$activations" --json "$logs/$name.json"
   done
