@@ -225,6 +225,7 @@ GpuSummary summarize(const std::vector<GpuSample>& samples) {
   GpuSummary summary;
   summary.samples = samples.size();
   if (samples.empty()) return summary;
+  summary.first_used_bytes = samples.front().used_bytes;
   double sum = 0;
   for (const GpuSample& sample : samples) {
     sum += sample.utilization_percent;

@@ -32,6 +32,7 @@ struct GpuSummary {
   std::string device;  // NVML's name of the device; "" when it was not sampled
   double mean_utilization_percent = 0, max_utilization_percent = 0;
   size_t peak_used_bytes = 0, total_bytes = 0;
+  size_t first_used_bytes = 0;  // the first sample's: the device before what it watched began
   // Per process id, the peak device memory NVML saw it use (the CUDA context and library workspaces
   // included). The ids are those of NVML's PID namespace: in a container without the host's, they
   // may not be the processes' own getpid().
@@ -45,8 +46,8 @@ struct GpuSummary {
   std::string processes_error;
 };
 
-// The mean, maximum and peaks of `samples` (the samples, mean/max utilization and peak used bytes
-// of a GpuSummary; the rest is left empty).
+// The mean, maximum and peaks of `samples` (the samples, mean/max utilization, peak and first used
+// bytes of a GpuSummary; the rest is left empty).
 GpuSummary summarize(const std::vector<GpuSample>& samples);
 
 // A device's note: its why_not, or else its sampling_error, or else its processes_error.

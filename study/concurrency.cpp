@@ -175,15 +175,22 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
   return choice;
 }
 
+// Where the probe's own process was not in NVML's list (WorkerProbe::device_growth_bytes).
+constexpr const char* kByDeviceGrowth =
+    "measured by the probe, from the device's used memory before and while it ran (NVML lists no process of this PID namespace)";
+
 WorkerContext context_of(const WorkerProbe& probe) {
   const ModelReport& report = probe.report;
-  if (!report.process_device_bytes) return {kContextBytes, "assumed: the probe measured none"};
+  const bool by_process = report.process_device_bytes.has_value();
+  const std::optional<size_t> seen =
+      by_process ? report.process_device_bytes : probe.device_growth_bytes;
+  if (!seen) return {kContextBytes, "assumed: the probe measured none"};
   const size_t own = report.memory.reserved_bytes + report.data_bytes;
   // NVML's peak under what the model allocated was sampled before the allocations, or not all of
   // them: no figure of the context.
-  if (*report.process_device_bytes <= own)
+  if (*seen <= own)
     return {kContextBytes, "assumed: NVML saw the probe at no more than its pool and data"};
-  return {*report.process_device_bytes - own, "measured by the probe"};
+  return {*seen - own, by_process ? "measured by the probe" : kByDeviceGrowth};
 }
 
 namespace {
@@ -269,10 +276,15 @@ WorkerProbe probe_of(const Job& job, const RunOptions& options, const std::atomi
   NvmlMonitor monitor(gpu_targets({job.device}), kProbeSamplePeriodS);
   WorkerProbe probe = probe_worker(job, options, stop);
   if (probe.report.process_device_bytes) return probe;
+  const std::vector<GpuSummary> gpus = monitor.stop();
   RunReport seen;
   seen.models.push_back(std::move(probe.report));
-  report_gpus(seen, monitor.stop());
+  report_gpus(seen, gpus);
   probe.report = std::move(seen.models.front());
+  // NVML's pids are not ours (a container's): the device's growth while the probe ran alone.
+  if (!probe.report.process_device_bytes && gpus.size() == 1 && gpus[0].why_not.empty() &&
+      gpus[0].samples >= 2 && gpus[0].peak_used_bytes > gpus[0].first_used_bytes)
+    probe.device_growth_bytes = gpus[0].peak_used_bytes - gpus[0].first_used_bytes;
   return probe;
 }
 

@@ -10,7 +10,9 @@
 //                  timeline; in one process, each model's plan and timeline plus
 //                  kInProcessOverheadBytes, after the data sets that all of them share
 //   device memory  processes mode on a GPU: each worker's CUDA context (as the probe measured it
-//                  through NVML, else kContextBytes, assumed), plan and data; in one process, each
+//                  through NVML: its process's memory, or in a container whose pids NVML does not
+//                  list, the device's growth while it ran; else kContextBytes, assumed), plan and
+//                  data; in one process, each
 //                  model's plan after the shared data. Against each GPU's free memory, the models
 //                  spread over the GPUs round robin
 //   time-slicing   processes mode on a GPU without MPS: kTimeSlicedWorkersPerGpu workers a GPU
@@ -138,7 +140,9 @@ ConcurrencyChoice decide_concurrency(ModeKind mode, size_t models, std::optional
 
 // A worker's context from its probe: the process's device memory as NVML saw it
 // (report.process_device_bytes) less what its model allocated there (its pool's reserved_bytes and
-// its data_bytes), "measured by the probe"; kContextBytes, "assumed", where NVML saw none.
+// its data_bytes), "measured by the probe"; where NVML listed no process of ours, the device's
+// growth while the probe ran (device_growth_bytes) less the same, measured so and said so;
+// kContextBytes, "assumed", where neither was seen.
 WorkerContext context_of(const WorkerProbe& probe);
 
 // What the models of `jobs` need in `mode`, from the probes of their data sources (`probes`, by

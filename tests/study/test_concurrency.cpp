@@ -257,6 +257,18 @@ TEST(Concurrency, AWorkersContextIsItsDeviceMemoryLessItsPoolAndData) {
   const WorkerContext short_of_its_own = context_of(probe_seen_at(6 * MiB));  // its pool and data
   EXPECT_EQ(short_of_its_own.bytes, kContextBytes);
   EXPECT_EQ(short_of_its_own.from, "assumed: NVML saw the probe at no more than its pool and data");
+
+  // In a container NVML's pids are the host's: the device's growth while the probe ran alone.
+  WorkerProbe in_a_container = probe_seen_at(std::nullopt);
+  in_a_container.device_growth_bytes = 518 * MiB;
+  const WorkerContext grown = context_of(in_a_container);
+  EXPECT_EQ(grown.bytes, 512 * MiB);
+  EXPECT_NE(grown.from.find("from the device's used memory before and while it ran"),
+            std::string::npos)
+      << grown.from;
+  WorkerProbe both = probe_seen_at(318 * MiB);
+  both.device_growth_bytes = 518 * MiB;
+  EXPECT_EQ(context_of(both).bytes, 312 * MiB) << "the process's own figure where NVML has it";
 }
 
 // Each worker on its GPU: its source's probe's context, its own pool and its data; the run's figure

@@ -156,6 +156,7 @@ TEST(NvmlMonitor, SummarizesSamples) {
   EXPECT_DOUBLE_EQ(summary.mean_utilization_percent, 30);
   EXPECT_DOUBLE_EQ(summary.max_utilization_percent, 50);
   EXPECT_EQ(summary.peak_used_bytes, 300u);
+  EXPECT_EQ(summary.first_used_bytes, 100u) << "before what was watched began";
 }
 
 TEST(NvmlMonitor, NotesSayWhichDeviceUnlessAllShareOne) {

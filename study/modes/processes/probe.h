@@ -5,6 +5,7 @@
 // training takes at its start (BLAS buffers, CUDA graphs) and for its report to be written.
 #include <atomic>
 #include <cstddef>
+#include <optional>
 
 #include "study/job.h"
 #include "study/report/report.h"
@@ -24,6 +25,10 @@ struct WorkerProbe {
   // absent here as in every worker's own report: measure_needs (study/concurrency.h) samples NVML
   // while the probe runs and fills it in, for the context's figure (context_of).
   ModelReport report;
+  // Where NVML lists no process of this one's PID namespace (a container without the host's), the
+  // device's used memory at its most while the probe ran less before it started: the probe's
+  // footprint, the probe running alone (another user's allocations in between would count too).
+  std::optional<size_t> device_growth_bytes;
 };
 
 // Runs the probe of `job` (a job with a spec) under `options`; it ends as every worker does (a
