@@ -18,7 +18,7 @@
 # bundle and scripts/gpu-travel.txt's files).
 #
 # usage: scripts/gpu-bundle.sh [--from BUILD_DIR] [OUTDIR]   (default OUTDIR: gpu-bundle)
-#   --from BUILD_DIR  pack what an existing build holds instead of building build/ (the tests do)
+#   --from BUILD_DIR  pack what an existing build holds instead of building build-gpu/ (the tests do)
 set -euo pipefail
 trap 'echo "gpu-bundle: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -37,9 +37,10 @@ glibc_max=2.36                     # Debian 12's
 provided='^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux-x86-64|libcuda|libcublas|libcublasLt|libcudnn)\.so'
 
 if [ -z "$build" ]; then
-  # Without MPI: a bare GPU machine has no MPI libraries to load.
-  MULTIFIT_CUDA=ON MULTIFIT_MPI=OFF scripts/build.sh multifit gpu_tests kernel_bench
-  build=build
+  # Without MPI: a bare GPU machine has no MPI libraries to load. In a folder of its own, so that
+  # the user's build/ keeps its MPI (and is not rebuilt each time either is made).
+  build=build-gpu
+  MULTIFIT_BUILD_DIR=$build MULTIFIT_CUDA=ON MULTIFIT_MPI=OFF scripts/build.sh multifit gpu_tests kernel_bench
 else
   . scripts/env.sh
 fi
