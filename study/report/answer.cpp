@@ -77,8 +77,12 @@ std::string modes_answer(const std::vector<RunReport>& runs) {
   else
     answer = "serial finished first" + budget + "; the fastest of the others, " + fastest->mode +
              ", took " + format_ratio(1 / speedup.median) + " as long";
+  // A pack's slowdown is its time over its members' solo times together (report.h): each member
+  // took the whole pack's time, so it is said of the pack.
   if (const std::optional<Spread> slowdown = fastest->of("mean_slowdown"))
-    answer += slowdown->median >= 1
+    answer += fastest->mode == "packed" ? "; each pack took " + format_ratio(slowdown->median) +
+                                              " the time its models took alone, one after another"
+              : slowdown->median >= 1
                   ? "; each model trained " + format_ratio(slowdown->median) + " slower than alone"
                   : "; each model trained in " + format_ratio(slowdown->median) + " its time alone";
   if (repeated)

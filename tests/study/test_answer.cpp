@@ -29,7 +29,11 @@ TEST(Answer, TheFastestModeAgainstSerialAndItsModelsAgainstTheirSoloRuns) {
                     run_of("packed", 2, 1.5, 0.5)}),
       "streams finished 2.96x sooner than serial; each model trained 24.10x slower than alone");
   EXPECT_EQ(modes_answer({run_of("serial", 3, 1, 1), run_of("packed", 2, 1.5, 0.57)}),
-            "packed finished 1.50x sooner than serial; each model trained in 0.57x its time alone");
+            "packed finished 1.50x sooner than serial; each pack took 0.57x the time its models "
+            "took alone, one after another");
+  EXPECT_EQ(
+      modes_answer({run_of("serial", 3, 1, 1), run_of("streams", 2, 1.5, 0.8)}),
+      "streams finished 1.50x sooner than serial; each model trained in 0.80x its time alone");
   EXPECT_EQ(modes_answer({run_of("serial", 1, 1, 1), run_of("processes", 4, 0.25, 1.2)}),
             "serial finished first; the fastest of the others, processes, took 4.00x as long; each "
             "model trained "
@@ -71,13 +75,14 @@ TEST(Answer, ARangeThatHoldsOneIsNoClearDifference) {
   }
   EXPECT_EQ(modes_answer(runs),
             "no clear difference between packed and serial (its speedup over serial ranged 0.94x "
-            "to 1.07x); each model trained in 0.51x its time alone (medians of 5 runs)");
+            "to 1.07x); each pack took 0.51x the time its models took alone, one after another "
+            "(medians of 5 runs)");
   runs[7].speedup_vs_serial = 1.004;  // 0.99 -> 1.004: one run below 1 left, still no ratio
   EXPECT_TRUE(modes_answer(runs).starts_with("no clear difference")) << modes_answer(runs);
   runs[1].speedup_vs_serial = 1.006;  // 0.94 -> 1.006: every run sooner, if barely
   EXPECT_EQ(modes_answer(runs),
-            "packed finished 1.02x sooner than serial; each model trained in 0.51x its time alone "
-            "(medians of 5 runs; speedup 1.00x to 1.07x)");
+            "packed finished 1.02x sooner than serial; each pack took 0.51x the time its models "
+            "took alone, one after another (medians of 5 runs; speedup 1.00x to 1.07x)");
 }
 
 // On the cpu backend every mode shares the run's cores (its arrangement): the answer says how many.

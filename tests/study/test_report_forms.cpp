@@ -611,7 +611,8 @@ TEST_F(ReportFiles, OneRunIsTheDocumentAndSeveralAreRunsUnderModeAll) {
           R"({"answer": "not to be judged (serial: wall 0ms, under 0.1 s; packed: a busy machine: )"
           R"(other processes kept 0.8 of its 2 cores busy; it trained at 0.50x the samples/s of )"
           R"(its mode quiet (214 against 427, run 2)): packed finished 1.75x sooner than )"
-          R"(serial; each model trained 1.12x slower than alone", "mode": "all", "runs": [)") +
+          R"(serial; each pack took 1.12x the time its models took alone, one after another", )"
+          R"("mode": "all", "runs": [)") +
           kEmptyRunDocumentUpToModels + "[" + kEmptyModelDocument + "]}, " +
           full_run_document(std::string("[") + kFullModelDocument + "]") + "]}");
 }
