@@ -30,8 +30,8 @@ const char* kind_of(fs::file_type type) {
 
 }  // namespace
 
-void check_output_path(const char* flag, const std::string& path) {
-  if (path.empty() || is_standard_output(path)) return;
+void check_output_path(const char* flag, const std::string& path, bool standard_output) {
+  if (path.empty() || (standard_output && is_standard_output(path))) return;
   const std::string named = std::string(flag) + " " + path;
   std::error_code error;
   const fs::path parent = fs::absolute(path, error).parent_path();
@@ -39,7 +39,8 @@ void check_output_path(const char* flag, const std::string& path) {
   if (fs::is_directory(status)) throw UserError(named + ": is a folder; give a file name");
   if (fs::exists(status) && !fs::is_regular_file(status))
     throw UserError(named + ": is " + kind_of(status.type()) +
-                    ", not a regular file; give a file name, or - for standard output");
+                    ", not a regular file; give a file name" +
+                    (standard_output ? ", or - for standard output" : ""));
   if (!fs::is_directory(parent, error))
     throw UserError(named + (fs::exists(parent, error)
                                  ? ": " + parent.string() + " is not a folder"

@@ -88,7 +88,7 @@ void check_outputs(const RunArgs& args, const RunPlan& plan, const RunRank& rank
     prepare_output_files(args.files, {{"the sweep", args.options.models_path}}, others);
     if (!args.resume)
       check_output_path(args.journal.empty() ? "--journal (beside --json)" : "--journal",
-                        plan.journal);
+                        plan.journal, false);  // read back by --resume: a file
   }
   if (plan.save_best) check_save_best_dir(*plan.save_best);
 }

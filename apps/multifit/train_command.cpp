@@ -68,7 +68,9 @@ int run_train(TrainArgs& args) {
   const RunReport run =
       run_mode(*make_serial_mode(args.options), jobs, args.options, stop_on_interrupt(), &code);
   const ModelReport& report = run.models.front();
-  print_model_line(report);
+  // A model that failed says why in one line, on stderr, and no "NAME: failed" beside it; any
+  // other gets its result's line (a diverged one, its error too).
+  if (report.status != ModelStatus::failed || report.error.empty()) print_model_line(report);
   if (!report.error.empty() && code != 0)
     std::fprintf(stderr, "multifit: error: %s\n", report.error.c_str());
   return write_output_files({run}, args.files, code);

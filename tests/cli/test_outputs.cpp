@@ -158,6 +158,12 @@ TEST_F(Cli, ASpecialFileAsAnOutputIsRefusedBeforeTraining) {
                            ", not a regular file; give a file name, or - for standard output\n");
       EXPECT_EQ(r.out, "");  // nothing ran
     }
+  // The journal is read back by --resume: a file, never standard output, so - is not offered.
+  const Result journal = multifit("run " + quoted(example("tiny-sweep.json")) +
+                                  " --backend cpu --journal " + quoted(path("fifo")));
+  EXPECT_EQ(journal.rc, 2);
+  EXPECT_EQ(journal.err, "multifit: error: --journal " + path("fifo") +
+                             ": is a FIFO, not a regular file; give a file name\n");
   // --save is checked when the model starts: it fails before training, and the document says so.
   const Result save =
       multifit("train " + quoted(example("binary-classifier.json")) + " --backend cpu --save " +
