@@ -153,6 +153,9 @@ CASES = [
     case("cosine-decay-warmup", "mse", HIDDEN + [dense(1)],
          schedule("CosineDecay", initial_learning_rate=0.01, decay_steps=12, alpha=0.1, warmup_target=0.05,
                   warmup_steps=5)),
+    # Keras's warm-up from nothing: initial_learning_rate 0
+    case("cosine-decay-warmup-from-zero", "mse", HIDDEN + [dense(1)],
+         schedule("CosineDecay", initial_learning_rate=0.0, decay_steps=12, warmup_target=0.05, warmup_steps=5)),
     case("inverse-time-decay", "mse", HIDDEN + [dense(1)],
          schedule("InverseTimeDecay", initial_learning_rate=0.05, decay_steps=3, decay_rate=0.5)),
     case("polynomial-decay-cycle", "mse", HIDDEN + [dense(1)],
