@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "nn/spec.h"
@@ -284,13 +285,19 @@ ModelFields model_fields(const Field& root) {
 
 json spec_from_keras(const json& config, const std::string& source) {
   const Field root(config, source);
-  const ModelFields model = keras_model_fields(root);
-  const ModelSpec spec = parse_spec(root, model);
+  ModelFields model = keras_model_fields(root);
+  // The metrics are read as Keras reads them: categorical cross-entropy's labels one-hot, a column
+  // per output (a spec without "targets" takes class indices, beside which mse has nothing to
+  // compare an output with). The spec written leaves the columns to the data it is given.
+  const std::optional<Field> metrics = std::exchange(model.metrics, std::nullopt);
+  ModelSpec spec = parse_spec(root, model);
   const json whole = to_json(spec);
   json out = {{"name", spec.name}, {"input", spec.input}, {"layers", whole["layers"]}};
   if (whole.contains("input_shape")) out["input_shape"] = whole["input_shape"];
   if (!model.loss) return out;
-  for (const char* key : {"loss", "optimizer", "metrics"}) out[key] = whole[key];
+  for (const char* key : {"loss", "optimizer"}) out[key] = whole[key];
+  if (spec.loss.kind == Loss::categorical_crossentropy) spec.targets = spec.outputs();
+  if (metrics) out["metrics"] = metrics_to_json(parse_metrics(*metrics, spec));
   return out;
 }
 

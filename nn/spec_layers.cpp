@@ -136,37 +136,23 @@ json initializer_to_json(const Initializer& init) {
   return out;
 }
 
-enum class RegularizerKind { l1, l2, l1_l2 };
-constexpr KerasName<RegularizerKind> kRegularizers[] = {{"l1", "L1", RegularizerKind::l1},
-                                                        {"l2", "L2", RegularizerKind::l2},
-                                                        {"l1_l2", "L1L2", RegularizerKind::l1_l2}};
-
-// A penalty factor: a number >= 0 (Keras's default for the string form, 0.01, where not given).
+// A penalty factor: a number >= 0, `fallback` where not given.
 float penalty_factor(const KerasObject& object, const char* key, float fallback) {
   const auto f = object.setting(key);
   return f ? float(f->number_in(0, 1e30, "a finite number >= 0")) : fallback;
 }
 
 // null (none), "l1" or "l2" (Keras's 0.01), or an object of the factors: {"name": "l1_l2", "l1":
-// 1e-5, "l2": 1e-4} or {"class_name": "L2", "config": {"l2": 1e-4}}.
+// 1e-5, "l2": 1e-4} (a factor not given is 0, as in Keras 3's L1L2) or {"class_name": "L2",
+// "config": {"l2": 1e-4}}.
 Regularizer parse_regularizer(const Field& field) {
   if (field.value().is_null()) return {};
   const KerasObject object(field, "name", "regularizer");
+  const RegularizerTraits& traits = regularizer_traits(object.one_of(kRegularizerNames));
+  object.allow(listed(traits.keys));
   Regularizer r;
-  switch (object.one_of(kRegularizers)) {
-    case RegularizerKind::l1:
-      object.allow(std::initializer_list<const char*>{"l1"});
-      r.l1 = penalty_factor(object, "l1", 0.01f);
-      break;
-    case RegularizerKind::l2:
-      object.allow(std::initializer_list<const char*>{"l2"});
-      r.l2 = penalty_factor(object, "l2", 0.01f);
-      break;
-    case RegularizerKind::l1_l2:  // keras.regularizers.l1_l2's defaults: 0.01 each
-      object.allow(std::initializer_list<const char*>{"l1", "l2"});
-      r.l1 = penalty_factor(object, "l1", 0.01f), r.l2 = penalty_factor(object, "l2", 0.01f);
-      break;
-  }
+  for (const char* key : listed(traits.keys))
+    (std::string(key) == "l1" ? r.l1 : r.l2) = penalty_factor(object, key, traits.factor);
   return r;
 }
 

@@ -51,6 +51,28 @@ inline Field layer_settings(const Field& layer) {
   return layer.value().is_object() && layer.value().contains("config") ? layer.at("config") : layer;
 }
 nlohmann::json layer_to_json(const LayerSpec& layer);
+
+// keras.regularizers' classes (l1, l2, l1_l2 their other names) and their factors in Keras 3's
+// order, each defaulting to `factor`: L1(l1=0.01), L2(l2=0.01), L1L2(l1=0.0, l2=0.0).
+enum class RegularizerKind { l1, l2, l1_l2 };
+inline constexpr KerasName<RegularizerKind> kRegularizerNames[] = {
+    {"l1", "L1", RegularizerKind::l1},
+    {"l2", "L2", RegularizerKind::l2},
+    {"l1_l2", "L1L2", RegularizerKind::l1_l2}};
+struct RegularizerTraits {
+  RegularizerKind kind;
+  const char* keys[2];  // nullptr after the last
+  float factor;
+};
+inline constexpr RegularizerTraits kRegularizerTraits[] = {
+    {RegularizerKind::l1, {"l1"}, 0.01f},
+    {RegularizerKind::l2, {"l2"}, 0.01f},
+    {RegularizerKind::l1_l2, {"l1", "l2"}, 0.f}};
+constexpr const RegularizerTraits& regularizer_traits(RegularizerKind kind) {
+  for (const RegularizerTraits& entry : kRegularizerTraits)
+    if (entry.kind == kind) return entry;
+  return kRegularizerTraits[0];  // never: every kind has its entry
+}
 // The Keras class of an initializer ("HeNormal") and of an optimizer ("RMSprop").
 const char* keras_class(InitializerKind kind);
 const char* keras_class(OptimizerKind kind);

@@ -10,7 +10,10 @@ that the CSV text is exact in both), with shuffling off, and train. Compared: ev
 metrics and their val_ values where the case has a validation_split (both take the last rows),
 the learning rate of each epoch where ReduceLROnPlateau sets it, the number of epochs run (an
 EarlyStopping ends both at the same one), and every final weight (a BatchNormalization's moving
-statistics too).
+statistics too). Each case is trained a third time, as a Keras user's script would be with
+multifit's Python package: multifit.from_keras of the compiled Keras model, then its fit with the
+same arguments (validation_data where the case gives it) and multifit.callbacks of the same names;
+that run is compared with Keras's by the same bounds (the "from_keras" column).
 
 Dropout: Keras draws its masks from its own generator, so the Keras model's Dropout is a layer of
 this script's (HashDropout) that draws multifit's mask (kernels/layer_math.h: dropout_key and dropout_uniform, a
@@ -48,6 +51,12 @@ os.environ["OMP_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
+
+try:
+    import multifit  # noqa: E402  (the package of this tree: MULTIFIT_VENV=.venv-peers scripts/python.sh)
+except ImportError as e:
+    sys.exit(f"exactness: the multifit package is not installed in this Python ({e}); install it with "
+             f"MULTIFIT_VENV=.venv-peers scripts/python.sh")
 
 tf.config.threading.set_intra_op_parallelism_threads(1)
 tf.config.threading.set_inter_op_parallelism_threads(1)
@@ -125,7 +134,7 @@ CASES = [
     case("regularizers-val", "mse",
          [dense(16, "tanh", kernel_regularizer="l2", bias_regularizer={"name": "l1", "l1": 0.02},
                 activity_regularizer={"name": "l1_l2", "l1": 1e-3, "l2": 1e-2}),
-          dense(1, kernel_regularizer={"class_name": "L1L2", "config": {"l1": 1e-3, "l2": 1e-3}})],
+          dense(1, kernel_regularizer={"class_name": "L1L2", "config": {"l1": 1e-3}})],  # Keras 3's l2 default
          {"name": "sgd", "learning_rate": 0.05}, 32, 0.25),
     # Optimizers, with their settings, clipping and weight decay.
     case("sgd-nesterov-clipnorm", "mse", HIDDEN + [dense(1)],
@@ -186,6 +195,19 @@ CASES = [
     case("reduce-lr-on-plateau", "mse", HIDDEN + [dense(1)], {"name": "sgd", "learning_rate": 0.3}, 32, 0.25,
          epochs=10, callbacks=[{"type": "ReduceLROnPlateau", "factor": 0.5, "patience": 1, "cooldown": 1,
                                 "min_lr": 0.05}]),
+    # Combinations, as a user's model has them: the features meet in one step and one epoch.
+    case("batchnorm-adamw-cosine-warmup-scce-val", "sparse_categorical_crossentropy",
+         [dense(16, use_bias=False), norm(), act("relu"), dense(8, "tanh"), dense(3, "softmax")],
+         {"name": "adamw", "weight_decay": 0.02,
+          "learning_rate": {"class_name": "CosineDecay", "config": {"initial_learning_rate": 0.0, "decay_steps": 15,
+                                                                    "warmup_target": 0.02, "warmup_steps": 5}}},
+         32, 0.25, epochs=4),
+    # validation_data: Keras is given the last rows as (x_val, y_val), multifit the same rows as its split
+    case("nadam-huber-plateau-early-stopping-validation-data", "huber", [dense(16, "gelu"), dense(2)],
+         {"name": "nadam", "learning_rate": 0.05}, 24, 0.25, epochs=12, validation_data=True,
+         loss_settings={"delta": 0.7}, metrics=["mae"],
+         callbacks=[{"type": "ReduceLROnPlateau", "factor": 0.5, "patience": 1},
+                    {"type": "EarlyStopping", "patience": 3, "restore_best_weights": True}]),
 ]
 
 
@@ -276,7 +298,7 @@ def metrics_of(spec):
 
 
 def multifit_spec(spec):
-    out = {k: v for k, v in spec.items() if k not in ("loss_settings",)}
+    out = {k: v for k, v in spec.items() if k not in ("loss_settings", "validation_data")}
     out["metrics"] = metrics_of(spec)
     out["loss"] = {"name": spec["loss"], **spec.get("loss_settings", {})}
     out["fit"] = dict(spec["fit"], callbacks=spec.get("callbacks", []))
@@ -374,9 +396,9 @@ def keras_optimizer(spec):
     return getattr(keras.optimizers, name)(**spec)
 
 
-def keras_layer(index, layer, step):
+def keras_layer(index, layer, step, hash_dropout=True):
     settings = {k: v for k, v in layer.items() if k != "type"}
-    if layer["type"] == "Dropout":
+    if layer["type"] == "Dropout" and hash_dropout:
         return HashDropout(settings["rate"], index, step)
     for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
         if key in settings:
@@ -388,23 +410,52 @@ def keras_layer(index, layer, step):
     return getattr(keras.layers, layer["type"])(**settings)
 
 
-def run_keras(spec, x, y, w0):
+def keras_model(spec, w0, hash_dropout=True):
+    """The case's Keras model, compiled, with the weights w0. hash_dropout: multifit's masks in
+    Keras's Dropout (to train it); else keras.layers.Dropout (to convert it, as a user's would be)."""
     keras.utils.set_random_seed(0)
     keras.backend.clear_session()
     optimizer = keras_optimizer(spec["optimizer"])
     step = lambda: optimizer.iterations  # noqa: E731
-    model = keras.Sequential([keras.Input((FEATURES,))] + [keras_layer(i, l, step) for i, l in enumerate(spec["layers"])])
+    model = keras.Sequential([keras.Input((FEATURES,))] +
+                             [keras_layer(i, l, step, hash_dropout) for i, l in enumerate(spec["layers"])])
     model.set_weights(w0)
     loss = getattr(keras.losses, LOSSES[spec["loss"]])(**spec.get("loss_settings", {}))
     model.compile(optimizer=optimizer, loss=loss, metrics=metrics_of(spec), jit_compile=False)
+    return model
+
+
+def fit_arguments(spec, x, y):
+    """model.fit's arguments of the case, for Keras and for multifit's Python package alike: the last
+    rows as validation_data where the case says so, else its validation_split."""
+    fit = spec["fit"]
+    args = {"x": x, "y": y, "epochs": fit["epochs"], "batch_size": fit["batch_size"], "shuffle": False, "verbose": 0}
+    if spec.get("validation_data"):
+        n = ROWS - int(np.floor(ROWS * (1.0 - fit["validation_split"])))  # the rows Keras's split takes
+        return args | {"x": x[:-n], "y": y[:-n], "validation_data": (x[-n:], y[-n:])}
+    return args | {"validation_split": fit["validation_split"]}
+
+
+def run_keras(spec, x, y, w0):
+    model = keras_model(spec, w0)
     callbacks = [getattr(keras.callbacks, c["type"])(**{k: v for k, v in c.items() if k != "type"})
                  for c in spec.get("callbacks", [])]
-    fit = spec["fit"]
-    h = model.fit(x, y, epochs=fit["epochs"], batch_size=fit["batch_size"], shuffle=False,
-                  validation_split=fit["validation_split"], callbacks=callbacks, verbose=0).history
+    h = model.fit(**fit_arguments(spec, x, y), callbacks=callbacks).history
     if not any(isinstance(c, keras.callbacks.ReduceLROnPlateau) for c in callbacks):
         h.pop("learning_rate", None)
     return h, model.get_weights()
+
+
+def run_from_keras(spec, x, y, w0):
+    """What a Keras user's script gets from multifit's Python package: multifit.from_keras of the
+    compiled Keras model (its weights w0, not yet trained), trained by its fit with the same
+    arguments and multifit.callbacks of the same names; on the cpu backend, seeded as the spec."""
+    converted = multifit.from_keras(keras_model(spec, w0, hash_dropout=False), backend="cpu", threads=1)
+    converted.seed = SEED  # the draw of multifit's Dropout masks, which the Keras run's HashDropout replays
+    callbacks = [getattr(multifit.callbacks, c["type"])(**{k: v for k, v in c.items() if k != "type"})
+                 for c in spec.get("callbacks", [])]
+    h = converted.fit(**fit_arguments(spec, x, y), callbacks=callbacks).history
+    return h, converted.get_weights()
 
 
 # ---- Comparison --------------------------------------------------------------------------------------
@@ -507,7 +558,7 @@ def fmt(d, key):
 
 
 def table(rows):
-    cols = ["case", "result", "epochs", "loss rel", "val_loss rel", "metrics (max rel; accuracies abs)",
+    cols = ["case", "result", "from_keras", "epochs", "loss rel", "val_loss rel", "metrics (max rel; accuracies abs)",
             "learning_rate rel", "weights abs", "weights rel", "weights moved", "seconds"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
@@ -516,7 +567,9 @@ def table(rows):
         metrics = [f"{k} {fmt(d, 'abs' if (k[4:] if k.startswith('val_') else k) in ACCURACIES else 'rel')}"
                    for k, d in s.items() if k not in ("loss", "val_loss", "learning_rate") and d is not None]
         epochs = str(r["epochs"][0]) if r["epochs"][0] == r["epochs"][1] else f"{r['epochs'][0]} vs {r['epochs'][1]}"
-        cells = [r["case"], result, epochs, fmt(s.get("loss"), "rel"), fmt(s.get("val_loss"), "rel"),
+        fk = r["from_keras"]
+        from_keras = "PASS" if fk["pass"] else "FAIL (" + (fk.get("error") or ", ".join(fk["failed"])) + ")"
+        cells = [r["case"], result, from_keras, epochs, fmt(s.get("loss"), "rel"), fmt(s.get("val_loss"), "rel"),
                  ", ".join(metrics) or "-", fmt(s.get("learning_rate"), "rel"), fmt(r["weights"], "abs"),
                  fmt(r["weights"], "rel"), f"{r['moved']:.1e}", f"{r['seconds']:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -553,18 +606,26 @@ def main():
             mf = run_multifit(args.multifit, work, spec, x, y, w0)
             kr = run_keras(spec, x, y, w0)
             row = compare(spec, kr, mf, w0)
+            try:
+                fk = compare(spec, kr, run_from_keras(spec, x, y, w0), w0)
+                row["from_keras"] = {k: fk[k] for k in ("pass", "failed", "epochs", "series", "weights")}
+            except (ValueError, TypeError, RuntimeError) as e:  # a refusal: the conversion fails the case
+                row["from_keras"] = {"pass": False, "failed": ["conversion"], "error": str(e).splitlines()[0]}
             row.update(spec=multifit_spec(spec), seconds=time.perf_counter() - t0)
             rows.append(row)
-            print(f"{spec['name']}: {'PASS' if row['pass'] else 'FAIL ' + str(row['failed'])}", file=sys.stderr)
+            fk = row["from_keras"]
+            print(f"{spec['name']}: {'PASS' if row['pass'] else 'FAIL ' + str(row['failed'])}; from_keras "
+                  f"{'PASS' if fk['pass'] else 'FAIL ' + (fk.get('error') or str(fk['failed']))}", file=sys.stderr)
         if not args.only:
             inits = [initializer_row(args.multifit, work, *i) for i in INITIALIZERS]
-    ok = all(r["pass"] for r in rows + inits)
+    ok = all(r["pass"] and r["from_keras"]["pass"] for r in rows) and all(r["pass"] for r in inits)
     text = table(rows) + ("\n\n" + initializer_table(inits) if inits else "")
-    summary = (f"{sum(r['pass'] for r in rows)}/{len(rows)} cases and {sum(r['pass'] for r in inits)}/{len(inits)} "
+    summary = (f"{sum(r['pass'] for r in rows)}/{len(rows)} cases, {sum(r['from_keras']['pass'] for r in rows)}/"
+               f"{len(rows)} through from_keras and {sum(r['pass'] for r in inits)}/{len(inits)} "
                f"initializers pass; tolerances: weights rtol {W_RTOL:g} atol {W_ATOL:g}, losses and regression "
                f"metrics rtol {LOSS_RTOL:g} atol {LOSS_ATOL:g}, accuracies atol {METRIC_ATOL:g}, learning rates rtol "
                f"{RATE_RTOL:g}; {ROWS} rows x {FEATURES} features, shuffle off; keras {keras.__version__}, "
-               f"tensorflow {tf.__version__}; {time.perf_counter() - start:.1f} s")
+               f"tensorflow {tf.__version__}, {multifit.build_info()['description']}; {time.perf_counter() - start:.1f} s")
     print(text + "\n\n" + summary)
     if args.out:
         os.makedirs(args.out, exist_ok=True)

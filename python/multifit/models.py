@@ -114,7 +114,7 @@ class Sequential:
         self._compiled = None
         self._fit = {"epochs": 1, "batch_size": 32, "validation_split": 0.0, "shuffle": True, "callbacks": []}
         self._features = None  # the input's width, from the first data seen where no Input gives it
-        self._targets = 1  # y's columns (one-hot labels, several regression targets)
+        self._targets = None  # y's columns (one-hot labels, several regression targets); None: no data yet
         self._session = None
         self._session_spec = None  # the spec's JSON the session has
         self._backend = None
@@ -186,7 +186,7 @@ class Sequential:
                 "optimizer": c["optimizer"], "fit": dict(self._fit), "seed": self.seed, "memory": c["memory"]}
         if c["metrics"] is not None:  # None: a spec's own default (from_spec of a spec without metrics)
             spec["metrics"] = c["metrics"]
-        if self._targets != 1:
+        if self._targets not in (None, 1):
             spec["targets"] = self._targets
         if image is not None:
             spec["input_shape"] = image
@@ -202,8 +202,16 @@ class Sequential:
             self._features = int(x.shape[1])
         self._targets = int(y.shape[1]) if y.ndim == 2 else 1
 
-    def _spec_json(self):
-        return json.dumps(self.spec())
+    def _session_spec_json(self):
+        """The spec the session is built from. Before any data the target columns are unknown, so a
+        metric read against them cannot be checked yet (mse beside categorical cross-entropy, whose
+        labels Keras takes one-hot and a spec without "targets" takes as class indices): the session
+        is built without the metrics, which the first fit or evaluate gives it with the data. The
+        weights do not depend on them."""
+        spec = self.spec()
+        if self._targets is None:
+            spec.pop("metrics", None)
+        return json.dumps(spec)
 
     def _backend_choice(self):
         choice = _multifit.BackendChoice()
@@ -212,7 +220,7 @@ class Sequential:
         return choice
 
     def _ensure_session(self):
-        spec_json = self._spec_json()
+        spec_json = self._session_spec_json()
         if self._session is None:
             self._session = _multifit.Session(spec_json, self._backend_choice(), self.name)
         elif spec_json != self._session_spec:  # a fit's new arguments, or compile() again

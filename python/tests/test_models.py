@@ -118,6 +118,23 @@ def test_one_hot_targets_and_softmax(binary_task):
     assert p.shape == (600, 2) and np.allclose(p.sum(axis=1), 1, atol=1e-6)
 
 
+def test_a_metric_read_against_each_target_waits_for_the_data(binary_task):
+    """Keras takes categorical cross-entropy's labels one-hot, so mse beside it compares each output
+    with its own column; a spec without "targets" takes class indices, where mse cannot be read. The
+    model, compiled before any data, builds, predicts and trains on one-hot labels, and its mse is
+    the mean squared difference of the probabilities and the labels."""
+    x, y = binary_task
+    onehot = np.eye(2, dtype=np.float32)[y.astype(int)]
+    model = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(2, activation="softmax")])
+    model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy", "mse"], backend="cpu")
+    assert model.predict(x).shape == (600, 2)
+    model.fit(x, onehot, epochs=1, verbose=0)
+    loss, accuracy, mse = model.evaluate(x, onehot)
+    assert mse == pytest.approx(float(np.mean((model.predict(x) - onehot) ** 2)), rel=1e-5)
+    with pytest.raises(ValueError, match="mse compares each output with its own target"):
+        model.evaluate(x, y)  # class indices: mse has nothing to compare an output with
+
+
 def test_a_keras_file_round_trip_without_keras(binary_task, tmp_path):
     pytest.importorskip("h5py", reason=".keras files need h5py")
     x, y = binary_task

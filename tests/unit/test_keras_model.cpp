@@ -275,6 +275,20 @@ TEST(KerasModel, ALossDtypeIsFloat32WrittenAnyWay) {
   }
 }
 
+// Keras's categorical cross-entropy reads one-hot labels: "accuracy" beside it is categorical, and
+// mse compares each output with its own column (a spec without "targets" reads class indices, where
+// neither would be); the spec converted leaves "targets" to the data.
+TEST(KerasModel, MetricsBesideCategoricalCrossEntropyAreReadAgainstOneHotLabels) {
+  json config = to_json_config();
+  config["compile_config"]["loss"] = "categorical_crossentropy";
+  config["compile_config"]["metrics"] = {"accuracy", "mse"};
+  const json spec = spec_from_keras(config, "from_keras");
+  EXPECT_EQ(spec["metrics"][0]["class_name"], "CategoricalAccuracy") << spec["metrics"];
+  EXPECT_EQ(spec["metrics"][0]["config"]["name"], "accuracy");
+  EXPECT_EQ(spec["metrics"][1]["class_name"], "MeanSquaredError");
+  EXPECT_FALSE(spec.contains("targets"));
+}
+
 // A spec with every kind of layer, initializer and regularizer, a schedule and a loss with
 // settings.
 json rich_spec() {

@@ -251,13 +251,20 @@ TEST(KerasRegularizers, EveryFormAndKind) {
   const ModelSpec s = parse(spec_with(json::parse(R"([
       {"units": 4, "kernel_regularizer": "l2", "bias_regularizer": "l1"},
       {"units": 4, "kernel_regularizer": {"class_name": "L1L2", "config": {"l1": 1e-5, "l2": 1e-4}},
-                   "activity_regularizer": {"name": "l2", "l2": 0.5}}])")));
+                   "activity_regularizer": {"name": "l2", "l2": 0.5}},
+      {"units": 4, "kernel_regularizer": {"class_name": "L1L2", "config": {"l1": 1e-5}},
+                   "bias_regularizer": {"name": "l1_l2", "l2": 1e-3}}])")));
   EXPECT_EQ(s.layers[0].kernel_regularizer.l2, 0.01f) << "Keras's default for \"l2\"";
   EXPECT_EQ(s.layers[0].kernel_regularizer.l1, 0.f);
   EXPECT_EQ(s.layers[0].bias_regularizer.l1, 0.01f);
   EXPECT_EQ(s.layers[1].kernel_regularizer.l1, 1e-5f);
   EXPECT_EQ(s.layers[1].kernel_regularizer.l2, 1e-4f);
   EXPECT_EQ(s.layers[1].activity_regularizer.l2, 0.5f);
+  // Keras 3's L1L2(l1=0.0, l2=0.0): the factor not given adds nothing (Keras 2's l1_l2 had 0.01)
+  EXPECT_EQ(s.layers[2].kernel_regularizer.l1, 1e-5f);
+  EXPECT_EQ(s.layers[2].kernel_regularizer.l2, 0.f);
+  EXPECT_EQ(s.layers[2].bias_regularizer.l1, 0.f);
+  EXPECT_EQ(s.layers[2].bias_regularizer.l2, 1e-3f);
   EXPECT_THAT(
       error_for(spec_with({{{"units", 4}, {"kernel_regularizer", {{"name", "l2"}, {"l2", -1}}}}})),
       HasSubstr("layers[0].kernel_regularizer.l2: got -1; expected a finite number >= 0"));
