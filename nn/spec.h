@@ -300,4 +300,11 @@ std::vector<std::string> optimizer_entries();
 // (initial_learning_rate, decay_steps, end_learning_rate 0.0001, power 1, cycle false)").
 std::vector<std::string> schedule_entries();
 
+// Keras's classes a spec takes, from the same tables, for the Python package's multifit.keras,
+// which makes a class of each: {"optimizers", "schedules", "losses", "metrics", "initializers",
+// "regularizers"}, each a list of {"class_name", "identifier" (null where Keras has none: a
+// schedule), "positional": the settings Keras's signature takes by position, in its order}. A
+// loss's or metric's other identifiers ("mse") are entries of their own, with the same class.
+nlohmann::json keras_classes();
+
 }  // namespace mf

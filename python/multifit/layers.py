@@ -4,6 +4,7 @@ Each layer is its spec entry: `get_config()` gives the dict a multifit spec list
 (or "preprocessing", for the Random* operations), which the C++ spec reader validates with the
 command line's messages. Defaults are Keras 3's.
 """
+from ._keras_objects import serialized
 
 
 class Layer:
@@ -17,7 +18,7 @@ class Layer:
         self.config = config
 
     def get_config(self):
-        return {"type": self.kind, **self.config}
+        return {"type": self.kind, **serialized(self.config)}
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
@@ -90,15 +91,22 @@ class GaussianNoise(Layer):
         super().__init__(stddev=stddev, **config)
 
 
+_KINDS = {cls.kind: cls for cls in (Dense, Dropout, BatchNormalization, Activation, Flatten, InputLayer, RandomFlip,
+                                    RandomTranslation, RandomZoom, RandomContrast, GaussianNoise)}
+
+
 def from_config(entry):
     """The layer of a spec's layer entry ({"type": "Dense", "units": 64, ...}; Dense where it has no
     type, as the spec reader takes it). Raises ValueError for a type multifit has no layer of."""
-    kinds = {cls.kind: cls for cls in (Dense, Dropout, BatchNormalization, Activation, Flatten, InputLayer,
-                                       RandomFlip, RandomTranslation, RandomZoom, RandomContrast, GaussianNoise)}
     entry = dict(entry)
     kind = entry.pop("type", "Dense")
-    if kind not in kinds:
-        raise ValueError(f"layer type {kind!r}: multifit's layers are {', '.join(kinds)}")
-    layer = Layer.__new__(kinds[kind])
+    if kind not in _KINDS:
+        raise ValueError(f"layer type {kind!r}: multifit's layers are {', '.join(_KINDS)}")
+    layer = Layer.__new__(_KINDS[kind])
     Layer.__init__(layer, **entry)
     return layer
+
+
+def __getattr__(name):  # keras.layers.Conv2D and the like: say what multifit has
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}': multifit's layers are "
+                         f"{', '.join(_KINDS)} (and Input)")

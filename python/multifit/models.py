@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _multifit
 from ._arrays import as_rows, features_and_targets
+from ._keras_objects import serialized
 from .callbacks import Callback
 from .layers import Flatten, InputLayer, Layer
 
@@ -100,8 +101,9 @@ class Sequential:
     not Keras's numbers)."""
 
     _unnamed = 0  # Sequentials made without a name so far: Keras's sequential, sequential_1, ...
+    default_seed = 0  # the seed of a Sequential given none (multifit.keras.utils.set_random_seed sets it)
 
-    def __init__(self, layers=None, name=None, seed=0):
+    def __init__(self, layers=None, name=None, seed=None):
         if layers is not None and not isinstance(layers, (list, tuple)):
             raise TypeError(f"Sequential: layers is {type(layers).__name__} {layers!r:.40}; expected a list of "
                             f"multifit.layers layers")
@@ -110,7 +112,7 @@ class Sequential:
             name = "sequential" + (f"_{Sequential._unnamed}" if Sequential._unnamed else "")
             Sequential._unnamed += 1
         self.name = name
-        self.seed = int(seed)
+        self.seed = Sequential.default_seed if seed is None else int(seed)
         self._compiled = None
         self._fit = {"epochs": 1, "batch_size": 32, "validation_split": 0.0, "shuffle": True, "callbacks": []}
         self._features = None  # the input's width, from the first data seen where no Input gives it
@@ -129,7 +131,7 @@ class Sequential:
         entries = [InputLayer(shape)] if shape else []
         entries += [from_config(entry) for entry in spec.get("preprocessing", [])]
         entries += [from_config(entry) for entry in spec["layers"]]
-        model = cls(entries, name=spec.get("name"), seed=spec.get("seed", 0))
+        model = cls(entries, name=spec.get("name"), seed=spec.get("seed"))
         if spec.get("loss") is not None:
             model.compile(optimizer=spec.get("optimizer", "adam"), loss=spec["loss"], metrics=spec.get("metrics"),
                           **compile_kwargs)
@@ -150,7 +152,8 @@ class Sequential:
         preprocessing). Optimizer and loss by Keras's names or as {"name": ..., settings}."""
         if loss is None:
             raise ValueError("compile: loss is required, e.g. loss=\"binary_crossentropy\"")
-        self._compiled = {"optimizer": optimizer, "loss": loss, "metrics": list(metrics or []),
+        self._compiled = {"optimizer": serialized(optimizer), "loss": serialized(loss),
+                          "metrics": serialized(list(metrics or [])),
                           "memory": {"mode": memory, **({"limit": memory_limit} if memory_limit is not None else {})},
                           "pipeline": pipeline}
         self._backend = {"backend": backend, "graphs": graphs, "threads": int(threads), "gemm": gemm,

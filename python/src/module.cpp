@@ -18,6 +18,7 @@
 #include "arrays.h"
 #include "interruptible.h"
 #include "nn/keras_model.h"
+#include "nn/spec.h"
 #include "runtime/build_info.h"
 #include "runtime/child_process.h"
 #include "runtime/error.h"
@@ -215,6 +216,9 @@ NB_MODULE(_multifit, m) {
       },
       "spec_json"_a,
       "The config.json (JSON text) of a .keras file holding a spec's model (JSON text): nn/keras_model.h.");
+  m.def(
+      "keras_classes", [] { return mf::keras_classes().dump(); },
+      "Keras's classes a spec takes, by family, with their positional settings (JSON text): nn/spec.h; multifit.keras makes its classes of them.");
   m.def(
       "check_finite",
       [](const Rows& a, const std::string& where) {

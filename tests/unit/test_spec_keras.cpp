@@ -656,5 +656,56 @@ TEST(KerasOptimizers, EveryKindHasItsNamesAndKeysOnce) {
   EXPECT_EQ(parse(spec_with(json::array(), {{"optimizer", "adam"}})).optimizer.beta_2, 0.999);
 }
 
+// Each class multifit.keras makes of keras_classes() (nn/keras_classes.cpp) is one the spec reader
+// takes in the form Python writes it, {"class_name", "config"}, with the settings given by position
+// where Keras's signature has them; a schedule's are all it requires.
+TEST(KerasClasses, EveryClassListedIsReadAsPythonWritesIt) {
+  const json classes = keras_classes();
+  const auto form = [](const json& entry, json config) {
+    return json{{"class_name", entry["class_name"]}, {"config", std::move(config)}};
+  };
+  for (const json& e : classes["optimizers"]) {
+    EXPECT_EQ(e["positional"], json{"learning_rate"}) << e;
+    EXPECT_NO_THROW(
+        parse(spec_with(json::array(), {{"optimizer", form(e, {{"learning_rate", 0.01}})}})))
+        << e;
+  }
+  for (const json& e : classes["schedules"]) {
+    json config;
+    for (const json& key : e["positional"])  // PiecewiseConstantDecay's boundaries and values
+      config[key] = key == "boundaries"    ? json{10}
+                    : key == "values"      ? json{0.1, 0.01}
+                    : key == "decay_steps" ? json(100)
+                                           : json(0.5);
+    EXPECT_NO_THROW(parse(
+        spec_with({}, {{"optimizer", {{"name", "sgd"}, {"learning_rate", form(e, config)}}}})))
+        << e;
+  }
+  for (const json& e : classes["losses"]) {  // 3 linear outputs: the cross-entropies from logits
+    const std::string name = e["class_name"];
+    const bool logits = name.ends_with("Crossentropy"), sparse = name.starts_with("Sparse");
+    json spec = {{"input", 6},
+                 {"loss", form(e, logits ? json{{"from_logits", true}} : json::object())},
+                 {"layers", {{{"units", 3}}}}};
+    if (!sparse) spec["targets"] = 3;
+    EXPECT_NO_THROW(parse(spec)) << e;
+  }
+  for (const json& e : classes["initializers"]) {
+    json config = json::object();
+    for (const json& key : e["positional"]) config[key] = key == "seed" ? json(7) : json(0.5);
+    if (e["class_name"] == "RandomUniform") config["minval"] = -0.5;
+    EXPECT_NO_THROW(parse(spec_with({{{"units", 4}, {"kernel_initializer", form(e, config)}}})))
+        << e;
+  }
+  for (const json& e : classes["regularizers"]) {
+    json config = json::object();
+    for (const json& key : e["positional"]) config[key] = 1e-3;
+    EXPECT_NO_THROW(parse(spec_with({{{"units", 4}, {"kernel_regularizer", form(e, config)}}})))
+        << e;
+  }
+  ASSERT_FALSE(classes["metrics"].empty());
+  for (const json& e : classes["metrics"]) EXPECT_TRUE(e["identifier"].is_string()) << e;
+}
+
 }  // namespace
 }  // namespace mf

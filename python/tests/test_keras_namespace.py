@@ -1,0 +1,98 @@
+"""multifit.keras, shaped like keras: Keras users' snippets run with only the import changed, each
+Keras object gives the spec its string or dict form gives (so the same numbers), and a name or an
+argument multifit does not take is refused saying what it takes."""
+import numpy as np
+import pytest
+
+import multifit
+from multifit import keras
+
+
+@pytest.fixture
+def rows():
+    """1024 x 20 random rows and a binary label, as the Keras snippets' classifier takes them."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(1024, 20)).astype(np.float32)
+    return x, (x[:, :3].sum(axis=1) > 0).astype(np.float32)
+
+
+def test_a_binary_classifier_in_two_configs_with_saves(rows, tmp_path):
+    x, y = rows
+    keras.utils.set_random_seed(42)
+    for units, rate in ((32, 1e-3), (64, 3e-3)):
+        model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(units, activation="relu"),
+                                  keras.layers.Dense(1, activation="sigmoid")])
+        model.compile(optimizer=keras.optimizers.Adam(learning_rate=rate), loss="binary_crossentropy",
+                      metrics=["accuracy"], backend="cpu")
+        history = model.fit(x, y, epochs=3, batch_size=32, validation_split=0.2, verbose=0)
+        assert history.history["val_accuracy"][-1] > 0.8, history.history
+        model.save(tmp_path / f"m{units}.keras")
+        loaded = keras.saving.load_model(tmp_path / f"m{units}.keras", backend="cpu")
+        assert np.array_equal(loaded.predict(x), model.predict(x))
+
+
+def test_a_keras_mlp_with_dropout_and_early_stopping(rows):
+    x, y = rows
+    y = np.where(np.random.default_rng(3).random(len(y)) < 0.3, 1 - y, y)  # noisy: the validation loss turns
+    model = keras.models.Sequential([
+        keras.Input(shape=(20,)),
+        keras.layers.Dense(64, activation="relu", kernel_initializer=keras.initializers.HeNormal(),
+                           kernel_regularizer=keras.regularizers.l2(1e-4)),
+        keras.layers.Dropout(0.3),
+        keras.layers.Dense(1, activation="sigmoid")])
+    schedule = keras.optimizers.schedules.ExponentialDecay(3e-3, 50, 0.9)
+    model.compile(optimizer=keras.optimizers.RMSprop(schedule), loss=keras.losses.BinaryCrossentropy(),
+                  metrics=[keras.metrics.BinaryAccuracy(name="acc")], backend="cpu")
+    stop = keras.callbacks.EarlyStopping(monitor="val_loss", patience=1, restore_best_weights=True)
+    history = model.fit(x, y, epochs=30, batch_size=64, validation_split=0.25, callbacks=[stop], verbose=0)
+    assert 1 < len(history.history["loss"]) < 30 and "val_acc" in history.history
+
+
+def test_keras_objects_give_the_numbers_of_their_spec_forms(rows):
+    """Each object's {"class_name", "config"} is read by the spec reader as its name or dict form: the
+    same model trains to the same history and weights, bit for bit."""
+    x, y = rows
+
+    def trained(regularizer, initializer, optimizer, loss, metric):
+        model = multifit.Sequential([multifit.layers.Input(shape=(20,)),
+                                     multifit.layers.Dense(16, activation="tanh", kernel_regularizer=regularizer,
+                                                           kernel_initializer=initializer),
+                                     multifit.layers.Dense(1, activation="sigmoid")], seed=5)
+        model.compile(optimizer=optimizer, loss=loss, metrics=[metric], backend="cpu", threads=1)
+        return model.fit(x, y, epochs=2, validation_split=0.25, verbose=0).history, model.get_weights()
+
+    objects = trained(keras.regularizers.L1L2(l1=1e-4), keras.initializers.RandomNormal(0.0, 0.1),
+                      keras.optimizers.Nadam(2e-3, beta_2=0.99),
+                      keras.losses.binary_crossentropy, keras.metrics.BinaryAccuracy())
+    forms = trained({"name": "l1_l2", "l1": 1e-4, "l2": 0.0}, {"name": "random_normal", "mean": 0.0, "stddev": 0.1},
+                    {"name": "nadam", "learning_rate": 2e-3, "beta_2": 0.99}, "binary_crossentropy", "binary_accuracy")
+    assert objects[0] == forms[0]
+    assert all(np.array_equal(a, b) for a, b in zip(objects[1], forms[1]))
+
+
+def test_what_multifit_does_not_take_is_refused_saying_what_it_takes():
+    with pytest.raises(AttributeError, match="multifit's metrics are BinaryAccuracy, CategoricalAccuracy"):
+        keras.metrics.AUC()
+    with pytest.raises(AttributeError, match="multifit's layers are Dense, Dropout, BatchNormalization"):
+        keras.layers.Conv2D(8, 3)
+    with pytest.raises(TypeError, match=r"Adam\(\) takes 1 positional argument\(s\) \(learning_rate\)"):
+        keras.optimizers.Adam(1e-3, 0.9)
+    with pytest.raises(TypeError, match="computed in multifit's kernels"):
+        keras.losses.mean_squared_error(np.zeros(2), np.ones(2))
+    model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])
+    with pytest.raises(ValueError, match="learning_rate"):  # the spec reader's "did you mean"
+        model.compile(optimizer=keras.optimizers.Adam(lr=0.1), loss="mse", backend="cpu")
+
+
+def test_set_random_seed_draws_the_same_initial_weights():
+    def first_kernel():
+        model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3)])
+        model.compile(loss="mse", backend="cpu")
+        return model.get_weights()[0]
+
+    keras.utils.set_random_seed(7)
+    a, b = first_kernel(), first_kernel()
+    keras.utils.set_random_seed(8)
+    c = first_kernel()
+    keras.utils.set_random_seed(0)  # the package's default again, for the tests after this one
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
