@@ -433,6 +433,13 @@ void PackFit::record_epoch(int epoch, const std::vector<std::vector<double>>& to
       continue;
     }
     run_callbacks(int(z), epoch, e);
+    if (training_[z] && options_.epoch_end && options_.epoch_end(int(z), epoch, e)) {
+      result.stopped_epoch = epoch + 1;
+      result.stop_reason = "a callback stopped training";
+      restore_best(int(z));  // as at any end of training (conclude_epoch)
+      stop(int(z));
+      continue;
+    }
     // A rung at the member's own last epoch judges nothing: it has trained what it asked for.
     if (training_[z] && epoch + 1 < spec_.fit.epochs && options_.rungs &&
         options_.rungs->judges(trial(int(z)), epoch + 1)) {

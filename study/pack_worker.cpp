@@ -62,10 +62,11 @@ void PackWorker::build(Backend& backend, DataSets& data) {
   attempt([&] {
     std::vector<size_t> trials;
     for (const ModelWorker* member : prepared_) trials.push_back(member->job().index);
-    fit_ = std::make_unique<PackFit>(
-        *model_, *lead_of(prepared_)->data()->train,
-        FitOptions{line, options_.timeline, watch_.stop, options_.calibration_steps, graphs,
-                   watch_.steps, watch_.rungs, trials});
+    FitOptions fit;
+    fit.progress = line, fit.timeline = options_.timeline, fit.stop = watch_.stop;
+    fit.max_steps = options_.calibration_steps, fit.graphs = graphs, fit.steps = watch_.steps;
+    fit.rungs = watch_.rungs, fit.trials = std::move(trials);
+    fit_ = std::make_unique<PackFit>(*model_, *lead_of(prepared_)->data()->train, fit);
     if (backend.warm_up_pays()) fit_->warm_up();
   });
   faults_ = std::any_of(prepared_.begin(), prepared_.end(), [&](const ModelWorker* member) {

@@ -1,15 +1,57 @@
-"""keras.callbacks that multifit runs inside its fit, by Keras's names, arguments and defaults.
+"""keras.callbacks, by Keras's names, arguments and defaults.
 
-They are the spec's "fit.callbacks" entries: they run in C++ at each epoch's end, with Keras's
-rules (nn/callbacks.h). A Python callback of one's own (a keras.callbacks.Callback subclass) has no
-place there: fit() refuses it with a TypeError.
+EarlyStopping and ReduceLROnPlateau are the spec's "fit.callbacks" entries: they run in C++ at each
+epoch's end with Keras's rules (nn/callbacks.h), in packs and sweeps too. A subclass of Callback
+(Keras's way of writing one's own) runs in Python between epochs, with the GIL held: its
+on_train_begin, on_epoch_begin, on_epoch_end and on_train_end get Keras's `logs` ("loss", each
+metric, the "val_" ones, "learning_rate" with ReduceLROnPlateau), `self.model` is the model being
+trained (it may be read and saved), and `self.model.stop_training = True` ends the fit after the
+epoch. Batch hooks would run at every step, which multifit keeps in C++: a callback that defines
+one is refused. ModelCheckpoint, CSVLogger, LambdaCallback and TerminateOnNaN are such subclasses.
 """
+import csv
+import math
+import os
 
 
 class Callback:
+    """keras.callbacks.Callback: override the epoch and train hooks."""
+
+    def __init__(self):
+        self.model = None
+        self.params = {}
+
+    def set_model(self, model):
+        self.model = model
+
+    def set_params(self, params):
+        self.params = params
+
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+
+# Keras's per-step hooks, which multifit does not call (a refusal names the one defined)
+BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
+               "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
+
+
+class SpecCallback(Callback):
+    """A callback the C++ fit runs (the spec's fit.callbacks entry): its Keras class and arguments."""
+
     kind = None
 
     def __init__(self, **config):
+        super().__init__()
         self.config = config
 
     def get_config(self):
@@ -19,9 +61,110 @@ class Callback:
         return f"{self.kind}({', '.join(f'{k}={v!r}' for k, v in self.config.items())})"
 
 
-class EarlyStopping(Callback):
+class EarlyStopping(SpecCallback):
     kind = "EarlyStopping"
 
 
-class ReduceLROnPlateau(Callback):
+class ReduceLROnPlateau(SpecCallback):
     kind = "ReduceLROnPlateau"
+
+
+class ModelCheckpoint(Callback):
+    """keras.callbacks.ModelCheckpoint, at each epoch's end: `filepath` may name the epoch and the
+    logs ("m-{epoch:02d}-{val_loss:.3f}.keras"); a whole model to a .keras file, or with
+    save_weights_only its weights (model.save_weights). save_best_only saves when `monitor`
+    improves (mode "min", "max", or "auto": max for an accuracy, else min)."""
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
+                 mode="auto", save_freq="epoch", initial_value_threshold=None):
+        super().__init__()
+        self.filepath = os.fspath(filepath)
+        if save_freq != "epoch":
+            raise ValueError(f"ModelCheckpoint: save_freq={save_freq!r}; multifit saves at each epoch's end "
+                             f"(save_freq='epoch')")
+        if mode not in ("auto", "min", "max"):
+            raise ValueError(f"ModelCheckpoint: mode={mode!r}; expected 'auto', 'min' or 'max'")
+        if not save_weights_only and not self.filepath.endswith(".keras"):
+            raise ValueError(f"ModelCheckpoint: {self.filepath}: a whole model is saved to a .keras file "
+                             f"(or give save_weights_only=True)")
+        self.monitor, self.verbose = monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self.greater = mode == "max" or (mode == "auto" and ("acc" in monitor or monitor.startswith("fmeasure")))
+        self.best = initial_value_threshold
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self.save_best_only:
+            value = logs.get(self.monitor)
+            if value is None or math.isnan(value):
+                return  # Keras warns and skips; nothing to compare
+            better = self.best is None or (value > self.best if self.greater else value < self.best)
+            if not better:
+                return
+            self.best = value
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.save_weights_only:
+            self.model.save_weights(path)
+        else:
+            self.model.save(path)
+        if self.verbose:
+            print(f"Epoch {epoch + 1}: saving model to {path}")
+
+
+class CSVLogger(Callback):
+    """keras.callbacks.CSVLogger: a row per epoch, "epoch" then the logs' keys sorted, as Keras writes."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename, self.separator, self.append = os.fspath(filename), separator, append
+        self.keys, self.header, self.file, self.writer = None, True, None, None
+
+    def on_train_begin(self, logs=None):
+        # a file appended to keeps its header, unless it is empty
+        self.header = not (self.append and os.path.exists(self.filename) and os.path.getsize(self.filename) > 0)
+        self.file = open(self.filename, "a" if self.append else "w", newline="", encoding="utf-8")
+        self.writer = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self.writer is None:
+            self.keys = sorted(logs)
+            self.writer = csv.DictWriter(self.file, fieldnames=["epoch"] + self.keys, delimiter=self.separator)
+            if self.header:
+                self.writer.writeheader()
+        self.writer.writerow({"epoch": epoch, **{k: logs.get(k, "NA") for k in self.keys}})
+        self.file.flush()
+
+    def on_train_end(self, logs=None):
+        if self.file:
+            self.file.close()
+        self.file, self.writer = None, None
+
+
+class LambdaCallback(Callback):
+    """keras.callbacks.LambdaCallback of the epoch and train hooks (functions of (epoch, logs) and
+    (logs))."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None, **batch):
+        super().__init__()
+        if batch:
+            raise TypeError(f"LambdaCallback: {', '.join(sorted(batch))}: multifit calls the epoch and train "
+                            f"hooks only (a step's hook would run in every step)")
+        for name, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
+                         ("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
+            if fn is not None:
+                setattr(self, name, fn)
+
+
+class TerminateOnNaN(Callback):
+    """keras.callbacks.TerminateOnNaN: multifit's fit always ends a model whose loss or weights are
+    not finite, at that epoch's end, with status "diverged" and a RuntimeWarning naming where; taken
+    for Keras's scripts, it adds nothing to that."""
+
+
+_ALL = ("Callback", "EarlyStopping", "ReduceLROnPlateau", "ModelCheckpoint", "CSVLogger", "LambdaCallback",
+        "TerminateOnNaN")
+
+
+def __getattr__(name):  # keras.callbacks.TensorBoard and the like: say what multifit has
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}': multifit's callbacks are {', '.join(_ALL)}")

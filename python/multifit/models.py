@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
-from . import _multifit
+from . import _multifit, _summary
 from ._arrays import as_rows, features_and_targets
 from ._keras_objects import serialized
-from .callbacks import Callback
+from .callbacks import BATCH_HOOKS, Callback, SpecCallback
 from .layers import Flatten, InputLayer, Layer
 
 
@@ -95,6 +95,25 @@ def _with_validation_rows(x, y, validation_data):
     return np.concatenate([x, xv]), np.concatenate([y, yv]), split
 
 
+def _split_callbacks(callbacks):
+    """(the spec's fit.callbacks entries, the Python callbacks whose hooks fit calls) of fit's
+    `callbacks`; a TypeError for what is not a Callback or defines a per-step hook."""
+    entries, hooked = [], []
+    for c in callbacks or []:
+        if not isinstance(c, Callback):
+            raise TypeError(f"fit: callback {type(c).__name__} is not a multifit.callbacks.Callback (Keras's "
+                            f"callbacks: from multifit import keras, then keras.callbacks)")
+        if isinstance(c, SpecCallback):
+            entries.append(c.get_config())
+            continue
+        batch = [h for h in BATCH_HOOKS if getattr(type(c), h, None) is not None]
+        if batch:
+            raise TypeError(f"fit: callback {type(c).__name__} defines {', '.join(batch)}: multifit calls the "
+                            f"epoch and train hooks only (a step's hook would run in every step)")
+        hooked.append(c)
+    return entries, hooked
+
+
 class Sequential:
     """keras.Sequential of multifit.layers. `seed` draws the initial weights, each epoch's shuffle
     and Dropout's masks (multifit's own generator: the same seed gives the same numbers every run,
@@ -114,6 +133,7 @@ class Sequential:
         self.name = name
         self.seed = Sequential.default_seed if seed is None else int(seed)
         self._compiled = None
+        self.stop_training = False  # Keras's: a callback sets it to end the fit after the epoch
         self._fit = {"epochs": 1, "batch_size": 32, "validation_split": 0.0, "shuffle": True, "callbacks": []}
         self._features = None  # the input's width, from the first data seen where no Input gives it
         self._targets = None  # y's columns (one-hot labels, several regression targets); None: no data yet
@@ -254,12 +274,7 @@ class Sequential:
             if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
                 validation_data = (self._rows_of(validation_data[0], "validation_data's x"), validation_data[1])
             x, y, validation_split = _with_validation_rows(x, y, validation_data)
-        entries = []
-        for c in callbacks or []:
-            if not isinstance(c, Callback):
-                raise TypeError(f"fit: callback {type(c).__name__} is not one multifit runs; it runs "
-                                f"multifit.callbacks.EarlyStopping and ReduceLROnPlateau inside its fit")
-            entries.append(c.get_config())
+        entries, hooked = _split_callbacks(callbacks)
         self.see_data(x, y)
         kept = self._fit
         self._fit = {"epochs": epochs, "batch_size": 32 if batch_size is None else batch_size,
@@ -270,12 +285,46 @@ class Sequential:
             self._fit = kept
             raise
         on_line = None if verbose == 0 else (lambda line: print(line, flush=True))
-        result = session.fit(x, y, on_line)
-        if result["status"] == "diverged":  # Keras would go on with nan; multifit stops and says where
-            warnings.warn(f"fit: model '{self.name}' diverged: {result['why']}", RuntimeWarning, stacklevel=2)
         params = {"epochs": epochs, "steps": math.ceil(len(x) * (1 - validation_split) / self._fit["batch_size"]),
                   "verbose": verbose}
+        result = self._fit_with_hooks(session, x, y, on_line, hooked, params)
+        if result["status"] == "diverged":  # Keras would go on with nan; multifit stops and says where
+            warnings.warn(f"fit: model '{self.name}' diverged: {result['why']}", RuntimeWarning, stacklevel=2)
         return History(result, params)
+
+    def _fit_with_hooks(self, session, x, y, on_line, hooked, params):
+        """session.fit, with the hooks of the Python callbacks `hooked` called as Keras calls them:
+        on_train_begin, on_epoch_begin and on_epoch_end between epochs (from the C++ fit, the GIL
+        taken back), on_train_end with the last epoch's logs; stop_training ends the fit after an
+        epoch."""
+        if not hooked:
+            return session.fit(x, y, on_line)
+        self.stop_training = False
+        for c in hooked:
+            c.set_model(self)
+            c.set_params(params)
+        for c in hooked:
+            c.on_train_begin({})
+        for c in hooked:
+            c.on_epoch_begin(0, {})
+        last = {}
+
+        def on_epoch(epoch, logs):
+            nonlocal last
+            last = {k: v for k, v in logs.items() if k != "seconds"}
+            for c in hooked:
+                c.on_epoch_end(epoch, dict(last))
+            if self.stop_training:
+                return True
+            if epoch + 1 < params["epochs"]:
+                for c in hooked:
+                    c.on_epoch_begin(epoch + 1, {})
+            return False
+
+        result = session.fit(x, y, on_line, on_epoch)
+        for c in hooked:
+            c.on_train_end(dict(last))
+        return result
 
     def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
         """keras.Model.evaluate: the loss, or [loss, metrics...], or with return_dict a dict.
@@ -317,7 +366,9 @@ class Sequential:
     # ---- weights -------------------------------------------------------------------------------
 
     def count_params(self):
-        return self._ensure_session().param_count
+        """keras.Model.count_params: the scalars of every weight, a BatchNormalization's moving
+        statistics included."""
+        return sum(math.prod(shape) for shape in self._ensure_session().weight_shapes())
 
     def get_weights(self):
         """Every weight in Keras's order (a Dense's kernel (in, out) and bias; a BatchNormalization's
@@ -368,9 +419,15 @@ class Sequential:
         """The backend it trains on ("cpu", "cuda", "host-exec")."""
         return self._ensure_session().backend_name
 
-    def summary(self):
-        lines = [f'Model: "{self.name}"']
-        for layer in self.layers:
-            lines.append(f"  {layer!r}")
-        lines.append(f"Trainable params: {self.count_params()}")
-        print("\n".join(lines))
+    def summary(self, print_fn=None):
+        """keras.Model.summary: each layer's name (type), output shape and parameter count, and the
+        totals (a BatchNormalization's moving statistics not trainable), in Keras 3's table;
+        `print_fn` gets the text (print by default). The model's input must be known (an Input, or
+        data seen)."""
+        features, image, _, _ = _shape_config(self.layers)
+        features = features if features is not None else self._features
+        if features is None:
+            raise ValueError("summary: the model's input is not known yet: give multifit.layers.Input(shape=(N,)) "
+                             "first, or call fit() with data")
+        rows = _summary.layer_rows(self.layers, image or (features,))
+        (print_fn or print)(_summary.summary_text(self.name, rows))

@@ -72,8 +72,12 @@ nb::dict evaluation_dict(const mf::Evaluation& e, const mf::ModelSpec& spec) {
   return d;
 }
 
-// The fit's epoch lines go to `on_line` (None: quiet), called with the GIL taken back.
-nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& on_line) {
+// The fit's epoch lines go to `on_line` (None: quiet), and each epoch's logs (epoch_dict) to
+// `on_epoch(epoch, logs)`, which returns whether to stop; both called with the GIL taken back. An
+// exception `on_epoch` raises stops the fit after that epoch and is raised again once it has ended
+// (not carried through the fit's loop).
+nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& on_line,
+             const nb::object& on_epoch) {
   const mf::HostRows rows = host_rows(x, &y);
   std::atomic<bool> stop{false};
   std::function<void(const std::string&)> progress;
@@ -82,8 +86,21 @@ nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& o
       nb::gil_scoped_acquire held;
       on_line(line);
     };
+  std::optional<nb::python_error> raised;
+  std::function<bool(int, const mf::EpochMetrics&)> epoch_end;
+  if (!on_epoch.is_none())
+    epoch_end = [&](int epoch, const mf::EpochMetrics& e) {
+      nb::gil_scoped_acquire held;
+      try {
+        return nb::cast<bool>(on_epoch(epoch, epoch_dict(e, session.spec())));
+      } catch (nb::python_error& error) {
+        raised.emplace(std::move(error));
+        return true;
+      }
+    };
   const mf::FitResult result = run_interruptible<mf::FitResult>(
-      [&] { return session.fit(rows, &stop, progress); }, [&stop] { stop = true; });
+      [&] { return session.fit(rows, &stop, progress, epoch_end); }, [&stop] { stop = true; });
+  if (raised) throw std::move(*raised);
   return fit_dict(result, session.spec());
 }
 
@@ -251,7 +268,7 @@ NB_MODULE(_multifit, m) {
       .def_prop_ro("input", [](Session& s) { return s.spec().input; })
       .def_prop_ro("outputs", [](Session& s) { return s.spec().outputs(); })
       .def_prop_ro("param_count", [](Session& s) { return mf::Model::param_count(s.spec()); })
-      .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none())
+      .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none(), "on_epoch"_a = nb::none())
       .def("evaluate", &evaluate, "x"_a, "y"_a)
       .def("predict", &predict, "x"_a)
       .def("weights",

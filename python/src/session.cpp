@@ -84,13 +84,18 @@ void Session::check(const mf::HostRows& rows, const mf::DeviceData& data, const 
 }
 
 mf::FitResult Session::fit(const mf::HostRows& rows, const std::atomic<bool>* stop,
-                           std::function<void(const std::string&)> progress) {
+                           std::function<void(const std::string&)> progress,
+                           std::function<bool(int epoch, const mf::EpochMetrics&)> epoch_end) {
   const mf::DeviceData data = resident(rows);
   check(rows, data, "training data (x, y)");
   mf::FitOptions options;
   options.stop = stop;
   options.graphs = mf::use_graphs(options_, *backend_);
   if (progress) options.progress = [progress](int, const std::string& line) { progress(line); };
+  if (epoch_end)
+    options.epoch_end = [epoch_end](int, int epoch, const mf::EpochMetrics& e) {
+      return epoch_end(epoch, e);
+    };
   return mf::fit(*model_, data, options);
 }
 

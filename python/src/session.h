@@ -49,9 +49,11 @@ class Session {
   const std::string& backend_line() const { return backend_line_; }  // "--backend auto: cpu (...)"
 
   // fit (nn/fit.h) on the rows, the spec's fit settings; `stop` ends it after its current step,
-  // `progress` receives each epoch's line. A UserError when the data does not fit the spec.
+  // `progress` receives each epoch's line, `epoch_end` each epoch's metrics (FitOptions::epoch_end:
+  // true stops the fit there). A UserError when the data does not fit the spec.
   mf::FitResult fit(const mf::HostRows& rows, const std::atomic<bool>* stop,
-                    std::function<void(const std::string&)> progress);
+                    std::function<void(const std::string&)> progress,
+                    std::function<bool(int epoch, const mf::EpochMetrics&)> epoch_end);
   mf::Evaluation evaluate(const mf::HostRows& rows);
   std::vector<float> predict(const mf::HostRows& rows);  // (rows, outputs)
 

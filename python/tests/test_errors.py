@@ -80,13 +80,14 @@ def test_nan_and_infinity_are_refused_where_they_are(binary_task):
         model.predict(broken)
 
 
-def test_a_python_callback_is_refused(binary_task):
+def test_what_is_not_a_callback_is_refused(binary_task):
     x, y = binary_task
 
-    class Mine:
-        pass
+    class Mine:  # a Keras callback is a subclass of Callback
+        def on_epoch_end(self, epoch, logs=None):
+            pass
 
-    with pytest.raises(TypeError, match="callback Mine is not one multifit runs"):
+    with pytest.raises(TypeError, match="callback Mine is not a multifit.callbacks.Callback"):
         small_model().fit(x, y, callbacks=[Mine()])
 
 

@@ -17,6 +17,7 @@ def rows():
 
 
 def test_a_binary_classifier_in_two_configs_with_saves(rows, tmp_path):
+    pytest.importorskip("h5py", reason=".keras files need h5py")
     x, y = rows
     keras.utils.set_random_seed(42)
     for units, rate in ((32, 1e-3), (64, 3e-3)):
@@ -96,3 +97,25 @@ def test_set_random_seed_draws_the_same_initial_weights():
     c = first_kernel()
     keras.utils.set_random_seed(0)  # the package's default again, for the tests after this one
     assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def test_summary_is_keras_table_with_the_models_parameter_counts(capsys):
+    model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(64, activation="relu"),
+                              keras.layers.BatchNormalization(center=False), keras.layers.Dropout(0.2),
+                              keras.layers.Dense(1, activation="sigmoid", use_bias=False)], name="clf")
+    model.summary()  # before compile, as Keras allows
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    assert lines[0] == 'Model: "clf"' and "┃ Layer (type)" in lines[2] and "Param # ┃" in lines[2]
+    rows = [line for line in lines if line.startswith("│") and line.split("│")[3].strip()]  # a row's first line
+    assert [r.split("│")[1].strip() for r in rows] == ["dense (Dense)", "batch_normalization", "dropout (Dropout)",
+                                                        "dense_1 (Dense)"]
+    assert "│ (BatchNormalization)  " in text  # wrapped in its cell, as Keras's table wraps it
+    assert [r.split("│")[2].strip() for r in rows] == ["(None, 64)"] * 3 + ["(None, 1)"]
+    assert [int(r.split("│")[3].replace(",", "")) for r in rows] == [20 * 64 + 64, 64 * 3, 0, 64]
+    # the totals against the model's own weights (the session's, in Keras's order)
+    model.compile(loss="binary_crossentropy", backend="cpu")
+    sizes = [w.size for w in model.get_weights()]
+    assert sum(sizes) == model.count_params() == 20 * 64 + 64 + 64 * 3 + 64  # gamma and the moving statistics
+    assert f" Total params: {sum(sizes):,} (" in text
+    assert " Non-trainable params: 128 (512.00 B)" in text  # the moving mean and variance

@@ -124,3 +124,18 @@ def test_from_keras_reads_what_keras_config_drops_and_a_warm_up_from_zero():
     ours = model.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"][0]
     theirs = original.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"][0]
     assert ours == pytest.approx(theirs, rel=1e-5)
+
+
+def test_summary_prints_keras_table(capsys):
+    """The same layers, built by Keras and by multifit.keras, print the same summary."""
+    from multifit import keras as mf_keras
+
+    def layers(k):
+        return [k.Input((28, 28)), k.layers.Flatten(), k.layers.Dense(128, activation="relu"),
+                k.layers.BatchNormalization(center=False), k.layers.Dropout(0.2), k.layers.Dense(64),
+                k.layers.Dense(10, activation="softmax", use_bias=False)]
+
+    keras.Sequential(layers(keras), name="mlp").summary()
+    expected = capsys.readouterr().out
+    mf_keras.Sequential(layers(mf_keras), name="mlp").summary()
+    assert capsys.readouterr().out == expected

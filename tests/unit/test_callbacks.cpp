@@ -136,11 +136,11 @@ struct Fitted {
   std::vector<float> weights;
   Evaluation test;  // on every row, after the fit
 };
-Fitted fit_model(const ModelSpec& spec, const DataSplit& data) {
+Fitted fit_model(const ModelSpec& spec, const DataSplit& data, const FitOptions& options = {}) {
   CpuBackend cpu;
   DeviceData resident(cpu, data.train);
   Model model(spec, cpu);
-  Fitted f{fit(model, resident, {}), {}, {}};
+  Fitted f{fit(model, resident, options), {}, {}};
   f.weights = model.get_weights();
   f.test = evaluate(model, resident, 0, resident.rows());
   return f;
@@ -193,6 +193,32 @@ TEST(FitCallbacks, ReduceLROnPlateauLowersTheRateTheNextEpochTrainsAt) {
   EXPECT_EQ(f.result.epochs[1].learning_rate, rate);
   EXPECT_EQ(f.result.epochs[2].learning_rate, float(double(rate) * 0.5));
   EXPECT_EQ(f.result.epochs[3].learning_rate, float(double(float(double(rate) * 0.5)) * 0.5));
+}
+
+// FitOptions::epoch_end (the Python package's Callback subclasses): called after each epoch with
+// its metrics; true stops the fit there, ok, with the weights of that epoch.
+TEST(FitCallbacks, AnEpochEndHookSeesEachEpochAndStopsTheFit) {
+  const DataSplit data = make_synthetic("teacher:rows=200,features=6,classes=3,seed=4");
+  ModelSpec spec = classifier();
+  spec.fit.epochs = 6;
+  std::vector<int> seen;
+  std::vector<double> losses;
+  FitOptions options;
+  options.epoch_end = [&](int member, int epoch, const EpochMetrics& e) {
+    EXPECT_EQ(member, 0);
+    seen.push_back(epoch), losses.push_back(e.loss);
+    return epoch == 1;
+  };
+  const Fitted stopped = fit_model(spec, data, options);
+  EXPECT_EQ(seen, (std::vector<int>{0, 1}));
+  ASSERT_EQ(stopped.result.epochs.size(), 2u);
+  EXPECT_EQ(losses[1], stopped.result.epochs[1].loss);
+  EXPECT_EQ(stopped.result.status, FitStatus::ok);
+  EXPECT_EQ(stopped.result.stopped_epoch, 2);
+  EXPECT_EQ(stopped.result.stop_reason, "a callback stopped training");
+  ModelSpec two = spec;
+  two.fit.epochs = 2;
+  EXPECT_EQ(stopped.weights, fit_model(two, data).weights);
 }
 
 }  // namespace

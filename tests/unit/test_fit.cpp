@@ -281,7 +281,9 @@ TEST(Fit, ProgressLinesLikeKeras) {
   DeviceData data(cpu, split.train);
   Model model(spec, cpu);
   std::string text;
-  fit(model, data, {[&](int, const std::string& line) { text += line + '\n'; }});
+  FitOptions options;
+  options.progress = [&](int, const std::string& line) { text += line + '\n'; };
+  fit(model, data, options);
   EXPECT_TRUE(text.starts_with("Epoch 1/2 - 3 steps")) << text;
   EXPECT_TRUE(contains(text, "\nEpoch 2/2 - 3 steps")) << text;
   EXPECT_TRUE(contains(text, " - loss: ")) << text;

@@ -1,0 +1,110 @@
+"""Keras's callbacks in multifit's fit: a Callback subclass's hooks run between epochs with Keras's
+logs and order, stop_training ends the fit, and ModelCheckpoint, CSVLogger and LambdaCallback do what
+Keras's do; a step's hook, and an error inside a hook, are handled as a user expects."""
+import csv
+
+import numpy as np
+import pytest
+
+import multifit
+from multifit import keras
+
+from conftest import small_model
+
+
+class Recorder(keras.callbacks.Callback):
+    """Every hook called, in order, with the logs it got."""
+
+    def __init__(self, stop_after=None):
+        super().__init__()
+        self.calls, self.stop_after = [], stop_after
+
+    def on_train_begin(self, logs=None):
+        self.calls.append(("train_begin", None))
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.calls.append(("epoch_begin", epoch))
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.calls.append(("epoch_end", epoch, dict(logs)))
+        if self.stop_after is not None and epoch + 1 == self.stop_after:
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        self.calls.append(("train_end", dict(logs)))
+
+
+def test_the_hooks_run_in_keras_order_with_the_history_as_logs(binary_task):
+    x, y = binary_task
+    model, recorder = small_model(), Recorder()
+    history = model.fit(x, y, epochs=3, validation_split=0.25, callbacks=[recorder], verbose=0)
+    names = [c[0] if c[0] in ("train_begin", "train_end") else f"{c[0]} {c[1]}" for c in recorder.calls]
+    assert names == ["train_begin", "epoch_begin 0", "epoch_end 0", "epoch_begin 1", "epoch_end 1", "epoch_begin 2",
+                     "epoch_end 2", "train_end"]
+    logs = [c[2] for c in recorder.calls if c[0] == "epoch_end"]
+    assert sorted(logs[0]) == sorted(history.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    for key, values in history.history.items():
+        assert [log[key] for log in logs] == values
+    assert recorder.calls[-1][1] == logs[-1]  # on_train_end gets the last epoch's logs
+    assert recorder.model is model and recorder.params["epochs"] == 3
+
+
+def test_stop_training_ends_the_fit_after_that_epoch(binary_task):
+    x, y = binary_task
+    model = small_model()
+    history = model.fit(x, y, epochs=6, callbacks=[Recorder(stop_after=2)], verbose=0)
+    assert len(history.history["loss"]) == 2 and history.status == "ok"
+    assert model.fit(x, y, epochs=1, verbose=0).history["loss"]  # trains again afterwards
+
+
+def test_model_checkpoint_saves_the_best_epochs_as_they_were(binary_task, tmp_path):
+    pytest.importorskip("h5py", reason=".keras files need h5py")
+    x, y = binary_task
+    model, kept = small_model(), {}
+    keep = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: kept.update({epoch: model.get_weights()}))
+    checkpoint = keras.callbacks.ModelCheckpoint(tmp_path / "m-{epoch:02d}.keras", monitor="val_loss",
+                                                 save_best_only=True)
+    history = model.fit(x, y, epochs=4, validation_split=0.25, callbacks=[keep, checkpoint], verbose=0)
+    losses = history.history["val_loss"]
+    best = [e for e in range(4) if losses[e] == min(losses[:e + 1])]  # the epochs that improved
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"m-{e + 1:02d}.keras" for e in best]
+    saved = multifit.load_model(tmp_path / f"m-{best[-1] + 1:02d}.keras", backend="cpu")
+    assert all(np.array_equal(a, b) for a, b in zip(saved.get_weights(), kept[best[-1]]))
+    with pytest.raises(ValueError, match="a whole model is saved to a .keras file"):
+        keras.callbacks.ModelCheckpoint(tmp_path / "m.h5")
+
+
+def test_csv_logger_writes_keras_rows(binary_task, tmp_path):
+    x, y = binary_task
+    path = tmp_path / "log.csv"
+    history = small_model().fit(x, y, epochs=2, validation_split=0.25,
+                                callbacks=[keras.callbacks.CSVLogger(path)], verbose=0)
+    rows = list(csv.DictReader(open(path)))
+    assert list(rows[0]) == ["epoch", "accuracy", "loss", "val_accuracy", "val_loss"]  # Keras's: sorted
+    assert [int(r["epoch"]) for r in rows] == [0, 1]
+    assert [float(r["val_loss"]) for r in rows] == pytest.approx(history.history["val_loss"], rel=1e-12)
+    small_model().fit(x, y, epochs=1, callbacks=[keras.callbacks.CSVLogger(path, append=True)], verbose=0)
+    assert len(list(csv.DictReader(open(path)))) == 3  # appended under the same header
+
+
+def test_a_step_hook_and_an_error_in_a_hook(binary_task):
+    x, y = binary_task
+
+    class PerStep(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            pass
+
+    model = small_model()
+    with pytest.raises(TypeError, match="defines on_train_batch_end: multifit calls the epoch and train hooks"):
+        model.fit(x, y, callbacks=[PerStep()], verbose=0)
+    with pytest.raises(TypeError, match="on_train_batch_end"):
+        keras.callbacks.LambdaCallback(on_train_batch_end=print)
+
+    def fail(epoch, logs):
+        raise RuntimeError(f"the user's hook failed at epoch {epoch}")
+
+    with pytest.raises(RuntimeError, match="the user's hook failed at epoch 0"):
+        model.fit(x, y, epochs=3, callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=fail)], verbose=0)
+    assert len(model.fit(x, y, epochs=2, verbose=0).history["loss"]) == 2  # the model trains on
+    with pytest.raises(AttributeError, match="multifit's callbacks are Callback, EarlyStopping"):
+        keras.callbacks.TensorBoard
