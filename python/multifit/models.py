@@ -394,6 +394,20 @@ class Sequential:
         flat = [np.asarray(w, np.float32).ravel() for w in weights]
         session.set_weights(np.concatenate(flat) if flat else np.zeros(0, np.float32))
 
+    def __getstate__(self):
+        """What pickle and copy.deepcopy keep: the layers, the compile and fit settings, the seed and
+        the weights (where the model has been built). The optimizer's state is not kept: the copy
+        trains on with a fresh one, as a model loaded from a .keras file does."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_session", "_session_spec")}
+        state["_weights"] = self.get_weights() if self._session is not None else None
+        return state
+
+    def __setstate__(self, state):
+        weights = state.pop("_weights")
+        self.__dict__.update(state, _session=None, _session_spec=None)
+        if weights is not None:
+            self.set_weights(weights)
+
     def save_weights(self, path):
         """multifit's weights file (what `multifit train --save` writes; `--load` reads it)."""
         self._ensure_session().save_weights(os.fspath(path))

@@ -119,3 +119,25 @@ def test_summary_is_keras_table_with_the_models_parameter_counts(capsys):
     assert sum(sizes) == model.count_params() == 20 * 64 + 64 + 64 * 3 + 64  # gamma and the moving statistics
     assert f" Total params: {sum(sizes):,} (" in text
     assert " Non-trainable params: 128 (512.00 B)" in text  # the moving mean and variance
+
+
+def test_pickle_deepcopy_and_clone_model(rows):
+    import copy
+    import pickle
+
+    x, y = rows
+    model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dense(1, activation="sigmoid")], seed=4)
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"], backend="cpu")
+    initial = model.get_weights()
+    model.fit(x, y, epochs=2, verbose=0)
+    restored = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(restored.predict(x), model.predict(x))
+    assert restored.evaluate(x, y) == model.evaluate(x, y)
+    twin = copy.deepcopy(model)
+    twin.fit(x, y, epochs=1, verbose=0)  # trains apart: the original keeps its weights
+    assert np.array_equal(restored.predict(x), model.predict(x))
+    assert not np.array_equal(twin.predict(x), model.predict(x))
+    clone = keras.models.clone_model(model)
+    clone.compile(optimizer="adam", loss="binary_crossentropy", backend="cpu")
+    assert all(np.array_equal(a, b) for a, b in zip(clone.get_weights(), initial))  # drawn anew, same seed

@@ -1,5 +1,15 @@
-"""keras.models: Sequential and load_model."""
+"""keras.models: Sequential, load_model and clone_model."""
+import copy
+
 from .. import load_model
 from ..models import Sequential
 
-__all__ = ["Sequential", "load_model"]
+__all__ = ["Sequential", "load_model", "clone_model"]
+
+
+def clone_model(model):
+    """keras.models.clone_model of a Sequential: the same layers, not compiled, with weights drawn
+    anew from the model's seed (its initial weights, not those it has learned)."""
+    if not isinstance(model, Sequential):
+        raise TypeError(f"clone_model: {type(model).__name__} is not a Sequential")
+    return Sequential(copy.deepcopy(model.layers), seed=model.seed)
