@@ -135,6 +135,7 @@ def test_summary_prints_keras_table(capsys):
                 k.layers.BatchNormalization(center=False), k.layers.Dropout(0.2), k.layers.Dense(64),
                 k.layers.Dense(10, activation="softmax", use_bias=False)]
 
+    keras.backend.clear_session()  # Keras numbers its layers' names across the session; multifit per model
     keras.Sequential(layers(keras), name="mlp").summary()
     expected = capsys.readouterr().out
     mf_keras.Sequential(layers(mf_keras), name="mlp").summary()
