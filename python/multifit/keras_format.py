@@ -201,13 +201,20 @@ def read_keras_file(path):
         config = json.loads(archive.read(_CONFIG))
         data = archive.read(_WEIGHTS)
     model_config, _ = _model_parts(config, f"read_keras_file: {path}")
+    return config, read_weights_h5(io.BytesIO(data), model_config)
+
+
+def read_weights_h5(file, model_config):
+    """The layers' variables of a Keras 3 weights file (a path, or a file object: a .keras file's
+    model.weights.h5, or what model.save_weights("m.weights.h5") writes) as numpy arrays in
+    model.get_weights() order, its layers keyed as `model_config`'s Sequential numbers them."""
     weights = []
-    with h5py.File(io.BytesIO(data), "r") as h5:
+    with _import_h5py().File(file, "r") as h5:
         for key, _, _ in _weight_groups(model_config):
             group = h5.get(f"layers/{key}/vars")
             if group is not None:
                 weights.extend(np.array(group[name]) for name in sorted(group.keys(), key=int))
-    return config, weights
+    return weights
 
 
 def _variable_shapes(model_config):
@@ -235,6 +242,35 @@ def _variable_shapes(model_config):
     return layers
 
 
+def write_weights_h5(file, model_config, weights):
+    """Writes `weights` (model.get_weights() order) as float32 to a Keras 3 weights file (a path,
+    or a file object), laid out as Keras lays out model.weights.h5 and save_weights' files: per
+    layer of `model_config`'s Sequential "layers/<key>/vars/0", "/1", ..., and the group "vars".
+
+    Raises ValueError where the model is not a Sequential of Dense, Dropout, BatchNormalization,
+    Activation and Flatten layers, or the weights are not as many, or not of the shapes, its layers
+    have (nothing is written then); ImportError where h5py is not installed."""
+    h5py = _import_h5py()
+    layers = _variable_shapes(model_config)
+    expected = [shape for _, _, shapes in layers for shape in shapes]
+    if len(weights) != len(expected):
+        raise ValueError(f"write_keras_file: the model has {len(expected)} weights, given {len(weights)}")
+    arrays = [np.asarray(w, dtype=np.float32) for w in weights]
+    for i, (array, shape) in enumerate(zip(arrays, expected)):
+        if array.shape != tuple(shape):
+            raise ValueError(f"write_keras_file: weight {i} has shape {array.shape}, the model's is {tuple(shape)}")
+    with h5py.File(file, "w") as h5:
+        h5.create_group("layers")
+        position = 0
+        for key, name, shapes in layers:
+            group = h5.create_group(f"layers/{key}/vars")
+            group.attrs["name"] = name
+            for j in range(len(shapes)):
+                group.create_dataset(str(j), data=arrays[position])
+                position += 1
+        h5.create_group("vars").attrs["name"] = model_config.get("name", "sequential")
+
+
 def write_keras_file(path, config, weights):
     """Writes a Keras 3 `.keras` file: metadata.json (keras_version, date_saved), `config`
     (keras_config_from_spec's, or a Sequential's model.get_config(), then wrapped as Keras wraps it)
@@ -245,30 +281,11 @@ def write_keras_file(path, config, weights):
     Activation and Flatten layers, or the weights are not as many, or not of the shapes, its
     layers have (nothing is written then); ImportError where h5py is not installed.
     """
-    h5py = _import_h5py()
     model_config, _ = _model_parts(config, "write_keras_file")
     if "class_name" not in config:  # model.get_config(): wrapped as config.json holds it
         config = _serialized("keras", "Sequential", model_config)
-    layers = _variable_shapes(model_config)
-    expected = [shape for _, _, shapes in layers for shape in shapes]
-    if len(weights) != len(expected):
-        raise ValueError(f"write_keras_file: the model has {len(expected)} weights, given {len(weights)}")
-    arrays = [np.asarray(w, dtype=np.float32) for w in weights]
-    for i, (array, shape) in enumerate(zip(arrays, expected)):
-        if array.shape != tuple(shape):
-            raise ValueError(f"write_keras_file: weight {i} has shape {array.shape}, the model's is {tuple(shape)}")
-
     buffer = io.BytesIO()
-    with h5py.File(buffer, "w") as h5:
-        h5.create_group("layers")
-        position = 0
-        for key, name, shapes in layers:
-            group = h5.create_group(f"layers/{key}/vars")
-            group.attrs["name"] = name
-            for j in range(len(shapes)):
-                group.create_dataset(str(j), data=arrays[position])
-                position += 1
-        h5.create_group("vars").attrs["name"] = model_config.get("name", "sequential")
+    write_weights_h5(buffer, model_config, weights)
     metadata = {"keras_version": KERAS_VERSION,
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     # Keras's order, entries stored uncompressed as Keras stores them.

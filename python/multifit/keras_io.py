@@ -8,7 +8,9 @@ import json
 import os
 import tempfile
 
-from .keras_format import keras_config_from_spec, read_keras_file, spec_from_keras_config, write_keras_file
+from .keras_format import (keras_config_from_spec, read_keras_file, spec_from_keras_config, write_keras_file,
+                           write_weights_h5)
+from .keras_format import read_weights_h5 as read_weights_h5_file
 from .models import Sequential
 
 
@@ -75,6 +77,20 @@ def save_keras(model, path):
     """`model` as a Keras 3 `.keras` file at `path`: its layers, weights and compile settings (no
     optimizer state: Keras starts a fresh optimizer on it, and says so when it loads)."""
     write_keras_file(path, keras_config_from_spec(model.spec()), model.get_weights())
+
+
+def save_weights_h5(model, path):
+    """`model`'s weights as Keras 3's `save_weights("NAME.weights.h5")` writes them."""
+    config = keras_config_from_spec(model.spec())
+    write_weights_h5(path, config.get("config", config), model.get_weights())
+
+
+def read_weights_h5(model, path):
+    """The weights of a Keras 3 "NAME.weights.h5" file, in `model`'s get_weights() order."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"load_weights: {path}: no such file")
+    config = keras_config_from_spec(model.spec())
+    return read_weights_h5_file(path, config.get("config", config))
 
 
 def to_keras(model):

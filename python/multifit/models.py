@@ -114,6 +114,15 @@ def _split_callbacks(callbacks):
     return entries, hooked
 
 
+def _weights_path(path, who):
+    """`path` as a string; a ValueError for an .h5 name other than Keras 3's ".weights.h5"."""
+    path = os.fspath(path)
+    if path.endswith(".h5") and not path.endswith(".weights.h5"):
+        raise ValueError(f"{who}: {path}: Keras 3's weights file is named NAME.weights.h5 (any other name "
+                         f"but an .h5 one is multifit's weights file)")
+    return path
+
+
 class Sequential:
     """keras.Sequential of multifit.layers. `seed` draws the initial weights, each epoch's shuffle
     and Dropout's masks (multifit's own generator: the same seed gives the same numbers every run,
@@ -409,11 +418,25 @@ class Sequential:
             self.set_weights(weights)
 
     def save_weights(self, path):
-        """multifit's weights file (what `multifit train --save` writes; `--load` reads it)."""
-        self._ensure_session().save_weights(os.fspath(path))
+        """The weights to `path`: a "NAME.weights.h5" file as Keras 3 writes it (Keras's
+        load_weights reads it; needs h5py), any other name but an .h5 one multifit's weights file
+        (what `multifit train --save` writes and `--load` reads)."""
+        path = _weights_path(path, "save_weights")
+        if path.endswith(".weights.h5"):
+            from . import keras_io
+            keras_io.save_weights_h5(self, path)
+        else:
+            self._ensure_session().save_weights(path)
 
     def load_weights(self, path):
-        self._ensure_session().load_weights(os.fspath(path))
+        """Weights from a Keras 3 "NAME.weights.h5" file (Keras's save_weights, or save_weights here)
+        or a multifit weights file; a ValueError where they are not this model's."""
+        path = _weights_path(path, "load_weights")
+        if path.endswith(".weights.h5"):
+            from . import keras_io
+            self.set_weights(keras_io.read_weights_h5(self, path))
+        else:
+            self._ensure_session().load_weights(path)
 
     def save(self, path):
         """A Keras 3 `.keras` file (keras.saving.load_model opens it; needs h5py)."""

@@ -140,3 +140,19 @@ def test_summary_prints_keras_table(capsys):
     expected = capsys.readouterr().out
     mf_keras.Sequential(layers(mf_keras), name="mlp").summary()
     assert capsys.readouterr().out == expected
+
+
+def test_weights_h5_files_open_in_both(tmp_path):
+    """model.save_weights("NAME.weights.h5") in Keras's layout: Keras loads multifit's file, multifit
+    loads Keras's, every weight the same (a BatchNormalization's moving statistics too)."""
+    x, _ = data()
+    original = keras_model()
+    model = multifit.from_keras(original, backend="cpu")
+    model.fit(x, (x[:, 1] > 0).astype(np.float32), epochs=1, verbose=0)  # weights of its own now
+    model.save_weights(tmp_path / "multifit.weights.h5")
+    original.load_weights(tmp_path / "multifit.weights.h5")
+    assert all(np.array_equal(a, b) for a, b in zip(original.get_weights(), model.get_weights()))
+    fresh = keras_model()
+    fresh.save_weights(tmp_path / "keras.weights.h5")
+    model.load_weights(tmp_path / "keras.weights.h5")
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), fresh.get_weights()))

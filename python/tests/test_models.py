@@ -195,3 +195,25 @@ def test_a_fit_that_diverges_warns():
     with pytest.warns(RuntimeWarning, match="diverged: .*the training loss is inf"):
         history = model.fit(x, y, epochs=1, verbose=0)
     assert history.status == "diverged"
+
+
+def test_weights_files_by_name(binary_task, tmp_path):
+    """NAME.weights.h5 is Keras 3's layout (h5py opens it), another name multifit's file; another
+    .h5 name is refused, as Keras refuses it."""
+    pytest.importorskip("h5py", reason="Keras's weights files need h5py")
+    import h5py
+
+    x, y = binary_task
+    model = small_model()
+    model.fit(x, y, epochs=1, verbose=0)
+    model.save_weights(tmp_path / "m.weights.h5")
+    with h5py.File(tmp_path / "m.weights.h5") as h5:
+        assert sorted(h5["layers"]) == ["batch_normalization", "dense", "dense_1", "dropout"]
+        assert np.array_equal(h5["layers/dense/vars/0"][()], model.get_weights()[0])
+    other = small_model(seed=9)
+    other.load_weights(tmp_path / "m.weights.h5")
+    assert all(np.array_equal(a, b) for a, b in zip(other.get_weights(), model.get_weights()))
+    with pytest.raises(ValueError, match="Keras 3's weights file is named NAME.weights.h5"):
+        model.save_weights(tmp_path / "m.h5")
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        model.load_weights(tmp_path / "missing.weights.h5")
