@@ -12,6 +12,7 @@ one is refused. ModelCheckpoint, CSVLogger, LambdaCallback and TerminateOnNaN ar
 import csv
 import math
 import os
+import time
 
 
 class Callback:
@@ -156,6 +157,48 @@ class LambdaCallback(Callback):
                 setattr(self, name, fn)
 
 
+class ProgbarLogger(Callback):
+    """keras.callbacks.ProgbarLogger, which fit adds for verbose 1 ("auto") and 2: "Epoch 1/5" as an
+    epoch begins, and as it ends Keras's line of the epoch, its steps, time and logs (each metric,
+    then the "val_" ones, in name order, the learning rate last), as Keras 3 prints them; verbose 1
+    as its finished bar (multifit's steps run in C++, which draws no bar while they run)."""
+
+    def __init__(self, verbose=1):
+        super().__init__()
+        self.verbose = verbose
+        self.started = 0.0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        print(f"Epoch {epoch + 1}/{self.params['epochs']}", flush=True)
+        self.started = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        seconds, steps = time.perf_counter() - self.started, max(1, self.params["steps"])
+        logs = logs or {}
+        keys = sorted(k for k in logs if not k.startswith("val_") and k != "learning_rate")
+        keys += sorted(k for k in logs if k.startswith("val_")) + [k for k in logs if k == "learning_rate"]
+        values = "".join(f" - {k}: {_progbar_number(logs[k])}" for k in keys)
+        count = f"{steps}/{steps}"
+        if self.verbose == 2:
+            print(f"{count} - {seconds:.0f}s -{_per_step(seconds / steps)}{values}", flush=True)
+        else:
+            print(f"{count} {'━' * 20} {seconds:.0f}s{_per_step(seconds / steps)}{values}", flush=True)
+
+
+def _progbar_number(value):
+    """keras.utils.Progbar's: 4 decimals, or 4 significant digits below 1e-3."""
+    return f"{value:.4f}" if abs(value) > 1e-3 else f"{value:.4e}"
+
+
+def _per_step(seconds):
+    """keras.utils.Progbar's time per step: " 12ms/step", " 2s/step", " 850us/step"."""
+    if seconds >= 1 or seconds == 0:
+        return f" {seconds:.0f}s/step"
+    if seconds >= 1e-3:
+        return f" {seconds * 1e3:.0f}ms/step"
+    return f" {seconds * 1e6:.0f}us/step"
+
+
 class TerminateOnNaN(Callback):
     """keras.callbacks.TerminateOnNaN: multifit's fit always ends a model whose loss or weights are
     not finite, at that epoch's end, with status "diverged" and a RuntimeWarning naming where; taken
@@ -163,7 +206,7 @@ class TerminateOnNaN(Callback):
 
 
 _ALL = ("Callback", "EarlyStopping", "ReduceLROnPlateau", "ModelCheckpoint", "CSVLogger", "LambdaCallback",
-        "TerminateOnNaN")
+        "ProgbarLogger", "TerminateOnNaN")
 
 
 def __getattr__(name):  # keras.callbacks.TensorBoard and the like: say what multifit has

@@ -15,7 +15,7 @@ import numpy as np
 from . import _multifit, _summary
 from ._arrays import as_rows, features_and_targets
 from ._keras_objects import serialized
-from .callbacks import BATCH_HOOKS, Callback, SpecCallback
+from .callbacks import BATCH_HOOKS, Callback, ProgbarLogger, SpecCallback
 from .layers import Flatten, InputLayer, Layer
 
 
@@ -268,7 +268,8 @@ class Sequential:
         ...) flattened; y (rows,) or (rows, targets). float32 C-contiguous arrays are read in place
         (on the cpu backend, without a copy); others are converted once. The GIL is released while
         it trains; Ctrl-C stops it after its current step and raises KeyboardInterrupt, leaving the
-        model as that step left it. verbose 0 prints nothing, else one Keras-style line per epoch.
+        model as that step left it. verbose 0 prints nothing; 1 ("auto") and 2 Keras's epoch lines
+        (ProgbarLogger).
         validation_data (x_val, y_val) overrides validation_split, as in Keras (its rows are joined
         after x's: one copy)."""
         if unsupported:
@@ -293,21 +294,22 @@ class Sequential:
         except ValueError:
             self._fit = kept
             raise
-        on_line = None if verbose == 0 else (lambda line: print(line, flush=True))
         params = {"epochs": epochs, "steps": math.ceil(len(x) * (1 - validation_split) / self._fit["batch_size"]),
                   "verbose": verbose}
-        result = self._fit_with_hooks(session, x, y, on_line, hooked, params)
+        if verbose != 0:  # Keras's lines, as its own ProgbarLogger prints them
+            hooked.append(ProgbarLogger(2 if verbose == 2 else 1))
+        result = self._fit_with_hooks(session, x, y, hooked, params)
         if result["status"] == "diverged":  # Keras would go on with nan; multifit stops and says where
             warnings.warn(f"fit: model '{self.name}' diverged: {result['why']}", RuntimeWarning, stacklevel=2)
         return History(result, params)
 
-    def _fit_with_hooks(self, session, x, y, on_line, hooked, params):
+    def _fit_with_hooks(self, session, x, y, hooked, params):
         """session.fit, with the hooks of the Python callbacks `hooked` called as Keras calls them:
         on_train_begin, on_epoch_begin and on_epoch_end between epochs (from the C++ fit, the GIL
         taken back), on_train_end with the last epoch's logs; stop_training ends the fit after an
         epoch."""
         if not hooked:
-            return session.fit(x, y, on_line)
+            return session.fit(x, y)
         self.stop_training = False
         for c in hooked:
             c.set_model(self)
@@ -330,7 +332,7 @@ class Sequential:
                     c.on_epoch_begin(epoch + 1, {})
             return False
 
-        result = session.fit(x, y, on_line, on_epoch)
+        result = session.fit(x, y, None, on_epoch)
         for c in hooked:
             c.on_train_end(dict(last))
         return result

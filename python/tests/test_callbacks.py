@@ -108,3 +108,24 @@ def test_a_step_hook_and_an_error_in_a_hook(binary_task):
     assert len(model.fit(x, y, epochs=2, verbose=0).history["loss"]) == 2  # the model trains on
     with pytest.raises(AttributeError, match="multifit's callbacks are Callback, EarlyStopping"):
         keras.callbacks.TensorBoard
+
+
+def test_verbose_prints_keras_epoch_lines(binary_task, capsys):
+    """verbose=2 and 1 print Keras 3's lines: "Epoch i/N", then the steps, the time and the logs in
+    Keras's order (each metric, the val_ ones, in name order), 4 decimals; verbose=0 nothing."""
+    import re
+
+    x, y = binary_task
+    model = small_model()
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy", "mse"], backend="cpu")
+    history = model.fit(x, y, epochs=2, batch_size=30, validation_split=0.25, verbose=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Epoch 1/2" and lines[2] == "Epoch 2/2" and len(lines) == 4
+    step = r"\d+(us|ms|s)/step"
+    values = " - ".join(f"{k}: {history.history[k][1]:.4f}" for k in
+                        ["accuracy", "loss", "mse", "val_accuracy", "val_loss", "val_mse"])
+    assert re.fullmatch(rf"15/15 - \d+s - {step} - " + re.escape(values), lines[3]), lines[3]
+    model.fit(x, y, epochs=1, batch_size=30, verbose=1)
+    assert re.fullmatch(rf"20/20 ━{{20}} \d+s {step} - accuracy: .*", capsys.readouterr().out.splitlines()[1])
+    model.fit(x, y, epochs=1, verbose=0)
+    assert capsys.readouterr().out == ""
