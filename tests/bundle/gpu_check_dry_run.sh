@@ -11,13 +11,16 @@
 #   gpu-not-found  a fake nvidia-smi that lists a GPU which multifit cannot find (what a driver too old
 #                  for CUDA 13 looks like) fails the check, naming the cause, even in a dry run
 #   sanitizers     a fake GPU (multifit info lists one) and a fake compute-sanitizer in the toolkit's
-#                  folder (CUDA_HOME, not on PATH): memcheck with no error is ok, racecheck reaching its
-#                  limit with none is "timed out", neither ok nor FAILED, and synccheck with an error
-#                  FAILED, the check exiting 1
-# usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR stopped|deadline|gpu-not-found|sanitizers
+#                  folder (CUDA_HOME, not on PATH): the sharing steps run first, memcheck with no error
+#                  is ok, racecheck reaching its limit with none is "timed out", neither ok nor FAILED,
+#                  and synccheck with an error FAILED, the check exiting 1
+#   plan           --plan, which runs nothing: every step up to the CPU ones is planned to end inside
+#                  the default deadline at worst (each running into its limit, every tool present), the
+#                  sharing steps before the sanitizers, and the plan ends by the deadline
+# usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR stopped|deadline|gpu-not-found|sanitizers|plan
 set -euo pipefail
 trap 'echo "gpu-check dry run: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
-cases="stopped|deadline|gpu-not-found|sanitizers"
+cases="stopped|deadline|gpu-not-found|sanitizers|plan"
 bin=$(cd "${1:?usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR $cases}" && pwd)
 case=${2:?usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR $cases}
 cd "$(dirname "$0")/../.."
@@ -67,7 +70,7 @@ if [ "$case" = stopped ]; then
   grep -q '^ok        cpu_help ' "$out/steps.txt" || fail "steps.txt lacks cpu_help"
   grep -q '^skipped   gpu_tests (no CUDA device' "$out/steps.txt" || fail "steps.txt does not say why gpu_tests skipped"
   grep -q '^FAILED    cpu_seed_model (stopped by SIGTERM' "$out/steps.txt" || fail "the stopped step is not recorded"
-  if grep -q 'mps_off\|kernel_bench' "$out/steps.txt"; then fail "steps after the stopped one ran"; fi
+  if grep -q 'kernel_bench\|study_tiny' "$out/steps.txt"; then fail "steps after the stopped one ran"; fi
   grep -q '^gpu-check: stopped by SIGTERM during cpu_seed_model' "$out/summary.txt" || fail "summary.txt: $(head -1 "$out/summary.txt")"
   returns_three_files
   for f in info.log cpu_help.log device.txt; do [ -s "$tmp/logs/$f" ] || fail "--logs lacks $f"; done
@@ -81,7 +84,7 @@ elif [ "$case" = deadline ]; then
   ((SECONDS - start <= 20)) || fail "the check ended $((SECONDS - start)) s after it started, past its deadline of 2 s and the kill"
   grep -q '^ok        cpu_help ' "$out/steps.txt" || fail "steps.txt lacks cpu_help"
   grep -q '^skipped   cpu_seed_model (stopped at the deadline' "$out/steps.txt" || fail "cpu_seed_model not stopped at the deadline"
-  for s in mps_off mps_on streams_shared streams_partitions lab12 kernel_bench study_tiny labs scaling peers_w1; do
+  for s in kernel_bench study_tiny labs scaling peers_w1; do
     grep -q "^skipped   $s (past the deadline)" "$out/steps.txt" || fail "$s not skipped as past the deadline"
   done
   head -1 "$out/summary.txt" | grep -q '^gpu-check: finished (.*): 3 ok, [0-9]* skipped' || fail "summary.txt: $(head -1 "$out/summary.txt")"
@@ -105,11 +108,13 @@ elif [ "$case" = gpu-not-found ]; then
   grep -q '^ok        cpu_seed_model ' "$out/steps.txt" || fail "the CPU steps did not run"
   returns_three_files
 elif [ "$case" = sanitizers ]; then
-  # multifit finds a GPU and hangs in `run` (the first step after the sanitizers and the CPU steps, cut
-  # by the deadline); gpu_tests passes at once.
-  mkdir -p "$tmp/bin" "$tmp/cuda/compute-sanitizer"
-  printf '#!/bin/sh\ncase "$1" in info) echo "cuda:    0 fake GPU"; exit 0 ;; run) exec sleep 60 ;; esac\nexec %q "$@"\n' \
+  # multifit finds a GPU, its runs (the sharing steps, before the sanitizers) end at once, and it hangs in
+  # `train` (the first step after the sanitizers, cut by the deadline); gpu_tests passes at once. python3
+  # has none of what lab 12 needs: the lab skips itself (exit 77, why on its last line).
+  mkdir -p "$tmp/bin" "$tmp/cuda/compute-sanitizer" "$tmp/python"
+  printf '#!/bin/sh\ncase "$1" in info) echo "cuda:    0 fake GPU"; exit 0 ;; run) exit 0 ;; train) exec sleep 60 ;; esac\nexec %q "$@"\n' \
     "$bin/multifit" >"$tmp/bin/multifit"
+  printf '#!/bin/sh\necho "fake python3: no lab here"; exit 77\n' >"$tmp/python/python3"
   printf '#!/bin/sh\necho "[       OK ] Fake.Test (0 ms)"\n' >"$tmp/bin/gpu_tests"
   # The tool as it reports: no error, an error, or no end before its limit.
   cat >"$tmp/cuda/compute-sanitizer/compute-sanitizer" <<'EOF'
@@ -123,25 +128,46 @@ case "$2" in
              echo "=========     at 0x10 in fake_kernel"; echo "========= ERROR SUMMARY: 1 error" ;;
 esac
 EOF
-  chmod +x "$tmp/bin/multifit" "$tmp/bin/gpu_tests" "$tmp/cuda/compute-sanitizer/compute-sanitizer"
-  where=(CUDA_HOME="$tmp/cuda")  # the toolkit's folder, where a toolkit off PATH keeps the tool
-  if command -v compute-sanitizer >/dev/null; then where+=(PATH="$tmp/cuda/compute-sanitizer:$PATH"); fi
+  chmod +x "$tmp/bin/multifit" "$tmp/bin/gpu_tests" "$tmp/cuda/compute-sanitizer/compute-sanitizer" "$tmp/python/python3"
+  where=(CUDA_HOME="$tmp/cuda" PATH="$tmp/python:$PATH")  # the toolkit's folder, where a toolkit off PATH keeps the tool
+  if command -v compute-sanitizer >/dev/null; then where+=(PATH="$tmp/cuda/compute-sanitizer:$tmp/python:$PATH"); fi
   rc=0
   env "${where[@]}" MULTIFIT_SANITIZER_LIMIT_S=2 scripts/gpu-check.sh --deadline 8 --binaries "$tmp/bin" "$out" \
     >"$tmp/stdout" 2>&1 || rc=$?
   ((rc == 1)) || fail "exit $rc with synccheck failed, not 1"
   grep -q '^ok        gpu_tests ' "$out/steps.txt" || fail "gpu_tests did not run on the fake GPU"
+  for s in mps_off mps_on streams_shared streams_partitions; do
+    grep -q "^ok        $s " "$out/steps.txt" || fail "$s did not run before the sanitizers"
+  done
+  grep -q '^skipped   lab12 (fake python3: no lab here)' "$out/steps.txt" || fail "lab12 did not skip itself"
   grep -q '^ok        memcheck (.*ERROR SUMMARY: 0 errors' "$out/steps.txt" || fail "memcheck with no error is not ok"
   grep -q '^timed out racecheck (at its limit of 2 s (MULTIFIT_SANITIZER_LIMIT_S); tests passed: 1, no error so far' "$out/steps.txt" ||
     fail "racecheck at its limit with no error is not 'timed out'"
   grep -q '^FAILED    synccheck (ERROR SUMMARY: 1 error' "$out/steps.txt" || fail "synccheck with an error did not fail"
-  grep -q '^skipped   mps_off (stopped at the deadline' "$out/steps.txt" || fail "mps_off was not stopped at the deadline"
+  grep -q '^skipped   cpu_seed_model (stopped at the deadline' "$out/steps.txt" || fail "cpu_seed_model was not stopped at the deadline"
   head -1 "$out/summary.txt" | grep -q '^gpu-check: finished (.*): [0-9]* ok, 1 FAILED, 1 timed out, [0-9]* skipped$' ||
     fail "summary.txt: $(head -1 "$out/summary.txt")"
   returns_three_files
   tar -xzf "$out/gpu-check.tar.gz" -C "$tmp" logs/device.txt
   grep -q "^sanitizer: $tmp/cuda/compute-sanitizer/compute-sanitizer (Version 2099.1.0 (fake))" "$tmp/logs/device.txt" ||
     fail "the tool in CUDA_HOME was not found: $(grep '^sanitizer' "$tmp/logs/device.txt")"
+elif [ "$case" = plan ]; then
+  scripts/gpu-check.sh --plan >"$tmp/plan" 2>&1 || fail "--plan exited $?: $(cat "$tmp/plan")"
+  ends() { sed -n "s/^planned   $1 ([0-9]* s, ends by \([0-9]*\) s.*/\1/p" "$tmp/plan"; }
+  for s in info gpu_tests mps_off mps_on streams_shared streams_partitions lab12 memcheck racecheck synccheck \
+           cpu_help cpu_seed_model; do
+    at=$(ends "$s")
+    [ -n "$at" ] || fail "$s is not planned: $(cat "$tmp/plan")"
+    ((at <= 480)) || fail "$s ends by $at s at worst, past the deadline of 480 s"
+    if grep -q "^planned   $s (.*cut to the time left" "$tmp/plan"; then fail "$s is cut by the deadline"; fi
+  done
+  (($(ends lab12) < $(ends memcheck))) || fail "the sanitizers come before the sharing steps"
+  grep -q '^gpu-check --plan: at worst the check ends by [0-9]* s of its 480 s deadline$' "$tmp/plan" ||
+    fail "no end line: $(tail -1 "$tmp/plan")"
+  last=$(sed -n 's/^gpu-check --plan: at worst the check ends by \([0-9]*\) s.*/\1/p' "$tmp/plan")
+  ((last <= 480)) || fail "the plan ends by $last s, past the deadline"
+  echo "gpu-check dry run (plan): passed"
+  exit 0
 else
   echo "gpu-check dry run: unknown case $case (${cases//|/, })" >&2
   exit 2
