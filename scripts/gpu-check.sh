@@ -69,7 +69,9 @@
 #                       present, every step running into its limit), as the deadline
 #                       cuts it
 # MULTIFIT_SANITIZER_LIMIT_S, when set, is each compute-sanitizer step's limit in place of the one
-# sized from the kernels its tests run (below).
+# sized from the kernels its tests run (below). MULTIFIT_LIBRARY_DIRS, when set (folders separated by
+# ":"), is where cuBLAS 13 and cuDNN 9 are looked for, in place of the toolkit's folders and Python's
+# nvidia-* packages.
 # Exit code: 0 when no step failed; 2 for bad arguments or a missing input.
 set -uo pipefail
 
@@ -359,7 +361,9 @@ gpus_listed=$(timeout -k 5 20 nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 
 dirs=("${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64 /usr/local/cuda/lib
       /usr/local/cuda/targets/x86_64-linux/lib)
-if command -v python3 >/dev/null; then  # pip's nvidia-* packages: site-packages/nvidia/*/lib
+if [ -n "${MULTIFIT_LIBRARY_DIRS:-}" ]; then  # where this machine keeps them, said by hand
+  IFS=: read -ra dirs <<<"$MULTIFIT_LIBRARY_DIRS"
+elif command -v python3 >/dev/null; then  # pip's nvidia-* packages: site-packages/nvidia/*/lib
   mapfile -t -O ${#dirs[@]} dirs < <(python3 -c '
 import glob, site
 for root in site.getsitepackages() + [site.getusersitepackages()]:

@@ -14,13 +14,15 @@
 #                  folder (CUDA_HOME, not on PATH): the sharing steps run first, memcheck with no error
 #                  is ok, racecheck reaching its limit with none is "timed out", neither ok nor FAILED,
 #                  and synccheck with an error FAILED, the check exiting 1
+#   libraries      a fake GPU on a machine with cuBLAS and without cuDNN (MULTIFIT_LIBRARY_DIRS): the
+#                  steps that load cuDNN skip, naming it, those with cuBLAS run, and the check passes
 #   plan           --plan, which runs nothing: every step up to the CPU ones is planned to end inside
 #                  the default deadline at worst (each running into its limit, every tool present), the
 #                  sharing steps before the sanitizers, and the plan ends by the deadline
-# usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR stopped|deadline|gpu-not-found|sanitizers|plan
+# usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR stopped|deadline|gpu-not-found|sanitizers|libraries|plan
 set -euo pipefail
 trap 'echo "gpu-check dry run: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
-cases="stopped|deadline|gpu-not-found|sanitizers|plan"
+cases="stopped|deadline|gpu-not-found|sanitizers|libraries|plan"
 bin=$(cd "${1:?usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR $cases}" && pwd)
 case=${2:?usage: tests/bundle/gpu_check_dry_run.sh BIN_DIR $cases}
 cd "$(dirname "$0")/../.."
@@ -88,6 +90,10 @@ elif [ "$case" = deadline ]; then
     grep -q "^skipped   $s (past the deadline)" "$out/steps.txt" || fail "$s not skipped as past the deadline"
   done
   head -1 "$out/summary.txt" | grep -q '^gpu-check: finished (.*): 3 ok, [0-9]* skipped' || fail "summary.txt: $(head -1 "$out/summary.txt")"
+  # the machine's sharing facts, which an MPS result is read against, in the summary's first lines
+  for fact in "nvidia-cuda-mps-control: " "MPS daemons running before the check: " "/dev/shm size, free: "; do
+    sed -n '2,6p' "$out/summary.txt" | grep -q "^sharing: $fact" || fail "summary.txt's first lines lack 'sharing: $fact'"
+  done
   returns_three_files
   # The first line says what the machine lacks; the device's record says where it was looked for.
   tar -xzf "$out/gpu-check.tar.gz" -C "$tmp" logs/device.txt
@@ -151,6 +157,30 @@ EOF
   tar -xzf "$out/gpu-check.tar.gz" -C "$tmp" logs/device.txt
   grep -q "^sanitizer: $tmp/cuda/compute-sanitizer/compute-sanitizer (Version 2099.1.0 (fake))" "$tmp/logs/device.txt" ||
     fail "the tool in CUDA_HOME was not found: $(grep '^sanitizer' "$tmp/logs/device.txt")"
+elif [ "$case" = libraries ]; then
+  # Every GPU step ends at once (multifit, gpu_tests and kernel_bench fakes that exit 0; python3 a fake
+  # whose labs skip themselves); the library folder holds cuBLAS 13 alone.
+  mkdir -p "$tmp/bin" "$tmp/python" "$tmp/libs"
+  printf '#!/bin/sh\n[ "$1" = info ] && echo "cuda:    0 fake GPU"\nexit 0\n' >"$tmp/bin/multifit"
+  printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/gpu_tests"
+  cp "$tmp/bin/gpu_tests" "$tmp/bin/kernel_bench"
+  printf '#!/bin/sh\necho "fake python3: no lab here"; exit 77\n' >"$tmp/python/python3"
+  : >"$tmp/libs/libcublas.so.13"
+  chmod +x "$tmp/bin/multifit" "$tmp/bin/gpu_tests" "$tmp/bin/kernel_bench" "$tmp/python/python3"
+  rc=0
+  PATH="$tmp/python:$PATH" MULTIFIT_LIBRARY_DIRS="$tmp/libs" MULTIFIT_SANITIZER_LIMIT_S=1 \
+    scripts/gpu-check.sh --binaries "$tmp/bin" "$out" >"$tmp/stdout" 2>&1 || rc=$?
+  grep -q '^FAILED' "$out/steps.txt" && fail "a step failed"
+  ((rc == 0)) || fail "exit $rc"
+  for b in b32 b128; do
+    grep -q "^skipped   fashion_${b}_tiled_cudnn (no libcudnn.so.9 on this machine (logs/device.txt))" "$out/steps.txt" ||
+      fail "fashion_${b}_tiled_cudnn did not skip for the missing cuDNN"
+    grep -q "^ok        fashion_${b}_cublas_ours " "$out/steps.txt" || fail "fashion_${b}_cublas_ours did not run"
+  done
+  tar -xzf "$out/gpu-check.tar.gz" -C "$tmp" logs/device.txt
+  grep -q "^library: libcudnn.so.9 not found in $tmp/libs" "$tmp/logs/device.txt" || fail "device.txt does not say cuDNN is missing"
+  grep -q "^library: libcublas.so.13 from $tmp/libs" "$tmp/logs/device.txt" || fail "device.txt does not say where cuBLAS is"
+  returns_three_files
 elif [ "$case" = plan ]; then
   scripts/gpu-check.sh --plan >"$tmp/plan" 2>&1 || fail "--plan exited $?: $(cat "$tmp/plan")"
   ends() { sed -n "s/^planned   $1 ([0-9]* s, ends by \([0-9]*\) s.*/\1/p" "$tmp/plan"; }
