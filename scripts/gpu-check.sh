@@ -31,7 +31,8 @@
 #      judged by the errors the tool counts; memcheck sized to finish, racecheck and
 #      synccheck capped for a first run; one that reaches its limit with none found
 #      is "timed out", neither ok nor FAILED;
-#   6. cpu_help, cpu_seed_model: multifit from the bundle on the CPU;
+#   6. cpu_help, cpu_seed_model: multifit from the bundle on the CPU; the Fashion-MNIST
+#      search (81 trials under ASHA) packed and on streams (search_packed, search_streams);
 #   7. the micro-benchmarks, Fashion-MNIST end to end with our kernels, cuBLAS
 #      products and cuDNN activations, and one run with MULTIFIT_SYNC_LAUNCHES=1;
 #   8. the contention study (the Fashion-MNIST grid and the 32 tiny models in every
@@ -110,7 +111,7 @@ cd "$(dirname "$0")/.." || die "cannot enter the repository"
 # What the steps read from the repository; the GPU machine gets what was taken along, so a file left
 # behind is said here, before any step, rather than found by a step halfway through the session.
 inputs=(scripts/env.sh examples/binary-classifier.json examples/fashion-mnist-mlp.json
-        examples/fashion-mnist-grid.json examples/tiny-sweep.json benchmarks/summarize.py
+        examples/fashion-mnist-grid.json examples/fashion-search-asha.json examples/tiny-sweep.json benchmarks/summarize.py
         benchmarks/scaling.py benchmarks/peers/harness.py labs/run-all labs/lab.py labs/verdicts.py
         labs/12-partitions-change-contention/run.py)
 for f in "${inputs[@]}"; do
@@ -510,6 +511,13 @@ sanitize synccheck 10 30
 step cpu_help 5 "$run/multifit" --help
 step cpu_seed_model 20 "$run/multifit" train examples/binary-classifier.json --backend cpu \
   --json "$logs/seed_model_cpu.json"
+
+# The Fashion-MNIST search (81 trials under ASHA) packed and on streams: what a sweep's packs give on a GPU
+# while a search's trials differ in shape (each a pack of its own until heterogeneous packs land).
+for mode in packed streams; do
+  gpu_step "search_$mode" 90 "$run/multifit" run examples/fashion-search-asha.json --mode "$mode" --backend cuda \
+    --quiet --json "$logs/search_$mode.json"
+done
 
 # ---- 7. the benchmarks -----------------------------------------------------------------------------------
 gpu_step kernel_bench 150 "$run/kernel_bench" --benchmark_filter='^cuda' --benchmark_min_time=0.05 \
