@@ -27,7 +27,8 @@ class History:
 
     def __init__(self, fit, params):
         self.params = params
-        self.epoch = list(range(len(fit["epochs"])))
+        first = params.get("initial_epoch", 0)  # fit's initial_epoch: the epochs count from it
+        self.epoch = list(range(first, first + len(fit["epochs"])))
         self.history = {}
         for epoch in fit["epochs"]:
             for key, value in epoch.items():
@@ -35,7 +36,8 @@ class History:
                     self.history.setdefault(key, []).append(value)
         self.seconds = [e["seconds"] for e in fit["epochs"]]
         self.status, self.why = fit["status"], fit["why"]
-        self.stopped_epoch, self.restored_epoch = fit["stopped_epoch"], fit["restored_epoch"]
+        self.stopped_epoch, self.restored_epoch = (None if e is None else e + first
+                                                   for e in (fit["stopped_epoch"], fit["restored_epoch"]))
         self.train_s = fit["train_s"]
         self.samples = fit["samples"]  # rows trained on, over every step
 
@@ -93,6 +95,12 @@ def _with_validation_rows(x, y, validation_data):
     while math.floor(rows * (1.0 - split)) < train:
         split = float(np.nextafter(split, 0.0))
     return np.concatenate([x, xv]), np.concatenate([y, yv]), split
+
+
+def _keras_values(values):
+    """Keras's return of evaluate() and the *_on_batch calls: the loss alone, or [loss, metrics...]."""
+    values = list(values.values())
+    return values[0] if len(values) == 1 else values
 
 
 def _split_callbacks(callbacks):
@@ -263,7 +271,7 @@ class Sequential:
     # ---- training ------------------------------------------------------------------------------
 
     def fit(self, x, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
-            validation_data=None, shuffle=True, **unsupported):
+            validation_data=None, shuffle=True, initial_epoch=0, **unsupported):
         """keras.Model.fit on numpy arrays: returns a History. x (rows, features), or images (rows,
         ...) flattened; y (rows,) or (rows, targets). float32 C-contiguous arrays are read in place
         (on the cpu backend, without a copy); others are converted once. The GIL is released while
@@ -271,7 +279,9 @@ class Sequential:
         model as that step left it. verbose 0 prints nothing; 1 ("auto") and 2 Keras's epoch lines
         (ProgbarLogger).
         validation_data (x_val, y_val) overrides validation_split, as in Keras (its rows are joined
-        after x's: one copy)."""
+        after x's: one copy). initial_epoch k trains epochs k to epochs - 1, as Keras's resumes a fit
+        (the callbacks and the History count from k; EarlyStopping's and ReduceLROnPlateau's own
+        counts, which run in C++, start at this fit's first epoch)."""
         if unsupported:
             raise TypeError(f"fit() got arguments multifit does not take: {', '.join(sorted(unsupported))}")
         if self._compiled is None:
@@ -279,6 +289,8 @@ class Sequential:
         if y is None:  # Keras takes a generator or a tf.data.Dataset of (x, y) batches here
             raise TypeError(f"fit: x is {type(x).__name__} and no y is given; multifit trains on arrays: pass "
                             f"numpy arrays x and y (np.concatenate a generator's batches first)")
+        if not isinstance(initial_epoch, int) or isinstance(initial_epoch, bool) or initial_epoch < 0:
+            raise ValueError(f"fit: initial_epoch={initial_epoch!r}; expected a whole number >= 0")
         x, y = features_and_targets(self._rows_of(x), y)
         if validation_data is not None:  # Keras: it overrides validation_split
             if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
@@ -287,7 +299,10 @@ class Sequential:
         entries, hooked = _split_callbacks(callbacks)
         self.see_data(x, y)
         kept = self._fit
-        self._fit = {"epochs": epochs, "batch_size": 32 if batch_size is None else batch_size,
+        # the epochs this fit trains; what is not a count is left to the spec reader, which names fit.epochs
+        counted = isinstance(epochs, int) and not isinstance(epochs, bool) and epochs >= 0
+        self._fit = {"epochs": max(0, epochs - initial_epoch) if counted else epochs,
+                     "batch_size": 32 if batch_size is None else batch_size,
                      "validation_split": validation_split, "shuffle": shuffle, "callbacks": entries}
         try:
             session = self._ensure_session()  # checks them: a mistake leaves the model as it was
@@ -295,7 +310,7 @@ class Sequential:
             self._fit = kept
             raise
         params = {"epochs": epochs, "steps": math.ceil(len(x) * (1 - validation_split) / self._fit["batch_size"]),
-                  "verbose": verbose}
+                  "verbose": verbose, "initial_epoch": initial_epoch}
         if verbose != 0:  # Keras's lines, as its own ProgbarLogger prints them
             hooked.append(ProgbarLogger(2 if verbose == 2 else 1))
         result = self._fit_with_hooks(session, x, y, hooked, params)
@@ -310,6 +325,9 @@ class Sequential:
         epoch."""
         if not hooked:
             return session.fit(x, y)
+        first = params["initial_epoch"]
+        if first >= params["epochs"]:  # nothing to train: Keras calls no hook either
+            return session.fit(x, y)
         self.stop_training = False
         for c in hooked:
             c.set_model(self)
@@ -317,11 +335,12 @@ class Sequential:
         for c in hooked:
             c.on_train_begin({})
         for c in hooked:
-            c.on_epoch_begin(0, {})
+            c.on_epoch_begin(first, {})
         last = {}
 
         def on_epoch(epoch, logs):
             nonlocal last
+            epoch += first
             last = {k: v for k, v in logs.items() if k != "seconds"}
             for c in hooked:
                 c.on_epoch_end(epoch, dict(last))
@@ -345,8 +364,30 @@ class Sequential:
         values = self._ensure_session().evaluate(x, y)
         if return_dict:
             return values
-        values = list(values.values())
-        return values[0] if len(values) == 1 else values
+        return _keras_values(values)
+
+    def train_on_batch(self, x, y=None, return_dict=False):
+        """keras.Model.train_on_batch: one step on the batch (x, y), the optimizer's state carried
+        on; the batch's loss (before the step's update, as Keras's) and metrics, as evaluate() gives
+        them."""
+        history = self.fit(x, y, batch_size=len(x), epochs=1, shuffle=False, verbose=0)
+        values = {key: series[0] for key, series in history.history.items()}
+        return values if return_dict else _keras_values(values)
+
+    def test_on_batch(self, x, y=None, return_dict=False):
+        """keras.Model.test_on_batch: evaluate() of one batch."""
+        return self.evaluate(x, y, return_dict=return_dict)
+
+    def predict_on_batch(self, x):
+        """keras.Model.predict_on_batch: predict() of one batch."""
+        return self.predict(x)
+
+    def __call__(self, x, training=False):
+        """model(x): the outputs of x, as a numpy array (predict(); multifit has no tensors). training
+        True, Keras's Dropout-on call, is refused."""
+        if training:
+            raise ValueError("model(x, training=True): multifit applies Dropout inside fit only; call fit()")
+        return self.predict(x)
 
     def predict(self, x, batch_size=None, verbose="auto"):
         """keras.Model.predict: the output layer's outputs, (rows, units), float32."""

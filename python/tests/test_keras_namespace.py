@@ -141,3 +141,34 @@ def test_pickle_deepcopy_and_clone_model(rows):
     clone = keras.models.clone_model(model)
     clone.compile(optimizer="adam", loss="binary_crossentropy", backend="cpu")
     assert all(np.array_equal(a, b) for a, b in zip(clone.get_weights(), initial))  # drawn anew, same seed
+
+
+def test_initial_epoch_and_the_batch_calls(rows):
+    """initial_epoch resumes a fit as Keras's does; train_on_batch is one step whose loss is that of a
+    fit of one batch; model(x) is predict(x)."""
+    x, y = rows
+
+    def model():
+        m = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dense(1, activation="sigmoid")], seed=6)
+        m.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"], backend="cpu")
+        return m
+
+    whole, resumed = model(), model()
+    straight = whole.fit(x, y, epochs=4, shuffle=False, verbose=0)
+    resumed.fit(x, y, epochs=2, shuffle=False, verbose=0)
+    seen = []
+    rest = resumed.fit(x, y, epochs=4, initial_epoch=2, shuffle=False, verbose=0,
+                       callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(e))])
+    assert rest.epoch == seen == [2, 3]
+    assert rest.history["loss"] == straight.history["loss"][2:]  # the same steps, the optimizer carried on
+    assert resumed.fit(x, y, epochs=3, initial_epoch=3, verbose=0).history == {}
+    with pytest.raises(ValueError, match="initial_epoch=-1"):
+        resumed.fit(x, y, initial_epoch=-1)
+
+    a, b = model(), model()
+    loss, accuracy = a.train_on_batch(x[:64], y[:64])
+    expected = b.fit(x[:64], y[:64], batch_size=64, epochs=1, shuffle=False, verbose=0).history
+    assert [loss, accuracy] == [expected["loss"][0], expected["accuracy"][0]]
+    assert np.array_equal(a(x[:5]), a.predict(x[:5])) and np.array_equal(a.predict_on_batch(x), a.predict(x))
+    assert a.test_on_batch(x, y) == a.evaluate(x, y)
