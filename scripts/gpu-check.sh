@@ -31,9 +31,9 @@
 #      judged by the errors the tool counts; memcheck sized to finish, racecheck and
 #      synccheck capped for a first run; one that reaches its limit with none found
 #      is "timed out", neither ok nor FAILED;
-#   6. cpu_help, cpu_seed_model: multifit from the bundle on the CPU; the Fashion-MNIST
-#      search (81 trials under ASHA) packed and on streams (search_packed, search_streams);
-#   7. the micro-benchmarks, Fashion-MNIST end to end with our kernels, cuBLAS
+#   6. cpu_help, cpu_seed_model: multifit from the bundle on the CPU;
+#   7. the Fashion-MNIST search (81 trials under ASHA) packed and on streams
+#      (search_packed, search_streams), the micro-benchmarks, Fashion-MNIST end to end with our kernels, cuBLAS
 #      products and cuDNN activations, and one run with MULTIFIT_SYNC_LAUNCHES=1;
 #   8. the contention study (the Fashion-MNIST grid and the 32 tiny models in every
 #      mode), every lab at its quick size on the GPU (labs/run-all), the scaling study
@@ -52,8 +52,10 @@
 # --logs DIR, kept. A TERM or INT stops the running step, writes the three files and
 # exits 128+signal; once the deadline has passed every remaining step is skipped, so
 # the check ends at most about 50 s after it (a step's kill, the tables, the archive).
-# Each step's limit is its worst case: steps 1 to 6 end inside the default deadline
-# even when every step runs into its limit, every tool present (--plan shows it).
+# Each step's limit is an estimate of its worst case (no GPU has run the check yet):
+# steps 1 to 6 end inside the default deadline even when every one runs into its
+# limit with every tool present (--plan shows it), the device's probes before them
+# (seconds; 20 s each at most) and a step that ignores SIGTERM (10 s more) aside.
 #
 # usage: scripts/gpu-check.sh [--deadline SECONDS] [--dry-run] [--binaries DIR] [--logs DIR] OUTDIR
 #        scripts/gpu-check.sh --plan [--deadline SECONDS]
@@ -330,8 +332,9 @@ sanitizer=$(find_sanitizer) || {
 ((plan)) && sanitizer=${sanitizer:-compute-sanitizer} lacks=""  # planned as present
 
 # ---- 1. the device, and cuBLAS and cuDNN (loaded at run time, found where this machine keeps them) ---
-gpus_listed=$(timeout -k 5 20 nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-{
+gpus_listed=0
+((plan)) || gpus_listed=$(timeout -k 5 20 nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+((plan)) || {
   date -u +"date: %Y-%m-%dT%H:%M:%SZ"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   if command -v nvidia-smi >/dev/null; then
@@ -512,14 +515,14 @@ step cpu_help 5 "$run/multifit" --help
 step cpu_seed_model 20 "$run/multifit" train examples/binary-classifier.json --backend cpu \
   --json "$logs/seed_model_cpu.json"
 
+
+# ---- 7. the benchmarks -----------------------------------------------------------------------------------
 # The Fashion-MNIST search (81 trials under ASHA) packed and on streams: what a sweep's packs give on a GPU
 # while a search's trials differ in shape (each a pack of its own until heterogeneous packs land).
 for mode in packed streams; do
   gpu_step "search_$mode" 90 "$run/multifit" run examples/fashion-search-asha.json --mode "$mode" --backend cuda \
     --quiet --json "$logs/search_$mode.json"
 done
-
-# ---- 7. the benchmarks -----------------------------------------------------------------------------------
 gpu_step kernel_bench 150 "$run/kernel_bench" --benchmark_filter='^cuda' --benchmark_min_time=0.05 \
   --benchmark_out="$logs/kernel_bench.json" --benchmark_out_format=json
 for variant in tiled:ours cublas:ours tiled:cudnn; do
