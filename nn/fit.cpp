@@ -430,10 +430,12 @@ void PackFit::record_epoch(int epoch, const std::vector<std::vector<double>>& to
       result.status = FitStatus::diverged;
       result.why = "epoch " + std::to_string(epoch + 1) + ": " + bad;
       stop(int(z));
+      if (options_.epoch_end) options_.epoch_end(int(z), epoch, e, true);
       continue;
     }
     run_callbacks(int(z), epoch, e);
-    if (training_[z] && options_.epoch_end && options_.epoch_end(int(z), epoch, e)) {
+    if (!training_[z] && options_.epoch_end) options_.epoch_end(int(z), epoch, e, true);
+    if (training_[z] && options_.epoch_end && options_.epoch_end(int(z), epoch, e, false)) {
       result.stopped_epoch = epoch + 1;
       result.stop_reason = "a callback stopped training";
       restore_best(int(z));  // as at any end of training (conclude_epoch)

@@ -112,12 +112,13 @@ struct FitOptions {
   // trains its epochs. A member it stops ends there with its weights, as EarlyStopping's does.
   RungJudge* rungs = nullptr;
   std::vector<size_t> trials;  // with rungs: member z's trial
-  // Called after each member's epoch is recorded and its own callbacks have run, on the fit's
-  // thread between epochs (the model may be read, its weights saved): the member, the epoch (from
-  // 0) and its metrics. True stops the member there, as Keras's model.stop_training does: its
-  // status stays ok, stop_reason says "a callback stopped training". (The Python package's
-  // keras.callbacks.Callback subclasses.)
-  std::function<bool(int member, int epoch, const EpochMetrics& e)> epoch_end;
+  // Called after each epoch a member records, once its own callbacks have run, on the fit's thread
+  // between epochs (the model may be read, its weights saved): the member, the epoch (from 0), its
+  // metrics, and whether the member's fit ended with it (it diverged, or its EarlyStopping or the
+  // scheduler stopped it; the return is then not read). Otherwise true stops the member there, as
+  // Keras's model.stop_training does: its status stays ok, stop_reason says "a callback stopped
+  // training". (The Python package's keras.callbacks.Callback subclasses.)
+  std::function<bool(int member, int epoch, const EpochMetrics& e, bool ended)> epoch_end;
 };
 
 // Checks that the data fits the model (features, class labels, targets); a UserError otherwise,

@@ -36,7 +36,8 @@ json keras_classes() {
     const ScheduleTraits& t = schedule_traits(kind);
     return json(std::vector<const char*>(t.keys, t.keys + t.required));
   });
-  out["losses"] = entries(kLossNames, none);
+  // Huber(delta=1.0, ...), BinaryCrossentropy(from_logits=False, label_smoothing=0.0, ...)
+  out["losses"] = entries(kLossNames, [](Loss kind) { return json(loss_keys(kind)); });
   out["metrics"] = entries(kMetricNames, none);
   // RandomNormal(mean=0.0, stddev=0.05, seed=None), GlorotUniform(seed=None)
   out["initializers"] = entries(kInitializerNames, [](InitializerKind kind) {

@@ -68,26 +68,25 @@ Metric kind_of(MetricName name, const ModelSpec& spec) {
 
 }  // namespace
 
+std::vector<const char*> loss_keys(Loss kind) {
+  switch (kind) {
+    case Loss::binary_crossentropy:
+    case Loss::categorical_crossentropy:
+      return {"from_logits", "label_smoothing"};
+    case Loss::sparse_categorical_crossentropy:
+      return {"from_logits"};
+    case Loss::huber:
+      return {"delta"};
+    default:
+      return {};
+  }
+}
+
 LossSpec parse_loss(const Field& field) {
   const KerasObject object(field, "name", "loss");
   LossSpec loss;
   loss.kind = object.one_of(kLossNames);
-  std::vector<const char*> keys;
-  switch (loss.kind) {
-    case Loss::binary_crossentropy:
-    case Loss::categorical_crossentropy:
-      keys = {"from_logits", "label_smoothing"};
-      break;
-    case Loss::sparse_categorical_crossentropy:
-      keys = {"from_logits"};
-      break;
-    case Loss::huber:
-      keys = {"delta"};
-      break;
-    default:
-      break;
-  }
-  object.allow(keys, check_defaults(object, kLossDefaults));
+  object.allow(loss_keys(loss.kind), check_defaults(object, kLossDefaults));
   if (const auto f = object.setting("from_logits")) loss.from_logits = f->boolean();
   if (const auto f = object.setting("label_smoothing"))
     loss.label_smoothing = f->number_in(0, 1, "a number in [0, 1]");

@@ -84,6 +84,10 @@ std::string default_text(const nlohmann::json& value);
 OptimizerSpec parse_optimizer(const Field& field);
 nlohmann::json optimizer_to_json(const OptimizerSpec& optimizer);
 
+// A loss's own settings, in the order of its Keras class's signature
+// (BinaryCrossentropy(from_logits, label_smoothing, ...), Huber(delta, ...)); the others
+// (reduction, name, ...) are every loss's.
+std::vector<const char*> loss_keys(Loss kind);
 LossSpec parse_loss(const Field& field);
 nlohmann::json loss_to_json(const LossSpec& loss);
 // The metrics as written; `spec` has its loss, layers and targets, which decide what "accuracy" is

@@ -62,10 +62,11 @@ def serialized(value):
     return value
 
 
-def classes(family, base=KerasObject):
-    """{class name: class} of a family ("optimizers", ...), each a subclass of `base`."""
+def classes(family, module, base=KerasObject):
+    """{class name: class} of a family ("optimizers", ...), each a subclass of `base` in `module`
+    (where pickle finds it)."""
     return {e["class_name"]: type(e["class_name"], (base,), {"positional": tuple(e["positional"]),
-                                                            "__module__": f"multifit.keras.{family}"})
+                                                            "__module__": module})
             for e in _CLASSES[family]}
 
 

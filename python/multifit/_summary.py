@@ -1,6 +1,7 @@
 """model.summary() as Keras 3 prints it: a row per layer (its name and class, output shape, number of
 parameters) and the totals, trainable and not (a BatchNormalization's moving statistics), with
-their size in float32 bytes."""
+their size in float32 bytes. Once its optimizer is built, Keras also counts the optimizer's state
+("Optimizer params"); this summary leaves it out, as Keras's of an untrained model does."""
 import itertools
 import math
 import re

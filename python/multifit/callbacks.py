@@ -13,6 +13,7 @@ import csv
 import math
 import os
 import time
+import warnings
 
 
 class Callback:
@@ -65,9 +66,15 @@ class SpecCallback(Callback):
 class EarlyStopping(SpecCallback):
     kind = "EarlyStopping"
 
+    def __init__(self, monitor="val_loss", **config):  # monitor by position too, as in Keras
+        super().__init__(monitor=monitor, **config)
+
 
 class ReduceLROnPlateau(SpecCallback):
     kind = "ReduceLROnPlateau"
+
+    def __init__(self, monitor="val_loss", **config):
+        super().__init__(monitor=monitor, **config)
 
 
 class ModelCheckpoint(Callback):
@@ -88,28 +95,36 @@ class ModelCheckpoint(Callback):
         if not save_weights_only and not self.filepath.endswith(".keras"):
             raise ValueError(f"ModelCheckpoint: {self.filepath}: a whole model is saved to a .keras file "
                              f"(or give save_weights_only=True)")
+        if save_weights_only and self.filepath.endswith(".h5") and not self.filepath.endswith(".weights.h5"):
+            raise ValueError(f"ModelCheckpoint: {self.filepath}: Keras 3's weights file is named NAME.weights.h5 "
+                             f"(any other name but an .h5 one is multifit's weights file)")
         self.monitor, self.verbose = monitor, verbose
         self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
         self.greater = mode == "max" or (mode == "auto" and ("acc" in monitor or monitor.startswith("fmeasure")))
-        self.best = initial_value_threshold
+        self.best = initial_value_threshold if initial_value_threshold is not None else (
+            -math.inf if self.greater else math.inf)
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        said = f"\nEpoch {epoch + 1}: "  # Keras's messages, with verbose
         if self.save_best_only:
             value = logs.get(self.monitor)
             if value is None or math.isnan(value):
-                return  # Keras warns and skips; nothing to compare
-            better = self.best is None or (value > self.best if self.greater else value < self.best)
-            if not better:
+                warnings.warn(f"Can save best model only with {self.monitor} available, skipping.", stacklevel=2)
                 return
+            if not (value > self.best if self.greater else value < self.best):
+                if self.verbose:
+                    print(f"{said}{self.monitor} did not improve from {self.best:.5f}")
+                return
+            said += f"{self.monitor} improved from {self.best:.5f} to {value:.5f}, "
             self.best = value
-        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.verbose:
+            print(f"{said}saving model to {path}")
         if self.save_weights_only:
             self.model.save_weights(path)
         else:
             self.model.save(path)
-        if self.verbose:
-            print(f"Epoch {epoch + 1}: saving model to {path}")
 
 
 class CSVLogger(Callback):
@@ -130,6 +145,8 @@ class CSVLogger(Callback):
         logs = logs or {}
         if self.writer is None:
             self.keys = sorted(logs)
+            if not any(k.startswith("val_") for k in self.keys):  # Keras's: val_ columns, "NA" without validation
+                self.keys += ["val_" + k for k in self.keys]
             self.writer = csv.DictWriter(self.file, fieldnames=["epoch"] + self.keys, delimiter=self.separator)
             if self.header:
                 self.writer.writeheader()
@@ -158,8 +175,8 @@ class LambdaCallback(Callback):
 
 
 class ProgbarLogger(Callback):
-    """keras.callbacks.ProgbarLogger, which fit adds for verbose 1 ("auto") and 2: "Epoch 1/5" as an
-    epoch begins, and as it ends Keras's line of the epoch, its steps, time and logs (each metric,
+    """keras.callbacks.ProgbarLogger, which fit adds for verbose 1 ("auto") and 2 where the callbacks
+    have none: "Epoch 1/5" as an epoch begins (of several), and as it ends Keras's line of the epoch, its steps, time and logs (each metric,
     then the "val_" ones, in name order, the learning rate last), as Keras 3 prints them; verbose 1
     as its finished bar (multifit's steps run in C++, which draws no bar while they run)."""
 
@@ -169,7 +186,8 @@ class ProgbarLogger(Callback):
         self.started = 0.0
 
     def on_epoch_begin(self, epoch, logs=None):
-        print(f"Epoch {epoch + 1}/{self.params['epochs']}", flush=True)
+        if self.params["epochs"] > 1:  # Keras says the epoch only when there are several
+            print(f"Epoch {epoch + 1}/{self.params['epochs']}", flush=True)
         self.started = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):

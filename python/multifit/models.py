@@ -25,12 +25,13 @@ class History:
     Also what multifit measured: `seconds` per epoch, `status` ("ok", "diverged", "stopped"),
     `stopped_epoch` and `restored_epoch` (EarlyStopping, from 1), `train_s`, `samples`."""
 
-    def __init__(self, fit, params):
+    def __init__(self, fit, params, logs=None):
         self.params = params
         first = params.get("initial_epoch", 0)  # fit's initial_epoch: the epochs count from it
         self.epoch = list(range(first, first + len(fit["epochs"])))
         self.history = {}
-        for epoch in fit["epochs"]:
+        # each epoch's logs as the callbacks left them (what one added, History keeps), or the fit's
+        for epoch in logs if logs is not None else fit["epochs"]:
             for key, value in epoch.items():
                 if key != "seconds":
                     self.history.setdefault(key, []).append(value)
@@ -242,6 +243,20 @@ class Sequential:
             self._features = int(x.shape[1])
         self._targets = int(y.shape[1]) if y.ndim == 2 else 1
 
+    def _session_for(self, x, y, fit=None):
+        """The session for data (x, y), and with `fit` for these fit settings: the input's width and
+        the target columns taken from the data, the spec checked; a ValueError (a mistake in the
+        data or the settings) leaves the model as it was."""
+        kept = self._features, self._targets, self._fit
+        self.see_data(x, y)
+        if fit is not None:
+            self._fit = fit
+        try:
+            return self._ensure_session()
+        except ValueError:
+            self._features, self._targets, self._fit = kept
+            raise
+
     def _session_spec_json(self):
         """The spec the session is built from. Before any data the target columns are unknown, so a
         metric read against them cannot be checked yet (mse beside categorical cross-entropy, whose
@@ -297,80 +312,79 @@ class Sequential:
                 validation_data = (self._rows_of(validation_data[0], "validation_data's x"), validation_data[1])
             x, y, validation_split = _with_validation_rows(x, y, validation_data)
         entries, hooked = _split_callbacks(callbacks)
-        self.see_data(x, y)
-        kept = self._fit
         # the epochs this fit trains; what is not a count is left to the spec reader, which names fit.epochs
         counted = isinstance(epochs, int) and not isinstance(epochs, bool) and epochs >= 0
-        self._fit = {"epochs": max(0, epochs - initial_epoch) if counted else epochs,
-                     "batch_size": 32 if batch_size is None else batch_size,
-                     "validation_split": validation_split, "shuffle": shuffle, "callbacks": entries}
-        try:
-            session = self._ensure_session()  # checks them: a mistake leaves the model as it was
-        except ValueError:
-            self._fit = kept
-            raise
-        params = {"epochs": epochs, "steps": math.ceil(len(x) * (1 - validation_split) / self._fit["batch_size"]),
-                  "verbose": verbose, "initial_epoch": initial_epoch}
-        if verbose != 0:  # Keras's lines, as its own ProgbarLogger prints them
+        fit = {"epochs": max(0, epochs - initial_epoch) if counted else epochs,
+               "batch_size": 32 if batch_size is None else batch_size,
+               "validation_split": validation_split, "shuffle": shuffle, "callbacks": entries}
+        session = self._session_for(x, y, fit)
+        trained_rows = math.floor(len(x) * (1 - validation_split))  # Keras's split: the last rows validate
+        params = {"epochs": epochs, "steps": math.ceil(trained_rows / self._fit["batch_size"]), "verbose": verbose,
+                  "initial_epoch": initial_epoch}
+        if verbose != 0 and not any(isinstance(c, ProgbarLogger) for c in hooked):  # Keras's lines
             hooked.append(ProgbarLogger(2 if verbose == 2 else 1))
-        result = self._fit_with_hooks(session, x, y, hooked, params)
+        result, logs = self._fit_with_hooks(session, x, y, hooked, params)
         if result["status"] == "diverged":  # Keras would go on with nan; multifit stops and says where
             warnings.warn(f"fit: model '{self.name}' diverged: {result['why']}", RuntimeWarning, stacklevel=2)
-        return History(result, params)
+        return History(result, params, logs)
 
     def _fit_with_hooks(self, session, x, y, hooked, params):
-        """session.fit, with the hooks of the Python callbacks `hooked` called as Keras calls them:
-        on_train_begin, on_epoch_begin and on_epoch_end between epochs (from the C++ fit, the GIL
-        taken back), on_train_end with the last epoch's logs; stop_training ends the fit after an
-        epoch."""
+        """(session.fit's result, each epoch's logs or None), the hooks of the Python callbacks
+        `hooked` called as Keras calls them: on_train_begin, on_epoch_begin and on_epoch_end between
+        epochs (from the C++ fit, the GIL taken back; the epoch a C++ callback or a divergence ends
+        the fit with too), on_train_end with the last epoch's logs. The callbacks share each epoch's
+        logs dict, as Keras's do: what one adds the next sees, and History keeps. stop_training ends
+        the fit after an epoch."""
         if not hooked:
-            return session.fit(x, y)
-        first = params["initial_epoch"]
-        if first >= params["epochs"]:  # nothing to train: Keras calls no hook either
-            return session.fit(x, y)
+            return session.fit(x, y), None
+        first, epochs = params["initial_epoch"], params["epochs"]
         self.stop_training = False
         for c in hooked:
             c.set_model(self)
             c.set_params(params)
         for c in hooked:
             c.on_train_begin({})
-        for c in hooked:
-            c.on_epoch_begin(first, {})
-        last = {}
-
-        def on_epoch(epoch, logs):
-            nonlocal last
-            epoch += first
-            last = {k: v for k, v in logs.items() if k != "seconds"}
+        if first < epochs:
             for c in hooked:
-                c.on_epoch_end(epoch, dict(last))
-            if self.stop_training:
+                c.on_epoch_begin(first, {})
+        kept = []  # each epoch's logs, as the callbacks left them
+
+        def on_epoch(epoch, logs, ended):
+            epoch += first
+            logs = {k: v for k, v in logs.items() if k != "seconds"}
+            for c in hooked:
+                c.on_epoch_end(epoch, logs)
+            kept.append(logs)
+            if ended or self.stop_training:
                 return True
-            if epoch + 1 < params["epochs"]:
+            if epoch + 1 < epochs:
                 for c in hooked:
                     c.on_epoch_begin(epoch + 1, {})
             return False
 
         result = session.fit(x, y, None, on_epoch)
         for c in hooked:
-            c.on_train_end(dict(last))
-        return result
+            c.on_train_end(dict(kept[-1]) if kept else {})
+        return result, kept
 
     def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
         """keras.Model.evaluate: the loss, or [loss, metrics...], or with return_dict a dict.
         (The batch size of the fit is used: the mean is the same.)"""
         x, y = features_and_targets(self._rows_of(x), y)
-        self.see_data(x, y)
-        values = self._ensure_session().evaluate(x, y)
+        values = self._session_for(x, y).evaluate(x, y)
         if return_dict:
             return values
         return _keras_values(values)
 
     def train_on_batch(self, x, y=None, return_dict=False):
-        """keras.Model.train_on_batch: one step on the batch (x, y), the optimizer's state carried
-        on; the batch's loss (before the step's update, as Keras's) and metrics, as evaluate() gives
-        them."""
-        history = self.fit(x, y, batch_size=len(x), epochs=1, shuffle=False, verbose=0)
+        """keras.Model.train_on_batch: one step on the batch (x, y); the batch's loss (before the
+        step's update, as Keras's) and metrics, as evaluate() gives them. The optimizer's state
+        carries on while the batches are no larger than the fit's batch size (32 before any fit)."""
+        # The fit's batch size where the batch fits in it (one step of a part batch), so that the plan,
+        # and the optimizer's state with it, carries on; a larger batch builds the model again at its
+        # size, with its weights and a fresh optimizer.
+        batch = max(len(x), self._fit["batch_size"])
+        history = self.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
         values = {key: series[0] for key, series in history.history.items()}
         return values if return_dict else _keras_values(values)
 

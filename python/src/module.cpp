@@ -73,7 +73,8 @@ nb::dict evaluation_dict(const mf::Evaluation& e, const mf::ModelSpec& spec) {
 }
 
 // The fit's epoch lines go to `on_line` (None: quiet), and each epoch's logs (epoch_dict) to
-// `on_epoch(epoch, logs)`, which returns whether to stop; both called with the GIL taken back. An
+// `on_epoch(epoch, logs, ended)`, which returns whether to stop (ended: the fit ended with this
+// epoch, and what it returns is not read); both called with the GIL taken back. An
 // exception `on_epoch` raises stops the fit after that epoch and is raised again once it has ended
 // (not carried through the fit's loop).
 nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& on_line,
@@ -87,12 +88,12 @@ nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& o
       on_line(line);
     };
   std::optional<nb::python_error> raised;
-  std::function<bool(int, const mf::EpochMetrics&)> epoch_end;
+  std::function<bool(int, const mf::EpochMetrics&, bool)> epoch_end;
   if (!on_epoch.is_none())
-    epoch_end = [&](int epoch, const mf::EpochMetrics& e) {
+    epoch_end = [&](int epoch, const mf::EpochMetrics& e, bool ended) {
       nb::gil_scoped_acquire held;
       try {
-        return nb::cast<bool>(on_epoch(epoch, epoch_dict(e, session.spec())));
+        return nb::cast<bool>(on_epoch(epoch, epoch_dict(e, session.spec()), ended));
       } catch (nb::python_error& error) {
         raised.emplace(std::move(error));
         return true;

@@ -83,9 +83,10 @@ void Session::check(const mf::HostRows& rows, const mf::DeviceData& data, const 
   mf::check_data(model_->spec(), data, label_summary(rows), what);
 }
 
-mf::FitResult Session::fit(const mf::HostRows& rows, const std::atomic<bool>* stop,
-                           std::function<void(const std::string&)> progress,
-                           std::function<bool(int epoch, const mf::EpochMetrics&)> epoch_end) {
+mf::FitResult Session::fit(
+    const mf::HostRows& rows, const std::atomic<bool>* stop,
+    std::function<void(const std::string&)> progress,
+    std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end) {
   const mf::DeviceData data = resident(rows);
   check(rows, data, "training data (x, y)");
   mf::FitOptions options;
@@ -93,8 +94,8 @@ mf::FitResult Session::fit(const mf::HostRows& rows, const std::atomic<bool>* st
   options.graphs = mf::use_graphs(options_, *backend_);
   if (progress) options.progress = [progress](int, const std::string& line) { progress(line); };
   if (epoch_end)
-    options.epoch_end = [epoch_end](int, int epoch, const mf::EpochMetrics& e) {
-      return epoch_end(epoch, e);
+    options.epoch_end = [epoch_end](int, int epoch, const mf::EpochMetrics& e, bool ended) {
+      return epoch_end(epoch, e, ended);
     };
   return mf::fit(*model_, data, options);
 }

@@ -53,7 +53,7 @@ class Session {
   // true stops the fit there). A UserError when the data does not fit the spec.
   mf::FitResult fit(const mf::HostRows& rows, const std::atomic<bool>* stop,
                     std::function<void(const std::string&)> progress,
-                    std::function<bool(int epoch, const mf::EpochMetrics&)> epoch_end);
+                    std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end);
   mf::Evaluation evaluate(const mf::HostRows& rows);
   std::vector<float> predict(const mf::HostRows& rows);  // (rows, outputs)
 

@@ -125,7 +125,58 @@ def test_verbose_prints_keras_epoch_lines(binary_task, capsys):
     values = " - ".join(f"{k}: {history.history[k][1]:.4f}" for k in
                         ["accuracy", "loss", "mse", "val_accuracy", "val_loss", "val_mse"])
     assert re.fullmatch(rf"15/15 - \d+s - {step} - " + re.escape(values), lines[3]), lines[3]
-    model.fit(x, y, epochs=1, batch_size=30, verbose=1)
-    assert re.fullmatch(rf"20/20 ━{{20}} \d+s {step} - accuracy: .*", capsys.readouterr().out.splitlines()[1])
+    model.fit(x, y, epochs=1, batch_size=30, verbose=1)  # one epoch: Keras prints no "Epoch 1/1"
+    assert re.fullmatch(rf"20/20 ━{{20}} \d+s {step} - accuracy: .*", capsys.readouterr().out.splitlines()[0])
     model.fit(x, y, epochs=1, verbose=0)
     assert capsys.readouterr().out == ""
+
+
+def test_the_epoch_a_cpp_callback_ends_with_reaches_the_hooks_and_logs_are_shared(binary_task, tmp_path):
+    """EarlyStopping (in C++) ends the fit after an epoch: that epoch's on_epoch_end still runs, then
+    on_train_end with its logs. The callbacks share each epoch's logs, as Keras's do: a key one adds
+    reaches those after it (CSVLogger) and the History."""
+    x, y = binary_task
+
+    class AddF1(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            logs["val_f1"] = 0.5 + epoch
+
+    recorder = Recorder()
+    stop = keras.callbacks.EarlyStopping("loss", patience=1, min_delta=10.0)  # monitor by position
+    history = small_model().fit(x, y, epochs=10, validation_split=0.25, verbose=0,
+                                callbacks=[stop, AddF1(), recorder, keras.callbacks.CSVLogger(tmp_path / "log.csv")])
+    ends = [c[1] for c in recorder.calls if c[0] == "epoch_end"]
+    assert ends == history.epoch == [0, 1] and recorder.calls[-1][0] == "train_end"
+    assert recorder.calls[-1][1]["val_f1"] == 1.5 and history.history["val_f1"] == [0.5, 1.5]
+    assert [float(r["val_f1"]) for r in csv.DictReader(open(tmp_path / "log.csv"))] == [0.5, 1.5]
+
+
+def test_train_on_batch_carries_the_optimizer(binary_task):
+    """Batches no larger than the fit's batch size are steps of one optimizer: two of 16 rows give the
+    weights of a fit of those 32 rows at batch size 16."""
+    x, y = binary_task
+    steps, fitted = small_model(), small_model()
+    steps.train_on_batch(x[:16], y[:16])
+    steps.train_on_batch(x[16:32], y[16:32])
+    fitted.fit(x[:32], y[:32], batch_size=16, epochs=1, shuffle=False, verbose=0)
+    assert all(np.array_equal(a, b) for a, b in zip(steps.get_weights(), fitted.get_weights()))
+
+
+def test_a_rejected_call_leaves_the_model_usable_and_steps_count_the_trained_rows(binary_task):
+    x, y = binary_task
+    onehot = np.eye(2, dtype=np.float32)[y.astype(int)]
+    model = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(2, activation="softmax")])
+    model.compile(loss="categorical_crossentropy", metrics=["accuracy", "mse"], backend="cpu")
+    model.fit(x, onehot, verbose=0)
+    with pytest.raises(ValueError, match="mse compares each output"):
+        model.evaluate(x, y)  # class indices
+    assert model.predict(x).shape == (600, 2) and len(model.evaluate(x, onehot)) == 3
+    history = model.fit(x[:121], onehot[:121], batch_size=32, validation_split=0.2, verbose=0)
+    assert history.params["steps"] == 3  # 96 rows trained, Keras's split
+
+
+def test_hooks_around_a_fit_with_nothing_to_train(binary_task):
+    x, y = binary_task
+    recorder = Recorder()
+    small_model().fit(x, y, epochs=2, initial_epoch=2, callbacks=[recorder], verbose=0)
+    assert [c[0] for c in recorder.calls] == ["train_begin", "train_end"]  # as Keras calls them

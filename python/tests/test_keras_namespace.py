@@ -172,3 +172,21 @@ def test_initial_epoch_and_the_batch_calls(rows):
     assert [loss, accuracy] == [expected["loss"][0], expected["accuracy"][0]]
     assert np.array_equal(a(x[:5]), a.predict(x[:5])) and np.array_equal(a.predict_on_batch(x), a.predict(x))
     assert a.test_on_batch(x, y) == a.evaluate(x, y)
+
+
+def test_keras_positional_arguments_utils_and_pickled_objects():
+    import pickle
+
+    assert keras.losses.Huber(0.5).get_config() == {"delta": 0.5}
+    assert keras.losses.BinaryCrossentropy(True).get_config() == {"from_logits": True}
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.1, 100, 0.9)
+    assert pickle.loads(pickle.dumps(schedule)).get_config() == schedule.get_config()
+    assert keras.callbacks.ReduceLROnPlateau("loss", factor=0.5).get_config()["monitor"] == "loss"
+    one_hot = keras.utils.to_categorical([[2], [0], [1]])
+    assert one_hot.dtype == np.float32 and one_hot.tolist() == [[0, 0, 1], [1, 0, 0], [0, 1, 0]]
+    assert keras.utils.to_categorical([1], num_classes=4).shape == (1, 4)
+    keras.utils.set_random_seed(3)
+    drawn = np.random.rand()
+    keras.utils.set_random_seed(3)
+    assert np.random.rand() == drawn  # NumPy seeded as Keras seeds it
+    keras.utils.set_random_seed(0)

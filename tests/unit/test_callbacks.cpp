@@ -204,8 +204,9 @@ TEST(FitCallbacks, AnEpochEndHookSeesEachEpochAndStopsTheFit) {
   std::vector<int> seen;
   std::vector<double> losses;
   FitOptions options;
-  options.epoch_end = [&](int member, int epoch, const EpochMetrics& e) {
+  options.epoch_end = [&](int member, int epoch, const EpochMetrics& e, bool ended) {
     EXPECT_EQ(member, 0);
+    EXPECT_FALSE(ended);
     seen.push_back(epoch), losses.push_back(e.loss);
     return epoch == 1;
   };
@@ -219,6 +220,18 @@ TEST(FitCallbacks, AnEpochEndHookSeesEachEpochAndStopsTheFit) {
   ModelSpec two = spec;
   two.fit.epochs = 2;
   EXPECT_EQ(stopped.weights, fit_model(two, data).weights);
+
+  // The epoch after which EarlyStopping ends the fit reaches the hook too, as ended.
+  EarlyStoppingSpec stopping;
+  stopping.monitor = "loss", stopping.mode = MonitorMode::max, stopping.patience = 2;
+  spec.fit.early_stopping = stopping;
+  std::vector<bool> ends;
+  options.epoch_end = [&](int, int, const EpochMetrics&, bool ended) {
+    ends.push_back(ended);
+    return false;
+  };
+  EXPECT_EQ(fit_model(spec, data, options).result.epochs.size(), 3u);
+  EXPECT_EQ(ends, (std::vector<bool>{false, false, true}));
 }
 
 }  // namespace

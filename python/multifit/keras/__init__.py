@@ -12,7 +12,7 @@
 
 It holds what multifit trains: Sequential and its layers, the optimizers and their schedules, the
 losses, metrics, initializers and regularizers the spec reader takes (their classes made of its
-tables), the callbacks multifit runs inside its fit, utils.set_random_seed and saving.load_model.
+tables), Keras's callbacks, utils.set_random_seed and to_categorical, and saving.load_model.
 A name Keras has and multifit does not is an AttributeError saying what multifit has.
 """
 from .. import callbacks, layers

@@ -3,7 +3,7 @@ lower-case names (glorot_uniform), the same classes as in Keras 3. A seed given 
 used: multifit draws from the model's seed."""
 from .._keras_objects import _CLASSES, classes, missing
 
-globals().update(classes("initializers"))
+globals().update(classes("initializers", __name__))
 globals().update({e["identifier"]: globals()[e["class_name"]] for e in _CLASSES["initializers"]})
 
 

@@ -2,7 +2,7 @@
 identifiers (mean_squared_error, mse, ...), which compile() takes as Keras's do."""
 from .._keras_objects import classes, functions, missing
 
-globals().update(classes("losses"))
+globals().update(classes("losses", __name__))
 globals().update(functions("losses"))
 
 

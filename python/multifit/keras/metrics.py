@@ -2,7 +2,7 @@
 ...) and their identifiers as functions; compile(metrics=["accuracy"]) takes Keras's names too."""
 from .._keras_objects import classes, functions, missing
 
-globals().update(classes("metrics"))
+globals().update(classes("metrics", __name__))
 globals().update(functions("metrics"))
 
 

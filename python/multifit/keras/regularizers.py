@@ -2,7 +2,7 @@
 l2, l1_l2), the same classes as in Keras 3."""
 from .._keras_objects import _CLASSES, classes, missing
 
-globals().update(classes("regularizers"))
+globals().update(classes("regularizers", __name__))
 globals().update({e["identifier"]: globals()[e["class_name"]] for e in _CLASSES["regularizers"]})
 
 

@@ -3,7 +3,7 @@ Keras's keyword arguments (learning_rate also by position, or a schedule of `sch
 from ..._keras_objects import classes, missing
 from . import schedules
 
-globals().update(classes("optimizers"))
+globals().update(classes("optimizers", __name__))
 
 
 def __getattr__(name):

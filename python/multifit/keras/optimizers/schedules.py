@@ -3,7 +3,7 @@ CosineDecay, PiecewiseConstantDecay, InverseTimeDecay, PolynomialDecay, their re
 position as in Keras."""
 from ..._keras_objects import classes, missing
 
-globals().update(classes("schedules"))
+globals().update(classes("schedules", __name__))
 
 
 def __getattr__(name):
