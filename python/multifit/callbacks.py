@@ -121,6 +121,8 @@ class ModelCheckpoint(Callback):
             self.best = value
         if self.verbose:
             print(f"{said}saving model to {path}")
+        if os.path.dirname(path):  # Keras makes the folder
+            os.makedirs(os.path.dirname(path), exist_ok=True)
         if self.save_weights_only:
             self.model.save_weights(path)
         else:

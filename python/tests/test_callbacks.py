@@ -62,13 +62,13 @@ def test_model_checkpoint_saves_the_best_epochs_as_they_were(binary_task, tmp_pa
     x, y = binary_task
     model, kept = small_model(), {}
     keep = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: kept.update({epoch: model.get_weights()}))
-    checkpoint = keras.callbacks.ModelCheckpoint(tmp_path / "m-{epoch:02d}.keras", monitor="val_loss",
-                                                 save_best_only=True)
+    checkpoint = keras.callbacks.ModelCheckpoint(tmp_path / "checkpoints" / "m-{epoch:02d}.keras",
+                                                 monitor="val_loss", save_best_only=True)  # the folder made
     history = model.fit(x, y, epochs=4, validation_split=0.25, callbacks=[keep, checkpoint], verbose=0)
     losses = history.history["val_loss"]
     best = [e for e in range(4) if losses[e] == min(losses[:e + 1])]  # the epochs that improved
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"m-{e + 1:02d}.keras" for e in best]
-    saved = multifit.load_model(tmp_path / f"m-{best[-1] + 1:02d}.keras", backend="cpu")
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == [f"m-{e + 1:02d}.keras" for e in best]
+    saved = multifit.load_model(tmp_path / "checkpoints" / f"m-{best[-1] + 1:02d}.keras", backend="cpu")
     assert all(np.array_equal(a, b) for a, b in zip(saved.get_weights(), kept[best[-1]]))
     with pytest.raises(ValueError, match="a whole model is saved to a .keras file"):
         keras.callbacks.ModelCheckpoint(tmp_path / "m.h5")
