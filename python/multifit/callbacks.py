@@ -64,10 +64,14 @@ class SpecCallback(Callback):
 
 
 class EarlyStopping(SpecCallback):
+    """keras.callbacks.EarlyStopping; after a fit, `stopped_epoch` is the epoch (from 0) it stopped
+    the fit after, 0 where it did not, as Keras's."""
+
     kind = "EarlyStopping"
 
     def __init__(self, monitor="val_loss", **config):  # monitor by position too, as in Keras
         super().__init__(monitor=monitor, **config)
+        self.stopped_epoch = 0
 
 
 class ReduceLROnPlateau(SpecCallback):

@@ -60,6 +60,8 @@ class InputLayer(Layer):
     kind = "InputLayer"
 
     def __init__(self, shape, **config):
+        if not isinstance(shape, (tuple, list)):  # Keras's words: Input(shape=20) is a mistake there too
+            raise ValueError(f"Cannot convert '{shape}' to a shape: give a tuple, e.g. shape=({shape},)")
         super().__init__(shape=list(shape), **config)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from . import _multifit, _summary
 from ._arrays import as_rows, features_and_targets
 from ._keras_objects import serialized
-from .callbacks import BATCH_HOOKS, Callback, ProgbarLogger, SpecCallback
+from .callbacks import BATCH_HOOKS, Callback, EarlyStopping, ProgbarLogger, SpecCallback
 from .layers import Flatten, InputLayer, Layer
 
 
@@ -35,6 +35,7 @@ class History:
             for key, value in epoch.items():
                 if key != "seconds":
                     self.history.setdefault(key, []).append(value)
+        self.history = {key: self.history[key] for key in _keras_order(self.history)}
         self.seconds = [e["seconds"] for e in fit["epochs"]]
         self.status, self.why = fit["status"], fit["why"]
         self.stopped_epoch, self.restored_epoch = (None if e is None else e + first
@@ -98,6 +99,13 @@ def _with_validation_rows(x, y, validation_data):
     return np.concatenate([x, xv]), np.concatenate([y, yv]), split
 
 
+def _keras_order(keys):
+    """Keras 3's order of a fit's logs: each metric and the loss in name order, then the "val_"
+    ones, then the learning rate."""
+    trained = sorted(k for k in keys if not k.startswith("val_") and k != "learning_rate")
+    return trained + sorted(k for k in keys if k.startswith("val_")) + [k for k in keys if k == "learning_rate"]
+
+
 def _keras_values(values):
     """Keras's return of evaluate() and the *_on_batch calls: the loss alone, or [loss, metrics...]."""
     values = list(values.values())
@@ -108,6 +116,8 @@ def _split_callbacks(callbacks):
     """(the spec's fit.callbacks entries, the Python callbacks whose hooks fit calls) of fit's
     `callbacks`; a TypeError for what is not a Callback or defines a per-step hook."""
     entries, hooked = [], []
+    if isinstance(callbacks, Callback):  # one, as Keras takes it
+        callbacks = [callbacks]
     for c in callbacks or []:
         if not isinstance(c, Callback):
             raise TypeError(f"fit: callback {type(c).__name__} is not a multifit.callbacks.Callback (Keras's "
@@ -214,17 +224,17 @@ class Sequential:
         return features if features is not None else self._features
 
     def spec(self):
-        """The model as a multifit spec (a dict): what `multifit train` reads from a file."""
-        if self._compiled is None:
-            raise RuntimeError("the model has no loss yet: call compile() first")
+        """The model as a multifit spec (a dict): what `multifit train` reads from a file; before
+        compile() its layers alone (a Keras model without compile_config)."""
         features, image, layers, preprocessing = _shape_config(self.layers)
         features = features if features is not None else self._features
         if features is None:
             raise ValueError("the model's input is not known yet: give multifit.layers.Input(shape=(N,)) first, "
                              "or call fit() with data")
-        c = self._compiled
-        spec = {"name": self.name, "input": features, "layers": layers, "loss": c["loss"],
-                "optimizer": c["optimizer"], "fit": dict(self._fit), "seed": self.seed, "memory": c["memory"]}
+        spec = {"name": self.name, "input": features, "layers": layers, "fit": dict(self._fit), "seed": self.seed}
+        c = self._compiled or {"metrics": None, "pipeline": None}
+        if self._compiled is not None:
+            spec.update(loss=c["loss"], optimizer=c["optimizer"], memory=c["memory"])
         if c["metrics"] is not None:  # None: a spec's own default (from_spec of a spec without metrics)
             spec["metrics"] = c["metrics"]
         if self._targets not in (None, 1):
@@ -264,13 +274,15 @@ class Sequential:
         is built without the metrics, which the first fit or evaluate gives it with the data. The
         weights do not depend on them."""
         spec = self.spec()
+        if self._compiled is None:  # built, not compiled: its weights and predictions need no loss
+            spec["loss"] = "mse"
         if self._targets is None:
             spec.pop("metrics", None)
         return json.dumps(spec)
 
     def _backend_choice(self):
-        choice = _multifit.BackendChoice()
-        for key, value in self._backend.items():
+        choice = _multifit.BackendChoice()  # compile()'s defaults where it has not been called
+        for key, value in (self._backend or {}).items():
             setattr(choice, key, value)
         return choice
 
@@ -300,7 +312,7 @@ class Sequential:
         if unsupported:
             raise TypeError(f"fit() got arguments multifit does not take: {', '.join(sorted(unsupported))}")
         if self._compiled is None:
-            raise RuntimeError("You must call compile() before fit()")
+            raise ValueError("You must call compile() before fit()")  # Keras's type and words
         if y is None:  # Keras takes a generator or a tf.data.Dataset of (x, y) batches here
             raise TypeError(f"fit: x is {type(x).__name__} and no y is given; multifit trains on arrays: pass "
                             f"numpy arrays x and y (np.concatenate a generator's batches first)")
@@ -324,6 +336,10 @@ class Sequential:
         if verbose != 0 and not any(isinstance(c, ProgbarLogger) for c in hooked):  # Keras's lines
             hooked.append(ProgbarLogger(2 if verbose == 2 else 1))
         result, logs = self._fit_with_hooks(session, x, y, hooked, params)
+        for c in [callbacks] if isinstance(callbacks, Callback) else callbacks or []:
+            if isinstance(c, EarlyStopping):  # Keras's attribute: the epoch (from 0) it stopped after, else 0
+                stopped = result["stopped_epoch"] and result["stop_reason"].startswith("EarlyStopping")
+                c.stopped_epoch = result["stopped_epoch"] - 1 + initial_epoch if stopped else 0
         if result["status"] == "diverged":  # Keras would go on with nan; multifit stops and says where
             warnings.warn(f"fit: model '{self.name}' diverged: {result['why']}", RuntimeWarning, stacklevel=2)
         return History(result, params, logs)
@@ -370,6 +386,8 @@ class Sequential:
     def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
         """keras.Model.evaluate: the loss, or [loss, metrics...], or with return_dict a dict.
         (The batch size of the fit is used: the mean is the same.)"""
+        if self._compiled is None:
+            raise ValueError("You must call compile() before evaluate()")
         x, y = features_and_targets(self._rows_of(x), y)
         values = self._session_for(x, y).evaluate(x, y)
         if return_dict:
@@ -386,6 +404,7 @@ class Sequential:
         batch = max(len(x), self._fit["batch_size"])
         history = self.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
         values = {key: series[0] for key, series in history.history.items()}
+        values = {"loss": values.pop("loss"), **values}  # Keras's: the loss, then the metrics
         return values if return_dict else _keras_values(values)
 
     def test_on_batch(self, x, y=None, return_dict=False):

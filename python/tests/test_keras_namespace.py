@@ -190,3 +190,30 @@ def test_keras_positional_arguments_utils_and_pickled_objects():
     keras.utils.set_random_seed(3)
     assert np.random.rand() == drawn  # NumPy seeded as Keras seeds it
     keras.utils.set_random_seed(0)
+
+
+def test_what_a_new_user_tried(rows, tmp_path):
+    """A model built, not compiled, predicts and loads weights (clone_model, then load_weights); fit
+    and evaluate before compile are ValueErrors; one callback needs no list; EarlyStopping says where
+    it stopped; History's keys come in Keras's order; Input(shape=20) is refused in Keras's words."""
+    x, y = rows
+    model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"], backend="cpu")
+    stop = keras.callbacks.EarlyStopping(monitor="loss", patience=1, min_delta=10.0)
+    history = model.fit(x, y, epochs=5, validation_split=0.25, callbacks=stop, verbose=0)
+    assert stop.stopped_epoch == 1 and len(history.epoch) == 2
+    assert list(history.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    model.save_weights(tmp_path / "w.weights.h5")
+    clone = keras.models.clone_model(model)
+    assert clone.predict(x[:3]).shape == (3, 1)
+    clone.load_weights(tmp_path / "w.weights.h5")
+    assert np.array_equal(clone.predict(x), model.predict(x))
+    with pytest.raises(ValueError, match="You must call compile"):
+        clone.fit(x, y, verbose=0)
+    with pytest.raises(ValueError, match="You must call compile"):
+        clone.evaluate(x, y)
+    clone.compile(optimizer="adam", loss="binary_crossentropy", backend="cpu")  # the weights kept
+    assert np.array_equal(clone.predict(x), model.predict(x))
+    with pytest.raises(ValueError, match="Cannot convert '20' to a shape"):
+        keras.Input(shape=20)

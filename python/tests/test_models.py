@@ -40,7 +40,7 @@ def test_history_has_kerass_keys_and_early_stopping_stops(binary_task):
     model = small_model()
     stop = multifit.callbacks.EarlyStopping(monitor="val_loss", patience=0, min_delta=10.0)
     history = model.fit(x, y, epochs=5, validation_split=0.2, callbacks=[stop], verbose=0)
-    assert list(history.history) == ["loss", "accuracy", "val_loss", "val_accuracy"]
+    assert list(history.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]  # Keras 3's order
     # The first epoch improves on nothing yet; the second does not improve by 10: Keras stops there.
     assert history.epoch == [0, 1] and history.stopped_epoch == 2
 
