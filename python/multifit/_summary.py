@@ -31,7 +31,7 @@ def _size(params):
         size /= 1024
 
 
-def _snake(name):
+def snake_case(name):
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
@@ -54,7 +54,7 @@ def layer_rows(layers, input_shape):
             frozen = 2 * shape[-1]
         elif kind == "Flatten":
             shape = (math.prod(shape),)
-        base = layer.name or _snake(kind)
+        base = layer.name or snake_case(kind)
         counts[base] = counts.get(base, -1) + 1
         name = base if counts[base] == 0 or layer.name else f"{base}_{counts[base]}"
         rows.append((f"{name} ({kind})", "(None, " + ", ".join(map(str, shape)) + ")", trainable, frozen))

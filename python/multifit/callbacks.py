@@ -9,11 +9,11 @@ trained (it may be read and saved), and `self.model.stop_training = True` ends t
 epoch. Batch hooks would run at every step, which multifit keeps in C++: a callback that defines
 one is refused. ModelCheckpoint, CSVLogger, LambdaCallback and TerminateOnNaN are such subclasses.
 """
-import csv
-import math
-import os
-import time
-import warnings
+import csv as _csv  # underscored: the module is keras.callbacks too, which names only callbacks
+import math as _math
+import os as _os
+import time as _time
+import warnings as _warnings
 
 
 class Callback:
@@ -90,7 +90,7 @@ class ModelCheckpoint(Callback):
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
                  mode="auto", save_freq="epoch", initial_value_threshold=None):
         super().__init__()
-        self.filepath = os.fspath(filepath)
+        self.filepath = _os.fspath(filepath)
         if save_freq != "epoch":
             raise ValueError(f"ModelCheckpoint: save_freq={save_freq!r}; multifit saves at each epoch's end "
                              f"(save_freq='epoch')")
@@ -106,7 +106,7 @@ class ModelCheckpoint(Callback):
         self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
         self.greater = mode == "max" or (mode == "auto" and ("acc" in monitor or monitor.startswith("fmeasure")))
         self.best = initial_value_threshold if initial_value_threshold is not None else (
-            -math.inf if self.greater else math.inf)
+            -_math.inf if self.greater else _math.inf)
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
@@ -114,8 +114,8 @@ class ModelCheckpoint(Callback):
         said = f"\nEpoch {epoch + 1}: "  # Keras's messages, with verbose
         if self.save_best_only:
             value = logs.get(self.monitor)
-            if value is None or math.isnan(value):
-                warnings.warn(f"Can save best model only with {self.monitor} available, skipping.", stacklevel=2)
+            if value is None or _math.isnan(value):
+                _warnings.warn(f"Can save best model only with {self.monitor} available, skipping.", stacklevel=2)
                 return
             if not (value > self.best if self.greater else value < self.best):
                 if self.verbose:
@@ -125,8 +125,8 @@ class ModelCheckpoint(Callback):
             self.best = value
         if self.verbose:
             print(f"{said}saving model to {path}")
-        if os.path.dirname(path):  # Keras makes the folder
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+        if _os.path.dirname(path):  # Keras makes the folder
+            _os.makedirs(_os.path.dirname(path), exist_ok=True)
         if self.save_weights_only:
             self.model.save_weights(path)
         else:
@@ -138,12 +138,12 @@ class CSVLogger(Callback):
 
     def __init__(self, filename, separator=",", append=False):
         super().__init__()
-        self.filename, self.separator, self.append = os.fspath(filename), separator, append
+        self.filename, self.separator, self.append = _os.fspath(filename), separator, append
         self.keys, self.header, self.file, self.writer = None, True, None, None
 
     def on_train_begin(self, logs=None):
         # a file appended to keeps its header, unless it is empty
-        self.header = not (self.append and os.path.exists(self.filename) and os.path.getsize(self.filename) > 0)
+        self.header = not (self.append and _os.path.exists(self.filename) and _os.path.getsize(self.filename) > 0)
         self.file = open(self.filename, "a" if self.append else "w", newline="", encoding="utf-8")
         self.writer = None
 
@@ -153,7 +153,7 @@ class CSVLogger(Callback):
             self.keys = sorted(logs)
             if not any(k.startswith("val_") for k in self.keys):  # Keras's: val_ columns, "NA" without validation
                 self.keys += ["val_" + k for k in self.keys]
-            self.writer = csv.DictWriter(self.file, fieldnames=["epoch"] + self.keys, delimiter=self.separator)
+            self.writer = _csv.DictWriter(self.file, fieldnames=["epoch"] + self.keys, delimiter=self.separator)
             if self.header:
                 self.writer.writeheader()
         self.writer.writerow({"epoch": epoch, **{k: logs.get(k, "NA") for k in self.keys}})
@@ -182,9 +182,9 @@ class LambdaCallback(Callback):
 
 class ProgbarLogger(Callback):
     """keras.callbacks.ProgbarLogger, which fit adds for verbose 1 ("auto") and 2 where the callbacks
-    have none: "Epoch 1/5" as an epoch begins (of several), and as it ends Keras's line of the epoch, its steps, time and logs (each metric,
-    then the "val_" ones, in name order, the learning rate last), as Keras 3 prints them; verbose 1
-    as its finished bar (multifit's steps run in C++, which draws no bar while they run)."""
+    have none: "Epoch 1/5" as an epoch begins (of several), and as it ends Keras 3's line of the
+    epoch (progbar_line); verbose 1 as its finished bar (multifit's steps run in C++, which draws
+    no bar while they run)."""
 
     def __init__(self, verbose=1):
         super().__init__()
@@ -194,24 +194,30 @@ class ProgbarLogger(Callback):
     def on_epoch_begin(self, epoch, logs=None):
         if self.params["epochs"] > 1:  # Keras says the epoch only when there are several
             print(f"Epoch {epoch + 1}/{self.params['epochs']}", flush=True)
-        self.started = time.perf_counter()
+        self.started = _time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
-        seconds, steps = time.perf_counter() - self.started, max(1, self.params["steps"])
-        logs = logs or {}
-        keys = sorted(k for k in logs if not k.startswith("val_") and k != "learning_rate")
-        keys += sorted(k for k in logs if k.startswith("val_")) + [k for k in logs if k == "learning_rate"]
-        values = "".join(f" - {k}: {_progbar_number(logs[k])}" for k in keys)
-        count = f"{steps}/{steps}"
-        if self.verbose == 2:
-            print(f"{count} - {seconds:.0f}s -{_per_step(seconds / steps)}{values}", flush=True)
-        else:
-            print(f"{count} {'━' * 20} {seconds:.0f}s{_per_step(seconds / steps)}{values}", flush=True)
+        print(progbar_line(self.params["steps"], _time.perf_counter() - self.started, logs or {}, self.verbose),
+              flush=True)
 
 
-def _progbar_number(value):
-    """keras.utils.Progbar's: 4 decimals, or 4 significant digits below 1e-3."""
-    return f"{value:.4f}" if abs(value) > 1e-3 else f"{value:.4e}"
+def keras_order(keys):
+    """Keras 3's order of a fit's logs: each metric and the loss in name order, then the "val_"
+    ones, then the learning rate."""
+    trained = sorted(k for k in keys if not k.startswith("val_") and k != "learning_rate")
+    return trained + sorted(k for k in keys if k.startswith("val_")) + [k for k in keys if k == "learning_rate"]
+
+
+def progbar_line(steps, seconds, logs, verbose):
+    """keras.utils.Progbar's last line of `steps` steps that took `seconds`: verbose 2's "24/24 - 0s -
+    12ms/step - accuracy: 0.9100 - loss: 0.2500", verbose 1's with the finished bar in place of the
+    first dash; the logs in Keras's order, 4 decimals (4 significant digits below 1e-3)."""
+    steps = max(1, steps)
+    values = "".join(f" - {k}: {logs[k]:.4f}" if abs(logs[k]) > 1e-3 else f" - {k}: {logs[k]:.4e}"
+                     for k in keras_order(logs))
+    if verbose == 2:
+        return f"{steps}/{steps} - {seconds:.0f}s -{_per_step(seconds / steps)}{values}"
+    return f"{steps}/{steps} {'━' * 20} {seconds:.0f}s{_per_step(seconds / steps)}{values}"
 
 
 def _per_step(seconds):

@@ -8,6 +8,7 @@ file: a bad one is a ValueError with the command line's text.
 import json
 import math
 import os
+import time
 import warnings
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from . import _multifit, _summary
 from ._arrays import as_rows, features_and_targets
 from ._keras_objects import serialized
-from .callbacks import BATCH_HOOKS, Callback, EarlyStopping, ProgbarLogger, SpecCallback
+from .callbacks import BATCH_HOOKS, Callback, EarlyStopping, ProgbarLogger, SpecCallback, keras_order, progbar_line
 from .layers import Flatten, InputLayer, Layer
 
 
@@ -35,7 +36,7 @@ class History:
             for key, value in epoch.items():
                 if key != "seconds":
                     self.history.setdefault(key, []).append(value)
-        self.history = {key: self.history[key] for key in _keras_order(self.history)}
+        self.history = {key: self.history[key] for key in keras_order(self.history)}
         self.seconds = [e["seconds"] for e in fit["epochs"]]
         self.status, self.why = fit["status"], fit["why"]
         self.stopped_epoch, self.restored_epoch = (None if e is None else e + first
@@ -99,13 +100,6 @@ def _with_validation_rows(x, y, validation_data):
     return np.concatenate([x, xv]), np.concatenate([y, yv]), split
 
 
-def _keras_order(keys):
-    """Keras 3's order of a fit's logs: each metric and the loss in name order, then the "val_"
-    ones, then the learning rate."""
-    trained = sorted(k for k in keys if not k.startswith("val_") and k != "learning_rate")
-    return trained + sorted(k for k in keys if k.startswith("val_")) + [k for k in keys if k == "learning_rate"]
-
-
 def _keras_values(values):
     """Keras's return of evaluate() and the *_on_batch calls: the loss alone, or [loss, metrics...]."""
     values = list(values.values())
@@ -154,7 +148,9 @@ class Sequential:
         if layers is not None and not isinstance(layers, (list, tuple)):
             raise TypeError(f"Sequential: layers is {type(layers).__name__} {layers!r:.40}; expected a list of "
                             f"multifit.layers layers")
-        self.layers = [_checked_layer(layer, i) for i, layer in enumerate(layers or [])]
+        self.layers = []
+        for layer in layers or []:
+            self.add(layer)
         if name is None:
             name = "sequential" + (f"_{Sequential._unnamed}" if Sequential._unnamed else "")
             Sequential._unnamed += 1
@@ -189,7 +185,15 @@ class Sequential:
         return model
 
     def add(self, layer):
-        self.layers.append(_checked_layer(layer, len(self.layers)))
+        """keras.Sequential.add: the layer last; one given no name is named as Keras names it
+        (dense, dense_1, ...: its class in snake case, counted in this model)."""
+        layer = _checked_layer(layer, len(self.layers))
+        if layer.name is None and not isinstance(layer, InputLayer):
+            base = _summary.snake_case(layer.kind)
+            taken = {other.name for other in self.layers}
+            layer.name = next(name for name in (base if i == 0 else f"{base}_{i}" for i in range(len(taken) + 1))
+                              if name not in taken)
+        self.layers.append(layer)
 
     def compile(self, optimizer="adam", loss=None, metrics=None, *, backend="auto", graphs="auto", threads=0,
                 gemm="tiled", activations="ours", memory_limit=None, memory="grow", pipeline=None):
@@ -385,11 +389,16 @@ class Sequential:
 
     def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
         """keras.Model.evaluate: the loss, or [loss, metrics...], or with return_dict a dict.
-        (The batch size of the fit is used: the mean is the same.)"""
+        (The batch size of the fit is used: the mean is the same.) verbose 1 ("auto") and 2 print
+        Keras's last line of its bar."""
         if self._compiled is None:
             raise ValueError("You must call compile() before evaluate()")
         x, y = features_and_targets(self._rows_of(x), y)
+        started = time.perf_counter()
         values = self._session_for(x, y).evaluate(x, y)
+        if verbose != 0:  # Keras's finished bar, steps of its default 32 rows
+            print(progbar_line(math.ceil(len(x) / (batch_size or 32)), time.perf_counter() - started, values,
+                               2 if verbose == 2 else 1), flush=True)
         if return_dict:
             return values
         return _keras_values(values)
@@ -409,24 +418,30 @@ class Sequential:
 
     def test_on_batch(self, x, y=None, return_dict=False):
         """keras.Model.test_on_batch: evaluate() of one batch."""
-        return self.evaluate(x, y, return_dict=return_dict)
+        return self.evaluate(x, y, verbose=0, return_dict=return_dict)
 
     def predict_on_batch(self, x):
         """keras.Model.predict_on_batch: predict() of one batch."""
-        return self.predict(x)
+        return self.predict(x, verbose=0)
 
     def __call__(self, x, training=False):
         """model(x): the outputs of x, as a numpy array (predict(); multifit has no tensors). training
         True, Keras's Dropout-on call, is refused."""
         if training:
             raise ValueError("model(x, training=True): multifit applies Dropout inside fit only; call fit()")
-        return self.predict(x)
+        return self.predict(x, verbose=0)
 
     def predict(self, x, batch_size=None, verbose="auto"):
-        """keras.Model.predict: the output layer's outputs, (rows, units), float32."""
+        """keras.Model.predict: the output layer's outputs, (rows, units), float32; verbose 1
+        ("auto") and 2 print Keras's last line of its bar."""
         x = self._rows_of(x)
         x = as_rows(x.reshape(x.shape[0], -1) if x.ndim > 2 else x, "x")
-        return self._ensure_session().predict(x)
+        started = time.perf_counter()
+        out = self._ensure_session().predict(x)
+        if verbose != 0:  # Keras's finished bar, steps of its default 32 rows
+            print(progbar_line(math.ceil(len(x) / (batch_size or 32)), time.perf_counter() - started, {},
+                               2 if verbose == 2 else 1), flush=True)
+        return out
 
     def _rows_of(self, x, name="x"):
         """x as given, refused (ValueError) where its samples are not the model's input: a batch of

@@ -129,6 +129,14 @@ def test_verbose_prints_keras_epoch_lines(binary_task, capsys):
     assert re.fullmatch(rf"20/20 ━{{20}} \d+s {step} - accuracy: .*", capsys.readouterr().out.splitlines()[0])
     model.fit(x, y, epochs=1, verbose=0)
     assert capsys.readouterr().out == ""
+    loss, accuracy, mse = model.evaluate(x, y)  # Keras's default: its bar's last line, 32 rows a step
+    line = capsys.readouterr().out.strip()
+    assert re.fullmatch(rf"19/19 ━{{20}} \d+s {step} - accuracy: {accuracy:.4f} - loss: {loss:.4f} - mse: {mse:.4f}",
+                        line), line
+    model.predict(x)
+    assert re.fullmatch(rf"19/19 ━{{20}} \d+s {step}", capsys.readouterr().out.strip())
+    model.evaluate(x, y, verbose=0), model.predict(x, verbose=0), model(x)
+    assert capsys.readouterr().out == ""
 
 
 def test_the_epoch_a_cpp_callback_ends_with_reaches_the_hooks_and_logs_are_shared(binary_task, tmp_path):

@@ -217,3 +217,7 @@ def test_what_a_new_user_tried(rows, tmp_path):
     assert np.array_equal(clone.predict(x), model.predict(x))
     with pytest.raises(ValueError, match="Cannot convert '20' to a shape"):
         keras.Input(shape=20)
+    named = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3), keras.layers.Dense(2, name="dense_1"),
+                              keras.layers.Dropout(0.1), keras.layers.Dense(1)])
+    assert [layer.name for layer in named.layers[1:]] == ["dense", "dense_1", "dropout", "dense_2"]  # as Keras names
+    assert "os" not in dir(keras.callbacks) and "np" not in dir(keras.utils)  # only Keras's names there

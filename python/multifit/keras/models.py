@@ -1,5 +1,5 @@
 """keras.models: Sequential, load_model and clone_model."""
-import copy
+import copy as _copy
 
 from .. import load_model
 from ..models import Sequential
@@ -12,4 +12,4 @@ def clone_model(model):
     anew from the model's seed (its initial weights, not those it has learned)."""
     if not isinstance(model, Sequential):
         raise TypeError(f"clone_model: {type(model).__name__} is not a Sequential")
-    return Sequential(copy.deepcopy(model.layers), seed=model.seed)
+    return Sequential(_copy.deepcopy(model.layers), seed=model.seed)
