@@ -7,7 +7,7 @@
 # it goes.
 #
 # It runs the binaries of the bundle that scripts/gpu-bundle.sh made
-# (gpu-bundle/multifit-gpu.tar.gz, or the file MULTIFIT_BUNDLE names), or those
+# (gpu-bundle/multifit-gpu.tar.xz, or the file MULTIFIT_BUNDLE names), or those
 # of a build's bin/ folder named with --binaries (data from MULTIFIT_DATA then),
 # with the repository's scripts/gpu-check.sh, scripts/env.sh, examples/,
 # benchmarks/ and labs/ beside it: a file of those that a step needs and that is
@@ -291,10 +291,16 @@ elif [ -n "$binaries" ]; then
   bin=$binaries
   echo "binaries: $bin (no bundle)" >"$logs/bundle.txt"
 else
-  bundle=${MULTIFIT_BUNDLE:-gpu-bundle/multifit-gpu.tar.gz}
+  bundle=${MULTIFIT_BUNDLE:-gpu-bundle/multifit-gpu.tar.xz}
   [ -f "$bundle" ] || die "no bundle at $bundle: build it with scripts/gpu-bundle.sh and take gpu-bundle/ along" \
                           "(or name a build's bin/ folder with --binaries DIR)"
-  tar -xzf "$bundle" -C "$stage" || die "cannot unpack $bundle"
+  # with xz where the machine has it, else with Python's tarfile (its lzma module)
+  if command -v xz >/dev/null; then
+    tar -xJf "$bundle" -C "$stage" || die "cannot unpack $bundle"
+  else
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="tar")' \
+      "$bundle" "$stage" || die "cannot unpack $bundle (no xz, and Python's tarfile could not)"
+  fi
   bin=$stage/multifit-gpu/bin
   export MULTIFIT_DATA=$stage/multifit-gpu/data
   cp "$stage/multifit-gpu/MANIFEST" "$logs/bundle.txt"

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libopenblas-dev libxsmm-dev libgtest-dev libgmock-dev
           libbenchmark-dev zlib1g-dev python3 python3-dev python3-venv python3-matplotlib python3-pandas chromium dataset-fashion-mnist openmpi-bin
-          libopenmpi-dev libboost-dev clang-format)
+          libopenmpi-dev libboost-dev clang-format xz-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
