@@ -30,8 +30,9 @@ void add_mode_flags(CLI::App* cmd, RunArgs& args) {
       ->check(CLI::IsMember(mode_choices()))
       ->type_name("ENUM")
       ->capture_default_str();
-  cmd->add_option("--pack-size", o.pack_size,
-                  "--mode packed: at most N models in a pack (0: no bound)")
+  cmd->add_option(
+         "--pack-size", o.pack_size,
+         "--mode packed: at most N models in a pack (0: none on a GPU, on the cpu a pack per thread)")
       ->check(whole_number(0, int(kMaxPackSize)))
       ->capture_default_str();
   cmd->add_option(

@@ -57,7 +57,8 @@ std::unique_ptr<Mode> make_streams_mode(const RunOptions& options);
 // it), its report returned over a pipe.
 std::unique_ptr<Mode> make_processes_mode(const RunOptions& options);
 // packed: the models that share a pack_key (nn/model.h), data source and device train as packs of
-// at most options.pack_size, each pack as one model in shared launches; packs side by side as
+// at most options.pack_size (0: on the cpu backend ceil(models / training threads), one pack per
+// thread; elsewhere no bound), each pack as one model in shared launches; packs side by side as
 // streams.
 std::unique_ptr<Mode> make_packed_mode(const RunOptions& options);
 

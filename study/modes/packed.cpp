@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "study/modes/thread_groups.h"
+#include "backends/factory.h"
 #include "nn/model.h"
 
 namespace mf {
@@ -35,10 +36,26 @@ std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_
   return packs;
 }
 
+namespace {
+
+// The bound of a phase's packs: --pack-size where given; on the cpu backend a share of the phase,
+// so that each of the threads training at once (max_training_threads) gets a pack of its own: a
+// pack's member loop then runs on one thread with no barrier between threads, which measured 6%
+// faster on a quiet 2-core machine and 10% beside two busy processes than one pack spread over both
+// (512 tiny models, 10 epochs); a GPU's pack stays whole, one launch for all its members.
+int pack_bound(std::span<const Job> jobs, const RunOptions& options) {
+  if (options.pack_size > 0 || options.backend.kind != BackendKind::cpu) return options.pack_size;
+  const size_t threads = max_training_threads(options.backend);
+  return int(std::min((jobs.size() + threads - 1) / threads, kMaxPackSize));
+}
+
+}  // namespace
+
 std::unique_ptr<Mode> make_packed_mode(const RunOptions& options) {
   return make_thread_groups_mode(
       ModeKind::packed, options,
-      [&options](std::span<const Job> jobs) { return plan_packs(jobs, options.pack_size); }, true);
+      [&options](std::span<const Job> jobs) { return plan_packs(jobs, pack_bound(jobs, options)); },
+      true);
 }
 
 }  // namespace mf
