@@ -18,15 +18,18 @@ enum class Metric : int {
   mean_absolute_error = 3,
   mean_squared_error = 4
 };
-// Each metric's Keras class and the name Keras gives an instance of it (the report's name of the
-// kind); a spec's names for them, "accuracy" and "mae" among them, are nn/spec_loss.cpp's.
+// Each metric's Keras identifiers and class, the first identifier the name Keras gives an instance
+// of the class (the report's name of the kind). A spec also takes "accuracy" and "acc", which
+// nn/spec_loss.cpp resolves to one of the accuracies by the model's shape, as Keras's compile does.
 inline constexpr KerasName<Metric> kMetricNames[] = {
     {"binary_accuracy", "BinaryAccuracy", Metric::binary_accuracy},
     {"categorical_accuracy", "CategoricalAccuracy", Metric::categorical_accuracy},
     {"sparse_categorical_accuracy", "SparseCategoricalAccuracy",
      Metric::sparse_categorical_accuracy},
     {"mean_absolute_error", "MeanAbsoluteError", Metric::mean_absolute_error},
-    {"mean_squared_error", "MeanSquaredError", Metric::mean_squared_error}};
+    {"mean_squared_error", "MeanSquaredError", Metric::mean_squared_error},
+    {"mae", "MeanAbsoluteError", Metric::mean_absolute_error},
+    {"mse", "MeanSquaredError", Metric::mean_squared_error}};
 inline constexpr int kMaxMetrics = 4;
 MF_HD bool is_accuracy(Metric m) { return int(m) <= int(Metric::sparse_categorical_accuracy); }
 

@@ -13,6 +13,7 @@
 //
 // A kind is known by its identifier or its class name (keras.optimizers.Adam is "adam" or "Adam").
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,22 @@ class KerasObject {
   // before).
   template <class E, size_t N>
   E one_of(const KerasName<E> (&names)[N]) const {
-    for (const KerasName<E>& n : names)
-      if ((n.identifier && kind_ == n.identifier) || kind_ == n.class_name ||
-          (!n.identifier && names_class(kind_, n.class_name)))
-        return n.value;
+    if (const KerasName<E>* n = find(names)) return n->value;
     unknown(list(names));
+  }
+  // As one_of, where `resolved` are identifiers of the family the caller resolves itself (Keras's
+  // "accuracy", whose metric the model's shape decides): nullopt for one of them; the refusal
+  // lists them first.
+  template <class E, size_t N>
+  std::optional<E> one_of(const KerasName<E> (&names)[N],
+                          std::span<const char* const> resolved) const {
+    for (const char* identifier : resolved)
+      if (kind_ == identifier) return std::nullopt;
+    if (const KerasName<E>* n = find(names)) return n->value;
+    std::vector<std::pair<const char*, const char*>> known;
+    for (const char* identifier : resolved) known.emplace_back(identifier, identifier);
+    for (const auto& entry : list(names)) known.push_back(entry);
+    unknown(known);
   }
 
   // Whether `kind`, as written, names `class_name`, a kind without an identifier (a layer, a
@@ -63,6 +75,14 @@ class KerasObject {
   }
 
  private:
+  template <class E, size_t N>
+  const KerasName<E>* find(const KerasName<E> (&names)[N]) const {
+    for (const KerasName<E>& n : names)
+      if ((n.identifier && kind_ == n.identifier) || kind_ == n.class_name ||
+          (!n.identifier && names_class(kind_, n.class_name)))
+        return &n;
+    return nullptr;
+  }
   template <class E, size_t N>
   static std::vector<std::pair<const char*, const char*>> list(const KerasName<E> (&names)[N]) {
     std::vector<std::pair<const char*, const char*>> out;

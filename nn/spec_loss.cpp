@@ -19,26 +19,8 @@ constexpr KerasDefault kLossDefaults[] = {
     {"dtype", "\"float32\"", "multifit computes in float32"},
 };
 
-enum class MetricName {
-  accuracy,
-  binary_accuracy,
-  categorical_accuracy,
-  sparse_categorical_accuracy,
-  mae,
-  mse
-};
-constexpr KerasName<MetricName> kMetrics[] = {
-    // Keras's convenience names (keras.metrics.Accuracy, a class of its own, is another metric).
-    {"accuracy", "accuracy", MetricName::accuracy},
-    {"acc", "acc", MetricName::accuracy},
-    {"binary_accuracy", "BinaryAccuracy", MetricName::binary_accuracy},
-    {"categorical_accuracy", "CategoricalAccuracy", MetricName::categorical_accuracy},
-    {"sparse_categorical_accuracy", "SparseCategoricalAccuracy",
-     MetricName::sparse_categorical_accuracy},
-    {"mae", "MeanAbsoluteError", MetricName::mae},
-    {"mean_absolute_error", "MeanAbsoluteError", MetricName::mae},
-    {"mse", "MeanSquaredError", MetricName::mse},
-    {"mean_squared_error", "MeanSquaredError", MetricName::mse}};
+// Keras's names for the accuracy the model's shape decides.
+constexpr const char* kAccuracyByShape[] = {"accuracy", "acc"};
 
 // Keras's "accuracy" for these shapes: binary for one output, sparse categorical for a class index
 // (one target column, several outputs), categorical otherwise.
@@ -46,24 +28,6 @@ Metric accuracy_for(const ModelSpec& spec) {
   if (spec.outputs() == 1) return Metric::binary_accuracy;
   if (spec.target_cols() == 1) return Metric::sparse_categorical_accuracy;
   return Metric::categorical_accuracy;
-}
-
-Metric kind_of(MetricName name, const ModelSpec& spec) {
-  switch (name) {
-    case MetricName::accuracy:
-      return accuracy_for(spec);
-    case MetricName::binary_accuracy:
-      return Metric::binary_accuracy;
-    case MetricName::categorical_accuracy:
-      return Metric::categorical_accuracy;
-    case MetricName::sparse_categorical_accuracy:
-      return Metric::sparse_categorical_accuracy;
-    case MetricName::mae:
-      return Metric::mean_absolute_error;
-    case MetricName::mse:
-      return Metric::mean_squared_error;
-  }
-  return Metric::binary_accuracy;
 }
 
 }  // namespace
@@ -116,8 +80,8 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
   for (size_t i = 0; i < field.value().size(); ++i) {
     const Field item = field.item(i);
     const KerasObject object(item, "name", "metric");
-    const MetricName name = object.one_of(kMetrics);
-    MetricSpec metric{object.kind(), kind_of(name, spec)};
+    const std::optional<Metric> named = object.one_of(kMetricNames, kAccuracyByShape);
+    MetricSpec metric{object.kind(), named.value_or(accuracy_for(spec))};
     // a class: named by its config's name, or Keras's default name
     if (item.value().is_object() && !object.is_function()) {
       constexpr KerasDefault kThreshold[] = {
@@ -174,7 +138,12 @@ const char* to_string(Loss l) {
 const char* metric_class_name(Metric metric) { return class_of(kMetricNames, metric); }
 
 std::vector<std::string> loss_names() { return names_with_aliases(kLossNames); }
-std::vector<std::string> metric_names() { return names_with_aliases(kMetrics); }
+std::vector<std::string> metric_names() {
+  std::vector<std::string> names{std::string(kAccuracyByShape[0]) + " (" + kAccuracyByShape[1] +
+                                 ")"};
+  for (std::string& name : names_with_aliases(kMetricNames)) names.push_back(std::move(name));
+  return names;
+}
 
 json metrics_to_json(const std::vector<MetricSpec>& metrics) {
   // by class and name: "accuracy" alone would be resolved again by the shapes
