@@ -248,9 +248,10 @@ ModelNeeds needs_of(ModeKind mode, const std::vector<Job>& jobs,
                             ? spec.memory.limit_bytes
                             : std::min(training_plan(spec, rows).total(), spec.memory.limit_bytes);
     const int64_t batches = rows == 0 ? 0 : (rows + spec.fit.batch_size - 1) / spec.fit.batch_size;
-    ModelCost cost{
-        pool, probe.report.data_bytes,
-        options.timeline ? size_t(batches * spec.fit.epochs) * kTimelineBytesPerStep : 0};
+    ModelCost cost;
+    cost.pool = pool;
+    cost.data = probe.report.data_bytes;
+    if (options.timeline) cost.timeline = size_t(batches * spec.fit.epochs) * kTimelineBytesPerStep;
     if (processes) {  // a worker's own, measured, and its heartbeat's thread
       cost.worker_host = probe.peak_resident_bytes + kAfterProbeBytes;
       cost.worker_threads = size_t(probe.threads) + 1;
@@ -315,8 +316,10 @@ std::optional<ModelNeeds> needs_bound(ModeKind mode, const std::vector<Job>& job
     if (!data || !spec.preprocessing.empty()) return std::nullopt;
     // Every row is at least its inputs and one label; each epoch's batches at most one a row.
     const size_t rows = *data / (sizeof(float) * size_t(std::max(spec.input, 0) + 1));
-    ModelCost cost{spec.memory.limit_bytes, *data,
-                   options.timeline ? rows * size_t(spec.fit.epochs) * kTimelineBytesPerStep : 0};
+    ModelCost cost;
+    cost.pool = spec.memory.limit_bytes;
+    cost.data = *data;
+    if (options.timeline) cost.timeline = rows * size_t(spec.fit.epochs) * kTimelineBytesPerStep;
     cost.worker_host = kWorkerBoundBytes + *data;
     // The context at its most, not at kContextBytes: that figure is assumed, and this bound lets
     // the run skip the probe that would measure it. So the device bound needs the probe only where

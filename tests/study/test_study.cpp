@@ -201,7 +201,7 @@ TEST(Progress, VerboseShowsEveryModelsLines) {
   for (int i = 0; i < int(kPlainLinesModels) + 2; ++i) names.push_back("m" + std::to_string(i));
   testing::internal::CaptureStderr();
   {
-    Progress progress(names, false, 0, {}, {}, {true, RankBy::val_loss});
+    Progress progress(names, false, 0, {}, {}, {true, RankBy::val_loss, {}});
     progress.epoch(3, "Epoch 1/2 - loss: 0.5");
     progress.model_note("multifit: serial: released m3");
   }
