@@ -37,10 +37,10 @@ Progress::Progress(std::vector<std::string> names, bool quiet, size_t phase, Sti
                                   [](const std::string& n) { return !n.empty(); }))),
       quiet_(quiet),
       phase_(phase == 0 ? names_.size() : phase),
-      still_(still),
       style_(style),
       start_s_(clock_seconds()),
-      status_said_s_(start_s_) {
+      status_said_s_(start_s_),
+      still_(still) {
   const bool terminal = isatty(STDERR_FILENO) != 0;
   const bool rows_for_each = terminal && named_ < terminal_size().ws_row;
   summary_ = !quiet_ && !style_.verbose && named_ > kPlainLinesModels && !rows_for_each;

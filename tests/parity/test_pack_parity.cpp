@@ -52,7 +52,7 @@ class PackBuffers {
     for (int z = 0; z < kMembers; ++z) {
       StepState state;
       // its padding too: the buffers are compared byte for byte
-      std::memset(&state, 0, sizeof state);
+      std::memset(static_cast<void*>(&state), 0, sizeof state);
       state.t = 2 + z, state.first_row = 5 + 7 * z,
       state.nadam_product[0] = state.nadam_product[1] = 1.f;
       upload(member(p, z, kStride), std::vector<StepState>{state});

@@ -154,8 +154,8 @@ TEST_F(DataSource, TheBoundOfADataSetHoldsWhatLoadingGives) {
   std::filesystem::remove(path("t10k-labels-idx1-ubyte"));
   write_gz("t10k-labels-idx1-ubyte.gz", labels_file({4, 1}));
   EXPECT_EQ(data_bytes_bound("mnist:" + dir().string()), std::nullopt) << "compressed";
-  for (const std::string source : {std::string("synthetic:moons"), "csv:" + path("missing.csv"),
-                                   std::string("csv:"), std::string("iris")})
+  for (const std::string& source : {std::string("synthetic:moons"), "csv:" + path("missing.csv"),
+                                    std::string("csv:"), std::string("iris")})
     EXPECT_EQ(data_bytes_bound(source), std::nullopt) << source;
 }
 

@@ -684,8 +684,12 @@ TEST(KerasClasses, EveryClassListedIsReadAsPythonWritesIt) {
   for (const json& e : classes["losses"]) {  // 3 linear outputs: the cross-entropies from logits
     const std::string name = e["class_name"];
     const bool logits = name.ends_with("Crossentropy"), sparse = name.starts_with("Sparse");
-    if (logits) EXPECT_EQ(e["positional"][0], "from_logits") << e;
-    if (name == "Huber") EXPECT_EQ(e["positional"], json{"delta"});
+    if (logits) {
+      EXPECT_EQ(e["positional"][0], "from_logits") << e;
+    }
+    if (name == "Huber") {
+      EXPECT_EQ(e["positional"], json{"delta"});
+    }
     json spec = {{"input", 6},
                  {"loss", form(e, logits ? json{{"from_logits", true}} : json::object())},
                  {"layers", {{{"units", 3}}}}};
