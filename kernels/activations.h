@@ -24,9 +24,10 @@ enum class Activation : int {
   selu = 8,
   softplus = 9,
   leaky_relu = 10,
-  mish = 11
+  mish = 11,
+  softsign = 12
 };
-inline constexpr int kActivationCount = int(Activation::mish) + 1;
+inline constexpr int kActivationCount = int(Activation::softsign) + 1;
 
 // The names a spec and Keras give them (keras.activations.*), in the enum's order, then Keras's
 // other names (the first of a value's is the one written back).
@@ -42,6 +43,7 @@ inline constexpr Named<Activation> kActivationNames[] = {{"linear", Activation::
                                                          {"softplus", Activation::softplus},
                                                          {"leaky_relu", Activation::leaky_relu},
                                                          {"mish", Activation::mish},
+                                                         {"softsign", Activation::softsign},
                                                          {"silu", Activation::swish}};
 
 MF_HD float sigmoid(float z) {
@@ -69,7 +71,7 @@ MF_HD float softplus(float z) {
 // Element-wise activations as Keras 3 computes them on TensorFlow; softmax is a row operation and
 // never reaches here. gelu is the exact one (keras.activations.gelu's approximate=False):
 // 0.5 z erfc(-z/sqrt(2)); swish is silu, z sigmoid(z); mish is z tanh(softplus(z)) (Misra, 2019;
-// keras.activations.mish).
+// keras.activations.mish); softsign is z / (1 + |z|) (tf.nn.softsign).
 MF_HD float activate(Activation a, float z) {
   switch (a) {
     case Activation::relu:
@@ -92,21 +94,26 @@ MF_HD float activate(Activation a, float z) {
       return z > 0.f ? z : z * kLeakyReluSlope;
     case Activation::mish:
       return z * tanhf(softplus(z));
+    case Activation::softsign:
+      return z / (1.f + fabsf(z));
     default:
       return z;
   }
 }
 
 // Whether act'(z) needs the pre-activation z: gelu, swish and mish are not monotonic, so their
-// output does not tell z. A layer with one of them keeps z beside its output y.
+// output does not tell z; softsign's TensorFlow gradient is taken from z (1 - |y| rounds
+// differently). A layer with one of them keeps z beside its output y.
 MF_HD bool needs_pre_activation(Activation a) {
-  return a == Activation::gelu || a == Activation::swish || a == Activation::mish;
+  return a == Activation::gelu || a == Activation::swish || a == Activation::mish ||
+         a == Activation::softsign;
 }
 
 // d act / d z, from the output y = act(z) where that tells it (so backward needs only the stored
 // output of each layer), else from z (needs_pre_activation). The forms are TensorFlow's gradients:
 // EluGrad and SeluGrad from the output, softplus's sigmoid(z) = 1 - exp(-y), and mish's the
-// product rule through tanh (1 - t^2) and softplus (SoftplusGrad: 1 / (1 + exp(-z))).
+// product rule through tanh (1 - t^2) and softplus (SoftplusGrad: 1 / (1 + exp(-z))), and
+// SoftsignGrad's 1 / (1 + |z|)^2.
 MF_HD float activation_grad(Activation a, float y, float z) {
   switch (a) {
     case Activation::relu:
@@ -132,6 +139,10 @@ MF_HD float activation_grad(Activation a, float y, float z) {
     case Activation::mish: {
       const float t = tanhf(softplus(z));
       return t + z * (1.f - t * t) / (1.f + expf(-z));
+    }
+    case Activation::softsign: {
+      const float d = 1.f + fabsf(z);
+      return 1.f / (d * d);
     }
     default:
       return 1.f;

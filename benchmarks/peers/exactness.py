@@ -69,7 +69,8 @@ ACCURACIES = ("accuracy", "binary_accuracy", "categorical_accuracy", "sparse_cat
 # nn/weights.h's codes: LayerKind's and Activation's order.
 KINDS = {"Dense": 0, "Dropout": 1, "BatchNormalization": 2, "Activation": 3, "Flatten": 4}
 ACTIVATIONS = {"linear": 0, "relu": 1, "sigmoid": 2, "tanh": 3, "softmax": 4, "gelu": 5, "swish": 6, "elu": 7,
-               "selu": 8, "softplus": 9, "leaky_relu": 10, "mish": 11}
+               "selu": 8, "softplus": 9, "leaky_relu": 10, "mish": 11,
+               "softsign": 12}
 
 
 def dense(units, activation="linear", **settings):
@@ -117,6 +118,8 @@ CASES = [
     case("activations", "mse", [dense(12, "gelu"), dense(12, "swish"), dense(12, "elu"), dense(12, "selu"),
                                 dense(12, "softplus"), dense(12, "leaky_relu"), dense(2)], split=0.25),
     case("mish-val", "mse", [dense(12, "mish"), dense(12, "mish"), act("mish"), dense(2)], split=0.25),
+    case("softsign-val", "mse", [dense(12, "softsign"), dense(12, "softsign"), act("softsign"), dense(2)],
+         split=0.25),
     case("activation-layers", "mse", [dense(12), act("tanh"), dense(12), {"type": "ReLU"}, dense(12),
                                       {"type": "ELU"}, dense(12), act("gelu"), dense(1)]),
     # Dropout (multifit's masks in both), BatchNormalization (training, moving statistics, inference).

@@ -40,8 +40,8 @@ const Shape kShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {32, 784, 10}, {70,
 const Activation kActivations[] = {Activation::linear, Activation::relu, Activation::sigmoid,
                                    Activation::tanh};
 const Activation kMoreActivations[] = {
-    Activation::gelu,     Activation::swish,      Activation::elu, Activation::selu,
-    Activation::softplus, Activation::leaky_relu, Activation::mish};
+    Activation::gelu,     Activation::swish,      Activation::elu,  Activation::selu,
+    Activation::softplus, Activation::leaky_relu, Activation::mish, Activation::softsign};
 const Shape kSmallShapes[] = {{1, 1, 1}, {3, 5, 7}, {33, 17, 65}};
 // Each product once with a C of >= 128 64x64 tiles and an inner dimension of 3, so that the large
 // tile configuration runs for all three at little cost (host execution runs every thread).

@@ -73,6 +73,8 @@ double act(Activation a, double z) {
       return z > 0 ? z : 0.2 * z;
     case Activation::mish:
       return z * std::tanh(std::log1p(std::exp(z)));
+    case Activation::softsign:
+      return z / (1 + std::abs(z));
     default:
       return z;  // linear; softmax is handled by the loss
   }
@@ -274,7 +276,8 @@ INSTANTIATE_TEST_SUITE_P(All, HiddenActivation,
                          testing::Values(Activation::linear, Activation::relu, Activation::sigmoid,
                                          Activation::tanh, Activation::gelu, Activation::swish,
                                          Activation::elu, Activation::selu, Activation::softplus,
-                                         Activation::leaky_relu, Activation::mish),
+                                         Activation::leaky_relu, Activation::mish,
+                                         Activation::softsign),
                          [](const testing::TestParamInfo<Activation>& info) {
                            return to_string(info.param);
                          });
@@ -374,7 +377,7 @@ TEST(LossGradient, RepeatedComputationIsIdentical) {
 constexpr Activation kElementwise[] = {
     Activation::linear,   Activation::relu,       Activation::sigmoid, Activation::tanh,
     Activation::gelu,     Activation::swish,      Activation::elu,     Activation::selu,
-    Activation::softplus, Activation::leaky_relu, Activation::mish};
+    Activation::softplus, Activation::leaky_relu, Activation::mish,    Activation::softsign};
 
 std::vector<float> random_matrix(Rng& rng, int rows, int cols) {
   std::vector<float> v(size_t(rows) * cols);

@@ -533,7 +533,7 @@ TEST(Spec, ActivationUnknown) {
       error_for(spec),
       AllOf(HasSubstr("layers[0].activation: got \"hard_silu\""),
             HasSubstr("linear, relu, sigmoid, tanh, softmax, gelu, swish, elu, selu, softplus, "
-                      "leaky_relu, mish, silu")));
+                      "leaky_relu, mish, softsign, silu")));
 }
 
 // A name that differs from a known one in its digits alone is another function, not a typo of it:
