@@ -16,9 +16,40 @@ class Layer:
     def __init__(self, **config):
         self.name = config.pop("name", None)
         self.config = config
+        self._model = None  # the Sequential it was added to (Sequential.add sets it)
 
     def get_config(self):
         return {"type": self.kind, **serialized(self.config)}
+
+    def weight_count(self):
+        """How many weight arrays it holds in Keras's get_weights(): none but for Dense and
+        BatchNormalization (which override it)."""
+        return 0
+
+    def get_weights(self):
+        """keras.layers.Layer.get_weights: its weights as float32 numpy arrays (copies), in Keras's
+        order; [] before it is in a model whose input is known."""
+        if self._model is None or self.weight_count() == 0 or self._model._input_features() is None:
+            return []
+        start, count = self._model._weights_range(self)
+        return self._model.get_weights()[start:start + count]
+
+    def set_weights(self, weights):
+        """keras.layers.Layer.set_weights: arrays in get_weights()' order and shapes (a ValueError
+        otherwise)."""
+        if self._model is None:
+            raise ValueError(f"{self.name or self.kind}.set_weights: the layer is in no model yet")
+        start, count = self._model._weights_range(self)
+        if len(weights) != count:
+            raise ValueError(f"{self.name}.set_weights: the layer has {count} weights, given {len(weights)}")
+        every = self._model.get_weights()
+        every[start:start + count] = weights
+        self._model.set_weights(every)
+
+    def __getstate__(self):
+        """What pickle and copy.deepcopy keep: its settings, not its model (the model's copy links
+        its own layers)."""
+        return {**self.__dict__, "_model": None}
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
@@ -31,6 +62,10 @@ class Dense(Layer):
     def __init__(self, units, activation=None, **config):
         super().__init__(units=units, activation=activation or "linear", **config)
 
+    def weight_count(self):
+        """Its kernel (in, units), and its bias where use_bias."""
+        return 1 + bool(self.config.get("use_bias", True))
+
 
 class Dropout(Layer):
     kind = "Dropout"
@@ -41,6 +76,10 @@ class Dropout(Layer):
 
 class BatchNormalization(Layer):
     kind = "BatchNormalization"
+
+    def weight_count(self):
+        """gamma where it scales, beta where it centers, then the moving mean and variance."""
+        return bool(self.config.get("scale", True)) + bool(self.config.get("center", True)) + 2
 
 
 class Activation(Layer):

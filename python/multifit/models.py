@@ -148,7 +148,7 @@ class Sequential:
         if layers is not None and not isinstance(layers, (list, tuple)):
             raise TypeError(f"Sequential: layers is {type(layers).__name__} {layers!r:.40}; expected a list of "
                             f"multifit.layers layers")
-        self.layers = []
+        self._layers = []  # as given, the InputLayer included
         for layer in layers or []:
             self.add(layer)
         if name is None:
@@ -187,13 +187,44 @@ class Sequential:
     def add(self, layer):
         """keras.Sequential.add: the layer last; one given no name is named as Keras names it
         (dense, dense_1, ...: its class in snake case, counted in this model)."""
-        layer = _checked_layer(layer, len(self.layers))
+        layer = _checked_layer(layer, len(self._layers))
         if layer.name is None and not isinstance(layer, InputLayer):
             base = _summary.snake_case(layer.kind)
-            taken = {other.name for other in self.layers}
+            taken = {other.name for other in self._layers}
             layer.name = next(name for name in (base if i == 0 else f"{base}_{i}" for i in range(len(taken) + 1))
                               if name not in taken)
-        self.layers.append(layer)
+        self._layers.append(layer)
+        layer._model = self
+
+    @property
+    def layers(self):
+        """keras.Sequential.layers: its layers in order, without the InputLayer (a new list)."""
+        return [layer for layer in self._layers if not isinstance(layer, InputLayer)]
+
+    def get_layer(self, name=None, index=None):
+        """keras.Model.get_layer: the layer of that name, or at that index of `layers`; a ValueError
+        naming the model's layers where there is none."""
+        layers = self.layers
+        if (name is None) == (index is None):
+            raise ValueError("get_layer: give a layer's name or its index, not both")
+        if index is not None:
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"get_layer: index {index} is out of range: the model has {len(layers)} layers")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"get_layer: no layer named {name!r}; the model's layers: "
+                         f"{', '.join(str(layer.name) for layer in layers)}")
+
+    def _weights_range(self, layer):
+        """Where `layer`'s weights are in get_weights()' list: (start, count)."""
+        start = 0
+        for other in self._layers:
+            if other is layer:
+                return start, other.weight_count()
+            start += other.weight_count()
+        raise ValueError(f"{layer.name}: not a layer of model {self.name}")
 
     def compile(self, optimizer="adam", loss=None, metrics=None, *, backend="auto", graphs="auto", threads=0,
                 gemm="tiled", activations="ours", memory_limit=None, memory="grow", pipeline=None):
@@ -224,13 +255,13 @@ class Sequential:
     # ---- the spec ------------------------------------------------------------------------------
 
     def _input_features(self):
-        features, _, _, _ = _shape_config(self.layers)
+        features, _, _, _ = _shape_config(self._layers)
         return features if features is not None else self._features
 
     def spec(self):
         """The model as a multifit spec (a dict): what `multifit train` reads from a file; before
         compile() its layers alone (a Keras model without compile_config)."""
-        features, image, layers, preprocessing = _shape_config(self.layers)
+        features, image, layers, preprocessing = _shape_config(self._layers)
         features = features if features is not None else self._features
         if features is None:
             raise ValueError("the model's input is not known yet: give multifit.layers.Input(shape=(N,)) first, "
@@ -451,9 +482,9 @@ class Sequential:
         x = np.asarray(x)
         if x.ndim <= 2:
             return x
-        features, image, _, _ = _shape_config(self.layers)
+        features, image, _, _ = _shape_config(self._layers)
         sample = list(x.shape[1:])
-        first = next((layer for layer in self.layers if not isinstance(layer, InputLayer)), None)
+        first = next((layer for layer in self._layers if not isinstance(layer, InputLayer)), None)
         if image is not None and image in (sample, sample + [1]):
             return x
         if features is None and isinstance(first, Flatten):
@@ -505,6 +536,8 @@ class Sequential:
     def __setstate__(self, state):
         weights = state.pop("_weights")
         self.__dict__.update(state, _session=None, _session_spec=None)
+        for layer in self._layers:
+            layer._model = self
         if weights is not None:
             self.set_weights(weights)
 
@@ -552,10 +585,10 @@ class Sequential:
         totals (a BatchNormalization's moving statistics not trainable), in Keras 3's table;
         `print_fn` gets the text (print by default). The model's input must be known (an Input, or
         data seen)."""
-        features, image, _, _ = _shape_config(self.layers)
+        features, image, _, _ = _shape_config(self._layers)
         features = features if features is not None else self._features
         if features is None:
             raise ValueError("summary: the model's input is not known yet: give multifit.layers.Input(shape=(N,)) "
                              "first, or call fit() with data")
-        rows = _summary.layer_rows(self.layers, image or (features,))
+        rows = _summary.layer_rows(self._layers, image or (features,))
         (print_fn or print)(_summary.summary_text(self.name, rows))

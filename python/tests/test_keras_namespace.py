@@ -1,6 +1,8 @@
 """multifit.keras, shaped like keras: Keras users' snippets run with only the import changed, each
 Keras object gives the spec its string or dict form gives (so the same numbers), and a name or an
 argument multifit does not take is refused saying what it takes."""
+import pickle
+
 import numpy as np
 import pytest
 
@@ -219,5 +221,35 @@ def test_what_a_new_user_tried(rows, tmp_path):
         keras.Input(shape=20)
     named = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3), keras.layers.Dense(2, name="dense_1"),
                               keras.layers.Dropout(0.1), keras.layers.Dense(1)])
-    assert [layer.name for layer in named.layers[1:]] == ["dense", "dense_1", "dropout", "dense_2"]  # as Keras names
+    # as Keras names them; model.layers leaves the InputLayer out, as Keras's does
+    assert [layer.name for layer in named.layers] == ["dense", "dense_1", "dropout", "dense_2"]
     assert "os" not in dir(keras.callbacks) and "np" not in dir(keras.utils)  # only Keras's names there
+
+
+def test_a_layers_weights_are_its_slice_of_the_models_in_keras_order():
+    """layer.get_weights()/set_weights() and model.get_layer(): each layer's arrays are its part of
+    model.get_weights() (a Dense without bias has its kernel alone, a BatchNormalization without
+    center no beta), and setting them sets the model's; a layer in no model, or in one whose input
+    is not known yet, has none."""
+    layers = keras.layers
+    model = keras.Sequential([keras.Input((6,)), layers.Dense(5, activation="relu"),
+                              layers.BatchNormalization(center=False), layers.Dropout(0.1),
+                              layers.Dense(3, use_bias=False), layers.Dense(2)])
+    shapes = [[w.shape for w in layer.get_weights()] for layer in model.layers]
+    assert shapes == [[(6, 5), (5,)], [(5,), (5,), (5,)], [], [(5, 3)], [(3, 2), (2,)]]
+    every = model.get_weights()
+    assert [w.shape for w in every] == [s for layer in shapes for s in layer]
+    assert all(np.array_equal(a, b) for a, b in zip(every, [w for l in model.layers for w in l.get_weights()]))
+    kernel = np.arange(15, dtype=np.float32).reshape(5, 3)
+    model.get_layer("dense_1").set_weights([kernel])
+    assert np.array_equal(model.get_weights()[5], kernel)
+    assert np.array_equal(model.get_weights()[0], every[0])  # the others untouched
+    assert model.get_layer(index=-1) is model.layers[-1]
+    with pytest.raises(ValueError, match="no layer named 'dense_9'; the model's layers: dense, batch_normalization"):
+        model.get_layer("dense_9")
+    with pytest.raises(ValueError, match="the layer has 1 weights, given 2"):
+        model.get_layer("dense_1").set_weights([kernel, kernel])
+    copied = pickle.loads(pickle.dumps(model))  # its layers belong to the copy
+    assert np.array_equal(copied.get_layer("dense_1").get_weights()[0], kernel)
+    assert layers.Dense(3).get_weights() == []
+    assert keras.Sequential([layers.Dense(3)]).layers[0].get_weights() == []

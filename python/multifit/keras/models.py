@@ -12,4 +12,4 @@ def clone_model(model):
     anew from the model's seed (its initial weights, not those it has learned)."""
     if not isinstance(model, Sequential):
         raise TypeError(f"clone_model: {type(model).__name__} is not a Sequential")
-    return Sequential(_copy.deepcopy(model.layers), seed=model.seed)
+    return Sequential(_copy.deepcopy(model._layers), seed=model.seed)
