@@ -7,13 +7,16 @@ on_train_begin, on_epoch_begin, on_epoch_end and on_train_end get Keras's `logs`
 metric, the "val_" ones, "learning_rate" with ReduceLROnPlateau), `self.model` is the model being
 trained (it may be read and saved), and `self.model.stop_training = True` ends the fit after the
 epoch. Batch hooks would run at every step, which multifit keeps in C++: a callback that defines
-one is refused. ModelCheckpoint, CSVLogger, LambdaCallback and TerminateOnNaN are such subclasses.
+one is refused. ModelCheckpoint, CSVLogger, LambdaCallback, LearningRateScheduler and TerminateOnNaN
+are such subclasses.
 """
 import csv as _csv  # underscored: the module is keras.callbacks too, which names only callbacks
 import math as _math
 import os as _os
 import time as _time
 import warnings as _warnings
+
+import numpy as _np
 
 
 class Callback:
@@ -229,6 +232,33 @@ def _per_step(seconds):
     return f" {seconds * 1e6:.0f}us/step"
 
 
+class LearningRateScheduler(Callback):
+    """keras.callbacks.LearningRateScheduler: at each epoch's start the optimizer's learning rate
+    becomes schedule(epoch, rate) (or schedule(epoch), Keras's older form), a float; each epoch's
+    logs get the rate it trained with ("learning_rate"). Not with a rate that is a schedule."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        optimizer = self.model.optimizer
+        try:
+            rate = self.schedule(epoch, optimizer.learning_rate)
+        except TypeError:  # schedule(epoch): Keras's older API
+            rate = self.schedule(epoch)
+        if not isinstance(rate, (float, _np.floating)):  # Keras's check and words
+            raise ValueError(f"The output of the `schedule` function should be a float. Got: {rate}")
+        optimizer.learning_rate = rate
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {rate}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = self.model.optimizer.learning_rate
+
+
 class TerminateOnNaN(Callback):
     """keras.callbacks.TerminateOnNaN: multifit's fit always ends a model whose loss or weights are
     not finite, at that epoch's end, with status "diverged" and a RuntimeWarning naming where; taken
@@ -236,7 +266,7 @@ class TerminateOnNaN(Callback):
 
 
 _ALL = ("Callback", "EarlyStopping", "ReduceLROnPlateau", "ModelCheckpoint", "CSVLogger", "LambdaCallback",
-        "ProgbarLogger", "TerminateOnNaN")
+        "LearningRateScheduler", "ProgbarLogger", "TerminateOnNaN")
 
 
 def __getattr__(name):  # keras.callbacks.TensorBoard and the like: say what multifit has

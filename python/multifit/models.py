@@ -136,6 +136,27 @@ def _weights_path(path, who):
     return path
 
 
+class OptimizerState:
+    """model.optimizer: the compiled optimizer's learning rate, read and set as Keras's is
+    (`model.optimizer.learning_rate = 1e-4` between fits, or from a callback between epochs; a
+    ValueError where the rate is a schedule)."""
+
+    def __init__(self, model):
+        self._model = model
+
+    @property
+    def learning_rate(self):
+        return float(self._model._ensure_session().learning_rate())
+
+    @learning_rate.setter
+    def learning_rate(self, rate):
+        self._model._ensure_session().set_learning_rate(float(rate))
+        self._model._learning_rate = float(rate)
+
+    def __repr__(self):
+        return f"<optimizer of {self._model.name}: {self._model._compiled['optimizer']!r}>"
+
+
 class Sequential:
     """keras.Sequential of multifit.layers. `seed` draws the initial weights, each epoch's shuffle
     and Dropout's masks (multifit's own generator: the same seed gives the same numbers every run,
@@ -164,6 +185,7 @@ class Sequential:
         self._session = None
         self._session_spec = None  # the spec's JSON the session has
         self._backend = None
+        self._learning_rate = None  # the rate set through model.optimizer; None: the compiled one
 
     @classmethod
     def from_spec(cls, spec, **compile_kwargs):
@@ -241,6 +263,7 @@ class Sequential:
                           "pipeline": pipeline}
         self._backend = {"backend": backend, "graphs": graphs, "threads": int(threads), "gemm": gemm,
                          "activations": activations}
+        self._learning_rate = None  # a new optimizer's
         choice = self._backend_choice()
         _multifit.check_backend(choice)
         weights = self.get_weights() if self._session is not None else None
@@ -327,8 +350,17 @@ class Sequential:
             self._session = _multifit.Session(spec_json, self._backend_choice(), self.name)
         elif spec_json != self._session_spec:  # a fit's new arguments, or compile() again
             self._session.respec(spec_json, self.name)
+        else:
+            return self._session
         self._session_spec = spec_json
+        if self._learning_rate is not None:  # a model built (again) has the compiled rate
+            self._session.set_learning_rate(self._learning_rate)
         return self._session
+
+    @property
+    def optimizer(self):
+        """keras.Model.optimizer: None before compile; then its learning rate (OptimizerState)."""
+        return OptimizerState(self) if self._compiled is not None else None
 
     # ---- training ------------------------------------------------------------------------------
 
@@ -371,6 +403,8 @@ class Sequential:
         if verbose != 0 and not any(isinstance(c, ProgbarLogger) for c in hooked):  # Keras's lines
             hooked.append(ProgbarLogger(2 if verbose == 2 else 1))
         result, logs = self._fit_with_hooks(session, x, y, hooked, params)
+        if self._learning_rate is not None:  # where ReduceLROnPlateau left it
+            self._learning_rate = session.learning_rate()
         for c in [callbacks] if isinstance(callbacks, Callback) else callbacks or []:
             if isinstance(c, EarlyStopping):  # Keras's attribute: the epoch (from 0) it stopped after, else 0
                 stopped = result["stopped_epoch"] and result["stop_reason"].startswith("EarlyStopping")

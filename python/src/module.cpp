@@ -280,6 +280,8 @@ NB_MODULE(_multifit, m) {
            })
       .def("weight_shapes", &Session::weight_shapes)
       .def("set_weights", &set_weights, "weights"_a)
+      .def("learning_rate", &Session::learning_rate)
+      .def("set_learning_rate", &Session::set_learning_rate, "rate"_a)
       .def("save_weights", &Session::save_weights, "path"_a)
       .def("load_weights", &Session::load_weights, "path"_a);
 }

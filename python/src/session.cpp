@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include <cmath>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -132,6 +133,17 @@ std::vector<std::vector<int64_t>> Session::weight_shapes() const {
     }
   }
   return shapes;
+}
+
+void Session::set_learning_rate(double rate) {
+  if (const auto& schedule = model_->spec().optimizer.schedule)
+    throw mf::UserError(std::string("learning_rate: the optimizer's rate is a schedule (") +
+                        mf::class_of(mf::kScheduleNames, schedule->kind) +
+                        "), which sets it every step; compile with a number to set it");
+  if (!std::isfinite(rate) || rate < 0)
+    throw mf::UserError("learning_rate: got " + std::to_string(rate) +
+                        "; expected a finite number >= 0");
+  model_->set_learning_rate(float(rate));
 }
 
 void Session::save_weights(const std::string& path) { mf::save_weights(*model_, path); }

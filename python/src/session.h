@@ -64,6 +64,13 @@ class Session {
   void save_weights(const std::string& path);
   void load_weights(const std::string& path);
 
+  // The optimizer's learning rate now (what ReduceLROnPlateau or set_learning_rate left), and the
+  // rate from the next step on (Keras's `model.optimizer.learning_rate = r`, LearningRateScheduler:
+  // called between fits, or between epochs from a fit's epoch_end). A UserError where the rate is a
+  // schedule or `rate` is not a finite number >= 0.
+  float learning_rate() const { return model_->learning_rate(); }
+  void set_learning_rate(double rate);
+
  private:
   mf::DeviceData resident(const mf::HostRows& rows) { return mf::DeviceData(*backend_, rows); }
   void check(const mf::HostRows& rows, const mf::DeviceData& data, const std::string& what);

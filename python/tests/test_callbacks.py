@@ -188,3 +188,53 @@ def test_hooks_around_a_fit_with_nothing_to_train(binary_task):
     recorder = Recorder()
     small_model().fit(x, y, epochs=2, initial_epoch=2, callbacks=[recorder], verbose=0)
     assert [c[0] for c in recorder.calls] == ["train_begin", "train_end"]  # as Keras calls them
+
+
+def test_learning_rate_scheduler_trains_as_setting_the_rate_between_fits(binary_task):
+    """LearningRateScheduler sets each epoch's rate before it trains and logs it: the same weights as
+    one-epoch fits with model.optimizer.learning_rate set before each (no shuffle, no dropout, so
+    the epochs see the same batches); Keras's older schedule(epoch) form is taken too."""
+    x, y = binary_task
+    rates = [0.01, 0.005, 0.0025]
+    scheduled = small_model(dropout=0.0)
+    seen = []
+
+    def schedule(epoch, rate):
+        seen.append(rate)
+        return rates[epoch]
+    history = scheduled.fit(x, y, epochs=3, shuffle=False, verbose=0,
+                            callbacks=[keras.callbacks.LearningRateScheduler(schedule)])
+    assert history.history["learning_rate"] == pytest.approx(rates, rel=1e-7)  # float32's
+    assert seen[0] == pytest.approx(0.001) and seen[1:] == pytest.approx(rates[:2], rel=1e-7)
+    stepped = small_model(dropout=0.0)
+    for rate in rates:
+        stepped.optimizer.learning_rate = rate
+        stepped.fit(x, y, epochs=1, shuffle=False, verbose=0)
+    assert all(np.array_equal(a, b) for a, b in zip(scheduled.get_weights(), stepped.get_weights()))
+    old_form = small_model(dropout=0.0)
+    old_form.fit(x, y, epochs=3, shuffle=False, verbose=0,
+                 callbacks=[keras.callbacks.LearningRateScheduler(lambda epoch: rates[epoch])])
+    assert all(np.array_equal(a, b) for a, b in zip(scheduled.get_weights(), old_form.get_weights()))
+
+
+def test_the_learning_rate_is_kept_and_refused_where_keras_refuses_it(binary_task):
+    """model.optimizer is None before compile; a rate set before a fit is the one it trains with (0:
+    the kernel does not move); a schedule's output that is not a float, a negative rate, and a rate
+    that is a schedule are ValueErrors."""
+    x, y = binary_task
+    assert multifit.Sequential([multifit.layers.Dense(1)]).optimizer is None
+    model = small_model(dropout=0.0)
+    kernel = model.layers[0].get_weights()[0]
+    model.optimizer.learning_rate = 0.0
+    model.fit(x, y, epochs=1, verbose=0)
+    assert model.optimizer.learning_rate == 0.0
+    assert np.array_equal(model.layers[0].get_weights()[0], kernel)
+    with pytest.raises(ValueError, match="should be a float. Got: 1"):
+        model.fit(x, y, epochs=1, verbose=0, callbacks=[keras.callbacks.LearningRateScheduler(lambda e, r: 1)])
+    with pytest.raises(ValueError, match="expected a finite number >= 0"):
+        model.optimizer.learning_rate = -1.0
+    decaying = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(1)])
+    decaying.compile(optimizer=keras.optimizers.Adam(keras.optimizers.schedules.ExponentialDecay(0.01, 10, 0.9)),
+                     loss="mse", backend="cpu")
+    with pytest.raises(ValueError, match=r"rate is a schedule \(ExponentialDecay\)"):
+        decaying.optimizer.learning_rate = 0.1
