@@ -30,6 +30,8 @@ bool can_have(const Job& job, RankBy by) {
       return has_test_set(job.data) && accuracy;
     case RankBy::test_loss:
       return has_test_set(job.data);
+    case RankBy::loss:
+      return spec.fit.epochs > 0;
     case RankBy::train_s:
       return true;
   }
@@ -47,6 +49,8 @@ const char* needs(RankBy by) {
       return "a test set (every data source but csv:TRAIN has one) and an accuracy metric";
     case RankBy::test_loss:
       return "a test set (every data source but csv:TRAIN has one)";
+    case RankBy::loss:
+      return "an epoch to train (fit.epochs above 0)";
     case RankBy::train_s:
       return "a spec that could be read";
   }

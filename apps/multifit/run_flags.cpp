@@ -107,7 +107,7 @@ void add_keeping_flags(CLI::App* cmd, RunArgs& args) {
   RunOptions& o = args.options;
   cmd->add_option(
          "--rank-by", o.rank_by,
-         "Rank the models by this metric (default: val_accuracy where models were validated, else val_loss, test_accuracy, test_loss, train_s, the first some model has); a run of more than 24 models prints its best and worst 5")
+         "Rank the models by this metric (default: val_accuracy where models were validated, else val_loss, test_accuracy, test_loss, the last epoch's training loss, the first some model has; train_s only when asked); a run of more than 24 models prints its best and worst 5")
       ->transform(one_of(kRankByNames));
   cmd->add_option(
          "--save-best", args.save_best,

@@ -94,26 +94,50 @@ def cli(*args):
 
 
 def _cli(args, capture=False):
-    """(exit code, what it printed on standard output when `capture`, else "")."""
-    code, mistake, printed = _multifit.cli([os.fspath(a) for a in args], capture)
+    """(exit code, what it printed on standard output and on standard error when `capture`, else
+    "" and "")."""
+    code, mistake, printed, notes = _multifit.cli([os.fspath(a) for a in args], capture)
     if mistake:
         raise ValueError(mistake)
-    return code, printed
+    return code, printed, notes
+
+
+def _metric_value(model, metric):
+    """The model's value of the ranking's metric (study/report/ranking.h): its last epoch's
+    validation metric or training loss, its test metric, or its train_s."""
+    if metric in ("train_s", "test_loss", "test_accuracy"):
+        return model.get(metric)
+    epochs = model.get("epochs") or []
+    return epochs[-1].get(metric) if epochs else None
+
+
+def _auto_answer(auto):
+    """--mode auto's answer in one sentence: the mode it chose, and what its calibration predicted
+    of each mode's wall."""
+    predicted = sorted(auto["calibration"], key=lambda c: c["predicted_wall_s"])
+    walls = ", ".join(f"{c['mode']} {c['predicted_wall_s']:.3g} s" for c in predicted)
+    return (f"auto chose {auto['mode']}, the shortest wall its calibration of at most "
+            f"{auto['calibration_steps']} steps per model predicted ({walls})")
 
 
 class Result:
     """What a run measured: `document` (the result document, study/report/report.h's fields), `runs`
     (each mode's run, in order), `models` (every model of every run, each with its run's "mode"
-    and "repeat"), `answer` (the comparison of modes, in one sentence, where modes were compared),
-    `exit_code` (the command line's: 0, 1 a model failed or diverged, 2 a mistake, 130 interrupted),
-    `tables` (the command line's tables, as run(quiet=True) kept them rather than print them)."""
+    and "repeat"), `mode` (the mode it ran: auto's choice, or "all"), `answer` (in one sentence: the
+    comparison of modes where modes were compared, auto's choice and why), `exit_code` (the command
+    line's: 0, 1 a model failed or diverged, 2 a mistake, 130 interrupted), `tables` and `notes`
+    (the command line's tables and its lines on stderr, as run(quiet=True) kept them rather than
+    print them)."""
 
-    def __init__(self, document, csv_text, exit_code, tables=""):
+    def __init__(self, document, csv_text, exit_code, tables="", notes=""):
         self.document = document
         self.runs = document["runs"] if "runs" in document else [document]
-        self.answer = document.get("answer")
+        self.mode = document.get("mode")
+        auto = document.get("auto")
+        self.answer = document.get("answer") or (_auto_answer(auto) if auto else None)
         self.exit_code = exit_code
         self.tables = tables
+        self.notes = notes
         self._csv = csv_text
         self.models = [dict(m, mode=run.get("mode"), repeat=run.get("repeat")) for run in self.runs
                        for m in run.get("models", [])]
@@ -128,10 +152,38 @@ class Result:
 
     def best(self, k=1):
         """The k best models of the last run by its ranking (--rank-by, or the run's default), best
-        first, as the document's model dicts."""
+        first, as a DataFrame (needs pandas): `rank`, `name`, the ranking's metric under its name
+        (its last epoch's, or the test's), one column per sweep value (learning_rate, seed...),
+        `status`, `params`, `train_s`, and `weights` and `spec`, the files save_best kept (empty
+        where the run kept none). Each row's `model` is the document's model dict."""
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("Result.best needs pandas: pip install pandas") from e
         run = self.runs[-1]
         by_name = {m["name"]: m for m in run.get("models", [])}
-        return [by_name[name] for name in run.get("ranking", [])[:k]]
+        metric = run.get("rank_by")
+        kept = self._kept_files()
+        rows = []
+        for rank, name in enumerate(run.get("ranking", [])[:k], 1):
+            m = by_name[name]
+            row = {"rank": rank, "name": name, metric: _metric_value(m, metric), **m.get("values", {}),
+                   "status": m.get("status"), "params": m.get("params"), "train_s": m.get("train_s"),
+                   "weights": kept.get(name, {}).get("weights"), "spec": kept.get(name, {}).get("spec"),
+                   "model": m}
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _kept_files(self):
+        """{name: {"weights", "spec"}} of save_best's folder (its best.json), where the run kept one."""
+        folder = self._save_best_folder
+        path = os.path.join(folder, "best.json") if folder else None
+        if not path or not os.path.exists(path):
+            return {}
+        with open(path) as f:
+            listed = json.load(f)
+        return {e["name"]: {key: os.path.join(folder, e[key]) if e.get(key) else None
+                            for key in ("weights", "spec")} for e in listed.get("models", [])}
 
     def report(self, path, title=None):
         """The run as one HTML page (scripts/report.py's, with matplotlib's charts) at `path`."""
@@ -175,14 +227,20 @@ def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=Fals
         if source is not None:
             args += ["--data", source]
         args += _flags(dict(options, quiet=quiet))
-        code, tables = _cli(args, capture=quiet)
+        code, tables, notes = _cli(args, capture=quiet)
         with open(document_path) as f:
             document = json.load(f)
         csv_text = ""
         if os.path.exists(csv_path):
             with open(csv_path) as f:
                 csv_text = f.read()
-    result = Result(document, csv_text, code, tables)
+    result = Result(document, csv_text, code, tables, notes)
+    save_best = options.get("save_best")
+    result._save_best_folder = os.fspath(save_best[1]) if isinstance(save_best, (list, tuple)) else None
+    if quiet:  # its errors and warnings still said
+        said = [line for line in notes.splitlines() if "error" in line or "warning" in line]
+        if said:
+            print("\n".join(said), file=sys.stderr)
     failed = [m for m in result.models if m.get("status") not in ("ok", "stopped")]
     if failed:  # the run went on and its document says why; a notebook should see it too
         warnings.warn(f"multifit.run: {len(failed)} of {len(result.models)} models did not train: "

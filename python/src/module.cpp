@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iostream>
 #include <optional>
 
 #include <nanobind/nanobind.h>
@@ -135,15 +136,20 @@ void set_weights(Session& session, const Rows& flat) {
 
 // This process's standard output (file descriptor 1: what C++ prints), from construction to take(),
 // held in a temporary file instead of printed.
-class CapturedStdout {
+// What the command writes to file descriptor `fd` (1: its tables; 2: its notes, a worker
+// process's too), held in a temporary file instead of printed, until take().
+class CapturedFd {
  public:
-  CapturedStdout() : file_(std::tmpfile()) {
-    if (!file_) throw mf::SystemError("cannot make a temporary file to hold the tables");
-    std::fflush(stdout);
-    saved_ = dup(1);
-    dup2(fileno(file_), 1);
+  explicit CapturedFd(int fd) : fd_(fd), file_(std::tmpfile()) {
+    if (!file_) throw mf::SystemError("cannot make a temporary file to hold the command's output");
+    flush();
+    saved_ = dup(fd_);
+    dup2(fileno(file_), fd_);
   }
-  ~CapturedStdout() { restore(); }
+  ~CapturedFd() {
+    restore();
+    std::fclose(file_);
+  }
   std::string take() {
     restore();
     std::string text;
@@ -154,13 +160,18 @@ class CapturedStdout {
   }
 
  private:
+  void flush() {
+    std::fflush(fd_ == 1 ? stdout : stderr);
+    (fd_ == 1 ? std::cout : std::cerr).flush();
+  }
   void restore() {
     if (saved_ < 0) return;
-    std::fflush(stdout);
-    dup2(saved_, 1);
+    flush();
+    dup2(saved_, fd_);
     close(saved_);
     saved_ = -1;
   }
+  int fd_;
   std::FILE* file_;
   int saved_ = -1;
 };
@@ -168,11 +179,11 @@ class CapturedStdout {
 // `multifit ARGS...` in this process (apps/multifit/cli.h), the GIL released, Ctrl-C a stop of the
 // run (its models report, its document is written) and then KeyboardInterrupt. Returns the exit
 // code, the mistake's line ("" for none), and with `capture` what it printed on standard output
-// (its tables), which is then not printed.
+// (its tables) and standard error (its notes), which are then not printed.
 nb::tuple cli(const std::vector<std::string>& args, bool capture) {
   mf::clear_stop();
-  std::optional<CapturedStdout> captured;
-  if (capture) captured.emplace();
+  std::optional<CapturedFd> tables, notes;
+  if (capture) tables.emplace(1), notes.emplace(2);
   std::string mistake;
   const int code = run_interruptible<int>(
       [&] {
@@ -184,7 +195,8 @@ nb::tuple cli(const std::vector<std::string>& args, bool capture) {
         return mf::cli_main(int(words.size()), argv.data(), &mistake);
       },
       [] { mf::request_stop(); });
-  return nb::make_tuple(code, mistake, captured ? captured->take() : std::string());
+  return nb::make_tuple(code, mistake, tables ? tables->take() : std::string(),
+                        notes ? notes->take() : std::string());
 }
 
 nb::dict build_info() {
@@ -249,7 +261,7 @@ NB_MODULE(_multifit, m) {
         "The multifit program that processes mode's workers run (this process is python).");
   m.def(
       "cli", &cli, "args"_a, "capture"_a = false,
-      "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', standard output if captured).");
+      "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', stdout, stderr).");
 
   nb::class_<BackendChoice>(m, "BackendChoice")
       .def(nb::init<>())

@@ -40,13 +40,37 @@ def test_models_built_in_python_on_numpy_data_in_every_mode(binary_task):
     assert [e["loss"] for e in serial.models[0]["epochs"]] == history.history["loss"]
 
 
-def test_best_follows_the_ranking(binary_task):
+def test_best_follows_the_ranking(binary_task, tmp_path):
+    """best(k) is a DataFrame of the ranking's first k, with the metric, the sweep's values and the
+    files save_best kept; without validation rows or a test set the ranking is by the training loss
+    (not by train_s, which would make the fastest model the best)."""
+    pytest.importorskip("pandas", reason="best needs pandas")
     x, y = binary_task
     models = [small_model(f"m{seed}", seed=seed) for seed in (1, 2, 3, 4)]
     result = multifit.run(models, mode="streams", data=(x, y), epochs=2, quiet=True, backend="cpu",
-                          rank_by="train_s")
+                          save_best=(2, tmp_path / "best"))
+    run = result.runs[0]
+    assert run["rank_by"] == "loss"
     best = result.best(2)
-    assert [m["name"] for m in best] == result.runs[0]["ranking"][:2]
+    assert list(best["name"]) == run["ranking"][:2] and list(best["rank"]) == [1, 2]
+    losses = {m["name"]: m["epochs"][-1]["loss"] for m in result.models}
+    assert list(best["loss"]) == [losses[name] for name in run["ranking"][:2]]
+    assert list(best["loss"]) == sorted(losses.values())[:2]
+    for _, row in best.iterrows():
+        assert row["weights"].endswith(row["name"] + ".weights") and (tmp_path / "best" / (row["name"] + ".weights")).exists()
+        assert row["model"]["name"] == row["name"]
+    timed = multifit.run(models, mode="serial", data=(x, y), epochs=1, quiet=True, backend="cpu", rank_by="train_s")
+    assert list(timed.best(4)["name"]) == timed.runs[0]["ranking"] and timed.best(1)["weights"].isna().all()
+
+
+def test_auto_from_python_says_its_choice_and_quiet_prints_nothing(capfd):
+    """run(mode="auto") gives the mode it chose and why in one sentence; quiet=True keeps the
+    command line's notes (the backend line, auto's line) in Result.notes instead of printing them."""
+    result = multifit.run(SEED_PAIR, mode="auto", quiet=True, calibration_steps=4)
+    assert result.mode in ("serial", "streams", "processes", "packed")
+    assert result.answer.startswith(f"auto chose {result.mode}, the shortest wall its calibration")
+    assert "multifit: backend auto:" in result.notes and "multifit: auto:" in result.notes
+    assert capfd.readouterr() == ("", "")
 
 
 def test_report_writes_a_page(tmp_path):

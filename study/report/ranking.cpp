@@ -21,6 +21,8 @@ std::optional<double> rank_value(const ModelReport& m, RankBy by) {
       return m.tested && m.has_accuracy ? finite(m.test.accuracy) : std::nullopt;
     case RankBy::test_loss:
       return m.tested ? finite(m.test.loss) : std::nullopt;
+    case RankBy::loss:
+      return m.fit.epochs.empty() ? std::nullopt : finite(m.fit.epochs.back().loss);
     case RankBy::train_s:
       return m.fit.train_s;
   }
@@ -36,7 +38,7 @@ std::optional<RankKey> rank_key(const ModelReport& m, RankBy by) {
 
 std::optional<RankBy> first_rank_by(const ModelReport& m) {
   for (const Named<RankBy>& by : kRankByNames)
-    if (rank_value(m, by.value)) return by.value;
+    if (by.value != RankBy::train_s && rank_value(m, by.value)) return by.value;
   return std::nullopt;
 }
 

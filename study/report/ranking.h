@@ -13,18 +13,20 @@
 
 namespace mf {
 
-enum class RankBy { val_accuracy, val_loss, test_accuracy, test_loss, train_s };
-// In the order of the default's preference: the default is the first of these that some model has.
+enum class RankBy { val_accuracy, val_loss, test_accuracy, test_loss, loss, train_s };
+// In the order of the default's preference: the default is the first of these that some model has
+// (a model trained on every row, with no test set, by its training loss; train_s only by asking).
 inline constexpr Named<RankBy> kRankByNames[] = {{"val_accuracy", RankBy::val_accuracy},
                                                  {"val_loss", RankBy::val_loss},
                                                  {"test_accuracy", RankBy::test_accuracy},
                                                  {"test_loss", RankBy::test_loss},
+                                                 {"loss", RankBy::loss},
                                                  {"train_s", RankBy::train_s}};
 inline const char* to_string(RankBy r) { return name_of(kRankByNames, r); }
 
-// The model's value of `by`: its last epoch's validation metric, its test metric or its training
-// time; absent when it has none (not ok, no validation rows, no test set, no accuracy for mse, not
-// finite).
+// The model's value of `by`: its last epoch's validation metric or training loss, its test metric
+// or its training time; absent when it has none (not ok, no validation rows, no test set, no
+// accuracy for mse, not finite).
 std::optional<double> rank_value(const ModelReport& m, RankBy by);
 // Where the model sorts by `by`: the smaller key ranks higher (accuracies highest first, losses and
 // times lowest; ties by the place in the sweep, ModelReport::index). Absent when it has no value.
@@ -34,8 +36,8 @@ std::optional<RankKey> rank_key(const ModelReport& m, RankBy by);
 // that did not end ok). The default of a run is the first of its models' firsts.
 std::optional<RankBy> first_rank_by(const ModelReport& m);
 // Sets run.rank_by and run.ranking (the models that have a value of it, in rank_key order): by
-// `by`, or when absent by the first of val_accuracy, val_loss, test_accuracy, test_loss and train_s
-// that some model has.
+// `by`, or when absent by the first of val_accuracy, val_loss, test_accuracy, test_loss and loss
+// that some model has (train_s where none has any).
 void rank_run(RunReport& run, std::optional<RankBy> by);
 
 }  // namespace mf

@@ -336,7 +336,7 @@ TEST_F(Ranking, ALargeSweepIsRankedByValidationAccuracyBestFirst) {
   EXPECT_EQ(bad.rc, 2);
   EXPECT_TRUE(contains(
       bad.err,
-      "'accuracy' is not one of val_accuracy, val_loss, test_accuracy, test_loss, train_s"))
+      "'accuracy' is not one of val_accuracy, val_loss, test_accuracy, test_loss, loss, train_s"))
       << bad.err;
 }
 

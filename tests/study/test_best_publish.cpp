@@ -1,6 +1,7 @@
 // --save-best's end (study/best/publish.h): the best K of rank_run's ranking moved into DIR beside
 // their specs, with best.json, from one staging folder or several (a run over several processes);
-// an earlier run's best replaced; a best model whose weights were not kept.
+// an earlier run's best replaced; a best model whose weights were not kept. And the ranking's
+// default where models have no validation or test metric.
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -146,6 +147,26 @@ TEST_F(Publish, ABestModelWhoseWeightsWereNotKeptIsListedWithoutThem) {
   EXPECT_FALSE(best[1].weights.empty());
   std::ifstream in(dir_ / "best.json");
   EXPECT_TRUE(json::parse(in)["models"][0]["weights"].is_null());
+}
+
+// Models with neither validation rows nor a test set rank by their last epoch's training loss
+// (lowest first), not by train_s, which would make the fastest model the best; train_s only when
+// asked, or where no model has a loss.
+TEST(Ranking, WithoutValidationOrTestTheTrainingLossRanks) {
+  RunReport run;
+  for (size_t i = 0; i < 3; ++i) {
+    ModelReport m = best_test::model(i, std::nullopt, std::nullopt, 1.0 + double(i));
+    m.fit.epochs[0].loss = 0.9 - 0.2 * double(i);  // the slowest has the lowest loss
+    run.models.push_back(m);
+  }
+  rank_run(run, std::nullopt);
+  EXPECT_EQ(run.rank_by, "loss");
+  EXPECT_EQ(run.ranking, (std::vector<std::string>{name_of(2), name_of(1), name_of(0)}));
+  rank_run(run, RankBy::train_s);
+  EXPECT_EQ(run.ranking, (std::vector<std::string>{name_of(0), name_of(1), name_of(2)}));
+  for (ModelReport& m : run.models) m.fit.epochs.clear();  // trained nothing (--epochs 0)
+  rank_run(run, std::nullopt);
+  EXPECT_EQ(run.rank_by, "train_s");
 }
 
 }  // namespace
