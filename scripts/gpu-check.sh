@@ -104,8 +104,10 @@ fi
 [ -n "$outdir" ] || usage
 [[ ${MULTIFIT_SANITIZER_LIMIT_S-1} =~ ^[1-9][0-9]*$ ]] ||
   die "MULTIFIT_SANITIZER_LIMIT_S=$MULTIFIT_SANITIZER_LIMIT_S: not a whole number of seconds, 1 or more"
-deadline=$((SECONDS + deadline_s))
+clock0=$SECONDS  # the deadline's start (SECONDS counts whole seconds from the shell's, which may be 1 here)
+deadline=$((clock0 + deadline_s))
 planned_s=0  # --plan: the seconds the steps planned so far would take at worst, on top of SECONDS
+plan_end=0   # --plan: when the last step planned would end at worst, from clock0 (the planning's own time not added)
 mkdir -p "$outdir" && out=$(cd "$outdir" && pwd) || die "cannot create $outdir"
 [ -z "$binaries" ] || binaries=$(cd "$binaries" 2>/dev/null && pwd) || die "--binaries: no folder $binaries"
 cd "$(dirname "$0")/.." || die "cannot enter the repository"
@@ -216,8 +218,8 @@ launch() {
   local left=$((deadline - SECONDS - planned_s))
   ((limit > left)) && limit=$left cut=1
   if ((plan)); then
-    planned_s=$((planned_s + limit))
-    record planned "$current" "$limit s, ends by $((SECONDS + planned_s)) s$( ((cut)) && echo ": cut to the time left")"
+    planned_s=$((planned_s + limit)) plan_end=$((SECONDS + planned_s - clock0))
+    record planned "$current" "$limit s, ends by $plan_end s$( ((cut)) && echo ": cut to the time left")"
     current=""
     return 1
   fi
@@ -580,7 +582,7 @@ else
 fi
 
 if ((plan)); then
-  echo "gpu-check --plan: at worst the check ends by $((SECONDS + planned_s)) s of its ${deadline_s} s deadline"
+  echo "gpu-check --plan: at worst the check ends by $plan_end s of its ${deadline_s} s deadline"
   exit 0
 fi
 write_summary "finished" tables
