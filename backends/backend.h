@@ -231,10 +231,11 @@ class Backend {
                                  const Pack& pack = {}) = 0;
 
   // ---- Loss and metrics ----
-  // One pass over out(m,n) and target(m, shape.target_cols): each row's values(m, shape.values()),
-  // its loss and then each metric's (kernels/loss_row.h), and d_out(m,n) = d(mean batch
-  // loss)/d(out). Where the loss takes logits (takes_logits) `out` holds them (sigmoid/softmax
-  // fused). Each member's loss settings are its MemberSettings'.
+  // One pass over out(m,n) and target(m, shape.target_stride()): each row's values(m,
+  // shape.values()), its loss (times its weight, where the pass applies one) and then each metric's
+  // (kernels/loss_row.h), and d_out(m,n) = d(mean batch loss)/d(out). Where the loss takes logits
+  // (takes_logits) `out` holds them (sigmoid/softmax fused). Each member's loss settings are its
+  // MemberSettings'.
   virtual void loss(const LossShape& shape, const float* out, const float* target, float* d_out,
                     float* values, int m, int n, const MemberSettings* settings,
                     const Pack& pack = {}) = 0;

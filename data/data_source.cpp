@@ -107,12 +107,15 @@ std::pair<std::string, std::string> csv_files(const std::string& source, const s
   return {train, test};
 }
 
-DataSplit load_csv_files(const std::string& source, const std::string& files, int targets) {
+DataSplit load_csv_files(const std::string& source, const std::string& files, int targets,
+                         bool sample_weight) {
   const auto [train, test] = csv_files(source, files);
   DataSplit split;
-  split.train = load_csv(train, targets);
+  split.train = load_csv(train, targets + (sample_weight ? 1 : 0));
+  if (sample_weight) take_sample_weights(split.train, train);
   if (!test.empty()) {
-    split.test = load_csv(test, targets);
+    split.test = load_csv(test, targets + (sample_weight ? 1 : 0));
+    if (sample_weight) take_sample_weights(*split.test, test);
     check_test_set(split.train, *split.test, test, train);
   }
   split.description = describe(source, split);
@@ -137,19 +140,23 @@ std::vector<std::string> npy_files(const std::string& source, const std::string&
   return paths;
 }
 
-DataSplit load_npy_files(const std::string& source, const std::string& files, int targets) {
+DataSplit load_npy_files(const std::string& source, const std::string& files, int targets,
+                         bool sample_weight) {
   const std::vector<std::string> paths = npy_files(source, files);
   DataSplit split;
   split.train = load_npy_pair(paths[0], paths[1]);
+  if (sample_weight) take_sample_weights(split.train, paths[1]);
   if (paths.size() == 4) {
     split.test = load_npy_pair(paths[2], paths[3]);
+    if (sample_weight) take_sample_weights(*split.test, paths[3]);
     check_test_set(split.train, *split.test, paths[2], paths[0]);
   }
   for (const Dataset* set : {&split.train, split.test ? &*split.test : nullptr})
     if (set && set->target_cols != targets)
       throw UserError("data source '" + source + "': y has " + std::to_string(set->target_cols) +
-                      " columns, but the spec's targets is " + std::to_string(targets) +
-                      "; set \"targets\" to y's columns");
+                      " target columns, but the spec's targets is " + std::to_string(targets) +
+                      "; set \"targets\" to y's columns" +
+                      (sample_weight ? " before the last, each row's weight" : ""));
   split.description = describe(source, split);
   return split;
 }
@@ -190,10 +197,16 @@ std::string fashion_mnist_dir() {
   return (fs::path(root && *root ? root : kDebianDatasets) / "fashion-mnist").string();
 }
 
-DataSplit load_data(const std::string& source, int targets) {
+DataSplit load_data(const std::string& source, int targets, bool sample_weight) {
   std::string rest;
-  if (strip_prefix(source, "csv:", rest)) return load_csv_files(source, rest, targets);
-  if (strip_prefix(source, "npy:", rest)) return load_npy_files(source, rest, targets);
+  if (strip_prefix(source, "csv:", rest))
+    return load_csv_files(source, rest, targets, sample_weight);
+  if (strip_prefix(source, "npy:", rest))
+    return load_npy_files(source, rest, targets, sample_weight);
+  if (sample_weight)
+    throw UserError(
+        "data source '" + source +
+        "': fit.sample_weight reads each row's weight after its targets, which only CSV or .npy files hold");
   if (targets != 1)
     throw UserError("data source '" + source + "': one label per row, but the spec's targets is " +
                     std::to_string(targets) +

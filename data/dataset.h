@@ -1,6 +1,7 @@
 #pragma once
 // Data sets in host memory, float32, row-major, ready to be copied to a backend.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -8,15 +9,28 @@
 
 namespace mf {
 
+// What the column after each row's targets holds, where y has one: Keras's fit(sample_weight=...),
+// applied in training and evaluation alike, or the weight of the row's class from
+// fit(class_weight=...), applied in training only (Keras evaluates, validation rows included,
+// without class weights).
+enum class RowWeights { none, sample, by_class };
+
+// Keras's class_weight: a weight per class index; a class it does not name weighs 1.
+using ClassWeights = std::map<int, float>;
+
 struct Dataset {
   int64_t rows = 0;
   int features = 0;
-  // columns of y: 1 for a class index, a binary label or one regression target
+  // columns of y's targets: 1 for a class index, a binary label or one regression target
   int target_cols = 1;
+  RowWeights weights = RowWeights::none;
   // distinct classes for classification data (labels 0..classes-1); 0 for regression
   int classes = 0;
   std::vector<float> x;  // (rows, features)
-  std::vector<float> y;  // (rows, target_cols); class indices stored as exact floats
+  // (rows, y_cols()): each row's targets, then its weight where weights is not none; class
+  // indices stored as exact floats
+  std::vector<float> y;
+  int y_cols() const { return target_cols + (weights == RowWeights::none ? 0 : 1); }
   // Where the labels are, for messages: the first label that is not a class index when classes is 0
   // ("train.csv:7: label -1"), else the first row holding the largest class ("train.csv:9: label
   // 5", "labels.idx record 12: label 9"); empty for generated data.
@@ -27,16 +41,39 @@ struct Dataset {
 // larger integer label is far more likely a regression target than a class.
 inline constexpr float kMaxClassLabel = 16777216.0f;
 
-// Sets data.classes and data.label_at from labels y (data.target_cols per row), as a file's reader
-// does: the largest label + 1 where every label is a whole number in [0, kMaxClassLabel], else 0;
-// label_at names the first label that is not a class index, else the first of the largest, as
-// WHERE[row]: label V ("y.npy[7]: label 2.5").
+// Sets data.classes and data.label_at from labels y (data.target_cols per row of data.y_cols()), as
+// a file's reader does: the largest label + 1 where every label is a whole number in [0,
+// kMaxClassLabel], else 0; label_at names the first label that is not a class index, else the first
+// of the largest, as WHERE[row]: label V ("y.npy[7]: label 2.5").
 void summarize_labels(Dataset& data, std::span<const float> y, const std::string& where);
 
 // Refuses the first value of `values` (rows of `cols`) that is NaN or infinite: a UserError naming
 // it as WHERE[row, column] (WHERE[row] for one column), counted from 0 ("x[12, 3] is NaN: ...").
 // Every loader calls it on x and y, and the Python package on the arrays it is given.
 void check_finite(std::span<const float> values, int cols, const std::string& where);
+
+// Each row's weight by its class, as Keras's class_weight_to_sample_weights
+// (keras/src/trainers/data_adapters/data_adapter_utils.py) finds it: the class is the column of the
+// row's largest target (the first of equals) where a row has several targets, else its one target
+// rounded half to even; `weights` gives it, 1 where it names no such class. y is (rows,
+// target_cols); the result (rows).
+std::vector<float> class_weights_of(std::span<const float> y, int target_cols,
+                                    const ClassWeights& weights);
+
+// y(rows, target_cols) with each row followed by its weight from weights(rows): (rows,
+// target_cols + 1).
+std::vector<float> with_weight_column(std::span<const float> y, int target_cols,
+                                      std::span<const float> weights);
+
+// data's y given the column of its rows' class weights (class_weights_of); data.weights becomes
+// by_class. std::invalid_argument where data already has a weight column.
+void weigh_by_class(Dataset& data, const ClassWeights& weights);
+
+// data's last target column taken as each row's sample weight (a file that holds the weights after
+// the targets): data.target_cols one fewer, data.weights sample, its labels summarized again
+// without the weights (WHERE as summarize_labels's). A UserError naming WHERE where y has no column
+// to spare.
+void take_sample_weights(Dataset& data, const std::string& where);
 
 struct DataSplit {
   std::string description;  // e.g. "fashion-mnist (60000 train, 10000 test)"
@@ -56,8 +93,9 @@ struct DataSplit {
 //                             (rows, targets), of any real, integer or bool dtype (read as float32)
 // Any problem with the source or its files is a UserError naming the file and what is wrong.
 // `targets` is the number of target columns at the end of each CSV row (ModelSpec::targets); other
-// sources have one label per row and refuse more.
-DataSplit load_data(const std::string& source, int targets = 1);
+// sources have one label per row and refuse more. With `sample_weight` each CSV row or row of y.npy
+// holds its weight after its targets (take_sample_weights), which other sources refuse.
+DataSplit load_data(const std::string& source, int targets = 1, bool sample_weight = false);
 // Whether load_data(source) gives a test set, from the name alone (nothing is read): every source
 // but csv:TRAIN without a TEST file has one.
 bool has_test_set(const std::string& source);

@@ -35,7 +35,7 @@ struct LossBuffers {
   // rows[r] of the data set (rows already at the batch's first row).
   __device__ __forceinline__ void row(const LossShape& shape, int64_t r, int m, int n) const {
     loss_row(shape, settings->loss, out + r * n,
-             target + (rows ? rows[r] : r) * int64_t(shape.target_cols), d_out + r * n, n,
+             target + (rows ? rows[r] : r) * int64_t(shape.target_stride()), d_out + r * n, n,
              loss_grad_scale(shape.loss, m, n), values + r * shape.values());
   }
 };
@@ -70,9 +70,9 @@ __global__ void crossentropy_from_probabilities_kernel(LossShape shape, LossBuff
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= m || stopped(pack, int(blockIdx.y))) return;
   const LossBuffers b = buffers.of_member(int(blockIdx.y), pack);
-  crossentropy_row_from_probabilities(shape, b.out + r * n, int(b.target[r]), b.d_out + r * n, n,
-                                      loss_grad_scale(Loss::sparse_categorical_crossentropy, m, n),
-                                      b.values + r * shape.values());
+  crossentropy_row_from_probabilities(
+      shape, b.out + r * n, b.target + r * shape.target_stride(), b.d_out + r * n, n,
+      loss_grad_scale(Loss::sparse_categorical_crossentropy, m, n), b.values + r * shape.values());
 }
 
 dim3 row_grid(int m, const Pack& pack) {

@@ -8,7 +8,7 @@ void loss(const LossShape& shape, const LossSettings& settings, const float* out
           const float* target, float* d_out, float* values, int m, int n) {
   const float scale = loss_grad_scale(shape.loss, m, n);
   for (int r = 0; r < m; ++r)
-    loss_row(shape, settings, out + int64_t(r) * n, target + int64_t(r) * shape.target_cols,
+    loss_row(shape, settings, out + int64_t(r) * n, target + int64_t(r) * shape.target_stride(),
              d_out + int64_t(r) * n, n, scale, values + int64_t(r) * shape.values());
 }
 

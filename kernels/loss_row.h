@@ -41,12 +41,22 @@ struct MetricList {
 // What a pack's members share in their loss pass: the loss, whether the output is logits the user
 // asked the loss to take (from_logits: the metrics then see the logits, as Keras's do), the target
 // columns (1 for class indices) and the metrics. A row's values are its loss, then each metric's.
+// Where the data carries a weight per row (data/dataset.h RowWeights), it is the column after the
+// targets, and the pass multiplies the row's loss and gradient by it where `weighted`, as Keras
+// multiplies each sample's loss by its sample weight and divides the sum by the batch's rows
+// (keras/src/losses/loss.py, reduce_weighted_values); the metrics stay unweighted, as those of
+// Keras's compile(metrics=...) do.
 struct LossShape {
   Loss loss = Loss::mse;
   bool from_logits = false;
   int target_cols = 1;
   MetricList metrics;
+  bool weight_column = false;  // each row of targets is followed by its weight
+  bool weighted = false;       // the pass applies it (only with weight_column)
   MF_HD int values() const { return 1 + metrics.count; }
+  MF_HD int target_stride() const { return target_cols + (weight_column ? 1 : 0); }
+  // The row's weight: its column where the pass applies it, else 1.
+  MF_HD float weight(const float* target) const { return weighted ? target[target_cols] : 1.f; }
 };
 
 // A member's own loss settings (MemberSettings, kernels/member_settings.h), as Keras rounds them:
@@ -78,11 +88,14 @@ MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, floa
 }
 
 // out(n): logits for the cross-entropies, the output layer's activations for the others. target:
-// a class index (target_cols 1 with several outputs) or n values. scale = loss_grad_scale(). Writes
-// d_out(n) and values(shape.values()).
+// a class index (target_cols 1 with several outputs) or n values, then the row's weight where the
+// shape has its column. scale = loss_grad_scale(). Writes d_out(n) and values(shape.values()): the
+// loss times the row's weight, the metrics unweighted.
 MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* out,
                     const float* target, float* d_out, int n, float scale, float* values) {
   const Loss loss = shape.loss;
+  const float weight = shape.weight(target);
+  scale *= weight;  // d(sum of w * loss / rows) / d(loss of this row): w / rows
   // a class index rather than one value per output
   const bool by_index = shape.target_cols == 1 && n > 1;
   const int label = by_index ? int(target[0]) : -1;
@@ -138,7 +151,7 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
     }
     total /= float(n);
   }
-  values[0] = total;
+  values[0] = total * weight;
 
   // Each metric of the row, from what Keras's metrics see (predicted) and the targets as given. The
   // element-wise ones of an element-wise loss are summed above; those of a loss over the classes
@@ -177,15 +190,19 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
 
 // Sparse categorical cross-entropy of a row of probabilities p(n) that a library softmax computed
 // (the cuDNN reference path): the same loss, gradient and accuracy as loss_row() from logits, up
-// to rounding. d_out may alias p; values as loss_row's, for the metrics of a softmax output.
-MF_HD void crossentropy_row_from_probabilities(const LossShape& shape, const float* p, int label,
-                                               float* d_out, int n, float scale, float* values) {
+// to rounding. target: the class index, then the row's weight where the shape has its column. d_out
+// may alias p; values as loss_row's, for the metrics of a softmax output.
+MF_HD void crossentropy_row_from_probabilities(const LossShape& shape, const float* p,
+                                               const float* target, float* d_out, int n,
+                                               float scale, float* values) {
+  const int label = int(target[0]);
+  const float weight = shape.weight(target);
   int argmax = 0;
   for (int j = 1; j < n; ++j)
     if (p[j] > p[argmax]) argmax = j;
-  values[0] = -logf(fmaxf(p[label], 1e-30f));
+  values[0] = -logf(fmaxf(p[label], 1e-30f)) * weight;
   for (int k = 0; k < shape.metrics.count; ++k) values[1 + k] = argmax == label ? 1.f : 0.f;
-  for (int j = 0; j < n; ++j) d_out[j] = (p[j] - (j == label ? 1.f : 0.f)) * scale;
+  for (int j = 0; j < n; ++j) d_out[j] = (p[j] - (j == label ? 1.f : 0.f)) * (scale * weight);
 }
 
 }  // namespace mf

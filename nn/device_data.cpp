@@ -7,6 +7,7 @@ DeviceData::DeviceData(Backend& backend, const Dataset& data, bool keep_host_row
       rows_(data.rows),
       features_(data.features),
       target_cols_(data.target_cols),
+      weights_(data.weights),
       x_bytes_(data.x.size() * sizeof(float)),
       y_bytes_(data.y.size() * sizeof(float)) {
   x_ = static_cast<float*>(backend_.upstream().allocate(x_bytes_));
@@ -21,8 +22,9 @@ DeviceData::DeviceData(Backend& backend, const HostRows& rows)
       rows_(rows.rows),
       features_(rows.features),
       target_cols_(rows.target_cols),
+      weights_(rows.weights),
       x_bytes_(size_t(rows.rows) * size_t(rows.features) * sizeof(float)),
-      y_bytes_(rows.y ? size_t(rows.rows) * size_t(rows.target_cols) * sizeof(float) : 0),
+      y_bytes_(rows.y ? size_t(rows.rows) * size_t(y_cols()) * sizeof(float) : 0),
       y_(nullptr) {
   if (backend_.host_addressable()) {
     borrowed_ = true;

@@ -12,12 +12,13 @@
 namespace mf {
 
 // Rows another owner holds in host memory (a numpy array's buffer): x (rows, features) and
-// y (rows, target_cols), float32, row-major.
+// y (rows, target_cols, then the row's weight where weights is not none), float32, row-major.
 struct HostRows {
   int64_t rows = 0;
   int features = 0, target_cols = 1;
   const float* x = nullptr;
   const float* y = nullptr;
+  RowWeights weights = RowWeights::none;
 };
 
 class DeviceData {
@@ -34,8 +35,11 @@ class DeviceData {
   int64_t rows() const { return rows_; }
   int features() const { return features_; }
   int target_cols() const { return target_cols_; }
+  // What the column after each row's targets holds, where y has one (data/dataset.h).
+  RowWeights weights() const { return weights_; }
+  int y_cols() const { return target_cols_ + (weights_ == RowWeights::none ? 0 : 1); }
   const float* x() const { return x_; }  // (rows, features)
-  const float* y() const { return y_; }  // (rows, target_cols)
+  const float* y() const { return y_; }  // (rows, y_cols()): the targets, then the weight
   size_t bytes() const { return x_bytes_ + y_bytes_; }
   // The rows as the host reads them: the resident copy on a host-addressable backend
   // (Backend::host_addressable), else the host copy kept at construction, else null.
@@ -50,6 +54,7 @@ class DeviceData {
   Backend& backend_;
   int64_t rows_;
   int features_, target_cols_;
+  RowWeights weights_;
   size_t x_bytes_, y_bytes_;
   float *x_, *y_;
   bool borrowed_ = false;               // x_ and y_ are the owner's host rows

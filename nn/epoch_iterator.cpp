@@ -12,7 +12,7 @@ size_t x_bytes(const ModelSpec& spec) {
   return size_t(spec.fit.batch_size) * spec.input * sizeof(float);
 }
 size_t y_bytes(const ModelSpec& spec) {
-  return size_t(spec.fit.batch_size) * spec.target_cols() * sizeof(float);
+  return size_t(spec.fit.batch_size) * spec.y_cols() * sizeof(float);
 }
 size_t order_bytes(int64_t rows) { return size_t(rows) * sizeof(int); }
 
@@ -33,6 +33,9 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows,
       batch_size_(model.spec().fit.batch_size),
       stride_(int64_t(plan(model.spec(), rows).total())) {
   const ModelSpec& spec = model.spec();
+  if (data.weights() != spec.row_weights())  // the batch's y buffer holds the spec's columns
+    throw std::invalid_argument("EpochIterator: model '" + spec.name +
+                                "' trains on data weighted otherwise than its fit settings say");
   buffers_ = model.pool().allocate(size_t(stride_) * size_t(model.members()));
   std::byte* at = static_cast<std::byte*>(buffers_);
   x_ = reinterpret_cast<float*>(at);
@@ -52,8 +55,7 @@ EpochIterator::EpochIterator(Model& model, const DeviceData& data, int64_t rows,
   std::vector<const ModelSpec*> members;
   for (int z = 0; z < model.members(); ++z) members.push_back(&model.spec(z));
   pipeline_ = std::make_unique<InputPipeline>(
-      members,
-      InputPipeline::Rows{data.host_x(), data.host_y(), data.features(), data.target_cols()},
+      members, InputPipeline::Rows{data.host_x(), data.host_y(), data.features(), data.y_cols()},
       model.backend(), timeline);
 }
 
@@ -76,7 +78,7 @@ void EpochIterator::begin_epoch(int epoch) {
 void EpochIterator::prepare(int64_t step, bool now) {
   if (!pipeline_) return;
   const size_t members = size_t(model_.members()), m = size_t(rows(step));
-  const size_t features = size_t(data_.features()), targets = size_t(data_.target_cols());
+  const size_t features = size_t(data_.features()), targets = size_t(data_.y_cols());
   const size_t x_batch = size_t(batch_size_) * features, y_batch = size_t(batch_size_) * targets;
   std::vector<float> x, y;  // the warm-up's batch
   InputPipeline::Batch batch{};
@@ -108,7 +110,7 @@ EpochIterator::Batch EpochIterator::batch(int64_t step) {
   Pack layout = model_.pack();
   layout.data_stride = layout.rows_stride = stride_;
   backend.gather(data_.x(), data_.features(), order_, m, x_, layout);
-  backend.gather(data_.y(), data_.target_cols(), order_, m, y_, layout);
+  backend.gather(data_.y(), data_.y_cols(), order_, m, y_, layout);
   return {x_, y_, m, nullptr, stride_};
 }
 

@@ -102,7 +102,9 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
   };
   if (data.features() != spec.input)
     fail("has " + std::to_string(data.features()) + " features but the spec's input is " +
-         std::to_string(spec.input));
+         std::to_string(spec.input) +
+         (spec.fit.sample_weight ? " (fit.sample_weight takes each row's last column as its weight)"
+                                 : ""));
   const int outputs = spec.outputs(), columns = data.target_cols();
   const char* loss = to_string(spec.loss.kind);
   if (!spec.takes_label_columns(columns)) {
@@ -155,7 +157,8 @@ std::vector<Evaluation> evaluate_pack(Model& model, const DeviceData& data, int6
   model.backend().run_together([&] {
     for (int64_t r = first_row; r < first_row + rows; r += B) {
       const int m = int(std::min<int64_t>(B, first_row + rows - r));
-      model.evaluate_batch(data.x() + r * data.features(), data.y() + r * data.target_cols(), m);
+      model.evaluate_batch(data.x() + r * data.features(), data.y() + r * data.y_cols(), m,
+                           data.weights());
     }
   });
   std::vector<Evaluation> evaluations;
@@ -269,8 +272,8 @@ void PackFit::warm_up() {
   if (batches_.rows(last) != batches_.rows(0)) run_step(last, true);
   if (val_ > 0)
     model_.evaluate_batch(data_.x() + train_ * data_.features(),
-                          data_.y() + train_ * data_.target_cols(),
-                          int(std::min<int64_t>(spec_.fit.batch_size, val_)));
+                          data_.y() + train_ * data_.y_cols(),
+                          int(std::min<int64_t>(spec_.fit.batch_size, val_)), data_.weights());
   model_.restore(state);
   model_.backend().synchronize();
 }
@@ -379,7 +382,7 @@ void PackFit::run_step(int64_t step, bool now) {
 void PackFit::run_steps(int64_t step, int run) {
   const auto train_step = [&] {
     const EpochIterator::Batch batch = batches_.batch(step);
-    model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride);
+    model_.train_batch(batch.x, batch.y, batch.size, batch.rows, batch.stride, data_.weights());
   };
   if (!graphs_) return train_step();
   // A step's calls are the same every step (nn/model.h), so one graph per batch size serves all.

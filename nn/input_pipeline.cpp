@@ -17,7 +17,7 @@ InputPipeline::InputPipeline(std::vector<const ModelSpec*> members, Rows rows, B
       timeline_(timeline) {
   const PipelineSpec& settings = members_.front()->pipeline;
   const size_t x_floats = size_t(batch_size_) * members_.size() * size_t(rows_.features);
-  const size_t y_floats = size_t(batch_size_) * members_.size() * size_t(rows_.target_cols);
+  const size_t y_floats = size_t(batch_size_) * members_.size() * size_t(rows_.y_cols);
   slots_.resize(size_t(settings.prefetch));
   for (Slot& slot : slots_) {
     slot.memory = backend.host_buffer((x_floats + y_floats) * sizeof(float));
@@ -154,7 +154,7 @@ Track InputPipeline::take_spans() {
 void InputPipeline::prepare(int64_t step, float* x, float* y) const {
   const int64_t first = step * batch_size_;
   const int m = int(std::min<int64_t>(batch_size_, train_rows_ - first));
-  const size_t features = size_t(rows_.features), targets = size_t(rows_.target_cols);
+  const size_t features = size_t(rows_.features), targets = size_t(rows_.y_cols);
   for (size_t z = 0; z < members_.size(); ++z) {
     float* member_x = x + z * size_t(batch_size_) * features;
     float* member_y = y + z * size_t(batch_size_) * targets;

@@ -39,13 +39,13 @@ namespace mf {
 
 class InputPipeline {
  public:
-  // The rows of every member's data set: x (rows, features) and y (rows, target_cols), host memory
+  // The rows of every member's data set: x (rows, features) and y (rows, y_cols), host memory
   // the pipeline only reads, for the lifetime of the pipeline. `members` specs share their batch
   // size, input and pipeline settings (pack_key); each member's own seed and preprocessing apply.
   struct Rows {
     const float* x;
     const float* y;
-    int features, target_cols;
+    int features, y_cols;  // y_cols: the targets and the weight, where rows have one
   };
   // The slots are `backend`'s host buffers (OutOfMemory when they do not fit) with a fence each.
   // `timeline`: note when each batch was prepared (take_spans), on clock_seconds().

@@ -211,6 +211,13 @@ std::string pack_key(const ModelSpec& spec) {
   std::string key = std::to_string(spec.input) + " " + to_string(spec.loss.kind) +
                     (spec.loss.from_logits ? "+logits" : "") + " targets " +
                     std::to_string(spec.target_cols()) + " " + to_string(o.kind);
+  // the members read one data set: weighted alike (data/dataset.h)
+  if (spec.fit.sample_weight) key += " sample_weight";
+  for (const auto& [label, weight] : spec.fit.class_weight) {
+    char entry[48];
+    std::snprintf(entry, sizeof entry, " class %d:%.9g", label, double(weight));
+    key += entry;
+  }
   for (const char* slot : optimizer_slots(o)) key.append("+").append(slot);
   if (o.clip != ClipKind::none) key += " clip " + std::to_string(int(o.clip));
   for (const LayerSpec& l : spec.layers) {
@@ -529,8 +536,15 @@ void Model::check_batch(int m) const {
                            std::to_string(specs_[0].fit.batch_size));
 }
 
+LossShape Model::shape_for(RowWeights weights, bool training) const {
+  LossShape shape = shape_;
+  shape.weight_column = weights != RowWeights::none;
+  shape.weighted = shape.weight_column && (training || weights == RowWeights::sample);
+  return shape;
+}
+
 void Model::gradients(const float* X, const float* T, int m, const int* rows, int64_t batch_stride,
-                      bool counts_step) {
+                      bool counts_step, RowWeights weights) {
   check_batch(m);
   // The data's layout: the members' own batches, or the data set read by index (or by all alike).
   Pack data = pack();
@@ -538,29 +552,29 @@ void Model::gradients(const float* X, const float* T, int m, const int* rows, in
   data.rows_stride = rows ? batch_stride : 0;
   data.counts_step = counts_step;
   const float* out = forward(X, m, rows, data, true);
-  backend_.loss_and_accumulate(shape_, out, T, d_out_, values_, m, stages_.back().out, totals_,
-                               settings_, rows, data);
+  backend_.loss_and_accumulate(shape_for(weights, true), out, T, d_out_, values_, m,
+                               stages_.back().out, totals_, settings_, rows, data);
   backward(X, m, rows, data);
   add_penalties(m, false, true);
 }
 
 void Model::train_batch(const float* X, const float* T, int m, const int* rows,
-                        int64_t batch_stride) {
-  gradients(X, T, m, rows, batch_stride, true);
+                        int64_t batch_stride, RowWeights weights) {
+  gradients(X, T, m, rows, batch_stride, true, weights);
   const OptimizerStep step = optimizer_step(m);
   if (norms_) backend_.gradient_norms(step, pack());
   backend_.optimizer_step(step, pack());
   add_penalties(m, true, false);  // the weights' penalty, from before the update
 }
 
-void Model::evaluate_batch(const float* X, const float* T, int m) {
+void Model::evaluate_batch(const float* X, const float* T, int m, RowWeights weights) {
   check_batch(m);
   Pack data = pack();
   // every member reads the same rows; not a training step: nothing is counted
   data.data_stride = 0;
   const float* out = forward(X, m, nullptr, data, false);
-  backend_.loss_and_accumulate(shape_, out, T, d_out_, values_, m, stages_.back().out, totals_,
-                               settings_, nullptr, data);
+  backend_.loss_and_accumulate(shape_for(weights, false), out, T, d_out_, values_, m,
+                               stages_.back().out, totals_, settings_, nullptr, data);
   if (penalty_partials_) backend_.weight_penalty(optimizer_step(m), pack());
   add_penalties(m, true, true);
 }

@@ -112,20 +112,23 @@ class Model {
   // rows (only where reads_by_index, `batch_stride` apart: the epoch's orders), X and T are the
   // data set and a member's batch is their rows rows[f..f+m), f its step state's first_row
   // (kernels/pack.h). A step's calls are the same every step: a CUDA graph can replay them.
+  // `weights`: what T's column after each row's targets holds (DeviceData::weights), every kind of
+  // weight applied.
   void compute_gradients(const float* X, const float* T, int m, const int* rows = nullptr,
-                         int64_t batch_stride = 0) {
-    gradients(X, T, m, rows, batch_stride, false);
+                         int64_t batch_stride = 0, RowWeights weights = RowWeights::none) {
+    gradients(X, T, m, rows, batch_stride, false, weights);
   }
   // compute_gradients, counting the step, then one optimizer step, which moves first_row past the
   // batch, and the regularizers' penalties added to the batch's loss.
   void train_batch(const float* X, const float* T, int m, const int* rows = nullptr,
-                   int64_t batch_stride = 0);
+                   int64_t batch_stride = 0, RowWeights weights = RowWeights::none);
   // An epoch's first batch starts at row 0 of its order (first_row = 0 for every member).
   void start_epoch();
   // Inference's forward (Dropout passes its input on, BatchNormalization uses its moving
   // statistics) and the loss with its penalties, every member on the same rows X(m, input), T(m,
   // target_cols) of the data set.
-  void evaluate_batch(const float* X, const float* T, int m);
+  // Sample weights apply here, class weights not (as Keras evaluates).
+  void evaluate_batch(const float* X, const float* T, int m, RowWeights weights = RowWeights::none);
   // Inference's forward on X(m, input) for a model of one member: its output buffer (m, outputs),
   // on the backend, valid until the next call. Where the loss takes logits (takes_logits) they are
   // the output layer's pre-activation: nn/fit.h predict applies the activation.
@@ -174,7 +177,10 @@ class Model {
   void check_batch(int m) const;
   // compute_gradients, and with `counts_step` the step counted for the optimizer (StepState::t).
   void gradients(const float* X, const float* T, int m, const int* rows, int64_t batch_stride,
-                 bool counts_step);
+                 bool counts_step, RowWeights weights);
+  // The loss pass's shape for targets followed by `weights`: applied in training, and in
+  // evaluation where they are sample weights.
+  LossShape shape_for(RowWeights weights, bool training) const;
   // `data`: the layout of the input data X and T (pack() with the data's and the rows' strides).
   // Returns the output's buffer.
   const float* forward(const float* X, int m, const int* rows, const Pack& data, bool training);

@@ -28,8 +28,8 @@ constexpr const char* kTopKeys[] = {"name",          "data",     "input",   "lay
                                     "loss",          "metrics",  "targets", "optimizer",
                                     "fit",           "seed",     "memory",  "input_shape",
                                     "preprocessing", "pipeline", "device",  "keras_config"};
-constexpr const char* kFitKeys[] = {"epochs", "batch_size", "validation_split", "shuffle",
-                                    "callbacks"};
+constexpr const char* kFitKeys[] = {"epochs",        "batch_size",   "validation_split", "shuffle",
+                                    "sample_weight", "class_weight", "callbacks"};
 constexpr const char* kMemoryKeys[] = {"limit", "mode"};
 constexpr const char* kPipelineKeys[] = {"workers", "prefetch"};
 constexpr const char* kDeviceKeys[] = {"sms", "sm_share"};
@@ -51,6 +51,23 @@ double parse_split(const Field& field) {
   field.wrong("a number in [0, 1)");
 }
 
+// Keras's class_weight: {"0": 1.0, "3": 2.5}, class indices to weights (JSON keys are strings).
+ClassWeights parse_class_weight(const Field& field) {
+  const std::string allowed =
+      "an object of class indices to weights >= 0, like {\"0\": 1.0, \"1\": 5.0}";
+  field.require_object(allowed);
+  ClassWeights weights;
+  for (const auto& [key, value] : field.value().items()) {
+    const bool index =
+        !key.empty() && key.size() <= 9 &&
+        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!index) field.fail("key \"" + key + "\" is not a class index", "expected " + allowed);
+    weights[std::stoi(key)] = float(
+        field.at(key).number_in(0, std::numeric_limits<float>::max(), "a finite number >= 0"));
+  }
+  return weights;
+}
+
 FitSpec parse_fit(const Field& field, std::vector<CallbackField>& callbacks) {
   field.object(kFitKeys);
   FitSpec fit;
@@ -60,6 +77,13 @@ FitSpec parse_fit(const Field& field, std::vector<CallbackField>& callbacks) {
   if (const auto split = field.optional("validation_split"))
     fit.validation_split = parse_split(*split);
   if (const auto shuffle = field.optional("shuffle")) fit.shuffle = shuffle->boolean();
+  if (const auto weighted = field.optional("sample_weight"))
+    fit.sample_weight = weighted->boolean();
+  if (const auto weights = field.optional("class_weight"))
+    fit.class_weight = parse_class_weight(*weights);
+  if (fit.sample_weight && !fit.class_weight.empty())  // Keras refuses the pair too
+    field.fail("sample_weight and class_weight are both set",
+               "a row is weighted by one of them: give the class weights in the sample weights");
   if (const auto list = field.optional("callbacks")) callbacks = parse_callbacks(*list, fit);
   return fit;
 }
@@ -318,6 +342,13 @@ json to_json(const ModelSpec& spec) {
               {"batch_size", spec.fit.batch_size},
               {"validation_split", spec.fit.validation_split},
               {"shuffle", spec.fit.shuffle}};
+  if (spec.fit.sample_weight) fit["sample_weight"] = true;
+  if (!spec.fit.class_weight.empty()) {
+    json weights = json::object();
+    for (const auto& [label, weight] : spec.fit.class_weight)
+      weights[std::to_string(label)] = weight;
+    fit["class_weight"] = weights;
+  }
   if (spec.fit.early_stopping || spec.fit.reduce_lr_on_plateau)
     fit["callbacks"] = callbacks_to_json(spec.fit);
   json out = {
@@ -361,6 +392,11 @@ bool ModelSpec::takes_label_columns(int columns) const {
 int ModelSpec::target_cols() const {
   if (loss.kind == Loss::sparse_categorical_crossentropy) return 1;
   return loss.kind == Loss::categorical_crossentropy ? targets : outputs();
+}
+
+RowWeights ModelSpec::row_weights() const {
+  if (fit.sample_weight) return RowWeights::sample;
+  return fit.class_weight.empty() ? RowWeights::none : RowWeights::by_class;
 }
 
 int ModelSpec::width(size_t layer) const {

@@ -33,6 +33,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "data/dataset.h"
 #include "data/preprocessing.h"
 #include "kernels/element_math.h"
 #include "kernels/layer_math.h"
@@ -180,6 +181,14 @@ struct FitSpec {
   int batch_size;
   double validation_split;  // the last fraction of the training rows, taken before shuffling
   bool shuffle;
+  // Keras's fit(sample_weight=...): each row of the data holds its weight after its targets (a CSV
+  // row's last column, a y.npy's last column), and the loss of a row is multiplied by it, in
+  // training and in evaluation.
+  bool sample_weight = false;
+  // Keras's fit(class_weight=...): each training row's loss is multiplied by its class's weight
+  // (data/dataset.h class_weights_of); validation and test rows are not weighted, as in Keras.
+  // Never together with sample_weight.
+  ClassWeights class_weight;
   std::optional<EarlyStoppingSpec> early_stopping;
   std::optional<ReduceLROnPlateauSpec> reduce_lr_on_plateau;
 
@@ -250,6 +259,10 @@ struct ModelSpec {
   // `targets` (a class index or one-hot labels) for categorical cross-entropy, one per output for
   // the rest.
   int target_cols() const;
+  // What the column after each row's targets holds (fit.sample_weight, fit.class_weight), and the
+  // columns of a row of y with it.
+  RowWeights row_weights() const;
+  int y_cols() const { return target_cols() + (row_weights() == RowWeights::none ? 0 : 1); }
   // Whether the loss reads `columns` label columns a row from this model's outputs (Keras's rule):
   // sparse categorical cross-entropy one (class indices), categorical cross-entropy one (class
   // indices) or one per output (one-hot or soft labels), every other loss one per output. The spec

@@ -249,10 +249,12 @@ std::vector<std::string> schedule_entries() {
     const json config = schedule_to_json(defaults)["config"];
     const std::vector<const char*> keys = listed(traits.keys);
     std::vector<std::string> settings;
-    for (int i = 0; i < int(keys.size()); ++i)
-      settings.push_back(
-          std::string(keys[size_t(i)]) +
-          (i < traits.required ? "" : " " + default_text(config.value(keys[size_t(i)], json()))));
+    for (int i = 0; i < int(keys.size()); ++i) {
+      std::string setting = keys[size_t(i)];
+      if (i >= traits.required)  // append(): GCC 12 misreads " " + a temporary (-Wrestrict)
+        setting.append(" ").append(default_text(config.value(keys[size_t(i)], json())));
+      settings.push_back(setting);
+    }
     out.push_back(std::string(class_of(kScheduleNames, traits.kind)) + " (" + joined(settings) +
                   ")");
   }

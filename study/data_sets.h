@@ -13,6 +13,7 @@
 #include "backends/backend.h"
 #include "data/dataset.h"
 #include "nn/device_data.h"
+#include "nn/spec.h"
 
 namespace mf {
 
@@ -30,17 +31,21 @@ class DataSets {
   // `backend` holds the copies (its upstream) and uploads them on its stream; it outlives this.
   explicit DataSets(Backend& backend) : backend_(backend) {}
 
-  // The source's resident copy, loaded on first use: a UserError as load_data's when it cannot be
-  // read. The upload has finished when this returns, so any stream of the device may read it.
-  // `host_rows`: its rows readable on the host too (DeviceData::host_x), for a model with
-  // preprocessing; on a backend whose memory the host cannot read, such a set is a copy of its own,
-  // with its rows kept.
-  const ResidentData& get(const std::string& source, int targets, bool host_rows = false);
+  // The resident copy of `source` as `spec` reads it, loaded on first use: a UserError as
+  // load_data's when it cannot be read. The upload has finished when this returns, so any stream of
+  // the device may read it. The spec's targets are the columns a row ends with; with
+  // fit.sample_weight one more, its weight; with fit.class_weight the training rows carry their
+  // class's weight (data/dataset.h RowWeights). With preprocessing its rows are readable on the
+  // host too (DeviceData::host_x): on a backend whose memory the host cannot read, such a set is a
+  // copy of its own, with its rows kept.
+  const ResidentData& get(const std::string& source, const ModelSpec& spec);
 
  private:
   Backend& backend_;
   std::mutex mutex_;
-  std::map<std::tuple<std::string, int, bool>, std::unique_ptr<ResidentData>> sets_;
+  // source, targets, host rows kept, sample_weight, class_weight
+  using Key = std::tuple<std::string, int, bool, bool, ClassWeights>;
+  std::map<Key, std::unique_ptr<ResidentData>> sets_;
 };
 
 }  // namespace mf

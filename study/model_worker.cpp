@@ -60,7 +60,8 @@ TrainingSettings settings_of(const ModelSpec& spec) {
       settings.hidden.push_back(spec.layers[i].units);
       settings.activations.push_back(spec.layers[i].activation);
     }
-    settings.layers += (settings.layers.empty() ? "" : " ") + layer_words(spec.layers[i]);
+    if (!settings.layers.empty()) settings.layers += ' ';
+    settings.layers += layer_words(spec.layers[i]);
   }
   if (!spec.preprocessing.empty())
     settings.pipeline_workers = spec.pipeline.workers, settings.prefetch = spec.pipeline.prefetch;
@@ -142,7 +143,7 @@ void ModelWorker::prepare(Backend& backend, DataSets& data) {
     report_.backend = backend.name();
     report_.device_name = backend.device();
     report_.device_schedule = backend.device_schedule();
-    data_ = &data.get(job_.data, spec.targets, !spec.preprocessing.empty());
+    data_ = &data.get(job_.data, spec);
     report_.data = data_->description;
     report_.data_bytes = data_->bytes();
     check_data(spec, *data_->train, data_->train_labels, "training data '" + job_.data + "'");

@@ -65,6 +65,10 @@ line that says what it does instead.
           "batch_size": 32,         rows per step; the last partial batch is a step
           "validation_split": 0,    the last fraction of the rows, in [0, 1)
           "shuffle": true,          a new order every epoch
+          "sample_weight": false,   true: each CSV row or y.npy row ends with its weight, which
+                                    multiplies its loss (Keras's sample_weight)
+          "class_weight": {},       {"0": 1.0, "1": 5.0}: each training row's loss times its
+                                    class's weight (1 for a class not named), as Keras's
           "callbacks": []}          EarlyStopping (monitor "val_loss", min_delta 0, patience 0,
                                     mode "auto", baseline null, restore_best_weights false,
                                     start_from_epoch 0), ReduceLROnPlateau (monitor "val_loss",

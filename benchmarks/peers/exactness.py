@@ -211,6 +211,17 @@ CASES = [
          loss_settings={"delta": 0.7}, metrics=["mae"],
          callbacks=[{"type": "ReduceLROnPlateau", "factor": 0.5, "patience": 1},
                     {"type": "EarlyStopping", "patience": 3, "restore_best_weights": True}]),
+    # Weights per row (Keras's sample_weight, class_weight): each row's loss times its weight, the
+    # metrics unweighted; validation rows weighted by their sample weights and not by class weights.
+    case("sample-weight-scce-adam-val", "sparse_categorical_crossentropy", HIDDEN + [dense(3, "softmax")],
+         ADAM, 32, 0.25, sample_weight=True),
+    case("class-weight-bce-rmsprop-val", "binary_crossentropy", HIDDEN + [dense(1, "sigmoid")],
+         {"name": "rmsprop", "learning_rate": 3e-3}, 32, 0.25, class_weight={0: 2.5, 1: 0.5}),
+    case("class-weight-one-hot-cce-sgd", "categorical_crossentropy", HIDDEN + [dense(4, "softmax")],
+         {"name": "sgd", "learning_rate": 0.1}, 16, class_weight={1: 3.0, 3: 0.25}),
+    case("sample-weight-huber-validation-data-sgd", "huber", HIDDEN + [dense(2)],
+         {"name": "sgd", "learning_rate": 0.05, "momentum": 0.9}, 24, 0.25, validation_data=True,
+         sample_weight=True, metrics=["mae"]),
 ]
 
 
@@ -231,6 +242,12 @@ def make_data(spec, seed):
     else:
         y = np.round((np.tanh(logits[:, :outputs]) + 0.1 * rng.normal(size=(ROWS, outputs))) * 256) / 256
     return x.astype(np.float32), y.astype(np.float32)
+
+
+def row_weights(spec):
+    """The case's sample weights, one per row, multiples of 1/2 in [0, 2] (exact as text); None
+    without."""
+    return (np.arange(ROWS) % 5 * 0.5).astype(np.float32) if spec.get("sample_weight") else None
 
 
 def shapes(spec):
@@ -301,10 +318,15 @@ def metrics_of(spec):
 
 
 def multifit_spec(spec):
-    out = {k: v for k, v in spec.items() if k not in ("loss_settings", "validation_data")}
+    out = {k: v for k, v in spec.items()
+           if k not in ("loss_settings", "validation_data", "sample_weight", "class_weight")}
     out["metrics"] = metrics_of(spec)
     out["loss"] = {"name": spec["loss"], **spec.get("loss_settings", {})}
     out["fit"] = dict(spec["fit"], callbacks=spec.get("callbacks", []))
+    if spec.get("sample_weight"):  # each CSV row's last column
+        out["fit"]["sample_weight"] = True
+    if "class_weight" in spec:
+        out["fit"]["class_weight"] = {str(k): v for k, v in spec["class_weight"].items()}
     out.pop("callbacks", None)
     out.update(input=FEATURES, seed=SEED, memory={"limit": "16MiB", "mode": "grow"})
     if spec["loss"] not in ("sparse_categorical_crossentropy",):
@@ -316,7 +338,8 @@ def run_multifit(binary, work, spec, x, y, w0):
     name = spec["name"]
     csv, spec_path, w0_path, end_path, result = (os.path.join(work, name + s) for s in
                                                  (".csv", ".json", ".w0", ".end", ".result.json"))
-    np.savetxt(csv, np.hstack([x, y]), delimiter=",", fmt="%.9g")
+    w = row_weights(spec)
+    np.savetxt(csv, np.hstack([x, y] + ([] if w is None else [w[:, None]])), delimiter=",", fmt="%.9g")
     write_mfw(w0_path, spec, w0)
     json.dump(multifit_spec(spec), open(spec_path, "w"), indent=1)
     cmd = [binary, "train", spec_path, "--backend", "cpu", "--threads", "1", "--data", "csv:" + csv,
@@ -430,13 +453,19 @@ def keras_model(spec, w0, hash_dropout=True):
 
 def fit_arguments(spec, x, y):
     """model.fit's arguments of the case, for Keras and for multifit's Python package alike: the last
-    rows as validation_data where the case says so, else its validation_split."""
-    fit = spec["fit"]
+    rows as validation_data where the case says so, else its validation_split; its sample or class
+    weights."""
+    fit, w = spec["fit"], row_weights(spec)
     args = {"x": x, "y": y, "epochs": fit["epochs"], "batch_size": fit["batch_size"], "shuffle": False, "verbose": 0}
+    if "class_weight" in spec:
+        args["class_weight"] = spec["class_weight"]
     if spec.get("validation_data"):
         n = ROWS - int(np.floor(ROWS * (1.0 - fit["validation_split"])))  # the rows Keras's split takes
+        if w is not None:
+            return args | {"x": x[:-n], "y": y[:-n], "sample_weight": w[:-n],
+                           "validation_data": (x[-n:], y[-n:], w[-n:])}
         return args | {"x": x[:-n], "y": y[:-n], "validation_data": (x[-n:], y[-n:])}
-    return args | {"validation_split": fit["validation_split"]}
+    return args | {"validation_split": fit["validation_split"]} | ({} if w is None else {"sample_weight": w})
 
 
 def run_keras(spec, x, y, w0):

@@ -78,14 +78,24 @@ def _shape_config(layers):
     return features, image, entries, preprocessing
 
 
-def _with_validation_rows(x, y, validation_data):
-    """(x and y with validation_data's rows after theirs, the validation split that takes exactly
-    those): fit validates on the last rows of what it is given, before shuffling, as Keras's
-    validation_split does, so that validation_data is that split of the rows put together (one copy
-    of them). Raises ValueError for what is not (x_val, y_val)."""
-    if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
-        raise ValueError("fit: validation_data must be (x_val, y_val) (sample weights are not taken)")
-    xv, yv = features_and_targets(*validation_data)
+def _with_validation_rows(x, y, sample_weight, validation_data):
+    """(x, y and sample_weight with validation_data's rows after theirs, the validation split that
+    takes exactly those): fit validates on the last rows of what it is given, before shuffling, as
+    Keras's validation_split does, so that validation_data is that split of the rows put together
+    (one copy of them). Where only one side has sample weights, the other's rows weigh 1, as Keras
+    weighs rows without them. Raises ValueError for what is not (x_val, y_val) or (x_val, y_val,
+    val_sample_weight)."""
+    if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+        raise ValueError("fit: validation_data must be (x_val, y_val) or (x_val, y_val, val_sample_weight)")
+    xv, yv = features_and_targets(*validation_data[:2])
+    wv = validation_data[2] if len(validation_data) == 3 else None
+    if sample_weight is not None or wv is not None:
+        weights = [np.ones(len(rows), np.float32) if w is None else as_rows(w, name, ndims=(1, 2)).reshape(-1)
+                   for w, rows, name in ((sample_weight, x, "sample_weight"), (wv, xv, "validation_data's sample weight"))]
+        if len(weights[1]) != len(xv):
+            raise ValueError(f"fit: validation_data's sample weight has {len(weights[1])} values for "
+                             f"{len(xv)} rows; give one per row")
+        sample_weight = np.concatenate(weights)
     _multifit.check_finite(xv, "validation_data's x")  # named by its own rows, not the joined ones
     _multifit.check_finite(yv, "validation_data's y")
     if xv.shape[1:] != x.shape[1:] or yv.shape[1:] != y.shape[1:]:
@@ -97,7 +107,21 @@ def _with_validation_rows(x, y, validation_data):
         split = float(np.nextafter(split, 1.0))
     while math.floor(rows * (1.0 - split)) < train:
         split = float(np.nextafter(split, 0.0))
-    return np.concatenate([x, xv]), np.concatenate([y, yv]), split
+    return np.concatenate([x, xv]), np.concatenate([y, yv]), sample_weight, split
+
+
+def _class_weight_entries(class_weight):
+    """Keras's class_weight {class index: weight} as the spec's fit.class_weight (JSON keys are
+    strings); a ValueError for what is not such a dict (the spec's reader judges the weights)."""
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"fit: class_weight must be a dict of class indices to weights, like {{0: 1.0, 1: 5.0}}; "
+                         f"got {type(class_weight).__name__}")
+    entries = {}
+    for label, weight in class_weight.items():
+        if isinstance(label, bool) or not isinstance(label, (int, np.integer)) or label < 0:
+            raise ValueError(f"fit: class_weight has the key {label!r}; expected class indices 0, 1, ...")
+        entries[str(int(label))] = float(weight) if isinstance(weight, (int, float, np.number)) else weight
+    return entries
 
 
 def _keras_values(values):
@@ -365,15 +389,22 @@ class Sequential:
     # ---- training ------------------------------------------------------------------------------
 
     def fit(self, x, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
-            validation_data=None, shuffle=True, initial_epoch=0, **unsupported):
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            **unsupported):
         """keras.Model.fit on numpy arrays: returns a History. x (rows, features), or images (rows,
         ...) flattened; y (rows,) or (rows, targets). float32 C-contiguous arrays are read in place
         (on the cpu backend, without a copy); others are converted once. The GIL is released while
         it trains; Ctrl-C stops it after its current step and raises KeyboardInterrupt, leaving the
         model as that step left it. verbose 0 prints nothing; 1 ("auto") and 2 Keras's epoch lines
         (ProgbarLogger).
-        validation_data (x_val, y_val) overrides validation_split, as in Keras (its rows are joined
-        after x's: one copy). initial_epoch k trains epochs k to epochs - 1, as Keras's resumes a fit
+        validation_data (x_val, y_val) or (x_val, y_val, val_sample_weight) overrides
+        validation_split, as in Keras (its rows are joined after x's: one copy).
+        sample_weight (rows,) multiplies each row's loss (in training, and in validation where the
+        validation rows are x's last ones); class_weight {class: weight} each training row's by its
+        class's (its label, or the largest column of a one-hot row), 1 for a class not named, as
+        Keras's: a batch's loss is the sum of its weighted row losses over its rows, and the metrics
+        are not weighted. A fit with weights after one without, or the reverse, starts the optimizer's
+        state afresh (the weights kept). initial_epoch k trains epochs k to epochs - 1, as Keras's resumes a fit
         (the callbacks and the History count from k; EarlyStopping's and ReduceLROnPlateau's own
         counts, which run in C++, start at this fit's first epoch)."""
         if unsupported:
@@ -385,24 +416,34 @@ class Sequential:
                             f"numpy arrays x and y (np.concatenate a generator's batches first)")
         if not isinstance(initial_epoch, int) or isinstance(initial_epoch, bool) or initial_epoch < 0:
             raise ValueError(f"fit: initial_epoch={initial_epoch!r}; expected a whole number >= 0")
+        if class_weight is not None and sample_weight is not None:  # Keras's words
+            raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
         x, y = features_and_targets(self._rows_of(x), y)
         if validation_data is not None:  # Keras: it overrides validation_split
-            if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
-                validation_data = (self._rows_of(validation_data[0], "validation_data's x"), validation_data[1])
-            x, y, validation_split = _with_validation_rows(x, y, validation_data)
+            if isinstance(validation_data, (tuple, list)) and len(validation_data) in (2, 3):
+                validation_data = (self._rows_of(validation_data[0], "validation_data's x"), *validation_data[1:])
+            x, y, sample_weight, validation_split = _with_validation_rows(x, y, sample_weight, validation_data)
+            if class_weight is not None and sample_weight is not None:
+                raise ValueError("fit: class_weight with validation_data's sample weights: multifit weighs a fit's "
+                                 "rows one way; give the class weights as sample weights")
         entries, hooked = _split_callbacks(callbacks)
         # the epochs this fit trains; what is not a count is left to the spec reader, which names fit.epochs
         counted = isinstance(epochs, int) and not isinstance(epochs, bool) and epochs >= 0
         fit = {"epochs": max(0, epochs - initial_epoch) if counted else epochs,
                "batch_size": 32 if batch_size is None else batch_size,
                "validation_split": validation_split, "shuffle": shuffle, "callbacks": entries}
+        if sample_weight is not None:
+            fit["sample_weight"] = True
+            sample_weight = as_rows(sample_weight, "sample_weight", ndims=(1, 2))
+        if class_weight is not None:
+            fit["class_weight"] = _class_weight_entries(class_weight)
         session = self._session_for(x, y, fit)
         trained_rows = math.floor(len(x) * (1 - validation_split))  # Keras's split: the last rows validate
         params = {"epochs": epochs, "steps": math.ceil(trained_rows / self._fit["batch_size"]), "verbose": verbose,
                   "initial_epoch": initial_epoch}
         if verbose != 0 and not any(isinstance(c, ProgbarLogger) for c in hooked):  # Keras's lines
             hooked.append(ProgbarLogger(2 if verbose == 2 else 1))
-        result, logs = self._fit_with_hooks(session, x, y, hooked, params)
+        result, logs = self._fit_with_hooks(session, x, y, sample_weight, hooked, params)
         if self._learning_rate is not None:  # where ReduceLROnPlateau left it
             self._learning_rate = session.learning_rate()
         for c in [callbacks] if isinstance(callbacks, Callback) else callbacks or []:
@@ -413,7 +454,7 @@ class Sequential:
             warnings.warn(f"fit: model '{self.name}' diverged: {result['why']}", RuntimeWarning, stacklevel=2)
         return History(result, params, logs)
 
-    def _fit_with_hooks(self, session, x, y, hooked, params):
+    def _fit_with_hooks(self, session, x, y, sample_weight, hooked, params):
         """(session.fit's result, each epoch's logs or None), the hooks of the Python callbacks
         `hooked` called as Keras calls them: on_train_begin, on_epoch_begin and on_epoch_end between
         epochs (from the C++ fit, the GIL taken back; the epoch a C++ callback or a divergence ends
@@ -421,7 +462,7 @@ class Sequential:
         logs dict, as Keras's do: what one adds the next sees, and History keeps. stop_training ends
         the fit after an epoch."""
         if not hooked:
-            return session.fit(x, y), None
+            return session.fit(x, y, sample_weight=sample_weight), None
         first, epochs = params["initial_epoch"], params["epochs"]
         self.stop_training = False
         for c in hooked:
@@ -447,20 +488,22 @@ class Sequential:
                     c.on_epoch_begin(epoch + 1, {})
             return False
 
-        result = session.fit(x, y, None, on_epoch)
+        result = session.fit(x, y, None, on_epoch, sample_weight)
         for c in hooked:
             c.on_train_end(dict(kept[-1]) if kept else {})
         return result, kept
 
-    def evaluate(self, x, y, batch_size=None, verbose="auto", return_dict=False):
+    def evaluate(self, x, y, batch_size=None, verbose="auto", sample_weight=None, return_dict=False):
         """keras.Model.evaluate: the loss, or [loss, metrics...], or with return_dict a dict.
-        (The batch size of the fit is used: the mean is the same.) verbose 1 ("auto") and 2 print
-        Keras's last line of its bar."""
+        (The batch size of the fit is used: the mean is the same.) sample_weight (rows,) weighs
+        each row's loss, as in fit. verbose 1 ("auto") and 2 print Keras's last line of its bar."""
         if self._compiled is None:
             raise ValueError("You must call compile() before evaluate()")
         x, y = features_and_targets(self._rows_of(x), y)
+        if sample_weight is not None:
+            sample_weight = as_rows(sample_weight, "sample_weight", ndims=(1, 2))
         started = time.perf_counter()
-        values = self._session_for(x, y).evaluate(x, y)
+        values = self._session_for(x, y).evaluate(x, y, sample_weight)
         if verbose != 0:  # Keras's finished bar, steps of its default 32 rows
             print(progbar_line(math.ceil(len(x) / (batch_size or 32)), time.perf_counter() - started, values,
                                2 if verbose == 2 else 1), flush=True)

@@ -127,9 +127,9 @@ class Result:
     comparison of modes where modes were compared, auto's choice and why), `exit_code` (the command
     line's: 0, 1 a model failed or diverged, 2 a mistake, 130 interrupted), `tables` and `notes`
     (the command line's tables and its lines on stderr, as run(quiet=True) kept them rather than
-    print them)."""
+    print them), `save_best_folder` (save_best's folder, where the run kept its best models)."""
 
-    def __init__(self, document, csv_text, exit_code, tables="", notes=""):
+    def __init__(self, document, csv_text, exit_code, tables="", notes="", save_best_folder=None):
         self.document = document
         self.runs = document["runs"] if "runs" in document else [document]
         self.mode = document.get("mode")
@@ -138,6 +138,7 @@ class Result:
         self.exit_code = exit_code
         self.tables = tables
         self.notes = notes
+        self.save_best_folder = save_best_folder
         self._csv = csv_text
         self.models = [dict(m, mode=run.get("mode"), repeat=run.get("repeat")) for run in self.runs
                        for m in run.get("models", [])]
@@ -176,7 +177,7 @@ class Result:
 
     def _kept_files(self):
         """{name: {"weights", "spec"}} of save_best's folder (its best.json), where the run kept one."""
-        folder = self._save_best_folder
+        folder = self.save_best_folder
         path = os.path.join(folder, "best.json") if folder else None
         if not path or not os.path.exists(path):
             return {}
@@ -234,9 +235,9 @@ def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=Fals
         if os.path.exists(csv_path):
             with open(csv_path) as f:
                 csv_text = f.read()
-    result = Result(document, csv_text, code, tables, notes)
     save_best = options.get("save_best")
-    result._save_best_folder = os.fspath(save_best[1]) if isinstance(save_best, (list, tuple)) else None
+    result = Result(document, csv_text, code, tables, notes,
+                    os.fspath(save_best[1]) if isinstance(save_best, (list, tuple)) else None)
     if quiet:  # its errors and warnings still said
         said = [line for line in notes.splitlines() if "error" in line or "warning" in line]
         if said:

@@ -39,8 +39,23 @@ mf::Dataset label_summary(const mf::HostRows& rows) {
   summary.rows = rows.rows;
   summary.features = rows.features;
   summary.target_cols = rows.target_cols;
-  mf::summarize_labels(summary, {rows.y, size_t(rows.rows) * size_t(rows.target_cols)}, "y");
+  summary.weights = rows.weights;
+  mf::summarize_labels(summary, {rows.y, size_t(rows.rows) * size_t(summary.y_cols())}, "y");
   return summary;
+}
+
+std::vector<float> sample_weights(const Rows& weights, int64_t rows, const std::string& name) {
+  const bool column = weights.ndim() == 2 && weights.shape(1) == 1;
+  if ((weights.ndim() != 1 && !column) || int64_t(weights.shape(0)) != rows)
+    throw mf::UserError(name + " has shape " + shape_of(weights) + "; expected (" +
+                        std::to_string(rows) + ",): one weight per row of x");
+  std::vector<float> values(weights.data(), weights.data() + rows);
+  mf::check_finite(values, 1, name);
+  for (size_t r = 0; r < values.size(); ++r)
+    if (values[r] < 0)
+      throw mf::UserError(name + "[" + std::to_string(r) + "] is " + std::to_string(values[r]) +
+                          ": a weight multiplies its row's loss; expected a number >= 0");
+  return values;
 }
 
 }  // namespace mfpy

@@ -4,6 +4,7 @@
 // (multifit/_arrays.py), before it gets here.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nanobind/ndarray.h>
 
@@ -22,5 +23,9 @@ mf::HostRows host_rows(const Rows& x, const Rows* y);
 // What check_data reads of a data set besides its rows: its labels' class count and where the
 // telling one is (data/dataset.h summarize_labels: "y[7]: label 2.5").
 mf::Dataset label_summary(const mf::HostRows& rows);
+
+// Keras's sample_weight for `rows` rows: (rows,) or (rows, 1), each a finite number >= 0, else a
+// ValueError (mf::UserError) naming `name`, the shape or the first bad value.
+std::vector<float> sample_weights(const Rows& weights, int64_t rows, const std::string& name);
 
 }  // namespace mfpy

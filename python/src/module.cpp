@@ -78,9 +78,16 @@ nb::dict evaluation_dict(const mf::Evaluation& e, const mf::ModelSpec& spec) {
 // epoch, and what it returns is not read); both called with the GIL taken back. An
 // exception `on_epoch` raises stops the fit after that epoch and is raised again once it has ended
 // (not carried through the fit's loop).
+// Keras's sample_weight: None, or a float32 array of a weight per row of x.
+std::optional<std::vector<float>> weights_of(const nb::object& sample_weight, int64_t rows) {
+  if (sample_weight.is_none()) return std::nullopt;
+  return sample_weights(nb::cast<Rows>(sample_weight), rows, "sample_weight");
+}
+
 nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& on_line,
-             const nb::object& on_epoch) {
+             const nb::object& on_epoch, const nb::object& sample_weight) {
   const mf::HostRows rows = host_rows(x, &y);
+  const std::optional<std::vector<float>> weights = weights_of(sample_weight, rows.rows);
   std::atomic<bool> stop{false};
   std::function<void(const std::string&)> progress;
   if (!on_line.is_none())
@@ -101,15 +108,17 @@ nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& o
       }
     };
   const mf::FitResult result = run_interruptible<mf::FitResult>(
-      [&] { return session.fit(rows, &stop, progress, epoch_end); }, [&stop] { stop = true; });
+      [&] { return session.fit(rows, weights ? &*weights : nullptr, &stop, progress, epoch_end); },
+      [&stop] { stop = true; });
   if (raised) throw std::move(*raised);
   return fit_dict(result, session.spec());
 }
 
-nb::dict evaluate(Session& session, const Rows& x, const Rows& y) {
+nb::dict evaluate(Session& session, const Rows& x, const Rows& y, const nb::object& sample_weight) {
   const mf::HostRows rows = host_rows(x, &y);
-  const mf::Evaluation e =
-      run_interruptible<mf::Evaluation>([&] { return session.evaluate(rows); }, [] {});
+  const std::optional<std::vector<float>> weights = weights_of(sample_weight, rows.rows);
+  const mf::Evaluation e = run_interruptible<mf::Evaluation>(
+      [&] { return session.evaluate(rows, weights ? &*weights : nullptr); }, [] {});
   return evaluation_dict(e, session.spec());
 }
 
@@ -281,8 +290,9 @@ NB_MODULE(_multifit, m) {
       .def_prop_ro("input", [](Session& s) { return s.spec().input; })
       .def_prop_ro("outputs", [](Session& s) { return s.spec().outputs(); })
       .def_prop_ro("param_count", [](Session& s) { return mf::Model::param_count(s.spec()); })
-      .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none(), "on_epoch"_a = nb::none())
-      .def("evaluate", &evaluate, "x"_a, "y"_a)
+      .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none(), "on_epoch"_a = nb::none(),
+           "sample_weight"_a = nb::none())
+      .def("evaluate", &evaluate, "x"_a, "y"_a, "sample_weight"_a = nb::none())
       .def("predict", &predict, "x"_a)
       .def("weights",
            [](Session& s) {

@@ -61,7 +61,9 @@ Session::Session(const std::string& spec_json, const BackendChoice& choice,
 void Session::respec(const std::string& spec_json, const std::string& source) {
   const mf::ModelSpec spec = parse(spec_json, source);
   if (spec == model_->spec()) return;
-  if (without_fit(spec) == without_fit(model_->spec())) {
+  // a weight column changes the plan (the batch's targets): the model is built again
+  if (without_fit(spec) == without_fit(model_->spec()) &&
+      spec.y_cols() == model_->spec().y_cols()) {
     model_->set_fit(spec.fit);
     return;
   }
@@ -84,10 +86,30 @@ void Session::check(const mf::HostRows& rows, const mf::DeviceData& data, const 
   mf::check_data(model_->spec(), data, label_summary(rows), what);
 }
 
+mf::HostRows Session::weighed(mf::HostRows rows, const std::vector<float>* sample_weight,
+                              bool training, std::vector<float>& y) const {
+  const mf::ClassWeights& class_weight = model_->spec().fit.class_weight;
+  const std::span<const float> targets{rows.y, size_t(rows.rows) * size_t(rows.target_cols)};
+  if (sample_weight) {
+    y = mf::with_weight_column(targets, rows.target_cols, *sample_weight);
+    rows.weights = mf::RowWeights::sample;
+  } else if (training && !class_weight.empty()) {
+    y = mf::with_weight_column(targets, rows.target_cols,
+                               mf::class_weights_of(targets, rows.target_cols, class_weight));
+    rows.weights = mf::RowWeights::by_class;
+  } else {
+    return rows;
+  }
+  rows.y = y.data();
+  return rows;
+}
+
 mf::FitResult Session::fit(
-    const mf::HostRows& rows, const std::atomic<bool>* stop,
-    std::function<void(const std::string&)> progress,
+    const mf::HostRows& given, const std::vector<float>* sample_weight,
+    const std::atomic<bool>* stop, std::function<void(const std::string&)> progress,
     std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end) {
+  std::vector<float> y;
+  const mf::HostRows rows = weighed(given, sample_weight, true, y);
   const mf::DeviceData data = resident(rows);
   check(rows, data, "training data (x, y)");
   mf::FitOptions options;
@@ -101,7 +123,10 @@ mf::FitResult Session::fit(
   return mf::fit(*model_, data, options);
 }
 
-mf::Evaluation Session::evaluate(const mf::HostRows& rows) {
+mf::Evaluation Session::evaluate(const mf::HostRows& given,
+                                 const std::vector<float>* sample_weight) {
+  std::vector<float> y;
+  const mf::HostRows rows = weighed(given, sample_weight, false, y);
   const mf::DeviceData data = resident(rows);
   check(rows, data, "evaluation data (x, y)");
   return mf::evaluate(*model_, data, 0, rows.rows);

@@ -39,9 +39,10 @@ class Session {
   Session(const std::string& spec_json, const BackendChoice& choice, const std::string& source);
 
   // The spec for what comes next (a later fit()'s arguments, or compile() again). Where only the
-  // fit's settings changed (epochs, validation split, shuffle, callbacks), the model keeps its
-  // weights and optimizer state, as Keras's does; otherwise it is built again with the weights it
-  // had where their shapes are the same, its optimizer state afresh.
+  // fit's settings changed (epochs, validation split, shuffle, callbacks, the kind of row weights
+  // kept), the model keeps its weights and optimizer state, as Keras's does; otherwise (a fit with
+  // row weights after one without, or the reverse, too: the batch's plan differs) it is built again
+  // with the weights it had where their shapes are the same, its optimizer state afresh.
   void respec(const std::string& spec_json, const std::string& source);
 
   const mf::ModelSpec& spec() const { return model_->spec(); }
@@ -50,11 +51,14 @@ class Session {
 
   // fit (nn/fit.h) on the rows, the spec's fit settings; `stop` ends it after its current step,
   // `progress` receives each epoch's line, `epoch_end` each epoch's metrics (FitOptions::epoch_end:
-  // true stops the fit there). A UserError when the data does not fit the spec.
-  mf::FitResult fit(const mf::HostRows& rows, const std::atomic<bool>* stop,
-                    std::function<void(const std::string&)> progress,
+  // true stops the fit there). Each row's loss is weighted by `sample_weight` (rows; the spec's
+  // fit.sample_weight is then set) or by the spec's fit.class_weight. A UserError when the data
+  // does not fit the spec.
+  mf::FitResult fit(const mf::HostRows& rows, const std::vector<float>* sample_weight,
+                    const std::atomic<bool>* stop, std::function<void(const std::string&)> progress,
                     std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end);
-  mf::Evaluation evaluate(const mf::HostRows& rows);
+  // The loss weighted by `sample_weight` where given (class weights apply to training only).
+  mf::Evaluation evaluate(const mf::HostRows& rows, const std::vector<float>* sample_weight);
   std::vector<float> predict(const mf::HostRows& rows);  // (rows, outputs)
 
   // Keras's get_weights(): every weight, flat, and each one's shape, in the same order.
@@ -73,6 +77,10 @@ class Session {
 
  private:
   mf::DeviceData resident(const mf::HostRows& rows) { return mf::DeviceData(*backend_, rows); }
+  // `rows` with each row's weight after its targets, their y now `y`'s: `sample_weight`, or in
+  // training the spec's class weights; without either, `rows` as they are.
+  mf::HostRows weighed(mf::HostRows rows, const std::vector<float>* sample_weight, bool training,
+                       std::vector<float>& y) const;
   void check(const mf::HostRows& rows, const mf::DeviceData& data, const std::string& what);
 
   mf::BackendOptions options_;

@@ -61,6 +61,9 @@ def test_best_follows_the_ranking(binary_task, tmp_path):
         assert row["model"]["name"] == row["name"]
     timed = multifit.run(models, mode="serial", data=(x, y), epochs=1, quiet=True, backend="cpu", rank_by="train_s")
     assert list(timed.best(4)["name"]) == timed.runs[0]["ranking"] and timed.best(1)["weights"].isna().all()
+    # a Result made from a document read back (a run's --json file) ranks the same, without files
+    again = multifit.Result(result.document, "", 0)
+    assert list(again.best(2)["name"]) == list(best["name"]) and again.best(2)["weights"].isna().all()
 
 
 def test_auto_from_python_says_its_choice_and_quiet_prints_nothing(capfd):

@@ -6,6 +6,7 @@
 // absolute error, so sums get max(1e-5, 1.2e-7·K); element-wise math uses the
 // same formulas and matches to 1e-6.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <ostream>
 #include <set>
@@ -301,6 +302,74 @@ TEST_F(KernelParity, LossesAndGradients) {
     expect_close(row, Row.read(), 1e-6f, "row values");
     if (HasFailure())
       FAIL() << "loss " << int(c.shape.loss) << " from_logits " << c.shape.from_logits;
+  }
+}
+
+// Keras's sample weights (kernels/loss_row.h): a row's loss and gradient times its weight, its
+// metrics as they were; a weight column the pass does not apply (class weights in evaluation)
+// changes nothing but the stride. The CUDA kernel gives the CPU's values.
+TEST_F(KernelParity, WeightedLossesScaleEachRowAndItsGradient) {
+  const int m = 130, classes = 10;
+  std::vector<float> labels(m), one_hot(size_t(m) * classes), binary(m * 3);
+  const std::vector<float> values = random_vector(m * 2, 9);
+  for (int r = 0; r < m; ++r)
+    labels[r] = float(r % classes), one_hot[size_t(r) * classes + r % classes] = 1.f;
+  for (int i = 0; i < m * 3; ++i) binary[i] = float(i % 2);
+  std::vector<float> weights = random_vector(m, 12, 0.f, 3.f);
+  weights[3] = 0.f, weights[7] = 1.f;
+  const MetricList accuracy{1, {Metric::sparse_categorical_accuracy}};
+  const MetricList regression{2, {Metric::mean_absolute_error, Metric::mean_squared_error}};
+  const struct {
+    LossShape shape;
+    int n;
+    const std::vector<float>& target;
+  } cases[] = {
+      {{Loss::sparse_categorical_crossentropy, false, 1, accuracy}, classes, labels},
+      {{Loss::categorical_crossentropy, false, classes, {1, {Metric::categorical_accuracy}}},
+       classes,
+       one_hot},
+      {{Loss::binary_crossentropy, false, 3, {1, {Metric::binary_accuracy}}}, 3, binary},
+      {{Loss::mse, false, 2, regression}, 2, values},
+      {{Loss::huber, false, 2, regression}, 2, values},
+  };
+  for (const auto& c : cases) {
+    const auto out = random_vector(size_t(m) * c.n, 10, -4.f, 4.f);
+    const MemberSettings settings = loss_settings(0, 1);
+    const int width = c.shape.values();
+    std::vector<float> plain_d(out.size()), plain(size_t(m) * width);
+    cpu_.loss(c.shape, out.data(), c.target.data(), plain_d.data(), plain.data(), m, c.n,
+              &settings);
+    const size_t cols = size_t(c.shape.target_cols);
+    std::vector<float> target;  // each row's targets, then its weight
+    for (size_t r = 0; r < size_t(m); ++r) {
+      target.insert(target.end(), c.target.begin() + std::ptrdiff_t(r * cols),
+                    c.target.begin() + std::ptrdiff_t((r + 1) * cols));
+      target.push_back(weights[r]);
+    }
+    for (const bool weighted : {true, false}) {
+      LossShape shape = c.shape;
+      shape.weight_column = true, shape.weighted = weighted;
+      std::vector<float> d_out(out.size()), row(size_t(m) * width);
+      cpu_.loss(shape, out.data(), target.data(), d_out.data(), row.data(), m, c.n, &settings);
+      for (int r = 0; r < m; ++r) {
+        const float w = weighted ? weights[size_t(r)] : 1.f;
+        const size_t at = size_t(r) * width;
+        EXPECT_EQ(row[at], plain[at] * w) << "row " << r;
+        for (int k = 1; k < width; ++k) EXPECT_EQ(row[at + k], plain[at + k]) << "metric " << k;
+        for (int j = 0; j < c.n; ++j) {
+          const size_t i = size_t(r) * c.n + j;
+          EXPECT_NEAR(d_out[i], plain_d[i] * w, 1e-6f * std::fabs(plain_d[i] * w)) << i;
+        }
+      }
+      Buffer<float> Out(*device_, out), T(*device_, target), dOut(*device_, nans(d_out.size())),
+          Row(*device_, nans(row.size()));
+      Buffer<MemberSettings> Settings(*device_, {settings});
+      device_->loss(shape, Out.get(), T.get(), dOut.get(), Row.get(), m, c.n, Settings.get());
+      expect_close(d_out, dOut.read(), 1e-6f, "d_out");
+      expect_close(row, Row.read(), 1e-6f, "row values");
+      if (HasFailure())
+        FAIL() << "loss " << int(c.shape.loss) << (weighted ? " weighted" : " column skipped");
+    }
   }
 }
 

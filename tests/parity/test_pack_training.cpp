@@ -292,5 +292,61 @@ TEST(PackTraining, OnTheCpusThreadsEachMemberGivesItsNumbersAlone) {
   expect_pack_equals_alone(two, one, specs, data.train, true);
 }
 
+// Keras's class and sample weights (data/dataset.h RowWeights): members read the data set's weight
+// column and train in a pack as alone. classifier()'s validation split is 0.25: the validation rows
+// are weighted by sample weights and not by class weights, and the test pass reads the same set.
+TEST(PackTraining, MembersWeightedByClassOrBySampleTrainAsAlone) {
+  const DataSplit data = make_synthetic(teacher(4, full_or_small(200, 100)));
+  const ClassWeights by_class{{0, 2.f}, {1, 0.25f}, {3, 1.5f}};
+  Dataset class_weighted = data.train;
+  weigh_by_class(class_weighted, by_class);
+  Dataset sample_weighted = data.train;
+  std::vector<float> weights;
+  for (int64_t r = 0; r < data.train.rows; ++r) weights.push_back(float(r % 5) * 0.5f);
+  sample_weighted.y = with_weight_column(data.train.y, 1, weights);
+  sample_weighted.weights = RowWeights::sample;
+  std::vector<ModelSpec> by_class_specs = {deep_classifier(1, 1e-2f), deep_classifier(2, 3e-3f)};
+  std::vector<ModelSpec> by_sample_specs = by_class_specs;
+  for (ModelSpec& spec : by_class_specs) spec.fit.class_weight = by_class;
+  for (ModelSpec& spec : by_sample_specs) spec.fit.sample_weight = true;
+  on_every_backend([&](Backend& b) {
+    expect_pack_equals_alone(b, by_class_specs, class_weighted);
+    expect_pack_equals_alone(b, by_sample_specs, sample_weighted);
+  });
+}
+
+// An independent reference for the weights' arithmetic: SGD on rows all weighing 2 takes the steps
+// of SGD at twice the rate on the unweighted rows (scaling by 2 is exact in floats), and its loss
+// and val_loss are twice theirs, its accuracy theirs; rows all weighing 1 change nothing at all.
+TEST(PackTraining, WeightsOfTwoAreTwiceTheRateAndTheLossForSgd) {
+  const DataSplit data = make_synthetic(teacher(4));
+  ModelSpec plain = deep_classifier(5, 1e-2f);
+  plain.optimizer.kind = OptimizerKind::sgd;
+  ModelSpec weighted = plain, doubled = plain;
+  weighted.fit.sample_weight = true;
+  doubled.optimizer.learning_rate = 2e-2f;
+  for (const float w : {1.f, 2.f}) {
+    SCOPED_TRACE("every weight " + std::to_string(w));
+    Dataset rows = data.train;
+    rows.y = with_weight_column(data.train.y, 1, std::vector<float>(size_t(rows.rows), w));
+    rows.weights = RowWeights::sample;
+    CpuBackend cpu;
+    const Trained got = train_alone(cpu, weighted, rows);
+    const Trained want = train_alone(cpu, w == 1.f ? plain : doubled, data.train);
+    const Trained unscaled = train_alone(cpu, plain, data.train);
+    EXPECT_TRUE(got.params == want.params) << "the final weights differ";
+    ASSERT_EQ(got.fit.epochs.size(), want.fit.epochs.size());
+    for (size_t e = 0; e < got.fit.epochs.size(); ++e) {
+      // Epoch e's loss is over the steps from the same weights as the rate-scaled run's.
+      const EpochMetrics &g = got.fit.epochs[e], &rate = want.fit.epochs[e];
+      expect_same_bits(double(w) * rate.loss, g.loss, "loss");
+      expect_same_bits(double(w) * rate.val_loss, g.val_loss, "val_loss");
+      expect_same_bits(rate.accuracy, g.accuracy, "accuracy");
+    }
+    expect_same_bits(double(w) * want.test.loss, got.test.loss, "test loss");
+    if (w == 1.f) EXPECT_TRUE(got.params == unscaled.params);
+  }
+}
+
 }  // namespace
 }  // namespace mf::test

@@ -119,7 +119,8 @@ using nlohmann::json;
                           os_initial_accumulator_value, os_weight_decay, os_clip, os_clip_value] =
       os;
   [[maybe_unused]] auto& [fs_epochs, fs_batch_size, fs_validation_split, fs_shuffle,
-                          fs_early_stopping, fs_reduce_lr_on_plateau] = fs;
+                          fs_sample_weight, fs_class_weight, fs_early_stopping,
+                          fs_reduce_lr_on_plateau] = fs;
   [[maybe_unused]] auto& [mm_limit_bytes, mm_mode] = mm;
   [[maybe_unused]] auto& [pl_workers, pl_prefetch] = pl;
 }
@@ -1206,6 +1207,7 @@ ModelSpec adam_spec() {
   schedule.alpha = 0.125, schedule.warmup_target = 0.25, schedule.warmup_steps = 10;
   s.optimizer.schedule = schedule;
   s.fit = {4, 24, 0.25, false};
+  s.fit.class_weight = {{0, 0.5f}, {2, 1.5f}};
   EarlyStoppingSpec early;
   early.monitor = "val_mae", early.patience = 3, early.min_delta = 0.001,
   early.mode = MonitorMode::min;
@@ -1236,6 +1238,7 @@ ModelSpec sgd_spec() {
   s.optimizer.momentum = 0.5f;
   s.optimizer.nesterov = true;
   s.fit.early_stopping.reset();
+  s.fit.class_weight.clear(), s.fit.sample_weight = true;
   ReduceLROnPlateauSpec reduce;
   reduce.monitor = "loss", reduce.factor = 0.5, reduce.patience = 2, reduce.cooldown = 1,
   reduce.min_lr = 1e-5;
