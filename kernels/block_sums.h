@@ -11,7 +11,7 @@ namespace mf::MF_TARGET {
 
 constexpr int kBlockThreads = 256;
 constexpr int kAccumulateThreads = kBlockThreads;
-constexpr int kMaxValues = 1 + kMaxMetrics;  // a row's loss and its metrics
+constexpr int kMaxValues = 1 + kMaxMetricValues;  // a row's loss and its metrics' values
 
 // totals[v] += the block's sum of each thread's values[v], v < count (at most kMaxValues). Every
 // thread of a block of kBlockThreads calls it (it holds barriers).

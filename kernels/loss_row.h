@@ -16,7 +16,9 @@ enum class Metric : int {
   categorical_accuracy = 1,
   sparse_categorical_accuracy = 2,
   mean_absolute_error = 3,
-  mean_squared_error = 4
+  mean_squared_error = 4,
+  precision = 5,
+  recall = 6
 };
 // Each metric's Keras identifiers and class, the first identifier the name Keras gives an instance
 // of the class (the report's name of the kind). A spec also takes "accuracy" and "acc", which
@@ -29,18 +31,34 @@ inline constexpr KerasName<Metric> kMetricNames[] = {
     {"mean_absolute_error", "MeanAbsoluteError", Metric::mean_absolute_error},
     {"mean_squared_error", "MeanSquaredError", Metric::mean_squared_error},
     {"mae", "MeanAbsoluteError", Metric::mean_absolute_error},
-    {"mse", "MeanSquaredError", Metric::mean_squared_error}};
+    {"mse", "MeanSquaredError", Metric::mean_squared_error},
+    {"precision", "Precision", Metric::precision},
+    {"recall", "Recall", Metric::recall}};
 inline constexpr int kMaxMetrics = 4;
 MF_HD bool is_accuracy(Metric m) { return int(m) <= int(Metric::sparse_categorical_accuracy); }
+// Precision and recall are ratios of counts over all of an epoch's rows, as Keras's confusion
+// metrics keep them (keras/src/metrics/confusion_metrics.py): a row adds two counts, the true
+// positives and then the predicted (precision) or actual (recall) positives, and the metric is
+// their ratio, 0 where nothing was counted (divide_no_nan). Every other metric is a row's mean
+// over its outputs, and the metric its mean over the rows.
+MF_HD bool is_ratio(Metric m) { return m == Metric::precision || m == Metric::recall; }
+MF_HD int values_of(Metric m) { return is_ratio(m) ? 2 : 1; }
 
 struct MetricList {
   int count = 0;
   Metric kind[kMaxMetrics] = {};
+  MF_HD int values() const {
+    int sum = 0;
+    for (int k = 0; k < count; ++k) sum += values_of(kind[k]);
+    return sum;
+  }
 };
+inline constexpr int kMaxMetricValues = 2 * kMaxMetrics;
 
 // What a pack's members share in their loss pass: the loss, whether the output is logits the user
 // asked the loss to take (from_logits: the metrics then see the logits, as Keras's do), the target
-// columns (1 for class indices) and the metrics. A row's values are its loss, then each metric's.
+// columns (1 for class indices) and the metrics. A row's values are its loss, then each metric's
+// (values_of: one, or a ratio's two counts).
 // Where the data carries a weight per row (data/dataset.h RowWeights), it is the column after the
 // targets, and the pass multiplies the row's loss and gradient by it where `weighted`, as Keras
 // multiplies each sample's loss by its sample weight and divides the sum by the batch's rows
@@ -53,7 +71,7 @@ struct LossShape {
   MetricList metrics;
   bool weight_column = false;  // each row of targets is followed by its weight
   bool weighted = false;       // the pass applies it (only with weight_column)
-  MF_HD int values() const { return 1 + metrics.count; }
+  MF_HD int values() const { return 1 + metrics.values(); }
   MF_HD int target_stride() const { return target_cols + (weight_column ? 1 : 0); }
   // The row's weight: its column where the pass applies it, else 1.
   MF_HD float weight(const float* target) const { return weighted ? target[target_cols] : 1.f; }
@@ -67,19 +85,30 @@ struct LossSettings {
   float delta = 1;
 };
 
-// The metrics that read each output beside its own target (binary accuracy, mae, mse): p is what
-// Keras's metric sees of output j, t its target; sum[k] gathers metric k over the row's outputs.
+// The metrics that read each output beside its own target (binary accuracy, mae, mse, precision,
+// recall): p is what Keras's metric sees of output j, t its target; sum[v] gathers the metrics'
+// values (values_of each) over the row's outputs.
 MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, float* sum) {
-  for (int k = 0; k < metrics.count; ++k) {
+  for (int k = 0, v = 0; k < metrics.count; v += values_of(metrics.kind[k]), ++k) {
+    // Keras's confusion metrics: y_true cast to bool, y_pred > the threshold 0.5
+    const bool positive = t != 0.f, predicted = p > 0.5f;
     switch (metrics.kind[k]) {
       case Metric::binary_accuracy:
-        sum[k] += t == (p > 0.5f ? 1.f : 0.f) ? 1.f : 0.f;
+        sum[v] += t == (predicted ? 1.f : 0.f) ? 1.f : 0.f;
         break;  // y_true == (y_pred > 0.5)
       case Metric::mean_absolute_error:
-        sum[k] += fabsf(t - p);
+        sum[v] += fabsf(t - p);
         break;
       case Metric::mean_squared_error:
-        sum[k] += (t - p) * (t - p);
+        sum[v] += (t - p) * (t - p);
+        break;
+      case Metric::precision:
+        sum[v] += positive && predicted ? 1.f : 0.f;
+        sum[v + 1] += predicted ? 1.f : 0.f;
+        break;
+      case Metric::recall:
+        sum[v] += positive && predicted ? 1.f : 0.f;
+        sum[v + 1] += positive ? 1.f : 0.f;
         break;
       default:
         break;
@@ -113,7 +142,7 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
     return sums_over_classes(loss) ? expf(out[j] - max) / sum : sigmoid(out[j]);
   };
 
-  float total = 0.f, metric_sums[kMaxMetrics] = {};
+  float total = 0.f, metric_sums[kMaxMetricValues] = {};
   if (loss == Loss::sparse_categorical_crossentropy) {
     for (int j = 0; j < n; ++j)
       d_out[j] = (expf(out[j] - max) / sum - (j == label ? 1.f : 0.f)) * scale;
@@ -174,16 +203,20 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
         if (target[j] > target[argmax_target]) argmax_target = j;
     }
   }
-  for (int k = 0; k < shape.metrics.count; ++k) {
+  for (int k = 0, v = 0; k < shape.metrics.count; v += values_of(shape.metrics.kind[k]), ++k) {
     switch (shape.metrics.kind[k]) {
       case Metric::categorical_accuracy:
-        values[1 + k] = argmax_predicted == argmax_target ? 1.f : 0.f;
+        values[1 + v] = argmax_predicted == argmax_target ? 1.f : 0.f;
         break;
       case Metric::sparse_categorical_accuracy:
-        values[1 + k] = float(argmax_predicted) == target[0] ? 1.f : 0.f;
+        values[1 + v] = float(argmax_predicted) == target[0] ? 1.f : 0.f;
+        break;
+      case Metric::precision:
+      case Metric::recall:  // the row's counts, as they are
+        values[1 + v] = metric_sums[v], values[2 + v] = metric_sums[v + 1];
         break;
       default:
-        values[1 + k] = metric_sums[k] / float(n);  // averaged over the outputs
+        values[1 + v] = metric_sums[v] / float(n);  // averaged over the outputs
     }
   }
 }

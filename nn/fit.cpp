@@ -142,7 +142,14 @@ namespace {
 Evaluation of_totals(const ModelSpec& spec, const std::vector<double>& totals, int64_t rows) {
   Evaluation e;
   e.loss = totals[0] / double(rows);
-  for (size_t k = 1; k < totals.size(); ++k) e.metrics.push_back(totals[k] / double(rows));
+  size_t v = 1;  // the metric's first value (kernels/loss_row.h values_of)
+  for (const MetricSpec& metric : spec.metric_list()) {
+    if (is_ratio(metric.kind))  // Keras's divide_no_nan
+      e.metrics.push_back(totals[v + 1] > 0 ? totals[v] / totals[v + 1] : 0.0);
+    else
+      e.metrics.push_back(totals[v] / double(rows));
+    v += size_t(values_of(metric.kind));
+  }
   if (spec.has_accuracy()) e.accuracy = e.metrics[size_t(spec.accuracy_metric())];
   return e;
 }

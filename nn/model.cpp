@@ -150,8 +150,8 @@ void Model::walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model
   // Backward's dY of one layer and dX of the next, swapped layer by layer: (B, widest layer) each.
   add("backward dY", floats(B * widest), slot(&Model::d_out_));
   add("backward dX", floats(B * widest), slot(&Model::d_next_));
-  const int values = 1 + int(spec.metric_list().size());
-  // each row's loss, then its metrics
+  // each row's loss, then its metrics' values (kernels/loss_row.h values_of)
+  const int values = loss_shape(spec).values();
   add("row values", floats(B * values), slot(&Model::values_));
   add("loss totals", doubles(values), slot(&Model::totals_));
   const std::vector<ParamTensor> tensors = param_tensors(spec);

@@ -87,15 +87,23 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
       constexpr KerasDefault kThreshold[] = {
           {"threshold", "0.5", "multifit's binary accuracy thresholds at 0.5"},
           {"dtype", "\"float32\"", "multifit computes in float32"}};
-      object.allow({}, check_defaults(object, kThreshold));
+      constexpr KerasDefault kConfusion[] = {
+          // Precision's and Recall's
+          {"thresholds", "null",
+           "multifit's precision and recall threshold at 0.5, Keras's default"},
+          {"top_k", "null", "multifit counts every output"},
+          {"class_id", "null", "multifit counts every class"},
+          {"dtype", "\"float32\"", "multifit computes in float32"}};
+      object.allow({}, is_ratio(metric.kind) ? check_defaults(object, kConfusion)
+                                             : check_defaults(object, kThreshold));
       const auto given = object.setting("name");
       metric.name =
           given && given->value().is_string() ? given->text() : name_of(kMetricNames, metric.kind);
     }
     const bool by_index = spec.target_cols() == 1 && spec.outputs() > 1;
-    if (by_index &&
-        (metric.kind == Metric::binary_accuracy || metric.kind == Metric::mean_absolute_error ||
-         metric.kind == Metric::mean_squared_error))
+    // every metric but the class accuracies reads each output beside its own target
+    const bool per_output = !is_accuracy(metric.kind) || metric.kind == Metric::binary_accuracy;
+    if (by_index && per_output)
       item.fail(
           metric.name +
               " compares each output with its own target, but the targets are one class index for " +

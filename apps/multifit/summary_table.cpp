@@ -138,10 +138,9 @@ void print_model_line(const ModelReport& m) {
   if (m.tested) {
     test = "test_loss " + format_metric(m.test.loss);
     if (m.has_accuracy) test += " - test_accuracy " + format_metric(m.test.accuracy);
-    for (size_t k = 0; k < m.metrics.size() && k < m.test.metrics.size();
-         ++k)  // the regression metrics
-      if (m.metrics[k].kind == Metric::mean_absolute_error ||
-          m.metrics[k].kind == Metric::mean_squared_error)
+    // the metrics but the accuracy: the regression metrics, precision, recall
+    for (size_t k = 0; k < m.metrics.size() && k < m.test.metrics.size(); ++k)
+      if (!is_accuracy(m.metrics[k].kind))
         test += " - test_" + m.metrics[k].name + " " + format_metric(m.test.metrics[k]);
   }
   const size_t epochs = m.fit.epochs.size();

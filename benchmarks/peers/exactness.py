@@ -219,6 +219,11 @@ CASES = [
          {"name": "rmsprop", "learning_rate": 3e-3}, 32, 0.25, class_weight={0: 2.5, 1: 0.5}),
     case("class-weight-one-hot-cce-sgd", "categorical_crossentropy", HIDDEN + [dense(4, "softmax")],
          {"name": "sgd", "learning_rate": 0.1}, 16, class_weight={1: 3.0, 3: 0.25}),
+    # Keras's confusion metrics: ratios of counts over the epoch's rows, each output counted
+    case("precision-recall-multilabel-bce-val", "binary_crossentropy", HIDDEN + [dense(3, "sigmoid")],
+         ADAM, 32, 0.25, metrics=["precision", "recall", "accuracy"]),
+    case("precision-recall-one-hot-cce", "categorical_crossentropy", HIDDEN + [dense(4, "softmax")],
+         {"name": "sgd", "learning_rate": 0.1}, 16, metrics=["precision", "recall"]),
     case("sample-weight-huber-validation-data-sgd", "huber", HIDDEN + [dense(2)],
          {"name": "sgd", "learning_rate": 0.05, "momentum": 0.9}, 24, 0.25, validation_data=True,
          sample_weight=True, metrics=["mae"]),

@@ -157,8 +157,8 @@ def test_validation_data_is_the_split_of_the_rows_put_together(binary_task):
     for rows in range(1, 600, 37):  # the split takes exactly the validation rows, whatever the rounding
         history = small_model().fit(x[:rows], y[:rows], epochs=1, validation_data=(x[rows:], y[rows:]), verbose=0)
         assert history.samples == rows and "val_loss" in history.history
-    with pytest.raises(ValueError, match=r"validation_data must be \(x_val, y_val\)"):
-        small_model().fit(x, y, validation_data=(x, y, y))
+    with pytest.raises(ValueError, match=r"validation_data must be \(x_val, y_val\) or \(x_val, y_val, val_sample_weight\)"):
+        small_model().fit(x, y, validation_data=(x, y, y, y))
 
 
 def test_compile_again_keeps_the_weights(binary_task):
@@ -217,3 +217,19 @@ def test_weights_files_by_name(binary_task, tmp_path):
         model.save_weights(tmp_path / "m.h5")
     with pytest.raises(FileNotFoundError, match="no such file"):
         model.load_weights(tmp_path / "missing.weights.h5")
+
+
+def test_precision_and_recall_are_ratios_of_counts_over_every_row(binary_task):
+    """keras.metrics.Precision and Recall at 0.5: true positives over predicted (precision) or actual
+    (recall) positives, counted over all the rows evaluated, not a mean of batches' ratios."""
+    from multifit import keras
+    x, y = binary_task
+    model = small_model()
+    model.compile(optimizer="rmsprop", loss="binary_crossentropy", backend="cpu", threads=1,
+                  metrics=["precision", keras.metrics.Recall(name="rec")])
+    model.fit(x, y, epochs=1, verbose=0)
+    predicted = model.predict(x, verbose=0)[:, 0] > 0.5
+    got = model.evaluate(x, y, verbose=0, return_dict=True)
+    true_positives = float(np.sum(predicted & (y == 1)))
+    assert got["precision"] == true_positives / predicted.sum()
+    assert got["rec"] == true_positives / (y == 1).sum()

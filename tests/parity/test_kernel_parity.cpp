@@ -287,6 +287,16 @@ TEST_F(KernelParity, LossesAndGradients) {
       {{Loss::huber, false, 2, regression}, 2, values},
       {{Loss::log_cosh, false, 2, regression}, 2, values},
       {{Loss::mean_squared_logarithmic_error, false, 2, regression}, 2, values},
+      {{Loss::binary_crossentropy,
+        false,
+        3,
+        {4,
+         {Metric::precision, Metric::mean_squared_error, Metric::recall, Metric::binary_accuracy}}},
+       3,
+       binary},
+      {{Loss::categorical_crossentropy, false, classes, {2, {Metric::precision, Metric::recall}}},
+       classes,
+       one_hot},
   };
   for (const Case& c : cases) {
     const auto out = random_vector(size_t(m) * c.n, 10, -4.f, 4.f);
@@ -429,6 +439,40 @@ TEST_F(KernelParity, LossAndAccumulateInOneLaunch) {
     EXPECT_EQ(one, two) << m << " rows";
     EXPECT_NEAR(one[0], want.totals[0], 1e-6 * want.totals[0]) << m << " rows";
     EXPECT_NEAR(one[1], want.totals[1], 1e-9 * want.totals[1]) << m << " rows";
+  }
+}
+
+// The widest row of values (precision's and recall's two counts each, 9 values with the loss) adds
+// up in the fused launch (at most kAccumulateThreads rows) and apart as the CPU's sums.
+TEST_F(KernelParity, TheWidestRowOfValuesAccumulates) {
+  const LossShape shape{
+      Loss::binary_crossentropy,
+      false,
+      3,
+      {4, {Metric::precision, Metric::recall, Metric::recall, Metric::precision}}};
+  ASSERT_EQ(shape.values(), 9);
+  for (const int m : {64, 257}) {
+    const auto out = random_vector(size_t(m) * 3, 18, -4.f, 4.f);
+    std::vector<float> labels(size_t(m) * 3);
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = float(i % 3 == 0);
+    const MemberSettings settings;
+    std::vector<float> d_out(out.size()), row(size_t(m) * 9);
+    std::vector<double> want(9, 0.0);
+    cpu_.loss(shape, out.data(), labels.data(), d_out.data(), row.data(), m, 3, &settings);
+    cpu_.accumulate(row.data(), 9, m, want.data());
+    Buffer<float> Out(*device_, out), T(*device_, labels), dOut(*device_, nans(out.size())),
+        V(*device_, nans(row.size()));
+    Buffer<double> totals(*device_, std::vector<double>(9, 0.0));
+    Buffer<MemberSettings> Settings(*device_, {settings});
+    device_->loss_and_accumulate(shape, Out.get(), T.get(), dOut.get(), V.get(), m, 3, totals.get(),
+                                 Settings.get());
+    const std::vector<double> got = totals.read();
+    for (int v = 1; v < 9; ++v) EXPECT_EQ(got[size_t(v)], want[size_t(v)]) << "value " << v;
+    EXPECT_NEAR(got[0], want[0], 1e-6 * want[0]) << m << " rows";
+    // [loss, precision's tp and predicted, recall's tp and actual, recall's, precision's]
+    EXPECT_EQ(want[1], want[7]);
+    EXPECT_EQ(want[2], want[8]);
+    EXPECT_EQ(want[1], want[3]) << "the true positives are one count";
   }
 }
 

@@ -344,7 +344,9 @@ TEST(PackTraining, WeightsOfTwoAreTwiceTheRateAndTheLossForSgd) {
       expect_same_bits(rate.accuracy, g.accuracy, "accuracy");
     }
     expect_same_bits(double(w) * want.test.loss, got.test.loss, "test loss");
-    if (w == 1.f) EXPECT_TRUE(got.params == unscaled.params);
+    if (w == 1.f) {
+      EXPECT_TRUE(got.params == unscaled.params);
+    }
   }
 }
 

@@ -178,7 +178,8 @@ std::vector<Job> tiny_jobs(size_t count, const std::string& source, size_t cap) 
   for (size_t i = 0; i < count; ++i) {
     Job job;
     job.index = i;
-    job.name = "m" + std::to_string(i);
+    job.name = "m";  // then +=: GCC 12 misreads "m" + a temporary (-Wrestrict)
+    job.name += std::to_string(i);
     job.data = source;
     job.spec = spec;
     jobs.push_back(job);

@@ -107,7 +107,14 @@ TEST_F(NpySource, TargetColumnsMustBeTheSpecs) {
   const std::string ys = write("y.npy", npy("<f4", "(2, 2)", y, sizeof y));
   EXPECT_EQ(load_data("npy:" + xs + "," + ys, 2).train.target_cols, 2);
   EXPECT_THAT(user_error([&] { load_data("npy:" + xs + "," + ys); }),
-              HasSubstr("y has 2 columns, but the spec's targets is 1"));
+              HasSubstr("y has 2 target columns, but the spec's targets is 1"));
+  // with sample weights the last column is each row's weight
+  const Dataset weighted = load_data("npy:" + xs + "," + ys, 1, true).train;
+  EXPECT_EQ(weighted.target_cols, 1);
+  EXPECT_EQ(weighted.weights, RowWeights::sample);
+  EXPECT_THAT(user_error([&] { load_data("npy:" + xs + "," + ys, 2, true); }),
+              HasSubstr("y has 1 target columns, but the spec's targets is 2; set \"targets\" to "
+                        "y's columns before the last, each row's weight"));
 }
 
 TEST_F(NpySource, BrokenFilesAreNamed) {

@@ -1,5 +1,6 @@
 // Accuracy as Keras defines it, at the ties where a shortcut would differ
-// (keras.metrics.binary_accuracy and sparse_categorical_accuracy, float32).
+// (keras.metrics.binary_accuracy and sparse_categorical_accuracy, float32), and the counts a row
+// gives precision and recall (keras.metrics.Precision and Recall at their 0.5 threshold).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -41,6 +42,27 @@ TEST(Metrics, SparseCategoricalAccuracyTakesTheFirstArgmaxOfTheProbabilities) {
   const std::vector<float> labels = {0.f, 1.f};
   EXPECT_EQ(row_accuracy(Loss::sparse_categorical_crossentropy, logits, labels, 2, 3),
             (std::vector<float>{1.f, 0.f}));
+}
+
+// Each output counts for itself: a true positive is a target that is not 0 whose probability is
+// above 0.5 (sigmoid(1e-8) is 0.5 in float32: not above). Precision's row values are its true
+// positives and its predicted positives, recall's its true positives and its actual positives.
+TEST(Metrics, PrecisionAndRecallCountEachOutputAboveTheThreshold) {
+  const LossShape shape{
+      Loss::binary_crossentropy, false, 3, {2, {Metric::precision, Metric::recall}}};
+  ASSERT_EQ(shape.values(), 5);
+  const std::vector<float> logits = {2.f, -1.f, 0.5f, -3.f, -3.f, -3.f, 1e-8f, 4.f, 1.f};
+  const std::vector<float> labels = {1.f, 1.f, 0.f, 0.f, 0.f, 0.f, 1.f, 1.f, 1.f};
+  CpuBackend cpu;
+  const MemberSettings settings;
+  std::vector<float> d_out(logits.size()), values(5 * 3);
+  cpu.loss(shape, logits.data(), labels.data(), d_out.data(), values.data(), 3, 3, &settings);
+  const std::vector<float> counts(values.begin() + 1, values.begin() + 5);
+  EXPECT_EQ(counts, (std::vector<float>{1, 2, 1, 2}));  // predicted 1 0 1, actual 1 1 0
+  EXPECT_EQ(std::vector<float>(values.begin() + 6, values.begin() + 10),
+            (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(std::vector<float>(values.begin() + 11, values.begin() + 15),
+            (std::vector<float>{2, 2, 2, 3}));  // sigmoid(1e-8) is no prediction
 }
 
 }  // namespace

@@ -505,6 +505,31 @@ TEST(KerasMetrics, RefusalsNameTheMetric) {
               HasSubstr("metrics: got \"accuracy\"; expected an array"));
 }
 
+// keras.metrics.Precision and Recall, by name or as Keras's get_config() writes them; any
+// threshold, top_k or class_id other than Keras's defaults is refused, and so are class-index
+// targets, which have no output of their own to count.
+TEST(KerasMetrics, PrecisionAndRecallAtKerasDefaults) {
+  json binary = {{"input", 4},
+                 {"targets", 3},
+                 {"loss", "binary_crossentropy"},
+                 {"layers", {{{"units", 3}, {"activation", "sigmoid"}}}}};
+  binary["metrics"] =
+      json::parse(R"(["precision", {"class_name": "Recall", "config": {"name": "rec",
+      "thresholds": null, "top_k": null, "class_id": null, "dtype": "float32"}}])");
+  const std::vector<MetricSpec> listed = parse(binary).metric_list();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].kind, Metric::precision);
+  EXPECT_EQ(listed[0].name, "precision");
+  EXPECT_EQ(listed[1].kind, Metric::recall);
+  EXPECT_EQ(listed[1].name, "rec");
+  binary["metrics"] =
+      json::parse(R"([{"class_name": "Precision", "config": {"thresholds": 0.3}}])");
+  EXPECT_THAT(error_for(binary), HasSubstr("metrics[0].config.thresholds: got 0.3; expected null"));
+  EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"recall"}}})),
+              HasSubstr("metrics[0]: recall compares each output with its own target, but the "
+                        "targets are one class index"));
+}
+
 // ---- Callbacks ----------------------------------------------------------------------------------
 
 json fit_with(const json& callbacks) {
