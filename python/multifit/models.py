@@ -511,22 +511,24 @@ class Sequential:
             return values
         return _keras_values(values)
 
-    def train_on_batch(self, x, y=None, return_dict=False):
-        """keras.Model.train_on_batch: one step on the batch (x, y); the batch's loss (before the
-        step's update, as Keras's) and metrics, as evaluate() gives them. The optimizer's state
-        carries on while the batches are no larger than the fit's batch size (32 before any fit)."""
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """keras.Model.train_on_batch: one step on the batch (x, y), its rows weighted as fit's; the
+        batch's loss (before the step's update, as Keras's) and metrics, as evaluate() gives them.
+        The optimizer's state carries on while the batches are no larger than the fit's batch size
+        (32 before any fit)."""
         # The fit's batch size where the batch fits in it (one step of a part batch), so that the plan,
         # and the optimizer's state with it, carries on; a larger batch builds the model again at its
         # size, with its weights and a fresh optimizer.
         batch = max(len(x), self._fit["batch_size"])
-        history = self.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
+        history = self.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0,
+                           sample_weight=sample_weight, class_weight=class_weight)
         values = {key: series[0] for key, series in history.history.items()}
         values = {"loss": values.pop("loss"), **values}  # Keras's: the loss, then the metrics
         return values if return_dict else _keras_values(values)
 
-    def test_on_batch(self, x, y=None, return_dict=False):
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """keras.Model.test_on_batch: evaluate() of one batch."""
-        return self.evaluate(x, y, verbose=0, return_dict=return_dict)
+        return self.evaluate(x, y, verbose=0, sample_weight=sample_weight, return_dict=return_dict)
 
     def predict_on_batch(self, x):
         """keras.Model.predict_on_batch: predict() of one batch."""

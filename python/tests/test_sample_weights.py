@@ -93,3 +93,15 @@ def test_weights_keras_would_refuse_or_that_mean_nothing_are_refused(binary_task
     with pytest.raises(ValueError, match=None) as raised:
         small_model().fit(x, y, epochs=1, verbose=0, **arguments)
     assert words in str(raised.value)
+
+
+def test_the_batch_calls_take_weights_as_fit_and_evaluate_do(binary_task):
+    x, y = binary_task
+    w = _weights(32)
+    model = small_model()
+    before = model.test_on_batch(x[:32], y[:32], sample_weight=w, return_dict=True)
+    assert before["loss"] == pytest.approx(model.evaluate(x[:32], y[:32], sample_weight=w, verbose=0)[0], rel=1e-6)
+    twin = small_model()
+    step = model.train_on_batch(x[:32], y[:32], sample_weight=w, return_dict=True)
+    same = twin.fit(x[:32], y[:32], sample_weight=w, batch_size=32, epochs=1, shuffle=False, verbose=0)
+    assert step["loss"] == same.history["loss"][0]
