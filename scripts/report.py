@@ -10,7 +10,8 @@ each model's slowdown against its solo run, memory per model (its status, pool c
 peak, its share of the data, its process's peak; in serial mode what the run held when it ended and
 after its release) with the models that failed and why, the best models of the ranking with the
 values they were made with, a scheduler's rungs (survivors and the metric's spread at each, the
-compute spent), and the machine the run was measured on. Charts are inline
+compute spent), the machine the run was measured on, a timeline of each mode's last run, and last
+the recommendation in one sentence: the mode to train these models with, or why none can be said. Charts are inline
 SVG drawn by matplotlib, so the page opens without a network and runs no script.
 
 Exit codes: 0 written; 2 a missing or unreadable file, or a document that is not multifit's.
@@ -169,16 +170,40 @@ def slowdown_chart(modes):
 TIMELINE_TRACKS = 64  # beyond, the first ones: a page, not a poster
 
 
-def timeline_chart(trace):
-    """The trace's tracks: steps as thin bars, epochs as light spans, input batches prepared; drawn as
-    one image inside the SVG (thousands of bars as vectors would make the page megabytes)."""
+def trace_runs(trace):
+    """The trace's tracks, "MODE: model" each, as the runs that made them, in the order they ran:
+    [(mode, [track key, ...])], a run the consecutive tracks of one mode (--repeat runs each mode
+    again after the others), and {track key: name}."""
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
     names = {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in events
              if e.get("ph") == "M" and e.get("name") == "thread_name" and "args" in e}
-    every = sorted(names, key=lambda k: (k[0] or 0, k[1] or 0))
+    runs = []
+    for key in sorted(names, key=lambda k: (k[1] or 0, k[0] or 0)):  # thread ids count up as the runs go
+        mode = names[key].split(": ", 1)[0] if ": " in names[key] else ""
+        if not runs or runs[-1][0] != mode:
+            runs.append((mode, []))
+        runs[-1][1].append(key)
+    return runs, names
+
+
+def timeline_charts(trace):
+    """A timeline per mode: its last run's tracks (a repeated run looks like the others, and the last
+    is past any first-run warm-up), the first TIMELINE_TRACKS of them, from the run's own start.
+    [(mode, run number, runs of the mode, svg)]."""
+    runs, names = trace_runs(trace)
+    charts = []
+    for mode in dict.fromkeys(mode for mode, _ in runs):
+        own = [tracks for m, tracks in runs if m == mode]
+        charts.append((mode, len(own), len(own), timeline_chart(trace, own[-1], names)))
+    return charts
+
+
+def timeline_chart(trace, every, names):
+    """The tracks `every` of the trace: steps as thin bars, epochs as light spans, input batches
+    prepared; drawn as one image inside the SVG (thousands of bars as vectors would make the page
+    megabytes)."""
+    events = trace.get("traceEvents", [])
     tracks = every[:TIMELINE_TRACKS]
-    if not tracks:
-        return None
     row = {k: i for i, k in enumerate(tracks)}
     kinds = {"epoch": ("#c6dbef", 0.4, 1), "batch": ("#f58518", 0.3, 2), "step": ("#4c78a8", 0.25, 3)}
     spans = {}  # (track, kind) -> [(start, duration)]
@@ -189,6 +214,8 @@ def timeline_chart(trace):
         name = e.get("name", "")
         kind = "epoch" if name.startswith("epoch") else "batch" if name == "batch" else "step"
         spans.setdefault((key, kind), []).append((e["ts"] / 1000, max(e.get("dur", 0) / 1000, 1e-3)))
+    start = min((begin for bars in spans.values() for begin, _ in bars), default=0.0)
+    spans = {k: [(begin - start, length) for begin, length in bars] for k, bars in spans.items()}
     fig, ax = plt.subplots(figsize=(12, 0.3 * len(tracks) + 1))
     for (key, kind), bars in spans.items():
         color, half, z = kinds[kind]
@@ -196,10 +223,38 @@ def timeline_chart(trace):
     ax.set_rasterization_zorder(10)
     ax.set_yticks(range(len(tracks)), [names[k] for k in tracks], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("ms")
-    shown = "" if len(every) == len(tracks) else f" (the first {len(tracks)} of {len(every)} tracks)"
+    ax.set_xlabel("ms from the run's first event")
+    shown = "" if len(every) == len(tracks) else f" (the first {len(tracks)} of {len(every)} models)"
     ax.set_title(f"timeline{shown}: epochs (light), steps (blue), input batches prepared (orange)", fontsize=10)
     return svg(fig)
+
+
+def recommendation(runs):
+    """The page's last sentence: which mode to run these models with on this machine, from the
+    modes' median speedups over serial (their range under --repeat), or why none can be said."""
+    modes = by_mode(runs)
+    if len(modes) < 2:
+        return ("Recommendation: none from one mode; run --mode all (with --repeat 3 on a shared machine) to "
+                "compare the modes on these models.")
+    unjudged = [r["mode"] for r in runs if r.get("unjudged")]
+    if unjudged:
+        return (f"Recommendation: none yet: {', '.join(dict.fromkeys(unjudged))} ran too briefly or beside other "
+                f"work to be judged; run more epochs (or --repeat) on a quieter machine.")
+    speedups = {mode: spread([r.get("speedup_vs_serial") for r in rs]) for mode, rs in modes.items()}
+    speedups = {mode: s for mode, s in speedups.items() if s and mode != "serial"}
+    if not speedups:
+        return "Recommendation: none: no mode has a speedup over serial in the document."
+    best = max(speedups, key=lambda mode: speedups[mode][0])
+    median, low, high = speedups[best]
+    if median <= 1:
+        return (f"Recommendation: train these models one after another (--mode serial): no mode finished sooner on "
+                f"this machine (the best, {best}, at {median:.2f}x serial's speed).")
+    if low <= 1 < high:
+        return (f"Recommendation: no mode is clearly faster: {best} reached {median:.2f}x serial's speed, but its "
+                f"runs ranged from {low:.2f}x to {high:.2f}x; serial is the simplest.")
+    return (f"Recommendation: train these models with --mode {best} on this machine: it finished {median:.2f}x "
+            f"sooner than serial" + (f" ({low:.2f}x to {high:.2f}x over {len(modes[best])} runs)."
+                                       if len(modes[best]) > 1 else "."))
 
 
 def table(header, rows):
@@ -334,10 +389,14 @@ def page(doc, runs, trace, title):
     parts += [f"<h2>Best models ({html.escape(runs[-1]['mode'])})</h2>", best_models(runs[-1])]
     parts += [scheduler_section(r) for r in runs]
     if trace is not None:
-        chart = timeline_chart(trace)
-        parts += ["<h2>Timeline</h2>", chart or "<p>the trace has no tracks</p>"]
+        charts = timeline_charts(trace)
+        parts += ["<h2>Timeline</h2>"]
+        parts += [f"<h3>{html.escape(mode)}" + (f" (run {run} of {count}: the last, past the first run's warm-up)"
+                                                if count > 1 else "") + "</h3>" + chart
+                  for mode, run, count, chart in charts] or ["<p>the trace has no tracks</p>"]
     else:
         parts += ["<h2>Timeline</h2><p>give the run's --trace file (--trace TRACE.json) to draw every model's steps</p>"]
+    parts += [f"<p><b>{html.escape(recommendation(runs))}</b></p>"]
     style = ("body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}"
              "td:first-child,th:first-child{text-align:left}svg{max-width:100%;height:auto}")

@@ -27,6 +27,13 @@ answer=$("$python" -c 'import html, json, sys; print(html.escape(json.load(open(
 grep -qF "<h1>multifit: seed-pair (2 models; serial, streams, processes, packed)</h1><p><b>$answer</b></p>" \
   "$work/report.html" || { echo "the report does not open with the title and the answer: $answer"; exit 1; }
 if grep -q "<script" "$work/report.html"; then echo "the report runs a script; it should open as it is"; exit 1; fi
+# A timeline for every mode (its last run of the two), and the recommendation in one sentence last.
+for mode in serial streams processes packed; do
+  grep -qF "<h3>$mode (run 2 of 2: the last, past the first run's warm-up)</h3>" "$work/report.html" ||
+    { echo "the report has no timeline of $mode's last run"; exit 1; }
+done
+grep -qE "<p><b>Recommendation: [^<]*</b></p></body>" "$work/report.html" ||
+  { echo "the report does not end with its recommendation"; exit 1; }
 # A search with a scheduler: its best models with their values, and its rungs.
 "$multifit" run "$root/examples/tiny-search-asha.json" --backend cpu --quiet --mode packed --json "$work/s.json" > /dev/null
 "$python" "$report" "$work/s.json" -o "$work/search.html"
