@@ -259,6 +259,57 @@ class LearningRateScheduler(Callback):
             logs["learning_rate"] = self.model.optimizer.learning_rate
 
 
+class TensorBoard(Callback):
+    """keras.callbacks.TensorBoard of the epochs: each epoch's logs and the optimizer's learning rate
+    as scalars in event files that TensorBoard reads, where Keras 3 writes them (log_dir/train and,
+    with validation, log_dir/validation; tags "epoch_loss", "epoch_accuracy", "epoch_learning_rate",
+    ..., the val_ ones without their prefix; step the epoch), written by tensorboardX (pip install
+    tensorboardX). What needs a step's hook or TensorFlow's graph
+    (update_freq other than "epoch", profiling, histograms, images, embeddings, the steps per second)
+    is refused; write_graph is taken and draws nothing (multifit has no graph to show)."""
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
+                 embeddings_metadata=None):
+        super().__init__()
+        unsupported = {"histogram_freq": (histogram_freq, 0), "write_images": (write_images, False),
+                       "write_steps_per_second": (write_steps_per_second, False),
+                       "update_freq": (update_freq, "epoch"), "profile_batch": (profile_batch, 0),
+                       "embeddings_freq": (embeddings_freq, 0), "embeddings_metadata": (embeddings_metadata, None)}
+        for name, (given, default) in unsupported.items():
+            if given != default:
+                raise ValueError(f"TensorBoard: {name}={given!r}; multifit writes each epoch's logs only, so "
+                                 f"{name} must stay {default!r}")
+        self.log_dir, self.writers = _os.fspath(log_dir), {}
+
+    def on_train_begin(self, logs=None):
+        try:
+            from tensorboardX import SummaryWriter
+        except ImportError as e:
+            raise ImportError("TensorBoard needs tensorboardX to write its event files: pip install tensorboardX") from e
+        self._writer_class = SummaryWriter
+
+    def _writer(self, side):
+        if side not in self.writers:  # made at its first scalar, as Keras's
+            self.writers[side] = self._writer_class(_os.path.join(self.log_dir, side))
+        return self.writers[side]
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = dict(logs or {})
+        if "learning_rate" not in logs and self.model is not None and self.model.optimizer is not None:
+            logs["learning_rate"] = self.model.optimizer.learning_rate  # Keras's _collect_learning_rate
+        for key, value in logs.items():
+            side, name = ("validation", key[4:]) if key.startswith("val_") else ("train", key)
+            self._writer(side).add_scalar("epoch_" + name, float(value), epoch)
+        for writer in self.writers.values():
+            writer.flush()
+
+    def on_train_end(self, logs=None):
+        for writer in self.writers.values():
+            writer.close()
+        self.writers = {}
+
+
 class TerminateOnNaN(Callback):
     """keras.callbacks.TerminateOnNaN: multifit's fit always ends a model whose loss or weights are
     not finite, at that epoch's end, with status "diverged" and a RuntimeWarning naming where; taken
@@ -266,8 +317,8 @@ class TerminateOnNaN(Callback):
 
 
 _ALL = ("Callback", "EarlyStopping", "ReduceLROnPlateau", "ModelCheckpoint", "CSVLogger", "LambdaCallback",
-        "LearningRateScheduler", "ProgbarLogger", "TerminateOnNaN")
+        "LearningRateScheduler", "ProgbarLogger", "TensorBoard", "TerminateOnNaN")
 
 
-def __getattr__(name):  # keras.callbacks.TensorBoard and the like: say what multifit has
+def __getattr__(name):  # keras.callbacks.BackupAndRestore and the like: say what multifit has
     raise AttributeError(f"module '{__name__}' has no attribute '{name}': multifit's callbacks are {', '.join(_ALL)}")

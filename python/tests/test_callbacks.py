@@ -107,7 +107,49 @@ def test_a_step_hook_and_an_error_in_a_hook(binary_task):
         model.fit(x, y, epochs=3, callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=fail)], verbose=0)
     assert len(model.fit(x, y, epochs=2, verbose=0).history["loss"]) == 2  # the model trains on
     with pytest.raises(AttributeError, match="multifit's callbacks are Callback, EarlyStopping"):
-        keras.callbacks.TensorBoard
+        keras.callbacks.BackupAndRestore
+
+
+def _scalars(folder):
+    """{tag: [(step, value)]} of the event files in `folder`: TFRecords (a length, its CRC, the
+    record, its CRC) of Event protos, read with tensorboardX's proto."""
+    import glob
+    import struct
+
+    from tensorboardX.proto import event_pb2
+
+    scalars = {}
+    for path in sorted(glob.glob(f"{folder}/events.out.tfevents.*")):
+        data, at = open(path, "rb").read(), 0
+        while at < len(data):
+            (length,) = struct.unpack_from("<Q", data, at)
+            event = event_pb2.Event.FromString(data[at + 12:at + 12 + length])
+            at += 12 + length + 4
+            for value in event.summary.value:
+                scalars.setdefault(value.tag, []).append((event.step, value.simple_value))
+    return scalars
+
+
+def test_tensorboard_writes_each_epochs_logs_where_keras_does(binary_task, tmp_path):
+    """log_dir/train and log_dir/validation hold "epoch_loss", "epoch_accuracy"... at step epoch, the
+    History's values (as float32, the event's simple_value), and train the learning rate; without
+    validation rows no validation folder; what needs a step's hook is refused."""
+    pytest.importorskip("tensorboardX", reason="TensorBoard writes through tensorboardX")
+    x, y = binary_task
+    history = small_model().fit(x, y, epochs=3, validation_split=0.25, verbose=0,
+                                callbacks=[keras.callbacks.TensorBoard(log_dir=tmp_path / "logs")])
+    train, validation = _scalars(tmp_path / "logs" / "train"), _scalars(tmp_path / "logs" / "validation")
+    assert set(train) == {"epoch_loss", "epoch_accuracy", "epoch_learning_rate"}
+    assert set(validation) == {"epoch_loss", "epoch_accuracy"}
+    assert train["epoch_learning_rate"] == [(e, pytest.approx(0.001)) for e in range(3)]  # rmsprop's default
+    for key in ("loss", "accuracy"):
+        assert train["epoch_" + key] == [(e, pytest.approx(v, rel=1e-6)) for e, v in enumerate(history.history[key])]
+        assert validation["epoch_" + key] == [(e, pytest.approx(v, rel=1e-6))
+                                              for e, v in enumerate(history.history["val_" + key])]
+    small_model().fit(x, y, epochs=1, verbose=0, callbacks=[keras.callbacks.TensorBoard(log_dir=tmp_path / "alone")])
+    assert sorted(p.name for p in (tmp_path / "alone").iterdir()) == ["train"]
+    with pytest.raises(ValueError, match="TensorBoard: update_freq='batch'; multifit writes each epoch's logs only"):
+        keras.callbacks.TensorBoard(update_freq="batch")
 
 
 def test_verbose_prints_keras_epoch_lines(binary_task, capsys):
