@@ -259,7 +259,7 @@ PackFit::PackFit(Model& model, const DeviceData& data, FitOptions options)
 }
 
 void PackFit::launch_epoch() {
-  epoch_start_ = Clock::now();
+  epoch_start_ = step_done_at_ = Clock::now();
   if (epoch_ == 0) start_ = epoch_start_;  // the warm-up before is not the fit's time
   completed_ = train_epoch(epoch_);
 }
@@ -357,6 +357,13 @@ bool PackFit::train_epoch(int epoch) {
     steps_taken_ += run;
     if (options_.steps) options_.steps->store(steps_taken_, std::memory_order_relaxed);
     if (options_.timeline) backend.mark();
+    if (options_.step_done && step < steps) {
+      const Clock::time_point now = Clock::now();
+      if (std::chrono::duration<double>(now - step_done_at_).count() >= options_.step_interval_s) {
+        step_done_at_ = now;
+        options_.step_done(step, steps);
+      }
+    }
   }
   return true;
 }

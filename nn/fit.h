@@ -119,6 +119,12 @@ struct FitOptions {
   // Keras's model.stop_training does: its status stays ok, stop_reason says "a callback stopped
   // training". (The Python package's keras.callbacks.Callback subclasses.)
   std::function<bool(int member, int epoch, const EpochMetrics& e, bool ended)> epoch_end;
+  // Called on the fit's thread after a training step, at most once every `step_interval_s` (a clock
+  // read a step where set): the steps taken in the epoch so far and its steps. On a GPU a step is
+  // counted when it is queued. (The Python package's verbose 1 bar, redrawn during an epoch, as
+  // Keras's Progbar is.)
+  std::function<void(int64_t step, int64_t steps)> step_done;
+  double step_interval_s = 0.05;
 };
 
 // Checks that the data fits the model (features, class labels, targets); a UserError otherwise,
@@ -219,7 +225,8 @@ class PackFit {
   Clock::time_point start_ = Clock::now();  // the first epoch's launch
   int epoch_ = 0;                           // the epoch launch_epoch() runs next
   Clock::time_point epoch_start_;
-  bool completed_ = false;  // the launched epoch ran every step
+  Clock::time_point step_done_at_;  // FitOptions::step_done's last call
+  bool completed_ = false;          // the launched epoch ran every step
   bool done_ = spec_.fit.epochs < 1;
 };
 

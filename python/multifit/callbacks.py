@@ -186,22 +186,35 @@ class LambdaCallback(Callback):
 class ProgbarLogger(Callback):
     """keras.callbacks.ProgbarLogger, which fit adds for verbose 1 ("auto") and 2 where the callbacks
     have none: "Epoch 1/5" as an epoch begins (of several), and as it ends Keras 3's line of the
-    epoch (progbar_line); verbose 1 as its finished bar (multifit's steps run in C++, which draws
-    no bar while they run)."""
+    epoch (progbar_line); verbose 1 as a bar redrawn over itself while the epoch runs (`on_step`,
+    from the C++ fit at most every 50 ms: the steps, the time left and a step's time; the logs come
+    with the epoch's end), then finished."""
 
     def __init__(self, verbose=1):
         super().__init__()
         self.verbose = verbose
-        self.started = 0.0
+        self.started, self.drawn = 0.0, False
 
     def on_epoch_begin(self, epoch, logs=None):
         if self.params["epochs"] > 1:  # Keras says the epoch only when there are several
             print(f"Epoch {epoch + 1}/{self.params['epochs']}", flush=True)
-        self.started = _time.perf_counter()
+        self.started, self.drawn = _time.perf_counter(), False
+
+    def on_step(self, step, steps):
+        """Keras's Progbar while an epoch runs: "\r7/19 ━━━━━━━              6s 508ms/step"."""
+        if self.verbose != 1:
+            return
+        seconds = _time.perf_counter() - self.started
+        left = seconds / step * (steps - step)
+        shown = f"{int(left) // 60}:{int(left) % 60:02}" if left > 60 else f"{left:.0f}s"
+        filled = 20 * step // steps
+        print(f"\r{step}/{steps} {'━' * filled}{' ' * (20 - filled)} {shown}{_per_step(seconds / step)}", end="",
+              flush=True)
+        self.drawn = True
 
     def on_epoch_end(self, epoch, logs=None):
-        print(progbar_line(self.params["steps"], _time.perf_counter() - self.started, logs or {}, self.verbose),
-              flush=True)
+        line = progbar_line(self.params["steps"], _time.perf_counter() - self.started, logs or {}, self.verbose)
+        print(("\r" if self.drawn else "") + line, flush=True)
 
 
 def keras_order(keys):

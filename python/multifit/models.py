@@ -488,7 +488,8 @@ class Sequential:
                     c.on_epoch_begin(epoch + 1, {})
             return False
 
-        result = session.fit(x, y, None, on_epoch, sample_weight)
+        bars = [c for c in hooked if isinstance(c, ProgbarLogger) and c.verbose == 1]
+        result = session.fit(x, y, None, on_epoch, sample_weight, bars[0].on_step if bars else None)
         for c in hooked:
             c.on_train_end(dict(kept[-1]) if kept else {})
         return result, kept

@@ -73,19 +73,21 @@ nb::dict evaluation_dict(const mf::Evaluation& e, const mf::ModelSpec& spec) {
   return d;
 }
 
-// The fit's epoch lines go to `on_line` (None: quiet), and each epoch's logs (epoch_dict) to
-// `on_epoch(epoch, logs, ended)`, which returns whether to stop (ended: the fit ended with this
-// epoch, and what it returns is not read); both called with the GIL taken back. An
-// exception `on_epoch` raises stops the fit after that epoch and is raised again once it has ended
-// (not carried through the fit's loop).
 // Keras's sample_weight: None, or a float32 array of a weight per row of x.
 std::optional<std::vector<float>> weights_of(const nb::object& sample_weight, int64_t rows) {
   if (sample_weight.is_none()) return std::nullopt;
   return sample_weights(nb::cast<Rows>(sample_weight), rows, "sample_weight");
 }
 
+// The fit's epoch lines go to `on_line` (None: quiet), each epoch's logs (epoch_dict) to
+// `on_epoch(epoch, logs, ended)`, which returns whether to stop (ended: the fit ended with this
+// epoch, and what it returns is not read), and the steps taken in an epoch, now and then, to
+// `on_step(step, steps)`; each called with the GIL taken back. An exception `on_epoch` or `on_step`
+// raises stops the fit (after that epoch, or that step) and is raised again once it has ended (not
+// carried through the fit's loop).
 nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& on_line,
-             const nb::object& on_epoch, const nb::object& sample_weight) {
+             const nb::object& on_epoch, const nb::object& sample_weight,
+             const nb::object& on_step) {
   const mf::HostRows rows = host_rows(x, &y);
   const std::optional<std::vector<float>> weights = weights_of(sample_weight, rows.rows);
   std::atomic<bool> stop{false};
@@ -107,8 +109,22 @@ nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& o
         return true;
       }
     };
+  std::function<void(int64_t, int64_t)> step_done;
+  if (!on_step.is_none())
+    step_done = [&](int64_t step, int64_t steps) {
+      nb::gil_scoped_acquire held;
+      try {
+        on_step(step, steps);
+      } catch (nb::python_error& error) {
+        raised.emplace(std::move(error));
+        stop = true;
+      }
+    };
   const mf::FitResult result = run_interruptible<mf::FitResult>(
-      [&] { return session.fit(rows, weights ? &*weights : nullptr, &stop, progress, epoch_end); },
+      [&] {
+        return session.fit(rows, weights ? &*weights : nullptr, &stop, progress, epoch_end,
+                           step_done);
+      },
       [&stop] { stop = true; });
   if (raised) throw std::move(*raised);
   return fit_dict(result, session.spec());
@@ -291,7 +307,7 @@ NB_MODULE(_multifit, m) {
       .def_prop_ro("outputs", [](Session& s) { return s.spec().outputs(); })
       .def_prop_ro("param_count", [](Session& s) { return mf::Model::param_count(s.spec()); })
       .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none(), "on_epoch"_a = nb::none(),
-           "sample_weight"_a = nb::none())
+           "sample_weight"_a = nb::none(), "on_step"_a = nb::none())
       .def("evaluate", &evaluate, "x"_a, "y"_a, "sample_weight"_a = nb::none())
       .def("predict", &predict, "x"_a)
       .def("weights",

@@ -107,7 +107,8 @@ mf::HostRows Session::weighed(mf::HostRows rows, const std::vector<float>* sampl
 mf::FitResult Session::fit(
     const mf::HostRows& given, const std::vector<float>* sample_weight,
     const std::atomic<bool>* stop, std::function<void(const std::string&)> progress,
-    std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end) {
+    std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end,
+    std::function<void(int64_t step, int64_t steps)> step_done) {
   std::vector<float> y;
   const mf::HostRows rows = weighed(given, sample_weight, true, y);
   const mf::DeviceData data = resident(rows);
@@ -116,6 +117,7 @@ mf::FitResult Session::fit(
   options.stop = stop;
   options.graphs = mf::use_graphs(options_, *backend_);
   if (progress) options.progress = [progress](int, const std::string& line) { progress(line); };
+  options.step_done = std::move(step_done);
   if (epoch_end)
     options.epoch_end = [epoch_end](int, int epoch, const mf::EpochMetrics& e, bool ended) {
       return epoch_end(epoch, e, ended);

@@ -51,12 +51,14 @@ class Session {
 
   // fit (nn/fit.h) on the rows, the spec's fit settings; `stop` ends it after its current step,
   // `progress` receives each epoch's line, `epoch_end` each epoch's metrics (FitOptions::epoch_end:
-  // true stops the fit there). Each row's loss is weighted by `sample_weight` (rows; the spec's
+  // true stops the fit there), `step_done` the steps taken in the epoch now and then
+  // (FitOptions::step_done). Each row's loss is weighted by `sample_weight` (rows; the spec's
   // fit.sample_weight is then set) or by the spec's fit.class_weight. A UserError when the data
   // does not fit the spec.
   mf::FitResult fit(const mf::HostRows& rows, const std::vector<float>* sample_weight,
                     const std::atomic<bool>* stop, std::function<void(const std::string&)> progress,
-                    std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end);
+                    std::function<bool(int epoch, const mf::EpochMetrics&, bool ended)> epoch_end,
+                    std::function<void(int64_t step, int64_t steps)> step_done = {});
   // The loss weighted by `sample_weight` where given (class weights apply to training only).
   mf::Evaluation evaluate(const mf::HostRows& rows, const std::vector<float>* sample_weight);
   std::vector<float> predict(const mf::HostRows& rows);  // (rows, outputs)

@@ -171,6 +171,15 @@ def test_verbose_prints_keras_epoch_lines(binary_task, capsys):
     assert re.fullmatch(rf"20/20 ━{{20}} \d+s {step} - accuracy: .*", capsys.readouterr().out.splitlines()[0])
     model.fit(x, y, epochs=1, verbose=0)
     assert capsys.readouterr().out == ""
+    # While an epoch runs, verbose 1 redraws its bar over itself, at most every 50 ms: steps of 2048
+    # rows through Dense(1024) take longer than that on any CPU
+    wide = keras.Sequential([keras.Input(shape=(1024,)), keras.layers.Dense(1024, activation="relu"),
+                             keras.layers.Dense(1, activation="sigmoid")])
+    wide.compile(optimizer="sgd", loss="binary_crossentropy", backend="cpu", threads=1)
+    rows = np.random.default_rng(1).normal(size=(8192, 1024)).astype(np.float32)
+    wide.fit(rows, (rows[:, 0] > 0).astype(np.float32), epochs=1, batch_size=2048, verbose=1)
+    drawn = capsys.readouterr().out
+    assert re.fullmatch(r"(\r[123]/4 ━{5,15} {5,15} \d+s \d+(us|ms|s)/step)+\r4/4 ━{20} \d+s .*\n", drawn), drawn
     loss, accuracy, mse = model.evaluate(x, y)  # Keras's default: its bar's last line, 32 rows a step
     line = capsys.readouterr().out.strip()
     assert re.fullmatch(rf"19/19 ━{{20}} \d+s {step} - accuracy: {accuracy:.4f} - loss: {loss:.4f} - mse: {mse:.4f}",

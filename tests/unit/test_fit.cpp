@@ -208,6 +208,25 @@ TEST(Fit, NoValidationMeansNaN) {
   EXPECT_TRUE(std::isnan(result.epochs[0].val_accuracy));
 }
 
+// FitOptions::step_done, with no interval between calls: after every step but an epoch's last (the
+// epoch's line says that one), with the steps so far and the epoch's.
+TEST(Fit, StepDoneIsCalledAsTheStepsGo) {
+  const DataSplit split = make_synthetic("teacher:rows=100,features=6,classes=3,seed=3");
+  CpuBackend cpu;
+  DeviceData data(cpu, split.train);
+  ModelSpec spec = classifier(6, 8, 3);
+  spec.fit.epochs = 2, spec.fit.batch_size = 32;  // 4 steps an epoch: 32, 32, 32, 4
+  Model model(spec, cpu);
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  FitOptions options;
+  options.step_interval_s = 0;
+  options.step_done = [&](int64_t step, int64_t steps) { calls.emplace_back(step, steps); };
+  fit(model, data, options);
+  const std::vector<std::pair<int64_t, int64_t>> want = {{1, 4}, {2, 4}, {3, 4},
+                                                         {1, 4}, {2, 4}, {3, 4}};
+  EXPECT_EQ(calls, want);
+}
+
 TEST(Fit, MseHasNoAccuracy) {
   const DataSplit split = make_synthetic("regression:rows=64,features=4");
   const ModelSpec spec = mlp(4, {{1, Activation::linear}}, Loss::mse);
