@@ -396,7 +396,7 @@ class Sequential:
         (on the cpu backend, without a copy); others are converted once. The GIL is released while
         it trains; Ctrl-C stops it after its current step and raises KeyboardInterrupt, leaving the
         model as that step left it. verbose 0 prints nothing; 1 ("auto") and 2 Keras's epoch lines
-        (ProgbarLogger).
+        (ProgbarLogger), 1 with its bar redrawn while the epoch runs.
         validation_data (x_val, y_val) or (x_val, y_val, val_sample_weight) overrides
         validation_split, as in Keras (its rows are joined after x's: one copy).
         sample_weight (rows,) multiplies each row's loss (in training, and in validation where the
