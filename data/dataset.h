@@ -72,7 +72,7 @@ void weigh_by_class(Dataset& data, const ClassWeights& weights);
 // data's last target column taken as each row's sample weight (a file that holds the weights after
 // the targets): data.target_cols one fewer, data.weights sample, its labels summarized again
 // without the weights (WHERE as summarize_labels's). A UserError naming WHERE where y has no column
-// to spare.
+// to spare, or a weight is below 0 (its row counted from 0).
 void take_sample_weights(Dataset& data, const std::string& where);
 
 struct DataSplit {

@@ -33,7 +33,7 @@ std::vector<float> with_weight_column(std::span<const float> y, int target_cols,
   const size_t cols = size_t(target_cols), rows = weights.size();
   if (y.size() != rows * cols)
     throw std::invalid_argument("with_weight_column: " + std::to_string(weights.size()) +
-                                " weights for " + std::to_string(y.size()) + " targets");
+                                " weights for " + std::to_string(y.size() / cols) + " rows");
   std::vector<float> out(rows * (cols + 1));
   for (size_t r = 0; r < rows; ++r) {
     std::copy_n(y.data() + r * cols, cols, out.data() + r * (cols + 1));
@@ -59,6 +59,11 @@ void take_sample_weights(Dataset& data, const std::string& where) {
         ": one target value per row, but fit.sample_weight reads each row's targets and then its weight; add the weights as the last column");
   data.target_cols -= 1;
   data.weights = RowWeights::sample;
+  const size_t stride = size_t(data.y_cols());
+  for (size_t r = 0; r < size_t(data.rows); ++r)
+    if (const float w = data.y[r * stride + size_t(data.target_cols)]; w < 0)
+      throw UserError(where + ": row " + std::to_string(r) + "'s weight is " + std::to_string(w) +
+                      "; a weight multiplies its row's loss: expected a number >= 0");
   summarize_labels(data, data.y, where);
 }
 

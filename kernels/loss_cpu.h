@@ -4,7 +4,7 @@
 
 namespace mf::cpu {
 
-// values(m, shape.values()): each row's loss and metrics.
+// values(m, shape.values()): each row's loss and its metrics' values (kernels/loss_row.h).
 void loss(const LossShape& shape, const LossSettings& settings, const float* out,
           const float* target, float* d_out, float* values, int m, int n);
 // totals[v] += Σ values(., v), v < count, rows in order.

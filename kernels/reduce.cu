@@ -9,7 +9,7 @@
 namespace mf::MF_TARGET {
 namespace {
 
-// values(m, count): each row's loss and metrics.
+// values(m, count): each row's loss and its metrics' values.
 __global__ void accumulate_kernel(const float* values, int count, int m, double* totals,
                                   Pack pack) {
   const int z = int(blockIdx.y);

@@ -64,7 +64,7 @@ class EpochIterator {
 
   struct Batch {
     const float* x;   // (size, input); the whole data set when rows is set
-    const float* y;   // (size, target columns); the same
+    const float* y;   // (size, y columns: the targets, then a weight); the same
     int size;         // the batch's rows
     const int* rows;  // the epoch's orders, when the backend reads the batch by index
                       // (Model::reads_by_index), from the model's first_row on; else null and

@@ -103,8 +103,9 @@ void check_data(const ModelSpec& spec, const DeviceData& data, const Dataset& ho
   if (data.features() != spec.input)
     fail("has " + std::to_string(data.features()) + " features but the spec's input is " +
          std::to_string(spec.input) +
-         (spec.fit.sample_weight ? " (fit.sample_weight takes each row's last column as its weight)"
-                                 : ""));
+         (spec.fit.sample_weight && spec.data.rfind("csv:", 0) == 0
+              ? " (fit.sample_weight takes each CSV row's last column as its weight)"
+              : ""));
   const int outputs = spec.outputs(), columns = data.target_cols();
   const char* loss = to_string(spec.loss.kind);
   if (!spec.takes_label_columns(columns)) {

@@ -104,7 +104,7 @@ class Model {
   // Each member's MemberSettings, in the model's memory (at pack().stride): what the shuffle reads.
   const MemberSettings* settings() const { return settings_; }
 
-  // Forward, loss and backward on X(m, input), T(m, target_cols), m <= batch size, for every
+  // Forward, loss and backward on X(m, input), T(m, y_cols), m <= batch size, for every
   // member: leaves d(mean batch loss)/d(params) in the gradient buffers and the batch's loss in the
   // totals, its activity regularizers' penalties included (the weight regularizers' gradients and
   // penalties are the optimizer step's: compute_gradients leaves them out). X and T are the data
@@ -126,14 +126,15 @@ class Model {
   void start_epoch();
   // Inference's forward (Dropout passes its input on, BatchNormalization uses its moving
   // statistics) and the loss with its penalties, every member on the same rows X(m, input), T(m,
-  // target_cols) of the data set.
+  // y_cols) of the data set (the targets, then the row's weight where `weights` is not none).
   // Sample weights apply here, class weights not (as Keras evaluates).
   void evaluate_batch(const float* X, const float* T, int m, RowWeights weights = RowWeights::none);
   // Inference's forward on X(m, input) for a model of one member: its output buffer (m, outputs),
   // on the backend, valid until the next call. Where the loss takes logits (takes_logits) they are
   // the output layer's pre-activation: nn/fit.h predict applies the activation.
   const float* predict_batch(const float* X, int m);
-  // Each member's sums of its rows' values (values() of them: the loss, then each metric) since
+  // Each member's sums of its rows' values (values() of them: the loss, then each metric's value or
+  // counts, kernels/loss_row.h) since
   // reset_totals(), in one copy; reading waits on this model only.
   void reset_totals();
   std::vector<std::vector<double>> read_totals();

@@ -88,14 +88,21 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
           {"threshold", "0.5", "multifit's binary accuracy thresholds at 0.5"},
           {"dtype", "\"float32\"", "multifit computes in float32"}};
       constexpr KerasDefault kConfusion[] = {
-          // Precision's and Recall's
-          {"thresholds", "null",
-           "multifit's precision and recall threshold at 0.5, Keras's default"},
+          // Precision's and Recall's; their thresholds are read below
           {"top_k", "null", "multifit counts every output"},
           {"class_id", "null", "multifit counts every class"},
           {"dtype", "\"float32\"", "multifit computes in float32"}};
-      object.allow({}, is_ratio(metric.kind) ? check_defaults(object, kConfusion)
-                                             : check_defaults(object, kThreshold));
+      if (is_ratio(metric.kind)) {
+        constexpr const char* kThresholds[] = {"thresholds"};
+        object.allow(kThresholds, check_defaults(object, kConfusion));
+        // null is Keras's 0.5; Precision(thresholds=0.5) saves 0.5
+        if (const auto t = object.setting("thresholds");
+            t && !t->value().is_null() && t->value() != json(0.5))
+          t->wrong(
+              "null or 0.5: multifit's precision and recall threshold at 0.5, Keras's default");
+      } else {
+        object.allow({}, check_defaults(object, kThreshold));
+      }
       const auto given = object.setting("name");
       metric.name =
           given && given->value().is_string() ? given->text() : name_of(kMetricNames, metric.kind);

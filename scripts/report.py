@@ -170,27 +170,30 @@ def slowdown_chart(modes):
 TIMELINE_TRACKS = 64  # beyond, the first ones: a page, not a poster
 
 
-def trace_runs(trace):
-    """The trace's tracks, "MODE: model" each, as the runs that made them, in the order they ran:
-    [(mode, [track key, ...])], a run the consecutive tracks of one mode (--repeat runs each mode
-    again after the others), and {track key: name}."""
+def trace_runs(trace, mode):
+    """The trace's tracks ("MODE: model" each where the run compared modes, else the model's name,
+    of `mode`) as the runs that made them, in the order they ran: [(mode, [track key, ...])], a run
+    the consecutive tracks of one mode that name no track twice (--repeat runs each mode again), and
+    {track key: name}."""
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
     names = {(e.get("pid"), e.get("tid")): e["args"]["name"] for e in events
              if e.get("ph") == "M" and e.get("name") == "thread_name" and "args" in e}
-    runs = []
+    runs, seen = [], set()
     for key in sorted(names, key=lambda k: (k[1] or 0, k[0] or 0)):  # thread ids count up as the runs go
-        mode = names[key].split(": ", 1)[0] if ": " in names[key] else ""
-        if not runs or runs[-1][0] != mode:
-            runs.append((mode, []))
+        track_mode = names[key].split(": ", 1)[0] if ": " in names[key] else mode
+        if not runs or runs[-1][0] != track_mode or names[key] in seen:
+            runs.append((track_mode, []))
+            seen = set()
         runs[-1][1].append(key)
+        seen.add(names[key])
     return runs, names
 
 
-def timeline_charts(trace):
+def timeline_charts(trace, mode):
     """A timeline per mode: its last run's tracks (a repeated run looks like the others, and the last
     is past any first-run warm-up), the first TIMELINE_TRACKS of them, from the run's own start.
-    [(mode, run number, runs of the mode, svg)]."""
-    runs, names = trace_runs(trace)
+    [(mode, run number, runs of the mode, svg)]; `mode` names the tracks of a run of one mode."""
+    runs, names = trace_runs(trace, mode)
     charts = []
     for mode in dict.fromkeys(mode for mode, _ in runs):
         own = [tracks for m, tracks in runs if m == mode]
@@ -224,7 +227,7 @@ def timeline_chart(trace, every, names):
     ax.set_yticks(range(len(tracks)), [names[k] for k in tracks], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("ms from the run's first event")
-    shown = "" if len(every) == len(tracks) else f" (the first {len(tracks)} of {len(every)} models)"
+    shown = "" if len(every) == len(tracks) else f" (the first {len(tracks)} of {len(every)} tracks)"
     ax.set_title(f"timeline{shown}: epochs (light), steps (blue), input batches prepared (orange)", fontsize=10)
     return svg(fig)
 
@@ -389,7 +392,7 @@ def page(doc, runs, trace, title):
     parts += [f"<h2>Best models ({html.escape(runs[-1]['mode'])})</h2>", best_models(runs[-1])]
     parts += [scheduler_section(r) for r in runs]
     if trace is not None:
-        charts = timeline_charts(trace)
+        charts = timeline_charts(trace, first["mode"])
         parts += ["<h2>Timeline</h2>"]
         parts += [f"<h3>{html.escape(mode)}" + (f" (run {run} of {count}: the last, past the first run's warm-up)"
                                                 if count > 1 else "") + "</h3>" + chart

@@ -88,7 +88,8 @@ class ModelCheckpoint(Callback):
     """keras.callbacks.ModelCheckpoint, at each epoch's end: `filepath` may name the epoch and the
     logs ("m-{epoch:02d}-{val_loss:.3f}.keras"); a whole model to a .keras file, or with
     save_weights_only its weights (model.save_weights). save_best_only saves when `monitor`
-    improves (mode "min", "max", or "auto": max for an accuracy, else min)."""
+    improves (mode "min", "max", or "auto": as Keras 3, the metric's own direction, up for the
+    accuracies, precision and recall, down for the loss and the errors)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
                  mode="auto", save_freq="epoch", initial_value_threshold=None):
@@ -107,9 +108,14 @@ class ModelCheckpoint(Callback):
                              f"(any other name but an .h5 one is multifit's weights file)")
         self.monitor, self.verbose = monitor, verbose
         self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
-        self.greater = mode == "max" or (mode == "auto" and ("acc" in monitor or monitor.startswith("fmeasure")))
-        self.best = initial_value_threshold if initial_value_threshold is not None else (
-            -_math.inf if self.greater else _math.inf)
+        self.greater = None if mode == "auto" else mode == "max"  # auto: at the first fit, from the model
+        self.best = initial_value_threshold
+
+    def on_train_begin(self, logs=None):
+        if self.greater is None:  # the spec reader's rule, which EarlyStopping's auto mode follows too
+            self.greater = self.model._ensure_session().maximizes(self.monitor)
+        if self.best is None:
+            self.best = -_math.inf if self.greater else _math.inf
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
@@ -193,28 +199,29 @@ class ProgbarLogger(Callback):
     def __init__(self, verbose=1):
         super().__init__()
         self.verbose = verbose
-        self.started, self.drawn = 0.0, False
+        self.started, self.drawn = 0.0, 0
 
     def on_epoch_begin(self, epoch, logs=None):
         if self.params["epochs"] > 1:  # Keras says the epoch only when there are several
             print(f"Epoch {epoch + 1}/{self.params['epochs']}", flush=True)
-        self.started, self.drawn = _time.perf_counter(), False
+        self.started, self.drawn = _time.perf_counter(), 0  # drawn: the widest line drawn over
 
     def on_step(self, step, steps):
         """Keras's Progbar while an epoch runs: "\r7/19 ━━━━━━━              6s 508ms/step"."""
         if self.verbose != 1:
             return
         seconds = _time.perf_counter() - self.started
-        left = seconds / step * (steps - step)
-        shown = f"{int(left) // 60}:{int(left) % 60:02}" if left > 60 else f"{left:.0f}s"
+        left = int(seconds / step * (steps - step))  # the time left, whole seconds
+        shown = (f"{left // 3600}:{left % 3600 // 60:02}:{left % 60:02}" if left >= 3600 else
+                 f"{left // 60}:{left % 60:02}" if left > 60 else f"{left}s")  # Keras's forms
         filled = 20 * step // steps
-        print(f"\r{step}/{steps} {'━' * filled}{' ' * (20 - filled)} {shown}{_per_step(seconds / step)}", end="",
-              flush=True)
-        self.drawn = True
+        line = f"{step}/{steps} {'━' * filled}{' ' * (20 - filled)} {shown}{_per_step(seconds / step)}"
+        print("\r" + line.ljust(self.drawn), end="", flush=True)  # over all of the last one
+        self.drawn = max(self.drawn, len(line))
 
     def on_epoch_end(self, epoch, logs=None):
         line = progbar_line(self.params["steps"], _time.perf_counter() - self.started, logs or {}, self.verbose)
-        print(("\r" if self.drawn else "") + line, flush=True)
+        print(("\r" + line.ljust(self.drawn)) if self.drawn else line, flush=True)
 
 
 def keras_order(keys):
@@ -309,8 +316,8 @@ class TensorBoard(Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         logs = dict(logs or {})
-        if "learning_rate" not in logs and self.model is not None and self.model.optimizer is not None:
-            logs["learning_rate"] = self.model.optimizer.learning_rate  # Keras's _collect_learning_rate
+        if self.model is not None and self.model.optimizer is not None:  # Keras's _collect_learning_rate
+            logs["learning_rate"] = self.model.optimizer.learning_rate
         for key, value in logs.items():
             side, name = ("validation", key[4:]) if key.startswith("val_") else ("train", key)
             self._writer(side).add_scalar("epoch_" + name, float(value), epoch)

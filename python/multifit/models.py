@@ -90,11 +90,12 @@ def _with_validation_rows(x, y, sample_weight, validation_data):
     xv, yv = features_and_targets(*validation_data[:2])
     wv = validation_data[2] if len(validation_data) == 3 else None
     if sample_weight is not None or wv is not None:
-        weights = [np.ones(len(rows), np.float32) if w is None else as_rows(w, name, ndims=(1, 2)).reshape(-1)
-                   for w, rows, name in ((sample_weight, x, "sample_weight"), (wv, xv, "validation_data's sample weight"))]
-        if len(weights[1]) != len(xv):
-            raise ValueError(f"fit: validation_data's sample weight has {len(weights[1])} values for "
-                             f"{len(xv)} rows; give one per row")
+        weights = []
+        for w, rows, name in ((sample_weight, x, "sample_weight"), (wv, xv, "validation_data's sample weight")):
+            w = np.ones(len(rows), np.float32) if w is None else as_rows(w, name, ndims=(1, 2))
+            if w.shape not in ((len(rows),), (len(rows), 1)):
+                raise ValueError(f"fit: {name} has shape {w.shape}; expected ({len(rows)},): one weight per row")
+            weights.append(w.reshape(-1))
         sample_weight = np.concatenate(weights)
     _multifit.check_finite(xv, "validation_data's x")  # named by its own rows, not the joined ones
     _multifit.check_finite(yv, "validation_data's y")

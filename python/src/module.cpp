@@ -18,6 +18,7 @@
 #include "apps/multifit/cli.h"
 #include "arrays.h"
 #include "interruptible.h"
+#include "nn/callbacks.h"
 #include "nn/keras_model.h"
 #include "nn/spec.h"
 #include "runtime/build_info.h"
@@ -109,6 +110,8 @@ nb::dict fit(Session& session, const Rows& x, const Rows& y, const nb::object& o
         return true;
       }
     };
+  // The fit's thread waits for the GIL here (at most every 50 ms): a Python thread that holds it
+  // long holds training up as long.
   std::function<void(int64_t, int64_t)> step_done;
   if (!on_step.is_none())
     step_done = [&](int64_t step, int64_t steps) {
@@ -306,6 +309,12 @@ NB_MODULE(_multifit, m) {
       .def_prop_ro("input", [](Session& s) { return s.spec().input; })
       .def_prop_ro("outputs", [](Session& s) { return s.spec().outputs(); })
       .def_prop_ro("param_count", [](Session& s) { return mf::Model::param_count(s.spec()); })
+      .def(
+          "maximizes",
+          [](Session& s, const std::string& monitor) {
+            return mf::Improvement(s.spec(), monitor, mf::MonitorMode::automatic, 0).maximizes();
+          },
+          "monitor"_a)
       .def("fit", &fit, "x"_a, "y"_a, "on_line"_a = nb::none(), "on_epoch"_a = nb::none(),
            "sample_weight"_a = nb::none(), "on_step"_a = nb::none())
       .def("evaluate", &evaluate, "x"_a, "y"_a, "sample_weight"_a = nb::none())

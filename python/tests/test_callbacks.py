@@ -72,6 +72,12 @@ def test_model_checkpoint_saves_the_best_epochs_as_they_were(binary_task, tmp_pa
     assert all(np.array_equal(a, b) for a, b in zip(saved.get_weights(), kept[best[-1]]))
     with pytest.raises(ValueError, match="a whole model is saved to a .keras file"):
         keras.callbacks.ModelCheckpoint(tmp_path / "m.h5")
+    # auto mode takes each metric's direction, as Keras 3's: up for precision, down for the loss
+    model.compile(optimizer="rmsprop", loss="binary_crossentropy", metrics=["precision"], backend="cpu", threads=1)
+    by_precision = keras.callbacks.ModelCheckpoint(tmp_path / "p.weights.h5", monitor="val_precision",
+                                                   save_best_only=True, save_weights_only=True)
+    model.fit(x, y, epochs=1, validation_split=0.25, callbacks=[by_precision, checkpoint], verbose=0)
+    assert by_precision.greater and not checkpoint.greater
 
 
 def test_csv_logger_writes_keras_rows(binary_task, tmp_path):

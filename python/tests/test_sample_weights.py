@@ -87,6 +87,10 @@ def test_validation_rows_are_weighted_by_their_sample_weight_not_by_class(binary
     ({"class_weight": [1.0, 2.0]}, "class_weight must be a dict"),
     ({"class_weight": {"a": 1.0}}, "class_weight has the key 'a'"),
     ({"class_weight": {0: -2.0}}, "fit.class_weight.0: got -2"),
+    ({"sample_weight": np.ones(500), "validation_data": (np.ones((10, 20)), np.ones(10))},
+     "fit: sample_weight has shape (500,); expected (600,)"),
+    ({"validation_data": (np.ones((10, 20)), np.ones(10), np.ones((10, 2)))},
+     "fit: validation_data's sample weight has shape (10, 2); expected (10,)"),
 ])
 def test_weights_keras_would_refuse_or_that_mean_nothing_are_refused(binary_task, arguments, words):
     x, y = binary_task

@@ -79,6 +79,21 @@ TEST(EarlyStopping, AutoModeMaximizesAnAccuracy) {
   EXPECT_EQ(early_stopping(spec, {0.5, 0.6, 0.7}).stop, -1);
 }
 
+// Keras 3's auto mode follows each metric's direction: up for precision and recall, down for the
+// regression errors and the loss.
+TEST(EarlyStopping, AutoModeMaximizesPrecisionAndRecallAndMinimizesErrors) {
+  ModelSpec spec = classifier();
+  spec.layers.back() = {3, Activation::sigmoid};
+  spec.loss = Loss::binary_crossentropy, spec.targets = 3;
+  spec.metrics = std::vector<MetricSpec>{{"precision", Metric::precision},
+                                         {"rec", Metric::recall},
+                                         {"mae", Metric::mean_absolute_error}};
+  EXPECT_TRUE(Improvement(spec, "val_precision", MonitorMode::automatic, 0).maximizes());
+  EXPECT_TRUE(Improvement(spec, "rec", MonitorMode::automatic, 0).maximizes());
+  EXPECT_FALSE(Improvement(spec, "val_mae", MonitorMode::automatic, 0).maximizes());
+  EXPECT_FALSE(Improvement(spec, "loss", MonitorMode::automatic, 0).maximizes());
+}
+
 TEST(EarlyStopping, ABaselineMustBeBeatenToRestartTheWait) {
   EarlyStoppingSpec spec;
   spec.patience = 2, spec.baseline = 0.5;

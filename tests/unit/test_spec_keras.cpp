@@ -524,7 +524,11 @@ TEST(KerasMetrics, PrecisionAndRecallAtKerasDefaults) {
   EXPECT_EQ(listed[1].name, "rec");
   binary["metrics"] =
       json::parse(R"([{"class_name": "Precision", "config": {"thresholds": 0.3}}])");
-  EXPECT_THAT(error_for(binary), HasSubstr("metrics[0].config.thresholds: got 0.3; expected null"));
+  EXPECT_THAT(error_for(binary),
+              HasSubstr("metrics[0].config.thresholds: got 0.3; expected null or 0.5"));
+  binary["metrics"] =
+      json::parse(R"([{"class_name": "Precision", "config": {"thresholds": 0.5}}])");
+  EXPECT_EQ(parse(binary).metric_list()[0].kind, Metric::precision);
   EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"recall"}}})),
               HasSubstr("metrics[0]: recall compares each output with its own target, but the "
                         "targets are one class index"));
