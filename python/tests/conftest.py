@@ -28,6 +28,22 @@ def program():
     return path
 
 
+def program_epochs(program, model, x, y, folder):
+    """The epochs `multifit train` reports for `model`'s spec, written as a file, on x and y saved as
+    .npy files in `folder`, on one cpu thread: what the Python fit's numbers are compared with."""
+    import json
+    import subprocess
+
+    spec = folder / "m.json"
+    spec.write_text(json.dumps(model.spec()))
+    np.save(folder / "x.npy", x)
+    np.save(folder / "y.npy", y)
+    document = folder / "r.json"
+    subprocess.run([program, "train", str(spec), "--data", f"npy:{folder}/x.npy,{folder}/y.npy",
+                    "--backend", "cpu", "--threads", "1", "--quiet", "--json", str(document)], check=True)
+    return json.loads(document.read_text())["models"][0]["epochs"]
+
+
 def small_model(name="m", seed=3, dropout=0.1):
     """Input(20), Dense(16 relu), Dropout, BatchNormalization, Dense(1 sigmoid), compiled for binary labels."""
     model = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(16, activation="relu"),

@@ -1,14 +1,12 @@
 """Sequential from Python against the command line: the same spec, seed and data give the same
 numbers bit for bit; the data is read in place; Keras's History, evaluate, predict and weights."""
-import json
 import resource
-import subprocess
 
 import numpy as np
 import pytest
 
 import multifit
-from conftest import small_model
+from conftest import program_epochs, small_model
 
 
 def test_build_info_says_what_the_build_is():
@@ -22,15 +20,7 @@ def test_fit_gives_the_command_lines_numbers_bit_for_bit(binary_task, program, t
     x, y = binary_task
     model = small_model()
     history = model.fit(x, y, epochs=3, batch_size=32, validation_split=0.25, verbose=0)
-    # The same spec, written as a file, and the same rows as .npy files, trained by `multifit train`.
-    spec = tmp_path / "m.json"
-    spec.write_text(json.dumps(model.spec()))
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "y.npy", y)
-    document = tmp_path / "r.json"
-    subprocess.run([program, "train", str(spec), "--data", f"npy:{tmp_path}/x.npy,{tmp_path}/y.npy",
-                    "--backend", "cpu", "--threads", "1", "--quiet", "--json", str(document)], check=True)
-    epochs = json.loads(document.read_text())["models"][0]["epochs"]
+    epochs = program_epochs(program, model, x, y, tmp_path)  # the same spec and rows, by `multifit train`
     for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
         assert history.history[key] == [e[key] for e in epochs], key
 

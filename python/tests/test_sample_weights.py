@@ -2,14 +2,12 @@
 over the batch's rows (keras/src/losses/loss.py), the metrics unweighted; the same numbers as the
 command line's fit.sample_weight on a y.npy whose last column is the weight; class weights as the
 sample weights Keras makes of them; what Keras refuses, refused."""
-import json
-import subprocess
 
 import numpy as np
 import pytest
 
 import multifit
-from conftest import small_model
+from conftest import program_epochs, small_model
 
 
 def _weights(rows):
@@ -34,15 +32,8 @@ def test_fit_with_sample_weight_gives_the_command_lines_numbers_bit_for_bit(bina
     w = _weights(len(x))
     model = small_model()
     history = model.fit(x, y, sample_weight=w, epochs=2, batch_size=32, validation_split=0.25, verbose=0)
-    spec = tmp_path / "m.json"
-    spec.write_text(json.dumps(model.spec()))
     assert model.spec()["fit"]["sample_weight"] is True
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "y.npy", np.column_stack([y, w]))  # the weight after the target
-    document = tmp_path / "r.json"
-    subprocess.run([program, "train", str(spec), "--data", f"npy:{tmp_path}/x.npy,{tmp_path}/y.npy",
-                    "--backend", "cpu", "--threads", "1", "--quiet", "--json", str(document)], check=True)
-    epochs = json.loads(document.read_text())["models"][0]["epochs"]
+    epochs = program_epochs(program, model, x, np.column_stack([y, w]), tmp_path)  # the weight after the target
     for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
         assert history.history[key] == [e[key] for e in epochs], key
     plain = small_model().fit(x, y, epochs=2, batch_size=32, validation_split=0.25, verbose=0)
