@@ -676,6 +676,39 @@ void Model::set_weights(const std::vector<float>& weights, int z) {
     backend_.to_device(member(moving_, z, stride_), moving.data(), moving.size() * sizeof(float));
 }
 
+OptimizerState Model::optimizer_state(int z) {
+  OptimizerState state;
+  for (size_t k = 0; k < optimizer_slots(specs_[0].optimizer).size(); ++k)
+    state.slots.push_back(download(slots_[k], z));
+  StepState step;
+  backend_.to_host(&step, member(step_, z, stride_), sizeof step);
+  state.iterations = step.t;
+  // step t wrote its product into slot t % 2 (kernels/pack.h)
+  state.nadam_product = step.nadam_product[step.t % 2];
+  return state;
+}
+
+void Model::set_optimizer_state(const OptimizerState& state, int z) {
+  const size_t slots = optimizer_slots(specs_[0].optimizer).size();
+  if (state.slots.size() != slots || state.iterations < 0)
+    throw std::invalid_argument("set_optimizer_state: " + std::to_string(state.slots.size()) +
+                                " slots at step " + std::to_string(state.iterations) + " for " +
+                                std::to_string(slots) + " slots at a step >= 0");
+  for (size_t k = 0; k < slots; ++k)  // all checked before any is written
+    if (int64_t(state.slots[k].size()) != param_count())
+      throw std::invalid_argument("set_optimizer_state: slot " + std::to_string(k) + " has " +
+                                  std::to_string(state.slots[k].size()) + " values for " +
+                                  std::to_string(param_count()) + " parameters");
+  for (size_t k = 0; k < slots; ++k)
+    backend_.to_device(member(slots_[k], z, stride_), state.slots[k].data(),
+                       state.slots[k].size() * sizeof(float));
+  StepState step;
+  backend_.to_host(&step, member(step_, z, stride_), sizeof step);
+  step.t = state.iterations;
+  step.nadam_product[0] = step.nadam_product[1] = state.nadam_product;  // step t + 1 reads either
+  backend_.to_device(member(step_, z, stride_), &step, sizeof step);
+}
+
 void Model::stop(int z) {
   const int32_t stopped = 1;
   backend_.to_device(&member(step_, z, stride_)->stopped, &stopped, sizeof stopped);

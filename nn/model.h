@@ -41,6 +41,16 @@ struct MemoryPlan {
   std::string describe() const;  // "parameters 11.00 KiB, gradients 11.00 KiB, ..."
 };
 
+// A member's optimizer state as Keras 3's optimizer.variables hold it: the steps taken (its
+// `iterations`), each state slot of nn/settings.h optimizer_slots() (param_count() floats in the
+// flat parameter order, which is Keras's trainable_variables'), and Nadam's product of its momentum
+// schedule (its `u_product`; 1 for the other optimizers and before the first step).
+struct OptimizerState {
+  int64_t iterations = 0;
+  std::vector<std::vector<float>> slots;
+  float nadam_product = 1.f;
+};
+
 // Throws OutOfMemory, naming the model, every part and the cap, when `plan` is over the spec's
 // limit.
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
@@ -153,6 +163,11 @@ class Model {
   // BatchNormalization's gamma, beta, moving mean and moving variance (weight_count() floats).
   std::vector<float> get_weights(int member = 0);
   void set_weights(const std::vector<float>& weights, int member = 0);
+  // A member's optimizer state, and back (what a .keras file saves and restores):
+  // std::invalid_argument where the slots are not optimizer_slots()' count of param_count() floats
+  // each, or iterations is negative.
+  OptimizerState optimizer_state(int member = 0);
+  void set_optimizer_state(const OptimizerState& state, int member = 0);
   // From the next step on, every kernel leaves member's buffers as they are (it diverged, or
   // stopped early, in a pack that goes on): it costs no work, and its weights stay those it has
   // now. An evaluation skips it too, until resume(member): what a fit does at its end, so that

@@ -3,8 +3,10 @@
     spec_from_keras_config(config) -> spec      what model.get_config(), model.to_json() or a .keras
                                                 file's config.json says, as a multifit spec dict
     keras_config_from_spec(spec) -> config      the inverse: a .keras file's config.json content
-    read_keras_file(path) -> (config, weights)  a .keras file's config.json and its weights
-    write_keras_file(path, config, weights)     a .keras file that keras.saving.load_model opens
+    read_keras_file(path) -> (config, weights, optimizer_variables)
+                                                a .keras file's config.json, weights and optimizer
+    write_keras_file(path, config, weights, optimizer)
+                                                a .keras file that keras.saving.load_model opens
 
 The weights are a list in Keras's `model.get_weights()` order: per layer, a Dense's kernel
 (inputs, units) then its bias (units,); a BatchNormalization's gamma (if scale), beta (if center),
@@ -18,9 +20,9 @@ A `.keras` file (Keras 3.15.1 writes it so) is a zip of three stored entries:
                     holding the attribute name=<the layer's name>; <key> is the layer's class in
                     snake case, numbered within the model (dense, dense_1, batch_normalization),
                     not the layer's name; InputLayer has none; the model's own group "vars"
-                    (name=<model name>); "optimizer/vars/..." when the model was compiled.
-The files written here carry no optimizer state: Keras loads them with a fresh optimizer (and warns
-"Skipping variable loading for optimizer").
+                    (name=<model name>); "optimizer/vars/0", "/1", ... (name=<the optimizer's
+                    name>) when the model was compiled: optimizer.variables, laid out as
+                    keras_optimizer_state.py says.
 
 Keras -> spec is read by multifit's spec reader (the compiled library's, which the command line's
 "keras_config" uses too), so that both accept and refuse the same configs with the same words.
@@ -179,9 +181,9 @@ def _weight_groups(model_config):
 
 
 def read_keras_file(path):
-    """(config, weights) of a Keras 3 `.keras` file: its config.json as a dict, and its layers'
-    variables as numpy arrays in model.get_weights() order (per layer, its "vars/0", "vars/1", ...).
-    The optimizer's state is not read.
+    """(config, weights, optimizer_variables) of a Keras 3 `.keras` file: its config.json as a dict,
+    its layers' variables as numpy arrays in model.get_weights() order (per layer, its "vars/0",
+    "vars/1", ...), and read_optimizer_h5's list of its optimizer's variables (None without).
 
     Raises FileNotFoundError for a missing file; ValueError for a file that is not a .keras zip with
     config.json and model.weights.h5 (a legacy HDF5 .h5 model, weights saved as npz), or whose model
@@ -201,7 +203,7 @@ def read_keras_file(path):
         config = json.loads(archive.read(_CONFIG))
         data = archive.read(_WEIGHTS)
     model_config, _ = _model_parts(config, f"read_keras_file: {path}")
-    return config, read_weights_h5(io.BytesIO(data), model_config)
+    return config, read_weights_h5(io.BytesIO(data), model_config), read_optimizer_h5(io.BytesIO(data))
 
 
 def read_weights_h5(file, model_config):
@@ -217,8 +219,23 @@ def read_weights_h5(file, model_config):
     return weights
 
 
+def read_optimizer_h5(file):
+    """The optimizer's variables of a Keras 3 weights file ("optimizer/vars/0", "/1", ... as numpy
+    arrays, in order), or None where the file holds none (a model saved uncompiled)."""
+    with _import_h5py().File(file, "r") as h5:
+        group = h5.get("optimizer/vars")
+        return None if group is None else [np.array(group[name]) for name in sorted(group.keys(), key=int)]
+
+
+def trainable_shapes(model_config):
+    """The shapes of Keras's model.trainable_variables: each layer's variables but a
+    BatchNormalization's moving mean and variance."""
+    return [shape for _, cls, _, shapes in _variable_shapes(model_config)
+            for shape in (shapes[:-2] if cls == "BatchNormalization" else shapes)]
+
+
 def _variable_shapes(model_config):
-    """[(h5 key, layer name, [variable shapes])] of a Sequential of Dense, BatchNormalization and
+    """[(h5 key, layer class, layer name, [variable shapes])] of a Sequential of Dense, BatchNormalization and
     weightless layers, in Keras's order: a Dense's kernel (inputs, units) and bias (units,); a
     BatchNormalization's gamma, beta, moving_mean, moving_variance (features,)."""
     row = _input_dims(model_config, "write_keras_file")
@@ -238,21 +255,23 @@ def _variable_shapes(model_config):
         else:
             raise ValueError(f"write_keras_file: layer {settings.get('name')!r} ({cls}) is not supported; "
                              f"{_LAYERS_SUPPORTED}")
-        layers.append((key, settings.get("name", key), shapes))
+        layers.append((key, cls, settings.get("name", key), shapes))
     return layers
 
 
-def write_weights_h5(file, model_config, weights):
+def write_weights_h5(file, model_config, weights, optimizer=None):
     """Writes `weights` (model.get_weights() order) as float32 to a Keras 3 weights file (a path,
     or a file object), laid out as Keras lays out model.weights.h5 and save_weights' files: per
-    layer of `model_config`'s Sequential "layers/<key>/vars/0", "/1", ..., and the group "vars".
+    layer of `model_config`'s Sequential "layers/<key>/vars/0", "/1", ..., the group "vars", and
+    where `optimizer` is given, (its name, its variables in Keras's order: keras_optimizer_state.py)
+    as "optimizer/vars/0", "/1", ...
 
     Raises ValueError where the model is not a Sequential of Dense, Dropout, BatchNormalization,
     Activation and Flatten layers, or the weights are not as many, or not of the shapes, its layers
     have (nothing is written then); ImportError where h5py is not installed."""
     h5py = _import_h5py()
     layers = _variable_shapes(model_config)
-    expected = [shape for _, _, shapes in layers for shape in shapes]
+    expected = [shape for _, _, _, shapes in layers for shape in shapes]
     if len(weights) != len(expected):
         raise ValueError(f"write_keras_file: the model has {len(expected)} weights, given {len(weights)}")
     arrays = [np.asarray(w, dtype=np.float32) for w in weights]
@@ -262,20 +281,26 @@ def write_weights_h5(file, model_config, weights):
     with h5py.File(file, "w") as h5:
         h5.create_group("layers")
         position = 0
-        for key, name, shapes in layers:
+        for key, _, name, shapes in layers:
             group = h5.create_group(f"layers/{key}/vars")
             group.attrs["name"] = name
             for j in range(len(shapes)):
                 group.create_dataset(str(j), data=arrays[position])
                 position += 1
+        if optimizer is not None:
+            name, variables = optimizer
+            group = h5.create_group("optimizer/vars")
+            group.attrs["name"] = name
+            for j, variable in enumerate(variables):
+                group.create_dataset(str(j), data=variable)
         h5.create_group("vars").attrs["name"] = model_config.get("name", "sequential")
 
 
-def write_keras_file(path, config, weights):
+def write_keras_file(path, config, weights, optimizer=None):
     """Writes a Keras 3 `.keras` file: metadata.json (keras_version, date_saved), `config`
     (keras_config_from_spec's, or a Sequential's model.get_config(), then wrapped as Keras wraps it)
     as config.json, and `weights` (model.get_weights() order) as float32 in model.weights.h5, laid
-    out as Keras lays them out. It holds no optimizer state.
+    out as Keras lays them out, with `optimizer`'s state as write_weights_h5 writes it.
 
     Raises ValueError where the model is not a Sequential of Dense, Dropout, BatchNormalization,
     Activation and Flatten layers, or the weights are not as many, or not of the shapes, its
@@ -285,7 +310,7 @@ def write_keras_file(path, config, weights):
     if "class_name" not in config:  # model.get_config(): wrapped as config.json holds it
         config = _serialized("keras", "Sequential", model_config)
     buffer = io.BytesIO()
-    write_weights_h5(buffer, model_config, weights)
+    write_weights_h5(buffer, model_config, weights, optimizer)
     metadata = {"keras_version": KERAS_VERSION,
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     # Keras's order, entries stored uncompressed as Keras stores them.

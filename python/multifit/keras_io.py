@@ -8,16 +8,16 @@ import json
 import os
 import tempfile
 
-from .keras_format import (keras_config_from_spec, read_keras_file, spec_from_keras_config, write_keras_file,
-                           write_weights_h5)
-from .keras_format import read_weights_h5 as read_weights_h5_file
+from .keras_format import (keras_config_from_spec, read_keras_file, read_optimizer_h5, read_weights_h5,
+                           spec_from_keras_config, trainable_shapes, write_keras_file, write_weights_h5)
+from .keras_optimizer_state import keras_variables, state_from_keras
 from .models import Sequential
 
 
 def _config_and_weights(source):
-    """(the Keras config, the weights in get_weights() order or None) of what from_keras is given:
-    a .keras file, a JSON file of model.to_json() (as a spec's keras_config names one), its text,
-    its dict, or a Keras model."""
+    """(the Keras config, the weights in get_weights() order or None, the optimizer's variables or
+    None) of what from_keras is given: a .keras file, a JSON file of model.to_json() (as a spec's
+    keras_config names one), its text, its dict, or a Keras model."""
     is_path = isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{"))
     if is_path:
         path = os.fspath(source)
@@ -27,22 +27,24 @@ def _config_and_weights(source):
             with open(path, encoding="utf-8") as file:
                 text = file.read()
             try:
-                return json.loads(text), None
+                return json.loads(text), None, None
             except json.JSONDecodeError as e:
                 raise ValueError(f"from_keras: {path}: not a .keras file nor a model's to_json() ({e})") from None
         return read_keras_file(path)
     if isinstance(source, str):
         try:
-            return json.loads(source), None
+            return json.loads(source), None, None
         except json.JSONDecodeError as e:
             raise ValueError(f"from_keras: the text is not a model's to_json() ({e})") from None
     if isinstance(source, dict):
-        return source, None
+        return source, None, None
     if hasattr(source, "get_config") and hasattr(source, "get_weights"):  # a Keras model object
         config = {"class_name": type(source).__name__, "config": source.get_config()}
+        variables = None
         if getattr(source, "compiled", False) and hasattr(source, "get_compile_config"):
             config["compile_config"] = _with_live_loss(source.get_compile_config(), getattr(source, "loss", None))
-        return config, source.get_weights()
+            variables = [v.numpy() for v in source.optimizer.variables]
+        return config, source.get_weights(), variables
     raise TypeError(f"from_keras: {type(source).__name__} is not a Keras model, its to_json() text or a .keras file")
 
 
@@ -64,33 +66,60 @@ def from_keras(source, **compile_kwargs):
     object, a .keras file), compiled as the Keras model was (compile_kwargs add where it runs).
     Raises ValueError naming a layer or setting multifit does not have, TypeError for what is not a
     Keras model."""
-    config, weights = _config_and_weights(source)
+    config, weights, variables = _config_and_weights(source)
     model = Sequential.from_spec(spec_from_keras_config(config), **compile_kwargs)
     if weights is not None:
         if model._compiled is None:  # weights need a built model: a loss gives it one
             model.compile(loss="mse", **compile_kwargs)
         model.set_weights(weights)
+        if variables is not None and "optimizer" not in compile_kwargs:
+            _set_optimizer_variables(model, variables, "from_keras")
     return model
 
 
+def _optimizer_entry(model, config):
+    """(the optimizer's name, its variables as Keras holds them: keras_optimizer_state.py) of a
+    compiled model, `config` its keras_config_from_spec; None before compile."""
+    if model._compiled is None:
+        return None
+    state = model._ensure_session().optimizer_state()
+    return (config["compile_config"]["optimizer"]["config"]["name"],
+            keras_variables(state, trainable_shapes(config["config"])))
+
+
+def _set_optimizer_variables(model, variables, who):
+    """The optimizer's state and rate from Keras's optimizer.variables, where they are this model's
+    optimizer's (state_from_keras: else a warning naming `who`)."""
+    template = model._ensure_session().optimizer_state()
+    config = keras_config_from_spec(model.spec())
+    state = state_from_keras(template, trainable_shapes(config["config"]), variables, who)
+    if state is not None:
+        model._set_optimizer_state(state)
+
+
 def save_keras(model, path):
-    """`model` as a Keras 3 `.keras` file at `path`: its layers, weights and compile settings (no
-    optimizer state: Keras starts a fresh optimizer on it, and says so when it loads)."""
-    write_keras_file(path, keras_config_from_spec(model.spec()), model.get_weights())
+    """`model` as a Keras 3 `.keras` file at `path`: its layers, weights, compile settings and, where
+    compiled, its optimizer's state (Keras's load_model goes on training from it)."""
+    config = keras_config_from_spec(model.spec())
+    write_keras_file(path, config, model.get_weights(), _optimizer_entry(model, config))
 
 
 def save_weights_h5(model, path):
-    """`model`'s weights as Keras 3's `save_weights("NAME.weights.h5")` writes them."""
+    """`model`'s weights, and its optimizer's state where compiled, as Keras 3's
+    `save_weights("NAME.weights.h5")` writes them."""
     config = keras_config_from_spec(model.spec())
-    write_weights_h5(path, config.get("config", config), model.get_weights())
+    write_weights_h5(path, config["config"], model.get_weights(), _optimizer_entry(model, config))
 
 
-def read_weights_h5(model, path):
-    """The weights of a Keras 3 "NAME.weights.h5" file, in `model`'s get_weights() order."""
+def load_weights_h5(model, path):
+    """Sets `model`'s weights from a Keras 3 "NAME.weights.h5" file, and its optimizer's state where
+    the file holds this optimizer's (as Keras's load_weights does)."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_weights: {path}: no such file")
-    config = keras_config_from_spec(model.spec())
-    return read_weights_h5_file(path, config.get("config", config))
+    model.set_weights(read_weights_h5(path, keras_config_from_spec(model.spec())["config"]))
+    variables = read_optimizer_h5(path)
+    if variables is not None and model._compiled is not None:
+        _set_optimizer_variables(model, variables, "load_weights")
 
 
 def to_keras(model):

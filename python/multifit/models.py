@@ -607,20 +607,31 @@ class Sequential:
         session.set_weights(np.concatenate(flat) if flat else np.zeros(0, np.float32))
 
     def __getstate__(self):
-        """What pickle and copy.deepcopy keep: the layers, the compile and fit settings, the seed and
-        the weights (where the model has been built). The optimizer's state is not kept: the copy
-        trains on with a fresh one, as a model loaded from a .keras file does."""
+        """What pickle and copy.deepcopy keep: the layers, the compile and fit settings, the seed,
+        the weights (where the model has been built) and the optimizer's state and rate (where
+        compiled): the copy trains on as the model would, as one loaded from its .keras file does."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("_session", "_session_spec")}
-        state["_weights"] = self.get_weights() if self._session is not None else None
+        built = self._session is not None
+        state["_weights"] = self.get_weights() if built else None
+        state["_optimizer"] = self._session.optimizer_state() if built and self._compiled is not None else None
         return state
 
     def __setstate__(self, state):
-        weights = state.pop("_weights")
+        weights, optimizer = state.pop("_weights"), state.pop("_optimizer", None)
         self.__dict__.update(state, _session=None, _session_spec=None)
         for layer in self._layers:
             layer._model = self
         if weights is not None:
             self.set_weights(weights)
+        if optimizer is not None:
+            self._set_optimizer_state(optimizer)
+
+    def _set_optimizer_state(self, state):
+        """The optimizer's state and rate (Session.optimizer_state()'s form), the rate kept for a
+        session built again."""
+        self._ensure_session().set_optimizer_state(state)
+        if state["learning_rate"] is not None:
+            self._learning_rate = state["learning_rate"]
 
     def save_weights(self, path):
         """The weights to `path`: a "NAME.weights.h5" file as Keras 3 writes it (Keras's
@@ -634,12 +645,13 @@ class Sequential:
             self._ensure_session().save_weights(path)
 
     def load_weights(self, path):
-        """Weights from a Keras 3 "NAME.weights.h5" file (Keras's save_weights, or save_weights here)
-        or a multifit weights file; a ValueError where they are not this model's."""
+        """Weights from a Keras 3 "NAME.weights.h5" file (Keras's save_weights, or save_weights here),
+        with its optimizer's state where it holds this model's optimizer's, or a multifit weights
+        file; a ValueError where they are not this model's."""
         path = _weights_path(path, "load_weights")
         if path.endswith(".weights.h5"):
             from . import keras_io
-            self.set_weights(keras_io.read_weights_h5(self, path))
+            keras_io.load_weights_h5(self, path)
         else:
             self._ensure_session().load_weights(path)
 

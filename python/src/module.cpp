@@ -162,6 +162,40 @@ void set_weights(Session& session, const Rows& flat) {
   session.set_weights(std::vector<float>(flat.data(), flat.data() + flat.shape(0)));
 }
 
+// The optimizer's state as {"optimizer": its identifier, "iterations", "slots": [float32 arrays of
+// the parameters' count, nn/settings.h optimizer_slots order], "nadam_product", "learning_rate":
+// the rate now, None where it is a schedule}, and back from such a dict.
+nb::dict optimizer_state(Session& session) {
+  mf::OptimizerState state = session.optimizer_state();
+  nb::list slots;
+  for (std::vector<float>& slot : state.slots) {
+    const size_t n = slot.size();
+    slots.append(to_numpy(std::move(slot), {n}));
+  }
+  const mf::OptimizerSpec& optimizer = session.spec().optimizer;
+  nb::dict d;
+  d["optimizer"] = mf::to_string(optimizer.kind);
+  d["iterations"] = state.iterations;
+  d["slots"] = slots;
+  d["nadam_product"] = state.nadam_product;
+  d["learning_rate"] = optimizer.schedule ? nb::none() : nb::cast(session.learning_rate());
+  return d;
+}
+
+void set_optimizer_state(Session& session, const nb::dict& d) {
+  mf::OptimizerState state{
+      nb::cast<int64_t>(d["iterations"]), {}, nb::cast<float>(d["nadam_product"])};
+  for (nb::handle slot : nb::cast<nb::list>(d["slots"])) {
+    const Rows flat = nb::cast<Rows>(slot);
+    if (flat.ndim() != 1)
+      throw mf::UserError("set_optimizer_state: expected each slot as one flat float32 array");
+    state.slots.emplace_back(flat.data(), flat.data() + flat.shape(0));
+  }
+  session.set_optimizer_state(state);
+  if (!d["learning_rate"].is_none())
+    session.set_learning_rate(nb::cast<double>(d["learning_rate"]));
+}
+
 // This process's standard output (file descriptor 1: what C++ prints), from construction to take(),
 // held in a temporary file instead of printed.
 // What the command writes to file descriptor `fd` (1: its tables; 2: its notes, a worker
@@ -327,6 +361,8 @@ NB_MODULE(_multifit, m) {
            })
       .def("weight_shapes", &Session::weight_shapes)
       .def("set_weights", &set_weights, "weights"_a)
+      .def("optimizer_state", &optimizer_state)
+      .def("set_optimizer_state", &set_optimizer_state, "state"_a)
       .def("learning_rate", &Session::learning_rate)
       .def("set_learning_rate", &Session::set_learning_rate, "rate"_a)
       .def("save_weights", &Session::save_weights, "path"_a)

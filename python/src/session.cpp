@@ -77,7 +77,15 @@ void Session::respec(const std::string& spec_json, const std::string& source) {
                     a.layers[i].use_bias == b.layers[i].use_bias &&
                     a.layers[i].center == b.layers[i].center &&
                     a.layers[i].scale == b.layers[i].scale;
-    if (same_shapes) model->set_weights(old.get_weights());
+    if (same_shapes) {
+      model->set_weights(old.get_weights());
+      // New data (its targets, the metrics read against them, a weight column) is no new
+      // optimizer: its state and rate go on. compile() makes a new session, as Keras a new one.
+      if (a.optimizer == b.optimizer) {
+        model->set_optimizer_state(old.optimizer_state());
+        model->set_learning_rate(old.learning_rate());
+      }
+    }
   }
   model_ = std::move(model);
 }
@@ -160,6 +168,14 @@ std::vector<std::vector<int64_t>> Session::weight_shapes() const {
     }
   }
   return shapes;
+}
+
+void Session::set_optimizer_state(const mf::OptimizerState& state) {
+  try {
+    model_->set_optimizer_state(state);
+  } catch (const std::invalid_argument& e) {
+    throw mf::UserError(e.what());
+  }
 }
 
 void Session::set_learning_rate(double rate) {

@@ -40,9 +40,10 @@ class Session {
 
   // The spec for what comes next (a later fit()'s arguments, or compile() again). Where only the
   // fit's settings changed (epochs, validation split, shuffle, callbacks, the kind of row weights
-  // kept), the model keeps its weights and optimizer state, as Keras's does; otherwise (a fit with
-  // row weights after one without, or the reverse, too: the batch's plan differs) it is built again
-  // with the weights it had where their shapes are the same, its optimizer state afresh.
+  // kept), the model keeps its weights and optimizer state, as Keras's does; otherwise (the data's
+  // targets first seen, a fit with row weights after one without, or the reverse: the batch's plan
+  // differs) it is built again with the weights it had where their shapes are the same, and the
+  // optimizer's state and rate where the optimizer is the same too.
   void respec(const std::string& spec_json, const std::string& source);
 
   const mf::ModelSpec& spec() const { return model_->spec(); }
@@ -69,6 +70,11 @@ class Session {
   void set_weights(const std::vector<float>& weights) { model_->set_weights(weights); }
   void save_weights(const std::string& path);
   void load_weights(const std::string& path);
+
+  // The optimizer's state (nn/model.h OptimizerState: what a .keras file keeps), and back: a
+  // UserError where it is not this model's (its slots, their sizes, a negative step count).
+  mf::OptimizerState optimizer_state() { return model_->optimizer_state(); }
+  void set_optimizer_state(const mf::OptimizerState& state);
 
   // The optimizer's learning rate now (what ReduceLROnPlateau or set_learning_rate left), and the
   // rate from the next step on (Keras's `model.optimizer.learning_rate = r`, LearningRateScheduler:

@@ -457,9 +457,9 @@ def test_a_written_file_reads_back_with_keras_layout(tmp_path):
     config = kf.keras_config_from_spec(CLASSIFIER_SPEC)
     weights = classifier_weights()
     kf.write_keras_file(path, config, weights)
-    read_config, read_weights = kf.read_keras_file(path)
+    read_config, read_weights, optimizer = kf.read_keras_file(path)
     assert read_config == json.loads(json.dumps(config))
-    assert len(read_weights) == len(weights)
+    assert len(read_weights) == len(weights) and optimizer is None  # written without an optimizer
     for read, written in zip(read_weights, weights):
         assert read.dtype == np.float32 and np.array_equal(read, written.astype(np.float32))
     with zipfile.ZipFile(path) as archive:
@@ -485,7 +485,7 @@ def test_batch_normalization_without_center_has_three_weights(tmp_path):
 def test_a_models_get_config_is_written_wrapped_as_keras_wraps_it(tmp_path):
     pytest.importorskip("h5py", reason="reading and writing .keras files needs h5py")
     kf.write_keras_file(tmp_path / "m.keras", model_config(*classifier_layers()), classifier_weights())
-    config, weights = kf.read_keras_file(tmp_path / "m.keras")
+    config, weights, _ = kf.read_keras_file(tmp_path / "m.keras")
     assert config["class_name"] == "Sequential" and config["config"]["name"] == "classifier"
     assert len(weights) == 8
 
@@ -543,7 +543,8 @@ def test_a_trained_keras_model_goes_through_multifits_spec_and_back(tmp_path, mo
     original = tmp_path / "original.keras"
     model.save(original)
 
-    config, weights = kf.read_keras_file(original)
+    config, weights, optimizer = kf.read_keras_file(original)
+    assert [v.shape for v in optimizer][:2] == [(), ()] and int(optimizer[0]) == 8  # iteration: 256 rows / 32
     spec = kf.spec_from_keras_config(config)
     assert spec == CLASSIFIER_SPEC
     assert len(weights) == len(model.get_weights())

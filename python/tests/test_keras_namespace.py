@@ -145,6 +145,68 @@ def test_pickle_deepcopy_and_clone_model(rows):
     assert all(np.array_equal(a, b) for a, b in zip(clone.get_weights(), initial))  # drawn anew, same seed
 
 
+@pytest.mark.parametrize("optimizer", [
+    keras.optimizers.Adam(learning_rate=0.01, amsgrad=True),
+    keras.optimizers.Nadam(learning_rate=0.01),
+    keras.optimizers.RMSprop(learning_rate=0.01, momentum=0.5, centered=True),
+    keras.optimizers.SGD(learning_rate=keras.optimizers.schedules.ExponentialDecay(0.05, 10, 0.5), momentum=0.9),
+    keras.optimizers.Adagrad(learning_rate=0.05)], ids=lambda o: type(o).__name__)
+def test_saved_files_and_copies_carry_the_optimizers_state(rows, tmp_path, optimizer):
+    """A .keras file, a .weights.h5 file and a pickle hold the optimizer's state (its slots, step
+    count, rate and Nadam's product): each copy's next epoch is the model's own, bit for bit. A
+    fresh optimizer's is not (Adam's first steps are lr-sized)."""
+    pytest.importorskip("h5py", reason=".keras files need h5py")
+    x, y = rows
+    model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(8, activation="tanh"),
+                              keras.layers.BatchNormalization(), keras.layers.Dense(1, activation="sigmoid")], seed=3)
+    model.compile(optimizer=optimizer, loss="binary_crossentropy", backend="cpu")
+    model.fit(x, y, epochs=2, batch_size=64, shuffle=False, verbose=0)
+    model.save(tmp_path / "m.keras")
+    model.save_weights(tmp_path / "m.weights.h5")
+    from_weights = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(8, activation="tanh"),
+                                     keras.layers.BatchNormalization(), keras.layers.Dense(1, activation="sigmoid")])
+    from_weights.compile(optimizer=optimizer, loss="binary_crossentropy", backend="cpu")
+    from_weights.load_weights(tmp_path / "m.weights.h5")
+    fresh = keras.models.clone_model(model)
+    fresh.compile(optimizer=optimizer, loss="binary_crossentropy", backend="cpu")
+    fresh.set_weights(model.get_weights())
+    copies = [keras.saving.load_model(tmp_path / "m.keras"), from_weights, pickle.loads(pickle.dumps(model))]
+    for twin in [model, *copies, fresh]:
+        twin.fit(x, y, epochs=1, batch_size=64, shuffle=False, verbose=0)
+    for twin in copies:
+        assert all(np.array_equal(a, b) for a, b in zip(twin.get_weights(), model.get_weights()))
+    assert not all(np.array_equal(a, b) for a, b in zip(fresh.get_weights(), model.get_weights()))
+
+
+def test_the_optimizers_variables_are_laid_out_as_keras_lays_them(rows, tmp_path):
+    """optimizer/vars of a .keras file: the step count, the rate, then per trainable variable Adam's
+    momentum and velocity side by side, as Keras 3 writes them; a file of another optimizer's is
+    skipped with a warning and the model starts afresh."""
+    h5py = pytest.importorskip("h5py", reason=".keras files need h5py")
+    import io
+    import zipfile
+    x, y = rows
+    model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(8), keras.layers.Dense(1)], seed=2)
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.01), loss="mse", backend="cpu")
+    model.fit(x, y, epochs=1, batch_size=256, verbose=0)
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as archive:
+        h5 = h5py.File(io.BytesIO(archive.read("model.weights.h5")))
+        group = h5["optimizer/vars"]
+        variables = [np.array(group[str(i)]) for i in range(len(group))]
+    assert group.attrs["name"] == "adam"
+    assert [v.shape for v in variables] == [(), (), (20, 8), (20, 8), (8,), (8,), (8, 1), (8, 1), (1,), (1,)]
+    assert variables[0] == 4 and variables[0].dtype == np.int64  # 1024 rows in batches of 256
+    assert variables[1] == np.float32(0.01)
+    assert np.all(variables[3] > 0) and not np.array_equal(variables[2], variables[3])  # m, then v (squares)
+    other = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(8), keras.layers.Dense(1)], seed=2)
+    other.compile(optimizer="rmsprop", loss="mse", backend="cpu")
+    with pytest.warns(UserWarning, match=r"load_weights: skipping the optimizer's state: the file holds 10 variables "
+                                         r"whereas this model's rmsprop has 6"):
+        model.save_weights(tmp_path / "m.weights.h5")
+        other.load_weights(tmp_path / "m.weights.h5")
+
+
 def test_initial_epoch_and_the_batch_calls(rows):
     """initial_epoch resumes a fit as Keras's does; train_on_batch is one step whose loss is that of a
     fit of one batch; model(x) is predict(x)."""

@@ -174,3 +174,39 @@ def test_learning_rate_scheduler_trains_as_keras_does():
                           callbacks=[keras.callbacks.LearningRateScheduler(schedule)]).history
     assert ours["learning_rate"] == pytest.approx(theirs["learning_rate"], rel=1e-6)
     assert ours["loss"] == pytest.approx(theirs["loss"], rel=1e-5)
+
+
+@pytest.mark.parametrize("optimizer", [
+    lambda: keras.optimizers.Nadam(learning_rate=0.01),
+    lambda: keras.optimizers.RMSprop(learning_rate=0.01, momentum=0.5, centered=True),
+    lambda: keras.optimizers.Adam(learning_rate=0.01, amsgrad=True)], ids=["nadam", "rmsprop", "amsgrad"])
+def test_a_fit_goes_on_from_the_others_file_with_its_optimizer(tmp_path, optimizer):
+    """Keras trains and saves a .keras file; multifit opens it and trains on, as Keras does from the
+    same file: the same losses and weights (the optimizer's slots, step count and Nadam's product
+    carried). Then the reverse: Keras opens multifit's file without skipping its optimizer, and both
+    go on alike."""
+    import warnings
+    x, y = data()
+    keras.utils.set_random_seed(2)
+    original = keras.Sequential([keras.Input((20,)), keras.layers.Dense(16, activation="tanh"),
+                                 keras.layers.BatchNormalization(), keras.layers.Dense(1, activation="sigmoid")])
+    original.compile(optimizer=optimizer(), loss="binary_crossentropy")
+    original.fit(x, y, epochs=2, batch_size=32, shuffle=False, verbose=0)
+    original.save(tmp_path / "keras.keras")
+    model = multifit.from_keras(tmp_path / "keras.keras", backend="cpu")
+    theirs = keras.saving.load_model(tmp_path / "keras.keras")
+    ours_loss = model.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"]
+    their_loss = theirs.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"]
+    assert ours_loss == pytest.approx(their_loss, rel=1e-5)
+    for a, b in zip(model.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+    model.save(tmp_path / "multifit.keras")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reopened = keras.saving.load_model(tmp_path / "multifit.keras")
+    assert not [w for w in caught if "Skipping variable loading" in str(w.message)]
+    assert int(reopened.optimizer.iterations.numpy()) == 3 * 16
+    ours_loss = model.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"]
+    their_loss = reopened.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"]
+    assert ours_loss == pytest.approx(their_loss, rel=1e-5)

@@ -100,3 +100,15 @@ def test_the_batch_calls_take_weights_as_fit_and_evaluate_do(binary_task):
     step = model.train_on_batch(x[:32], y[:32], sample_weight=w, return_dict=True)
     same = twin.fit(x[:32], y[:32], sample_weight=w, batch_size=32, epochs=1, shuffle=False, verbose=0)
     assert step["loss"] == same.history["loss"][0]
+
+
+def test_a_fit_with_weights_after_one_without_goes_on_with_the_optimizers_state(binary_task):
+    """The weight column changes the batch's plan, so the model is built again: its weights and its
+    optimizer's state go on, as Keras's do. Weights of 1 then train as no weights: bit for bit."""
+    x, y = binary_task
+    weighted, plain = small_model(), small_model()
+    for model in (weighted, plain):
+        model.fit(x, y, epochs=1, shuffle=False, verbose=0)
+    weighted.fit(x, y, sample_weight=np.ones(len(x), np.float32), epochs=1, shuffle=False, verbose=0)
+    plain.fit(x, y, epochs=1, shuffle=False, verbose=0)
+    assert all(np.array_equal(a, b) for a, b in zip(weighted.get_weights(), plain.get_weights()))

@@ -516,5 +516,49 @@ TEST(Lion, StepsByTheSignOfAnInterpolatedMomentum) {
   }
 }
 
+// A model given another's weights and optimizer state (what a .keras file carries) steps on as the
+// other does, bit for bit: every slot, the step count (Adam's bias corrections, a schedule's step)
+// and Nadam's product move with it.
+TEST(ModelStep, OptimizerStateCarriesTheNextStepExactly) {
+  std::vector<OptimizerSpec> forms;
+  for (int k = 0; k < kOptimizerCount; ++k) forms.push_back(optimizer(OptimizerKind(k), 0.05f));
+  OptimizerSpec amsgrad = optimizer(OptimizerKind::adam, 0.05f), rmsprop = forms[2];
+  amsgrad.amsgrad = true;
+  rmsprop.momentum = 0.9, rmsprop.centered = true;
+  OptimizerSpec sgd = optimizer(OptimizerKind::sgd, 0.05f);
+  sgd.momentum = 0.9;
+  forms.insert(forms.end(), {amsgrad, rmsprop, sgd});
+  for (const OptimizerSpec& form : forms) {
+    SCOPED_TRACE(testing::Message()
+                 << "optimizer " << int(form.kind) << ", slots " << optimizer_slots(form).size());
+    CpuBackend cpu;
+    Model trained(linear_spec(form), cpu), loaded(linear_spec(form), cpu);
+    LinearProblem p;
+    for (int step = 0; step < 3; ++step) train_step(trained, p);
+    const OptimizerState state = trained.optimizer_state();
+    EXPECT_EQ(state.iterations, 3);
+    EXPECT_EQ(state.slots.size(), optimizer_slots(form).size());
+    // Nadam's product of its momentum schedule beta_1 (1 - 0.5 * 0.96^t) over steps 1 to 3
+    double product = 1;
+    for (int t = 1; t <= 3; ++t) product *= 0.9 * (1 - 0.5 * std::pow(0.96, t));
+    EXPECT_NEAR(state.nadam_product, form.kind == OptimizerKind::nadam ? product : 1.0, 1e-6);
+    loaded.set_weights(trained.get_weights());
+    loaded.set_optimizer_state(state);
+    EXPECT_EQ(train_step(loaded, p), train_step(trained, p));
+    EXPECT_EQ(train_step(loaded, p), train_step(trained, p));
+    const OptimizerState moved = loaded.optimizer_state();
+    EXPECT_EQ(moved.iterations, 5);
+    EXPECT_EQ(moved.slots, trained.optimizer_state().slots);
+  }
+  CpuBackend cpu;
+  Model model(linear_spec(forms[0]), cpu);
+  OptimizerState wrong = model.optimizer_state();
+  wrong.slots.pop_back();
+  EXPECT_THROW(model.set_optimizer_state(wrong), std::invalid_argument) << "a slot missing";
+  wrong = model.optimizer_state();
+  wrong.slots[1].push_back(0.f);
+  EXPECT_THROW(model.set_optimizer_state(wrong), std::invalid_argument) << "a slot too long";
+}
+
 }  // namespace
 }  // namespace mf
