@@ -243,6 +243,10 @@ class Backend {
   // with pack.step and pack.counts_step, counts the training step (StepState::t).
   virtual void accumulate(const float* values, int count, int m, double* totals,
                           const Pack& pack = {}) = 0;
+  // bins[c] += the rows r < m whose values(r, column) is c (a whole number < bin_count): the
+  // histogram of the rows' codes (AUC's buckets, kernels/loss_row.h), deterministic.
+  virtual void count_codes(const float* values, int count, int column, int m, double* bins,
+                           int bin_count, const Pack& pack = {}) = 0;
   // loss(), then accumulate(): what a training step does; a backend may fold the two together. With
   // rows (only where fuses_gather()), target is the data set's targets and the batch's are the
   // data set's rows rows[f..f+m), f = first_row(pack).

@@ -116,6 +116,12 @@ void crossentropy_from_probabilities(const LossShape& shape, const float* probab
 void accumulate(const float* values, int count, int m, double* totals, const Pack& pack,
                 cudaStream_t stream);
 
+// reduce.cu: bins[c] += the rows r < m whose values(r, column) is c, c < bin_count (a histogram of
+// the rows' codes: AUC's buckets, kernels/loss_row.h); one block per member, each thread counting
+// the rows of its own bins: deterministic, no atomics.
+void count_codes(const float* values, int count, int column, int m, double* bins, int bin_count,
+                 const Pack& pack, cudaStream_t stream);
+
 // loss.cu: loss(), then accumulate(): in one launch for a batch of at most 256 rows (the same
 // additions, in the same order), else in two. With rows (at pack.rows_stride), target is the
 // data set's targets and the batch's are the data set's rows rows[first_row(pack, z)..+m) (read by

@@ -20,4 +20,8 @@ void accumulate(const float* values, int count, int m, double* totals) {
   }
 }
 
+void count_codes(const float* values, int count, int column, int m, double* bins) {
+  for (int r = 0; r < m; ++r) bins[int(values[int64_t(r) * count + column])] += 1;
+}
+
 }  // namespace mf::cpu

@@ -18,7 +18,8 @@ enum class Metric : int {
   mean_absolute_error = 3,
   mean_squared_error = 4,
   precision = 5,
-  recall = 6
+  recall = 6,
+  auc = 7
 };
 // Each metric's Keras identifiers and class, the first identifier the name Keras gives an instance
 // of the class (the report's name of the kind). A spec also takes "accuracy" and "acc", which
@@ -33,7 +34,8 @@ inline constexpr KerasName<Metric> kMetricNames[] = {
     {"mae", "MeanAbsoluteError", Metric::mean_absolute_error},
     {"mse", "MeanSquaredError", Metric::mean_squared_error},
     {"precision", "Precision", Metric::precision},
-    {"recall", "Recall", Metric::recall}};
+    {"recall", "Recall", Metric::recall},
+    {"auc", "AUC", Metric::auc}};
 inline constexpr int kMaxMetrics = 4;
 MF_HD bool is_accuracy(Metric m) { return int(m) <= int(Metric::sparse_categorical_accuracy); }
 // Precision and recall are ratios of counts over all of an epoch's rows, as Keras's confusion
@@ -43,6 +45,41 @@ MF_HD bool is_accuracy(Metric m) { return int(m) <= int(Metric::sparse_categoric
 // over its outputs, and the metric its mean over the rows.
 MF_HD bool is_ratio(Metric m) { return m == Metric::precision || m == Metric::recall; }
 MF_HD int values_of(Metric m) { return is_ratio(m) ? 2 : 1; }
+// AUC, as Keras's keras.metrics.AUC() computes it (its defaults: 200 thresholds evenly spaced, the
+// ROC curve, interpolated): over an epoch's rows, how many positives and negatives fall in each of
+// 200 buckets of the prediction (keras/src/metrics/metrics_utils.py,
+// _update_confusion_matrix_variables_optimized). A row's value is its bucket's code (auc_code),
+// and the totals keep the epoch's histogram: bins_of doubles after the rows' sums (the positives'
+// 200 buckets, then the negatives'), which count_codes (kernels/kernels.h) adds the batch's codes
+// to. Of one output only, so that a row has one code.
+inline constexpr int kAucThresholds = 200;
+MF_HD int bins_of(Metric m) { return m == Metric::auc ? 2 * kAucThresholds : 0; }
+// The bucket of a prediction p: ceil(clip(p, 0, 1) * 199) - 1 in float32, at least 0 (Keras's
+// thresholds include -epsilon and 1 + epsilon); the code is the bucket for a positive target (not
+// 0: Keras casts y_true to bool) and 200 + the bucket for a negative one.
+MF_HD float auc_code(float t, float p) {
+  const float clipped = fminf(fmaxf(p, 0.f), 1.f);
+  const int bucket = int(ceilf(clipped * float(kAucThresholds - 1))) - 1;
+  const int at_least_0 = bucket < 0 ? 0 : bucket;
+  return float(t != 0.f ? at_least_0 : kAucThresholds + at_least_0);
+}
+// Keras's AUC of an epoch's histogram bins(2 * 200) (AUC.result(): ROC, interpolation): at each
+// threshold i the true positives tp[i] are the positives in buckets >= i (the false positives fp[i]
+// the negatives'), recall = tp / positives and the false-positive rate = fp / negatives (0 where
+// there are none: divide_no_nan), and the area is Σ (fpr[i] - fpr[i + 1]) (recall[i] +
+// recall[i + 1]) / 2 over i < 199. In double: Keras's float32 counts are whole numbers, exact in
+// both.
+inline double roc_auc(const double* bins) {
+  double tp[kAucThresholds + 1] = {}, fp[kAucThresholds + 1] = {};
+  for (int i = kAucThresholds - 1; i >= 0; --i)
+    tp[i] = tp[i + 1] + bins[i], fp[i] = fp[i + 1] + bins[kAucThresholds + i];
+  const auto ratio = [](double a, double b) { return b != 0 ? a / b : 0.0; };
+  double area = 0;
+  for (int i = 0; i + 1 < kAucThresholds; ++i)
+    area += (ratio(fp[i], fp[0]) - ratio(fp[i + 1], fp[0])) *
+            ((ratio(tp[i], tp[0]) + ratio(tp[i + 1], tp[0])) / 2);
+  return area;
+}
 
 struct MetricList {
   int count = 0;
@@ -50,6 +87,11 @@ struct MetricList {
   MF_HD int values() const {
     int sum = 0;
     for (int k = 0; k < count; ++k) sum += values_of(kind[k]);
+    return sum;
+  }
+  MF_HD int bins() const {
+    int sum = 0;
+    for (int k = 0; k < count; ++k) sum += bins_of(kind[k]);
     return sum;
   }
 };
@@ -72,6 +114,8 @@ struct LossShape {
   bool weight_column = false;  // each row of targets is followed by its weight
   bool weighted = false;       // the pass applies it (only with weight_column)
   MF_HD int values() const { return 1 + metrics.values(); }
+  // A member's totals: the sums of the rows' values, then the metrics' histograms (bins_of).
+  MF_HD int totals() const { return values() + metrics.bins(); }
   MF_HD int target_stride() const { return target_cols + (weight_column ? 1 : 0); }
   // The row's weight: its column where the pass applies it, else 1.
   MF_HD float weight(const float* target) const { return weighted ? target[target_cols] : 1.f; }
@@ -86,8 +130,8 @@ struct LossSettings {
 };
 
 // The metrics that read each output beside its own target (binary accuracy, mae, mse, precision,
-// recall): p is what Keras's metric sees of output j, t its target; sum[v] gathers the metrics'
-// values (values_of each) over the row's outputs.
+// recall, AUC): p is what Keras's metric sees of output j, t its target; sum[v] gathers the
+// metrics' values (values_of each) over the row's outputs (AUC's of its one output).
 MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, float* sum) {
   for (int k = 0, v = 0; k < metrics.count; v += values_of(metrics.kind[k]), ++k) {
     // Keras's confusion metrics: y_true cast to bool, y_pred > the threshold 0.5
@@ -109,6 +153,9 @@ MF_HD void add_element_metrics(const MetricList& metrics, float t, float p, floa
       case Metric::recall:
         sum[v] += positive && predicted ? 1.f : 0.f;
         sum[v + 1] += positive ? 1.f : 0.f;
+        break;
+      case Metric::auc:
+        sum[v] = auc_code(t, p);
         break;
       default:
         break;
@@ -214,6 +261,9 @@ MF_HD void loss_row(const LossShape& shape, const LossSettings& s, const float* 
       case Metric::precision:
       case Metric::recall:  // the row's counts, as they are
         values[1 + v] = metric_sums[v], values[2 + v] = metric_sums[v + 1];
+        break;
+      case Metric::auc:  // its code
+        values[1 + v] = metric_sums[v];
         break;
       default:
         values[1 + v] = metric_sums[v] / float(n);  // averaged over the outputs

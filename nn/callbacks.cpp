@@ -27,11 +27,11 @@ std::optional<double> monitored(const ModelSpec& spec, const std::string& monito
 namespace {
 
 // Keras's auto mode: "max" for a metric whose values go up as it improves (a metric's _direction
-// "up": the accuracies, precision, recall).
+// "up": the accuracies, precision, recall, AUC).
 bool auto_maximizes(const ModelSpec& spec, const std::string& monitor) {
   const std::string name = monitor.rfind("val_", 0) == 0 ? monitor.substr(4) : monitor;
   for (const MetricSpec& m : spec.metric_list())
-    if (m.name == name) return is_accuracy(m.kind) || is_ratio(m.kind);
+    if (m.name == name) return is_accuracy(m.kind) || is_ratio(m.kind) || m.kind == Metric::auc;
   return false;  // the loss
 }
 

@@ -143,13 +143,19 @@ namespace {
 Evaluation of_totals(const ModelSpec& spec, const std::vector<double>& totals, int64_t rows) {
   Evaluation e;
   e.loss = totals[0] / double(rows);
-  size_t v = 1;  // the metric's first value (kernels/loss_row.h values_of)
-  for (const MetricSpec& metric : spec.metric_list()) {
+  const std::vector<MetricSpec> metrics = spec.metric_list();
+  size_t v = 1;     // the metric's first value (kernels/loss_row.h values_of)
+  size_t bins = 1;  // its histogram's first bin (bins_of), after every value
+  for (const MetricSpec& metric : metrics) bins += size_t(values_of(metric.kind));
+  for (const MetricSpec& metric : metrics) {
     if (is_ratio(metric.kind))  // Keras's divide_no_nan
       e.metrics.push_back(totals[v + 1] > 0 ? totals[v] / totals[v + 1] : 0.0);
+    else if (bins_of(metric.kind))
+      e.metrics.push_back(roc_auc(&totals[bins]));
     else
       e.metrics.push_back(totals[v] / double(rows));
     v += size_t(values_of(metric.kind));
+    bins += size_t(bins_of(metric.kind));
   }
   if (spec.has_accuracy()) e.accuracy = e.metrics[size_t(spec.accuracy_metric())];
   return e;

@@ -25,7 +25,6 @@ json entries(const KerasName<E> (&names)[N], Positional positional) {
 }  // namespace
 
 json keras_classes() {
-  const auto none = [](auto) { return json::array(); };
   json out;
   // Adam(learning_rate=0.001, beta_1=...): only the rate is given by position in practice, and the
   // optimizers' other settings are not in one order across Keras's classes
@@ -38,7 +37,11 @@ json keras_classes() {
   });
   // Huber(delta=1.0, ...), BinaryCrossentropy(from_logits=False, label_smoothing=0.0, ...)
   out["losses"] = entries(kLossNames, [](Loss kind) { return json(loss_keys(kind)); });
-  out["metrics"] = entries(kMetricNames, none);
+  // Precision(thresholds=None, ...), AUC(num_thresholds=200, curve="ROC", ...)
+  out["metrics"] = entries(kMetricNames, [](Metric kind) {
+    if (kind == Metric::auc) return json{"num_thresholds", "curve", "summation_method"};
+    return is_ratio(kind) ? json{"thresholds"} : json::array();
+  });
   // RandomNormal(mean=0.0, stddev=0.05, seed=None), GlorotUniform(seed=None)
   out["initializers"] = entries(kInitializerNames, [](InitializerKind kind) {
     const InitializerTraits& t = initializer_traits(kind);

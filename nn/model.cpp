@@ -150,10 +150,11 @@ void Model::walk_layout(const ModelSpec& spec, std::vector<Stage>& stages, Model
   // Backward's dY of one layer and dX of the next, swapped layer by layer: (B, widest layer) each.
   add("backward dY", floats(B * widest), slot(&Model::d_out_));
   add("backward dX", floats(B * widest), slot(&Model::d_next_));
-  // each row's loss, then its metrics' values (kernels/loss_row.h values_of)
-  const int values = loss_shape(spec).values();
-  add("row values", floats(B * values), slot(&Model::values_));
-  add("loss totals", doubles(values), slot(&Model::totals_));
+  // each row's loss, then its metrics' values (kernels/loss_row.h values_of); their sums, then the
+  // metrics' histograms (bins_of)
+  const LossShape shape = loss_shape(spec);
+  add("row values", floats(B * shape.values()), slot(&Model::values_));
+  add("loss totals", doubles(shape.totals()), slot(&Model::totals_));
   const std::vector<ParamTensor> tensors = param_tensors(spec);
   if (weight_regularized(spec))
     add("penalty partials", doubles(total_blocks(tensors)), slot(&Model::penalty_partials_));
@@ -526,6 +527,18 @@ void Model::add_penalties(int m, bool weights, bool activity) {
                          totals_, pack());
 }
 
+void Model::count_bins(int m) {
+  double* bins = totals_ + shape_.values();
+  for (int k = 0, column = 1; k < shape_.metrics.count; ++k) {
+    const Metric metric = shape_.metrics.kind[k];
+    if (const int count = bins_of(metric)) {
+      backend_.count_codes(values_, shape_.values(), column, m, bins, count, pack());
+      bins += count;
+    }
+    column += values_of(metric);
+  }
+}
+
 void Model::start_epoch() {
   backend_.zero_strided(&step_->first_row, size_t(stride_), sizeof(int64_t), specs_.size());
 }
@@ -554,6 +567,7 @@ void Model::gradients(const float* X, const float* T, int m, const int* rows, in
   const float* out = forward(X, m, rows, data, true);
   backend_.loss_and_accumulate(shape_for(weights, true), out, T, d_out_, values_, m,
                                stages_.back().out, totals_, settings_, rows, data);
+  count_bins(m);
   backward(X, m, rows, data);
   add_penalties(m, false, true);
 }
@@ -575,6 +589,7 @@ void Model::evaluate_batch(const float* X, const float* T, int m, RowWeights wei
   const float* out = forward(X, m, nullptr, data, false);
   backend_.loss_and_accumulate(shape_for(weights, false), out, T, d_out_, values_, m,
                                stages_.back().out, totals_, settings_, nullptr, data);
+  count_bins(m);
   if (penalty_partials_) backend_.weight_penalty(optimizer_step(m), pack());
   add_penalties(m, true, true);
 }
@@ -595,11 +610,12 @@ void Model::set_fit(const FitSpec& fit) {
 }
 
 void Model::reset_totals() {
-  backend_.zero_strided(totals_, size_t(stride_), size_t(values()) * sizeof(double), specs_.size());
+  backend_.zero_strided(totals_, size_t(stride_), size_t(shape_.totals()) * sizeof(double),
+                        specs_.size());
 }
 
 std::vector<std::vector<double>> Model::read_totals() {
-  const size_t width = size_t(values());
+  const size_t width = size_t(shape_.totals());
   std::vector<double> flat(specs_.size() * width);
   backend_.to_host_strided(flat.data(), width * sizeof(double), totals_, size_t(stride_),
                            width * sizeof(double), specs_.size());

@@ -144,7 +144,7 @@ class Model {
   // the output layer's pre-activation: nn/fit.h predict applies the activation.
   const float* predict_batch(const float* X, int m);
   // Each member's sums of its rows' values (values() of them: the loss, then each metric's value or
-  // counts, kernels/loss_row.h) since
+  // counts, kernels/loss_row.h), then its metrics' histograms (LossShape::totals()), since
   // reset_totals(), in one copy; reading waits on this model only.
   void reset_totals();
   std::vector<std::vector<double>> read_totals();
@@ -205,6 +205,8 @@ class Model {
   // optimizer step or weight_penalty wrote them) and the activity regularizers' (as the forward
   // wrote them).
   void add_penalties(int m, bool weights, bool activity);
+  // The batch's rows' codes into the totals' histograms (AUC's: kernels/loss_row.h bins_of).
+  void count_bins(int m);
   OptimizerStep optimizer_step(int m) const;
   std::vector<float> download(const float* flat, int member);  // (param_count) floats to the host
   void initialize(int member);

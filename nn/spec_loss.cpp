@@ -92,7 +92,20 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
           {"top_k", "null", "multifit counts every output"},
           {"class_id", "null", "multifit counts every class"},
           {"dtype", "\"float32\"", "multifit computes in float32"}};
-      if (is_ratio(metric.kind)) {
+      constexpr KerasDefault kAuc[] = {
+          {"num_thresholds", "200", "multifit's AUC has Keras's default 200 thresholds"},
+          {"curve", "\"ROC\"", "multifit's AUC is the ROC curve's"},
+          {"summation_method", "\"interpolation\"",
+           "multifit's AUC interpolates, as Keras's default"},
+          {"thresholds", "null", "multifit's AUC spaces its thresholds evenly"},
+          {"multi_label", "false", "multifit's AUC reads one output"},
+          {"num_labels", "null", "multifit's AUC reads one output"},
+          {"label_weights", "null", "multifit's AUC reads one output"},
+          {"from_logits", "false", "multifit's AUC reads the output as the loss gives it"},
+          {"dtype", "\"float32\"", "multifit computes in float32"}};
+      if (metric.kind == Metric::auc) {
+        object.allow({}, check_defaults(object, kAuc));
+      } else if (is_ratio(metric.kind)) {
         constexpr const char* kThresholds[] = {"thresholds"};
         object.allow(kThresholds, check_defaults(object, kConfusion));
         // null is Keras's 0.5; Precision(thresholds=0.5) saves 0.5
@@ -116,6 +129,10 @@ std::vector<MetricSpec> parse_metrics(const Field& field, const ModelSpec& spec)
               " compares each output with its own target, but the targets are one class index for " +
               std::to_string(spec.outputs()) + " outputs",
           "use an accuracy, or give one target column per output (\"targets\")");
+    if (metric.kind == Metric::auc && spec.outputs() != 1)
+      item.fail(metric.name + " reads one output (a binary classifier's), but the model has " +
+                    std::to_string(spec.outputs()) + " outputs",
+                "use precision or recall, which count each output");
     if (metric.kind == Metric::sparse_categorical_accuracy && spec.target_cols() != 1)
       item.fail(metric.name + " needs a class index per row, but the spec has " +
                     std::to_string(spec.target_cols()) + " target columns",

@@ -412,6 +412,12 @@ void CpuBackend::accumulate(const float* values, int count, int m, double* total
     count_step(p, z);
   });
 }
+void CpuBackend::count_codes(const float* values, int count, int column, int m, double* bins, int,
+                             const Pack& p) {
+  submit(p, whole_cut(m), [=](int z, Part) {
+    cpu::count_codes(member(values, z, p.stride), count, column, m, member(bins, z, p.stride));
+  });
+}
 void CpuBackend::add_penalty(const double* weight_partials, int weight_blocks,
                              const double* activity_partials, int activity_blocks, int m,
                              double* totals, const Pack& p) {

@@ -98,6 +98,8 @@ class CpuBackend final : public Backend {
             const Pack& pack = {}) override;
   void accumulate(const float* values, int count, int m, double* totals,
                   const Pack& pack = {}) override;
+  void count_codes(const float* values, int count, int column, int m, double* bins, int bin_count,
+                   const Pack& pack = {}) override;
   void add_penalty(const double* weight_partials, int weight_blocks,
                    const double* activity_partials, int activity_blocks, int m, double* totals,
                    const Pack& pack = {}) override;

@@ -296,6 +296,10 @@ class CudaBackend final : public Backend {
                   const Pack& pack = {}) override {
     MF_TARGET::accumulate(values, count, m, totals, pack, s());
   }
+  void count_codes(const float* values, int count, int column, int m, double* bins, int bin_count,
+                   const Pack& pack = {}) override {
+    MF_TARGET::count_codes(values, count, column, m, bins, bin_count, pack, s());
+  }
   void loss_and_accumulate(const LossShape& shape, const float* out, const float* target,
                            float* d_out, float* values, int m, int n, double* totals,
                            const MemberSettings* settings, const int* rows = nullptr,

@@ -224,6 +224,13 @@ CASES = [
          ADAM, 32, 0.25, metrics=["precision", "recall", "accuracy"]),
     case("precision-recall-one-hot-cce", "categorical_crossentropy", HIDDEN + [dense(4, "softmax")],
          {"name": "sgd", "learning_rate": 0.1}, 16, metrics=["precision", "recall"]),
+    # AUC: Keras's 200 buckets a prediction, the ROC area interpolated over the epoch's rows; auto
+    # mode maximizes it
+    case("auc-bce-adam-val", "binary_crossentropy", HIDDEN + [dense(1, "sigmoid")], ADAM, 32, 0.25,
+         metrics=["auc", "accuracy"]),
+    case("auc-early-stopping-restore", "binary_crossentropy", HIDDEN + [dense(1, "sigmoid")],
+         {"name": "sgd", "learning_rate": 0.2}, 16, 0.25, epochs=10, metrics=["auc"],
+         callbacks=[{"type": "EarlyStopping", "monitor": "val_auc", "patience": 1, "restore_best_weights": True}]),
     case("sample-weight-huber-validation-data-sgd", "huber", HIDDEN + [dense(2)],
          {"name": "sgd", "learning_rate": 0.05, "momentum": 0.9}, 24, 0.25, validation_data=True,
          sample_weight=True, metrics=["mae"]),

@@ -42,8 +42,4 @@ def load_model(path, **compile_kwargs):
     """A `.keras` file as a multifit Sequential, compiled as it was saved (keras.saving.load_model's
     counterpart; h5py needed, Keras not)."""
     from . import keras_io
-    path = _os.fspath(path)
-    if not _os.path.isfile(path):
-        raise FileNotFoundError(f"load_model: {path}: " + ("is a folder, not a .keras file" if _os.path.isdir(path)
-                                                          else "no such file"))
-    return keras_io.from_keras(path, **compile_kwargs)
+    return keras_io.from_keras(keras_io.existing_file(path, "load_model", "a .keras file"), **compile_kwargs)

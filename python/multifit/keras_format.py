@@ -193,15 +193,18 @@ def read_keras_file(path):
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
-        raise ValueError(f"read_keras_file: {path}: not a .keras file (a zip archive); legacy HDF5 models are "
-                         f"not read") from None
+        raise ValueError(f"read_keras_file: {path}: not a .keras file: no readable zip archive (damaged or "
+                         f"truncated?); legacy HDF5 models are not read") from None
     with archive:
         names = archive.namelist()
         for needed in (_CONFIG, _WEIGHTS):
             if needed not in names:
                 raise ValueError(f"read_keras_file: {path}: the archive has no {needed} (it has {', '.join(names)})")
-        config = json.loads(archive.read(_CONFIG))
-        data = archive.read(_WEIGHTS)
+        try:
+            config = json.loads(archive.read(_CONFIG))
+            data = archive.read(_WEIGHTS)
+        except (zipfile.BadZipFile, json.JSONDecodeError) as e:
+            raise ValueError(f"read_keras_file: {path}: the archive is damaged ({e})") from None
     model_config, _ = _model_parts(config, f"read_keras_file: {path}")
     return config, read_weights_h5(io.BytesIO(data), model_config), read_optimizer_h5(io.BytesIO(data))
 
@@ -227,9 +230,10 @@ def read_optimizer_h5(file):
         return None if group is None else [np.array(group[name]) for name in sorted(group.keys(), key=int)]
 
 
-def trainable_shapes(model_config):
-    """The shapes of Keras's model.trainable_variables: each layer's variables but a
-    BatchNormalization's moving mean and variance."""
+def trainable_shapes(config):
+    """The shapes of Keras's model.trainable_variables of a Sequential's config in any form
+    _model_parts reads: each layer's variables but a BatchNormalization's moving mean and variance."""
+    model_config, _ = _model_parts(config, "trainable_shapes")
     return [shape for _, cls, _, shapes in _variable_shapes(model_config)
             for shape in (shapes[:-2] if cls == "BatchNormalization" else shapes)]
 

@@ -14,22 +14,31 @@ from .keras_optimizer_state import keras_variables, state_from_keras
 from .models import Sequential
 
 
+def existing_file(path, who, kind):
+    """`path` (a string) where it is a file; else a FileNotFoundError naming `who`, and whether the
+    path is a folder (not `kind`) or nothing."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{who}: {path}: " + (f"is a folder, not {kind}" if os.path.isdir(path)
+                                                      else "no such file"))
+    return path
+
+
 def _config_and_weights(source):
     """(the Keras config, the weights in get_weights() order or None, the optimizer's variables or
     None) of what from_keras is given: a .keras file, a JSON file of model.to_json() (as a spec's
     keras_config names one), its text, its dict, or a Keras model."""
     is_path = isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{"))
     if is_path:
-        path = os.fspath(source)
-        if not os.path.isfile(path):
-            raise ValueError(f"from_keras: {path}: no such file")
+        path = existing_file(source, "from_keras", "a .keras file")
         if not path.endswith(".keras"):
-            with open(path, encoding="utf-8") as file:
-                text = file.read()
             try:
-                return json.loads(text), None, None
-            except json.JSONDecodeError as e:
-                raise ValueError(f"from_keras: {path}: not a .keras file nor a model's to_json() ({e})") from None
+                with open(path, encoding="utf-8") as file:
+                    return json.loads(file.read()), None, None
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                hint = "; a weights file loads with model.load_weights" if path.endswith(".h5") else ""
+                raise ValueError(f"from_keras: {path}: not a .keras file nor a model's to_json() text "
+                                 f"({e}){hint}") from None
         return read_keras_file(path)
     if isinstance(source, str):
         try:
@@ -73,7 +82,7 @@ def from_keras(source, **compile_kwargs):
             model.compile(loss="mse", **compile_kwargs)
         model.set_weights(weights)
         if variables is not None and "optimizer" not in compile_kwargs:
-            _set_optimizer_variables(model, variables, "from_keras")
+            _set_optimizer_variables(model, config, variables, "from_keras")
     return model
 
 
@@ -84,15 +93,14 @@ def _optimizer_entry(model, config):
         return None
     state = model._ensure_session().optimizer_state()
     return (config["compile_config"]["optimizer"]["config"]["name"],
-            keras_variables(state, trainable_shapes(config["config"])))
+            keras_variables(state, trainable_shapes(config)))
 
 
-def _set_optimizer_variables(model, variables, who):
+def _set_optimizer_variables(model, config, variables, who):
     """The optimizer's state and rate from Keras's optimizer.variables, where they are this model's
-    optimizer's (state_from_keras: else a warning naming `who`)."""
+    optimizer's (state_from_keras: else a warning naming `who`); `config` the model's Keras config."""
     template = model._ensure_session().optimizer_state()
-    config = keras_config_from_spec(model.spec())
-    state = state_from_keras(template, trainable_shapes(config["config"]), variables, who)
+    state = state_from_keras(template, trainable_shapes(config), variables, who)
     if state is not None:
         model._set_optimizer_state(state)
 
@@ -111,15 +119,22 @@ def save_weights_h5(model, path):
     write_weights_h5(path, config["config"], model.get_weights(), _optimizer_entry(model, config))
 
 
-def load_weights_h5(model, path):
-    """Sets `model`'s weights from a Keras 3 "NAME.weights.h5" file, and its optimizer's state where
-    the file holds this optimizer's (as Keras's load_weights does)."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"load_weights: {path}: no such file")
-    model.set_weights(read_weights_h5(path, keras_config_from_spec(model.spec())["config"]))
-    variables = read_optimizer_h5(path)
+def load_weights_keras(model, path):
+    """Sets `model`'s weights from a Keras 3 "NAME.weights.h5" or ".keras" file, and its optimizer's
+    state where the file holds this optimizer's, as Keras's load_weights does. A ValueError naming
+    the file where it is damaged or its weights are not this model's."""
+    path = existing_file(path, "load_weights", "a weights file")
+    try:
+        if path.endswith(".keras"):
+            config, weights, variables = read_keras_file(path)
+        else:
+            config = keras_config_from_spec(model.spec())
+            weights, variables = read_weights_h5(path, config["config"]), read_optimizer_h5(path)
+        model.set_weights(weights)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"load_weights: {path}: {e}") from None
     if variables is not None and model._compiled is not None:
-        _set_optimizer_variables(model, variables, "load_weights")
+        _set_optimizer_variables(model, config, variables, "load_weights")
 
 
 def to_keras(model):

@@ -52,8 +52,8 @@ def keras_variables(state, trainable_shapes):
 def state_from_keras(template, trainable_shapes, variables, who):
     """The state Session.set_optimizer_state takes of Keras's optimizer.variables, for a model whose
     state now is `template` (Session.optimizer_state(): its optimizer, slots and whether its rate is a
-    variable); None where Keras had not built its optimizer (only iteration and learning_rate: a
-    model saved before its first fit), or where the variables are not this optimizer's: then, as
+    variable); None where the variables are not this optimizer's (another optimizer's, or only the
+    iteration and rate of one Keras had not built: a model saved before its first fit): then, as
     Keras does, the optimizer starts afresh, with a warning naming `who`."""
     rate_variables = 0 if template["learning_rate"] is None else 1
     nadam = 1 if template["optimizer"] == "nadam" else 0
@@ -61,10 +61,9 @@ def state_from_keras(template, trainable_shapes, variables, who):
     slot_shapes = [tuple(shape) for size in groups for shape in trainable_shapes for _ in range(size)]
     expected = [()] * (1 + rate_variables) + slot_shapes + [()] * nadam
     if [tuple(np.shape(v)) for v in variables] != expected:
-        if len(variables) != 1 + rate_variables:  # else an optimizer Keras had not built: nothing to say
-            warnings.warn(f"{who}: skipping the optimizer's state: the file holds {len(variables)} variables "
-                          f"whereas this model's {template['optimizer']} has {len(expected)} (of other shapes "
-                          f"or settings); it starts afresh", stacklevel=3)
+        warnings.warn(f"{who}: skipping the optimizer's state: the file holds {len(variables)} variables "
+                      f"whereas this model's {template['optimizer']} has {len(expected)} (of other shapes or "
+                      f"settings); it starts afresh", stacklevel=3)
         return None
     count, slots, at = len(trainable_shapes), [], 1 + rate_variables
     for size in groups:

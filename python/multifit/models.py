@@ -282,6 +282,9 @@ class Sequential:
         preprocessing). Optimizer and loss by Keras's names or as {"name": ..., settings}."""
         if loss is None:
             raise ValueError("compile: loss is required, e.g. loss=\"binary_crossentropy\"")
+        weights = self.get_weights() if self._session is not None else None  # read under the old compile
+        # the last fit's callbacks watched the old metrics; each fit() gives its own
+        self._fit = {**self._fit, "callbacks": []}
         self._compiled = {"optimizer": serialized(optimizer), "loss": serialized(loss),
                           "metrics": serialized(list(metrics or [])),
                           "memory": {"mode": memory, **({"limit": memory_limit} if memory_limit is not None else {})},
@@ -291,7 +294,6 @@ class Sequential:
         self._learning_rate = None  # a new optimizer's
         choice = self._backend_choice()
         _multifit.check_backend(choice)
-        weights = self.get_weights() if self._session is not None else None
         self._session = None  # made again: a fresh optimizer, as Keras's compile makes; the weights kept
         if self._input_features() is not None:
             self._ensure_session()
@@ -645,13 +647,14 @@ class Sequential:
             self._ensure_session().save_weights(path)
 
     def load_weights(self, path):
-        """Weights from a Keras 3 "NAME.weights.h5" file (Keras's save_weights, or save_weights here),
-        with its optimizer's state where it holds this model's optimizer's, or a multifit weights
-        file; a ValueError where they are not this model's."""
+        """Weights from a Keras 3 "NAME.weights.h5" file (Keras's save_weights, or save_weights here)
+        or ".keras" file, with its optimizer's state where it holds this model's optimizer's, or a
+        multifit weights file; a ValueError where they are not this model's, FileNotFoundError where
+        there is no such file."""
         path = _weights_path(path, "load_weights")
-        if path.endswith(".weights.h5"):
+        if path.endswith((".weights.h5", ".keras")):
             from . import keras_io
-            keras_io.load_weights_h5(self, path)
+            keras_io.load_weights_keras(self, path)
         else:
             self._ensure_session().load_weights(path)
 

@@ -159,6 +159,72 @@ def test_load_model_of_a_missing_file_is_file_not_found(tmp_path):
         multifit.load_model(tmp_path)
 
 
+def test_a_wrong_or_damaged_file_is_named_with_its_fault(binary_task, tmp_path):
+    """Every way of opening a Keras file says which file and what is wrong with it in one line: a
+    FileNotFoundError for nothing or a folder, a ValueError for a damaged archive or HDF5 file, a
+    weights file given as a model, or weights of another model; a file of another optimizer's
+    starts the optimizer afresh with a warning, as Keras's does."""
+    pytest.importorskip("h5py", reason=".keras files need h5py")
+    x, y = binary_task
+    model = small_model()
+    model.fit(x, y, epochs=1, verbose=0)
+    model.save(tmp_path / "m.keras")
+    model.save_weights(tmp_path / "m.weights.h5")
+    for opener in (multifit.from_keras, multifit.load_model):
+        with pytest.raises(FileNotFoundError, match=r"missing\.keras: no such file"):
+            opener(tmp_path / "missing.keras")
+    (tmp_path / "folder.weights.h5").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"load_weights: .*folder\.weights\.h5: is a folder, not a weights file"):
+        model.load_weights(tmp_path / "folder.weights.h5")
+    with pytest.raises(ValueError, match=r"m\.weights\.h5: not a \.keras file nor .*a weights file loads with "
+                                         r"model\.load_weights"):
+        multifit.from_keras(tmp_path / "m.weights.h5")
+    data = (tmp_path / "m.keras").read_bytes()
+    (tmp_path / "cut.keras").write_bytes(data[:len(data) // 2])
+    with pytest.raises(ValueError, match=r"cut\.keras: not a \.keras file: no readable zip archive \(damaged"):
+        multifit.load_model(tmp_path / "cut.keras")
+    middle = len(data) // 2
+    (tmp_path / "crc.keras").write_bytes(data[:middle] + b"\xff" * 64 + data[middle + 64:])
+    with pytest.raises(ValueError, match=r"crc\.keras: .*damaged"):
+        multifit.load_model(tmp_path / "crc.keras")
+    weights = (tmp_path / "m.weights.h5").read_bytes()
+    (tmp_path / "cut.weights.h5").write_bytes(weights[:len(weights) // 2])
+    with pytest.raises(ValueError, match=r"load_weights: .*cut\.weights\.h5: "):
+        model.load_weights(tmp_path / "cut.weights.h5")
+    wider = multifit.Sequential([multifit.layers.Input(shape=(20,)), multifit.layers.Dense(32, activation="relu"),
+                                 multifit.layers.Dropout(0.1), multifit.layers.BatchNormalization(),
+                                 multifit.layers.Dense(1, activation="sigmoid")])
+    wider.compile(optimizer="rmsprop", loss="binary_crossentropy", backend="cpu")
+    before = wider.get_weights()
+    with pytest.raises(ValueError, match=r"load_weights: .*m\.weights\.h5: .*shape \(20, 16\), the model's is "
+                                         r"\(20, 32\)"):
+        wider.load_weights(tmp_path / "m.weights.h5")
+    assert all(np.array_equal(a, b) for a, b in zip(wider.get_weights(), before))  # left as it was
+    sgd = small_model()
+    sgd.compile(optimizer="sgd", loss="binary_crossentropy", backend="cpu")
+    sgd.save_weights(tmp_path / "sgd.weights.h5")
+    with pytest.warns(UserWarning, match=r"skipping the optimizer's state: the file holds 2 variables"):
+        model.load_weights(tmp_path / "sgd.weights.h5")
+    twin = small_model()
+    twin.load_weights(tmp_path / "m.keras")  # a .keras file's weights, as Keras's load_weights takes them
+    assert all(np.array_equal(a, b) for a, b in zip(twin.get_weights(), multifit.load_model(
+        tmp_path / "m.keras").get_weights()))
+
+
+def test_compile_again_drops_the_last_fits_callbacks(binary_task):
+    """A fit's callbacks watched its metrics: compile() with others starts without them, as Keras's
+    compile does (each fit gives its own)."""
+    x, y = binary_task
+    model = small_model()
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["auc"], backend="cpu")
+    model.fit(x, y, epochs=1, validation_split=0.25, verbose=0,
+              callbacks=[multifit.callbacks.EarlyStopping(monitor="val_auc")])
+    trained = model.get_weights()
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"], backend="cpu")
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), trained))
+    assert "accuracy" in model.fit(x, y, epochs=1, verbose=0).history
+
+
 def test_a_generator_is_a_type_error_that_says_to_pass_arrays(binary_task):
     x, y = binary_task
     batches = ((x[i:i + 32], y[i:i + 32]) for i in range(0, len(x), 32))

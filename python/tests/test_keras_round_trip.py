@@ -210,3 +210,18 @@ def test_a_fit_goes_on_from_the_others_file_with_its_optimizer(tmp_path, optimiz
     ours_loss = model.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"]
     their_loss = reopened.fit(x, y, epochs=1, batch_size=32, shuffle=False, verbose=0).history["loss"]
     assert ours_loss == pytest.approx(their_loss, rel=1e-5)
+
+
+def test_auc_is_kerass_and_from_keras_takes_it():
+    """A Keras model compiled with keras.metrics.AUC() converts; multifit's AUC of its predictions over
+    every row is keras.metrics.AUC's of the same predictions, as the model's evaluate gives it."""
+    x, y = data()
+    keras.utils.set_random_seed(4)
+    original = keras.Sequential([keras.Input((20,)), keras.layers.Dense(8, activation="relu"),
+                                 keras.layers.Dense(1, activation="sigmoid")])
+    original.compile(optimizer="adam", loss="binary_crossentropy", metrics=[keras.metrics.AUC(name="area")])
+    model = multifit.from_keras(original, backend="cpu")
+    model.fit(x, y, epochs=2, batch_size=32, verbose=0)
+    metric = keras.metrics.AUC()
+    metric.update_state(y, model.predict(x))
+    assert model.evaluate(x, y, return_dict=True)["area"] == pytest.approx(float(metric.result()), rel=1e-6)

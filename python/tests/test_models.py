@@ -223,3 +223,37 @@ def test_precision_and_recall_are_ratios_of_counts_over_every_row(binary_task):
     true_positives = float(np.sum(predicted & (y == 1)))
     assert got["precision"] == true_positives / predicted.sum()
     assert got["rec"] == true_positives / (y == 1).sum()
+
+
+def _keras_auc(y, p):
+    """keras.metrics.AUC()'s formula in numpy: Keras's bucket per prediction (ceil(199 p) - 1, in
+    float32), the counts at or above each of the 200 thresholds, the ROC's trapezoids."""
+    buckets = np.maximum(np.ceil(np.clip(p, 0, 1).astype(np.float32) * np.float32(199)) - 1, 0).astype(int)
+    positives = np.bincount(buckets[y != 0], minlength=200)[::-1].cumsum()[::-1]
+    negatives = np.bincount(buckets[y == 0], minlength=200)[::-1].cumsum()[::-1]
+    recall, fpr = positives / positives[0], negatives / negatives[0]
+    return float(np.sum((fpr[:-1] - fpr[1:]) * (recall[:-1] + recall[1:]) / 2))
+
+
+def test_auc_is_kerass_roc_area_over_every_row(binary_task, tmp_path):
+    """keras.metrics.AUC(): the area under the ROC curve at Keras's 200 thresholds, over all the
+    rows evaluated (a histogram of the predictions kept beside the sums, not a mean of batches');
+    auto mode maximizes it; a model of several outputs is refused by name."""
+    from multifit import keras
+    x, y = binary_task
+    model = small_model()
+    model.compile(optimizer="rmsprop", loss="binary_crossentropy", backend="cpu", threads=1,
+                  metrics=[keras.metrics.AUC(), "accuracy"])
+    by_auc = keras.callbacks.ModelCheckpoint(tmp_path / "m.weights.h5", monitor="val_auc", save_best_only=True,
+                                             save_weights_only=True)
+    history = model.fit(x, y, epochs=2, batch_size=16, validation_split=0.25, callbacks=[by_auc], verbose=0)
+    assert by_auc.greater  # auto mode: AUC goes up, as Keras's _direction says
+    assert all(0.5 < auc <= 1 for auc in history.history["auc"] + history.history["val_auc"])
+    got = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert got["auc"] == pytest.approx(_keras_auc(y, model.predict(x, verbose=0)[:, 0]), rel=1e-12)
+    wide = keras.Sequential([keras.Input(shape=(x.shape[1],)), keras.layers.Dense(2, activation="sigmoid")])
+    with pytest.raises(ValueError, match=r"auc reads one output \(a binary classifier's\), but the model has 2"):
+        wide.compile(optimizer="adam", loss="binary_crossentropy", metrics=["auc"], backend="cpu")
+        wide.fit(x, np.column_stack([y, y]), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="curve"):
+        model.compile(optimizer="adam", loss="binary_crossentropy", metrics=[keras.metrics.AUC(curve="PR")])

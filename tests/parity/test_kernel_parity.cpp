@@ -398,6 +398,28 @@ TEST_F(KernelParity, AccumulateIsDeterministic) {
   EXPECT_EQ(second[0] - first[0], first[0] - 1.5);  // the same sum, bit for bit
 }
 
+// AUC's histogram: the loss pass's codes (a binary classifier's, with AUC beside its loss) counted
+// into the bins on the device as on the CPU, every bin the same whole number, for more rows than a
+// block's threads and more bins than threads; added, not set.
+TEST_F(KernelParity, CountCodes) {
+  const LossShape shape{Loss::binary_crossentropy, false, 1, {1, {Metric::auc}}};
+  const int bins = bins_of(Metric::auc), m = 300;
+  ASSERT_EQ(shape.totals(), shape.values() + bins);
+  const auto out = random_vector(size_t(m), 19, -6.f, 6.f);
+  std::vector<float> labels(out.size());
+  for (int r = 0; r < m; ++r) labels[size_t(r)] = float(r % 3 == 0);
+  const MemberSettings settings;
+  std::vector<float> d_out(out.size()), row(size_t(m) * 2);
+  cpu_.loss(shape, out.data(), labels.data(), d_out.data(), row.data(), m, 1, &settings);
+  std::vector<double> want(size_t(bins), 1.0);
+  cpu_.count_codes(row.data(), 2, 1, m, want.data(), bins);
+  EXPECT_EQ(std::accumulate(want.begin(), want.end(), 0.0), double(m + bins));
+  Buffer<float> V(*device_, row);
+  Buffer<double> got(*device_, std::vector<double>(size_t(bins), 1.0));
+  device_->count_codes(V.get(), 2, 1, m, got.get(), bins);
+  EXPECT_EQ(got.read(), want);
+}
+
 // The CPU's loss pass (sparse categorical cross-entropy and its accuracy) and its totals, added to
 // `totals`: the reference of the folded loss passes below.
 struct LossReference {

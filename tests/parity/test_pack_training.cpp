@@ -123,6 +123,21 @@ TEST(PackTraining, TinyModelsOfTheSeedsSweep) {
   on_every_backend([&](Backend& b) { expect_pack_equals_alone(b, specs, data.train); });
 }
 
+// AUC's histogram is a member's own, in training and validation, with graphs or not.
+TEST(PackTraining, MembersKeepTheirOwnAucHistograms) {
+  const DataSplit data = make_synthetic(teacher(2, full_or_small(300, 100)));
+  std::vector<ModelSpec> specs;
+  for (int i = 0; i < 3; ++i) {
+    specs.push_back(tiny(uint64_t(20 + i), 3e-3f * float(1 + i)));
+    specs.back().fit.validation_split = 0.25f;
+    specs.back().metrics = std::vector<MetricSpec>{{"auc", Metric::auc}};
+  }
+  on_every_backend([&](Backend& b) {
+    expect_pack_equals_alone(b, specs, data.train);
+    expect_pack_equals_alone(b, specs, data.train, true);
+  });
+}
+
 // 200 rows (at the small sizes 100): 150 (75) training rows, 4 (2) batches of 32 and a last of 22
 // (11).
 const std::string kRegression = "regression:rows=" + std::to_string(full_or_small(200, 100));

@@ -17,7 +17,7 @@ std::vector<Job> three_jobs() {
   std::vector<Job> jobs(3);
   for (size_t i = 0; i < jobs.size(); ++i) {
     jobs[i].index = i;
-    jobs[i].name = std::string(1, 'm') + std::to_string(i);
+    jobs[i].name = std::to_string(i).insert(0, 1, 'm');  // GCC 12 misreads "m" + it (-Wrestrict)
     jobs[i].spec = ModelSpec{};
     jobs[i].device = int(i % 2);
   }

@@ -119,6 +119,9 @@ class UploadsOnlyDevice : public Backend {
   void accumulate(const float*, int, int, double*, const Pack&) override {
     throw std::logic_error("unused");
   }
+  void count_codes(const float*, int, int, int, double*, int, const Pack&) override {
+    throw std::logic_error("unused");
+  }
   void add_penalty(const double*, int, const double*, int, int, double*, const Pack&) override {
     throw std::logic_error("unused");
   }

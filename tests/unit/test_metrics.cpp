@@ -1,8 +1,11 @@
 // Accuracy as Keras defines it, at the ties where a shortcut would differ
-// (keras.metrics.binary_accuracy and sparse_categorical_accuracy, float32), and the counts a row
-// gives precision and recall (keras.metrics.Precision and Recall at their 0.5 threshold).
+// (keras.metrics.binary_accuracy and sparse_categorical_accuracy, float32), the counts a row
+// gives precision and recall (keras.metrics.Precision and Recall at their 0.5 threshold), and AUC's
+// buckets and area (keras.metrics.AUC's defaults), computed by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -63,6 +66,48 @@ TEST(Metrics, PrecisionAndRecallCountEachOutputAboveTheThreshold) {
             (std::vector<float>{0, 0, 0, 0}));
   EXPECT_EQ(std::vector<float>(values.begin() + 11, values.begin() + 15),
             (std::vector<float>{2, 2, 2, 3}));  // sigmoid(1e-8) is no prediction
+}
+
+// A row's AUC code is its bucket ceil(199 p) - 1 (at least 0), plus 200 for a negative target.
+TEST(Metrics, AucCodesAreKerasBuckets) {
+  EXPECT_EQ(auc_code(1.f, 0.9f), 179.f);        // ceil(179.1) - 1
+  EXPECT_EQ(auc_code(0.f, 0.8f), 200.f + 159);  // ceil(159.2) - 1, a negative
+  EXPECT_EQ(auc_code(1.f, 0.f), 0.f);           // -1, raised to 0
+  EXPECT_EQ(auc_code(1.f, 1.f), 198.f);         // ceil(199) - 1
+  EXPECT_EQ(auc_code(1.f, 7.f), 198.f);         // clipped to 1 first
+  EXPECT_EQ(auc_code(0.f, -3.f), 200.f);        // clipped to 0
+  EXPECT_EQ(auc_code(0.3f, 0.5f), 99.f);  // a soft label is a positive: Keras casts it to bool
+}
+
+// With no positive and negative in one bucket the interpolated ROC area is the share of (positive,
+// negative) pairs ordered right; a positive and a negative in one bucket count half.
+TEST(Metrics, AucIsTheShareOfPairsOrderedRight) {
+  const auto area = [](std::vector<std::pair<float, float>> rows) {  // (target, prediction)
+    std::vector<double> bins(size_t(bins_of(Metric::auc)), 0.0);
+    for (const auto& [t, p] : rows) bins[size_t(auc_code(t, p))] += 1;
+    return roc_auc(bins.data());
+  };
+  EXPECT_DOUBLE_EQ(area({{1, 0.9f}, {0, 0.8f}, {1, 0.3f}, {0, 0.1f}}), 0.75);
+  EXPECT_DOUBLE_EQ(area({{1, 0.9f}, {0, 0.1f}}), 1.0);
+  EXPECT_DOUBLE_EQ(area({{0, 0.9f}, {1, 0.1f}}), 0.0);
+  EXPECT_DOUBLE_EQ(area({{1, 0.5f}, {0, 0.5f}}), 0.5);
+  EXPECT_DOUBLE_EQ(area({{1, 0.6f}, {0, 0.6f}, {0, 0.2f}}), 0.75);
+  EXPECT_DOUBLE_EQ(area({{1, 0.6f}, {1, 0.2f}}), 0.0) << "no negatives: divide_no_nan's 0";
+}
+
+// The loss pass writes the row's code as AUC's value, beside precision's counts.
+TEST(Metrics, TheLossPassWritesTheRowsAucCode) {
+  const LossShape shape{Loss::binary_crossentropy, false, 1, {2, {Metric::precision, Metric::auc}}};
+  ASSERT_EQ(shape.values(), 4);
+  ASSERT_EQ(shape.totals(), 4 + 400);
+  const std::vector<float> logits = {2.f, -1.f}, labels = {1.f, 1.f};
+  CpuBackend cpu;
+  const MemberSettings settings;
+  std::vector<float> d_out(2), values(8);
+  cpu.loss(shape, logits.data(), labels.data(), d_out.data(), values.data(), 2, 1, &settings);
+  EXPECT_EQ(values[3], auc_code(1.f, 1.f / (1.f + std::exp(-2.f))));  // sigmoid(2) = 0.88: 175
+  EXPECT_EQ(values[3], 175.f);
+  EXPECT_EQ(values[7], 53.f);  // sigmoid(-1) = 0.269: ceil(53.5) - 1
 }
 
 }  // namespace

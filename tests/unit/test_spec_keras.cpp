@@ -496,8 +496,8 @@ TEST(KerasMetrics, RefusalsNameTheMetric) {
   EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"mae"}}})),
               HasSubstr("metrics[0]: mae compares each output with its own target, but the targets "
                         "are one class index"));
-  EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"auc"}}})),
-              AllOf(HasSubstr("metrics[0]: unknown metric \"auc\""),
+  EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"f1_score"}}})),
+              AllOf(HasSubstr("metrics[0]: unknown metric \"f1_score\""),
                     HasSubstr("known: accuracy, acc, binary_accuracy")));
   EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"accuracy", "accuracy"}}})),
               HasSubstr("metrics[1]: \"accuracy\" is listed twice"));
@@ -532,6 +532,32 @@ TEST(KerasMetrics, PrecisionAndRecallAtKerasDefaults) {
   EXPECT_THAT(error_for(spec_with(json::array(), {{"metrics", {"recall"}}})),
               HasSubstr("metrics[0]: recall compares each output with its own target, but the "
                         "targets are one class index"));
+}
+
+// keras.metrics.AUC, by name or as Keras's get_config() writes it at its defaults; another curve,
+// number of thresholds or labelling is refused by name, and so is a model of more than one output.
+TEST(KerasMetrics, AucAtKerasDefaults) {
+  json binary = {{"input", 4},
+                 {"loss", "binary_crossentropy"},
+                 {"layers", {{{"units", 1}, {"activation", "sigmoid"}}}}};
+  binary["metrics"] = json::parse(R"(["auc", {"class_name": "AUC", "config": {"name": "area",
+      "dtype": "float32", "num_thresholds": 200, "curve": "ROC", "summation_method":
+      "interpolation", "multi_label": false, "num_labels": null, "label_weights": null,
+      "from_logits": false}}])");
+  const std::vector<MetricSpec> listed = parse(binary).metric_list();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].kind, Metric::auc);
+  EXPECT_EQ(listed[0].name, "auc");
+  EXPECT_EQ(listed[1].name, "area");
+  binary["metrics"] = json::parse(R"([{"class_name": "AUC", "config": {"curve": "PR"}}])");
+  EXPECT_THAT(error_for(binary), HasSubstr("metrics[0].config.curve"));
+  binary["metrics"] = json::parse(R"([{"class_name": "AUC", "config": {"num_thresholds": 50}}])");
+  EXPECT_THAT(error_for(binary), HasSubstr("metrics[0].config.num_thresholds"));
+  json wide = binary;
+  wide["targets"] = 3, wide["layers"][0]["units"] = 3, wide["metrics"] = {"auc"};
+  EXPECT_THAT(error_for(wide),
+              HasSubstr("metrics[0]: auc reads one output (a binary classifier's), but the model "
+                        "has 3 outputs"));
 }
 
 // ---- Callbacks ----------------------------------------------------------------------------------
