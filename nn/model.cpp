@@ -207,49 +207,6 @@ void check_plan_fits(const ModelSpec& spec, const MemoryPlan& p) {
         "); raise memory.limit or lower fit.batch_size");
 }
 
-std::string pack_key(const ModelSpec& spec) {
-  const OptimizerSpec& o = spec.optimizer;
-  std::string key = std::to_string(spec.input) + " " + to_string(spec.loss.kind) +
-                    (spec.loss.from_logits ? "+logits" : "") + " targets " +
-                    std::to_string(spec.target_cols()) + " " + to_string(o.kind);
-  // the members read one data set: weighted alike (data/dataset.h)
-  if (spec.fit.sample_weight) key += " sample_weight";
-  for (const auto& [label, weight] : spec.fit.class_weight) {
-    char entry[48];
-    std::snprintf(entry, sizeof entry, " class %d:%.9g", label, double(weight));
-    key += entry;
-  }
-  for (const char* slot : optimizer_slots(o)) key.append("+").append(slot);
-  if (o.clip != ClipKind::none) key += " clip " + std::to_string(int(o.clip));
-  for (const LayerSpec& l : spec.layers) {
-    key.append(" ").append(to_string(l.kind));
-    if (l.kind == LayerKind::dense)
-      key.append(":")
-          .append(std::to_string(l.units))
-          .append(":")
-          .append(to_string(l.activation))
-          .append(l.use_bias ? "" : ":nobias")
-          .append(l.kernel_regularizer.any() ? ":kreg" : "")
-          .append(l.bias_regularizer.any() ? ":breg" : "")
-          .append(l.activity_regularizer.any() ? ":areg" : "");
-    if (l.kind == LayerKind::activation) key.append(":").append(to_string(l.activation));
-    if (l.kind == LayerKind::batch_normalization)
-      key.append(l.center ? ":center" : "").append(l.scale ? ":scale" : "");
-  }
-  for (const MetricSpec& m : spec.metric_list())
-    key.append(" metric ").append(std::to_string(int(m.kind)));
-  char fit[160];
-  std::snprintf(fit, sizeof fit, " batch %d epochs %d split %.17g shuffle %d pipeline %d/%d%s ",
-                spec.fit.batch_size, spec.fit.epochs, spec.fit.validation_split,
-                int(spec.fit.shuffle), spec.pipeline.workers, spec.pipeline.prefetch,
-                spec.preprocessing.empty() ? "" : "+preprocessing");
-  key += fit;
-  key += to_string(spec.memory.mode);
-  // A pack runs on one green context: its members ask for the same SMs, or none.
-  if (const auto& sms = spec.device_share.sms) key += " sms " + std::to_string(*sms);
-  return key;
-}
-
 namespace {
 
 // The pack's members: at least one, all of one pack_key, each plan within its member's cap.
@@ -257,10 +214,9 @@ MemoryPlan checked_plan(const std::vector<ModelSpec>& members) {
   if (members.empty()) throw std::invalid_argument("a pack of no models");
   MemoryPlan p = Model::plan(members[0]);
   for (const ModelSpec& spec : members) {
-    if (pack_key(spec) != pack_key(members[0]))
-      throw std::invalid_argument("models '" + members[0].name + "' and '" + spec.name +
-                                  "' differ in shape or fit (" + pack_key(members[0]) + " / " +
-                                  pack_key(spec) + ") and cannot share a pack");
+    if (const std::string differs = pack_difference(spec, members[0]); !differs.empty())
+      throw std::invalid_argument("models '" + spec.name + "' and '" + members[0].name +
+                                  "' cannot share a pack: its " + differs);
     check_plan_fits(spec, p);
   }
   return p;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "nn/pack_key.h"
 #include "nn/spec.h"
 
 namespace mf {
@@ -54,18 +55,6 @@ struct OptimizerState {
 // Throws OutOfMemory, naming the model, every part and the cap, when `plan` is over the spec's
 // limit.
 void check_plan_fits(const ModelSpec& spec, const MemoryPlan& plan);
-
-// What members of one pack share: the layers' structure (kinds, widths, activations, biases, which
-// tensors carry a regularizer, batch normalization's center and scale), the loss and its targets,
-// the metrics, the optimizer's kind and state slots and its clipping, batch size, epochs,
-// validation split, shuffle, the pipeline's workers and prefetch, whether there is preprocessing
-// (the members share one input pipeline), memory mode and the "device" "sms" (a pack runs on one
-// green context). Two specs with the same key have the same plan and the same launches; they may
-// differ in every value the kernels read per member: name, seed, initializers, learning rate and
-// schedule, the optimizer's other settings, dropout rates, regularizer factors, batch
-// normalization's momentum and epsilon, label smoothing, huber's delta, callbacks, memory limit and
-// "device" "sm_share" (processes mode's alone).
-std::string pack_key(const ModelSpec& spec);
 
 class Model {
  public:

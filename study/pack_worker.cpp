@@ -20,7 +20,7 @@ ModelWorker* lead_of(std::span<ModelWorker* const> members) {
 }  // namespace
 
 PackWorker::PackWorker(std::vector<ModelWorker*> members, const RunOptions& options,
-                       std::optional<int> pack, TrainingWatch watch)
+                       std::optional<PackPlace> pack, TrainingWatch watch)
     : members_(std::move(members)), options_(options), pack_(pack), watch_(std::move(watch)) {}
 
 PackWorker::~PackWorker() = default;
@@ -78,7 +78,10 @@ void PackWorker::build(Backend& backend, DataSets& data) {
     // Its pool as built, which its finish measures again: a processes-mode worker that dies in
     // training leaves this much (protocol.h's ready line).
     member.report().memory = model_->member_share(int(z));
-    if (pack_) member.report().pack = *pack_, member.report().pack_members = int(prepared_.size());
+    if (pack_) {
+      member.report().pack = pack_->number, member.report().pack_members = int(prepared_.size());
+      member.report().pack_boundary = pack_->boundary;
+    }
   }
 }
 

@@ -31,12 +31,19 @@ struct TrainingWatch {
                                // job index; none: no rungs
 };
 
+// A pack of packed mode's plan (modes/mode.h's plan_packs): its number in the phase, and why it is
+// not part of an earlier pack ("" for the first).
+struct PackPlace {
+  int number = 0;
+  std::string boundary;
+};
+
 class PackWorker {
  public:
-  // pack: its number in the phase, recorded in its members' reports (none: a model alone, streams
-  // mode).
-  PackWorker(std::vector<ModelWorker*> members, const RunOptions& options, std::optional<int> pack,
-             TrainingWatch watch);
+  // pack: where the plan put it, recorded in its members' reports (none: a model alone, streams or
+  // serial mode).
+  PackWorker(std::vector<ModelWorker*> members, const RunOptions& options,
+             std::optional<PackPlace> pack, TrainingWatch watch);
   ~PackWorker();  // releases the pack's pool
 
   // Each member's prepare(), then the model of those prepared, their weights files and the pack's
@@ -68,7 +75,7 @@ class PackWorker {
 
   std::vector<ModelWorker*> members_, prepared_;
   const RunOptions& options_;
-  std::optional<int> pack_;
+  std::optional<PackPlace> pack_;
   const TrainingWatch watch_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<PackFit> fit_;  // built, until the training ends

@@ -65,8 +65,20 @@ std::unique_ptr<Mode> make_packed_mode(const RunOptions& options);
 // The most members a pack may have: the kernels' member grid dimension (grid.y, grid.z) is at most
 // 65535.
 inline constexpr size_t kMaxPackSize = 65535;
+// A phase's groups of models (a pack each in packed mode, a model alone in streams mode): indices
+// into its jobs, each job in exactly one group; and, for packs, why each is not part of an earlier
+// one (boundaries[g], "" for the first), else no boundaries.
+struct GroupPlan {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<std::string> boundaries;
+};
+
 // Packed mode's plan of a phase: packs of job indices, in the order of their first job, members in
 // job order; pack_size bounds a pack (0: kMaxPackSize). A job without a spec is a pack of its own.
-std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_size);
+// A pack's boundary names what set its first job apart from the last pack opened before it on the
+// same data and device, as nn/pack_key.h's pack_difference ("fit.batch_size 77, not 64 (pack
+// 3)"), or that the pack it would join is full, or its data or device where no pack shares them,
+// or that its entry failed.
+GroupPlan plan_packs(std::span<const Job> jobs, int pack_size);
 
 }  // namespace mf

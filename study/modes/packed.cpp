@@ -5,6 +5,7 @@
 // pack i on partition i % N of the GPU's SMs, and a pack whose members ask "sms" (pack_key keeps
 // them together) on its own (modes/sm_placement.h).
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "study/modes/thread_groups.h"
@@ -13,27 +14,77 @@
 
 namespace mf {
 
-std::vector<std::vector<size_t>> plan_packs(std::span<const Job> jobs, int pack_size) {
+namespace {
+
+// A pack as a boundary names it: its first job and its number.
+struct OpenedPack {
+  const Job* first = nullptr;
+  size_t number = 0;
+  std::string named() const { return " (pack " + std::to_string(number) + ")"; }
+};
+
+// Why `job` opens a pack rather than join an earlier one of `plan`: `full`, the pack of its
+// pack_key, data and device, holds its bound; else what sets it apart from `same`, the last pack
+// opened on its data and device; else from `same_data`, the last on its data (a device); else from
+// `other`, the last pack opened (a data source). Null: none.
+std::string boundary(const Job& job, const GroupPlan& plan, std::optional<size_t> full,
+                     const OpenedPack* same, const OpenedPack* same_data, const OpenedPack* other) {
+  if (!job.spec) return "its entry failed";
+  if (full)
+    return "pack " + std::to_string(*full) + " is full (" +
+           std::to_string(plan.groups[*full].size()) + " members)";
+  if (same) return pack_difference(*job.spec, *same->first->spec) + same->named();
+  if (same_data)
+    return "device " + std::to_string(job.device) + ", not " +
+           std::to_string(same_data->first->device) + same_data->named();
+  if (other) return "data " + job.data + ", not " + other->first->data + other->named();
+  return "";  // the first pack
+}
+
+// The last value of `map` at `key`, or null.
+template <class Map, class Key>
+const OpenedPack* last_at(const Map& map, const Key& key) {
+  const auto at = map.find(key);
+  return at != map.end() ? &at->second : nullptr;
+}
+
+}  // namespace
+
+GroupPlan plan_packs(std::span<const Job> jobs, int pack_size) {
   const size_t bound = pack_size > 0 ? size_t(pack_size) : kMaxPackSize;
-  std::vector<std::vector<size_t>> packs;
+  GroupPlan plan;
   // (pack_key, data, device) -> its last pack
   std::map<std::tuple<std::string, std::string, int>, size_t> open;
+  // what a boundary names: the last pack opened on each (data, device), on each data source, and
+  // the last of all
+  std::map<std::pair<std::string, int>, OpenedPack> last_on;
+  std::map<std::string, OpenedPack> last_reading;
+  std::optional<OpenedPack> last;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
     if (!job.spec) {  // a bad entry fails alone
-      packs.push_back({i});
+      plan.boundaries.push_back(boundary(job, plan, std::nullopt, nullptr, nullptr, nullptr));
+      plan.groups.push_back({i});
       continue;
     }
     const auto key = std::make_tuple(pack_key(*job.spec), job.data, job.device);
     const auto at = open.find(key);
-    if (at != open.end() && packs[at->second].size() < bound) {
-      packs[at->second].push_back(i);
-    } else {
-      open[key] = packs.size();
-      packs.push_back({i});
+    const bool opened = at != open.end();
+    if (opened && plan.groups[at->second].size() < bound) {
+      plan.groups[at->second].push_back(i);
+      continue;
     }
+    const auto place = std::make_pair(job.data, job.device);
+    plan.boundaries.push_back(boundary(job, plan, opened ? std::optional(at->second) : std::nullopt,
+                                       last_at(last_on, place), last_at(last_reading, job.data),
+                                       last ? &*last : nullptr));
+    const OpenedPack pack{&job, plan.groups.size()};
+    open[key] = pack.number;
+    last_on[place] = last_reading[job.data] = pack;
+    last = pack;
+    plan.groups.push_back({i});
   }
-  return packs;
+  return plan;
 }
 
 namespace {

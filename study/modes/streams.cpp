@@ -10,9 +10,9 @@ std::unique_ptr<Mode> make_streams_mode(const RunOptions& options) {
   return make_thread_groups_mode(
       ModeKind::streams, options,
       [](std::span<const Job> jobs) {
-        std::vector<std::vector<size_t>> groups;
-        for (size_t i = 0; i < jobs.size(); ++i) groups.push_back({i});
-        return groups;
+        GroupPlan plan;
+        for (size_t i = 0; i < jobs.size(); ++i) plan.groups.push_back({i});
+        return plan;
       },
       false);
 }

@@ -34,6 +34,25 @@ std::string pack_sizes(const std::vector<std::vector<size_t>>& groups) {
   });
 }
 
+// What set the packs apart, for the plan's note: each cause (the pack_key field named first, a full
+// pack, the data, the device, a failed entry) with its count, most first (", apart by
+// fit.batch_size x76, layers[0].units x4"); "" for one pack.
+std::string apart_by(const std::vector<std::string>& boundaries) {
+  std::map<std::string, size_t> count;  // by cause
+  for (const std::string& boundary : boundaries) {
+    if (boundary.empty()) continue;
+    const std::string first = boundary.substr(0, boundary.find(' '));  // a field, data or device
+    ++count[first == "pack" ? "a full pack" : first == "its" ? "a failed entry" : first];
+  }
+  if (count.empty()) return "";
+  std::vector<std::pair<std::string, size_t>> causes(count.begin(), count.end());
+  std::stable_sort(causes.begin(), causes.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return ", apart by " + joined(causes, [](const auto& cause) {
+           return cause.first + " x" + std::to_string(cause.second);
+         });
+}
+
 class ThreadGroupsMode final : public Mode {
  public:
   ThreadGroupsMode(ModeKind kind, const RunOptions& options, Grouping grouping, bool packs)
@@ -42,7 +61,8 @@ class ThreadGroupsMode final : public Mode {
 
   Phase run(std::span<const Job> jobs, const std::atomic<bool>& stop, Progress& progress,
             RungJudge* rungs) override {
-    const std::vector<std::vector<size_t>> groups = grouping_(jobs);
+    const GroupPlan plan = grouping_(jobs);
+    const std::vector<std::vector<size_t>>& groups = plan.groups;
     // before the workers: they give their pools back
     std::vector<std::unique_ptr<Backend>> backends(groups.size());
     std::vector<std::unique_ptr<ModelWorker>> workers;
@@ -51,7 +71,9 @@ class ThreadGroupsMode final : public Mode {
     for (const std::vector<size_t>& group : groups) {
       std::vector<ModelWorker*> members;
       for (size_t i : group) members.push_back(workers[i].get());
-      const std::optional<int> pack = packs_ ? std::optional(int(packs.size())) : std::nullopt;
+      const std::optional<PackPlace> pack =
+          packs_ ? std::optional(PackPlace{int(packs.size()), plan.boundaries[packs.size()]})
+                 : std::nullopt;
       const auto line = [&progress](size_t job, const std::string& text) {
         progress.epoch(job, text);
       };
@@ -61,8 +83,8 @@ class ThreadGroupsMode final : public Mode {
     if (packs_)
       progress.note("multifit: " + std::string(name()) + ": " + std::to_string(jobs.size()) +
                     " models planned in " + std::to_string(groups.size()) +
-                    (groups.size() == 1 ? " pack" : " packs") + " (" + pack_sizes(groups) +
-                    "); a model that fails to build leaves its pack");
+                    (groups.size() == 1 ? " pack" : " packs") + " (" + pack_sizes(groups) + ")" +
+                    apart_by(plan.boundaries) + "; a model that fails to build leaves its pack");
     // A bounded pool of host threads, never one per group: thread t drives groups t, t + T, t +
     // 2T...
     const size_t pool = std::min(groups.size(), max_training_threads(options_.backend));

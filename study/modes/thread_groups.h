@@ -14,8 +14,8 @@
 
 namespace mf {
 
-// The groups of a phase: indices into its jobs, each job in exactly one group.
-using Grouping = std::function<std::vector<std::vector<size_t>>(std::span<const Job> jobs)>;
+// The groups of a phase (modes/mode.h).
+using Grouping = std::function<GroupPlan(std::span<const Job> jobs)>;
 
 // packs: the groups are packs, which the reports record and a note lists; else models alone.
 std::unique_ptr<Mode> make_thread_groups_mode(ModeKind kind, const RunOptions& options,

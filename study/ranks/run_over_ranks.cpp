@@ -302,8 +302,9 @@ std::vector<WorkUnit> plan_work(ModeKind mode, const std::vector<Job>& jobs,
   if (mode == ModeKind::packed) {
     const size_t per_rank = (jobs.size() + size_t(ranks) - 1) / size_t(std::max(ranks, 1));
     const size_t bound = std::max<size_t>(1, std::min(per_rank, capacity));
-    groups = plan_packs(
-        jobs, options.pack_size > 0 ? options.pack_size : int(std::min(bound, kMaxPackSize)));
+    groups = plan_packs(jobs, options.pack_size > 0 ? options.pack_size
+                                                    : int(std::min(bound, kMaxPackSize)))
+                 .groups;
   } else {
     for (size_t i = 0; i < jobs.size(); ++i) groups.push_back({i});
   }

@@ -7,6 +7,7 @@
 
 #include "nn/sweep_axes.h"
 #include "runtime/output_file.h"
+#include "study/report/json_fields.h"
 #include "study/report/report.h"
 
 namespace mf {
@@ -165,6 +166,8 @@ const Column kColumns[] = {
     {"params", nullptr, [](const ModelReport& m) { return json(m.params); }},
     {"pack", nullptr, [](const ModelReport& m) { return json(m.pack); }},
     {"pack_members", nullptr, [](const ModelReport& m) { return json(m.pack_members); }},
+    {"pack_boundary", nullptr,
+     [](const ModelReport& m) { return report_json::text(m.pack_boundary); }},
     {"sms", nullptr, [](const ModelReport& m) { return json(m.sms); }},
     {"sm_share", nullptr, [](const ModelReport& m) { return json(m.sm_share); }},
     {"epochs", nullptr, [](const ModelReport& m) { return json(m.fit.epochs.size()); }},

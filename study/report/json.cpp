@@ -240,6 +240,7 @@ void to_json(json& j, const ModelReport& m) {
        {"mpi_rank", m.mpi_rank},
        {"pack", m.pack},
        {"pack_members", m.pack_members},
+       {"pack_boundary", text(m.pack_boundary)},
        {"sms", m.sms},
        {"sm_share", m.sm_share},
        {"data", {{"source", text(m.data)}, {"bytes", m.data_bytes}}},
@@ -284,6 +285,7 @@ void from_json(const json& j, ModelReport& m) {
   j.at("mpi_rank").get_to(m.mpi_rank);
   j.at("pack").get_to(m.pack);
   j.at("pack_members").get_to(m.pack_members);
+  m.pack_boundary = text_from(j.value("pack_boundary", json()));  // absent from documents before it
   j.value("sms", json()).get_to(m.sms);  // absent from documents before them
   j.value("sm_share", json()).get_to(m.sm_share);
   m.data = text_from(j.at("data").at("source"));

@@ -142,8 +142,11 @@ struct ModelReport {
   // "cuda_visible_devices": CUDA_VISIBLE_DEVICES as the process saw it (null when unset).
   std::string visible_devices;
   // Packed mode: the pack it trained in (its number in the phase) and how many models that pack
-  // held.
+  // held; "pack_boundary": why that pack is not part of an earlier one, as the plan said it
+  // (modes/mode.h's plan_packs: "fit.batch_size 77, not 64 (pack 3)"), null for the first pack and
+  // outside packed mode.
   std::optional<int> pack, pack_members;
+  std::string pack_boundary;
   // "sms": the SMs of the green context it trained on (--sm-partitions, or its spec's "device"
   // "sms"); null on the whole GPU. "sm_share": its worker's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under
   // MPS (--sm-share, or its spec's); null when its kernels may use every SM.

@@ -206,8 +206,9 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
         multifit(run + quoted(path("packed.json")) + " --mode packed --pack-size " +
                  (cpu ? "0 --threads 2" : "4 --graphs on"));
     ASSERT_EQ(packed.rc, 0) << packed.err;
-    EXPECT_TRUE(contains(packed.err, cpu ? "32 models planned in 2 packs (16, 16)"
-                                         : "6 models planned in 2 packs (4, 2)"))
+    EXPECT_TRUE(
+        contains(packed.err, cpu ? "32 models planned in 2 packs (16, 16), apart by a full pack x1"
+                                 : "6 models planned in 2 packs (4, 2), apart by a full pack x1"))
         << packed.err;
     const json alone = result("serial.json"), together = result("packed.json");
     ASSERT_EQ(together["mode"], "packed");
@@ -220,6 +221,9 @@ TEST_F(Run, PackedModelsGiveTheirSerialNumbers) {
       EXPECT_EQ(p["test_loss"], a["test_loss"]);
       EXPECT_EQ(p["pack"], i / pack_size);
       EXPECT_EQ(p["pack_members"], std::min(pack_size, models - i / pack_size * pack_size));
+      EXPECT_EQ(p["pack_boundary"],
+                i < pack_size ? json()
+                              : json("pack 0 is full (" + std::to_string(pack_size) + " members)"));
       EXPECT_TRUE(a["pack"].is_null());
       EXPECT_EQ(p["settings"]["graphs"], true);
       // auto: on a GPU and the cpu, not under host execution

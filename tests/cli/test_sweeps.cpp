@@ -30,7 +30,7 @@ json tiny_grid(int rates, int seeds, int epochs = 2) {
 // run packs the models left, so their packs are others).
 json numbers_of(json model) {
   for (const char* key : {"startup_s", "samples_per_s", "train_s", "solo_s", "slowdown", "pid",
-                          "memory", "pack", "pack_members"})
+                          "memory", "pack", "pack_members", "pack_boundary"})
     model.erase(key);
   // fewer models left share them among fewer
   if (model["settings"].is_object()) model["settings"].erase("threads");

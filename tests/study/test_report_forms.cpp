@@ -59,8 +59,8 @@ using nlohmann::json;
                           m_params, m_memory, m_process_device_bytes, m_process_peak_rss_bytes,
                           m_in_use_before_release_bytes, m_in_use_after_release_bytes, m_backend,
                           m_device_name, m_data, m_device_schedule, m_data_bytes, m_host, m_pid,
-                          m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members, m_sms,
-                          m_sm_share, m_metrics] = m;
+                          m_mpi_rank, m_device, m_visible_devices, m_pack, m_pack_members,
+                          m_pack_boundary, m_sms, m_sm_share, m_metrics] = m;
   [[maybe_unused]] auto& [r_backend, r_device_name, r_mode, r_data, r_device_schedule, r_data_bytes,
                           r_host_peak_rss_bytes, r_workers_peak_rss_bytes, r_wall_s, r_scheduler,
                           r_startup_s, r_train_s, r_samples_per_s, r_process_startup_s,
@@ -213,6 +213,7 @@ ModelReport full_model() {
   m.visible_devices = "3,4";
   m.pack = 2;
   m.pack_members = 5;
+  m.pack_boundary = "fit.batch_size 64, not 32 (pack 1)";
   m.sms = 16;
   m.sm_share = 25;
   return m;
@@ -316,6 +317,7 @@ const char* const kFullModelDocument = R"doc({
   "mpi_rank": 2,
   "pack": 2,
   "pack_members": 5,
+  "pack_boundary": "fit.batch_size 64, not 32 (pack 1)",
   "sms": 16,
   "sm_share": 25,
   "data": {"source": "synthetic", "bytes": 800},
@@ -378,6 +380,7 @@ const char* const kEmptyModelDocument = R"({
   "mpi_rank": null,
   "pack": null,
   "pack_members": null,
+  "pack_boundary": null,
   "sms": null,
   "sm_share": null,
   "data": {"source": null, "bytes": 0},
@@ -717,7 +720,7 @@ const char* const kCsvHeader =
     "epochs_asked,validation_split,seed,hidden,activation,loss,accuracy,val_loss,val_accuracy,"
     "error,device,host,"
     "mpi_rank,startup_s,train_s,samples_per_s,input_wait_s,input_busy_s,solo_s,slowdown,test_loss,"
-    "test_accuracy,params,pack,pack_members,sms,sm_share,epochs,"
+    "test_accuracy,params,pack,pack_members,pack_boundary,sms,sm_share,epochs,"
     "cap_bytes,reserved_bytes,peak_bytes,data_bytes,process_peak_rss_bytes,process_device_bytes,"
     "graphs,threads,"
     "pipeline_workers,prefetch,layers,schedule,stopped_epoch,stop_reason,restored_epoch,values,"
@@ -742,17 +745,18 @@ TEST_F(ReportFiles, TheCsvRowHoldsItsRunsAndItsModelsFigures) {
           "packed,cpu,2,4,3.5,0.25,3.0,213.5,1.75,0.25,1,val_accuracy,6,m-7,oom,1,sgd,0.375,48,3,0."
           "125,18446744073709551615,16x8,tanh/relu,0.25,0.8125,0.375,0.9375,\"the pool's cap, 4 "
           "KiB, is \"\"too "
-          "small\"\"\",3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,16,"
+          "small\"\"\",3,node-2,2,0.125,2.75,232.5,0.09375,1.0,2.5,1.125,0.4375,0.5625,100,2,5,\"fit."
+          "batch_size 64, not 32 (pack 1)\",16,"
           "25,2,4096,2048,1536,800,16384,8192,false,3,2,6,Dense(16 tanh) Dropout(0.25) Dense(8 "
           "relu) Dense(1 linear),CosineDecay,2,EarlyStopping: val_loss did not improve for 1 "
           "epochs (best 0.375 after epoch "
           "2),1,\"{\"\"learning_rate\"\":0.5,\"\"units\"\":64}\",1,0.0625,0.0625,,0.1875,,0.3125,\n"
-          "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,,,0,0,0,0,0,,,,,,,,,,"
+          "serial,,1,1,0.0,,,,,,1,,0,,ok,,,,,,,,,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,,,,0,0,0,0,0,,,,,,,,,,"
           ",,,,,,,,,,\n"
           "serial,,1,1,0.0,,,,,,1,,0,,ok,,sgd,0.375,48,3,0.125,18446744073709551615,16x8,tanh/"
-          "relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,,,0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) "
+          "relu,,,,,,0,,,nan,,,0.0,0.0,,inf,,,0,,,,,,0,0,0,0,0,,,true,3,2,6,Dense(16 tanh) "
           "Dropout(0.25) Dense(8 relu) Dense(1 linear),CosineDecay,,,,,,,,,,,,\n"
-          "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,,,0,0,"
+          "serial,,1,1,0.0,,,,,,1,,0,,ok,,adam,0.0,0,0,0.0,0,0,,,,,,,0,,,,,,0.0,0.0,,,,,0,,,,,,0,0,"
           "0,0,0,,,,,,,,,,,,,,,,,,,,\n");
   EXPECT_EQ(files(), std::vector<std::string>{"r.csv"});
 }
@@ -892,6 +896,7 @@ void expect_same_report(const ModelReport& got, const ModelReport& want) {
   EXPECT_EQ(got.visible_devices, want.visible_devices);
   EXPECT_EQ(got.pack, want.pack);
   EXPECT_EQ(got.pack_members, want.pack_members);
+  EXPECT_EQ(got.pack_boundary, want.pack_boundary);
   EXPECT_EQ(got.sms, want.sms);
   EXPECT_EQ(got.sm_share, want.sm_share);
 }
@@ -983,6 +988,7 @@ TEST(ReportPipe, PackAndPackMembersCross) {
   const ModelReport back = through_the_pipe(full_model());
   EXPECT_EQ(back.pack, 2);
   EXPECT_EQ(back.pack_members, 5);
+  EXPECT_EQ(back.pack_boundary, "fit.batch_size 64, not 32 (pack 1)");
 }
 
 TEST(ReportPipe, SoloAndSlowdownCross) {

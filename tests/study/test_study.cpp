@@ -83,11 +83,20 @@ std::vector<Job> jobs_to_pack() {
 
 TEST(PackedMode, PacksModelsOfOneShapeDataAndDevice) {
   const std::vector<Job> jobs = jobs_to_pack();
-  EXPECT_EQ(plan_packs(jobs, 0),
-            (std::vector<std::vector<size_t>>{{0, 2, 4}, {1, 5}, {3}, {6}, {7}}));
-  EXPECT_EQ(plan_packs(jobs, 2),
-            (std::vector<std::vector<size_t>>{{0, 2}, {1, 5}, {3}, {4}, {6}, {7}}));
-  EXPECT_EQ(plan_packs(jobs, 1).size(), jobs.size());  // --pack-size 1: every model alone
+  const GroupPlan plan = plan_packs(jobs, 0);
+  EXPECT_EQ(plan.groups, (std::vector<std::vector<size_t>>{{0, 2, 4}, {1, 5}, {3}, {6}, {7}}));
+  // why each pack is not part of an earlier one: its first model against the last pack opened
+  // on its data and device, else on its data, else any
+  EXPECT_EQ(plan.boundaries,
+            (std::vector<std::string>{
+                "", "layers[0].units 8, not 16 (pack 0)", "its entry failed",
+                "data synthetic:regression:seed=2, not synthetic:regression (pack 1)",
+                "device 1, not 0 (pack 1)"}));
+  const GroupPlan bounded = plan_packs(jobs, 2);
+  EXPECT_EQ(bounded.groups, (std::vector<std::vector<size_t>>{{0, 2}, {1, 5}, {3}, {4}, {6}, {7}}));
+  EXPECT_EQ(bounded.boundaries[3], "pack 0 is full (2 members)");
+  EXPECT_EQ(bounded.boundaries[5], "device 1, not 0 (pack 3)");
+  EXPECT_EQ(plan_packs(jobs, 1).groups.size(), jobs.size());  // --pack-size 1: every model alone
 }
 
 // A model's report through its one form, the document, the pipe and the CSV, field by field:

@@ -443,12 +443,29 @@ TEST(Pack, MembersMustShareTheirShapeAndFit) {
   CpuBackend cpu;
   std::vector<ModelSpec> specs = three_members();
   EXPECT_EQ(pack_key(specs[0]), pack_key(specs[1]));  // seed, learning rate and cap may differ
+  EXPECT_EQ(pack_difference(specs[1], specs[0]), "");
   specs[1].layers[0].units = 51;
   EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
-  EXPECT_THROW(Model(specs, cpu), std::invalid_argument);
+  EXPECT_EQ(pack_difference(specs[1], specs[0]), "layers[0].units 51, not 50");
+  const std::string message =
+      test::user_error<std::invalid_argument>([&] { Model pack(specs, cpu); });
+  EXPECT_TRUE(contains(
+      message, "'member-1' and 'member-0' cannot share a pack: its layers[0].units 51, not 50"))
+      << message;
   specs[1] = small_spec();
   specs[1].fit.batch_size = 64;
   EXPECT_NE(pack_key(specs[0]), pack_key(specs[1]));
+  EXPECT_EQ(pack_difference(specs[1], specs[0]), "fit.batch_size 64, not 100");
+  // A layer more is named by the layers' count before any layer's own field.
+  specs[1] = small_spec();
+  specs[1].layers.insert(specs[1].layers.begin() + 1, specs[1].layers[0]);
+  EXPECT_EQ(pack_difference(specs[1], specs[0]), "layers 3, not 2");
+  specs[1] = small_spec();
+  specs[1].layers[0].activation = Activation::tanh;
+  EXPECT_EQ(pack_difference(specs[1], specs[0]), "layers[0].activation tanh, not relu");
+  specs[1] = small_spec();
+  specs[1].fit.validation_split = 0.2;
+  EXPECT_EQ(pack_difference(specs[1], specs[0]), "fit.validation_split 0.2, not 0");
   // The members share one input pipeline: its settings, and whether there is preprocessing at all.
   specs[1] = small_spec();
   specs[1].pipeline.prefetch = 3;
