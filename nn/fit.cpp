@@ -489,7 +489,7 @@ bool PackFit::take_verdict(int z, RungJudge::Verdict verdict) {
     RungResult& rung = result.rungs.back();
     rung.kept = false;
     result.stopped_epoch = rung.epochs;
-    result.stop_reason = "the scheduler: " + options_.rungs->metric() + " " +
+    result.stop_reason = options_.rungs->name() + ": " + options_.rungs->metric() + " " +
                          format_metric(rung.value) + " lost at its rung after epoch " +
                          std::to_string(rung.epochs);
     if (options_.progress)

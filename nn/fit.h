@@ -62,6 +62,9 @@ class RungJudge {
   enum class Verdict { go_on, stop, undecided };
   virtual ~RungJudge() = default;
   virtual const std::string& metric() const = 0;  // what it ranks by, as a callback's monitor
+  // Who stops a trial, as its stop_reason says it ("the scheduler: val_loss 0.52 lost at its rung
+  // after epoch 2").
+  virtual std::string name() const { return "the scheduler"; }
   virtual bool judges(size_t trial, int epochs) const = 0;
   // The trial's metric after `epochs` epochs, recorded (nullopt: it has none, and ranks last).
   virtual Verdict judge(size_t trial, int epochs, std::optional<double> value) = 0;

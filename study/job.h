@@ -18,6 +18,7 @@
 namespace mf {
 
 struct ModelReport;  // study/report/report.h
+class RungJudge;     // nn/fit.h
 
 // --mps: whether processes mode's workers run under CUDA's Multi-Process Service (runtime/mps.h).
 enum class MpsUse {
@@ -79,6 +80,10 @@ struct RunOptions {
   // The sweep's scheduler (nn/scheduler_spec.h), its max_epochs the largest of the jobs' epochs
   // once the overrides are applied (scheduler_for); none: every model trains its epochs.
   std::optional<SchedulerSpec> scheduler;
+  // An in-process caller's judge of its trials, in place of a scheduler (the Python package's
+  // Optuna pruner): it rules on each trial after every epoch but its last; null for none. Only
+  // the modes that train in this process take it (serial, streams, packed; apps/multifit's checks).
+  RungJudge* judge = nullptr;
   MpsUse mps = MpsUse::as_found;  // --mps, processes mode (and MPI ranks)
   // --sm-share: processes mode under MPS, each worker's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (1 to
   // 100) unless its spec's "device" gives its own; absent: every worker may use all the SMs

@@ -130,7 +130,7 @@ struct Trained {
 // left are not started. *exit_code takes the worst of the models' codes.
 Trained train_phases(Mode& mode, const std::vector<Job>& jobs, size_t per_phase,
                      const RunOptions& options, const std::atomic<bool>& stop, Progress& progress,
-                     RungTable* rungs, int* exit_code) {
+                     RungJudge* rungs, int* exit_code) {
   Trained trained;
   for (size_t first = 0; first < jobs.size(); first += per_phase) {
     const std::span<const Job> phase_jobs(jobs.data() + first,
@@ -241,9 +241,10 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   run.concurrency_reason = concurrency.reason;
   const std::unique_ptr<Progress> progress =
       progress_of(all_jobs, jobs, options, concurrency.per_phase);
-  const std::unique_ptr<RungTable> rungs = rung_table(all_jobs, options, record);
+  const std::unique_ptr<RungTable> table = rung_table(all_jobs, options, record);
+  RungJudge* const rungs = options.judge ? options.judge : table.get();
   // A model that ends, however it ends (a failed build too), is waited for at no later rung.
-  progress->on_ended([&rungs, &record](size_t model, const ModelReport& report, int code) {
+  progress->on_ended([rungs, &record](size_t model, const ModelReport& report, int code) {
     if (rungs) rungs->ended(model);
     if (record.on_ended) record.on_ended(model, report, code);
   });
@@ -256,8 +257,8 @@ RunReport run_mode(Mode& mode, const std::vector<Job>& all_jobs, const RunOption
   }
   const MachineLoad load_before = read_machine_load();
   const double start = clock_seconds();
-  Trained trained = train_phases(mode, jobs, concurrency.per_phase, options, stop, *progress,
-                                 rungs.get(), exit_code);
+  Trained trained =
+      train_phases(mode, jobs, concurrency.per_phase, options, stop, *progress, rungs, exit_code);
   run.wall_s = clock_seconds() - start;
   run.machine =
       machine_record(load_before, read_machine_load(), mode.kind() != ModeKind::processes);

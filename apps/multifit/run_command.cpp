@@ -215,11 +215,12 @@ int run_study(RunArgs& args) {
 
 }  // namespace
 
-Command add_run_command(CLI::App& app) {
+Command add_run_command(CLI::App& app, RungJudge* judge) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* run = add_run_flags(app, *args);
-  return [args, run] {
+  return [args, run, judge] {
     read_given_flags(*run, *args);
+    args->options.judge = judge;
     return run_study(*args);
   };
 }

@@ -74,6 +74,26 @@ void say_resumed(const std::string& journal, const JournalContents& resumed,
                  models, models == 1 ? "" : "s", where.c_str(), models == 1 ? "it is" : "they are");
 }
 
+// A judge given in the process (RunOptions::judge) rules on each trial as it trains here, once: a
+// UserError for what would train a trial elsewhere or twice, or judge it twice.
+void check_judge_fits(const RunArgs& args, const RunPlan& plan, const RunRank& rank,
+                      bool scheduler) {
+  const char* other = scheduler                              ? "a sweep's scheduler"
+                      : plan.all || plan.automatic           ? "--mode all or auto"
+                      : plan.modes[0] == ModeKind::processes ? "--mode processes"
+                      : rank.under_mpi()                     ? "mpirun"
+                      : args.shard                           ? "--shard"
+                      : args.resume                          ? "--resume"
+                      : args.solo                            ? "--solo"
+                      : args.repeat > 1                      ? "--repeat"
+                                                             : nullptr;
+  if (other)
+    throw UserError(
+        args.options.models_path +
+        ": a judge given in this process (an Optuna pruner) rules on each trial as it trains here, once, so it takes no " +
+        other + "; run the sweep in serial, streams or packed mode, once");
+}
+
 }  // namespace
 
 void check_outputs(const RunArgs& args, const RunPlan& plan, const RunRank& rank) {
@@ -104,6 +124,7 @@ void load_jobs(RunArgs& args, const RunPlan& plan, const RunRank& rank, RunSetup
     const bool processes = plan.all || plan.automatic || plan.modes[0] == ModeKind::processes;
     if (options.backend.kind == BackendKind::cuda && processes)
       check_share_has_mps(options, setup.jobs);  // before any model, with the document written
+    if (options.judge) check_judge_fits(args, plan, rank, sweep.scheduler.has_value());
     if (sweep.scheduler) {
       // A trial's verdict waits for those before it in the sweep (study/sweep/rungs.h): one table
       // must see them all.

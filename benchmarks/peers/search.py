@@ -18,15 +18,20 @@ Dense(units, relu) -> Dropout -> Dense(10, softmax), Adam, sparse categorical cr
 Goal (issue 32): multifit's wall to reach the best at least 10x shorter than the faster peer's.
 
 The budget: at most --epochs epochs a trial, reduction factor 3, grace 1 epoch.
-  multifit   --trials trials (Sobol, seed 7), trained in full and under asha, --mode packed, cpu backend
-  keras      keras_tuner.Hyperband(max_epochs, factor 3): its own trial count for that budget
-  optuna     --trials trials (RandomSampler, seed 7), SuccessiveHalvingPruner(min_resource 1, factor 3)
+  multifit         --trials trials (Sobol, seed 7), trained in full and under asha, --mode packed, cpu
+                   backend
+  keras            keras_tuner.Hyperband(max_epochs, factor 3): its own trial count for that budget
+  optuna-pytorch   --trials trials (--sampler: RandomSampler or TPESampler, seed 7),
+                   SuccessiveHalvingPruner(min_resource 1, factor 3), one trial after another
+  optuna-multifit  the same study, its trials trained --batch at a time by multifit.integration.optuna
+                   (packed mode, cpu backend), pruned inside the run
 
 Each line: the tool, the trials it trained, the epochs it trained in all, its wall (the whole search,
 in this process or multifit's), and the best val_accuracy a trial reached at its last epoch.
 
 usage: .venv-peers/bin/python benchmarks/peers/search.py [--multifit BIN] [--data teacher|fashion-mnist]
-                                                         [--fraction F] [--trials N] [--epochs E] [--out DIR]
+           [--fraction F] [--trials N] [--epochs E] [--sampler random|tpe] [--batch K] [--only ROW...] [--out DIR]
+  --only  the rows to run (multifit, optuna-pytorch, optuna-multifit, keras); all by default
 """
 import argparse
 import json
@@ -170,12 +175,22 @@ def keras_hyperband(task, epochs, folder):
 
 # ---- Optuna, with PyTorch --------------------------------------------------------------------------
 
-def optuna_sha(task, trials, epochs):
+def sha_study(sampler):
+    """The Optuna study both Optuna rows run: maximizing val_accuracy, `sampler` seeded 7, successive
+    halving from 1 epoch by a factor of 3."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    samplers = {"random": optuna.samplers.RandomSampler, "tpe": optuna.samplers.TPESampler}
+    return optuna.create_study(direction="maximize", sampler=samplers[sampler](seed=7),
+                               pruner=optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3))
+
+
+def optuna_sha(task, trials, epochs, sampler):
     import optuna
     import torch
     from torch import nn
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     space, binary = task.space, task.outputs == 1
     split = int(len(task.x) * (1 - task.validation))
     xt, yt = torch.from_numpy(task.x[:split]), torch.from_numpy(task.y[:split])
@@ -215,11 +230,47 @@ def optuna_sha(task, trials, epochs):
         return accuracy
 
     start = time.perf_counter()
-    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=7),
-                                pruner=optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3))
+    study = sha_study(sampler)
     study.optimize(objective, n_trials=trials)
     wall = time.perf_counter() - start
     return {"trials": len(study.trials), "epochs": counted["epochs"], "wall_s": wall, "best": study.best_value}
+
+
+# ---- Optuna, with multifit ------------------------------------------------------------------------
+
+def optuna_multifit(task, trials, epochs, sampler, batch):
+    """optuna_sha's study and model, each batch of `batch` trials trained together by multifit (one
+    packed run, cpu backend), each trial reported after every epoch and pruned inside the run."""
+    import multifit
+    import multifit.keras
+    from multifit.integration.optuna import optimize
+
+    space, binary = task.space, task.outputs == 1
+
+    def model_fn(trial):
+        rate = trial.suggest_float("learning_rate", *space["learning_rate"], log=True)
+        units = trial.suggest_categorical("units", space["units"])
+        dropout = trial.suggest_float("dropout", *space["dropout"])
+        batch_size = trial.suggest_int("batch_size", *space["batch_size"], log=True)
+        layers = multifit.layers
+        model = multifit.Sequential([layers.Input(shape=(task.features,)), layers.Dense(units, activation="relu"),
+                                     layers.Dropout(dropout),
+                                     layers.Dense(task.outputs, activation="sigmoid" if binary else "softmax")],
+                                    seed=trial.number)
+        model.compile(optimizer=multifit.keras.optimizers.Adam(learning_rate=rate, epsilon=1e-7),
+                      loss="binary_crossentropy" if binary else "sparse_categorical_crossentropy",
+                      metrics=["accuracy"], backend="cpu")
+        spec = model.spec()  # the trial's batch size is its fit's, which a spec holds
+        spec["fit"]["batch_size"] = batch_size
+        return spec
+
+    start = time.perf_counter()
+    study = sha_study(sampler)
+    results = optimize(study, model_fn, trials, batch=batch, data=(task.x, task.y), metric="val_accuracy",
+                       validation_split=task.validation, epochs=epochs, backend="cpu")
+    wall = time.perf_counter() - start
+    trained = sum(len(m["epochs"]) for r in results if r for m in r.models)
+    return {"trials": len(study.trials), "epochs": trained, "wall_s": wall, "best": study.best_value}
 
 
 def main():
@@ -229,6 +280,10 @@ def main():
     p.add_argument("--fraction", type=float, default=0.2, help="of fashion-mnist's rows")
     p.add_argument("--trials", type=int, default=81)
     p.add_argument("--epochs", type=int, default=9)
+    p.add_argument("--sampler", choices=["random", "tpe"], default="random", help="the Optuna rows' sampler")
+    p.add_argument("--batch", type=int, default=27, help="optuna-multifit's trials trained at a time")
+    p.add_argument("--only", nargs="+", choices=["multifit", "optuna-pytorch", "optuna-multifit", "keras"],
+                   default=["multifit", "optuna-pytorch", "optuna-multifit", "keras"])
     p.add_argument("--out", help="folder for results.json and table.md")
     a = p.parse_args()
     rows = {}
@@ -237,12 +292,18 @@ def main():
             task, sweep = teacher_task(a.trials, a.epochs, folder)
         else:
             task, sweep = fashion_task(a.fraction, a.trials, a.epochs, folder)
-        rows["multifit, full sweep"] = multifit_search(a.multifit, sweep, None, folder)
-        rows["multifit, asha"] = multifit_search(a.multifit, sweep, "asha", folder)
-        rows["multifit, hyperband"] = multifit_search(a.multifit, sweep, "hyperband", folder)
-        rows["optuna + pytorch, successive halving"] = optuna_sha(task, a.trials, a.epochs)
-        rows["keras tuner, hyperband"] = keras_hyperband(task, a.epochs, folder)
-    lines = [f"{task.title}; at most {a.epochs} epochs a trial; CPU", "",
+        if "multifit" in a.only:
+            rows["multifit, full sweep"] = multifit_search(a.multifit, sweep, None, folder)
+            rows["multifit, asha"] = multifit_search(a.multifit, sweep, "asha", folder)
+            rows["multifit, hyperband"] = multifit_search(a.multifit, sweep, "hyperband", folder)
+        if "optuna-pytorch" in a.only:
+            rows["optuna + pytorch, successive halving"] = optuna_sha(task, a.trials, a.epochs, a.sampler)
+        if "optuna-multifit" in a.only:
+            rows[f"optuna + multifit, successive halving, {a.batch} at a time"] = optuna_multifit(
+                task, a.trials, a.epochs, a.sampler, a.batch)
+        if "keras" in a.only:
+            rows["keras tuner, hyperband"] = keras_hyperband(task, a.epochs, folder)
+    lines = [f"{task.title}; at most {a.epochs} epochs a trial; Optuna's sampler {a.sampler}; CPU", "",
              "| search | trials | epochs trained | wall s | best val_accuracy |", "| --- | ---: | ---: | ---: | ---: |"]
     for name, r in rows.items():
         lines.append(f"| {name} | {r['trials']} | {r['epochs']} | {r['wall_s']:.2f} | {r['best']:.4f} |")

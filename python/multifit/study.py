@@ -93,10 +93,10 @@ def cli(*args):
     return _cli(args)[0]
 
 
-def _cli(args, capture=False):
+def _cli(args, capture=False, judge=None):
     """(exit code, what it printed on standard output and on standard error when `capture`, else
-    "" and "")."""
-    code, mistake, printed, notes = _multifit.cli([os.fspath(a) for a in args], capture)
+    "" and ""). `judge` rules on a run's trials after each epoch (the binding's judge.h)."""
+    code, mistake, printed, notes = _multifit.cli([os.fspath(a) for a in args], capture, judge)
     if mistake:
         raise ValueError(mistake)
     return code, printed, notes
@@ -219,6 +219,13 @@ def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=Fals
     bad entry of the sweep, data that does not fit it) fails alone, as in the command line: the run
     goes on, its Result says why, and a RuntimeWarning names the first.
     """
+    return _run(sweep, mode, repeat, data, backend, quiet, json_path, options)
+
+
+def _run(sweep, mode, repeat, data, backend, quiet, json_path, options, judge=None):
+    """run()'s work; `judge` (None: none) rules on each trial after each epoch in place of a
+    scheduler: an object with `metric`, `name` and `judge(trial, epochs, value) -> stop`
+    (multifit.integration.optuna's pruner)."""
     with tempfile.TemporaryDirectory(prefix="multifit-run-") as folder:
         document_path = json_path or os.path.join(folder, "result.json")
         csv_path = os.path.join(folder, "result.csv")
@@ -228,7 +235,7 @@ def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=Fals
         if source is not None:
             args += ["--data", source]
         args += _flags(dict(options, quiet=quiet))
-        code, tables, notes = _cli(args, capture=quiet)
+        code, tables, notes = _cli(args, capture=quiet, judge=judge)
         with open(document_path) as f:
             document = json.load(f)
         csv_text = ""
@@ -245,5 +252,5 @@ def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=Fals
     failed = [m for m in result.models if m.get("status") not in ("ok", "stopped")]
     if failed:  # the run went on and its document says why; a notebook should see it too
         warnings.warn(f"multifit.run: {len(failed)} of {len(result.models)} models did not train: "
-                      f"{failed[0]['name']}: {failed[0].get('error')}", RuntimeWarning, stacklevel=2)
+                      f"{failed[0]['name']}: {failed[0].get('error')}", RuntimeWarning, stacklevel=3)
     return result

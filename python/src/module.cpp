@@ -18,6 +18,7 @@
 #include "apps/multifit/cli.h"
 #include "arrays.h"
 #include "interruptible.h"
+#include "judge.h"
 #include "nn/callbacks.h"
 #include "nn/keras_model.h"
 #include "nn/spec.h"
@@ -241,9 +242,12 @@ class CapturedFd {
 // `multifit ARGS...` in this process (apps/multifit/cli.h), the GIL released, Ctrl-C a stop of the
 // run (its models report, its document is written) and then KeyboardInterrupt. Returns the exit
 // code, the mistake's line ("" for none), and with `capture` what it printed on standard output
-// (its tables) and standard error (its notes), which are then not printed.
-nb::tuple cli(const std::vector<std::string>& args, bool capture) {
+// (its tables) and standard error (its notes), which are then not printed. `judge` (None: none)
+// rules on a run's trials after each epoch (judge.h); what it raised is raised after the run.
+nb::tuple cli(const std::vector<std::string>& args, bool capture, const nb::object& judge) {
   mf::clear_stop();
+  std::optional<PythonJudge> python_judge;
+  if (!judge.is_none()) python_judge.emplace(judge);
   std::optional<CapturedFd> tables, notes;
   if (capture) tables.emplace(1), notes.emplace(2);
   std::string mistake;
@@ -254,9 +258,11 @@ nb::tuple cli(const std::vector<std::string>& args, bool capture) {
         std::vector<char*> argv;
         for (std::string& w : words) argv.push_back(w.data());
         argv.push_back(nullptr);
-        return mf::cli_main(int(words.size()), argv.data(), &mistake);
+        return mf::cli_main(int(words.size()), argv.data(), &mistake,
+                            python_judge ? &*python_judge : nullptr);
       },
       [] { mf::request_stop(); });
+  if (python_judge) python_judge->raise_if_raised();
   return nb::make_tuple(code, mistake, tables ? tables->take() : std::string(),
                         notes ? notes->take() : std::string());
 }
@@ -322,8 +328,8 @@ NB_MODULE(_multifit, m) {
   m.def("set_worker_program", &mf::set_self_executable, "path"_a,
         "The multifit program that processes mode's workers run (this process is python).");
   m.def(
-      "cli", &cli, "args"_a, "capture"_a = false,
-      "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', stdout, stderr).");
+      "cli", &cli, "args"_a, "capture"_a = false, "judge"_a = nb::none(),
+      "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', stdout, stderr); `judge` rules on a run's trials after each epoch (an object with metric, name and judge(trial, epochs, value) -> stop).");
 
   nb::class_<BackendChoice>(m, "BackendChoice")
       .def(nb::init<>())

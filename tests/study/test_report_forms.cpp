@@ -28,6 +28,7 @@
 #include "study/job.h"
 #include "study/report/repeats.h"
 #include "study/report/report.h"
+#include "study/sweep/rungs.h"
 #include "same_fields.h"
 
 namespace mf {
@@ -99,8 +100,8 @@ using nlohmann::json;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices,
                           ro_concurrency, ro_pack_size, ro_quiet, ro_verbose, ro_rank_by,
                           ro_timeline, ro_calibration_steps, ro_stall_timeout_s, ro_keep_pools,
-                          ro_inject_fault, ro_stage_best, ro_scheduler, ro_mps, ro_sm_share,
-                          ro_sm_partitions] = ro;
+                          ro_inject_fault, ro_stage_best, ro_scheduler, ro_judge, ro_mps,
+                          ro_sm_share, ro_sm_partitions] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit,
                           so_memory_mode] = so;
   [[maybe_unused]] auto& [bo_kind, bo_gemm, bo_activations, bo_graphs, bo_device, bo_threads] = bo;
@@ -1161,6 +1162,15 @@ TEST(ChildOptions, DefaultsArriveAsDefaults) {
 // model that ends ok (study/model_worker.cpp); the parent's keeper drops what it need not keep.
 TEST(ChildOptions, StageBestStaysWithTheKeeper) {
   EXPECT_FALSE(options_through_the_pipe(full_options()).stage_best);
+}
+
+// So is a judge given in the process (the Python package's Optuna pruner), which a run with a child
+// refuses (apps/multifit/run_setup.cpp): a child trains no trial under it.
+TEST(ChildOptions, AJudgeStaysInItsProcess) {
+  RunOptions options = full_options();
+  RungTable judge(*options.scheduler, {0, 1});
+  options.judge = &judge;
+  EXPECT_EQ(options_through_the_pipe(options).judge, nullptr);
 }
 
 // The defects of old, each by name: both now cross (the options' one form writes every field).

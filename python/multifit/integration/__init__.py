@@ -1,0 +1,1 @@
+"""multifit with the tools that drive sweeps: optuna (multifit.integration.optuna)."""
