@@ -90,12 +90,16 @@ std::string pack_key(const ModelSpec& spec) {
 
 std::string pack_difference(const ModelSpec& spec, const ModelSpec& member) {
   const std::vector<PackField> a = pack_fields(spec), b = pack_fields(member);
-  // The layers' count comes before their fields, and each layer's type before its own, so the two
-  // lists name the same fields up to their first difference.
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (a[i].name != b[i].name || a[i].value != b[i].value)
-      return a[i].name + " " + a[i].value + ", not " + b[i].value;
-  return "";
+  std::string differences;
+  // The layers' count comes before their fields, and each layer's type before its own: the two
+  // lists name the same fields up to a difference in either, after which they are not compared.
+  for (size_t i = 0; i < a.size() && i < b.size() && a[i].name == b[i].name; ++i) {
+    if (a[i].value == b[i].value) continue;
+    differences +=
+        (differences.empty() ? "" : "; ") + a[i].name + " " + a[i].value + ", not " + b[i].value;
+    if (a[i].name == "layers" || a[i].name.ends_with(".type")) break;
+  }
+  return differences;
 }
 
 }  // namespace mf

@@ -32,8 +32,10 @@ std::vector<PackField> pack_fields(const ModelSpec& spec);
 // pack_fields as one string: equal for two specs exactly when every field is.
 std::string pack_key(const ModelSpec& spec);
 
-// Why `spec` cannot join a pack of `member`: the first of pack_fields in which they differ, as
-// "fit.batch_size 77, not 64" (spec's value first); "" when they share a pack_key.
+// Why `spec` cannot join a pack of `member`: each of pack_fields in which they differ, as
+// "layers[0].units 64, not 256; fit.batch_size 77, not 64" (spec's value first), up to a
+// difference in the layers' count or a layer's type (the fields after it are not alike); "" when
+// they share a pack_key.
 std::string pack_difference(const ModelSpec& spec, const ModelSpec& member);
 
 }  // namespace mf

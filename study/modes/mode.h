@@ -77,8 +77,8 @@ struct GroupPlan {
 // job order; pack_size bounds a pack (0: kMaxPackSize). A job without a spec is a pack of its own.
 // A pack's boundary names what set its first job apart from the last pack opened before it on the
 // same data and device, as nn/pack_key.h's pack_difference ("fit.batch_size 77, not 64 (pack
-// 3)"), or that the pack it would join is full, or its data or device where no pack shares them,
-// or that its entry failed.
-GroupPlan plan_packs(std::span<const Job> jobs, int pack_size);
+// 3)"), or that the pack it would join is full (with `bounded_by`, what set the bound, in words),
+// or its data or device where no pack shares them, or that its entry failed.
+GroupPlan plan_packs(std::span<const Job> jobs, int pack_size, const std::string& bounded_by = "");
 
 }  // namespace mf

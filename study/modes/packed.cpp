@@ -24,15 +24,17 @@ struct OpenedPack {
 };
 
 // Why `job` opens a pack rather than join an earlier one of `plan`: `full`, the pack of its
-// pack_key, data and device, holds its bound; else what sets it apart from `same`, the last pack
-// opened on its data and device; else from `same_data`, the last on its data (a device); else from
-// `other`, the last pack opened (a data source). Null: none.
+// pack_key, data and device, holds its bound (set by `bounded_by`, in words); else what sets it
+// apart from `same`, the last pack opened on its data and device; else from `same_data`, the last
+// on its data (a device); else from `other`, the last pack opened (a data source). Null: none.
 std::string boundary(const Job& job, const GroupPlan& plan, std::optional<size_t> full,
-                     const OpenedPack* same, const OpenedPack* same_data, const OpenedPack* other) {
+                     const std::string& bounded_by, const OpenedPack* same,
+                     const OpenedPack* same_data, const OpenedPack* other) {
   if (!job.spec) return "its entry failed";
   if (full)
     return "pack " + std::to_string(*full) + " is full (" +
-           std::to_string(plan.groups[*full].size()) + " members)";
+           std::to_string(plan.groups[*full].size()) + " members" +
+           (bounded_by.empty() ? "" : ": " + bounded_by) + ")";
   if (same) return pack_difference(*job.spec, *same->first->spec) + same->named();
   if (same_data)
     return "device " + std::to_string(job.device) + ", not " +
@@ -50,7 +52,7 @@ const OpenedPack* last_at(const Map& map, const Key& key) {
 
 }  // namespace
 
-GroupPlan plan_packs(std::span<const Job> jobs, int pack_size) {
+GroupPlan plan_packs(std::span<const Job> jobs, int pack_size, const std::string& bounded_by) {
   const size_t bound = pack_size > 0 ? size_t(pack_size) : kMaxPackSize;
   GroupPlan plan;
   // (pack_key, data, device) -> its last pack
@@ -63,7 +65,8 @@ GroupPlan plan_packs(std::span<const Job> jobs, int pack_size) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
     if (!job.spec) {  // a bad entry fails alone
-      plan.boundaries.push_back(boundary(job, plan, std::nullopt, nullptr, nullptr, nullptr));
+      plan.boundaries.push_back(
+          boundary(job, plan, std::nullopt, bounded_by, nullptr, nullptr, nullptr));
       plan.groups.push_back({i});
       continue;
     }
@@ -76,8 +79,8 @@ GroupPlan plan_packs(std::span<const Job> jobs, int pack_size) {
     }
     const auto place = std::make_pair(job.data, job.device);
     plan.boundaries.push_back(boundary(job, plan, opened ? std::optional(at->second) : std::nullopt,
-                                       last_at(last_on, place), last_at(last_reading, job.data),
-                                       last ? &*last : nullptr));
+                                       bounded_by, last_at(last_on, place),
+                                       last_at(last_reading, job.data), last ? &*last : nullptr));
     const OpenedPack pack{&job, plan.groups.size()};
     open[key] = pack.number;
     last_on[place] = last_reading[job.data] = pack;
@@ -100,12 +103,22 @@ int pack_bound(std::span<const Job> jobs, const RunOptions& options) {
   return int(std::min((jobs.size() + threads - 1) / threads, kMaxPackSize));
 }
 
+// What set that bound, in words, for a full pack's boundary.
+std::string bound_set_by(const RunOptions& options) {
+  if (options.pack_size > 0) return "--pack-size " + std::to_string(options.pack_size);
+  if (options.backend.kind == BackendKind::cpu)
+    return "the cpu backend's one pack per training thread, which --pack-size replaces";
+  return "the kernels' most members";
+}
+
 }  // namespace
 
 std::unique_ptr<Mode> make_packed_mode(const RunOptions& options) {
   return make_thread_groups_mode(
       ModeKind::packed, options,
-      [&options](std::span<const Job> jobs) { return plan_packs(jobs, pack_bound(jobs, options)); },
+      [&options](std::span<const Job> jobs) {
+        return plan_packs(jobs, pack_bound(jobs, options), bound_set_by(options));
+      },
       true);
 }
 

@@ -34,15 +34,19 @@ std::string pack_sizes(const std::vector<std::vector<size_t>>& groups) {
   });
 }
 
-// What set the packs apart, for the plan's note: each cause (the pack_key field named first, a full
-// pack, the data, the device, a failed entry) with its count, most first (", apart by
-// fit.batch_size x76, layers[0].units x4"); "" for one pack.
+// What set the packs apart, for the plan's note: each cause (a pack_key field, a full pack, the
+// data, the device, a failed entry) with the boundaries it is in, most first (", apart by
+// fit.batch_size x80, layers[0].units x60"); "" for one pack.
 std::string apart_by(const std::vector<std::string>& boundaries) {
   std::map<std::string, size_t> count;  // by cause
   for (const std::string& boundary : boundaries) {
-    if (boundary.empty()) continue;
-    const std::string first = boundary.substr(0, boundary.find(' '));  // a field, data or device
-    ++count[first == "pack" ? "a full pack" : first == "its" ? "a failed entry" : first];
+    // "FIELD VALUE, not VALUE; FIELD ... (pack N)", a full pack's, a failed entry's
+    for (size_t at = 0; at < boundary.size();) {
+      const std::string first = boundary.substr(at, boundary.find(' ', at) - at);
+      ++count[first == "pack" ? "a full pack" : first == "its" ? "a failed entry" : first];
+      const size_t next = boundary.find("; ", at);
+      at = next == std::string::npos ? boundary.size() : next + 2;
+    }
   }
   if (count.empty()) return "";
   std::vector<std::pair<std::string, size_t>> causes(count.begin(), count.end());

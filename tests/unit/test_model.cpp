@@ -466,6 +466,12 @@ TEST(Pack, MembersMustShareTheirShapeAndFit) {
   specs[1] = small_spec();
   specs[1].fit.validation_split = 0.2;
   EXPECT_EQ(pack_difference(specs[1], specs[0]), "fit.validation_split 0.2, not 0");
+  // Every difference, up to one in the layers' structure.
+  specs[1].layers[0].units = 51;
+  EXPECT_EQ(pack_difference(specs[1], specs[0]),
+            "layers[0].units 51, not 50; fit.validation_split 0.2, not 0");
+  specs[1].layers[0].kind = LayerKind::dropout;
+  EXPECT_EQ(pack_difference(specs[1], specs[0]), "layers[0].type Dropout, not Dense");
   // The members share one input pipeline: its settings, and whether there is preprocessing at all.
   specs[1] = small_spec();
   specs[1].pipeline.prefetch = 3;
