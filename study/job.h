@@ -13,6 +13,7 @@
 #include "nn/spec.h"
 #include "nn/sweep.h"
 #include "runtime/names.h"
+#include "study/progress.h"
 #include "study/report/ranking.h"
 
 namespace mf {
@@ -84,6 +85,9 @@ struct RunOptions {
   // Optuna pruner): it rules on each trial after every epoch but its last; null for none. Only
   // the modes that train in this process take it (serial, streams, packed; apps/multifit's checks).
   RungJudge* judge = nullptr;
+  // An in-process caller's view of the run's status (the Python package's progress bar), in place
+  // of the status lines (study/progress.h); empty for none. Not sent to a child.
+  StatusSink status;
   MpsUse mps = MpsUse::as_found;  // --mps, processes mode (and MPI ranks)
   // --sm-share: processes mode under MPS, each worker's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (1 to
   // 100) unless its spec's "device" gives its own; absent: every worker may use all the SMs

@@ -43,8 +43,9 @@ Progress::Progress(std::vector<std::string> names, bool quiet, size_t phase, Sti
       still_(still) {
   const bool terminal = isatty(STDERR_FILENO) != 0;
   const bool rows_for_each = terminal && named_ < terminal_size().ws_row;
-  summary_ = !quiet_ && !style_.verbose && named_ > kPlainLinesModels && !rows_for_each;
-  live_ = !quiet_ && named_ > 1 && terminal && (rows_for_each || summary_);
+  const bool sink = bool(style_.status);
+  summary_ = !quiet_ && !style_.verbose && !sink && named_ > kPlainLinesModels && !rows_for_each;
+  live_ = !quiet_ && !sink && named_ > 1 && terminal && (rows_for_each || summary_);
   if (order_.empty())
     for (size_t i = 0; i < names_.size(); ++i)
       if (!names_[i].empty()) order_.push_back(i);
@@ -77,7 +78,7 @@ void Progress::epoch(size_t model, const std::string& line) {
   if (live_) {  // at most kRedrawsPerSecond: a redraw holds the lock every training thread reports
                 // under
     if (*m.last_epoch_s - drawn_s_ >= 1.0 / kRedrawsPerSecond) redraw();
-  } else if (!summary_) {
+  } else if (!summary_ && (!style_.status || style_.verbose)) {
     const std::string prefix = named_ > 1 ? names_[model] + ": " : "";
     std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str());
   }
@@ -94,6 +95,7 @@ void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   if (style_.rank_by && !interrupted)
     m.rank = rank_key(report, *style_.rank_by), m.value = rank_value(report, *style_.rank_by);
   if (ended_) ended_(model, report, exit_code);
+  if (style_.status) style_.status(models_ended_, order_.size(), statuses(), best());
   if (quiet_) return;
   const bool all = models_ended_ >= order_.size();  // the last state is always shown
   if (live_) {
@@ -109,24 +111,32 @@ void Progress::say_status(double now) {
   std::fflush(stderr);
 }
 
-std::string Progress::status_line(double now) const {
+std::string Progress::statuses() const {
   // in the names' order: failed, interrupted, ok, stopped...
   std::map<std::string, size_t> by_status;
-  size_t ended = 0;
+  for (size_t i : order_)
+    if (models_[i].ended_s) ++by_status[models_[i].status];
+  return joined(by_status, [](const auto& status_count) {
+    return std::to_string(status_count.second) + " " + status_count.first;
+  });
+}
+
+std::string Progress::best() const {
   const Model* best = nullptr;
   size_t best_index = 0;
   for (size_t i : order_) {
     const Model& m = models_[i];
-    if (!m.ended_s) continue;
-    ++ended, ++by_status[m.status];
-    if (m.rank && (!best || *m.rank < *best->rank)) best = &m, best_index = i;
+    if (m.ended_s && m.rank && (!best || *m.rank < *best->rank)) best = &m, best_index = i;
   }
-  std::string line =
-      "multifit: " + std::to_string(ended) + "/" + std::to_string(order_.size()) + " models ended";
-  const std::string counts = joined(by_status, [](const auto& status_count) {
-    return std::to_string(status_count.second) + " " + status_count.first;
-  });
-  if (!counts.empty()) line += " (" + counts + ")";
+  if (!best || !best->value) return "";
+  return "best " + std::string(to_string(*style_.rank_by)) + " " + format_metric(*best->value) +
+         " (" + names_[best_index] + ")";
+}
+
+std::string Progress::status_line(double now) const {
+  std::string line = "multifit: " + std::to_string(models_ended_) + "/" +
+                     std::to_string(order_.size()) + " models ended";
+  if (const std::string counts = statuses(); !counts.empty()) line += " (" + counts + ")";
   const double elapsed = now - start_s_;
   line += " in " + format_duration(elapsed);
   // The time left at the pace so far, in epochs where they are known (an ended model's are all
@@ -140,9 +150,7 @@ std::string Progress::status_line(double now) const {
   }
   if (done > 0 && done < all)
     line += ", about " + format_duration(elapsed / done * (all - done)) + " left";
-  if (best && best->value)
-    line += "; best " + std::string(to_string(*style_.rank_by)) + " " +
-            format_metric(*best->value) + " (" + names_[best_index] + ")";
+  if (const std::string text = best(); !text.empty()) line += "; " + text;
   return line;
 }
 

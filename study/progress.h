@@ -40,12 +40,22 @@ inline constexpr double kStatusEvery_s = 10;
 // a terminal's live lines at most, however fast the epochs
 inline constexpr double kRedrawsPerSecond = 10;
 // How the lines are shown besides quiet: every model's (--verbose), and the status line's metric.
+// The run's status as a caller shows it in place of the status line (the Python package's progress
+// bar): the models ended of those that train, their statuses counted ("12 ok, 1 failed") and the
+// best so far ("best val_accuracy 0.8717 (trial-3)", or ""). Called as each model ends, from the
+// thread that ended it, one call at a time.
+using StatusSink = std::function<void(size_t ended, size_t models, const std::string& statuses,
+                                      const std::string& best)>;
+
 struct ProgressStyle {
   bool verbose = false;
   // absent: the first metric the first model to end has (first_rank_by)
   std::optional<RankBy> rank_by;
   // each model's epochs by its place, for the time left; 0 or absent: unknown
   std::vector<int> epochs;
+  // where set, the status goes here and the run prints no line of its own per model or epoch
+  // (verbose's epoch lines and the notes aside)
+  StatusSink status;
 };
 
 // When the "still running" line is said: once no more than `most` models of a phase are left (or a
@@ -103,7 +113,9 @@ class Progress {
   };
   void redraw();  // the live lines, from the top of the block; mutex_ held
   std::string status_line(double now) const;  // the one line of a run of many; mutex_ held
-  void say_status(double now);                // the status line on a file or pipe; mutex_ held
+  std::string statuses() const;  // the ended models' statuses counted ("12 ok"); mutex_ held
+  std::string best() const;      // "best METRIC VALUE (NAME)", or ""; mutex_ held
+  void say_status(double now);   // the status line on a file or pipe; mutex_ held
   void print_above(const std::string& line);  // a line above the live block; mutex_ held
   void watch();                               // the watch thread's body
   std::string still_running(double now);      // the line due now, or ""; mutex_ held

@@ -100,8 +100,9 @@ std::unique_ptr<Progress> progress_of(const std::vector<Job>& all_jobs,
   std::vector<int> epochs(names.size(), 0);
   for (const Job& job : all_jobs)
     if (job.spec) epochs[job.index] = job.spec->fit.epochs;
-  return std::make_unique<Progress>(names, options.quiet, per_phase, StillRunning{}, order,
-                                    ProgressStyle{options.verbose, options.rank_by, epochs});
+  return std::make_unique<Progress>(
+      names, options.quiet, per_phase, StillRunning{}, order,
+      ProgressStyle{options.verbose, options.rank_by, epochs, options.status});
 }
 
 // The scheduler's table of the whole sweep's trials, those that ended before in with their rungs;

@@ -99,13 +99,13 @@ std::string parse_mistake(CLI::App& app, const CLI::ParseError& e) {
 
 namespace mf {
 
-int cli_main(int argc, char** argv, std::string* mistake_line, RungJudge* judge) {
+int cli_main(int argc, char** argv, std::string* mistake_line, const RunHooks& hooks) {
   CLI::App app{"multifit: small dense networks on hand-written CUDA kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", describe_build(),
                        "Print the version, the commit and whether the build has CUDA");
   const Command train = add_train_command(app);
-  const Command run = add_run_command(app, judge);
+  const Command run = add_run_command(app, hooks);
   const Command merge = add_merge_command(app);
   const Command info = add_info_command(app);
   const Command worker = add_worker_command(app);

@@ -5,14 +5,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/multifit/cli.h"
+
 namespace mf {
 
 using Command = std::function<int()>;
 
 Command add_train_command(CLI::App& app);
-class RungJudge;  // nn/fit.h
-// judge: cli_main's, set as the run's RunOptions::judge
-Command add_run_command(CLI::App& app, RungJudge* judge = nullptr);
+// hooks: cli_main's, set in the run's RunOptions
+Command add_run_command(CLI::App& app, const RunHooks& hooks = {});
 // the parts of one sweep (run --shard's documents, journals) made one
 Command add_merge_command(CLI::App& app);
 Command add_info_command(CLI::App& app);

@@ -215,12 +215,12 @@ int run_study(RunArgs& args) {
 
 }  // namespace
 
-Command add_run_command(CLI::App& app, RungJudge* judge) {
+Command add_run_command(CLI::App& app, const RunHooks& hooks) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* run = add_run_flags(app, *args);
-  return [args, run, judge] {
+  return [args, run, hooks] {
     read_given_flags(*run, *args);
-    args->options.judge = judge;
+    args->options.judge = hooks.judge, args->options.status = hooks.status;
     return run_study(*args);
   };
 }

@@ -93,10 +93,11 @@ def cli(*args):
     return _cli(args)[0]
 
 
-def _cli(args, capture=False, judge=None):
+def _cli(args, capture=False, judge=None, status=None):
     """(exit code, what it printed on standard output and on standard error when `capture`, else
-    "" and ""). `judge` rules on a run's trials after each epoch (the binding's judge.h)."""
-    code, mistake, printed, notes = _multifit.cli([os.fspath(a) for a in args], capture, judge)
+    "" and ""). `judge` rules on a run's trials after each epoch (the binding's judge.h); `status`
+    takes the run's status as each model ends, in place of its status lines."""
+    code, mistake, printed, notes = _multifit.cli([os.fspath(a) for a in args], capture, judge, status)
     if mistake:
         raise ValueError(mistake)
     return code, printed, notes
@@ -118,6 +119,38 @@ def _auto_answer(auto):
     walls = ", ".join(f"{c['mode']} {c['predicted_wall_s']:.3g} s" for c in predicted)
     return (f"auto chose {auto['mode']}, the shortest wall its calibration of at most "
             f"{auto['calibration_steps']} steps per model predicted ({walls})")
+
+
+class _StatusBar:
+    """A run's status as a tqdm.auto bar (in a notebook, its widget): the models ended of the run's,
+    their statuses counted and the best so far; a new bar for each run of several (mode="all",
+    repeat)."""
+
+    def __init__(self, tqdm):
+        self.tqdm, self.bar = tqdm, None
+
+    def __call__(self, ended, models, statuses, best):
+        if self.bar is None or ended < self.bar.n:
+            self.close()
+            self.bar = self.tqdm(total=models, unit="model", desc="multifit")
+        self.bar.n = ended
+        self.bar.set_postfix_str("; ".join(part for part in (statuses, best) if part))
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _status_bar(quiet):
+    """The run's status bar where tqdm is installed and the run is not quiet; else None, and the
+    run says its status in lines of its own."""
+    if quiet:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return _StatusBar(tqdm)
 
 
 class Result:
@@ -212,7 +245,8 @@ def run(sweep, mode="serial", repeat=1, *, data=None, backend="auto", quiet=Fals
     the models (one copy per process). Other keywords are `multifit run`'s flags (epochs=2,
     concurrency=4, rank_by="val_loss", save_best=(3, "best"), verbose=True...). `quiet` prints no
     progress and keeps the tables in Result.tables rather than print them; notes and errors still go
-    to stderr. `json_path` keeps the result document there too.
+    to stderr. Not quiet, where tqdm is installed, the run's status is a tqdm.auto bar (a widget in a
+    notebook) in place of its status lines. `json_path` keeps the result document there too.
 
     Raises ValueError for a mistake in the sweep or the options (the command line's message),
     KeyboardInterrupt after Ctrl-C (the run's models stopped and reported). A model that fails (a
@@ -235,7 +269,12 @@ def _run(sweep, mode, repeat, data, backend, quiet, json_path, options, judge=No
         if source is not None:
             args += ["--data", source]
         args += _flags(dict(options, quiet=quiet))
-        code, tables, notes = _cli(args, capture=quiet, judge=judge)
+        bar = _status_bar(quiet)
+        try:
+            code, tables, notes = _cli(args, capture=quiet, judge=judge, status=bar)
+        finally:
+            if bar is not None:
+                bar.close()
         with open(document_path) as f:
             document = json.load(f)
         csv_text = ""

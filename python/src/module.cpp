@@ -243,11 +243,29 @@ class CapturedFd {
 // run (its models report, its document is written) and then KeyboardInterrupt. Returns the exit
 // code, the mistake's line ("" for none), and with `capture` what it printed on standard output
 // (its tables) and standard error (its notes), which are then not printed. `judge` (None: none)
-// rules on a run's trials after each epoch (judge.h); what it raised is raised after the run.
-nb::tuple cli(const std::vector<std::string>& args, bool capture, const nb::object& judge) {
+// rules on a run's trials after each epoch (judge.h); `status` (None: none) is called with the GIL
+// taken back as each model ends, as `status(ended, models, statuses, best)` (study/progress.h's
+// StatusSink), in place of the run's status lines. What either raised is raised after the run, an
+// exception from `status` having stopped it as Ctrl-C does.
+nb::tuple cli(const std::vector<std::string>& args, bool capture, const nb::object& judge,
+              const nb::object& status) {
   mf::clear_stop();
   std::optional<PythonJudge> python_judge;
   if (!judge.is_none()) python_judge.emplace(judge);
+  std::optional<nb::python_error> raised;
+  mf::RunHooks hooks{python_judge ? &*python_judge : nullptr, {}};
+  if (!status.is_none())
+    hooks.status = [&](size_t ended, size_t models, const std::string& statuses,
+                       const std::string& best) {
+      nb::gil_scoped_acquire held;
+      if (raised) return;
+      try {
+        status(ended, models, statuses, best);
+      } catch (nb::python_error& error) {
+        raised.emplace(std::move(error));
+        mf::request_stop();
+      }
+    };
   std::optional<CapturedFd> tables, notes;
   if (capture) tables.emplace(1), notes.emplace(2);
   std::string mistake;
@@ -258,11 +276,11 @@ nb::tuple cli(const std::vector<std::string>& args, bool capture, const nb::obje
         std::vector<char*> argv;
         for (std::string& w : words) argv.push_back(w.data());
         argv.push_back(nullptr);
-        return mf::cli_main(int(words.size()), argv.data(), &mistake,
-                            python_judge ? &*python_judge : nullptr);
+        return mf::cli_main(int(words.size()), argv.data(), &mistake, hooks);
       },
       [] { mf::request_stop(); });
   if (python_judge) python_judge->raise_if_raised();
+  if (raised) throw std::move(*raised);
   return nb::make_tuple(code, mistake, tables ? tables->take() : std::string(),
                         notes ? notes->take() : std::string());
 }
@@ -328,8 +346,8 @@ NB_MODULE(_multifit, m) {
   m.def("set_worker_program", &mf::set_self_executable, "path"_a,
         "The multifit program that processes mode's workers run (this process is python).");
   m.def(
-      "cli", &cli, "args"_a, "capture"_a = false, "judge"_a = nb::none(),
-      "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', stdout, stderr); `judge` rules on a run's trials after each epoch (an object with metric, name and judge(trial, epochs, value) -> stop).");
+      "cli", &cli, "args"_a, "capture"_a = false, "judge"_a = nb::none(), "status"_a = nb::none(),
+      "Runs `multifit ARGS...` in this process: (exit code, mistake line or '', stdout, stderr); `judge` rules on a run's trials after each epoch (an object with metric, name and judge(trial, epochs, value) -> stop); status(ended, models, statuses, best) is called as each model ends, in place of the status lines.");
 
   nb::class_<BackendChoice>(m, "BackendChoice")
       .def(nb::init<>())

@@ -2,6 +2,7 @@
 import csv
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -92,3 +93,19 @@ def test_bad_run_arguments_are_the_command_lines_messages():
         multifit.run("missing.json")
     with pytest.raises(TypeError, match="sweep entry 0 is int"):
         multifit.run([3])
+
+
+def test_a_runs_status_is_a_tqdm_bar_where_tqdm_is_installed(binary_task, capfd, monkeypatch):
+    """Not quiet, with tqdm: a bar over the run's models in place of its status line; without it, the
+    status line. Ten models: more than the run shows a line each for."""
+    pytest.importorskip("tqdm", reason="the status bar needs tqdm")
+    x, y = binary_task
+    models = [small_model(f"m{seed}", seed=seed) for seed in range(10)]
+    multifit.run(models, mode="streams", data=(x, y), epochs=1, backend="cpu")
+    err = capfd.readouterr().err
+    assert re.search(r"multifit: 100%.*10/10 .*10 ok; best loss", err), err
+    assert "models ended" not in err
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # as where tqdm is not installed
+    multifit.run(models, mode="streams", data=(x, y), epochs=1, backend="cpu")
+    err = capfd.readouterr().err
+    assert "multifit: 10/10 models ended (10 ok)" in err and "100%" not in err

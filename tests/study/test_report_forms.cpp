@@ -100,7 +100,7 @@ using nlohmann::json;
   [[maybe_unused]] auto& [ro_models_path, ro_data, ro_backend, ro_overrides, ro_devices,
                           ro_concurrency, ro_pack_size, ro_quiet, ro_verbose, ro_rank_by,
                           ro_timeline, ro_calibration_steps, ro_stall_timeout_s, ro_keep_pools,
-                          ro_inject_fault, ro_stage_best, ro_scheduler, ro_judge, ro_mps,
+                          ro_inject_fault, ro_stage_best, ro_scheduler, ro_judge, ro_status, ro_mps,
                           ro_sm_share, ro_sm_partitions] = ro;
   [[maybe_unused]] auto& [so_epochs, so_batch_size, so_learning_rate, so_seed, so_memory_limit,
                           so_memory_mode] = so;
@@ -1164,13 +1164,17 @@ TEST(ChildOptions, StageBestStaysWithTheKeeper) {
   EXPECT_FALSE(options_through_the_pipe(full_options()).stage_best);
 }
 
-// So is a judge given in the process (the Python package's Optuna pruner), which a run with a child
-// refuses (apps/multifit/run_setup.cpp): a child trains no trial under it.
-TEST(ChildOptions, AJudgeStaysInItsProcess) {
+// So are an in-process caller's hooks: a judge (the Python package's Optuna pruner), which a run
+// with a child refuses (apps/multifit/run_setup.cpp), and the status sink, which the parent's
+// progress calls as each child's model ends.
+TEST(ChildOptions, AnInProcessCallersHooksStayInItsProcess) {
   RunOptions options = full_options();
   RungTable judge(*options.scheduler, {0, 1});
   options.judge = &judge;
-  EXPECT_EQ(options_through_the_pipe(options).judge, nullptr);
+  options.status = [](size_t, size_t, const std::string&, const std::string&) {};
+  const RunOptions back = options_through_the_pipe(options);
+  EXPECT_EQ(back.judge, nullptr);
+  EXPECT_FALSE(back.status);
 }
 
 // The defects of old, each by name: both now cross (the options' one form writes every field).

@@ -204,6 +204,33 @@ TEST(Progress, ARunOfManyModelsIsOneStatusLine) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
 }
 
+// A status sink (the Python package's bar) takes the status as each model ends, in place of every
+// line the run would print of its models; its notes are still said.
+TEST(Progress, AStatusSinkTakesTheStatusInPlaceOfTheLines) {
+  const std::vector<std::string> names = {"m0", "m1", "m2"};
+  std::vector<std::string> said;
+  ProgressStyle style;
+  style.status = [&](size_t ended, size_t models, const std::string& statuses,
+                     const std::string& best) {
+    said.push_back(std::to_string(ended) + "/" + std::to_string(models) + " " + statuses + " | " +
+                   best);
+  };
+  testing::internal::CaptureStderr();
+  {
+    Progress progress(names, false, 0, {}, {}, style);
+    progress.epoch(0, "Epoch 1/2 - not shown");
+    progress.note("multifit: packed: a note (shown)");
+    progress.ended(1, ended_with(ModelStatus::ok, 0.75), 0);
+    progress.ended(0, ended_with(ModelStatus::stopped, 0.5), 0);
+    progress.ended(2, ended_with(ModelStatus::ok, 0.875), 0);
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "multifit: packed: a note (shown)\n");
+  EXPECT_EQ(said,
+            (std::vector<std::string>{"1/3 1 ok | best val_accuracy 0.7500 (m1)",
+                                      "2/3 1 ok, 1 stopped | best val_accuracy 0.7500 (m1)",
+                                      "3/3 2 ok, 1 stopped | best val_accuracy 0.8750 (m2)"}));
+}
+
 // --verbose keeps every model's lines, however many; --rank-by names the status line's metric.
 TEST(Progress, VerboseShowsEveryModelsLines) {
   std::vector<std::string> names;
