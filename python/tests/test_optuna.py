@@ -120,25 +120,54 @@ def run_study_with(study, binary_task):
     return optimize(study, model_of, 2, batch=2, data=(x, y), epochs=EPOCHS, backend="cpu", validation_split=0.25)
 
 
-@pytest.mark.parametrize("options, refused", [({"mode": "processes"}, "--mode processes"),
-                                              ({"mode": "auto"}, "--mode all or auto"),
-                                              ({"solo": True}, "--solo")])
-def test_what_would_train_a_trial_elsewhere_or_twice_is_refused(binary_task, options, refused):
+def test_what_would_train_a_trial_elsewhere_or_twice_is_refused(binary_task):
     study = study_of(optuna.pruners.NopPruner())
     x, y = binary_task
-    with pytest.raises(ValueError, match=f"rules on each trial as it trains here, once, so it takes no {refused}"):
-        optimize(study, model_of, 2, batch=2, data=(x, y), epochs=2, backend="cpu", validation_split=0.25,
-                 **options)
+    for mode in ("processes", "auto"):  # before any trial is asked
+        with pytest.raises(ValueError, match=f"mode '{mode}'; expected one of packed, streams, serial"):
+            optimize(study, model_of, 2, data=(x, y), epochs=2, mode=mode)
+    assert study.trials == []
+    # the run's own refusal: one line, and the batch's trials told
+    with pytest.raises(ValueError, match="rules on each trial as it trains here, once, so it takes no --solo"):
+        optimize(study, model_of, 2, batch=2, data=(x, y), epochs=2, backend="cpu", validation_split=0.25, solo=True)
     assert [t.state for t in study.trials] == [TrialState.FAIL] * 2
+
+
+def test_a_model_the_run_refuses_or_a_metric_it_lacks_is_raised_once_the_batch_is_told(binary_task):
+    x, y = binary_task
+
+    def too_wide_for_trial_1(trial):
+        if trial.number != 1:
+            return model_of(trial)
+        model = multifit.Sequential([multifit.layers.Input(shape=(50,)), multifit.layers.Dense(1, activation="sigmoid")])
+        model.compile(optimizer="adam", loss="binary_crossentropy", backend="cpu")
+        return model
+
+    study = study_of(optuna.pruners.NopPruner())
+    with pytest.raises(ValueError, match="optimize: trial 1: .*50"):
+        optimize(study, too_wide_for_trial_1, 6, batch=3, data=(x, y), epochs=2, backend="cpu",
+                 validation_split=0.25)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE, TrialState.FAIL, TrialState.COMPLETE]
+    for metric, epochs in (("val_auc", 3), ("val_auc", 1), ("foo", 3)):  # judged after an epoch, or at the end
+        study = study_of(optuna.pruners.NopPruner())
+        with pytest.raises(ValueError, match=f"trial [01]'s model reports no {metric} after an epoch"):
+            optimize(study, model_of, 2, batch=2, data=(x, y), epochs=epochs, backend="cpu", metric=metric,
+                     validation_split=0.25)
+        assert [t.state for t in study.trials] == [TrialState.FAIL] * 2, (metric, epochs)
 
 
 def test_wrong_arguments():
     with pytest.raises(TypeError, match="expected an optuna.Study"):
         optimize("study", model_of, 2, data="synthetic:binary")
+    with pytest.raises(ValueError, match="the study has 2 objectives"):
+        optimize(optuna.create_study(directions=["minimize", "maximize"]), model_of, 2, data="synthetic:binary")
     study = study_of(optuna.pruners.NopPruner())
     with pytest.raises(ValueError, match="n_trials 0 and batch 4 must be whole numbers, 1 or more"):
         optimize(study, model_of, 0, batch=4, data="synthetic:binary")
+    with pytest.raises(ValueError, match="epochs 0; expected a whole number, 1 or more"):
+        optimize(study, model_of, 1, data="synthetic:binary", epochs=0)
+    assert study.trials == []
     with pytest.raises(TypeError, match="model_fn returned str for trial 0"):
         optimize(study, lambda trial: "a model", 1, data="synthetic:binary")
-    with pytest.raises(ValueError, match="metric val_loss needs validation rows, and trial 1's model has none"):
-        optimize(study, model_of, 1, data="synthetic:binary")
+    with pytest.raises(ValueError, match=r"metric val_loss needs validation rows, and trial 1's model has none \(val"):
+        optimize(study, model_of, 1, data="synthetic:binary", validation_split=0.0)

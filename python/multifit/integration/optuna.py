@@ -11,13 +11,15 @@ and pruner work (TPE, CMA-ES, random; median, successive halving, Hyperband, ...
 Optuna is not a dependency of multifit: this module imports it (pip install optuna).
 """
 import math
-import warnings
 
 import optuna
 
 from .._arrays import features_and_targets
 from ..models import Sequential
 from ..study import _run
+
+
+_MODES = ("packed", "streams", "serial")
 
 
 class _Pruner:
@@ -31,11 +33,18 @@ class _Pruner:
         self.metric = metric
 
     def judge(self, index, epochs, value):
-        if value is None or not math.isfinite(value):
-            return False  # nothing to report: the run's divergence check ends such a trial
         trial = self.trials[index]
+        if value is None:  # stops the run, and is raised from optimize once every trial is told
+            raise ValueError(_no_such_metric(self.metric, trial))
+        if not math.isfinite(value):
+            return False  # nothing to report: the run's divergence check ends such a trial
         trial.report(value, epochs)
         return trial.should_prune()
+
+
+def _no_such_metric(metric, trial):
+    return (f"optimize: trial {trial.number}'s model reports no {metric} after an epoch: a model reports loss, "
+            f"its compiled metrics (accuracy, mae, auc...), and val_ of each where it has validation rows")
 
 
 def _spec(model, trial, x, y, metric, validation_split):
@@ -54,28 +63,33 @@ def _spec(model, trial, x, y, metric, validation_split):
     if validation_split is not None:
         spec["fit"] = dict(spec.get("fit") or {}, validation_split=validation_split)
     if metric.startswith("val_") and not (spec.get("fit") or {}).get("validation_split"):
+        given = "" if validation_split is None else f" (validation_split={validation_split!r} was given)"
         raise ValueError(f"optimize: metric {metric} needs validation rows, and trial {trial.number}'s model has "
-                         f"none: give validation_split=F (0 < F < 1), or metric='loss'")
+                         f"none{given}: give validation_split=F (0 < F < 1), or metric='loss'")
     return spec
 
 
 def _tell(study, trial, model, metric):
     """Tells the study how the trial's model ended: its metric after its last epoch; PRUNED where
-    the pruner stopped it; FAIL where it failed, diverged or has no such metric."""
+    the pruner stopped it; FAIL where it failed, diverged or has no such metric. Returns what
+    optimize must raise once the batch is told, or None: a model the run refused (its error), a
+    metric it does not report."""
     rungs = (model.get("fit") or {}).get("rungs") or []
     if rungs and not rungs[-1]["kept"]:
         study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-        return
+        return None
     epochs = model.get("epochs") or []
     value = epochs[-1].get(metric) if epochs else None
-    if model.get("status") != "ok" or value is None or not math.isfinite(value):
-        if model.get("status") == "ok":
-            warnings.warn(f"optimize: trial {trial.number} has no finite {metric} after its last epoch "
-                          f"({value}): told FAIL", RuntimeWarning, stacklevel=4)
-        study.tell(trial, state=optuna.trial.TrialState.FAIL)
-        return
-    trial.report(value, len(epochs))  # the last epoch, which the run does not judge
-    study.tell(trial, value)
+    if model.get("status") == "ok" and value is not None and math.isfinite(value):
+        trial.report(value, len(epochs))  # the last epoch, which the run does not judge
+        study.tell(trial, value)
+        return None
+    study.tell(trial, state=optuna.trial.TrialState.FAIL)  # failed, diverged, or no such metric
+    if model.get("status") == "failed":
+        return ValueError(f"optimize: trial {trial.number}: {model.get('error')}")
+    if model.get("status") == "ok" and value is None:
+        return ValueError(_no_such_metric(metric, trial))
+    return None
 
 
 def optimize(study, model_fn, n_trials, *, data, batch=8, metric="val_loss", validation_split=None, mode="packed",
@@ -89,16 +103,27 @@ def optimize(study, model_fn, n_trials, *, data, batch=8, metric="val_loss", val
     optimizes and the pruner watches, as a Keras monitor ("val_loss", "val_accuracy", "loss"), in
     the study's direction; `validation_split`, where given, every trial's (Keras's fit argument: the
     last F of the rows are its validation rows); `mode` serial, streams or packed (the modes that
-    train in this process); `epochs`, `backend`, `quiet` and the other keywords are multifit.run's.
+    train in this process); `epochs` every trial's (None: each model's own, which for a Sequential
+    is Keras's fit default, 1, too few to prune); `backend`, `quiet` and the other keywords are
+    multifit.run's.
 
-    Raises ValueError for a mistake in a model or the options (the run's message), after telling
-    the batch's trials FAIL; what model_fn raises, after the same (optuna.TrialPruned there prunes
-    that trial alone).
+    Raises ValueError for a mistake in the options, for a model the run refuses (its message) and
+    for a metric a model does not report, once the batch's trials are told (FAIL where they did not
+    end otherwise); what model_fn raises, after the same (optuna.TrialPruned there prunes that trial
+    alone). A trial that diverges is told FAIL, and the study goes on.
     """
     if not isinstance(study, optuna.Study):
         raise TypeError(f"optimize: study is {type(study).__name__}; expected an optuna.Study")
+    if len(study.directions) != 1:
+        raise ValueError(f"optimize: the study has {len(study.directions)} objectives; a pruner judges one "
+                         f"(trial.report), so optimize takes a study of one direction")
     if not isinstance(n_trials, int) or n_trials < 1 or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"optimize: n_trials {n_trials!r} and batch {batch!r} must be whole numbers, 1 or more")
+    if mode not in _MODES:
+        raise ValueError(f"optimize: mode {mode!r}; expected one of {', '.join(_MODES)}, the modes that train in "
+                         f"this process")
+    if epochs is not None and (not isinstance(epochs, int) or epochs < 1):
+        raise ValueError(f"optimize: epochs {epochs!r}; expected a whole number, 1 or more (None: each model's own)")
     results = []
     for first in range(0, n_trials, batch):
         trials = [study.ask() for _ in range(min(batch, n_trials - first))]
@@ -130,9 +155,13 @@ def _train_batch(study, trials, model_fn, data, metric, validation_split, run):
         sweep = {"name": "optuna", "models": [_spec(m, t, x, y, metric, validation_split) for m, t in zip(models, kept)]}
         mode, backend, quiet, options = run
         result = _run(sweep, mode, 1, data, backend, quiet, None, options, _Pruner(kept, metric))
+        problems = []
         for trial, model in zip(kept, result.models):
-            _tell(study, trial, model, metric)
+            problems.append(_tell(study, trial, model, metric))
             told.add(trial.number)
+        raised = next((problem for problem in problems if problem), None)
+        if raised:
+            raise raised
         return result
     finally:  # a mistake or an exception: the batch's trials end as failed, not left running
         for trial in trials:
