@@ -95,9 +95,14 @@ void Progress::ended(size_t model, const ModelReport& report, int exit_code) {
   if (style_.rank_by && !interrupted)
     m.rank = rank_key(report, *style_.rank_by), m.value = rank_value(report, *style_.rank_by);
   if (ended_) ended_(model, report, exit_code);
-  if (style_.status) style_.status(models_ended_, order_.size(), statuses(), best());
-  if (quiet_) return;
   const bool all = models_ended_ >= order_.size();  // the last state is always shown
+  // At most kRedrawsPerSecond, as a live line: statuses() and best() walk every model, and the
+  // training threads report under this lock (thousands of models end in a second).
+  if (style_.status && (all || *m.ended_s - status_sent_s_ >= 1.0 / kRedrawsPerSecond)) {
+    status_sent_s_ = *m.ended_s;
+    style_.status(models_ended_, order_.size(), statuses(), best());
+  }
+  if (quiet_) return;
   if (live_) {
     if (all || *m.ended_s - drawn_s_ >= 1.0 / kRedrawsPerSecond) redraw();
   } else if (summary_ && all) {

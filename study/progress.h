@@ -42,8 +42,8 @@ inline constexpr double kRedrawsPerSecond = 10;
 // How the lines are shown besides quiet: every model's (--verbose), and the status line's metric.
 // The run's status as a caller shows it in place of the status line (the Python package's progress
 // bar): the models ended of those that train, their statuses counted ("12 ok, 1 failed") and the
-// best so far ("best val_accuracy 0.8717 (trial-3)", or ""). Called as each model ends, from the
-// thread that ended it, one call at a time.
+// best so far ("best val_accuracy 0.8717 (trial-3)", or ""). Called as models end, from the thread
+// that ended one, one call at a time: at most 10 times a second, and always for the last.
 using StatusSink = std::function<void(size_t ended, size_t models, const std::string& statuses,
                                       const std::string& best)>;
 
@@ -130,10 +130,11 @@ class Progress {
   bool live_;     // redrawn in place: each model's lines, or the status line
   size_t phase_;
   ProgressStyle style_;
-  double start_s_;           // when the run began, for the time left
-  size_t models_ended_ = 0;  // of order_ (a report corrected later is not counted again)
-  double status_said_s_;     // when a file's or pipe's status line was last said
-  double drawn_s_ = -1e300;  // when the live status line was last drawn (at most 10 a second)
+  double start_s_;                 // when the run began, for the time left
+  size_t models_ended_ = 0;        // of order_ (a report corrected later is not counted again)
+  double status_said_s_;           // when a file's or pipe's status line was last said
+  double drawn_s_ = -1e300;        // when the live status line was last drawn (at most 10 a second)
+  double status_sent_s_ = -1e300;  // when the status sink was last called (as often)
   StillRunning still_;
   double said_s_ = -1e300;  // when the still-running line was last said
   size_t drawn_ = 0;        // live lines on the screen

@@ -38,6 +38,19 @@ def _data_source(data, folder):
     return "npy:" + ",".join(paths), arrays[0], arrays[1]
 
 
+def _spec_of(model, x, y, what):
+    """A sweep's entry as a spec dict: a compiled Sequential's spec (its input's and targets' widths
+    from x and y where given), or a spec dict as it is (a copy); a TypeError naming `what`
+    otherwise."""
+    if isinstance(model, Sequential):
+        if x is not None:
+            model.see_data(x, y)
+        return model.spec()
+    if isinstance(model, dict):
+        return dict(model)
+    raise TypeError(f"{what} is {type(model).__name__}; expected a multifit.Sequential (compiled) or a spec dict")
+
+
 def _sweep_file(sweep, folder, x=None, y=None):
     """The sweep as a file the command line reads: a path as it is; a dict, or a list of models
     (Sequential or spec dicts), written into `folder` as JSON. A Sequential takes its input's and
@@ -47,18 +60,8 @@ def _sweep_file(sweep, folder, x=None, y=None):
     if isinstance(sweep, dict):
         document = sweep
     elif isinstance(sweep, (list, tuple)):
-        specs = []
-        for i, model in enumerate(sweep):
-            if isinstance(model, Sequential):
-                if x is not None:
-                    model.see_data(x, y)
-                specs.append(model.spec())
-            elif isinstance(model, dict):
-                specs.append(model)
-            else:
-                raise TypeError(f"run: sweep entry {i} is {type(model).__name__}; expected a multifit.Sequential "
-                                f"(compiled) or a spec dict")
-        document = {"name": "sweep", "models": specs}
+        document = {"name": "sweep", "models": [_spec_of(model, x, y, f"run: sweep entry {i}")
+                                                for i, model in enumerate(sweep)]}
     else:
         raise TypeError(f"run: sweep is {type(sweep).__name__}; expected a sweep file's path, a sweep dict, or a "
                         f"list of models")

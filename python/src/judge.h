@@ -1,12 +1,12 @@
 #pragma once
-// A Python object as a run's judge of its trials (nn/fit.h's RungJudge; study/job.h's
-// RunOptions::judge): the pruner of multifit.integration.optuna. The object has `metric` (what it
-// rules by, a monitor's name: "val_loss"), `name` (who stops a trial, as its stop_reason says) and
-// `judge(trial, epochs, value)`, which returns whether the trial (its place in the sweep) stops
-// after that many epochs; value is None where the trial has no such metric. It is called from the
-// training threads with the GIL taken back, once per trial and epoch but the trial's last. An
-// exception it raises stops the run, as Ctrl-C does, and is raised again once the run has ended.
-#include <mutex>
+// Python called from a run's training threads, with the GIL taken back: the first exception it
+// raises stops the run, as Ctrl-C does, and is raised again once the run has ended (FirstRaised);
+// and a Python object as the run's judge of its trials (nn/fit.h's RungJudge; study/job.h's
+// RunOptions::judge), the pruner of multifit.integration.optuna. The judge object has `metric`
+// (what it rules by, a monitor's name: "val_loss"), `name` (who stops a trial, as its stop_reason
+// says) and `judge(trial, epochs, value)`, which returns whether the trial (its place in the sweep)
+// stops after that many epochs; value is None where the trial has no such metric. It is called
+// once per trial and epoch but the trial's last.
 #include <optional>
 #include <string>
 
@@ -16,9 +16,19 @@
 
 namespace mfpy {
 
+// The first exception the run's Python callbacks raised. Touched with the GIL held only.
+class FirstRaised {
+ public:
+  bool any() const { return raised_.has_value(); }
+  void keep(nanobind::python_error&& error);  // the first only; stops the run (request_stop)
+  void raise_if_any();                        // after the run
+ private:
+  std::optional<nanobind::python_error> raised_;
+};
+
 class PythonJudge final : public mf::RungJudge {
  public:
-  explicit PythonJudge(nanobind::object judge);
+  PythonJudge(nanobind::object judge, FirstRaised& raised);
   const std::string& metric() const override { return metric_; }
   std::string name() const override { return name_; }
   bool judges(size_t, int) const override { return true; }
@@ -26,14 +36,11 @@ class PythonJudge final : public mf::RungJudge {
   Verdict verdict(size_t, int) override { return Verdict::go_on; }  // judge() always decides
   void wait(double) override {}
   void ended(size_t) override {}
-  // With the GIL held, after the run: what judge() raised, if anything.
-  void raise_if_raised();
 
  private:
   nanobind::object judge_;
   std::string metric_, name_;
-  std::mutex mutex_;  // raised_: the training threads
-  std::optional<nanobind::python_error> raised_;
+  FirstRaised& raised_;
 };
 
 }  // namespace mfpy

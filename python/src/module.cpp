@@ -250,20 +250,19 @@ class CapturedFd {
 nb::tuple cli(const std::vector<std::string>& args, bool capture, const nb::object& judge,
               const nb::object& status) {
   mf::clear_stop();
+  FirstRaised raised;
   std::optional<PythonJudge> python_judge;
-  if (!judge.is_none()) python_judge.emplace(judge);
-  std::optional<nb::python_error> raised;
+  if (!judge.is_none()) python_judge.emplace(judge, raised);
   mf::RunHooks hooks{python_judge ? &*python_judge : nullptr, {}};
   if (!status.is_none())
     hooks.status = [&](size_t ended, size_t models, const std::string& statuses,
                        const std::string& best) {
       nb::gil_scoped_acquire held;
-      if (raised) return;
+      if (raised.any()) return;
       try {
         status(ended, models, statuses, best);
       } catch (nb::python_error& error) {
-        raised.emplace(std::move(error));
-        mf::request_stop();
+        raised.keep(std::move(error));
       }
     };
   std::optional<CapturedFd> tables, notes;
@@ -279,8 +278,7 @@ nb::tuple cli(const std::vector<std::string>& args, bool capture, const nb::obje
         return mf::cli_main(int(words.size()), argv.data(), &mistake, hooks);
       },
       [] { mf::request_stop(); });
-  if (python_judge) python_judge->raise_if_raised();
-  if (raised) throw std::move(*raised);
+  raised.raise_if_any();
   return nb::make_tuple(code, mistake, tables ? tables->take() : std::string(),
                         notes ? notes->take() : std::string());
 }

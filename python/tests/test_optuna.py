@@ -167,7 +167,7 @@ def test_wrong_arguments():
     with pytest.raises(ValueError, match="epochs 0; expected a whole number, 1 or more"):
         optimize(study, model_of, 1, data="synthetic:binary", epochs=0)
     assert study.trials == []
-    with pytest.raises(TypeError, match="model_fn returned str for trial 0"):
+    with pytest.raises(TypeError, match="model_fn's model for trial 0 is str; expected a multifit.Sequential"):
         optimize(study, lambda trial: "a model", 1, data="synthetic:binary")
     with pytest.raises(ValueError, match=r"metric val_loss needs validation rows, and trial 1's model has none \(val"):
         optimize(study, model_of, 1, data="synthetic:binary", validation_split=0.0)

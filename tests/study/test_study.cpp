@@ -204,8 +204,9 @@ TEST(Progress, ARunOfManyModelsIsOneStatusLine) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
 }
 
-// A status sink (the Python package's bar) takes the status as each model ends, in place of every
-// line the run would print of its models; its notes are still said.
+// A status sink (the Python package's bar) takes the status as models end, in place of every line
+// the run would print of its models: at most 10 times a second (here the first, then the last,
+// which is always said); its notes are still said.
 TEST(Progress, AStatusSinkTakesTheStatusInPlaceOfTheLines) {
   const std::vector<std::string> names = {"m0", "m1", "m2"};
   std::vector<std::string> said;
@@ -225,10 +226,11 @@ TEST(Progress, AStatusSinkTakesTheStatusInPlaceOfTheLines) {
     progress.ended(2, ended_with(ModelStatus::ok, 0.875), 0);
   }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "multifit: packed: a note (shown)\n");
-  EXPECT_EQ(said,
-            (std::vector<std::string>{"1/3 1 ok | best val_accuracy 0.7500 (m1)",
-                                      "2/3 1 ok, 1 stopped | best val_accuracy 0.7500 (m1)",
-                                      "3/3 2 ok, 1 stopped | best val_accuracy 0.8750 (m2)"}));
+  // the second is said only where 0.1 s passed since the first (a stalled machine)
+  const std::vector<std::string> all = {"1/3 1 ok | best val_accuracy 0.7500 (m1)",
+                                        "2/3 1 ok, 1 stopped | best val_accuracy 0.7500 (m1)",
+                                        "3/3 2 ok, 1 stopped | best val_accuracy 0.8750 (m2)"};
+  EXPECT_TRUE((said == all || said == std::vector<std::string>{all[0], all[2]})) << said.size();
 }
 
 // --verbose keeps every model's lines, however many; --rank-by names the status line's metric.

@@ -15,8 +15,7 @@ import math
 import optuna
 
 from .._arrays import features_and_targets
-from ..models import Sequential
-from ..study import _run
+from ..study import _run, _spec_of
 
 
 _MODES = ("packed", "streams", "serial")
@@ -50,15 +49,7 @@ def _no_such_metric(metric, trial):
 def _spec(model, trial, x, y, metric, validation_split):
     """The trial's model as the run's sweep takes it, named after the trial, with `validation_split`
     where given; a ValueError where `metric` is a validation metric and it has no validation rows."""
-    if isinstance(model, Sequential):
-        if x is not None:
-            model.see_data(x, y)
-        spec = model.spec()
-    elif isinstance(model, dict):
-        spec = dict(model)
-    else:
-        raise TypeError(f"optimize: model_fn returned {type(model).__name__} for trial {trial.number}; expected a "
-                        f"compiled multifit.Sequential or a spec dict")
+    spec = _spec_of(model, x, y, f"optimize: model_fn's model for trial {trial.number}")
     spec["name"] = f"trial-{trial.number}"
     if validation_split is not None:
         spec["fit"] = dict(spec.get("fit") or {}, validation_split=validation_split)
