@@ -30,7 +30,8 @@ Each line: the tool, the trials it trained, the epochs it trained in all, its wa
 in this process or multifit's), and the best val_accuracy a trial reached at its last epoch.
 
 usage: .venv-peers/bin/python benchmarks/peers/search.py [--multifit BIN] [--data teacher|fashion-mnist]
-           [--fraction F] [--trials N] [--epochs E] [--sampler random|tpe] [--batch K] [--only ROW...] [--out DIR]
+           [--fraction F] [--trials N] [--epochs E] [--sampler random|tpe] [--batch K] [--threads N]
+           [--only ROW...] [--out DIR]
   --only  the rows to run (multifit, optuna-pytorch, optuna-multifit, keras); all by default
 """
 import argparse
@@ -251,7 +252,7 @@ def optuna_sha(task, trials, epochs, sampler):
 
 # ---- Optuna, with multifit ------------------------------------------------------------------------
 
-def optuna_multifit(task, trials, epochs, sampler, batch):
+def optuna_multifit(task, trials, epochs, sampler, batch, threads=None):
     """optuna_sha's study and model, each batch of `batch` trials trained together by multifit (one
     packed run, cpu backend), each trial reported after every epoch and pruned inside the run."""
     import multifit
@@ -280,7 +281,7 @@ def optuna_multifit(task, trials, epochs, sampler, batch):
     start, clock = time.perf_counter(), time.time()
     study = sha_study(sampler)
     results = optimize(study, model_fn, trials, batch=batch, data=(task.x, task.y), metric="val_accuracy",
-                       validation_split=task.validation, epochs=epochs, backend="cpu")
+                       validation_split=task.validation, epochs=epochs, backend="cpu", threads=threads)
     wall = time.perf_counter() - start
     trained = sum(len(m["epochs"]) for r in results if r for m in r.models)
     return {"trials": len(study.trials), "epochs": trained, "wall_s": wall, "best": study.best_value,
@@ -296,6 +297,8 @@ def main():
     p.add_argument("--epochs", type=int, default=9)
     p.add_argument("--sampler", choices=["random", "tpe"], default="random", help="the Optuna rows' sampler")
     p.add_argument("--batch", type=int, default=27, help="optuna-multifit's trials trained at a time")
+    p.add_argument("--threads", type=int, help="the Optuna rows' CPU threads (torch.set_num_threads, multifit's "
+                                               "--threads); default: each tool's own")
     p.add_argument("--only", nargs="+", choices=["multifit", "optuna-pytorch", "optuna-multifit", "keras"],
                    default=["multifit", "optuna-pytorch", "optuna-multifit", "keras"])
     p.add_argument("--out", help="folder for results.json and table.md")
@@ -311,10 +314,13 @@ def main():
             rows["multifit, asha"] = multifit_search(a.multifit, sweep, "asha", folder)
             rows["multifit, hyperband"] = multifit_search(a.multifit, sweep, "hyperband", folder)
         if "optuna-pytorch" in a.only:
+            if a.threads:
+                import torch
+                torch.set_num_threads(a.threads)
             rows["optuna + pytorch, successive halving"] = optuna_sha(task, a.trials, a.epochs, a.sampler)
         if "optuna-multifit" in a.only:
             rows[f"optuna + multifit, successive halving, {a.batch} at a time"] = optuna_multifit(
-                task, a.trials, a.epochs, a.sampler, a.batch)
+                task, a.trials, a.epochs, a.sampler, a.batch, a.threads)
         if "keras" in a.only:
             rows["keras tuner, hyperband"] = keras_hyperband(task, a.epochs, folder)
     lines = [f"{task.title}; at most {a.epochs} epochs a trial; Optuna's sampler {a.sampler}; CPU", "",
